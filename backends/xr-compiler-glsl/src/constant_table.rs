@@ -1,0 +1,357 @@
+//! The constant table of a GL program: active uniforms, set with
+//! `glProgramUniform*` on the program named explicitly.
+
+use crate::gl::DeviceGl;
+use abi_stable::std_types::{RStr, RVec};
+use glow::HasContext;
+use std::rc::Rc;
+use xr_device::{XrError, XrResult, guard};
+use xr_sourcebuild::{
+    ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantType, ConstantValue, ScalarKind,
+};
+
+struct Entry {
+    info: ConstantInfo,
+    /// Location of every array element.
+    locations: Vec<glow::NativeUniformLocation>,
+    /// The value each element had right after linking: the source's initialisers.
+    defaults: Vec<ConstantData>,
+}
+
+/// Active uniforms of one linked program. Owns the program: dropping the
+/// table deletes it.
+pub struct GlConstantTable {
+    gl: Rc<DeviceGl>,
+    program: glow::Program,
+    program_name: String,
+    entries: Vec<Entry>,
+}
+
+impl GlConstantTable {
+    /// Reads the active uniforms (outside uniform blocks) and their initial values.
+    pub fn new(gl: Rc<DeviceGl>, program: glow::Program, program_name: &str) -> Result<Self, XrError> {
+        let mut entries = Vec::new();
+        {
+            let g = gl.current()?;
+            // SAFETY: `program` is linked on the current context.
+            unsafe {
+                for index in 0..g.get_active_uniforms(program) {
+                    let Some(active) = g.get_active_uniform(program, index) else { continue };
+                    let name = active.name.strip_suffix("[0]").unwrap_or(&active.name).to_owned();
+                    let ty = constant_type(active.utype);
+                    let size = active.size.max(1) as u32;
+                    let mut locations = Vec::new();
+                    for element in 0..size {
+                        let element_name = if size > 1 || active.name.ends_with("[0]") {
+                            format!("{name}[{element}]")
+                        } else {
+                            name.clone()
+                        };
+                        match g.get_uniform_location(program, &element_name) {
+                            Some(location) => locations.push(location),
+                            None => break,
+                        }
+                    }
+                    // Members of uniform blocks have no location: not settable here.
+                    if locations.is_empty() {
+                        continue;
+                    }
+                    let defaults = locations.iter().map(|l| read_value(g, program, l, ty)).collect();
+                    let info = ConstantInfo { name: name.into(), ty, array_size: locations.len() as u32 };
+                    entries.push(Entry { info, locations, defaults });
+                }
+            }
+        }
+        entries.sort_by(|a, b| a.info.name.cmp(&b.info.name));
+        Ok(Self { gl, program, program_name: program_name.to_owned(), entries })
+    }
+
+    fn find(&self, name: &str) -> Result<ConstantHandle, XrError> {
+        let (base, index) = split_index(name);
+        let Some(position) = self.entries.iter().position(|e| e.info.name.as_str() == base) else {
+            let known: Vec<&str> = self.entries.iter().map(|e| e.info.name.as_str()).collect();
+            return Err(XrError::invalid_input(format!(
+                "program '{}' has no active constant '{name}' (not declared, or unused and removed by the compiler; active: {})",
+                self.program_name,
+                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            )));
+        };
+        let entry = &self.entries[position];
+        let element = index.unwrap_or(0);
+        let location = entry.locations.get(element as usize).ok_or_else(|| {
+            XrError::invalid_input(format!(
+                "'{name}': index {element} is out of range, '{base}' has {} element(s)",
+                entry.info.array_size
+            ))
+        })?;
+        Ok(ConstantHandle { index: position as u32, element, location: location.0 as i32 })
+    }
+
+    fn entry(&self, handle: ConstantHandle) -> Result<&Entry, XrError> {
+        self.entries
+            .get(handle.index as usize)
+            .filter(|e| e.locations.get(handle.element as usize).is_some_and(|l| l.0 as i32 == handle.location))
+            .ok_or_else(|| {
+                XrError::invalid_input(format!("constant handle does not belong to program '{}'", self.program_name))
+            })
+    }
+
+    fn set_value(&self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+        let entry = self.entry(handle)?;
+        let declared = entry.info.ty;
+        let name = &entry.info.name;
+        let accepts = value.ty == declared
+            || (declared.scalar == ScalarKind::Sampler && value.ty == ConstantType::vector(ScalarKind::Int, 1));
+        if !accepts || declared.scalar == ScalarKind::Unsupported || !data_matches(declared.scalar, &value.data) {
+            return Err(XrError::invalid_input(format!(
+                "constant '{name}' is {declared}, cannot set it from a {} value",
+                value.ty
+            )));
+        }
+        let count = value.element_count().ok_or_else(|| {
+            XrError::invalid_input(format!("value for '{name}' is not a whole number of {declared} elements"))
+        })?;
+        let remaining = (entry.info.array_size - handle.element) as usize;
+        if count > remaining {
+            return Err(XrError::invalid_input(format!(
+                "{count} elements do not fit '{name}' from element {} ({} element(s) in all)",
+                handle.element, entry.info.array_size
+            )));
+        }
+        let location = entry.locations[handle.element as usize];
+        let gl = self.gl.current()?;
+        // SAFETY: the program is alive and the data length matches the type.
+        unsafe {
+            write_value(gl, self.program, &location, declared, value.transpose, &value.data);
+            match gl.get_error() {
+                glow::NO_ERROR => Ok(()),
+                error => Err(XrError::driver(format!("setting '{name}' failed with GL error 0x{error:04x}"))),
+            }
+        }
+    }
+
+    fn restore_defaults(&self) -> Result<(), XrError> {
+        let gl = self.gl.current()?;
+        for entry in &self.entries {
+            for (location, data) in entry.locations.iter().zip(&entry.defaults) {
+                // SAFETY: defaults were read from this program with the same type.
+                unsafe { write_value(gl, self.program, location, entry.info.ty, false, data) };
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ConstantTable for GlConstantTable {
+    fn constants(&self) -> XrResult<RVec<ConstantInfo>> {
+        guard(|| Ok(self.entries.iter().map(|e| e.info.clone()).collect()))
+    }
+
+    fn lookup(&self, name: RStr<'_>) -> XrResult<ConstantHandle> {
+        guard(|| self.find(name.as_str()))
+    }
+
+    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue) -> XrResult<()> {
+        guard(|| self.set_value(handle, value))
+    }
+
+    fn set_defaults(&mut self) -> XrResult<()> {
+        guard(|| self.restore_defaults())
+    }
+}
+
+impl Drop for GlConstantTable {
+    fn drop(&mut self) {
+        if let Ok(gl) = self.gl.current() {
+            // SAFETY: the program was created on this context and is owned here.
+            unsafe { gl.delete_program(self.program) };
+        }
+    }
+}
+
+/// `weights[2]` → (`weights`, Some(2)); `light.color` → (`light.color`, None).
+fn split_index(name: &str) -> (&str, Option<u32>) {
+    if let Some(open) = name.strip_suffix(']').and_then(|n| n.rfind('[').map(|i| (n, i))) {
+        let (inner, at) = open;
+        if let Ok(index) = inner[at + 1..].parse() {
+            return (&name[..at], Some(index));
+        }
+    }
+    (name, None)
+}
+
+fn data_matches(scalar: ScalarKind, data: &ConstantData) -> bool {
+    matches!(
+        (scalar, data),
+        (ScalarKind::Float, ConstantData::Float(_))
+            | (ScalarKind::Int | ScalarKind::Sampler, ConstantData::Int(_))
+            | (ScalarKind::UInt, ConstantData::UInt(_))
+            | (ScalarKind::Bool, ConstantData::Bool(_))
+    )
+}
+
+/// The XR type of a GL uniform type enum.
+pub fn constant_type(gl_type: u32) -> ConstantType {
+    use ScalarKind::*;
+    let vector = ConstantType::vector;
+    let matrix = ConstantType::matrix;
+    match gl_type {
+        glow::FLOAT => vector(Float, 1),
+        glow::FLOAT_VEC2 => vector(Float, 2),
+        glow::FLOAT_VEC3 => vector(Float, 3),
+        glow::FLOAT_VEC4 => vector(Float, 4),
+        glow::INT => vector(Int, 1),
+        glow::INT_VEC2 => vector(Int, 2),
+        glow::INT_VEC3 => vector(Int, 3),
+        glow::INT_VEC4 => vector(Int, 4),
+        glow::UNSIGNED_INT => vector(UInt, 1),
+        glow::UNSIGNED_INT_VEC2 => vector(UInt, 2),
+        glow::UNSIGNED_INT_VEC3 => vector(UInt, 3),
+        glow::UNSIGNED_INT_VEC4 => vector(UInt, 4),
+        glow::BOOL => vector(Bool, 1),
+        glow::BOOL_VEC2 => vector(Bool, 2),
+        glow::BOOL_VEC3 => vector(Bool, 3),
+        glow::BOOL_VEC4 => vector(Bool, 4),
+        glow::FLOAT_MAT2 => matrix(2, 2),
+        glow::FLOAT_MAT3 => matrix(3, 3),
+        glow::FLOAT_MAT4 => matrix(4, 4),
+        glow::FLOAT_MAT2x3 => matrix(2, 3),
+        glow::FLOAT_MAT2x4 => matrix(2, 4),
+        glow::FLOAT_MAT3x2 => matrix(3, 2),
+        glow::FLOAT_MAT3x4 => matrix(3, 4),
+        glow::FLOAT_MAT4x2 => matrix(4, 2),
+        glow::FLOAT_MAT4x3 => matrix(4, 3),
+        glow::DOUBLE
+        | glow::DOUBLE_VEC2
+        | glow::DOUBLE_VEC3
+        | glow::DOUBLE_VEC4
+        | glow::DOUBLE_MAT2
+        | glow::DOUBLE_MAT3
+        | glow::DOUBLE_MAT4
+        | glow::DOUBLE_MAT2x3
+        | glow::DOUBLE_MAT2x4
+        | glow::DOUBLE_MAT3x2
+        | glow::DOUBLE_MAT3x4
+        | glow::DOUBLE_MAT4x2
+        | glow::DOUBLE_MAT4x3
+        | glow::UNSIGNED_INT_ATOMIC_COUNTER => vector(Unsupported, 1),
+        // Every other uniform type is a sampler or image, set with its unit.
+        _ => vector(Sampler, 1),
+    }
+}
+
+/// Reads one element's current value.
+unsafe fn read_value(
+    gl: &glow::Context,
+    program: glow::Program,
+    location: &glow::NativeUniformLocation,
+    ty: ConstantType,
+) -> ConstantData {
+    let n = ty.components();
+    // SAFETY: the buffers hold one element of `ty`.
+    unsafe {
+        match ty.scalar {
+            ScalarKind::Float => {
+                let mut v = vec![0.0; n];
+                gl.get_uniform_f32(program, location, &mut v);
+                ConstantData::Float(v.into())
+            }
+            ScalarKind::UInt => {
+                let mut v = vec![0; n];
+                gl.get_uniform_u32(program, location, &mut v);
+                ConstantData::UInt(v.into())
+            }
+            ScalarKind::Bool => {
+                let mut v = vec![0; n];
+                gl.get_uniform_i32(program, location, &mut v);
+                ConstantData::Bool(v.into_iter().map(|b| u32::from(b != 0)).collect())
+            }
+            ScalarKind::Int | ScalarKind::Sampler => {
+                let mut v = vec![0; n];
+                gl.get_uniform_i32(program, location, &mut v);
+                ConstantData::Int(v.into())
+            }
+            ScalarKind::Unsupported => ConstantData::Int(RVec::new()),
+        }
+    }
+}
+
+/// `glProgramUniform*` for one or more elements starting at `location`.
+unsafe fn write_value(
+    gl: &glow::Context,
+    program: glow::Program,
+    location: &glow::NativeUniformLocation,
+    ty: ConstantType,
+    transpose: bool,
+    data: &ConstantData,
+) {
+    let at = Some(location);
+    // SAFETY: the caller checked that `data` holds whole elements of `ty`.
+    unsafe {
+        match (data, ty.columns, ty.rows) {
+            (ConstantData::Float(v), 1, 1) => gl.program_uniform_1_f32_slice(program, at, v),
+            (ConstantData::Float(v), 1, 2) => gl.program_uniform_2_f32_slice(program, at, v),
+            (ConstantData::Float(v), 1, 3) => gl.program_uniform_3_f32_slice(program, at, v),
+            (ConstantData::Float(v), 1, 4) => gl.program_uniform_4_f32_slice(program, at, v),
+            (ConstantData::Float(v), 2, 2) => gl.program_uniform_matrix_2_f32_slice(program, at, transpose, v),
+            (ConstantData::Float(v), 2, 3) => gl.program_uniform_matrix_2x3_f32_slice(program, at, transpose, v),
+            (ConstantData::Float(v), 2, 4) => gl.program_uniform_matrix_2x4_f32_slice(program, at, transpose, v),
+            (ConstantData::Float(v), 3, 2) => gl.program_uniform_matrix_3x2_f32_slice(program, at, transpose, v),
+            (ConstantData::Float(v), 3, 3) => gl.program_uniform_matrix_3_f32_slice(program, at, transpose, v),
+            (ConstantData::Float(v), 3, 4) => gl.program_uniform_matrix_3x4_f32_slice(program, at, transpose, v),
+            (ConstantData::Float(v), 4, 2) => gl.program_uniform_matrix_4x2_f32_slice(program, at, transpose, v),
+            (ConstantData::Float(v), 4, 3) => gl.program_uniform_matrix_4x3_f32_slice(program, at, transpose, v),
+            (ConstantData::Float(v), 4, 4) => gl.program_uniform_matrix_4_f32_slice(program, at, transpose, v),
+            (ConstantData::Int(v), 1, n) => int_slice(gl, program, at, n, v),
+            (ConstantData::Bool(v), 1, n) => {
+                let ints: Vec<i32> = v.iter().map(|b| i32::from(*b != 0)).collect();
+                int_slice(gl, program, at, n, &ints)
+            }
+            (ConstantData::UInt(v), 1, 1) => gl.program_uniform_1_u32_slice(program, at, v),
+            (ConstantData::UInt(v), 1, 2) => gl.program_uniform_2_u32_slice(program, at, v),
+            (ConstantData::UInt(v), 1, 3) => gl.program_uniform_3_u32_slice(program, at, v),
+            (ConstantData::UInt(v), 1, 4) => gl.program_uniform_4_u32_slice(program, at, v),
+            _ => {}
+        }
+    }
+}
+
+unsafe fn int_slice(
+    gl: &glow::Context,
+    program: glow::Program,
+    at: Option<&glow::NativeUniformLocation>,
+    rows: u8,
+    v: &[i32],
+) {
+    // SAFETY: as in `write_value`.
+    unsafe {
+        match rows {
+            1 => gl.program_uniform_1_i32_slice(program, at, v),
+            2 => gl.program_uniform_2_i32_slice(program, at, v),
+            3 => gl.program_uniform_3_i32_slice(program, at, v),
+            _ => gl.program_uniform_4_i32_slice(program, at, v),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn array_index_is_split_only_at_the_end() {
+        assert_eq!(split_index("weights[2]"), ("weights", Some(2)));
+        assert_eq!(split_index("lights[1].color"), ("lights[1].color", None));
+        assert_eq!(split_index("lights[1].colors[3]"), ("lights[1].colors", Some(3)));
+        assert_eq!(split_index("color"), ("color", None));
+        assert_eq!(split_index("bad[x]"), ("bad[x]", None));
+    }
+
+    #[test]
+    fn gl_types_map_to_constant_types() {
+        assert_eq!(constant_type(glow::FLOAT_VEC4).to_string(), "vec4");
+        assert_eq!(constant_type(glow::FLOAT_MAT4x3).to_string(), "mat4x3");
+        assert_eq!(constant_type(glow::SAMPLER_2D).scalar, ScalarKind::Sampler);
+        assert_eq!(constant_type(glow::DOUBLE).scalar, ScalarKind::Unsupported);
+    }
+}

@@ -1,0 +1,39 @@
+//! The device's GL, reached through the loader in its native handles.
+
+use std::ffi::CString;
+use xr_device::{GlLoader, XrError};
+
+/// glow over the device's context; every use makes that context current first.
+pub struct DeviceGl {
+    gl: glow::Context,
+    loader: GlLoader,
+}
+
+impl DeviceGl {
+    /// Loads GL through `loader`.
+    pub fn new(loader: GlLoader) -> Result<Self, XrError> {
+        // SAFETY: the loader comes from a live device; its context pointer is
+        // valid for the process (the device system never frees it).
+        if !unsafe { (loader.make_current)(loader.context) } {
+            return Err(XrError::unavailable("the device's OpenGL context cannot be made current"));
+        }
+        // SAFETY: as above; names are NUL-terminated by glow.
+        let gl = unsafe {
+            glow::Context::from_loader_function(|name| match CString::new(name) {
+                Ok(name) => (loader.get_proc_address)(loader.context, name.as_ptr()),
+                Err(_) => std::ptr::null(),
+            })
+        };
+        Ok(Self { gl, loader })
+    }
+
+    /// The GL functions, with the device's context current on this thread.
+    pub fn current(&self) -> Result<&glow::Context, XrError> {
+        // SAFETY: see `new`.
+        if unsafe { (self.loader.make_current)(self.loader.context) } {
+            Ok(&self.gl)
+        } else {
+            Err(XrError::unavailable("the OpenGL device is closed or its context cannot be made current"))
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! `xr-compiler-glsl`: seed 003's `XRCompilerGLSL` as an XR plugin.
+//!
+//! Builds GLSL on a live OpenGL device: `#include` is resolved here (the
+//! driver never sees a file name), defines are injected after `#version`,
+//! and every driver message is mapped back to the file and line the user
+//! wrote. Uniforms are set through a constant table with `glProgramUniform*`.
+
+mod constant_table;
+mod gl;
+mod info_log;
+pub mod preprocess;
+mod runtime;
+
+use abi_stable::{export_root_module, prefix_type::PrefixTypeTrait, rstr, sabi_trait::TD_Opaque, std_types::RVec};
+use xr_device::{DeviceCapabilities, DeviceKind, DeviceSystemBox, NativeHandles, XrError, XrResult, guard};
+use xr_sourcebuild::{
+    AttachedBuildSystemBox, AttachedBuildSystem_TO, Availability, BuildSystemInfo, ShaderStage, SourceBuildSystem,
+    SourceBuildSystemBox, SourceBuildSystem_TO, SourceLanguage, XrPlugin, XrPluginRef,
+};
+
+/// The build system's name.
+pub const NAME: &str = "xr-compiler-glsl";
+
+/// The plugin's root module.
+#[export_root_module]
+pub fn root_module() -> XrPluginRef {
+    XrPlugin { name: rstr!("xr-compiler-glsl"), version: rstr!(env!("CARGO_PKG_VERSION")), device_systems, build_systems }
+        .leak_into_prefix()
+}
+
+extern "C" fn device_systems() -> XrResult<RVec<DeviceSystemBox>> {
+    guard(|| Ok(RVec::new()))
+}
+
+extern "C" fn build_systems() -> XrResult<RVec<SourceBuildSystemBox>> {
+    guard(|| Ok(RVec::from(vec![SourceBuildSystem_TO::from_value(GlslSystem, TD_Opaque)])))
+}
+
+/// The GLSL build system.
+struct GlslSystem;
+
+impl SourceBuildSystem for GlslSystem {
+    fn info(&self) -> XrResult<BuildSystemInfo> {
+        guard(|| {
+            Ok(BuildSystemInfo {
+                name: NAME.into(),
+                description: "GLSL compiled and linked by the OpenGL driver at run time".into(),
+                availability: Availability::RUNTIME_COMPILE,
+                attachable: vec![DeviceKind::OpenGl].into(),
+                languages: vec![SourceLanguage::Glsl].into(),
+                stages: ShaderStage::ALL.to_vec().into(),
+                priority: 0,
+            })
+        })
+    }
+
+    fn attach(&self, handles: &NativeHandles, capabilities: &DeviceCapabilities) -> XrResult<AttachedBuildSystemBox> {
+        guard(|| {
+            let loader = handles
+                .gl
+                .into_option()
+                .filter(|_| handles.kind == DeviceKind::OpenGl)
+                .ok_or_else(|| XrError::unavailable(format!("{NAME} attaches to OpenGL devices only")))?;
+            if !capabilities.separate_shader_objects {
+                return Err(XrError::unavailable(format!(
+                    "{NAME} needs glProgramUniform (OpenGL 4.1 or GL_ARB_separate_shader_objects); the device has OpenGL {}.{}",
+                    capabilities.api_major, capabilities.api_minor
+                )));
+            }
+            let gl = gl::DeviceGl::new(loader)?;
+            Ok(AttachedBuildSystem_TO::from_value(runtime::AttachedGlsl::new(gl), TD_Opaque))
+        })
+    }
+}

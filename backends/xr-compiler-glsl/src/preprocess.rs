@@ -1,0 +1,290 @@
+//! `#include` resolution and define injection, with a map from every line
+//! of the flattened source back to the file and line the user wrote.
+//!
+//! The driver never sees a file name (Mesa rejects names in `#line`), so the
+//! build system flattens includes itself and maps the driver's line numbers
+//! back through [`Preprocessed::origin`].
+//!
+//! Limitation: `#include` is resolved on every line, also inside `#if 0`
+//! blocks and block comments.
+
+use std::path::{Path, PathBuf};
+use xr_sourcebuild::{Diagnostic, Severity, SourceDesc};
+
+/// Deepest include nesting accepted, against runaway recursion.
+const MAX_INCLUDE_DEPTH: usize = 32;
+
+/// Name shown for lines XR injected (the defines).
+pub const DEFINES_FILE: &str = "<defines>";
+
+/// A flattened source and where each of its lines came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preprocessed {
+    /// The text handed to the driver.
+    pub text: String,
+    /// Every file that contributed, by the name diagnostics use.
+    pub files: Vec<String>,
+    /// For flattened line `n` (1-based), `origins[n - 1]` = (index into `files`, line).
+    pub origins: Vec<(usize, u32)>,
+}
+
+impl Preprocessed {
+    /// The file and line the user wrote for flattened line `line` (1-based).
+    pub fn origin(&self, line: u32) -> Option<(&str, u32)> {
+        let index = usize::try_from(line).ok()?.checked_sub(1)?;
+        let (file, line) = *self.origins.get(index)?;
+        Some((self.files[file].as_str(), line))
+    }
+}
+
+struct Flattener<'a> {
+    desc: &'a SourceDesc,
+    out: Preprocessed,
+    /// Identities of files being expanded (cycle detection) and of `#pragma once` files.
+    stack: Vec<String>,
+    once: Vec<String>,
+}
+
+/// A file found by the include resolver.
+struct Resolved {
+    /// Identity for cycles and `#pragma once`.
+    id: String,
+    /// Name used in diagnostics.
+    display: String,
+    /// Directory its own relative includes start from.
+    dir: Option<PathBuf>,
+    text: String,
+}
+
+/// Flattens `desc`'s includes and injects its defines after `#version`.
+pub fn preprocess(desc: &SourceDesc) -> Result<Preprocessed, Vec<Diagnostic>> {
+    let root = desc.file_name.to_string();
+    let mut errors = Vec::new();
+    for define in desc.defines.iter() {
+        if !is_identifier(&define.name) || define.value.contains('\n') {
+            errors.push(error(&root, 0, format!("invalid define '{}={}'", define.name, define.value)));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut flattener = Flattener {
+        desc,
+        out: Preprocessed { text: String::new(), files: Vec::new(), origins: Vec::new() },
+        stack: Vec::new(),
+        once: Vec::new(),
+    };
+    let root_dir = Path::new(&root).parent().filter(|p| p.is_dir()).map(Path::to_path_buf);
+    let has_version = desc.source.lines().any(|l| directive(l).is_some_and(|(name, _)| name == "version"));
+    if !has_version {
+        flattener.push_defines();
+    }
+    let resolved = Resolved { id: root.clone(), display: root, dir: root_dir, text: desc.source.to_string() };
+    flattener.expand(&resolved, 0).map_err(|e| vec![e])?;
+    Ok(flattener.out)
+}
+
+impl Flattener<'_> {
+    fn file_index(&mut self, name: &str) -> usize {
+        match self.out.files.iter().position(|f| f == name) {
+            Some(index) => index,
+            None => {
+                self.out.files.push(name.to_owned());
+                self.out.files.len() - 1
+            }
+        }
+    }
+
+    fn push_line(&mut self, file: usize, line: u32, text: &str) {
+        self.out.text.push_str(text);
+        self.out.text.push('\n');
+        self.out.origins.push((file, line));
+    }
+
+    fn push_defines(&mut self) {
+        let file = self.file_index(DEFINES_FILE);
+        for (i, define) in self.desc.defines.iter().enumerate() {
+            let text = format!("#define {} {}", define.name, define.value);
+            self.push_line(file, i as u32 + 1, &text);
+        }
+    }
+
+    fn expand(&mut self, source: &Resolved, depth: usize) -> Result<(), Diagnostic> {
+        self.stack.push(source.id.clone());
+        let file = self.file_index(&source.display);
+        for (index, raw) in source.text.lines().enumerate() {
+            let line_no = index as u32 + 1;
+            let line = raw.strip_suffix('\r').unwrap_or(raw);
+            match directive(line) {
+                Some(("include", argument)) => {
+                    let name = include_name(argument).ok_or_else(|| {
+                        error(&source.display, line_no, format!("malformed #include: expected \"file\" or <file>, found '{argument}'"))
+                    })?;
+                    let included = self.resolve(name, source).ok_or_else(|| {
+                        error(&source.display, line_no, format!("cannot find include file '{name}' ({})", self.searched(source)))
+                    })?;
+                    if self.stack.contains(&included.id) {
+                        return Err(error(&source.display, line_no, format!("include cycle: '{name}' includes itself")));
+                    }
+                    if depth + 1 > MAX_INCLUDE_DEPTH {
+                        return Err(error(&source.display, line_no, format!("includes nested deeper than {MAX_INCLUDE_DEPTH}")));
+                    }
+                    if !self.once.contains(&included.id) {
+                        self.expand(&included, depth + 1)?;
+                    }
+                }
+                Some(("pragma", argument)) if argument.trim() == "once" => {
+                    self.once.push(source.id.clone());
+                    self.push_line(file, line_no, "");
+                }
+                Some(("extension", argument)) if argument.trim_start().starts_with("GL_GOOGLE_include_directive") => {
+                    self.push_line(file, line_no, "");
+                }
+                Some(("version", _)) if depth == 0 => {
+                    self.push_line(file, line_no, line);
+                    self.push_defines();
+                }
+                _ => self.push_line(file, line_no, line),
+            }
+        }
+        self.stack.pop();
+        Ok(())
+    }
+
+    fn resolve(&self, name: &str, includer: &Resolved) -> Option<Resolved> {
+        if let Some(file) = self.desc.virtual_files.iter().find(|f| f.name.as_str() == name) {
+            return Some(Resolved {
+                id: format!("virtual:{name}"),
+                display: name.to_owned(),
+                dir: None,
+                text: file.contents.to_string(),
+            });
+        }
+        let dirs = includer.dir.iter().cloned().chain(self.desc.include_dirs.iter().map(|d| PathBuf::from(d.as_str())));
+        for dir in dirs {
+            let path = dir.join(name);
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                let id = path.canonicalize().unwrap_or_else(|_| path.clone()).to_string_lossy().into_owned();
+                let dir = path.parent().map(Path::to_path_buf);
+                return Some(Resolved { id, display: path.to_string_lossy().into_owned(), dir, text });
+            }
+        }
+        None
+    }
+
+    fn searched(&self, includer: &Resolved) -> String {
+        let mut places: Vec<String> = includer.dir.iter().map(|d| d.display().to_string()).collect();
+        places.extend(self.desc.include_dirs.iter().map(|d| d.to_string()));
+        if !self.desc.virtual_files.is_empty() {
+            places.push(format!("{} in-memory files", self.desc.virtual_files.len()));
+        }
+        if places.is_empty() { "no include directories given".to_owned() } else { format!("searched: {}", places.join(", ")) }
+    }
+}
+
+/// `#  name  rest` → (`name`, `rest`).
+fn directive(line: &str) -> Option<(&str, &str)> {
+    let rest = line.trim_start().strip_prefix('#')?.trim_start();
+    let end = rest.find(|c: char| !c.is_ascii_alphanumeric() && c != '_').unwrap_or(rest.len());
+    Some((&rest[..end], &rest[end..]))
+}
+
+fn include_name(argument: &str) -> Option<&str> {
+    let argument = argument.trim();
+    let inner = argument
+        .strip_prefix('"')
+        .and_then(|a| a.strip_suffix('"'))
+        .or_else(|| argument.strip_prefix('<').and_then(|a| a.strip_suffix('>')))?;
+    (!inner.is_empty()).then_some(inner)
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn error(file: &str, line: u32, message: String) -> Diagnostic {
+    Diagnostic { severity: Severity::Error, file: file.into(), line, column: 0, message: message.into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xr_sourcebuild::ShaderStage;
+
+    fn desc(source: &str) -> SourceDesc {
+        SourceDesc::glsl(ShaderStage::Fragment, "main.frag", source)
+    }
+
+    #[test]
+    fn defines_go_after_version_and_map_to_defines_file() {
+        let out = preprocess(&desc("#version 450\nvoid main() {}\n").with_define("A", "1").with_define("B", "")).unwrap();
+        assert_eq!(out.text, "#version 450\n#define A 1\n#define B \nvoid main() {}\n");
+        assert_eq!(out.origin(1), Some(("main.frag", 1)));
+        assert_eq!(out.origin(2), Some((DEFINES_FILE, 1)));
+        assert_eq!(out.origin(4), Some(("main.frag", 2)));
+        assert_eq!(out.origin(5), None);
+    }
+
+    #[test]
+    fn nested_includes_map_back_to_their_files() {
+        let source = "#version 450\n#include \"a.glsl\"\nvoid main() {}\n";
+        let d = desc(source)
+            .with_virtual_file("a.glsl", "// a1\n#include <b.glsl>\n// a3\n")
+            .with_virtual_file("b.glsl", "// b1\n// b2\n");
+        let out = preprocess(&d).unwrap();
+        assert_eq!(out.text, "#version 450\n// a1\n// b1\n// b2\n// a3\nvoid main() {}\n");
+        assert_eq!(out.origin(3), Some(("b.glsl", 1)));
+        assert_eq!(out.origin(5), Some(("a.glsl", 3)));
+        assert_eq!(out.origin(6), Some(("main.frag", 3)));
+    }
+
+    #[test]
+    fn pragma_once_includes_a_file_once() {
+        let d = desc("#include \"a\"\n#include \"a\"\n").with_virtual_file("a", "#pragma once\nint x;\n");
+        let out = preprocess(&d).unwrap();
+        assert_eq!(out.text.matches("int x;").count(), 1);
+    }
+
+    #[test]
+    fn missing_include_names_the_including_line() {
+        let errors = preprocess(&desc("#version 450\n\n#include \"nope.glsl\"\n")).unwrap_err();
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].file.as_str(), "main.frag");
+        assert_eq!(errors[0].line, 3);
+        assert!(errors[0].message.contains("cannot find include file 'nope.glsl'"), "{}", errors[0].message);
+    }
+
+    #[test]
+    fn include_cycle_is_an_error() {
+        let d = desc("#include \"a\"\n").with_virtual_file("a", "#include \"b\"\n").with_virtual_file("b", "#include \"a\"\n");
+        let errors = preprocess(&d).unwrap_err();
+        assert_eq!((errors[0].file.as_str(), errors[0].line), ("b", 1));
+        assert!(errors[0].message.contains("include cycle"));
+    }
+
+    #[test]
+    fn malformed_include_and_bad_define_are_errors() {
+        let errors = preprocess(&desc("#include nope\n")).unwrap_err();
+        assert!(errors[0].message.contains("malformed #include"));
+        let errors = preprocess(&desc("void main(){}\n").with_define("1BAD", "x")).unwrap_err();
+        assert!(errors[0].message.contains("invalid define '1BAD=x'"));
+    }
+
+    #[test]
+    fn includes_are_found_on_disk_relative_then_in_include_dirs() {
+        let root = std::env::temp_dir().join(format!("xr-preprocess-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("shaders")).unwrap();
+        std::fs::create_dir_all(root.join("lib")).unwrap();
+        std::fs::write(root.join("shaders/local.glsl"), "// local\n#include \"shared.glsl\"\n").unwrap();
+        std::fs::write(root.join("lib/shared.glsl"), "// shared\n").unwrap();
+        let main = root.join("shaders/main.frag");
+        let d = SourceDesc::glsl(ShaderStage::Fragment, main.to_string_lossy(), "#include \"local.glsl\"\n")
+            .with_include_dir(root.join("lib").to_string_lossy());
+        let out = preprocess(&d).unwrap();
+        assert_eq!(out.text, "// local\n// shared\n");
+        assert!(out.origin(2).unwrap().0.ends_with("lib/shared.glsl"));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

@@ -1,0 +1,132 @@
+//! A current OpenGL context on an EGL device, with no surface.
+
+use glutin::{
+    api::egl::{context::PossiblyCurrentContext, device::Device as EglDevice, display::Display},
+    config::{Api, ConfigSurfaceTypes, ConfigTemplateBuilder},
+    context::{ContextApi, ContextAttributesBuilder, GlProfile, Version},
+    prelude::*,
+};
+use std::{
+    cell::RefCell,
+    ffi::{CStr, c_char, c_void},
+};
+use xr_device::{GlLoader, XrError};
+
+/// Set to `software` to skip hardware EGL devices even where they exist.
+pub const DEVICE_VAR: &str = "XR_GL_DEVICE";
+
+const SOFTWARE_EXTENSION: &str = "EGL_MESA_device_software";
+
+/// Core versions tried, newest first.
+const VERSIONS: [(u8, u8); 5] = [(4, 6), (4, 5), (4, 3), (4, 1), (3, 3)];
+
+/// An EGL display and a context made current on it without a surface.
+///
+/// Build systems reach it through raw pointers in [`GlLoader`], which may
+/// outlive the device (a program object dropped after its device). So the
+/// device leaks this small struct and only *releases* the context when it
+/// closes: later loader calls then fail cleanly instead of touching freed
+/// memory.
+pub struct GlContext {
+    display: Display,
+    context: RefCell<Option<PossiblyCurrentContext>>,
+}
+
+impl GlContext {
+    /// Opens the first EGL device that gives a core context: hardware first
+    /// unless `prefer_software` (or `XR_GL_DEVICE=software`).
+    pub fn open(prefer_software: bool) -> Result<Self, XrError> {
+        let prefer_software =
+            prefer_software || std::env::var(DEVICE_VAR).is_ok_and(|v| v.eq_ignore_ascii_case("software"));
+        let mut devices: Vec<EglDevice> = EglDevice::query_devices()
+            .map_err(|e| XrError::unavailable(format!("no EGL devices: {e}")))?
+            .collect();
+        devices.sort_by_key(|d| d.extensions().contains(SOFTWARE_EXTENSION) != prefer_software);
+        let mut failures = Vec::new();
+        for device in &devices {
+            match Self::open_device(device) {
+                Ok(context) => return Ok(context),
+                Err(e) => failures.push(format!("{}: {e}", device.name().unwrap_or("EGL device"))),
+            }
+        }
+        if failures.is_empty() {
+            failures.push("no EGL device found".to_owned());
+        }
+        Err(XrError::unavailable(format!("no OpenGL core context could be created ({})", failures.join("; "))))
+    }
+
+    fn open_device(device: &EglDevice) -> Result<Self, String> {
+        // SAFETY: no native display is passed; the device outlives the call.
+        let display = unsafe { Display::with_device(device, None) }.map_err(|e| e.to_string())?;
+        let template =
+            ConfigTemplateBuilder::new().with_surface_type(ConfigSurfaceTypes::empty()).with_api(Api::OPENGL).build();
+        // SAFETY: the template is valid for this display.
+        let config = unsafe { display.find_configs(template) }
+            .map_err(|e| e.to_string())?
+            .next()
+            .ok_or("no surfaceless OpenGL config")?;
+        let mut last_error = String::from("no core version accepted");
+        for (major, minor) in VERSIONS {
+            let attributes = ContextAttributesBuilder::new()
+                .with_profile(GlProfile::Core)
+                .with_context_api(ContextApi::OpenGl(Some(Version::new(major, minor))))
+                .build(None);
+            // SAFETY: config comes from this display; no window is involved.
+            match unsafe { display.create_context(&config, &attributes) } {
+                Ok(context) => {
+                    let context = context.make_current_surfaceless().map_err(|e| e.to_string())?;
+                    return Ok(Self { display, context: RefCell::new(Some(context)) });
+                }
+                Err(e) => last_error = format!("OpenGL {major}.{minor} core: {e}"),
+            }
+        }
+        Err(last_error)
+    }
+
+    /// Makes the context current on this thread.
+    pub fn make_current(&self) -> Result<(), XrError> {
+        let context = self.context.try_borrow().map_err(|_| XrError::driver("GL context is busy"))?;
+        let context = context.as_ref().ok_or_else(|| XrError::unavailable("the OpenGL device was closed"))?;
+        context.make_current_surfaceless().map_err(|e| XrError::driver(format!("eglMakeCurrent failed: {e}")))
+    }
+
+    /// Destroys the EGL context; every later call fails with `Unavailable`.
+    pub fn release(&self) {
+        if let Ok(mut context) = self.context.try_borrow_mut() {
+            context.take();
+        }
+    }
+
+    /// Looks up a GL entry point.
+    pub fn get_proc_address(&self, name: &CStr) -> *const c_void {
+        self.display.get_proc_address(name)
+    }
+
+    /// The loader handed to build systems; valid while `self` is not moved or dropped.
+    pub fn loader(&self) -> GlLoader {
+        GlLoader {
+            context: std::ptr::from_ref(self).cast(),
+            get_proc_address: loader_get_proc_address,
+            make_current: loader_make_current,
+        }
+    }
+}
+
+unsafe extern "C" fn loader_get_proc_address(context: *const c_void, name: *const c_char) -> *const c_void {
+    if context.is_null() || name.is_null() {
+        return std::ptr::null();
+    }
+    // SAFETY: `context` came from `GlContext::loader`, which the device keeps
+    // boxed for as long as the handles are valid; `name` is NUL-terminated.
+    let (context, name) = unsafe { (&*context.cast::<GlContext>(), CStr::from_ptr(name)) };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| context.get_proc_address(name))).unwrap_or(std::ptr::null())
+}
+
+unsafe extern "C" fn loader_make_current(context: *const c_void) -> bool {
+    if context.is_null() {
+        return false;
+    }
+    // SAFETY: as in `loader_get_proc_address`.
+    let context = unsafe { &*context.cast::<GlContext>() };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| context.make_current().is_ok())).unwrap_or(false)
+}

@@ -1,0 +1,67 @@
+//! What a live device reports about itself.
+
+use abi_stable::{
+    StableAbi,
+    std_types::{RString, RVec},
+};
+
+/// The kind of device a device system opens and a build system attaches to.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceKind {
+    /// OpenGL 4.x (seed 003: "OpenGL System Attachable").
+    OpenGl,
+    /// Vulkan 1.x (seed 003: "Vulkan System Attachable").
+    Vulkan,
+}
+
+impl DeviceKind {
+    /// The name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceKind::OpenGl => "opengl",
+            DeviceKind::Vulkan => "vulkan",
+        }
+    }
+}
+
+/// Capabilities of an opened device, read from the live driver.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct DeviceCapabilities {
+    /// Which API the device speaks.
+    pub kind: DeviceKind,
+    /// API major version (4 for OpenGL 4.5).
+    pub api_major: u32,
+    /// API minor version (5 for OpenGL 4.5).
+    pub api_minor: u32,
+    /// Driver vendor string (`GL_VENDOR`).
+    pub vendor: RString,
+    /// Renderer string (`GL_RENDERER`), e.g. `llvmpipe (LLVM 15.0.6, 256 bits)`.
+    pub renderer: RString,
+    /// Full driver version string (`GL_VERSION`).
+    pub driver_version: RString,
+    /// Shading language version (`GL_SHADING_LANGUAGE_VERSION`).
+    pub shading_language_version: RString,
+    /// Every extension the device reports, sorted.
+    pub extensions: RVec<RString>,
+    /// Program binary formats (`GL_PROGRAM_BINARY_FORMATS`); empty where the
+    /// driver cannot give program binaries back.
+    pub program_binary_formats: RVec<u32>,
+    /// `GL_ARB_gl_spirv` (or core 4.6): SPIR-V shaders can be loaded.
+    pub gl_spirv: bool,
+    /// `GL_ARB_separate_shader_objects` (or core 4.1): program pipelines.
+    pub separate_shader_objects: bool,
+}
+
+impl DeviceCapabilities {
+    /// Whether the device reports `extension`.
+    pub fn has_extension(&self, extension: &str) -> bool {
+        self.extensions.iter().any(|e| e.as_str() == extension)
+    }
+
+    /// Whether the API version is at least `major.minor`.
+    pub fn at_least(&self, major: u32, minor: u32) -> bool {
+        (self.api_major, self.api_minor) >= (major, minor)
+    }
+}

@@ -1,0 +1,22 @@
+//! The DeviceSystem contract of XR.
+//!
+//! A *device system* (seed 003's `XRDeviceSystem`, e.g. `XRRHIOpenGL.dll`) is
+//! a plugin that opens a rendering device, reports what it can do, and hands
+//! out the native handles a build system needs to attach to it. Every type
+//! here crosses the plugin boundary, so all of them are `#[repr(C)]` and
+//! derive [`abi_stable::StableAbi`]: a plugin built against another layout is
+//! refused at load time instead of running into undefined behaviour.
+
+pub mod capabilities;
+pub mod commands;
+pub mod error;
+pub mod handles;
+pub mod panic_guard;
+pub mod system;
+
+pub use capabilities::{DeviceCapabilities, DeviceKind};
+pub use commands::{DrawCall, Image, ProgramRef, RenderTargetId, VertexAttribute, VertexBufferId, VertexLayout};
+pub use error::{ErrorKind, XrError, XrResult};
+pub use handles::{GlLoader, NativeHandles};
+pub use panic_guard::{catch_panic, guard};
+pub use system::{Device, DeviceBox, DeviceOptions, DeviceSystem, DeviceSystemBox, DeviceSystemInfo, Device_TO, DeviceSystem_TO};

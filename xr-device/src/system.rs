@@ -1,0 +1,77 @@
+//! The plugin-facing traits: a device system opens devices.
+
+// `#[sabi_trait]` expands to impls inside a const block.
+#![allow(non_local_definitions)]
+
+use crate::{
+    capabilities::{DeviceCapabilities, DeviceKind},
+    commands::{DrawCall, Image, RenderTargetId, VertexBufferId, VertexLayout},
+    error::XrResult,
+    handles::NativeHandles,
+};
+use abi_stable::{
+    StableAbi, sabi_trait,
+    std_types::{RBox, RSlice, RString},
+};
+
+/// What a device system says about itself before it opens anything.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct DeviceSystemInfo {
+    /// Unique name, e.g. `xr-rhi-opengl`.
+    pub name: RString,
+    /// The kind of device it opens.
+    pub kind: DeviceKind,
+    /// One line for `xr plugins`.
+    pub description: RString,
+}
+
+/// How to open a device.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Default)]
+pub struct DeviceOptions {
+    /// Prefer a software device even where hardware is present.
+    pub prefer_software: bool,
+}
+
+/// A device system: seed 003's `XRDeviceSystem`, one per rendering API.
+#[sabi_trait]
+pub trait DeviceSystem {
+    /// Name, kind and description.
+    fn info(&self) -> XrResult<DeviceSystemInfo>;
+
+    /// Opens a headless device; fails with `Unavailable` where there is none.
+    #[sabi(last_prefix_field)]
+    fn open(&self, options: &DeviceOptions) -> XrResult<DeviceBox>;
+}
+
+/// An open device. Devices are bound to the thread that opened them.
+#[sabi_trait]
+pub trait Device {
+    /// Capabilities read from the live driver.
+    fn capabilities(&self) -> XrResult<DeviceCapabilities>;
+
+    /// Handles for build systems to attach with; valid while the device lives.
+    fn native_handles(&self) -> XrResult<NativeHandles>;
+
+    /// Creates an offscreen RGBA8 colour target.
+    fn create_render_target(&mut self, width: u32, height: u32) -> XrResult<RenderTargetId>;
+
+    /// Uploads interleaved float vertices.
+    fn create_vertex_buffer(&mut self, vertices: RSlice<'_, f32>, layout: &VertexLayout) -> XrResult<VertexBufferId>;
+
+    /// Clears a target to an RGBA colour.
+    fn clear(&mut self, target: RenderTargetId, rgba: &[f32; 4]) -> XrResult<()>;
+
+    /// Draws triangles with a program built by a build system.
+    fn draw(&mut self, draw: &DrawCall) -> XrResult<()>;
+
+    /// Reads a target back, top row first.
+    #[sabi(last_prefix_field)]
+    fn read_pixels(&mut self, target: RenderTargetId) -> XrResult<Image>;
+}
+
+/// A device system behind the ABI.
+pub type DeviceSystemBox = DeviceSystem_TO<'static, RBox<()>>;
+/// An open device behind the ABI.
+pub type DeviceBox = Device_TO<'static, RBox<()>>;

@@ -1,0 +1,301 @@
+//! The constant table: seed 002's `ID3DXConstantTable` for XR.
+//!
+//! Look a constant up by name once (`"color"`, `"light.position"`,
+//! `"weights[2]"`) into a [`ConstantHandle`], then set it with a typed
+//! setter from [`ConstantTableExt`]. The build system checks the value's type
+//! and count against the declaration: a wrong type or an unknown name is an
+//! error returned to the caller, never a silent driver error.
+
+// `#[sabi_trait]` expands to impls inside a const block.
+#![allow(non_local_definitions)]
+
+use abi_stable::{
+    StableAbi, sabi_trait,
+    std_types::{RBox, RStr, RString, RVec},
+};
+use std::fmt;
+use xr_device::XrResult;
+
+/// The scalar kind of a constant's components.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScalarKind {
+    /// `bool`, `bvecN`.
+    Bool,
+    /// `int`, `ivecN`.
+    Int,
+    /// `uint`, `uvecN`.
+    UInt,
+    /// `float`, `vecN`, `matNxM`.
+    Float,
+    /// A sampler or image unit, set with an int.
+    Sampler,
+    /// A type XR cannot set (doubles, atomic counters).
+    Unsupported,
+}
+
+/// The declared type of a constant: a scalar, vector or matrix of a kind.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ConstantType {
+    /// Kind of each component.
+    pub scalar: ScalarKind,
+    /// Matrix columns; 1 for scalars and vectors.
+    pub columns: u8,
+    /// Components per column: 1 for scalars, N for `vecN`, M for `matNxM`.
+    pub rows: u8,
+}
+
+impl ConstantType {
+    /// A scalar or vector of `rows` components.
+    pub const fn vector(scalar: ScalarKind, rows: u8) -> Self {
+        Self { scalar, columns: 1, rows }
+    }
+
+    /// A float matrix of `columns` × `rows`.
+    pub const fn matrix(columns: u8, rows: u8) -> Self {
+        Self { scalar: ScalarKind::Float, columns, rows }
+    }
+
+    /// Components in one element.
+    pub fn components(self) -> usize {
+        usize::from(self.columns) * usize::from(self.rows)
+    }
+}
+
+impl fmt::Display for ConstantType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (scalar, prefix) = match self.scalar {
+            ScalarKind::Bool => ("bool", "b"),
+            ScalarKind::Int => ("int", "i"),
+            ScalarKind::UInt => ("uint", "u"),
+            ScalarKind::Float => ("float", ""),
+            ScalarKind::Sampler => return f.write_str("sampler"),
+            ScalarKind::Unsupported => return f.write_str("unsupported"),
+        };
+        match (self.columns, self.rows) {
+            (1, 1) => f.write_str(scalar),
+            (1, n) => write!(f, "{prefix}vec{n}"),
+            (c, r) if c == r => write!(f, "mat{c}"),
+            (c, r) => write!(f, "mat{c}x{r}"),
+        }
+    }
+}
+
+/// One active constant of a built program.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct ConstantInfo {
+    /// Full name without a trailing `[0]`: `color`, `light.position`, `weights`.
+    pub name: RString,
+    /// Declared type of one element.
+    pub ty: ConstantType,
+    /// Array length; 1 for a non-array.
+    pub array_size: u32,
+}
+
+/// A looked-up constant, valid for the table that returned it.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ConstantHandle {
+    /// Index into the table's constants.
+    pub index: u32,
+    /// First array element the handle addresses.
+    pub element: u32,
+    /// Device location of that element.
+    pub location: i32,
+}
+
+/// Component values, by scalar kind.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Debug, PartialEq)]
+pub enum ConstantData {
+    /// Bools as 0 or 1.
+    Bool(RVec<u32>),
+    /// Signed ints (also sampler units).
+    Int(RVec<i32>),
+    /// Unsigned ints.
+    UInt(RVec<u32>),
+    /// Floats; matrices column-major unless `transpose` is set.
+    Float(RVec<f32>),
+}
+
+impl ConstantData {
+    fn len(&self) -> usize {
+        match self {
+            ConstantData::Bool(v) | ConstantData::UInt(v) => v.len(),
+            ConstantData::Int(v) => v.len(),
+            ConstantData::Float(v) => v.len(),
+        }
+    }
+}
+
+/// A value to set: the type the caller means, and one or more elements.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq)]
+pub struct ConstantValue {
+    /// The type of one element, which must equal the declared type.
+    pub ty: ConstantType,
+    /// Matrices given row-major (`SetMatrixTranspose`).
+    pub transpose: bool,
+    /// `ty.components()` values per element, one or more elements.
+    pub data: ConstantData,
+}
+
+impl ConstantValue {
+    /// Number of whole elements in `data`, or `None` if it is not a whole number.
+    pub fn element_count(&self) -> Option<usize> {
+        let per = self.ty.components();
+        let len = self.data.len();
+        (per > 0 && len > 0 && len % per == 0).then_some(len / per)
+    }
+}
+
+/// The constant table of one built program.
+#[sabi_trait]
+pub trait ConstantTable {
+    /// Every active constant.
+    fn constants(&self) -> XrResult<RVec<ConstantInfo>>;
+
+    /// Looks a constant up by name: `color`, `light.position`, `weights[2]`.
+    fn lookup(&self, name: RStr<'_>) -> XrResult<ConstantHandle>;
+
+    /// Sets a value; its type must match and it must fit the array.
+    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue) -> XrResult<()>;
+
+    /// Restores every constant to the initialiser written in the source.
+    #[sabi(last_prefix_field)]
+    fn set_defaults(&mut self) -> XrResult<()>;
+}
+
+/// A constant table behind the ABI.
+pub type ConstantTableBox = ConstantTable_TO<'static, RBox<()>>;
+
+/// Typed setters over [`ConstantTable::set`], named after seed 002's
+/// `SetBool` / `SetInt` / `SetFloat` / `SetVector` / `SetMatrix` family.
+pub trait ConstantTableExt {
+    /// Looks `name` up and fails with its name in the message.
+    fn handle(&self, name: &str) -> Result<ConstantHandle, xr_device::XrError>;
+    /// Sets any value.
+    fn set_value(&mut self, handle: ConstantHandle, value: ConstantValue) -> Result<(), xr_device::XrError>;
+
+    /// `bool`.
+    fn set_bool(&mut self, h: ConstantHandle, v: bool) -> Result<(), xr_device::XrError> {
+        self.set_bool_array(h, &[v])
+    }
+    /// `bool[]`.
+    fn set_bool_array(&mut self, h: ConstantHandle, v: &[bool]) -> Result<(), xr_device::XrError> {
+        let data = v.iter().map(|b| u32::from(*b)).collect();
+        self.set_value(h, value(ConstantType::vector(ScalarKind::Bool, 1), ConstantData::Bool(data)))
+    }
+    /// `int` (also a sampler's texture unit).
+    fn set_int(&mut self, h: ConstantHandle, v: i32) -> Result<(), xr_device::XrError> {
+        self.set_int_array(h, &[v])
+    }
+    /// `int[]`.
+    fn set_int_array(&mut self, h: ConstantHandle, v: &[i32]) -> Result<(), xr_device::XrError> {
+        self.set_value(h, value(ConstantType::vector(ScalarKind::Int, 1), ConstantData::Int(v.into())))
+    }
+    /// `ivecN`, N = `v.len()`.
+    fn set_ivec(&mut self, h: ConstantHandle, v: &[i32]) -> Result<(), xr_device::XrError> {
+        self.set_value(h, value(ConstantType::vector(ScalarKind::Int, rows(v.len())), ConstantData::Int(v.into())))
+    }
+    /// Sampler texture unit.
+    fn set_sampler(&mut self, h: ConstantHandle, unit: i32) -> Result<(), xr_device::XrError> {
+        self.set_value(h, value(ConstantType::vector(ScalarKind::Sampler, 1), ConstantData::Int(vec![unit].into())))
+    }
+    /// `uint`.
+    fn set_uint(&mut self, h: ConstantHandle, v: u32) -> Result<(), xr_device::XrError> {
+        self.set_uvec(h, &[v])
+    }
+    /// `uvecN`, N = `v.len()`.
+    fn set_uvec(&mut self, h: ConstantHandle, v: &[u32]) -> Result<(), xr_device::XrError> {
+        self.set_value(h, value(ConstantType::vector(ScalarKind::UInt, rows(v.len())), ConstantData::UInt(v.into())))
+    }
+    /// `float`.
+    fn set_float(&mut self, h: ConstantHandle, v: f32) -> Result<(), xr_device::XrError> {
+        self.set_float_array(h, &[v])
+    }
+    /// `float[]`.
+    fn set_float_array(&mut self, h: ConstantHandle, v: &[f32]) -> Result<(), xr_device::XrError> {
+        self.set_value(h, value(ConstantType::vector(ScalarKind::Float, 1), ConstantData::Float(v.into())))
+    }
+    /// `vecN`, N = `v.len()`.
+    fn set_vector(&mut self, h: ConstantHandle, v: &[f32]) -> Result<(), xr_device::XrError> {
+        self.set_value(h, value(ConstantType::vector(ScalarKind::Float, rows(v.len())), ConstantData::Float(v.into())))
+    }
+    /// `vec4[]`.
+    fn set_vec4_array(&mut self, h: ConstantHandle, v: &[[f32; 4]]) -> Result<(), xr_device::XrError> {
+        let data = v.iter().flatten().copied().collect();
+        self.set_value(h, value(ConstantType::vector(ScalarKind::Float, 4), ConstantData::Float(data)))
+    }
+    /// `mat4`, column-major.
+    fn set_matrix4(&mut self, h: ConstantHandle, m: &[f32; 16]) -> Result<(), xr_device::XrError> {
+        self.set_matrix(h, 4, 4, m, false)
+    }
+    /// `mat4`, row-major (`SetMatrixTranspose`).
+    fn set_matrix4_transpose(&mut self, h: ConstantHandle, m: &[f32; 16]) -> Result<(), xr_device::XrError> {
+        self.set_matrix(h, 4, 4, m, true)
+    }
+    /// Any `matCxR` or array of them; `m` holds whole matrices.
+    fn set_matrix(
+        &mut self,
+        h: ConstantHandle,
+        columns: u8,
+        rows: u8,
+        m: &[f32],
+        transpose: bool,
+    ) -> Result<(), xr_device::XrError> {
+        self.set_value(
+            h,
+            ConstantValue {
+                ty: ConstantType::matrix(columns, rows),
+                transpose,
+                data: ConstantData::Float(m.into()),
+            },
+        )
+    }
+}
+
+fn value(ty: ConstantType, data: ConstantData) -> ConstantValue {
+    ConstantValue { ty, transpose: false, data }
+}
+
+/// A vector length as the `rows` of a type; lengths over 255 cannot match any type.
+fn rows(len: usize) -> u8 {
+    u8::try_from(len).unwrap_or(u8::MAX)
+}
+
+impl ConstantTableExt for ConstantTableBox {
+    fn handle(&self, name: &str) -> Result<ConstantHandle, xr_device::XrError> {
+        self.lookup(name.into()).into_result()
+    }
+
+    fn set_value(&mut self, handle: ConstantHandle, value: ConstantValue) -> Result<(), xr_device::XrError> {
+        self.set(handle, &value).into_result()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names() {
+        assert_eq!(ConstantType::vector(ScalarKind::Float, 4).to_string(), "vec4");
+        assert_eq!(ConstantType::vector(ScalarKind::Int, 1).to_string(), "int");
+        assert_eq!(ConstantType::vector(ScalarKind::UInt, 3).to_string(), "uvec3");
+        assert_eq!(ConstantType::matrix(4, 4).to_string(), "mat4");
+        assert_eq!(ConstantType::matrix(2, 3).to_string(), "mat2x3");
+    }
+
+    #[test]
+    fn element_count_needs_whole_elements() {
+        let v = value(ConstantType::vector(ScalarKind::Float, 3), ConstantData::Float(vec![0.0; 6].into()));
+        assert_eq!(v.element_count(), Some(2));
+        let v = value(ConstantType::vector(ScalarKind::Float, 3), ConstantData::Float(vec![0.0; 4].into()));
+        assert_eq!(v.element_count(), None);
+        let v = value(ConstantType::vector(ScalarKind::Float, 3), ConstantData::Float(RVec::new()));
+        assert_eq!(v.element_count(), None);
+    }
+}

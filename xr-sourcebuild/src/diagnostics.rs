@@ -1,0 +1,100 @@
+//! Compiler and linker messages, at the file and line the user wrote.
+
+use abi_stable::{
+    StableAbi,
+    std_types::{RString, RVec},
+};
+use std::fmt;
+use xr_device::{ErrorKind, XrError};
+
+/// How bad a diagnostic is.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    /// The build failed because of it.
+    Error,
+    /// The build went on.
+    Warning,
+    /// For information.
+    Info,
+}
+
+impl Severity {
+    /// `error`, `warning` or `info`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// One message from a compiler or linker.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// How bad it is.
+    pub severity: Severity,
+    /// The file the user wrote (an included file where the error is in one);
+    /// the program name for link messages.
+    pub file: RString,
+    /// 1-based line; 0 when the message has no line (link errors).
+    pub line: u32,
+    /// 1-based column; 0 when unknown.
+    pub column: u32,
+    /// The message, without the location prefix.
+    pub message: RString,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.file)?;
+        if self.line > 0 {
+            write!(f, ":{}", self.line)?;
+            if self.column > 0 {
+                write!(f, ":{}", self.column)?;
+            }
+        }
+        write!(f, ": {}: {}", self.severity.name(), self.message)
+    }
+}
+
+/// A failed build: one summary line plus every diagnostic.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct BuildError {
+    /// Summary; its message names the first error's file and line.
+    pub error: XrError,
+    /// Every message the compiler and linker gave, mapped to user files.
+    pub diagnostics: RVec<Diagnostic>,
+}
+
+impl BuildError {
+    /// A build failure summarised by its first error diagnostic.
+    pub fn from_diagnostics(context: &str, diagnostics: Vec<Diagnostic>) -> Self {
+        let first = diagnostics
+            .iter()
+            .find(|d| d.severity == Severity::Error)
+            .map(|d| d.to_string())
+            .unwrap_or_else(|| "failed without a message from the driver".to_owned());
+        Self {
+            error: XrError::new(ErrorKind::Build, format!("{context}: {first}")),
+            diagnostics: diagnostics.into(),
+        }
+    }
+}
+
+impl From<XrError> for BuildError {
+    fn from(error: XrError) -> Self {
+        Self { error, diagnostics: RVec::new() }
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.error.message)
+    }
+}
+
+impl std::error::Error for BuildError {}

@@ -1,0 +1,31 @@
+//! The SourceBuildSystem contract of XR, the plugin ABI and the registry.
+//!
+//! A *source build system* (seed 003's `XRSourceBuildSystem`) builds shader
+//! source into the form a device runs, or the form just before it. It
+//! advertises [`Availability`] flags, the device kinds it attaches to, and
+//! the languages and stages it accepts. Plugins export one [`XrPluginRef`]
+//! root module listing the device systems and build systems they provide;
+//! the [`Registry`] finds and loads them.
+
+pub mod availability;
+pub mod constants;
+pub mod diagnostics;
+pub mod plugin;
+pub mod registry;
+pub mod source;
+pub mod system;
+
+pub use availability::Availability;
+pub use constants::{
+    ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantTableBox, ConstantTableExt, ConstantTable_TO,
+    ConstantType, ConstantValue, ScalarKind,
+};
+pub use diagnostics::{BuildError, Diagnostic, Severity};
+pub use plugin::{XrPlugin, XrPluginRef};
+pub use registry::{LoadedPlugin, Registry, RegistryError, SkippedFile};
+pub use source::{Define, ProgramDesc, ShaderStage, SourceDesc, SourceLanguage, VirtualFile};
+pub use system::{
+    AttachedBuildSystem, AttachedBuildSystemBox, AttachedBuildSystem_TO, BuildSystemInfo, BuiltProgram,
+    SourceBuildSystem, SourceBuildSystemBox, SourceBuildSystem_TO,
+};
+pub use xr_device;

@@ -1,0 +1,294 @@
+//! Finds XR plugins on disk and loads them.
+//!
+//! Directories come from `XR_PLUGIN_PATH` (separated like `PATH`), then the
+//! directory of the running executable. Every shared library there is tried;
+//! one that is not an XR plugin, or was built against another interface, is
+//! skipped with a one-line reason and the others still load.
+
+use crate::{
+    availability::Availability,
+    plugin::XrPluginRef,
+    source::SourceLanguage,
+    system::{BuildSystemInfo, SourceBuildSystemBox},
+};
+use abi_stable::library::{LibraryError, RootModuleError, lib_header_from_path};
+use std::{
+    env,
+    path::{Path, PathBuf},
+};
+use xr_device::{DeviceKind, DeviceSystemBox, DeviceSystemInfo, XrError};
+
+/// The environment variable listing plugin directories.
+pub const PLUGIN_PATH_VAR: &str = "XR_PLUGIN_PATH";
+
+/// A plugin that loaded, with what it provides.
+pub struct LoadedPlugin {
+    /// Its name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Its device systems, with what each said about itself.
+    pub device_systems: Vec<(DeviceSystemInfo, DeviceSystemBox)>,
+    /// Its build systems, with what each said about itself.
+    pub build_systems: Vec<(BuildSystemInfo, SourceBuildSystemBox)>,
+}
+
+/// A file or directory the registry passed over, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedFile {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// One line saying why.
+    pub reason: String,
+}
+
+/// Errors of the registry's selection calls.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// No plugin provides a device system of the kind.
+    #[error("no device system for {} was found (searched: {searched})", kind.name())]
+    NoDeviceSystem {
+        /// The kind asked for.
+        kind: DeviceKind,
+        /// The directories searched.
+        searched: String,
+    },
+    /// No build system matches the request.
+    #[error("no build system attaches to {} with {availability} for {}", kind.name(), language.name())]
+    NoBuildSystem {
+        /// The device kind asked for.
+        kind: DeviceKind,
+        /// The flags asked for.
+        availability: Availability,
+        /// The language asked for.
+        language: SourceLanguage,
+    },
+}
+
+/// Every plugin found, and every file passed over.
+#[derive(Default)]
+pub struct Registry {
+    plugins: Vec<LoadedPlugin>,
+    skipped: Vec<SkippedFile>,
+    searched: Vec<PathBuf>,
+}
+
+impl Registry {
+    /// The directories searched by [`Registry::discover`]: `XR_PLUGIN_PATH`,
+    /// then the running executable's directory.
+    pub fn default_dirs() -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = env::var_os(PLUGIN_PATH_VAR)
+            .map(|value| env::split_paths(&value).filter(|p| !p.as_os_str().is_empty()).collect())
+            .unwrap_or_default();
+        if let Some(exe_dir) = env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf)) {
+            dirs.push(exe_dir);
+        }
+        dirs
+    }
+
+    /// Loads the plugins of [`Registry::default_dirs`].
+    pub fn discover() -> Self {
+        Self::load_dirs(Self::default_dirs())
+    }
+
+    /// Loads every plugin in `dirs`, in order; a plugin name seen before is skipped.
+    pub fn load_dirs(dirs: impl IntoIterator<Item = PathBuf>) -> Self {
+        let mut registry = Self::default();
+        for dir in dirs {
+            registry.load_dir(&dir);
+        }
+        registry
+    }
+
+    /// Loads every plugin in one directory.
+    pub fn load_dir(&mut self, dir: &Path) {
+        if self.searched.iter().any(|d| d == dir) {
+            return;
+        }
+        self.searched.push(dir.to_path_buf());
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) => {
+                let reason = if e.kind() == std::io::ErrorKind::NotFound {
+                    "plugin directory does not exist".to_owned()
+                } else {
+                    format!("plugin directory cannot be read: {e}")
+                };
+                self.skip(dir, reason);
+                return;
+            }
+        };
+        let mut files: Vec<PathBuf> =
+            entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| is_shared_library(p)).collect();
+        files.sort();
+        for file in files {
+            self.load_file(&file);
+        }
+    }
+
+    /// Loads one plugin file; on failure it is recorded as skipped.
+    pub fn load_file(&mut self, path: &Path) {
+        match load_plugin(path) {
+            Ok(plugin) => {
+                if let Some(first) = self.plugins.iter().find(|p| p.name == plugin.name) {
+                    let reason = format!("plugin '{}' already loaded from {}", plugin.name, first.path.display());
+                    self.skip(path, reason);
+                } else {
+                    tracing::debug!(plugin = %plugin.name, path = %path.display(), "loaded plugin");
+                    self.plugins.push(plugin);
+                }
+            }
+            Err(reason) => self.skip(path, reason),
+        }
+    }
+
+    fn skip(&mut self, path: &Path, reason: String) {
+        tracing::warn!(path = %path.display(), "skipped: {reason}");
+        self.skipped.push(SkippedFile { path: path.to_path_buf(), reason });
+    }
+
+    /// The plugins that loaded.
+    pub fn plugins(&self) -> &[LoadedPlugin] {
+        &self.plugins
+    }
+
+    /// The files and directories passed over, with reasons.
+    pub fn skipped(&self) -> &[SkippedFile] {
+        &self.skipped
+    }
+
+    /// The directories searched, in order.
+    pub fn searched(&self) -> &[PathBuf] {
+        &self.searched
+    }
+
+    /// Every device system of `kind`, in load order.
+    pub fn device_systems(&self, kind: DeviceKind) -> impl Iterator<Item = &DeviceSystemBox> {
+        self.plugins
+            .iter()
+            .flat_map(|p| p.device_systems.iter())
+            .filter(move |(info, _)| info.kind == kind)
+            .map(|(_, system)| system)
+    }
+
+    /// The first device system of `kind`.
+    pub fn device_system(&self, kind: DeviceKind) -> Result<&DeviceSystemBox, RegistryError> {
+        self.device_systems(kind).next().ok_or_else(|| RegistryError::NoDeviceSystem {
+            kind,
+            searched: self.searched.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
+        })
+    }
+
+    /// Every build system that attaches to `kind`, advertises `availability`
+    /// and accepts `language`, highest priority first.
+    pub fn build_systems(
+        &self,
+        kind: DeviceKind,
+        availability: Availability,
+        language: SourceLanguage,
+    ) -> Vec<(&BuildSystemInfo, &SourceBuildSystemBox)> {
+        let mut found: Vec<_> = self
+            .plugins
+            .iter()
+            .flat_map(|p| p.build_systems.iter())
+            .filter(|(info, _)| {
+                info.attachable.contains(&kind)
+                    && info.availability.contains(availability)
+                    && info.languages.contains(&language)
+            })
+            .map(|(info, system)| (info, system))
+            .collect();
+        found.sort_by_key(|(info, _)| std::cmp::Reverse(info.priority));
+        found
+    }
+
+    /// The highest-priority build system for the request.
+    pub fn best_build_system(
+        &self,
+        kind: DeviceKind,
+        availability: Availability,
+        language: SourceLanguage,
+    ) -> Result<&SourceBuildSystemBox, RegistryError> {
+        self.build_systems(kind, availability, language)
+            .first()
+            .map(|(_, system)| *system)
+            .ok_or(RegistryError::NoBuildSystem { kind, availability, language })
+    }
+
+    /// A build system by its name.
+    pub fn build_system_named(&self, name: &str) -> Option<&SourceBuildSystemBox> {
+        self.plugins
+            .iter()
+            .flat_map(|p| p.build_systems.iter())
+            .find(|(info, _)| info.name.as_str() == name)
+            .map(|(_, system)| system)
+    }
+}
+
+fn is_shared_library(path: &Path) -> bool {
+    path.is_file() && path.extension().is_some_and(|ext| ext == env::consts::DLL_EXTENSION)
+}
+
+fn load_plugin(path: &Path) -> Result<LoadedPlugin, String> {
+    let header = lib_header_from_path(path).map_err(|e| describe_load_error(&e))?;
+    let module = header.init_root_module::<XrPluginRef>().map_err(|e| describe_load_error(&e))?;
+    let name = module.name().to_string();
+    let in_plugin = |what: &str, e: XrError| format!("plugin '{name}' failed to list its {what}: {e}");
+
+    // The plugin guards its own entry points: a panic crossing them would abort.
+    let device_systems = (module.device_systems())()
+        .into_result()
+        .map_err(|e| in_plugin("device systems", e))?
+        .into_iter()
+        .map(|system| match system.info().into_result() {
+            Ok(info) => Ok((info, system)),
+            Err(e) => Err(in_plugin("device system info", e)),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let build_systems = (module.build_systems())()
+        .into_result()
+        .map_err(|e| in_plugin("build systems", e))?
+        .into_iter()
+        .map(|system| match system.info().into_result() {
+            Ok(info) => Ok((info, system)),
+            Err(e) => Err(in_plugin("build system info", e)),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(LoadedPlugin {
+        name,
+        version: module.version().to_string(),
+        path: path.to_path_buf(),
+        device_systems,
+        build_systems,
+    })
+}
+
+/// One line out of abi_stable's load errors (a layout mismatch prints pages).
+fn describe_load_error(error: &LibraryError) -> String {
+    match error {
+        LibraryError::OpenError { err, .. } => format!("not a loadable shared library: {err}"),
+        LibraryError::GetSymbolError { .. } => "not an XR plugin: it exports no abi_stable root module".to_owned(),
+        LibraryError::IncompatibleVersionNumber { expected_version, actual_version, .. } => format!(
+            "incompatible plugin interface: built against XR interface {actual_version}, this host has {expected_version}"
+        ),
+        LibraryError::AbiInstability(details) => {
+            let details = details.to_string();
+            let first = details
+                .lines()
+                .map(str::trim)
+                .find(|l| l.starts_with("Error:"))
+                .map(|l| l.trim_start_matches("Error:").trim().to_owned())
+                .unwrap_or_else(|| details.lines().next().unwrap_or("").trim().to_owned());
+            format!("incompatible plugin interface: its root module layout differs from this host's ({first})")
+        }
+        LibraryError::InvalidAbiHeader(_) | LibraryError::InvalidCAbi { .. } => {
+            "incompatible plugin: built with another abi_stable ABI".to_owned()
+        }
+        LibraryError::RootModule { err: RootModuleError::Unwound, .. } => {
+            "plugin panicked while creating its root module".to_owned()
+        }
+        other => format!("plugin failed to load: {}", other.to_string().lines().next().unwrap_or("")),
+    }
+}

@@ -1,0 +1,178 @@
+//! How a shader source is described to a build system.
+
+use abi_stable::{
+    StableAbi,
+    std_types::{RString, RVec},
+};
+
+/// A shader source language.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SourceLanguage {
+    /// OpenGL Shading Language.
+    Glsl,
+    /// High-Level Shading Language.
+    Hlsl,
+    /// SPIR-V binary.
+    SpirV,
+}
+
+impl SourceLanguage {
+    /// The lower-case name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceLanguage::Glsl => "glsl",
+            SourceLanguage::Hlsl => "hlsl",
+            SourceLanguage::SpirV => "spirv",
+        }
+    }
+}
+
+/// A pipeline stage.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShaderStage {
+    /// Vertex shader.
+    Vertex,
+    /// Tessellation control shader.
+    TessControl,
+    /// Tessellation evaluation shader.
+    TessEvaluation,
+    /// Geometry shader.
+    Geometry,
+    /// Fragment (pixel) shader.
+    Fragment,
+    /// Compute shader.
+    Compute,
+}
+
+impl ShaderStage {
+    /// Every stage, in pipeline order.
+    pub const ALL: [ShaderStage; 6] = [
+        ShaderStage::Vertex,
+        ShaderStage::TessControl,
+        ShaderStage::TessEvaluation,
+        ShaderStage::Geometry,
+        ShaderStage::Fragment,
+        ShaderStage::Compute,
+    ];
+
+    /// The lower-case name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShaderStage::Vertex => "vertex",
+            ShaderStage::TessControl => "tess-control",
+            ShaderStage::TessEvaluation => "tess-evaluation",
+            ShaderStage::Geometry => "geometry",
+            ShaderStage::Fragment => "fragment",
+            ShaderStage::Compute => "compute",
+        }
+    }
+}
+
+/// A preprocessor define, `NAME` or `NAME=VALUE`.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Define {
+    /// Macro name.
+    pub name: RString,
+    /// Macro body; empty for a plain `#define NAME`.
+    pub value: RString,
+}
+
+impl Define {
+    /// `#define name value`.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        Self { name: name.into().into(), value: value.into().into() }
+    }
+}
+
+/// An in-memory file the include resolver finds by name before it looks on disk.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct VirtualFile {
+    /// The name an `#include` uses.
+    pub name: RString,
+    /// The file's text.
+    pub contents: RString,
+}
+
+/// One stage's source, as the user wrote it.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SourceDesc {
+    /// Language of `source`.
+    pub language: SourceLanguage,
+    /// Stage it is compiled for.
+    pub stage: ShaderStage,
+    /// Entry point; GLSL requires `main`.
+    pub entry_point: RString,
+    /// The file the source came from: diagnostics and relative includes use it.
+    pub file_name: RString,
+    /// The text of the source.
+    pub source: RString,
+    /// Defines, injected after `#version`.
+    pub defines: RVec<Define>,
+    /// Directories searched for `#include`, after the including file's own.
+    pub include_dirs: RVec<RString>,
+    /// Files found by name before the disk is searched.
+    pub virtual_files: RVec<VirtualFile>,
+}
+
+impl SourceDesc {
+    /// A GLSL source for `stage` with entry point `main`, no defines or includes.
+    pub fn glsl(stage: ShaderStage, file_name: impl Into<String>, source: impl Into<String>) -> Self {
+        Self {
+            language: SourceLanguage::Glsl,
+            stage,
+            entry_point: "main".into(),
+            file_name: file_name.into().into(),
+            source: source.into().into(),
+            defines: RVec::new(),
+            include_dirs: RVec::new(),
+            virtual_files: RVec::new(),
+        }
+    }
+
+    /// Reads `path` as a GLSL source for `stage`.
+    pub fn glsl_file(stage: ShaderStage, path: &std::path::Path) -> std::io::Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        Ok(Self::glsl(stage, path.to_string_lossy(), text))
+    }
+
+    /// Adds a define.
+    pub fn with_define(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.defines.push(Define::new(name, value));
+        self
+    }
+
+    /// Adds an include directory.
+    pub fn with_include_dir(mut self, dir: impl Into<String>) -> Self {
+        self.include_dirs.push(dir.into().into());
+        self
+    }
+
+    /// Adds an in-memory include file.
+    pub fn with_virtual_file(mut self, name: impl Into<String>, contents: impl Into<String>) -> Self {
+        self.virtual_files.push(VirtualFile { name: name.into().into(), contents: contents.into().into() });
+        self
+    }
+}
+
+/// A program: one source per stage, linked together.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ProgramDesc {
+    /// Name used in diagnostics and logs.
+    pub name: RString,
+    /// The stages.
+    pub stages: RVec<SourceDesc>,
+}
+
+impl ProgramDesc {
+    /// A program named `name` made of `stages`.
+    pub fn new(name: impl Into<String>, stages: impl IntoIterator<Item = SourceDesc>) -> Self {
+        Self { name: name.into().into(), stages: stages.into_iter().collect() }
+    }
+}
