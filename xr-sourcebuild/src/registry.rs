@@ -145,7 +145,7 @@ impl Registry {
     }
 
     fn skip(&mut self, path: &Path, reason: String) {
-        tracing::warn!(path = %path.display(), "skipped: {reason}");
+        tracing::debug!(path = %path.display(), "skipped: {reason}");
         self.skipped.push(SkippedFile { path: path.to_path_buf(), reason });
     }
 

@@ -1,0 +1,110 @@
+//! The triangle sample as a library, so that tests render exactly what the
+//! sample renders: an engine's first steps with XR.
+//!
+//! 1. find the plugins ([`Registry`]),
+//! 2. open the OpenGL device system's device,
+//! 3. attach the best GLSL build system and build the program from files,
+//! 4. set the colour and transform through the constant table,
+//! 5. draw into an offscreen target and read the pixels back.
+
+use std::path::{Path, PathBuf};
+use xr_device::{DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, VertexLayout, XrError};
+use xr_sourcebuild::{
+    Availability, BuildError, ConstantTableExt, ProgramDesc, Registry, RegistryError, ShaderStage, SourceDesc,
+    SourceLanguage,
+};
+
+/// Width and height of the rendered image.
+pub const SIZE: u32 = 128;
+
+/// The colour the target is cleared to.
+pub const CLEAR: [f32; 4] = [0.0, 0.0, 0.0, 1.0];
+
+/// The triangle, in clip space before the transform: (x, y) per vertex.
+pub const VERTICES: [f32; 6] = [-0.5, -0.5, 0.5, -0.5, 0.0, 0.5];
+
+/// What the caller sets through the constant table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TriangleParams {
+    /// `u_color`, RGBA.
+    pub color: [f32; 4],
+    /// `u_transform`, column-major.
+    pub transform: [f32; 16],
+}
+
+impl Default for TriangleParams {
+    fn default() -> Self {
+        Self { color: [1.0, 0.5, 0.0, 1.0], transform: translation(0.0, 0.0) }
+    }
+}
+
+/// A column-major matrix that moves by (`x`, `y`) in clip space.
+pub fn translation(x: f32, y: f32) -> [f32; 16] {
+    [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, x, y, 0.0, 1.0]
+}
+
+/// Why the sample could not render.
+#[derive(Debug, thiserror::Error)]
+pub enum SampleError {
+    /// No suitable plugin was found.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// A plugin call failed.
+    #[error("{0}")]
+    Plugin(#[from] XrError),
+    /// The shaders did not build.
+    #[error("{0}")]
+    Build(#[from] BuildError),
+    /// A shader file could not be read.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// The shader directory shipped with the sample.
+pub fn default_shader_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders")
+}
+
+/// Renders the triangle through the plugins of `registry`.
+pub fn render(registry: &Registry, params: &TriangleParams, shader_dir: &Path) -> Result<Image, SampleError> {
+    let mut device = registry.device_system(DeviceKind::OpenGl)?.open(&DeviceOptions::default()).into_result()?;
+    let capabilities = device.capabilities().into_result()?;
+    let handles = device.native_handles().into_result()?;
+    let build_system =
+        registry.best_build_system(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, SourceLanguage::Glsl)?;
+    let mut compiler = build_system.attach(&handles, &capabilities).into_result()?;
+
+    let program = ProgramDesc::new(
+        "triangle",
+        [
+            SourceDesc::glsl_file(ShaderStage::Vertex, &shader_dir.join("triangle.vert"))?,
+            SourceDesc::glsl_file(ShaderStage::Fragment, &shader_dir.join("triangle.frag"))?,
+        ],
+    );
+    let mut built = compiler.build_program(&program).into_result()?;
+    let color = built.constants.handle("u_color")?;
+    built.constants.set_vector(color, &params.color)?;
+    let transform = built.constants.handle("u_transform")?;
+    built.constants.set_matrix4(transform, &params.transform)?;
+
+    let target = device.create_render_target(SIZE, SIZE).into_result()?;
+    let layout = VertexLayout {
+        stride: 2,
+        attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into(),
+    };
+    let vertices = device.create_vertex_buffer(VERTICES.as_slice().into(), &layout).into_result()?;
+    device.clear(target, &CLEAR).into_result()?;
+    let draw = DrawCall { target, program: built.program, vertex_buffer: vertices, first_vertex: 0, vertex_count: 3 };
+    device.draw(&draw).into_result()?;
+    Ok(device.read_pixels(target).into_result()?)
+}
+
+/// Writes an image as PNG, creating its directory.
+pub fn write_png(image: &Image, path: &Path) -> Result<(), SampleError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    image::save_buffer(path, &image.rgba, image.width, image.height, image::ExtendedColorType::Rgba8)
+        .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
+    Ok(())
+}
