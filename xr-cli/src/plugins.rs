@@ -1,0 +1,249 @@
+//! `xr plugins`: what was found, what it can do here, and what was skipped.
+
+use serde::Serialize;
+use std::path::PathBuf;
+use xr_device::{DeviceCapabilities, DeviceKind, DeviceOptions};
+use xr_sourcebuild::{BuildSystemInfo, Registry, SourceBuildSystemBox};
+
+#[derive(Serialize)]
+struct Report {
+    directories: Vec<PathBuf>,
+    plugins: Vec<PluginReport>,
+    skipped: Vec<SkippedReport>,
+}
+
+#[derive(Serialize)]
+struct PluginReport {
+    name: String,
+    version: String,
+    path: PathBuf,
+    device_systems: Vec<DeviceSystemReport>,
+    build_systems: Vec<BuildSystemReport>,
+}
+
+#[derive(Serialize)]
+struct DeviceSystemReport {
+    name: String,
+    kind: &'static str,
+    description: String,
+    device: Result<CapabilitiesReport, String>,
+}
+
+#[derive(Serialize)]
+struct CapabilitiesReport {
+    api: String,
+    vendor: String,
+    renderer: String,
+    driver_version: String,
+    shading_language_version: String,
+    program_binary_formats: Vec<u32>,
+    gl_spirv: bool,
+    separate_shader_objects: bool,
+    extensions: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct BuildSystemReport {
+    name: String,
+    description: String,
+    availability: Vec<&'static str>,
+    attachable: Vec<&'static str>,
+    languages: Vec<&'static str>,
+    stages: Vec<&'static str>,
+    priority: i32,
+    /// What an instance attached to each device opened here offers.
+    on_devices: Vec<LiveAvailability>,
+}
+
+#[derive(Serialize)]
+struct LiveAvailability {
+    device_system: String,
+    availability: Result<Vec<&'static str>, String>,
+}
+
+#[derive(Serialize)]
+struct SkippedReport {
+    path: PathBuf,
+    reason: String,
+}
+
+pub fn run(json: bool, plugin_dirs: Vec<PathBuf>, all_extensions: bool) -> anyhow::Result<()> {
+    let dirs = if plugin_dirs.is_empty() { Registry::default_dirs() } else { plugin_dirs };
+    let registry = Registry::load_dirs(dirs);
+    let report = build_report(&registry);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_text(&report, all_extensions);
+    }
+    Ok(())
+}
+
+/// An opened device, kept open while build systems are attached to it.
+struct OpenDevice {
+    system_name: String,
+    device: xr_device::DeviceBox,
+    capabilities: DeviceCapabilities,
+}
+
+fn build_report(registry: &Registry) -> Report {
+    let mut open_devices = Vec::new();
+    let mut plugins: Vec<PluginReport> = registry
+        .plugins()
+        .iter()
+        .map(|plugin| PluginReport {
+            name: plugin.name.clone(),
+            version: plugin.version.clone(),
+            path: plugin.path.clone(),
+            device_systems: plugin
+                .device_systems
+                .iter()
+                .map(|(info, system)| {
+                    let opened = system.open(&DeviceOptions::default()).into_result().and_then(|device| {
+                        let capabilities = device.capabilities().into_result()?;
+                        Ok((device, capabilities))
+                    });
+                    let device = match opened {
+                        Ok((device, capabilities)) => {
+                            let report = capabilities_report(&capabilities);
+                            open_devices.push(OpenDevice { system_name: info.name.to_string(), device, capabilities });
+                            Ok(report)
+                        }
+                        Err(e) => Err(e.to_string()),
+                    };
+                    DeviceSystemReport {
+                        name: info.name.to_string(),
+                        kind: info.kind.name(),
+                        description: info.description.to_string(),
+                        device,
+                    }
+                })
+                .collect(),
+            build_systems: Vec::new(),
+        })
+        .collect();
+    for (report, plugin) in plugins.iter_mut().zip(registry.plugins()) {
+        report.build_systems =
+            plugin.build_systems.iter().map(|(info, system)| build_system_report(info, system, &open_devices)).collect();
+    }
+    Report {
+        directories: registry.searched().to_vec(),
+        plugins,
+        skipped: registry
+            .skipped()
+            .iter()
+            .map(|s| SkippedReport { path: s.path.clone(), reason: s.reason.clone() })
+            .collect(),
+    }
+}
+
+fn capabilities_report(c: &DeviceCapabilities) -> CapabilitiesReport {
+    let api = match c.kind {
+        DeviceKind::OpenGl => "OpenGL",
+        DeviceKind::Vulkan => "Vulkan",
+    };
+    CapabilitiesReport {
+        api: format!("{api} {}.{}", c.api_major, c.api_minor),
+        vendor: c.vendor.to_string(),
+        renderer: c.renderer.to_string(),
+        driver_version: c.driver_version.to_string(),
+        shading_language_version: c.shading_language_version.to_string(),
+        program_binary_formats: c.program_binary_formats.to_vec(),
+        gl_spirv: c.gl_spirv,
+        separate_shader_objects: c.separate_shader_objects,
+        extensions: c.extensions.iter().map(|e| e.to_string()).collect(),
+    }
+}
+
+fn build_system_report(info: &BuildSystemInfo, system: &SourceBuildSystemBox, devices: &[OpenDevice]) -> BuildSystemReport {
+    let on_devices = devices
+        .iter()
+        .filter(|d| info.attachable.contains(&d.capabilities.kind))
+        .map(|d| {
+            let availability = d
+                .device
+                .native_handles()
+                .into_result()
+                .and_then(|handles| system.attach(&handles, &d.capabilities).into_result())
+                .and_then(|attached| attached.availability().into_result())
+                .map(|flags| flags.names())
+                .map_err(|e| e.to_string());
+            LiveAvailability { device_system: d.system_name.clone(), availability }
+        })
+        .collect();
+    BuildSystemReport {
+        name: info.name.to_string(),
+        description: info.description.to_string(),
+        availability: info.availability.names(),
+        attachable: info.attachable.iter().map(|k| k.name()).collect(),
+        languages: info.languages.iter().map(|l| l.name()).collect(),
+        stages: info.stages.iter().map(|s| s.name()).collect(),
+        priority: info.priority,
+        on_devices,
+    }
+}
+
+fn print_text(report: &Report, all_extensions: bool) {
+    let dirs: Vec<String> = report.directories.iter().map(|d| d.display().to_string()).collect();
+    println!("plugin directories: {}", dirs.join(", "));
+    if report.plugins.is_empty() {
+        println!("no plugins found");
+    }
+    for plugin in &report.plugins {
+        println!("\nplugin {} {}  ({})", plugin.name, plugin.version, plugin.path.display());
+        for system in &plugin.device_systems {
+            println!("  device system {} [{}]: {}", system.name, system.kind, system.description);
+            match &system.device {
+                Ok(c) => {
+                    println!("    device: {} — {} / {}", c.api, c.vendor, c.renderer);
+                    println!("    driver: {}; shading language {}", c.driver_version, c.shading_language_version);
+                    let formats: Vec<String> = c.program_binary_formats.iter().map(|f| format!("0x{f:x}")).collect();
+                    println!(
+                        "    program binary formats: {} [{}]; ARB_gl_spirv: {}; separate shader objects: {}",
+                        formats.len(),
+                        formats.join(", "),
+                        yes_no(c.gl_spirv),
+                        yes_no(c.separate_shader_objects)
+                    );
+                    if all_extensions {
+                        println!("    extensions: {}", c.extensions.join(" "));
+                    } else {
+                        println!("    extensions: {} (--extensions lists them)", c.extensions.len());
+                    }
+                }
+                Err(e) => println!("    unavailable here: {e}"),
+            }
+        }
+        for system in &plugin.build_systems {
+            println!("  build system {}: {}", system.name, system.description);
+            println!("    flags: {}", flags(&system.availability));
+            println!(
+                "    attaches to: {}; languages: {}; stages: {}; priority {}",
+                system.attachable.join(", "),
+                system.languages.join(", "),
+                system.stages.join(", "),
+                system.priority
+            );
+            for live in &system.on_devices {
+                match &live.availability {
+                    Ok(names) => println!("    on {}: {}", live.device_system, flags(names)),
+                    Err(e) => println!("    on {}: unavailable: {e}", live.device_system),
+                }
+            }
+        }
+    }
+    if !report.skipped.is_empty() {
+        println!("\nskipped:");
+        for skipped in &report.skipped {
+            println!("  {}: {}", skipped.path.display(), skipped.reason);
+        }
+    }
+}
+
+fn flags(names: &[&str]) -> String {
+    if names.is_empty() { "(none)".to_owned() } else { names.join(" | ") }
+}
+
+fn yes_no(value: bool) -> &'static str {
+    if value { "yes" } else { "no" }
+}
