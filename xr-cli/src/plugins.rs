@@ -123,8 +123,11 @@ fn build_report(registry: &Registry) -> Report {
         })
         .collect();
     for (report, plugin) in plugins.iter_mut().zip(registry.plugins()) {
-        report.build_systems =
-            plugin.build_systems.iter().map(|(info, system)| build_system_report(info, system, &open_devices)).collect();
+        report.build_systems = plugin
+            .build_systems
+            .iter()
+            .map(|(info, system)| build_system_report(info, system, &open_devices))
+            .collect();
     }
     Report {
         directories: registry.searched().to_vec(),
@@ -155,7 +158,11 @@ fn capabilities_report(c: &DeviceCapabilities) -> CapabilitiesReport {
     }
 }
 
-fn build_system_report(info: &BuildSystemInfo, system: &SourceBuildSystemBox, devices: &[OpenDevice]) -> BuildSystemReport {
+fn build_system_report(
+    info: &BuildSystemInfo,
+    system: &SourceBuildSystemBox,
+    devices: &[OpenDevice],
+) -> BuildSystemReport {
     let on_devices = devices
         .iter()
         .filter(|d| info.attachable.contains(&d.capabilities.kind))

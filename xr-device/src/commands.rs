@@ -1,10 +1,7 @@
 //! The small command surface samples and tests need: an offscreen target, a
 //! vertex buffer, a program to bind, a draw, and pixels read back.
 
-use abi_stable::{
-    StableAbi,
-    std_types::RVec,
-};
+use abi_stable::{StableAbi, std_types::RVec};
 
 /// An offscreen colour target created by [`crate::Device::create_render_target`].
 #[repr(transparent)]
@@ -85,4 +82,3 @@ impl Image {
         Some([p[0], p[1], p[2], p[3]])
     }
 }
-

@@ -19,4 +19,6 @@ pub use commands::{DrawCall, Image, ProgramRef, RenderTargetId, VertexAttribute,
 pub use error::{ErrorKind, XrError, XrResult};
 pub use handles::{GlLoader, NativeHandles};
 pub use panic_guard::{catch_panic, guard};
-pub use system::{Device, DeviceBox, DeviceOptions, DeviceSystem, DeviceSystemBox, DeviceSystemInfo, Device_TO, DeviceSystem_TO};
+pub use system::{
+    Device, Device_TO, DeviceBox, DeviceOptions, DeviceSystem, DeviceSystem_TO, DeviceSystemBox, DeviceSystemInfo,
+};

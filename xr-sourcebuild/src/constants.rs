@@ -98,6 +98,8 @@ pub struct ConstantInfo {
 #[repr(C)]
 #[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ConstantHandle {
+    /// Identifies the table (program) that returned the handle.
+    pub owner: u32,
     /// Index into the table's constants.
     pub index: u32,
     /// First array element the handle addresses.
@@ -147,7 +149,7 @@ impl ConstantValue {
     pub fn element_count(&self) -> Option<usize> {
         let per = self.ty.components();
         let len = self.data.len();
-        (per > 0 && len > 0 && len % per == 0).then_some(len / per)
+        (per > 0 && len > 0 && len.is_multiple_of(per)).then_some(len / per)
     }
 }
 
@@ -248,11 +250,7 @@ pub trait ConstantTableExt {
     ) -> Result<(), xr_device::XrError> {
         self.set_value(
             h,
-            ConstantValue {
-                ty: ConstantType::matrix(columns, rows),
-                transpose,
-                data: ConstantData::Float(m.into()),
-            },
+            ConstantValue { ty: ConstantType::matrix(columns, rows), transpose, data: ConstantData::Float(m.into()) },
         )
     }
 }

@@ -78,10 +78,7 @@ impl BuildError {
             .find(|d| d.severity == Severity::Error)
             .map(|d| d.to_string())
             .unwrap_or_else(|| "failed without a message from the driver".to_owned());
-        Self {
-            error: XrError::new(ErrorKind::Build, format!("{context}: {first}")),
-            diagnostics: diagnostics.into(),
-        }
+        Self { error: XrError::new(ErrorKind::Build, format!("{context}: {first}")), diagnostics: diagnostics.into() }
     }
 }
 

@@ -17,7 +17,7 @@ pub mod system;
 
 pub use availability::Availability;
 pub use constants::{
-    ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantTableBox, ConstantTableExt, ConstantTable_TO,
+    ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantTable_TO, ConstantTableBox, ConstantTableExt,
     ConstantType, ConstantValue, ScalarKind,
 };
 pub use diagnostics::{BuildError, Diagnostic, Severity};
@@ -25,7 +25,7 @@ pub use plugin::{XrPlugin, XrPluginRef};
 pub use registry::{LoadedPlugin, Registry, RegistryError, SkippedFile};
 pub use source::{Define, ProgramDesc, ShaderStage, SourceDesc, SourceLanguage, VirtualFile};
 pub use system::{
-    AttachedBuildSystem, AttachedBuildSystemBox, AttachedBuildSystem_TO, BuildSystemInfo, BuiltProgram,
-    SourceBuildSystem, SourceBuildSystemBox, SourceBuildSystem_TO,
+    AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBox, BuildSystemInfo, BuiltProgram,
+    SourceBuildSystem, SourceBuildSystem_TO, SourceBuildSystemBox,
 };
 pub use xr_device;

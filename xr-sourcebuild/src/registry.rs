@@ -16,7 +16,7 @@ use std::{
     env,
     path::{Path, PathBuf},
 };
-use xr_device::{DeviceKind, DeviceSystemBox, DeviceSystemInfo, XrError};
+use xr_device::{DeviceBox, DeviceKind, DeviceOptions, DeviceSystemBox, DeviceSystemInfo, XrError};
 
 /// The environment variable listing plugin directories.
 pub const PLUGIN_PATH_VAR: &str = "XR_PLUGIN_PATH";
@@ -54,6 +54,14 @@ pub enum RegistryError {
         kind: DeviceKind,
         /// The directories searched.
         searched: String,
+    },
+    /// Every device system of the kind failed to open a device.
+    #[error("no {} device could be opened: {failures}", kind.name())]
+    NoDevice {
+        /// The kind asked for.
+        kind: DeviceKind,
+        /// Each device system's error.
+        failures: String,
     },
     /// No build system matches the request.
     #[error("no build system attaches to {} with {availability} for {}", kind.name(), language.name())]
@@ -166,11 +174,7 @@ impl Registry {
 
     /// Every device system of `kind`, in load order.
     pub fn device_systems(&self, kind: DeviceKind) -> impl Iterator<Item = &DeviceSystemBox> {
-        self.plugins
-            .iter()
-            .flat_map(|p| p.device_systems.iter())
-            .filter(move |(info, _)| info.kind == kind)
-            .map(|(_, system)| system)
+        self.device_system_entries(kind).map(|(_, system)| system)
     }
 
     /// The first device system of `kind`.
@@ -179,6 +183,38 @@ impl Registry {
             kind,
             searched: self.searched.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
         })
+    }
+
+    /// Opens a device with the first device system of `kind` that succeeds;
+    /// the errors of those that failed are in the message if none does.
+    pub fn open_device(&self, kind: DeviceKind, options: &DeviceOptions) -> Result<DeviceBox, RegistryError> {
+        let mut failures = Vec::new();
+        for (info, system) in self.device_system_entries(kind) {
+            match system.open(options).into_result() {
+                Ok(device) => return Ok(device),
+                Err(e) => {
+                    tracing::warn!(device_system = %info.name, "could not open a device: {e}");
+                    failures.push(format!("{}: {e}", info.name));
+                }
+            }
+        }
+        if failures.is_empty() {
+            self.device_system(kind)?;
+        }
+        Err(RegistryError::NoDevice { kind, failures: failures.join("; ") })
+    }
+
+    fn device_system_entries(&self, kind: DeviceKind) -> impl Iterator<Item = &(DeviceSystemInfo, DeviceSystemBox)> {
+        self.plugins.iter().flat_map(|p| p.device_systems.iter()).filter(move |(info, _)| info.kind == kind)
+    }
+
+    /// A device system by its name.
+    pub fn device_system_named(&self, name: &str) -> Option<&DeviceSystemBox> {
+        self.plugins
+            .iter()
+            .flat_map(|p| p.device_systems.iter())
+            .find(|(info, _)| info.name.as_str() == name)
+            .map(|(_, system)| system)
     }
 
     /// Every build system that attaches to `kind`, advertises `availability`

@@ -84,12 +84,13 @@ impl GlConstantTable {
                 entry.info.array_size
             ))
         })?;
-        Ok(ConstantHandle { index: position as u32, element, location: location.0 as i32 })
+        Ok(ConstantHandle { owner: self.program.0.get(), index: position as u32, element, location: location.0 as i32 })
     }
 
     fn entry(&self, handle: ConstantHandle) -> Result<&Entry, XrError> {
         self.entries
             .get(handle.index as usize)
+            .filter(|_| handle.owner == self.program.0.get())
             .filter(|e| e.locations.get(handle.element as usize).is_some_and(|l| l.0 as i32 == handle.location))
             .ok_or_else(|| {
                 XrError::invalid_input(format!("constant handle does not belong to program '{}'", self.program_name))
@@ -114,7 +115,7 @@ impl GlConstantTable {
         let remaining = (entry.info.array_size - handle.element) as usize;
         if count > remaining {
             return Err(XrError::invalid_input(format!(
-                "{count} elements do not fit '{name}' from element {} ({} element(s) in all)",
+                "{count} elements do not fit '{name}' from element {} ({} active element(s): elements past the last one the shader uses are removed by the compiler)",
                 handle.element, entry.info.array_size
             )));
         }

@@ -17,7 +17,8 @@ pub fn parse(log: &str, map: Option<&Preprocessed>, fallback_file: &str) -> Vec<
 }
 
 fn parse_line(line: &str, map: Option<&Preprocessed>, fallback_file: &str) -> Diagnostic {
-    let (line_no, column, given, rest) = mesa(line).or_else(|| nvidia(line)).or_else(|| amd(line)).unwrap_or((0, 0, None, line));
+    let (line_no, column, given, rest) =
+        mesa(line).or_else(|| nvidia(line)).or_else(|| amd(line)).unwrap_or((0, 0, None, line));
     let (severity, message) = match given {
         Some(severity) => (severity, rest.trim()),
         None => severity(rest),
@@ -68,11 +69,9 @@ fn split_number(text: &str) -> Option<(u32, &str)> {
 fn severity(text: &str) -> (Severity, &str) {
     let trimmed = text.trim_start();
     let lower = trimmed.to_ascii_lowercase();
-    for (word, severity) in [
-        ("preprocessor error", Severity::Error),
-        ("error", Severity::Error),
-        ("warning", Severity::Warning),
-    ] {
+    for (word, severity) in
+        [("preprocessor error", Severity::Error), ("error", Severity::Error), ("warning", Severity::Warning)]
+    {
         if let Some(rest) = lower.starts_with(word).then(|| trimmed[word.len()..].trim_start()) {
             let rest = match rest.strip_prefix(':') {
                 Some(r) => r,
@@ -92,8 +91,12 @@ mod tests {
     use xr_sourcebuild::{ShaderStage, SourceDesc};
 
     fn map() -> Preprocessed {
-        let desc = SourceDesc::glsl(ShaderStage::Fragment, "main.frag", "#version 450\n#include \"inc.glsl\"\nvoid main(){}\n")
-            .with_virtual_file("inc.glsl", "float a;\nfloat b\n");
+        let desc = SourceDesc::glsl(
+            ShaderStage::Fragment,
+            "main.frag",
+            "#version 450\n#include \"inc.glsl\"\nvoid main(){}\n",
+        )
+        .with_virtual_file("inc.glsl", "float a;\nfloat b\n");
         preprocess(&desc).unwrap()
     }
 

@@ -14,8 +14,8 @@ mod runtime;
 use abi_stable::{export_root_module, prefix_type::PrefixTypeTrait, rstr, sabi_trait::TD_Opaque, std_types::RVec};
 use xr_device::{DeviceCapabilities, DeviceKind, DeviceSystemBox, NativeHandles, XrError, XrResult, guard};
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, AttachedBuildSystem_TO, Availability, BuildSystemInfo, ShaderStage, SourceBuildSystem,
-    SourceBuildSystemBox, SourceBuildSystem_TO, SourceLanguage, XrPlugin, XrPluginRef,
+    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildSystemInfo, ShaderStage, SourceBuildSystem,
+    SourceBuildSystem_TO, SourceBuildSystemBox, SourceLanguage, XrPlugin, XrPluginRef,
 };
 
 /// The build system's name.
@@ -24,8 +24,13 @@ pub const NAME: &str = "xr-compiler-glsl";
 /// The plugin's root module.
 #[export_root_module]
 pub fn root_module() -> XrPluginRef {
-    XrPlugin { name: rstr!("xr-compiler-glsl"), version: rstr!(env!("CARGO_PKG_VERSION")), device_systems, build_systems }
-        .leak_into_prefix()
+    XrPlugin {
+        name: rstr!("xr-compiler-glsl"),
+        version: rstr!(env!("CARGO_PKG_VERSION")),
+        device_systems,
+        build_systems,
+    }
+    .leak_into_prefix()
 }
 
 extern "C" fn device_systems() -> XrResult<RVec<DeviceSystemBox>> {

@@ -118,16 +118,32 @@ impl Flattener<'_> {
             match directive(line) {
                 Some(("include", argument)) => {
                     let name = include_name(argument).ok_or_else(|| {
-                        error(&source.display, line_no, format!("malformed #include: expected \"file\" or <file>, found '{argument}'"))
+                        error(
+                            &source.display,
+                            line_no,
+                            format!("malformed #include: expected \"file\" or <file>, found '{argument}'"),
+                        )
                     })?;
                     let included = self.resolve(name, source).ok_or_else(|| {
-                        error(&source.display, line_no, format!("cannot find include file '{name}' ({})", self.searched(source)))
+                        error(
+                            &source.display,
+                            line_no,
+                            format!("cannot find include file '{name}' ({})", self.searched(source)),
+                        )
                     })?;
                     if self.stack.contains(&included.id) {
-                        return Err(error(&source.display, line_no, format!("include cycle: '{name}' includes itself")));
+                        return Err(error(
+                            &source.display,
+                            line_no,
+                            format!("include cycle: '{name}' includes itself"),
+                        ));
                     }
                     if depth + 1 > MAX_INCLUDE_DEPTH {
-                        return Err(error(&source.display, line_no, format!("includes nested deeper than {MAX_INCLUDE_DEPTH}")));
+                        return Err(error(
+                            &source.display,
+                            line_no,
+                            format!("includes nested deeper than {MAX_INCLUDE_DEPTH}"),
+                        ));
                     }
                     if !self.once.contains(&included.id) {
                         self.expand(&included, depth + 1)?;
@@ -178,7 +194,11 @@ impl Flattener<'_> {
         if !self.desc.virtual_files.is_empty() {
             places.push(format!("{} in-memory files", self.desc.virtual_files.len()));
         }
-        if places.is_empty() { "no include directories given".to_owned() } else { format!("searched: {}", places.join(", ")) }
+        if places.is_empty() {
+            "no include directories given".to_owned()
+        } else {
+            format!("searched: {}", places.join(", "))
+        }
     }
 }
 
@@ -219,7 +239,8 @@ mod tests {
 
     #[test]
     fn defines_go_after_version_and_map_to_defines_file() {
-        let out = preprocess(&desc("#version 450\nvoid main() {}\n").with_define("A", "1").with_define("B", "")).unwrap();
+        let out =
+            preprocess(&desc("#version 450\nvoid main() {}\n").with_define("A", "1").with_define("B", "")).unwrap();
         assert_eq!(out.text, "#version 450\n#define A 1\n#define B \nvoid main() {}\n");
         assert_eq!(out.origin(1), Some(("main.frag", 1)));
         assert_eq!(out.origin(2), Some((DEFINES_FILE, 1)));
@@ -258,7 +279,9 @@ mod tests {
 
     #[test]
     fn include_cycle_is_an_error() {
-        let d = desc("#include \"a\"\n").with_virtual_file("a", "#include \"b\"\n").with_virtual_file("b", "#include \"a\"\n");
+        let d = desc("#include \"a\"\n")
+            .with_virtual_file("a", "#include \"b\"\n")
+            .with_virtual_file("b", "#include \"a\"\n");
         let errors = preprocess(&d).unwrap_err();
         assert_eq!((errors[0].file.as_str(), errors[0].line), ("b", 1));
         assert!(errors[0].message.contains("include cycle"));

@@ -2,16 +2,13 @@
 //! `glLinkProgram`, with every driver message mapped back to the user's files.
 
 use crate::{constant_table::GlConstantTable, gl::DeviceGl, info_log, preprocess};
-use abi_stable::{
-    sabi_trait::TD_Opaque,
-    std_types::RResult,
-};
+use abi_stable::{sabi_trait::TD_Opaque, std_types::RResult};
 use glow::HasContext;
 use std::rc::Rc;
 use xr_device::{ProgramRef, XrError, XrResult, catch_panic, guard};
 use xr_sourcebuild::{
-    AttachedBuildSystem, Availability, BuildError, BuiltProgram, ConstantTable_TO, Diagnostic, ProgramDesc,
-    Severity, ShaderStage, SourceDesc, SourceLanguage,
+    AttachedBuildSystem, Availability, BuildError, BuiltProgram, ConstantTable_TO, Diagnostic, ProgramDesc, Severity,
+    ShaderStage, SourceDesc, SourceLanguage,
 };
 
 /// The GLSL build system attached to one OpenGL device.
@@ -71,7 +68,7 @@ impl AttachedGlsl {
             }
         }
         if errors.iter().any(|d| d.severity == Severity::Error) {
-            errors.extend(warnings.drain(..));
+            errors.append(warnings);
             return Err(BuildError::from_diagnostics(context, errors));
         }
         Ok(())
@@ -79,7 +76,15 @@ impl AttachedGlsl {
 
     fn compile(&self, stage: &SourceDesc, context: &str) -> Result<(glow::Shader, Vec<Diagnostic>), Vec<Diagnostic>> {
         let file = stage.file_name.as_str();
-        let fail = |message: String| vec![Diagnostic { severity: Severity::Error, file: file.into(), line: 0, column: 0, message: message.into() }];
+        let fail = |message: String| {
+            vec![Diagnostic {
+                severity: Severity::Error,
+                file: file.into(),
+                line: 0,
+                column: 0,
+                message: message.into(),
+            }]
+        };
         if stage.language != SourceLanguage::Glsl {
             return Err(fail(format!("{context}: xr-compiler-glsl builds GLSL, not {}", stage.language.name())));
         }
@@ -101,7 +106,8 @@ impl AttachedGlsl {
                 if messages.iter().any(|d| d.severity == Severity::Error) {
                     Err(messages)
                 } else {
-                    let mut all = fail(format!("{} shader failed to compile without an error message", stage.stage.name()));
+                    let mut all =
+                        fail(format!("{} shader failed to compile without an error message", stage.stage.name()));
                     all.extend(messages);
                     Err(all)
                 }
@@ -134,13 +140,16 @@ impl AttachedGlsl {
             } else {
                 gl.delete_program(program);
                 if !messages.iter().any(|d| d.severity == Severity::Error) {
-                    messages.insert(0, Diagnostic {
-                        severity: Severity::Error,
-                        file: desc.name.clone(),
-                        line: 0,
-                        column: 0,
-                        message: "link failed without an error message".into(),
-                    });
+                    messages.insert(
+                        0,
+                        Diagnostic {
+                            severity: Severity::Error,
+                            file: desc.name.clone(),
+                            line: 0,
+                            column: 0,
+                            message: "link failed without an error message".into(),
+                        },
+                    );
                 }
                 Err(BuildError::from_diagnostics(&format!("{context}: link failed"), messages))
             }
@@ -171,4 +180,3 @@ fn gl_stage(stage: ShaderStage) -> u32 {
         ShaderStage::Compute => glow::COMPUTE_SHADER,
     }
 }
-

@@ -38,9 +38,8 @@ impl GlContext {
     pub fn open(prefer_software: bool) -> Result<Self, XrError> {
         let prefer_software =
             prefer_software || std::env::var(DEVICE_VAR).is_ok_and(|v| v.eq_ignore_ascii_case("software"));
-        let mut devices: Vec<EglDevice> = EglDevice::query_devices()
-            .map_err(|e| XrError::unavailable(format!("no EGL devices: {e}")))?
-            .collect();
+        let mut devices: Vec<EglDevice> =
+            EglDevice::query_devices().map_err(|e| XrError::unavailable(format!("no EGL devices: {e}")))?.collect();
         devices.sort_by_key(|d| d.extensions().contains(SOFTWARE_EXTENSION) != prefer_software);
         let mut failures = Vec::new();
         for device in &devices {
@@ -119,7 +118,8 @@ unsafe extern "C" fn loader_get_proc_address(context: *const c_void, name: *cons
     // SAFETY: `context` came from `GlContext::loader`, which the device keeps
     // boxed for as long as the handles are valid; `name` is NUL-terminated.
     let (context, name) = unsafe { (&*context.cast::<GlContext>(), CStr::from_ptr(name)) };
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| context.get_proc_address(name))).unwrap_or(std::ptr::null())
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| context.get_proc_address(name)))
+        .unwrap_or(std::ptr::null())
 }
 
 unsafe extern "C" fn loader_make_current(context: *const c_void) -> bool {

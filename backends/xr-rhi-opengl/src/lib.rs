@@ -8,15 +8,9 @@
 mod context;
 mod device;
 
-use abi_stable::{
-    export_root_module,
-    prefix_type::PrefixTypeTrait,
-    rstr,
-    sabi_trait::TD_Opaque,
-    std_types::RVec,
-};
+use abi_stable::{export_root_module, prefix_type::PrefixTypeTrait, rstr, sabi_trait::TD_Opaque, std_types::RVec};
 use xr_device::{
-    DeviceBox, DeviceKind, DeviceOptions, DeviceSystem, DeviceSystemBox, DeviceSystemInfo, DeviceSystem_TO, XrResult,
+    DeviceBox, DeviceKind, DeviceOptions, DeviceSystem, DeviceSystem_TO, DeviceSystemBox, DeviceSystemInfo, XrResult,
     guard,
 };
 use xr_sourcebuild::{SourceBuildSystemBox, XrPlugin, XrPluginRef};
@@ -57,4 +51,3 @@ impl DeviceSystem for OpenGlSystem {
         })
     }
 }
-

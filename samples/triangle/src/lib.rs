@@ -67,7 +67,7 @@ pub fn default_shader_dir() -> PathBuf {
 
 /// Renders the triangle through the plugins of `registry`.
 pub fn render(registry: &Registry, params: &TriangleParams, shader_dir: &Path) -> Result<Image, SampleError> {
-    let mut device = registry.device_system(DeviceKind::OpenGl)?.open(&DeviceOptions::default()).into_result()?;
+    let mut device = registry.open_device(DeviceKind::OpenGl, &DeviceOptions::default())?;
     let capabilities = device.capabilities().into_result()?;
     let handles = device.native_handles().into_result()?;
     let build_system =
@@ -88,10 +88,8 @@ pub fn render(registry: &Registry, params: &TriangleParams, shader_dir: &Path) -
     built.constants.set_matrix4(transform, &params.transform)?;
 
     let target = device.create_render_target(SIZE, SIZE).into_result()?;
-    let layout = VertexLayout {
-        stride: 2,
-        attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into(),
-    };
+    let layout =
+        VertexLayout { stride: 2, attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into() };
     let vertices = device.create_vertex_buffer(VERTICES.as_slice().into(), &layout).into_result()?;
     device.clear(target, &CLEAR).into_result()?;
     let draw = DrawCall { target, program: built.program, vertex_buffer: vertices, first_vertex: 0, vertex_count: 3 };

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what XR needs on a fresh Debian machine: Mesa's EGL and software
+# OpenGL driver (llvmpipe). Installs nothing that is already there.
+set -euo pipefail
+
+packages=(libegl1 libegl-mesa0 libgl1-mesa-dri libgbm1)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "setup: cargo is not on PATH; install the stable Rust toolchain (rustup) first" >&2
+    exit 1
+fi

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The tests: formatting, lints, then every test. The integration tests build
+# the plugins (and the broken fixture plugins) before they load them from disk.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+cargo build
+cargo test --workspace

@@ -1,0 +1,189 @@
+//! Helpers for XR's integration tests: build the plugins the way a user
+//! does, find them on disk, open a real device and attach a real compiler.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    sync::OnceLock,
+};
+use xr_device::{
+    DeviceBox, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, VertexLayout,
+};
+use xr_sourcebuild::{
+    AttachedBuildSystemBox, BuildError, BuiltProgram, ProgramDesc, Registry, ShaderStage, SourceDesc,
+};
+
+/// The plugins, `xr` and the samples that the tests load from disk.
+const ARTIFACTS: [&str; 4] = ["xr-rhi-opengl", "xr-compiler-glsl", "xr-cli", "triangle"];
+
+/// Broken plugins, built into their own target directory so they never sit next to `xr`.
+const FIXTURES: [&str; 4] =
+    ["xr-fixture-panic", "xr-fixture-incompatible", "xr-fixture-not-a-plugin", "xr-fixture-panic-on-load"];
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ lives in the workspace").to_path_buf()
+}
+
+/// `target/<profile>` of the running test binary (`target/<profile>/deps/<test>`).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    exe.parent().and_then(Path::parent).expect("test binary sits in target/<profile>/deps").to_path_buf()
+}
+
+fn profile_name() -> String {
+    profile_dir().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "debug".into())
+}
+
+fn cargo_build(target_dir: &Path, packages: &[&str]) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = Command::new(cargo);
+    command.arg("build").arg("--manifest-path").arg(workspace_root().join("Cargo.toml"));
+    command.arg("--target-dir").arg(target_dir);
+    if profile_name() == "release" {
+        command.arg("--release");
+    }
+    for package in packages {
+        command.args(["-p", package]);
+    }
+    let output = command.output().expect("cargo runs");
+    assert!(output.status.success(), "building {packages:?} failed:\n{}", String::from_utf8_lossy(&output.stderr));
+}
+
+/// Builds the plugins, `xr`, the samples and the fixtures once per test binary.
+fn build_all() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let target = profile_dir().parent().expect("target dir").to_path_buf();
+        cargo_build(&target, &ARTIFACTS);
+        cargo_build(&target.join("fixtures"), &FIXTURES);
+    });
+}
+
+/// The directory holding the built plugins, `xr` and the samples.
+pub fn plugin_dir() -> PathBuf {
+    build_all();
+    profile_dir()
+}
+
+/// A built executable of the workspace (`xr`, `triangle`).
+pub fn executable(name: &str) -> PathBuf {
+    plugin_dir().join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// The shared library file of a workspace plugin or fixture crate.
+pub fn library(crate_name: &str) -> PathBuf {
+    build_all();
+    let file =
+        format!("{}{}{}", std::env::consts::DLL_PREFIX, crate_name.replace('-', "_"), std::env::consts::DLL_SUFFIX);
+    if crate_name.starts_with("xr-fixture-") {
+        profile_dir().parent().expect("target dir").join("fixtures").join(profile_name()).join(file)
+    } else {
+        profile_dir().join(file)
+    }
+}
+
+/// A fresh empty directory under the system temp dir, unique per call.
+pub fn temp_dir(label: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("xr-test-{label}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+/// A directory holding copies of the given plugin and fixture libraries.
+pub fn plugin_dir_with(label: &str, crates: &[&str]) -> PathBuf {
+    let dir = temp_dir(label);
+    for name in crates {
+        let from = library(name);
+        let to = dir.join(from.file_name().expect("library file name"));
+        std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("copy {}: {e}", from.display()));
+    }
+    dir
+}
+
+/// The registry of the built plugins.
+pub fn registry() -> Registry {
+    Registry::load_dirs([plugin_dir()])
+}
+
+/// An open OpenGL device with the GLSL build system attached, from `registry`.
+pub struct GlBench {
+    /// The device.
+    pub device: DeviceBox,
+    /// Its capabilities.
+    pub capabilities: DeviceCapabilities,
+    /// The GLSL build system attached to it.
+    pub compiler: AttachedBuildSystemBox,
+}
+
+/// Size of the images `GlBench::render_full` draws.
+pub const BENCH_SIZE: u32 = 16;
+
+/// A full-screen vertex shader writing `v_uv`.
+pub const FULLSCREEN_VERT: &str = "#version 450 core
+layout(location = 0) in vec2 in_position;
+out vec2 v_uv;
+void main() {
+    v_uv = in_position * 0.5 + 0.5;
+    gl_Position = vec4(in_position, 0.0, 1.0);
+}
+";
+
+impl GlBench {
+    /// Opens the OpenGL device and attaches the build system named `compiler`.
+    pub fn open(registry: &Registry, compiler: &str) -> Self {
+        let device = registry.open_device(DeviceKind::OpenGl, &DeviceOptions::default()).expect("OpenGL device opens");
+        let capabilities = device.capabilities().into_result().expect("capabilities");
+        let handles = device.native_handles().into_result().expect("native handles");
+        let compiler = registry
+            .build_system_named(compiler)
+            .unwrap_or_else(|| panic!("build system {compiler} is loaded"))
+            .attach(&handles, &capabilities)
+            .into_result()
+            .expect("build system attaches");
+        Self { device, capabilities, compiler }
+    }
+
+    /// Builds a program from a full-screen vertex shader and `fragment`.
+    pub fn build_fragment(&mut self, fragment: SourceDesc) -> Result<BuiltProgram, BuildError> {
+        let vertex = SourceDesc::glsl(ShaderStage::Vertex, "fullscreen.vert", FULLSCREEN_VERT);
+        self.compiler.build_program(&ProgramDesc::new("test", [vertex, fragment])).into_result()
+    }
+
+    /// Draws two triangles covering the target with `program`; returns the pixels.
+    pub fn render_full(&mut self, program: &BuiltProgram) -> Image {
+        let target = self.device.create_render_target(BENCH_SIZE, BENCH_SIZE).into_result().expect("target");
+        let quad = [-1.0f32, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, 1.0, -1.0, 1.0];
+        let layout = VertexLayout {
+            stride: 2,
+            attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into(),
+        };
+        let vertices = self.device.create_vertex_buffer(quad.as_slice().into(), &layout).into_result().expect("vb");
+        self.device.clear(target, &[0.0, 0.0, 0.0, 0.0]).into_result().expect("clear");
+        let draw =
+            DrawCall { target, program: program.program, vertex_buffer: vertices, first_vertex: 0, vertex_count: 6 };
+        self.device.draw(&draw).into_result().expect("draw");
+        self.device.read_pixels(target).into_result().expect("read pixels")
+    }
+
+    /// The centre pixel of a full-screen render with `program`.
+    pub fn centre_pixel(&mut self, program: &BuiltProgram) -> [u8; 4] {
+        let image = self.render_full(program);
+        image.pixel(BENCH_SIZE / 2, BENCH_SIZE / 2).expect("centre pixel")
+    }
+}
+
+/// Asserts that two RGBA8 colours differ by at most `tolerance` per channel.
+#[track_caller]
+pub fn assert_rgba_near(actual: [u8; 4], expected: [u8; 4], tolerance: u8) {
+    let close = actual.iter().zip(expected).all(|(a, e)| a.abs_diff(e) <= tolerance);
+    assert!(close, "pixel {actual:?} is not within {tolerance} of {expected:?}");
+}
+
+/// A float colour as the RGBA8 the target stores.
+pub fn rgba8(color: [f32; 4]) -> [u8; 4] {
+    color.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)
+}

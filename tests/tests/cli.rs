@@ -1,0 +1,58 @@
+//! `xr plugins`, run as a user runs it.
+
+use std::process::Command;
+use xr_tests::{executable, plugin_dir_with};
+
+fn xr(args: &[&str], plugin_path: Option<&std::path::Path>) -> (bool, String, String) {
+    let mut command = Command::new(executable("xr"));
+    command.args(args).env("XR_GL_DEVICE", "software").env_remove("XR_PLUGIN_PATH");
+    if let Some(path) = plugin_path {
+        command.env("XR_PLUGIN_PATH", path);
+    }
+    let output = command.output().expect("xr runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into(),
+        String::from_utf8_lossy(&output.stderr).into(),
+    )
+}
+
+#[test]
+fn plugins_json_shows_the_llvmpipe_device_and_the_glsl_flags() {
+    let (ok, stdout, stderr) = xr(&["plugins", "--json"], None);
+    assert!(ok, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("valid JSON");
+    let plugins = report["plugins"].as_array().unwrap();
+    let plugin = |name: &str| plugins.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("{name} listed"));
+
+    let gl = &plugin("xr-rhi-opengl")["device_systems"][0];
+    assert_eq!(gl["kind"], "opengl");
+    let device = &gl["device"]["Ok"];
+    assert!(device["renderer"].as_str().unwrap().contains("llvmpipe"), "{device}");
+    assert_eq!(device["api"], "OpenGL 4.5");
+    assert!(device["extensions"].as_array().unwrap().iter().any(|e| e == "GL_ARB_get_program_binary"));
+    assert_eq!(device["separate_shader_objects"], true);
+
+    let glsl = &plugin("xr-compiler-glsl")["build_systems"][0];
+    assert_eq!(glsl["availability"], serde_json::json!(["RuntimeCompile"]));
+    assert_eq!(glsl["attachable"], serde_json::json!(["opengl"]));
+    assert_eq!(glsl["languages"], serde_json::json!(["glsl"]));
+    assert_eq!(glsl["on_devices"][0]["availability"]["Ok"], serde_json::json!(["RuntimeCompile"]));
+    assert_eq!(report["skipped"], serde_json::json!([]));
+}
+
+#[test]
+fn plugins_text_lists_plugin_path_directories_first_and_skipped_files() {
+    let dir = plugin_dir_with("cli-broken", &["xr-fixture-incompatible"]);
+    let (ok, stdout, stderr) = xr(&["plugins"], Some(&dir));
+    assert!(ok, "{stderr}");
+    let first_line = stdout.lines().next().unwrap();
+    assert!(first_line.starts_with(&format!("plugin directories: {}, ", dir.display())), "{first_line}");
+    assert!(stdout.contains("plugin xr-rhi-opengl"), "{stdout}");
+    assert!(stdout.contains("device: OpenGL 4.5 — "), "{stdout}");
+    assert!(stdout.contains("llvmpipe"), "{stdout}");
+    assert!(stdout.contains("build system xr-compiler-glsl"), "{stdout}");
+    assert!(stdout.contains("flags: RuntimeCompile"), "{stdout}");
+    assert!(stdout.contains("skipped:"), "{stdout}");
+    assert!(stdout.contains("libxr_fixture_incompatible.so: incompatible plugin interface"), "{stdout}");
+}

@@ -1,0 +1,170 @@
+//! The constant table: lookup by name (struct members, array elements),
+//! typed setters through glProgramUniform*, defaults, and refused misuse.
+//! Every value set is checked in rendered pixels.
+
+use xr_device::ErrorKind;
+use xr_sourcebuild::{ConstantTableExt, ConstantType, ScalarKind, ShaderStage, SourceDesc};
+use xr_tests::{GlBench, assert_rgba_near, registry};
+
+fn fragment(source: &str) -> SourceDesc {
+    SourceDesc::glsl(ShaderStage::Fragment, "constants.frag", source)
+}
+
+const STRUCT_AND_ARRAY: &str = "#version 450 core
+struct Tint { vec4 color; float scale; };
+uniform Tint tint;
+uniform float weights[4];
+out vec4 c;
+void main() { c = vec4(tint.color.rgb * tint.scale * weights[2] + weights[3], 1.0); }
+";
+
+#[test]
+fn struct_members_and_array_elements_are_set_by_name() {
+    let registry = registry();
+    let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
+    let mut built = bench.build_fragment(fragment(STRUCT_AND_ARRAY)).expect("builds");
+    let table = &mut built.constants;
+    let color = table.handle("tint.color").unwrap();
+    table.set_vector(color, &[1.0, 0.5, 0.25, 1.0]).unwrap();
+    let scale = table.handle("tint.scale").unwrap();
+    table.set_float(scale, 0.8).unwrap();
+    // Whole array from element 0, then one element by name.
+    let weights = table.handle("weights").unwrap();
+    table.set_float_array(weights, &[0.0, 0.0, 0.5, 0.0]).unwrap();
+    let third = table.handle("weights[2]").unwrap();
+    table.set_float(third, 1.0).unwrap();
+    assert_rgba_near(bench.centre_pixel(&built), [204, 102, 51, 255], 1);
+
+    let mut names: Vec<(String, ConstantType, u32)> = built
+        .constants
+        .constants()
+        .into_result()
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.name.to_string(), c.ty, c.array_size))
+        .collect();
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        names,
+        [
+            ("tint.color".to_owned(), ConstantType::vector(ScalarKind::Float, 4), 1),
+            ("tint.scale".to_owned(), ConstantType::vector(ScalarKind::Float, 1), 1),
+            ("weights".to_owned(), ConstantType::vector(ScalarKind::Float, 1), 4),
+        ]
+    );
+}
+
+#[test]
+fn int_uint_bool_and_matrices_with_transpose() {
+    let registry = registry();
+    let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
+    let source = "#version 450 core
+uniform int mode;
+uniform uint level;
+uniform bool flag;
+uniform ivec2 pair;
+uniform mat4 m;
+out vec4 c;
+void main() {
+    vec4 moved = m * vec4(0.0, 0.0, 0.0, 1.0);
+    c = vec4(float(mode) / 4.0, float(level) / 4.0 + moved.x, flag ? 1.0 : 0.0, float(pair.y - pair.x) / 4.0);
+}
+";
+    let mut built = bench.build_fragment(fragment(source)).expect("builds");
+    let t = &mut built.constants;
+    let (mode, level, flag, pair, m) = (
+        t.handle("mode").unwrap(),
+        t.handle("level").unwrap(),
+        t.handle("flag").unwrap(),
+        t.handle("pair").unwrap(),
+        t.handle("m").unwrap(),
+    );
+    t.set_int(mode, 2).unwrap();
+    t.set_uint(level, 1).unwrap();
+    t.set_bool(flag, true).unwrap();
+    t.set_ivec(pair, &[1, 4]).unwrap();
+    // Column-major: translation in the last column (elements 12..15).
+    let mut column_major = [0.0f32; 16];
+    for i in 0..4 {
+        column_major[i * 5] = 1.0;
+    }
+    column_major[12] = 0.25;
+    t.set_matrix4(m, &column_major).unwrap();
+    let expected = [128, 128, 255, 191];
+    assert_rgba_near(bench.centre_pixel(&built), expected, 1);
+
+    // The same matrix given row-major with transpose gives the same pixels.
+    let mut row_major = [0.0f32; 16];
+    for r in 0..4 {
+        for c in 0..4 {
+            row_major[r * 4 + c] = column_major[c * 4 + r];
+        }
+    }
+    built.constants.set_matrix4(m, &[0.0; 16]).unwrap();
+    assert_rgba_near(bench.centre_pixel(&built), [128, 64, 255, 191], 1);
+    built.constants.set_matrix4_transpose(m, &row_major).unwrap();
+    assert_rgba_near(bench.centre_pixel(&built), expected, 1);
+}
+
+#[test]
+fn set_defaults_restores_the_initialisers_in_the_source() {
+    let registry = registry();
+    let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
+    let source = "#version 450 core
+uniform vec4 base = vec4(0.0, 1.0, 0.0, 1.0);
+uniform float gains[2] = float[2](0.5, 1.0);
+out vec4 c;
+void main() { c = base * gains[1]; }
+";
+    let mut built = bench.build_fragment(fragment(source)).expect("builds");
+    assert_eq!(bench.centre_pixel(&built), [0, 255, 0, 255], "initialisers apply after linking");
+    let base = built.constants.handle("base").unwrap();
+    built.constants.set_vector(base, &[1.0, 0.0, 0.0, 1.0]).unwrap();
+    let gains = built.constants.handle("gains").unwrap();
+    built.constants.set_float_array(gains, &[1.0, 0.5]).unwrap();
+    assert_rgba_near(bench.centre_pixel(&built), [128, 0, 0, 128], 1);
+    built.constants.set_defaults().into_result().unwrap();
+    assert_eq!(bench.centre_pixel(&built), [0, 255, 0, 255]);
+}
+
+#[test]
+fn unknown_names_wrong_types_and_overflows_are_errors() {
+    let registry = registry();
+    let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
+    let mut built = bench.build_fragment(fragment(STRUCT_AND_ARRAY)).expect("builds");
+    let table = &mut built.constants;
+
+    let error = table.handle("tint.colour").unwrap_err();
+    assert_eq!(error.kind, ErrorKind::InvalidInput);
+    assert!(error.message.contains("no active constant 'tint.colour'"), "{error}");
+    assert!(error.message.contains("tint.color"), "lists what exists: {error}");
+
+    let error = table.handle("weights[4]").unwrap_err();
+    assert!(error.message.contains("index 4 is out of range"), "{error}");
+
+    let color = table.handle("tint.color").unwrap();
+    let error = table.set_float(color, 1.0).unwrap_err();
+    assert_eq!(error.kind, ErrorKind::InvalidInput);
+    assert!(error.message.contains("'tint.color' is vec4, cannot set it from a float"), "{error}");
+    let error = table.set_int(color, 1).unwrap_err();
+    assert!(error.message.contains("from a int"), "{error}");
+    let error = table.set_vector(color, &[1.0, 2.0, 3.0]).unwrap_err();
+    assert!(error.message.contains("from a vec3"), "{error}");
+
+    let third = table.handle("weights[2]").unwrap();
+    let error = table.set_float_array(third, &[1.0, 1.0, 1.0]).unwrap_err();
+    assert!(error.message.contains("3 elements do not fit 'weights' from element 2"), "{error}");
+    let error = table.set_float_array(third, &[]).unwrap_err();
+    assert!(error.message.contains("not a whole number"), "{error}");
+
+    // A handle from another program is refused, not applied to the wrong uniform.
+    let other = bench
+        .build_fragment(fragment("#version 450 core\nuniform vec4 a;\nuniform vec4 b;\nuniform vec4 z;\nout vec4 c;\nvoid main() { c = a + b + z; }\n"))
+        .expect("builds");
+    let foreign = other.constants.handle("z").unwrap();
+    let error = built.constants.set_vector(foreign, &[0.0; 4]).unwrap_err();
+    assert!(error.message.contains("does not belong"), "{error}");
+
+    // None of the refused calls changed anything: the program still renders black.
+    assert_eq!(bench.centre_pixel(&built), [0, 0, 0, 255]);
+}

@@ -1,0 +1,127 @@
+//! Plugin discovery and loading, with real and broken plugins on disk.
+
+use xr_device::{DeviceKind, DeviceOptions, ErrorKind};
+use xr_sourcebuild::{Availability, ProgramDesc, Registry, ShaderStage, SourceDesc, SourceLanguage};
+use xr_tests::{GlBench, library, plugin_dir, plugin_dir_with, registry, temp_dir};
+
+fn names(registry: &Registry) -> Vec<&str> {
+    let mut names: Vec<&str> = registry.plugins().iter().map(|p| p.name.as_str()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn loads_the_opengl_device_and_glsl_build_system_from_disk() {
+    let registry = registry();
+    assert_eq!(names(&registry), ["xr-compiler-glsl", "xr-rhi-opengl"]);
+    assert!(
+        registry.skipped().is_empty(),
+        "nothing in {} should be skipped: {:?}",
+        plugin_dir().display(),
+        registry.skipped()
+    );
+    let plugin = registry.plugins().iter().find(|p| p.name == "xr-rhi-opengl").unwrap();
+    assert_eq!(plugin.version, env!("CARGO_PKG_VERSION"));
+    assert!(plugin.path.starts_with(plugin_dir()));
+    assert!(registry.device_system(DeviceKind::OpenGl).is_ok());
+    assert!(registry.device_system(DeviceKind::Vulkan).is_err());
+    let (info, _) = registry.build_systems(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, SourceLanguage::Glsl)[0];
+    assert_eq!(info.name.as_str(), "xr-compiler-glsl");
+    assert!(info.availability.contains(Availability::RUNTIME_COMPILE));
+    assert!(
+        registry.best_build_system(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, SourceLanguage::Hlsl).is_err()
+    );
+}
+
+#[test]
+fn broken_files_and_a_missing_directory_are_skipped_and_the_rest_still_works() {
+    let dir = plugin_dir_with(
+        "broken",
+        &[
+            "xr-rhi-opengl",
+            "xr-compiler-glsl",
+            "xr-fixture-not-a-plugin",
+            "xr-fixture-incompatible",
+            "xr-fixture-panic-on-load",
+        ],
+    );
+    std::fs::write(dir.join("garbage.so"), b"this is not an ELF file").unwrap();
+    std::fs::write(dir.join("notes.txt"), b"not a library, not even looked at").unwrap();
+    let missing = temp_dir("missing").join("does-not-exist");
+
+    let registry = Registry::load_dirs([missing.clone(), dir.clone()]);
+    assert_eq!(names(&registry), ["xr-compiler-glsl", "xr-rhi-opengl"]);
+
+    let reason = |file: &std::path::Path| -> String {
+        let skipped = registry.skipped().iter().find(|s| s.path == file);
+        skipped.unwrap_or_else(|| panic!("{} not skipped: {:?}", file.display(), registry.skipped())).reason.clone()
+    };
+    assert_eq!(reason(&missing), "plugin directory does not exist");
+    assert!(reason(&dir.join("garbage.so")).starts_with("not a loadable shared library"));
+    let not_plugin = dir.join(library("xr-fixture-not-a-plugin").file_name().unwrap());
+    assert_eq!(reason(&not_plugin), "not an XR plugin: it exports no abi_stable root module");
+    let incompatible = dir.join(library("xr-fixture-incompatible").file_name().unwrap());
+    assert!(reason(&incompatible).starts_with("incompatible plugin interface"), "{}", reason(&incompatible));
+    let panics = dir.join(library("xr-fixture-panic-on-load").file_name().unwrap());
+    assert_eq!(reason(&panics), "plugin panicked while creating its root module");
+    assert_eq!(registry.skipped().len(), 5, "{:?}", registry.skipped());
+    for skipped in registry.skipped() {
+        assert!(!skipped.reason.contains('\n'), "reason must be one line: {}", skipped.reason);
+        assert!(skipped.reason.len() < 300, "reason must be short: {}", skipped.reason);
+    }
+
+    // The plugins that loaded next to the broken ones still build and draw.
+    let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
+    let fragment = SourceDesc::glsl(
+        ShaderStage::Fragment,
+        "white.frag",
+        "#version 450 core\nout vec4 c;\nvoid main() { c = vec4(1.0); }\n",
+    );
+    let program = bench.build_fragment(fragment).expect("builds");
+    assert_eq!(bench.centre_pixel(&program), [255, 255, 255, 255]);
+}
+
+#[test]
+fn a_plugin_found_twice_loads_once() {
+    let first = plugin_dir_with("first", &["xr-rhi-opengl"]);
+    let second = plugin_dir_with("second", &["xr-rhi-opengl"]);
+    let registry = Registry::load_dirs([first.clone(), second.clone()]);
+    assert_eq!(names(&registry), ["xr-rhi-opengl"]);
+    assert_eq!(registry.plugins()[0].path.parent(), Some(first.as_path()));
+    assert_eq!(registry.skipped().len(), 1);
+    assert!(registry.skipped()[0].reason.starts_with("plugin 'xr-rhi-opengl' already loaded from"));
+    assert!(registry.skipped()[0].path.starts_with(&second));
+}
+
+#[test]
+fn a_plugin_that_panics_inside_calls_costs_only_those_calls() {
+    let dir = plugin_dir_with("panics", &["xr-rhi-opengl", "xr-compiler-glsl", "xr-fixture-panic"]);
+    let registry = Registry::load_dirs([dir]);
+    assert_eq!(names(&registry), ["xr-compiler-glsl", "xr-fixture-panic", "xr-rhi-opengl"]);
+
+    // Its device system panics in `open`: an error, and the host goes on.
+    let broken_device = registry.device_system_named("xr-fixture-panic-device").expect("fixture device system");
+    let error = broken_device.open(&DeviceOptions::default()).into_result().err().expect("open fails");
+    assert_eq!(error.kind, ErrorKind::Panic);
+    assert!(error.message.contains("open is broken"), "{}", error.message);
+
+    // Its build system panics in `build_program`, again and again.
+    let mut broken = GlBench::open(&registry, "xr-fixture-panic-build");
+    let program = ProgramDesc::new("any", [SourceDesc::glsl(ShaderStage::Fragment, "x.frag", "")]);
+    for _ in 0..3 {
+        let error = broken.compiler.build_program(&program).into_result().err().expect("build fails");
+        assert_eq!(error.error.kind, ErrorKind::Panic);
+        assert!(error.error.message.contains("index 8 out of range"), "{}", error.error.message);
+    }
+
+    // The real build system, on a device the registry opens past the broken
+    // device system, still works.
+    let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
+    let fragment = SourceDesc::glsl(
+        ShaderStage::Fragment,
+        "red.frag",
+        "#version 450 core\nout vec4 c;\nvoid main() { c = vec4(1.0, 0.0, 0.0, 1.0); }\n",
+    );
+    let built = bench.build_fragment(fragment).expect("builds");
+    assert_eq!(bench.centre_pixel(&built), [255, 0, 0, 255]);
+}

@@ -1,0 +1,49 @@
+//! The triangle sample, rendered through plugins loaded from disk.
+
+use triangle::{CLEAR, SIZE, TriangleParams, default_shader_dir, render, translation};
+use xr_tests::{assert_rgba_near, executable, registry, rgba8, temp_dir};
+
+/// Pixel coordinates (x right, y down) of a clip-space point.
+fn to_pixel(x: f32, y: f32) -> (u32, u32) {
+    let px = ((x + 1.0) * 0.5 * SIZE as f32) as u32;
+    let py = ((1.0 - (y + 1.0) * 0.5) * SIZE as f32) as u32;
+    (px, py)
+}
+
+#[test]
+fn renders_the_colour_and_transform_set_through_the_constant_table() {
+    let registry = registry();
+    for (color, offset) in [([1.0, 0.5, 0.0, 1.0], (0.0, 0.0)), ([0.2, 0.4, 1.0, 1.0], (0.4, -0.3))] {
+        let params = TriangleParams { color, transform: translation(offset.0, offset.1) };
+        let image = render(&registry, &params, &default_shader_dir()).expect("renders");
+        assert_eq!((image.width, image.height), (SIZE, SIZE));
+        // Inside: the triangle's centroid, moved by the offset.
+        let (x, y) = to_pixel(offset.0, -1.0 / 6.0 + offset.1);
+        assert_rgba_near(image.pixel(x, y).unwrap(), rgba8(color), 1);
+        // Outside: corners, and a point just above the apex.
+        for (x, y) in [(0, 0), (SIZE - 1, SIZE - 1), (0, SIZE - 1)] {
+            assert_eq!(image.pixel(x, y).unwrap(), rgba8(CLEAR), "corner ({x}, {y})");
+        }
+        let (x, y) = to_pixel(offset.0, 0.6 + offset.1);
+        assert_eq!(image.pixel(x, y).unwrap(), rgba8(CLEAR), "above the apex");
+        // Below the base-left corner, outside the triangle.
+        let (x, y) = to_pixel(-0.45 + offset.0, -0.6 + offset.1);
+        assert_eq!(image.pixel(x, y).unwrap(), rgba8(CLEAR), "below the base");
+        let covered = image.rgba.chunks_exact(4).filter(|p| *p == rgba8(color)).count();
+        // The triangle covers 1/8 of clip space: 2048 of 16384 pixels, give or take its edges.
+        assert!((1900..2200).contains(&covered), "{covered} pixels covered");
+    }
+}
+
+#[test]
+fn the_sample_binary_writes_a_png() {
+    let out = temp_dir("triangle-bin").join("triangle.png");
+    let output = std::process::Command::new(executable("triangle"))
+        .args(["--out", out.to_str().unwrap(), "--color", "0", "1", "0", "1"])
+        .output()
+        .expect("sample runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stdout).contains(out.to_str().unwrap()));
+    let bytes = std::fs::read(&out).expect("png written");
+    assert_eq!(&bytes[1..4], b"PNG");
+}
