@@ -10,11 +10,11 @@ use xr_device::{
     DeviceBox, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, VertexLayout,
 };
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, BuildError, BuiltProgram, ProgramDesc, Registry, ShaderStage, SourceDesc,
+    AttachedBuildSystemBox, BuildError, BuildOptions, BuiltProgram, ProgramDesc, Registry, ShaderStage, SourceDesc,
 };
 
 /// The plugins, `xr` and the samples that the tests load from disk.
-const ARTIFACTS: [&str; 4] = ["xr-rhi-opengl", "xr-compiler-glsl", "xr-cli", "triangle"];
+const ARTIFACTS: [&str; 5] = ["xr-rhi-opengl", "xr-compiler-glsl", "xr-cli", "triangle", "pipelines"];
 
 /// Broken plugins, built into their own target directory so they never sit next to `xr`.
 const FIXTURES: [&str; 4] =
@@ -150,7 +150,9 @@ impl GlBench {
     /// Builds a program from a full-screen vertex shader and `fragment`.
     pub fn build_fragment(&mut self, fragment: SourceDesc) -> Result<BuiltProgram, BuildError> {
         let vertex = SourceDesc::glsl(ShaderStage::Vertex, "fullscreen.vert", FULLSCREEN_VERT);
-        self.compiler.build_program(&ProgramDesc::new("test", [vertex, fragment])).into_result()
+        self.compiler
+            .build_program(&ProgramDesc::new("test", [vertex, fragment]), &BuildOptions::default())
+            .into_result()
     }
 
     /// Draws two triangles covering the target with `program`; returns the pixels.

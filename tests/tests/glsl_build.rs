@@ -115,7 +115,7 @@ fn errors_in_two_stages_are_all_reported() {
         "#version 450 core\nout vec4 c;\nvoid main() { c = undefined_b; }\n",
     );
     let desc = xr_sourcebuild::ProgramDesc::new("two", [vertex, fragment]);
-    let error = bench.compiler.build_program(&desc).into_result().err().expect("fails");
+    let error = bench.compiler.build_program(&desc, &Default::default()).into_result().err().expect("fails");
     let located: Vec<(String, u32)> = error
         .diagnostics
         .iter()

@@ -109,7 +109,8 @@ fn a_plugin_that_panics_inside_calls_costs_only_those_calls() {
     let mut broken = GlBench::open(&registry, "xr-fixture-panic-build");
     let program = ProgramDesc::new("any", [SourceDesc::glsl(ShaderStage::Fragment, "x.frag", "")]);
     for _ in 0..3 {
-        let error = broken.compiler.build_program(&program).into_result().err().expect("build fails");
+        let error =
+            broken.compiler.build_program(&program, &Default::default()).into_result().err().expect("build fails");
         assert_eq!(error.error.kind, ErrorKind::Panic);
         assert!(error.error.message.contains("index 8 out of range"), "{}", error.error.message);
     }

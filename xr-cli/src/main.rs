@@ -31,7 +31,11 @@ enum Command {
 
 fn main() -> anyhow::Result<()> {
     let level = std::env::var("XR_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(tracing::Level::WARN);
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).init();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_max_level(level)
+        .init();
     match Cli::parse().command {
         Command::Plugins { json, plugin_dirs, extensions } => plugins::run(json, plugin_dirs, extensions),
     }

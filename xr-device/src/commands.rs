@@ -13,12 +13,36 @@ pub struct RenderTargetId(pub u32);
 #[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VertexBufferId(pub u32);
 
-/// A linked program on the device, as a build system hands it out.
+/// What a [`ProgramRef`] names.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProgramKind {
+    /// One linked program holding every stage (`glUseProgram`).
+    Program,
+    /// A program pipeline combining separable stage programs (`glBindProgramPipeline`).
+    Pipeline,
+}
+
+/// A linked program or a program pipeline on the device, as a build system hands it out.
 #[repr(C)]
 #[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ProgramRef {
-    /// The device-native name (a GL program object).
+    /// Program or pipeline.
+    pub kind: ProgramKind,
+    /// The device-native name (a GL program or program pipeline object).
     pub name: u32,
+}
+
+impl ProgramRef {
+    /// A linked program.
+    pub fn program(name: u32) -> Self {
+        Self { kind: ProgramKind::Program, name }
+    }
+
+    /// A program pipeline.
+    pub fn pipeline(name: u32) -> Self {
+        Self { kind: ProgramKind::Pipeline, name }
+    }
 }
 
 /// One float vertex attribute inside an interleaved buffer.

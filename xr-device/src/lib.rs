@@ -15,7 +15,9 @@ pub mod panic_guard;
 pub mod system;
 
 pub use capabilities::{DeviceCapabilities, DeviceKind};
-pub use commands::{DrawCall, Image, ProgramRef, RenderTargetId, VertexAttribute, VertexBufferId, VertexLayout};
+pub use commands::{
+    DrawCall, Image, ProgramKind, ProgramRef, RenderTargetId, VertexAttribute, VertexBufferId, VertexLayout,
+};
 pub use error::{ErrorKind, XrError, XrResult};
 pub use handles::{GlLoader, NativeHandles};
 pub use panic_guard::{catch_panic, guard};

@@ -14,7 +14,7 @@ use abi_stable::{
     std_types::{RBox, RStr, RString, RVec},
 };
 use std::fmt;
-use xr_device::XrResult;
+use xr_device::{ProgramRef, XrResult};
 
 /// The scalar kind of a constant's components.
 #[repr(u8)]
@@ -166,8 +166,42 @@ pub trait ConstantTable {
     fn set(&mut self, handle: ConstantHandle, value: &ConstantValue) -> XrResult<()>;
 
     /// Restores every constant to the initialiser written in the source.
-    #[sabi(last_prefix_field)]
     fn set_defaults(&mut self) -> XrResult<()>;
+
+    /// Sets a value the classic way, for hosts that use `glUniform*`: binds
+    /// `pipeline`, makes this table's program its active program
+    /// (`glActiveShaderProgram`), then calls `glUniform*`.
+    #[sabi(last_prefix_field)]
+    fn set_through_pipeline(
+        &mut self,
+        pipeline: ProgramRef,
+        handle: ConstantHandle,
+        value: &ConstantValue,
+    ) -> XrResult<()>;
+}
+
+/// A constant table's setters routed through a pipeline's active program;
+/// see [`ConstantTable::set_through_pipeline`].
+pub struct ThroughPipeline<'a> {
+    table: &'a mut ConstantTableBox,
+    pipeline: ProgramRef,
+}
+
+impl ConstantTable_TO<'static, RBox<()>> {
+    /// The same typed setters, applied with `glActiveShaderProgram` + `glUniform*`.
+    pub fn through_pipeline(&mut self, pipeline: ProgramRef) -> ThroughPipeline<'_> {
+        ThroughPipeline { table: self, pipeline }
+    }
+}
+
+impl ConstantTableExt for ThroughPipeline<'_> {
+    fn handle(&self, name: &str) -> Result<ConstantHandle, xr_device::XrError> {
+        self.table.handle(name)
+    }
+
+    fn set_value(&mut self, handle: ConstantHandle, value: ConstantValue) -> Result<(), xr_device::XrError> {
+        self.table.set_through_pipeline(self.pipeline, handle, &value).into_result()
+    }
 }
 
 /// A constant table behind the ABI.

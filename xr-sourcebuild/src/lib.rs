@@ -11,21 +11,27 @@ pub mod availability;
 pub mod constants;
 pub mod diagnostics;
 pub mod plugin;
+pub mod program_cache;
 pub mod registry;
 pub mod source;
+pub mod store;
 pub mod system;
 
 pub use availability::Availability;
 pub use constants::{
     ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantTable_TO, ConstantTableBox, ConstantTableExt,
-    ConstantType, ConstantValue, ScalarKind,
+    ConstantType, ConstantValue, ScalarKind, ThroughPipeline,
 };
 pub use diagnostics::{BuildError, Diagnostic, Severity};
 pub use plugin::{XrPlugin, XrPluginRef};
+pub use program_cache::{
+    DriverIdentity, LoadPath, LoadReport, ProgramCache, decode_binary_record, encode_binary_record,
+};
 pub use registry::{LoadedPlugin, Registry, RegistryError, SkippedFile};
 pub use source::{Define, ProgramDesc, ShaderStage, SourceDesc, SourceLanguage, VirtualFile};
+pub use store::{ObjectKey, Store, StoreError};
 pub use system::{
-    AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBox, BuildSystemInfo, BuiltProgram,
-    SourceBuildSystem, SourceBuildSystem_TO, SourceBuildSystemBox,
+    AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBox, BuildOptions, BuildSystemInfo, BuiltProgram,
+    ProgramBinary, SourceBuildSystem, SourceBuildSystem_TO, SourceBuildSystemBox,
 };
 pub use xr_device;

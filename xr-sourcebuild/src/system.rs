@@ -11,7 +11,7 @@ use crate::{
 };
 use abi_stable::{
     StableAbi, sabi_trait,
-    std_types::{RBox, RResult, RString, RVec},
+    std_types::{RBox, RResult, RSlice, RString, RVec},
 };
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, ProgramRef, XrResult};
 
@@ -47,6 +47,28 @@ pub struct BuiltProgram {
     pub warnings: RVec<Diagnostic>,
 }
 
+/// How to build a program.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct BuildOptions {
+    /// Build a separable program (`GL_PROGRAM_SEPARABLE`), to be combined
+    /// with other stages' programs in a program pipeline.
+    pub separable: bool,
+    /// Ask the driver to keep the program binary retrievable
+    /// (`GL_PROGRAM_BINARY_RETRIEVABLE_HINT`).
+    pub retrievable: bool,
+}
+
+/// A device-specific program binary (`glGetProgramBinary`).
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct ProgramBinary {
+    /// The driver's binary format id.
+    pub format: u32,
+    /// The binary.
+    pub bytes: RVec<u8>,
+}
+
 /// A source build system: seed 003's `XRSourceBuildSystem`.
 #[sabi_trait]
 pub trait SourceBuildSystem {
@@ -65,8 +87,34 @@ pub trait AttachedBuildSystem {
     fn availability(&self) -> XrResult<Availability>;
 
     /// Builds a program from source on the device.
+    fn build_program(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> RResult<BuiltProgram, BuildError>;
+
+    /// A hash of every input that changes the program's bytes: the sources
+    /// with their includes flattened, defines, stages, entry points, and the
+    /// build system's identity and version. Fails where the sources do
+    /// (a missing include).
+    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> RResult<RVec<u8>, BuildError>;
+
+    /// Reads a program's binary back (`glGetProgramBinary`); the program
+    /// must have been built with `retrievable`.
+    fn program_binary(&self, program: ProgramRef) -> XrResult<ProgramBinary>;
+
+    /// Loads a program from a binary (`glProgramBinary`) and checks that the
+    /// driver accepted it; fails with [`xr_device::ErrorKind::Driver`] when
+    /// the driver refuses it, so the caller can build from source instead.
+    fn load_program_binary(
+        &mut self,
+        desc: &ProgramDesc,
+        options: &BuildOptions,
+        binary: &ProgramBinary,
+    ) -> RResult<BuiltProgram, BuildError>;
+
+    /// Combines separable stage programs into a program pipeline, validated
+    /// (`glValidateProgramPipeline`) before it is returned: a pipeline whose
+    /// stages' interfaces do not match is an error naming its stages.
+    /// The pipeline lives as long as this attached build system.
     #[sabi(last_prefix_field)]
-    fn build_program(&mut self, desc: &ProgramDesc) -> RResult<BuiltProgram, BuildError>;
+    fn create_pipeline(&mut self, programs: RSlice<'_, ProgramRef>) -> XrResult<ProgramRef>;
 }
 
 /// A build system behind the ABI.

@@ -1,11 +1,11 @@
 //! The constant table of a GL program: active uniforms, set with
 //! `glProgramUniform*` on the program named explicitly.
 
-use crate::gl::DeviceGl;
+use crate::{gl::DeviceGl, gl_ext::PipelineFns};
 use abi_stable::std_types::{RStr, RVec};
 use glow::HasContext;
 use std::rc::Rc;
-use xr_device::{XrError, XrResult, guard};
+use xr_device::{ProgramKind, ProgramRef, XrError, XrResult, guard};
 use xr_sourcebuild::{
     ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantType, ConstantValue, ScalarKind,
 };
@@ -22,6 +22,7 @@ struct Entry {
 /// table deletes it.
 pub struct GlConstantTable {
     gl: Rc<DeviceGl>,
+    pipelines: Option<Rc<PipelineFns>>,
     program: glow::Program,
     program_name: String,
     entries: Vec<Entry>,
@@ -29,7 +30,12 @@ pub struct GlConstantTable {
 
 impl GlConstantTable {
     /// Reads the active uniforms (outside uniform blocks) and their initial values.
-    pub fn new(gl: Rc<DeviceGl>, program: glow::Program, program_name: &str) -> Result<Self, XrError> {
+    pub fn new(
+        gl: Rc<DeviceGl>,
+        pipelines: Option<Rc<PipelineFns>>,
+        program: glow::Program,
+        program_name: &str,
+    ) -> Result<Self, XrError> {
         let mut entries = Vec::new();
         {
             let g = gl.current()?;
@@ -63,7 +69,7 @@ impl GlConstantTable {
             }
         }
         entries.sort_by(|a, b| a.info.name.cmp(&b.info.name));
-        Ok(Self { gl, program, program_name: program_name.to_owned(), entries })
+        Ok(Self { gl, pipelines, program, program_name: program_name.to_owned(), entries })
     }
 
     fn find(&self, name: &str) -> Result<ConstantHandle, XrError> {
@@ -97,7 +103,12 @@ impl GlConstantTable {
             })
     }
 
-    fn set_value(&self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+    /// Checks `value` against the declaration; returns the entry and the first location.
+    fn check(
+        &self,
+        handle: ConstantHandle,
+        value: &ConstantValue,
+    ) -> Result<(&Entry, glow::NativeUniformLocation), XrError> {
         let entry = self.entry(handle)?;
         let declared = entry.info.ty;
         let name = &entry.info.name;
@@ -119,15 +130,37 @@ impl GlConstantTable {
                 handle.element, entry.info.array_size
             )));
         }
-        let location = entry.locations[handle.element as usize];
+        Ok((entry, entry.locations[handle.element as usize]))
+    }
+
+    fn set_value(&self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+        let (entry, location) = self.check(handle, value)?;
         let gl = self.gl.current()?;
         // SAFETY: the program is alive and the data length matches the type.
         unsafe {
-            write_value(gl, self.program, &location, declared, value.transpose, &value.data);
-            match gl.get_error() {
-                glow::NO_ERROR => Ok(()),
-                error => Err(XrError::driver(format!("setting '{name}' failed with GL error 0x{error:04x}"))),
-            }
+            write_value(gl, Target::Program(self.program), &location, entry.info.ty, value.transpose, &value.data);
+            gl_result(gl, &entry.info.name)
+        }
+    }
+
+    fn set_classic(&self, pipeline: ProgramRef, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+        let (entry, location) = self.check(handle, value)?;
+        let fns = self.pipelines.as_ref().ok_or_else(|| {
+            XrError::unavailable("glActiveShaderProgram needs OpenGL 4.1 or GL_ARB_separate_shader_objects")
+        })?;
+        if pipeline.kind != ProgramKind::Pipeline {
+            return Err(XrError::invalid_input(format!("{pipeline:?} is not a program pipeline")));
+        }
+        let gl = self.gl.current()?;
+        // SAFETY: the pipeline and program live on the current context; the
+        // data length matches the type.
+        unsafe {
+            gl.use_program(None);
+            fns.activate(pipeline.name, self.program.0.get());
+            write_value(gl, Target::ActiveProgram, &location, entry.info.ty, value.transpose, &value.data);
+            let result = gl_result(gl, &entry.info.name);
+            fns.unbind();
+            result
         }
     }
 
@@ -136,7 +169,7 @@ impl GlConstantTable {
         for entry in &self.entries {
             for (location, data) in entry.locations.iter().zip(&entry.defaults) {
                 // SAFETY: defaults were read from this program with the same type.
-                unsafe { write_value(gl, self.program, location, entry.info.ty, false, data) };
+                unsafe { write_value(gl, Target::Program(self.program), location, entry.info.ty, false, data) };
             }
         }
         Ok(())
@@ -158,6 +191,32 @@ impl ConstantTable for GlConstantTable {
 
     fn set_defaults(&mut self) -> XrResult<()> {
         guard(|| self.restore_defaults())
+    }
+
+    fn set_through_pipeline(
+        &mut self,
+        pipeline: ProgramRef,
+        handle: ConstantHandle,
+        value: &ConstantValue,
+    ) -> XrResult<()> {
+        guard(|| self.set_classic(pipeline, handle, value))
+    }
+}
+
+/// Which program `glUniform*` calls set.
+enum Target {
+    /// `glProgramUniform*` on this program.
+    Program(glow::Program),
+    /// `glUniform*` on the active program of the bound pipeline.
+    ActiveProgram,
+}
+
+/// Turns a pending GL error into an error naming the constant.
+unsafe fn gl_result(gl: &glow::Context, name: &str) -> Result<(), XrError> {
+    // SAFETY: plain query on the current context.
+    match unsafe { gl.get_error() } {
+        glow::NO_ERROR => Ok(()),
+        error => Err(XrError::driver(format!("setting '{name}' failed with GL error 0x{error:04x}"))),
     }
 }
 
@@ -277,60 +336,85 @@ unsafe fn read_value(
     }
 }
 
-/// `glProgramUniform*` for one or more elements starting at `location`.
+/// `glProgramUniform*` (or `glUniform*`) for one or more elements starting at `location`.
 unsafe fn write_value(
     gl: &glow::Context,
-    program: glow::Program,
+    target: Target,
     location: &glow::NativeUniformLocation,
     ty: ConstantType,
     transpose: bool,
     data: &ConstantData,
 ) {
     let at = Some(location);
+    // One call per GL entry point, for both targets.
+    macro_rules! call {
+        ($program_fn:ident, $classic_fn:ident $(, $arg:expr)*) => {
+            match target {
+                Target::Program(program) => gl.$program_fn(program, at $(, $arg)*),
+                Target::ActiveProgram => gl.$classic_fn(at $(, $arg)*),
+            }
+        };
+    }
+    let bools: Vec<i32>;
+    let ints: &[i32] = match data {
+        ConstantData::Int(v) => v,
+        ConstantData::Bool(v) => {
+            bools = v.iter().map(|b| i32::from(*b != 0)).collect();
+            &bools
+        }
+        _ => &[],
+    };
     // SAFETY: the caller checked that `data` holds whole elements of `ty`.
     unsafe {
         match (data, ty.columns, ty.rows) {
-            (ConstantData::Float(v), 1, 1) => gl.program_uniform_1_f32_slice(program, at, v),
-            (ConstantData::Float(v), 1, 2) => gl.program_uniform_2_f32_slice(program, at, v),
-            (ConstantData::Float(v), 1, 3) => gl.program_uniform_3_f32_slice(program, at, v),
-            (ConstantData::Float(v), 1, 4) => gl.program_uniform_4_f32_slice(program, at, v),
-            (ConstantData::Float(v), 2, 2) => gl.program_uniform_matrix_2_f32_slice(program, at, transpose, v),
-            (ConstantData::Float(v), 2, 3) => gl.program_uniform_matrix_2x3_f32_slice(program, at, transpose, v),
-            (ConstantData::Float(v), 2, 4) => gl.program_uniform_matrix_2x4_f32_slice(program, at, transpose, v),
-            (ConstantData::Float(v), 3, 2) => gl.program_uniform_matrix_3x2_f32_slice(program, at, transpose, v),
-            (ConstantData::Float(v), 3, 3) => gl.program_uniform_matrix_3_f32_slice(program, at, transpose, v),
-            (ConstantData::Float(v), 3, 4) => gl.program_uniform_matrix_3x4_f32_slice(program, at, transpose, v),
-            (ConstantData::Float(v), 4, 2) => gl.program_uniform_matrix_4x2_f32_slice(program, at, transpose, v),
-            (ConstantData::Float(v), 4, 3) => gl.program_uniform_matrix_4x3_f32_slice(program, at, transpose, v),
-            (ConstantData::Float(v), 4, 4) => gl.program_uniform_matrix_4_f32_slice(program, at, transpose, v),
-            (ConstantData::Int(v), 1, n) => int_slice(gl, program, at, n, v),
-            (ConstantData::Bool(v), 1, n) => {
-                let ints: Vec<i32> = v.iter().map(|b| i32::from(*b != 0)).collect();
-                int_slice(gl, program, at, n, &ints)
+            (ConstantData::Float(v), 1, 1) => call!(program_uniform_1_f32_slice, uniform_1_f32_slice, v),
+            (ConstantData::Float(v), 1, 2) => call!(program_uniform_2_f32_slice, uniform_2_f32_slice, v),
+            (ConstantData::Float(v), 1, 3) => call!(program_uniform_3_f32_slice, uniform_3_f32_slice, v),
+            (ConstantData::Float(v), 1, 4) => call!(program_uniform_4_f32_slice, uniform_4_f32_slice, v),
+            (ConstantData::Float(v), 2, 2) => {
+                call!(program_uniform_matrix_2_f32_slice, uniform_matrix_2_f32_slice, transpose, v)
             }
-            (ConstantData::UInt(v), 1, 1) => gl.program_uniform_1_u32_slice(program, at, v),
-            (ConstantData::UInt(v), 1, 2) => gl.program_uniform_2_u32_slice(program, at, v),
-            (ConstantData::UInt(v), 1, 3) => gl.program_uniform_3_u32_slice(program, at, v),
-            (ConstantData::UInt(v), 1, 4) => gl.program_uniform_4_u32_slice(program, at, v),
+            (ConstantData::Float(v), 2, 3) => {
+                call!(program_uniform_matrix_2x3_f32_slice, uniform_matrix_2x3_f32_slice, transpose, v)
+            }
+            (ConstantData::Float(v), 2, 4) => {
+                call!(program_uniform_matrix_2x4_f32_slice, uniform_matrix_2x4_f32_slice, transpose, v)
+            }
+            (ConstantData::Float(v), 3, 2) => {
+                call!(program_uniform_matrix_3x2_f32_slice, uniform_matrix_3x2_f32_slice, transpose, v)
+            }
+            (ConstantData::Float(v), 3, 3) => {
+                call!(program_uniform_matrix_3_f32_slice, uniform_matrix_3_f32_slice, transpose, v)
+            }
+            (ConstantData::Float(v), 3, 4) => {
+                call!(program_uniform_matrix_3x4_f32_slice, uniform_matrix_3x4_f32_slice, transpose, v)
+            }
+            (ConstantData::Float(v), 4, 2) => {
+                call!(program_uniform_matrix_4x2_f32_slice, uniform_matrix_4x2_f32_slice, transpose, v)
+            }
+            (ConstantData::Float(v), 4, 3) => {
+                call!(program_uniform_matrix_4x3_f32_slice, uniform_matrix_4x3_f32_slice, transpose, v)
+            }
+            (ConstantData::Float(v), 4, 4) => {
+                call!(program_uniform_matrix_4_f32_slice, uniform_matrix_4_f32_slice, transpose, v)
+            }
+            (ConstantData::Int(_) | ConstantData::Bool(_), 1, 1) => {
+                call!(program_uniform_1_i32_slice, uniform_1_i32_slice, ints)
+            }
+            (ConstantData::Int(_) | ConstantData::Bool(_), 1, 2) => {
+                call!(program_uniform_2_i32_slice, uniform_2_i32_slice, ints)
+            }
+            (ConstantData::Int(_) | ConstantData::Bool(_), 1, 3) => {
+                call!(program_uniform_3_i32_slice, uniform_3_i32_slice, ints)
+            }
+            (ConstantData::Int(_) | ConstantData::Bool(_), 1, 4) => {
+                call!(program_uniform_4_i32_slice, uniform_4_i32_slice, ints)
+            }
+            (ConstantData::UInt(v), 1, 1) => call!(program_uniform_1_u32_slice, uniform_1_u32_slice, v),
+            (ConstantData::UInt(v), 1, 2) => call!(program_uniform_2_u32_slice, uniform_2_u32_slice, v),
+            (ConstantData::UInt(v), 1, 3) => call!(program_uniform_3_u32_slice, uniform_3_u32_slice, v),
+            (ConstantData::UInt(v), 1, 4) => call!(program_uniform_4_u32_slice, uniform_4_u32_slice, v),
             _ => {}
-        }
-    }
-}
-
-unsafe fn int_slice(
-    gl: &glow::Context,
-    program: glow::Program,
-    at: Option<&glow::NativeUniformLocation>,
-    rows: u8,
-    v: &[i32],
-) {
-    // SAFETY: as in `write_value`.
-    unsafe {
-        match rows {
-            1 => gl.program_uniform_1_i32_slice(program, at, v),
-            2 => gl.program_uniform_2_i32_slice(program, at, v),
-            3 => gl.program_uniform_3_i32_slice(program, at, v),
-            _ => gl.program_uniform_4_i32_slice(program, at, v),
         }
     }
 }

@@ -27,6 +27,11 @@ impl DeviceGl {
         Ok(Self { gl, loader })
     }
 
+    /// The loader the device handed out.
+    pub fn loader(&self) -> &GlLoader {
+        &self.loader
+    }
+
     /// The GL functions, with the device's context current on this thread.
     pub fn current(&self) -> Result<&glow::Context, XrError> {
         // SAFETY: see `new`.

@@ -7,6 +7,7 @@
 
 mod constant_table;
 mod gl;
+mod gl_ext;
 mod info_log;
 pub mod preprocess;
 mod runtime;
@@ -49,8 +50,8 @@ impl SourceBuildSystem for GlslSystem {
         guard(|| {
             Ok(BuildSystemInfo {
                 name: NAME.into(),
-                description: "GLSL compiled and linked by the OpenGL driver at run time".into(),
-                availability: Availability::RUNTIME_COMPILE,
+                description: "GLSL built by the OpenGL driver; program binaries and pipelines on GL 4.1+".into(),
+                availability: Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE,
                 attachable: vec![DeviceKind::OpenGl].into(),
                 languages: vec![SourceLanguage::Glsl].into(),
                 stages: ShaderStage::ALL.to_vec().into(),
@@ -73,7 +74,7 @@ impl SourceBuildSystem for GlslSystem {
                 )));
             }
             let gl = gl::DeviceGl::new(loader)?;
-            Ok(AttachedBuildSystem_TO::from_value(runtime::AttachedGlsl::new(gl), TD_Opaque))
+            Ok(AttachedBuildSystem_TO::from_value(runtime::AttachedGlsl::new(gl, capabilities), TD_Opaque))
         })
     }
 }

@@ -1,39 +1,65 @@
-//! The runtime path: `glShaderSource`, `glCompileShader`, `glAttachShader`,
-//! `glLinkProgram`, with every driver message mapped back to the user's files.
+//! The GLSL build system attached to one OpenGL device.
+//!
+//! Runtime path: `glShaderSource`, `glCompileShader`, `glAttachShader`,
+//! `glLinkProgram`, with every driver message mapped back to the user's
+//! files. On GL 4.1+ (seed 003) also: separable programs combined in program
+//! pipelines, and program binaries read back and loaded again.
 
-use crate::{constant_table::GlConstantTable, gl::DeviceGl, info_log, preprocess};
-use abi_stable::{sabi_trait::TD_Opaque, std_types::RResult};
-use glow::HasContext;
-use std::rc::Rc;
-use xr_device::{ProgramRef, XrError, XrResult, catch_panic, guard};
-use xr_sourcebuild::{
-    AttachedBuildSystem, Availability, BuildError, BuiltProgram, ConstantTable_TO, Diagnostic, ProgramDesc, Severity,
-    ShaderStage, SourceDesc, SourceLanguage,
+use crate::{constant_table::GlConstantTable, gl::DeviceGl, gl_ext, info_log, preprocess};
+use abi_stable::{
+    sabi_trait::TD_Opaque,
+    std_types::{RResult, RSlice, RVec},
 };
+use glow::HasContext;
+use std::{collections::HashMap, num::NonZeroU32, rc::Rc};
+use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, catch_panic, guard};
+use xr_sourcebuild::{
+    AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, Diagnostic,
+    ProgramBinary, ProgramDesc, Severity, ShaderStage, SourceDesc, SourceLanguage,
+};
+
+/// A separable program this build system made: its stage bits and a label.
+struct SeparableProgram {
+    stage_bits: u32,
+    label: String,
+}
 
 /// The GLSL build system attached to one OpenGL device.
 pub struct AttachedGlsl {
     gl: Rc<DeviceGl>,
+    /// Present where the device has GL 4.1 or `ARB_separate_shader_objects`.
+    pipelines: Option<Rc<gl_ext::PipelineFns>>,
+    /// The device reports program binary formats.
+    binaries: bool,
+    separable: HashMap<u32, SeparableProgram>,
+    created_pipelines: Vec<u32>,
 }
 
 impl AttachedGlsl {
     /// Attaches through the device's GL.
-    pub fn new(gl: DeviceGl) -> Self {
-        Self { gl: Rc::new(gl) }
+    pub fn new(gl: DeviceGl, capabilities: &DeviceCapabilities) -> Self {
+        let pipelines = capabilities
+            .separate_shader_objects
+            .then(|| gl_ext::PipelineFns::load(gl.loader()).ok())
+            .flatten()
+            .map(Rc::new);
+        Self {
+            gl: Rc::new(gl),
+            pipelines,
+            binaries: !capabilities.program_binary_formats.is_empty(),
+            separable: HashMap::new(),
+            created_pipelines: Vec::new(),
+        }
     }
 
-    fn build(&self, desc: &ProgramDesc) -> Result<BuiltProgram, BuildError> {
+    fn build(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> Result<BuiltProgram, BuildError> {
         let context = format!("program '{}'", desc.name);
-        if desc.stages.is_empty() {
-            return Err(XrError::invalid_input(format!("{context} has no stages")).into());
-        }
+        self.check_request(desc, options, &context)?;
         let mut warnings = Vec::new();
         let mut shaders = Vec::new();
         let result = self.compile_stages(desc, &context, &mut shaders, &mut warnings).and_then(|()| {
-            let program = self.link(desc, &context, &shaders, &mut warnings)?;
-            GlConstantTable::new(self.gl.clone(), program, &desc.name)
-                .map(|table| (program, table))
-                .map_err(BuildError::from)
+            let program = self.link(desc, options, &context, &shaders, &mut warnings)?;
+            self.finish(desc, options, program, warnings)
         });
         if let Ok(gl) = self.gl.current() {
             for shader in shaders {
@@ -42,9 +68,39 @@ impl AttachedGlsl {
                 unsafe { gl.delete_shader(shader) };
             }
         }
-        let (program, table) = result?;
+        result
+    }
+
+    fn check_request(&self, desc: &ProgramDesc, options: &BuildOptions, context: &str) -> Result<(), BuildError> {
+        if desc.stages.is_empty() {
+            return Err(XrError::invalid_input(format!("{context} has no stages")).into());
+        }
+        if options.separable && self.pipelines.is_none() {
+            return Err(XrError::unavailable(format!(
+                "{context}: separable programs need OpenGL 4.1 or GL_ARB_separate_shader_objects"
+            ))
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Wraps a linked program with its constant table, remembering separable ones.
+    fn finish(
+        &mut self,
+        desc: &ProgramDesc,
+        options: &BuildOptions,
+        program: glow::Program,
+        warnings: Vec<Diagnostic>,
+    ) -> Result<BuiltProgram, BuildError> {
+        let table = GlConstantTable::new(self.gl.clone(), self.pipelines.clone(), program, &desc.name)?;
+        if options.separable {
+            let stage_bits = desc.stages.iter().map(|s| gl_ext::stage_bit(s.stage)).fold(0, |a, b| a | b);
+            let files: Vec<&str> = desc.stages.iter().map(|s| s.file_name.as_str()).collect();
+            let label = format!("'{}' ({})", desc.name, files.join(", "));
+            self.separable.insert(program.0.get(), SeparableProgram { stage_bits, label });
+        }
         Ok(BuiltProgram {
-            program: ProgramRef { name: program.0.get() },
+            program: ProgramRef::program(program.0.get()),
             constants: ConstantTable_TO::from_value(table, TD_Opaque),
             warnings: warnings.into(),
         })
@@ -76,22 +132,8 @@ impl AttachedGlsl {
 
     fn compile(&self, stage: &SourceDesc, context: &str) -> Result<(glow::Shader, Vec<Diagnostic>), Vec<Diagnostic>> {
         let file = stage.file_name.as_str();
-        let fail = |message: String| {
-            vec![Diagnostic {
-                severity: Severity::Error,
-                file: file.into(),
-                line: 0,
-                column: 0,
-                message: message.into(),
-            }]
-        };
-        if stage.language != SourceLanguage::Glsl {
-            return Err(fail(format!("{context}: xr-compiler-glsl builds GLSL, not {}", stage.language.name())));
-        }
-        if stage.entry_point.as_str() != "main" {
-            return Err(fail(format!("GLSL entry point must be 'main', not '{}'", stage.entry_point)));
-        }
-        let flat = preprocess::preprocess(stage)?;
+        let fail = |message: String| vec![error(file, message)];
+        let flat = flatten(stage, context)?;
         let gl = self.gl.current().map_err(|e| fail(e.to_string()))?;
         // SAFETY: plain shader object calls on the current context.
         unsafe {
@@ -100,32 +142,48 @@ impl AttachedGlsl {
             gl.compile_shader(shader);
             let messages = info_log::parse(&gl.get_shader_info_log(shader), Some(&flat), file);
             if gl.get_shader_compile_status(shader) {
-                Ok((shader, messages))
-            } else {
-                gl.delete_shader(shader);
-                if messages.iter().any(|d| d.severity == Severity::Error) {
-                    Err(messages)
-                } else {
-                    let mut all =
-                        fail(format!("{} shader failed to compile without an error message", stage.stage.name()));
-                    all.extend(messages);
-                    Err(all)
-                }
+                return Ok((shader, messages));
             }
+            gl.delete_shader(shader);
+            if messages.iter().any(|d| d.severity == Severity::Error) {
+                Err(messages)
+            } else {
+                let mut all = fail(format!("{} shader failed to compile without an error message", stage.stage.name()));
+                all.extend(messages);
+                Err(all)
+            }
+        }
+    }
+
+    fn new_program(&self, options: &BuildOptions) -> Result<glow::Program, XrError> {
+        let gl = self.gl.current()?;
+        // SAFETY: program object calls on the current context.
+        unsafe {
+            let program = gl.create_program().map_err(|e| XrError::driver(format!("glCreateProgram: {e}")))?;
+            if options.separable
+                && let Some(pipelines) = &self.pipelines
+            {
+                pipelines.make_separable(program.0.get());
+            }
+            if options.retrievable {
+                gl.program_binary_retrievable_hint(program, true);
+            }
+            Ok(program)
         }
     }
 
     fn link(
         &self,
         desc: &ProgramDesc,
+        options: &BuildOptions,
         context: &str,
         shaders: &[glow::Shader],
         warnings: &mut Vec<Diagnostic>,
     ) -> Result<glow::Program, BuildError> {
+        let program = self.new_program(options)?;
         let gl = self.gl.current()?;
         // SAFETY: program object calls on the current context.
         unsafe {
-            let program = gl.create_program().map_err(|e| XrError::driver(format!("glCreateProgram: {e}")))?;
             for shader in shaders {
                 gl.attach_shader(program, *shader);
             }
@@ -136,38 +194,197 @@ impl AttachedGlsl {
             let mut messages = info_log::parse(&gl.get_program_info_log(program), None, &desc.name);
             if gl.get_program_link_status(program) {
                 warnings.append(&mut messages);
-                Ok(program)
-            } else {
-                gl.delete_program(program);
-                if !messages.iter().any(|d| d.severity == Severity::Error) {
-                    messages.insert(
-                        0,
-                        Diagnostic {
-                            severity: Severity::Error,
-                            file: desc.name.clone(),
-                            line: 0,
-                            column: 0,
-                            message: "link failed without an error message".into(),
-                        },
-                    );
-                }
-                Err(BuildError::from_diagnostics(&format!("{context}: link failed"), messages))
+                return Ok(program);
             }
+            gl.delete_program(program);
+            if !messages.iter().any(|d| d.severity == Severity::Error) {
+                messages.insert(0, error(&desc.name, "link failed without an error message".to_owned()));
+            }
+            Err(BuildError::from_diagnostics(&format!("{context}: link failed"), messages))
         }
+    }
+
+    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> Result<RVec<u8>, BuildError> {
+        let context = format!("program '{}'", desc.name);
+        let mut hasher = blake3::Hasher::new();
+        let mut part = |bytes: &[u8]| {
+            hasher.update(&(bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        };
+        part(crate::NAME.as_bytes());
+        part(env!("CARGO_PKG_VERSION").as_bytes());
+        part(&[u8::from(options.separable)]);
+        for stage in desc.stages.iter() {
+            let flat = flatten(stage, &context).map_err(|d| BuildError::from_diagnostics(&context, d))?;
+            part(stage.stage.name().as_bytes());
+            part(stage.entry_point.as_bytes());
+            // The flattened text holds every include and define.
+            part(flat.text.as_bytes());
+        }
+        Ok(hasher.finalize().as_bytes().to_vec().into())
+    }
+
+    fn read_binary(&self, program: ProgramRef) -> Result<ProgramBinary, XrError> {
+        let program = self.gl_program(program)?;
+        let gl = self.gl.current()?;
+        // SAFETY: the program is a linked program on the current context.
+        let binary = unsafe { gl.get_program_binary(program) };
+        match binary {
+            Some(binary) if !binary.buffer.is_empty() => {
+                Ok(ProgramBinary { format: binary.format, bytes: binary.buffer.into() })
+            }
+            _ => Err(XrError::unavailable(
+                "the driver gave no program binary back (no binary formats, or built without `retrievable`)",
+            )),
+        }
+    }
+
+    fn load_binary(
+        &mut self,
+        desc: &ProgramDesc,
+        options: &BuildOptions,
+        binary: &ProgramBinary,
+    ) -> Result<BuiltProgram, BuildError> {
+        let context = format!("program '{}'", desc.name);
+        self.check_request(desc, options, &context)?;
+        let program = self.new_program(options)?;
+        let gl = self.gl.current()?;
+        // SAFETY: program object calls on the current context; the buffer
+        // is only read by the driver.
+        let accepted = unsafe {
+            let _ = gl.get_error();
+            let binary = glow::ProgramBinary { buffer: binary.bytes.to_vec(), format: binary.format };
+            gl.program_binary(program, &binary);
+            let error = gl.get_error();
+            // A driver may refuse a binary at any time, even without a GL error.
+            let linked = error == glow::NO_ERROR && gl.get_program_link_status(program);
+            if linked {
+                Ok(())
+            } else {
+                let log = gl.get_program_info_log(program);
+                gl.delete_program(program);
+                Err(format!(
+                    "{context}: the driver refused the program binary (format 0x{:x}, GL error 0x{error:04x}){}",
+                    binary.format,
+                    if log.trim().is_empty() { String::new() } else { format!(": {}", log.trim()) }
+                ))
+            }
+        };
+        accepted.map_err(|message| BuildError::from(XrError::driver(message)))?;
+        self.finish(desc, options, program, Vec::new())
+    }
+
+    fn pipeline(&mut self, programs: &[ProgramRef]) -> Result<ProgramRef, XrError> {
+        let fns = self.pipelines.clone().ok_or_else(|| {
+            XrError::unavailable("program pipelines need OpenGL 4.1 or GL_ARB_separate_shader_objects")
+        })?;
+        let mut stages = Vec::new();
+        let mut labels = Vec::new();
+        for program in programs {
+            let separable = self.separable.get(&program.name).filter(|_| program.kind == ProgramKind::Program);
+            let separable = separable.ok_or_else(|| {
+                XrError::invalid_input(format!("program {} was not built separable by this build system", program.name))
+            })?;
+            if stages.iter().any(|(bits, _)| bits & separable.stage_bits != 0) {
+                return Err(XrError::invalid_input(format!("{} repeats a stage of the pipeline", separable.label)));
+            }
+            stages.push((separable.stage_bits, program.name));
+            labels.push(separable.label.clone());
+        }
+        self.gl.current()?;
+        // SAFETY: the context is current and every program is a separable one on it.
+        unsafe {
+            let pipeline = fns.create_pipeline(&stages);
+            if let Err(log) = fns.validate(pipeline) {
+                fns.delete_pipeline(pipeline);
+                let log = if log.is_empty() { "no log from the driver".to_owned() } else { log.replace('\n', " ") };
+                return Err(XrError::invalid_input(format!(
+                    "pipeline of {} does not validate: {log}",
+                    labels.join(" + ")
+                )));
+            }
+            self.created_pipelines.push(pipeline);
+            Ok(ProgramRef::pipeline(pipeline))
+        }
+    }
+
+    fn gl_program(&self, program: ProgramRef) -> Result<glow::Program, XrError> {
+        NonZeroU32::new(program.name)
+            .filter(|_| program.kind == ProgramKind::Program)
+            .map(glow::NativeProgram)
+            .ok_or_else(|| XrError::invalid_input(format!("{program:?} is not a program")))
     }
 }
 
 impl AttachedBuildSystem for AttachedGlsl {
     fn availability(&self) -> XrResult<Availability> {
-        guard(|| Ok(Availability::RUNTIME_COMPILE))
+        guard(|| {
+            let offline = if self.binaries { Availability::OFFLINE_COMPILE } else { Availability::NONE };
+            Ok(Availability::RUNTIME_COMPILE | offline)
+        })
     }
 
-    fn build_program(&mut self, desc: &ProgramDesc) -> RResult<BuiltProgram, BuildError> {
-        match catch_panic(|| self.build(desc)) {
-            Ok(result) => result.into(),
-            Err(panic) => RResult::RErr(panic.into()),
+    fn build_program(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> RResult<BuiltProgram, BuildError> {
+        guard_build(|| self.build(desc, options))
+    }
+
+    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> RResult<RVec<u8>, BuildError> {
+        guard_build(|| self.content_key(desc, options))
+    }
+
+    fn program_binary(&self, program: ProgramRef) -> XrResult<ProgramBinary> {
+        guard(|| self.read_binary(program))
+    }
+
+    fn load_program_binary(
+        &mut self,
+        desc: &ProgramDesc,
+        options: &BuildOptions,
+        binary: &ProgramBinary,
+    ) -> RResult<BuiltProgram, BuildError> {
+        guard_build(|| self.load_binary(desc, options, binary))
+    }
+
+    fn create_pipeline(&mut self, programs: RSlice<'_, ProgramRef>) -> XrResult<ProgramRef> {
+        guard(|| self.pipeline(programs.as_slice()))
+    }
+}
+
+impl Drop for AttachedGlsl {
+    fn drop(&mut self) {
+        if let (Some(fns), Ok(_)) = (&self.pipelines, self.gl.current()) {
+            for pipeline in self.created_pipelines.drain(..) {
+                // SAFETY: the pipelines were created on this context.
+                unsafe { fns.delete_pipeline(pipeline) };
+            }
         }
     }
+}
+
+fn guard_build<T>(body: impl FnOnce() -> Result<T, BuildError>) -> RResult<T, BuildError> {
+    match catch_panic(body) {
+        Ok(result) => result.into(),
+        Err(panic) => RResult::RErr(panic.into()),
+    }
+}
+
+/// Checks that `stage` is GLSL with entry point `main`, then flattens it.
+fn flatten(stage: &SourceDesc, context: &str) -> Result<preprocess::Preprocessed, Vec<Diagnostic>> {
+    let file = stage.file_name.as_str();
+    if stage.language != SourceLanguage::Glsl {
+        return Err(vec![error(
+            file,
+            format!("{context}: xr-compiler-glsl builds GLSL, not {}", stage.language.name()),
+        )]);
+    }
+    if stage.entry_point.as_str() != "main" {
+        return Err(vec![error(file, format!("GLSL entry point must be 'main', not '{}'", stage.entry_point))]);
+    }
+    preprocess::preprocess(stage)
+}
+
+fn error(file: &str, message: String) -> Diagnostic {
+    Diagnostic { severity: Severity::Error, file: file.into(), line: 0, column: 0, message: message.into() }
 }
 
 fn gl_stage(stage: ShaderStage) -> u32 {

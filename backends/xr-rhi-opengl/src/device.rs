@@ -5,7 +5,7 @@ use abi_stable::std_types::{ROption, RSlice, RVec};
 use glow::HasContext;
 use std::num::NonZeroU32;
 use xr_device::{
-    Device, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Image, NativeHandles, RenderTargetId,
+    Device, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Image, NativeHandles, ProgramKind, RenderTargetId,
     VertexBufferId, VertexLayout, XrError, XrResult, guard,
 };
 
@@ -28,7 +28,11 @@ pub struct GlDevice {
     context: &'static GlContext,
     targets: Vec<RenderTarget>,
     vertex_buffers: Vec<VertexBuffer>,
+    /// `glBindProgramPipeline`, which glow does not wrap; absent before GL 4.1.
+    bind_program_pipeline: Option<BindProgramPipeline>,
 }
+
+type BindProgramPipeline = unsafe extern "system" fn(pipeline: u32);
 
 impl GlDevice {
     /// Opens a context and loads GL through it.
@@ -36,11 +40,25 @@ impl GlDevice {
         let context: &'static GlContext = Box::leak(Box::new(GlContext::open(options.prefer_software)?));
         // SAFETY: the context is current on this thread; pointers come from its display.
         let gl = unsafe { glow::Context::from_loader_function_cstr(|name| context.get_proc_address(name)) };
-        Ok(Self { gl, context, targets: Vec::new(), vertex_buffers: Vec::new() })
+        let pointer = context.get_proc_address(c"glBindProgramPipeline");
+        // SAFETY: a non-null pointer is the entry point of that name.
+        let bind_program_pipeline = (!pointer.is_null())
+            .then(|| unsafe { std::mem::transmute::<*const std::ffi::c_void, BindProgramPipeline>(pointer) });
+        Ok(Self { gl, context, targets: Vec::new(), vertex_buffers: Vec::new(), bind_program_pipeline })
     }
 
+    /// The GL functions with this device's context current and no error
+    /// pending, so that `check_error` blames the right call.
     fn current(&self) -> Result<&glow::Context, XrError> {
         self.context.make_current()?;
+        // SAFETY: plain queries on the current context.
+        unsafe {
+            for _ in 0..16 {
+                if self.gl.get_error() == glow::NO_ERROR {
+                    break;
+                }
+            }
+        }
         Ok(&self.gl)
     }
 
@@ -180,23 +198,37 @@ impl GlDevice {
             .vertex_buffers
             .get(draw.vertex_buffer.0 as usize)
             .ok_or_else(|| XrError::invalid_input(format!("no vertex buffer {}", draw.vertex_buffer.0)))?;
-        let program = NonZeroU32::new(draw.program.name)
-            .map(glow::NativeProgram)
+        let name = NonZeroU32::new(draw.program.name)
             .ok_or_else(|| XrError::invalid_input("program 0 cannot be drawn with"))?;
         let gl = self.current()?;
-        // SAFETY: every object belongs to this context; the program name
-        // comes from a build system attached to it and is checked below.
+        // SAFETY: every object belongs to this context; the program or
+        // pipeline name comes from a build system attached to it and is checked.
         unsafe {
-            if !gl.is_program(program) {
-                return Err(XrError::invalid_input(format!("{} is not a program on this device", draw.program.name)));
+            match draw.program.kind {
+                ProgramKind::Program => {
+                    let program = glow::NativeProgram(name);
+                    if !gl.is_program(program) {
+                        return Err(XrError::invalid_input(format!("{} is not a program on this device", name)));
+                    }
+                    gl.use_program(Some(program));
+                }
+                ProgramKind::Pipeline => {
+                    let bind = self.bind_program_pipeline.ok_or_else(|| {
+                        XrError::unavailable("program pipelines need OpenGL 4.1 or GL_ARB_separate_shader_objects")
+                    })?;
+                    gl.use_program(None);
+                    bind(name.get());
+                }
             }
             gl.bind_framebuffer(glow::FRAMEBUFFER, Some(target.framebuffer));
             gl.viewport(0, 0, target.width as i32, target.height as i32);
-            gl.use_program(Some(program));
             gl.bind_vertex_array(Some(vertices.vertex_array));
             gl.draw_arrays(glow::TRIANGLES, draw.first_vertex as i32, draw.vertex_count as i32);
             gl.bind_vertex_array(None);
             gl.use_program(None);
+            if let Some(bind) = self.bind_program_pipeline {
+                bind(0);
+            }
             gl.bind_framebuffer(glow::FRAMEBUFFER, None);
         }
         self.check_error("draw")

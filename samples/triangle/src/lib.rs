@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 use xr_device::{DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, VertexLayout, XrError};
 use xr_sourcebuild::{
-    Availability, BuildError, ConstantTableExt, ProgramDesc, Registry, RegistryError, ShaderStage, SourceDesc,
-    SourceLanguage,
+    Availability, BuildError, BuildOptions, ConstantTableExt, ProgramDesc, Registry, RegistryError, ShaderStage,
+    SourceDesc, SourceLanguage,
 };
 
 /// Width and height of the rendered image.
@@ -81,7 +81,7 @@ pub fn render(registry: &Registry, params: &TriangleParams, shader_dir: &Path) -
             SourceDesc::glsl_file(ShaderStage::Fragment, &shader_dir.join("triangle.frag"))?,
         ],
     );
-    let mut built = compiler.build_program(&program).into_result()?;
+    let mut built = compiler.build_program(&program, &BuildOptions::default()).into_result()?;
     let color = built.constants.handle("u_color")?;
     built.constants.set_vector(color, &params.color)?;
     let transform = built.constants.handle("u_transform")?;

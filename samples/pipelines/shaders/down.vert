@@ -1,0 +1,14 @@
+#version 450 core
+#include "interface.glsl"
+
+layout(location = 0) in vec2 in_position;
+layout(location = UV_LOCATION) out vec2 v_uv;
+out gl_PerVertex { vec4 gl_Position; };
+
+uniform float u_scale;
+
+void main() {
+    vec2 flipped = vec2(in_position.x, -in_position.y);
+    v_uv = flipped * 0.5 + 0.5;
+    gl_Position = vec4(flipped * u_scale, 0.0, 1.0);
+}

@@ -1,0 +1,281 @@
+//! The on-device offline path: program binaries kept in the store.
+//!
+//! Seed 003: a GL program binary is not a compatible object — it only works
+//! on the driver that made it — but it caches a build on this machine. The
+//! [`ProgramCache`] keys each binary by the program's content key *and* the
+//! driver identity (vendor, renderer, version, binary formats), records that
+//! identity in the object, and checks it before anything reaches the driver.
+//! A driver may still refuse a binary (`GL_LINK_STATUS` false after
+//! `glProgramBinary`): then the program is built from source and the stored
+//! binary overwritten. Every step says in the log which path was taken.
+
+use crate::{
+    availability::Availability,
+    diagnostics::BuildError,
+    source::ProgramDesc,
+    store::{ObjectKey, Store},
+    system::{AttachedBuildSystemBox, BuildOptions, BuiltProgram, ProgramBinary},
+};
+use serde::{Deserialize, Serialize};
+use std::{cell::Cell, fmt, path::PathBuf};
+use xr_device::DeviceCapabilities;
+
+/// The driver a program binary is valid for.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct DriverIdentity {
+    /// `GL_VENDOR`.
+    pub vendor: String,
+    /// `GL_RENDERER`.
+    pub renderer: String,
+    /// `GL_VERSION`, which names the driver version.
+    pub version: String,
+    /// `GL_PROGRAM_BINARY_FORMATS`.
+    pub formats: Vec<u32>,
+}
+
+impl DriverIdentity {
+    /// The identity of a live device.
+    pub fn of(capabilities: &DeviceCapabilities) -> Self {
+        Self {
+            vendor: capabilities.vendor.to_string(),
+            renderer: capabilities.renderer.to_string(),
+            version: capabilities.driver_version.to_string(),
+            formats: capabilities.program_binary_formats.to_vec(),
+        }
+    }
+}
+
+impl fmt::Display for DriverIdentity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} / {} / {}", self.vendor, self.renderer, self.version)
+    }
+}
+
+/// Which path a program took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadPath {
+    /// Loaded from a stored device program binary.
+    ProgramBinary,
+    /// Built from source on the device.
+    Source,
+}
+
+impl fmt::Display for LoadPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LoadPath::ProgramBinary => "program binary",
+            LoadPath::Source => "source",
+        })
+    }
+}
+
+/// What happened when a program was loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadReport {
+    /// The path taken.
+    pub path: LoadPath,
+    /// Why: what was found in the store, or why it was not used.
+    pub reason: String,
+    /// The store key of the program's binary for this driver, where it has one.
+    pub key: Option<ObjectKey>,
+    /// Where a freshly built binary was written.
+    pub stored: Option<PathBuf>,
+    /// Why a freshly built binary could not be written.
+    pub store_error: Option<String>,
+}
+
+/// What a stored program binary records about itself, before its bytes.
+#[derive(Serialize, Deserialize)]
+struct BinaryRecord {
+    kind: String,
+    program: String,
+    identity: DriverIdentity,
+    format: u32,
+}
+
+const RECORD_KIND: &str = "gl-program-binary";
+
+/// Program binaries of one device, in a store.
+pub struct ProgramCache {
+    store: Store,
+    identity: DriverIdentity,
+    write_warned: Cell<bool>,
+}
+
+impl ProgramCache {
+    /// A cache in `store` for the device with `capabilities`.
+    pub fn new(store: Store, capabilities: &DeviceCapabilities) -> Self {
+        Self::for_identity(store, DriverIdentity::of(capabilities))
+    }
+
+    /// A cache in `store` for a given driver identity.
+    pub fn for_identity(store: Store, identity: DriverIdentity) -> Self {
+        Self { store, identity, write_warned: Cell::new(false) }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The driver identity binaries are checked against.
+    pub fn identity(&self) -> &DriverIdentity {
+        &self.identity
+    }
+
+    /// The store key of a program's binary for this driver.
+    pub fn key(&self, content_key: &[u8]) -> ObjectKey {
+        let formats: Vec<u8> = self.identity.formats.iter().flat_map(|f| f.to_le_bytes()).collect();
+        ObjectKey::from_parts([
+            b"xr/gl-program-binary/1".as_slice(),
+            content_key,
+            self.identity.vendor.as_bytes(),
+            self.identity.renderer.as_bytes(),
+            self.identity.version.as_bytes(),
+            &formats,
+        ])
+    }
+
+    /// Loads `desc` through the best path: the stored binary if the driver
+    /// accepts it, else source — storing the new binary for next time.
+    pub fn load(
+        &self,
+        compiler: &mut AttachedBuildSystemBox,
+        desc: &ProgramDesc,
+        options: BuildOptions,
+    ) -> Result<(BuiltProgram, LoadReport), BuildError> {
+        let name = desc.name.as_str();
+        let offline = compiler.availability().into_result()?.contains(Availability::OFFLINE_COMPILE);
+        if !offline {
+            let built = compiler.build_program(desc, &options).into_result()?;
+            let reason = "the device cannot give program binaries back (no program binary formats)".to_owned();
+            tracing::info!(program = name, "built from source: {reason}");
+            let report = LoadReport { path: LoadPath::Source, reason, key: None, stored: None, store_error: None };
+            return Ok((built, report));
+        }
+
+        let key = self.key(&compiler.content_key(desc, &options).into_result()?);
+        let reason = match self.store.get(&key) {
+            Ok(Some(payload)) => match self.load_stored(compiler, desc, options, &payload) {
+                Ok(built) => {
+                    tracing::info!(program = name, %key, "loaded the stored program binary");
+                    let reason = "stored binary accepted by the driver".to_owned();
+                    let report = LoadReport {
+                        path: LoadPath::ProgramBinary,
+                        reason,
+                        key: Some(key),
+                        stored: None,
+                        store_error: None,
+                    };
+                    return Ok((built, report));
+                }
+                Err(why) => {
+                    tracing::warn!(program = name, %key, "not using the stored binary: {why}; building from source");
+                    why
+                }
+            },
+            Ok(None) => {
+                tracing::info!(program = name, %key, "no stored binary for this driver; building from source");
+                "no stored binary for this driver".to_owned()
+            }
+            Err(e) => {
+                tracing::warn!(program = name, %key, "{e}; building from source");
+                e.to_string()
+            }
+        };
+
+        let built = compiler.build_program(desc, &BuildOptions { retrievable: true, ..options }).into_result()?;
+        let (stored, store_error) = match compiler.program_binary(built.program).into_result() {
+            Ok(binary) => match self.write(&key, name, &binary) {
+                Ok(path) => (Some(path), None),
+                Err(e) => (None, Some(e)),
+            },
+            Err(e) => {
+                tracing::warn!(program = name, "the driver gave no program binary back: {e}");
+                (None, Some(e.to_string()))
+            }
+        };
+        Ok((built, LoadReport { path: LoadPath::Source, reason, key: Some(key), stored, store_error }))
+    }
+
+    /// Loads a stored payload, or says why it cannot be used.
+    fn load_stored(
+        &self,
+        compiler: &mut AttachedBuildSystemBox,
+        desc: &ProgramDesc,
+        options: BuildOptions,
+        payload: &[u8],
+    ) -> Result<BuiltProgram, String> {
+        let (record, bytes) = decode_payload(payload)?;
+        if record.identity != self.identity {
+            return Err(format!("stored binary was built by another driver ({})", record.identity));
+        }
+        if !self.identity.formats.contains(&record.format) {
+            return Err(format!(
+                "stored binary has format 0x{:x}, which this driver does not offer ({:x?})",
+                record.format, self.identity.formats
+            ));
+        }
+        let binary = ProgramBinary { format: record.format, bytes: bytes.to_vec().into() };
+        compiler
+            .load_program_binary(desc, &options, &binary)
+            .into_result()
+            .map_err(|e| format!("driver rejected the stored binary: {e}"))
+    }
+
+    /// Writes a binary under `key`; a failure is warned about once per cache.
+    pub fn write(&self, key: &ObjectKey, program: &str, binary: &ProgramBinary) -> Result<PathBuf, String> {
+        match self.store.put(key, &encode_binary_record(program, &self.identity, binary)) {
+            Ok(path) => {
+                tracing::debug!(program, path = %path.display(), "stored the program binary");
+                Ok(path)
+            }
+            Err(e) => {
+                if !self.write_warned.replace(true) {
+                    tracing::warn!(
+                        "cannot write to the store at {} ({e}); programs still build from source, uncached",
+                        self.store.root().display()
+                    );
+                }
+                Err(e.to_string())
+            }
+        }
+    }
+}
+
+fn encode_payload(record: &BinaryRecord, bytes: &[u8]) -> Vec<u8> {
+    let header = serde_json::to_vec(record).expect("a record always serialises");
+    let mut payload = Vec::with_capacity(4 + header.len() + bytes.len());
+    payload.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    payload.extend_from_slice(&header);
+    payload.extend_from_slice(bytes);
+    payload
+}
+
+fn decode_payload(payload: &[u8]) -> Result<(BinaryRecord, &[u8]), String> {
+    let bad = || "stored object is not a program binary record".to_owned();
+    let length = u32::from_le_bytes(payload.get(..4).ok_or_else(bad)?.try_into().map_err(|_| bad())?) as usize;
+    let header = payload.get(4..4 + length).ok_or_else(bad)?;
+    let record: BinaryRecord = serde_json::from_slice(header).map_err(|e| format!("{}: {e}", bad()))?;
+    if record.kind != RECORD_KIND {
+        return Err(bad());
+    }
+    Ok((record, &payload[4 + length..]))
+}
+
+/// Writes a record for tests and tools that need to plant a specific binary.
+pub fn encode_binary_record(program: &str, identity: &DriverIdentity, binary: &ProgramBinary) -> Vec<u8> {
+    let record = BinaryRecord {
+        kind: RECORD_KIND.to_owned(),
+        program: program.to_owned(),
+        identity: identity.clone(),
+        format: binary.format,
+    };
+    encode_payload(&record, &binary.bytes)
+}
+
+/// Reads a record's identity and binary back, for tests and tools.
+pub fn decode_binary_record(payload: &[u8]) -> Result<(DriverIdentity, ProgramBinary), String> {
+    let (record, bytes) = decode_payload(payload)?;
+    Ok((record.identity, ProgramBinary { format: record.format, bytes: bytes.to_vec().into() }))
+}
