@@ -14,6 +14,37 @@ type GetProgramPipelineInfoLog =
     unsafe extern "system" fn(pipeline: u32, buf_size: i32, length: *mut i32, info_log: *mut c_char);
 type BindProgramPipeline = unsafe extern "system" fn(pipeline: u32);
 type ActiveShaderProgram = unsafe extern "system" fn(pipeline: u32, program: u32);
+type GetProgramInterfaceiv = unsafe extern "system" fn(program: u32, interface: u32, pname: u32, params: *mut i32);
+type GetProgramResourceName =
+    unsafe extern "system" fn(program: u32, interface: u32, index: u32, size: i32, length: *mut i32, name: *mut c_char);
+type GetProgramResourceiv = unsafe extern "system" fn(
+    program: u32,
+    interface: u32,
+    index: u32,
+    prop_count: i32,
+    props: *const u32,
+    size: i32,
+    length: *mut i32,
+    params: *mut i32,
+);
+
+/// One user-declared input or output of a stage program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InterfaceVariable {
+    /// Its name in the source.
+    pub name: String,
+    /// Its GL type enum.
+    pub gl_type: u32,
+    /// Its location, or -1 where it has none.
+    pub location: i32,
+}
+
+/// GL 4.3 program interface queries, used to match stage interfaces.
+struct InterfaceFns {
+    get_program_interface_iv: GetProgramInterfaceiv,
+    get_program_resource_name: GetProgramResourceName,
+    get_program_resource_iv: GetProgramResourceiv,
+}
 
 /// Separable programs and program pipelines.
 pub struct PipelineFns {
@@ -26,6 +57,8 @@ pub struct PipelineFns {
     get_program_pipeline_info_log: GetProgramPipelineInfoLog,
     bind_program_pipeline: BindProgramPipeline,
     active_shader_program: ActiveShaderProgram,
+    /// Absent before GL 4.3 / `ARB_program_interface_query`.
+    interface: Option<InterfaceFns>,
 }
 
 fn load<T: Copy>(loader: &GlLoader, name: &CStr) -> Result<T, XrError> {
@@ -53,7 +86,60 @@ impl PipelineFns {
             get_program_pipeline_info_log: load(loader, c"glGetProgramPipelineInfoLog")?,
             bind_program_pipeline: load(loader, c"glBindProgramPipeline")?,
             active_shader_program: load(loader, c"glActiveShaderProgram")?,
+            interface: (|| {
+                Ok::<_, XrError>(InterfaceFns {
+                    get_program_interface_iv: load(loader, c"glGetProgramInterfaceiv")?,
+                    get_program_resource_name: load(loader, c"glGetProgramResourceName")?,
+                    get_program_resource_iv: load(loader, c"glGetProgramResourceiv")?,
+                })
+            })()
+            .ok(),
         })
+    }
+
+    /// The user-declared inputs (`glow::PROGRAM_INPUT`) or outputs
+    /// (`glow::PROGRAM_OUTPUT`) of a program; `None` without interface queries.
+    ///
+    /// # Safety
+    /// The device's context must be current and `program` a linked program on it.
+    pub unsafe fn interface(&self, program: u32, interface: u32) -> Option<Vec<InterfaceVariable>> {
+        let fns = self.interface.as_ref()?;
+        let mut variables = Vec::new();
+        // SAFETY: upheld by the caller; out pointers are valid for their sizes.
+        unsafe {
+            let mut count = 0;
+            (fns.get_program_interface_iv)(program, interface, glow::ACTIVE_RESOURCES, &mut count);
+            for index in 0..count.max(0) as u32 {
+                let mut name = [0u8; 256];
+                let mut length = 0;
+                (fns.get_program_resource_name)(
+                    program,
+                    interface,
+                    index,
+                    name.len() as i32,
+                    &mut length,
+                    name.as_mut_ptr().cast(),
+                );
+                let name = String::from_utf8_lossy(&name[..length.clamp(0, 256) as usize]).into_owned();
+                if name.starts_with("gl_") {
+                    continue;
+                }
+                let props = [glow::TYPE, glow::LOCATION];
+                let mut values = [0i32; 2];
+                (fns.get_program_resource_iv)(
+                    program,
+                    interface,
+                    index,
+                    2,
+                    props.as_ptr(),
+                    2,
+                    &mut length,
+                    values.as_mut_ptr(),
+                );
+                variables.push(InterfaceVariable { name, gl_type: values[0] as u32, location: values[1] });
+            }
+        }
+        Some(variables)
     }
 
     /// `glProgramParameteri(program, GL_PROGRAM_SEPARABLE, GL_TRUE)`.
@@ -135,6 +221,15 @@ impl PipelineFns {
         }
     }
 }
+
+/// Stage bits in pipeline order: what each stage hands to the next.
+pub const PIPELINE_ORDER: [u32; 5] = [
+    glow::VERTEX_SHADER_BIT,
+    glow::TESS_CONTROL_SHADER_BIT,
+    glow::TESS_EVALUATION_SHADER_BIT,
+    glow::GEOMETRY_SHADER_BIT,
+    glow::FRAGMENT_SHADER_BIT,
+];
 
 /// The `glUseProgramStages` bit of a stage.
 pub fn stage_bit(stage: xr_sourcebuild::ShaderStage) -> u32 {

@@ -294,6 +294,7 @@ impl AttachedGlsl {
         self.gl.current()?;
         // SAFETY: the context is current and every program is a separable one on it.
         unsafe {
+            self.check_interfaces(&fns, &stages)?;
             let pipeline = fns.create_pipeline(&stages);
             if let Err(log) = fns.validate(pipeline) {
                 fns.delete_pipeline(pipeline);
@@ -306,6 +307,67 @@ impl AttachedGlsl {
             self.created_pipelines.push(pipeline);
             Ok(ProgramRef::pipeline(pipeline))
         }
+    }
+
+    /// Seed 000's rule for linked stages: every input of a stage is written,
+    /// with the same type, by the stage before it — checked before any
+    /// draw, since drivers (Mesa among them) may validate such a pipeline.
+    ///
+    /// # Safety
+    /// The context must be current and the programs separable ones on it.
+    unsafe fn check_interfaces(&self, fns: &gl_ext::PipelineFns, stages: &[(u32, u32)]) -> Result<(), XrError> {
+        let mut ordered: Vec<(u32, u32)> = stages.to_vec();
+        let rank = |bits: u32| gl_ext::PIPELINE_ORDER.iter().position(|b| bits & b != 0).unwrap_or(usize::MAX);
+        ordered.sort_by_key(|(bits, _)| rank(*bits));
+        let label =
+            |program: u32| self.separable.get(&program).map_or_else(|| program.to_string(), |s| s.label.clone());
+        for pair in ordered.windows(2) {
+            let (producer, consumer) = (pair[0].1, pair[1].1);
+            // SAFETY: upheld by the caller.
+            let (Some(outputs), Some(inputs)) = (unsafe { fns.interface(producer, glow::PROGRAM_OUTPUT) }, unsafe {
+                fns.interface(consumer, glow::PROGRAM_INPUT)
+            }) else {
+                return Ok(());
+            };
+            for input in &inputs {
+                let partner = outputs.iter().find(|o| {
+                    if input.location >= 0 && o.location >= 0 {
+                        o.location == input.location
+                    } else {
+                        o.name == input.name
+                    }
+                });
+                let at = |v: &gl_ext::InterfaceVariable| {
+                    let ty = crate::constant_table::constant_type(v.gl_type);
+                    if v.location >= 0 {
+                        format!("'{}' ({ty}, location {})", v.name, v.location)
+                    } else {
+                        format!("'{}' ({ty})", v.name)
+                    }
+                };
+                match partner {
+                    None => {
+                        return Err(XrError::invalid_input(format!(
+                            "pipeline stages do not match: {} reads {} which {} does not write",
+                            label(consumer),
+                            at(input),
+                            label(producer)
+                        )));
+                    }
+                    Some(output) if output.gl_type != input.gl_type => {
+                        return Err(XrError::invalid_input(format!(
+                            "pipeline stages do not match: {} reads {} but {} writes {}",
+                            label(consumer),
+                            at(input),
+                            label(producer),
+                            at(output)
+                        )));
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        Ok(())
     }
 
     fn gl_program(&self, program: ProgramRef) -> Result<glow::Program, XrError> {
