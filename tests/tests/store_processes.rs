@@ -1,0 +1,167 @@
+//! The program binary path across processes: availability that follows the
+//! live driver, a read-only store, and two processes warming one store.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+use xr_sourcebuild::Store;
+use xr_tests::{executable, library, temp_dir};
+
+fn run(command: &mut Command) -> (String, String) {
+    let Output { status, stdout, stderr } = command.output().expect("runs");
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&stdout).into_owned(), String::from_utf8_lossy(&stderr).into_owned());
+    assert!(status.success(), "{command:?} failed:\n{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+/// The pipelines sample with a private Mesa shader cache.
+fn pipelines(store: &Path, out: &Path, mesa_cache: &Path) -> Command {
+    let mut command = Command::new(executable("pipelines"));
+    command
+        .args(["--store", store.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .env("MESA_SHADER_CACHE_DIR", mesa_cache)
+        .env("XR_GL_DEVICE", "software")
+        .env_remove("XR_PLUGIN_PATH")
+        .env_remove("MESA_SHADER_CACHE_DISABLE");
+    command
+}
+
+/// The stage programs' rows of the sample's table: (program, path).
+fn loads(stdout: &str) -> Vec<(String, String)> {
+    stdout
+        .lines()
+        .filter(|l| l.contains(".vert") || l.contains(".frag"))
+        .map(|l| (l[..14].trim().to_owned(), l[15..30].trim().to_owned()))
+        .collect()
+}
+
+fn glsl_live_availability(disable_mesa_cache: bool) -> (serde_json::Value, serde_json::Value) {
+    let mut command = Command::new(executable("xr"));
+    command.args(["plugins", "--json"]).env("XR_GL_DEVICE", "software").env_remove("XR_PLUGIN_PATH");
+    if disable_mesa_cache {
+        command.env("MESA_SHADER_CACHE_DISABLE", "true");
+    } else {
+        command.env_remove("MESA_SHADER_CACHE_DISABLE").env("MESA_SHADER_CACHE_DIR", temp_dir("mesa-cache"));
+    }
+    let (stdout, _) = run(&mut command);
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let plugins = report["plugins"].as_array().unwrap();
+    let find = |name: &str| plugins.iter().find(|p| p["name"] == name).unwrap().clone();
+    let formats = find("xr-rhi-opengl")["device_systems"][0]["device"]["Ok"]["program_binary_formats"].clone();
+    let live = find("xr-compiler-glsl")["build_systems"][0]["on_devices"][0]["availability"]["Ok"].clone();
+    (formats, live)
+}
+
+#[test]
+fn offline_compile_follows_the_live_driver() {
+    let (formats, live) = glsl_live_availability(false);
+    assert!(!formats.as_array().unwrap().is_empty());
+    assert_eq!(live, serde_json::json!(["RuntimeCompile", "OfflineCompile"]));
+
+    let (formats, live) = glsl_live_availability(true);
+    assert_eq!(formats, serde_json::json!([]));
+    assert_eq!(live, serde_json::json!(["RuntimeCompile"]));
+
+    // Such a device still renders, from source, and says why.
+    let dir = temp_dir("no-binaries");
+    let mut command = pipelines(&dir.join("store"), &dir.join("out.png"), &dir.join("mesa"));
+    let (stdout, _) = run(command.env("MESA_SHADER_CACHE_DISABLE", "true"));
+    assert_eq!(loads(&stdout).len(), 5);
+    assert!(loads(&stdout).iter().all(|(_, path)| path == "source"), "{stdout}");
+    assert!(stdout.contains("no program binary formats"), "{stdout}");
+    assert!(Store::open(dir.join("store")).unwrap().keys().unwrap().is_empty());
+}
+
+/// A world-readable copy of the sample, its plugins and shaders, so that it
+/// can run as an unprivileged user.
+fn portable_sample(dir: &Path) -> PathBuf {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for from in [executable("pipelines"), library("xr-rhi-opengl"), library("xr-compiler-glsl")] {
+        std::fs::copy(&from, bin.join(from.file_name().unwrap())).unwrap();
+    }
+    let shaders = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/pipelines/shaders");
+    std::fs::create_dir_all(dir.join("shaders")).unwrap();
+    for entry in std::fs::read_dir(shaders).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), dir.join("shaders").join(entry.file_name())).unwrap();
+    }
+    bin.join("pipelines")
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[test]
+fn a_read_only_store_still_renders_from_source_and_warns_once() {
+    let dir = temp_dir("read-only");
+    chmod(&dir, 0o755);
+    let sample = portable_sample(&dir);
+    let store = dir.join("store");
+    Store::open(&store).unwrap();
+    for sub in ["objects", "tmp", ""] {
+        chmod(&store.join(sub), 0o555);
+    }
+    let writable = dir.join("writable");
+    std::fs::create_dir_all(&writable).unwrap();
+    chmod(&writable, 0o777);
+
+    let mut command = Command::new(&sample);
+    let is_root =
+        std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap_or(false);
+    if is_root {
+        // Permission bits do not bind root: run the sample as nobody.
+        command = Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&sample);
+    }
+    command
+        .args(["--store", store.to_str().unwrap(), "--out", writable.join("out.png").to_str().unwrap()])
+        .args(["--shaders", dir.join("shaders").to_str().unwrap()])
+        .env("MESA_SHADER_CACHE_DIR", writable.join("mesa"))
+        .env("XR_GL_DEVICE", "software")
+        .env("HOME", &writable)
+        .env_remove("XR_PLUGIN_PATH")
+        .env_remove("MESA_SHADER_CACHE_DISABLE");
+    let (stdout, stderr) = run(&mut command);
+    let rows = loads(&stdout);
+    assert_eq!(rows.len(), 5, "{stdout}");
+    assert!(rows.iter().all(|(_, path)| path == "source"), "{stdout}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("cannot write to the store")).collect();
+    assert_eq!(warnings.len(), 1, "warns exactly once:\n{stderr}");
+    assert!(warnings[0].contains("WARN"), "{}", warnings[0]);
+    assert!(writable.join("out.png").is_file());
+    assert!(Store::open(&store).unwrap().keys().unwrap().is_empty());
+}
+
+#[test]
+fn two_processes_warming_one_store_leave_only_whole_objects() {
+    let dir = temp_dir("two-processes");
+    let store = dir.join("store");
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            pipelines(&store, &dir.join(format!("out{i}.png")), &dir.join(format!("mesa{i}")))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("starts")
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(loads(&String::from_utf8_lossy(&output.stdout)).len(), 5);
+    }
+    let opened = Store::open(&store).unwrap();
+    assert_eq!(opened.keys().unwrap().len(), 5);
+    assert!(opened.verify().unwrap().is_empty(), "no torn object");
+    assert_eq!(std::fs::read_dir(store.join("tmp")).unwrap().count(), 0, "no temp file left behind");
+    assert_eq!(std::fs::read(dir.join("out0.png")).unwrap(), std::fs::read(dir.join("out1.png")).unwrap());
+
+    // Both left binaries a third process loads.
+    let (stdout, _) = run(&mut pipelines(&store, &dir.join("out2.png"), &dir.join("mesa2")));
+    assert!(loads(&stdout).iter().all(|(_, path)| path == "program binary"), "{stdout}");
+}
