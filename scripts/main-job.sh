@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: build XR and its plugins, list what it finds, and render the
-# triangle sample through the plugins, printing where its PNG went.
+# samples through the plugins, printing where their PNGs went.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -10,3 +10,5 @@ out=target/xr-samples
 target/release/xr plugins
 echo
 target/release/triangle --out "$out/triangle.png"
+echo
+target/release/pipelines --store target/xr-store --out "$out/pipelines.png"

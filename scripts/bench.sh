@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Benchmarks: builds XR and its plugins in release, then runs xr-bench.
+#   scripts/bench.sh gl-program-binaries [--programs 100]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cargo build --release --quiet
+exec target/release/xr-bench "$@"
