@@ -5,7 +5,12 @@ use xr_tests::{executable, plugin_dir_with};
 
 fn xr(args: &[&str], plugin_path: Option<&std::path::Path>) -> (bool, String, String) {
     let mut command = Command::new(executable("xr"));
-    command.args(args).env("XR_GL_DEVICE", "software").env_remove("XR_PLUGIN_PATH");
+    command
+        .args(args)
+        .env("XR_GL_DEVICE", "software")
+        .env("MESA_SHADER_CACHE_DIR", xr_tests::temp_dir("cli-mesa-cache"))
+        .env_remove("MESA_SHADER_CACHE_DISABLE")
+        .env_remove("XR_PLUGIN_PATH");
     if let Some(path) = plugin_path {
         command.env("XR_PLUGIN_PATH", path);
     }
@@ -34,10 +39,10 @@ fn plugins_json_shows_the_llvmpipe_device_and_the_glsl_flags() {
     assert_eq!(device["separate_shader_objects"], true);
 
     let glsl = &plugin("xr-compiler-glsl")["build_systems"][0];
-    assert_eq!(glsl["availability"], serde_json::json!(["RuntimeCompile"]));
+    assert_eq!(glsl["availability"], serde_json::json!(["RuntimeCompile", "OfflineCompile"]));
     assert_eq!(glsl["attachable"], serde_json::json!(["opengl"]));
     assert_eq!(glsl["languages"], serde_json::json!(["glsl"]));
-    assert_eq!(glsl["on_devices"][0]["availability"]["Ok"], serde_json::json!(["RuntimeCompile"]));
+    assert_eq!(glsl["on_devices"][0]["availability"]["Ok"], serde_json::json!(["RuntimeCompile", "OfflineCompile"]));
     assert_eq!(report["skipped"], serde_json::json!([]));
 }
 
@@ -52,7 +57,8 @@ fn plugins_text_lists_plugin_path_directories_first_and_skipped_files() {
     assert!(stdout.contains("device: OpenGL 4.5 — "), "{stdout}");
     assert!(stdout.contains("llvmpipe"), "{stdout}");
     assert!(stdout.contains("build system xr-compiler-glsl"), "{stdout}");
-    assert!(stdout.contains("flags: RuntimeCompile"), "{stdout}");
+    assert!(stdout.contains("flags: RuntimeCompile | OfflineCompile"), "{stdout}");
+    assert!(stdout.contains("on xr-rhi-opengl: RuntimeCompile | OfflineCompile"), "{stdout}");
     assert!(stdout.contains("skipped:"), "{stdout}");
     assert!(stdout.contains("libxr_fixture_incompatible.so: incompatible plugin interface"), "{stdout}");
 }
