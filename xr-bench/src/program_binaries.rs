@@ -14,8 +14,8 @@ use std::{
 };
 use xr_device::{DeviceKind, DeviceOptions, DrawCall, VertexAttribute, VertexLayout};
 use xr_sourcebuild::{
-    Availability, BuildOptions, LoadPath, ProgramCache, ProgramDesc, Registry, ShaderStage, SourceDesc, SourceLanguage,
-    Store,
+    AttachedDevice, Availability, BuildOptions, LoadPath, ProgramCache, ProgramDesc, Registry, ShaderStage, SourceDesc,
+    SourceLanguage, Store,
 };
 
 /// Arguments of `xr-bench gl-program-binaries`.
@@ -162,11 +162,12 @@ fn child(mode: Mode, programs: usize, store: &Path, mesa_cache: &Path) -> anyhow
 
 fn run_child(mode: Mode, programs: usize, store: &Path) -> anyhow::Result<Timings> {
     let registry = Registry::discover();
-    let mut device = registry.open_device(DeviceKind::OpenGl, &DeviceOptions::default())?;
-    let capabilities = device.capabilities().into_result()?;
-    let handles = device.native_handles().into_result()?;
-    let system = registry.best_build_system(DeviceKind::OpenGl, Availability::OFFLINE_COMPILE, SourceLanguage::Glsl)?;
-    let mut compiler = system.attach(&handles, &capabilities).into_result()?;
+    let AttachedDevice { mut device, capabilities, mut compiler } = registry.open_attached(
+        DeviceKind::OpenGl,
+        Availability::OFFLINE_COMPILE,
+        SourceLanguage::Glsl,
+        &DeviceOptions::default(),
+    )?;
     let cache = ProgramCache::new(Store::open(store)?, &capabilities);
     let target = device.create_render_target(64, 64).into_result()?;
     let layout =

@@ -27,7 +27,7 @@ pub use plugin::{XrPlugin, XrPluginRef};
 pub use program_cache::{
     DriverIdentity, LoadPath, LoadReport, ProgramCache, decode_binary_record, encode_binary_record,
 };
-pub use registry::{LoadedPlugin, Registry, RegistryError, SkippedFile};
+pub use registry::{AttachedDevice, LoadedPlugin, Registry, RegistryError, SkippedFile};
 pub use source::{Define, ProgramDesc, ShaderStage, SourceDesc, SourceLanguage, VirtualFile};
 pub use store::{ObjectKey, Store, StoreError};
 pub use system::{

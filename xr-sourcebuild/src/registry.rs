@@ -9,14 +9,17 @@ use crate::{
     availability::Availability,
     plugin::XrPluginRef,
     source::SourceLanguage,
-    system::{BuildSystemInfo, SourceBuildSystemBox},
+    system::{AttachedBuildSystemBox, BuildSystemInfo, SourceBuildSystemBox},
 };
 use abi_stable::library::{LibraryError, RootModuleError, lib_header_from_path};
+use abi_stable::std_types::RVec;
 use std::{
     env,
     path::{Path, PathBuf},
 };
-use xr_device::{DeviceBox, DeviceKind, DeviceOptions, DeviceSystemBox, DeviceSystemInfo, XrError};
+use xr_device::{
+    DeviceBox, DeviceCapabilities, DeviceKind, DeviceOptions, DeviceSystemBox, DeviceSystemInfo, XrError, XrResult,
+};
 
 /// The environment variable listing plugin directories.
 pub const PLUGIN_PATH_VAR: &str = "XR_PLUGIN_PATH";
@@ -33,6 +36,16 @@ pub struct LoadedPlugin {
     pub device_systems: Vec<(DeviceSystemInfo, DeviceSystemBox)>,
     /// Its build systems, with what each said about itself.
     pub build_systems: Vec<(BuildSystemInfo, SourceBuildSystemBox)>,
+}
+
+/// An open device with a build system attached to it.
+pub struct AttachedDevice {
+    /// The device.
+    pub device: DeviceBox,
+    /// Its capabilities, read when it opened.
+    pub capabilities: DeviceCapabilities,
+    /// The build system attached to it.
+    pub compiler: AttachedBuildSystemBox,
 }
 
 /// A file or directory the registry passed over, and why.
@@ -55,6 +68,9 @@ pub enum RegistryError {
         /// The directories searched.
         searched: String,
     },
+    /// A plugin call failed.
+    #[error(transparent)]
+    Plugin(#[from] XrError),
     /// Every device system of the kind failed to open a device.
     #[error("no {} device could be opened: {failures}", kind.name())]
     NoDevice {
@@ -204,6 +220,23 @@ impl Registry {
         Err(RegistryError::NoDevice { kind, failures: failures.join("; ") })
     }
 
+    /// Opens a device of `kind` and attaches the best build system for
+    /// `availability` and `language` to it: an engine's usual first steps.
+    pub fn open_attached(
+        &self,
+        kind: DeviceKind,
+        availability: Availability,
+        language: SourceLanguage,
+        options: &DeviceOptions,
+    ) -> Result<AttachedDevice, RegistryError> {
+        let build_system = self.best_build_system(kind, availability, language)?;
+        let device = self.open_device(kind, options)?;
+        let capabilities = device.capabilities().into_result()?;
+        let handles = device.native_handles().into_result()?;
+        let compiler = build_system.attach(&handles, &capabilities).into_result()?;
+        Ok(AttachedDevice { device, capabilities, compiler })
+    }
+
     fn device_system_entries(&self, kind: DeviceKind) -> impl Iterator<Item = &(DeviceSystemInfo, DeviceSystemBox)> {
         self.plugins.iter().flat_map(|p| p.device_systems.iter()).filter(move |(info, _)| info.kind == kind)
     }
@@ -271,27 +304,10 @@ fn load_plugin(path: &Path) -> Result<LoadedPlugin, String> {
     let header = lib_header_from_path(path).map_err(|e| describe_load_error(&e))?;
     let module = header.init_root_module::<XrPluginRef>().map_err(|e| describe_load_error(&e))?;
     let name = module.name().to_string();
-    let in_plugin = |what: &str, e: XrError| format!("plugin '{name}' failed to list its {what}: {e}");
 
     // The plugin guards its own entry points: a panic crossing them would abort.
-    let device_systems = (module.device_systems())()
-        .into_result()
-        .map_err(|e| in_plugin("device systems", e))?
-        .into_iter()
-        .map(|system| match system.info().into_result() {
-            Ok(info) => Ok((info, system)),
-            Err(e) => Err(in_plugin("device system info", e)),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let build_systems = (module.build_systems())()
-        .into_result()
-        .map_err(|e| in_plugin("build systems", e))?
-        .into_iter()
-        .map(|system| match system.info().into_result() {
-            Ok(info) => Ok((info, system)),
-            Err(e) => Err(in_plugin("build system info", e)),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let device_systems = described((module.device_systems())(), |s| s.info(), "device system", &name)?;
+    let build_systems = described((module.build_systems())(), |s| s.info(), "build system", &name)?;
     Ok(LoadedPlugin {
         name,
         version: module.version().to_string(),
@@ -299,6 +315,22 @@ fn load_plugin(path: &Path) -> Result<LoadedPlugin, String> {
         device_systems,
         build_systems,
     })
+}
+
+/// Pairs each system a plugin lists with what it says about itself.
+fn described<S, I>(
+    listed: XrResult<RVec<S>>,
+    info: impl Fn(&S) -> XrResult<I>,
+    what: &str,
+    plugin: &str,
+) -> Result<Vec<(I, S)>, String> {
+    let failed = |list: &str, e: XrError| format!("plugin '{plugin}' failed to list its {list}: {e}");
+    listed
+        .into_result()
+        .map_err(|e| failed(&format!("{what}s"), e))?
+        .into_iter()
+        .map(|system| info(&system).into_result().map(|i| (i, system)).map_err(|e| failed(&format!("{what} info"), e)))
+        .collect()
 }
 
 /// One line out of abi_stable's load errors (a layout mismatch prints pages).

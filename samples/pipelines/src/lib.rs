@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use triangle::SampleError;
 use xr_device::{DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, VertexLayout, XrError};
 use xr_sourcebuild::{
-    Availability, BuildOptions, BuiltProgram, ConstantTableExt, LoadReport, ProgramCache, ProgramDesc, Registry,
-    ShaderStage, SourceDesc, SourceLanguage, Store,
+    AttachedDevice, Availability, BuildOptions, BuiltProgram, ConstantTableExt, LoadReport, ProgramCache, ProgramDesc,
+    Registry, ShaderStage, SourceDesc, SourceLanguage, Store,
 };
 
 /// Size of one tile of the grid.
@@ -44,11 +44,12 @@ pub fn default_shader_dir() -> PathBuf {
 /// Renders every vertex × fragment pipeline into one grid image, loading
 /// stage programs through a program cache in `store`.
 pub fn render(registry: &Registry, shader_dir: &Path, store: &Path) -> Result<Rendered, SampleError> {
-    let mut device = registry.open_device(DeviceKind::OpenGl, &DeviceOptions::default())?;
-    let capabilities = device.capabilities().into_result()?;
-    let handles = device.native_handles().into_result()?;
-    let system = registry.best_build_system(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, SourceLanguage::Glsl)?;
-    let mut compiler = system.attach(&handles, &capabilities).into_result()?;
+    let AttachedDevice { mut device, capabilities, mut compiler } = registry.open_attached(
+        DeviceKind::OpenGl,
+        Availability::RUNTIME_COMPILE,
+        SourceLanguage::Glsl,
+        &DeviceOptions::default(),
+    )?;
     let store = Store::open(store).map_err(|e| XrError::new(xr_device::ErrorKind::Io, e.to_string()))?;
     let cache = ProgramCache::new(store, &capabilities);
 

@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 use xr_device::{DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, VertexLayout, XrError};
 use xr_sourcebuild::{
-    Availability, BuildError, BuildOptions, ConstantTableExt, ProgramDesc, Registry, RegistryError, ShaderStage,
-    SourceDesc, SourceLanguage,
+    AttachedDevice, Availability, BuildError, BuildOptions, ConstantTableExt, ProgramDesc, Registry, RegistryError,
+    ShaderStage, SourceDesc, SourceLanguage,
 };
 
 /// Width and height of the rendered image.
@@ -67,12 +67,12 @@ pub fn default_shader_dir() -> PathBuf {
 
 /// Renders the triangle through the plugins of `registry`.
 pub fn render(registry: &Registry, params: &TriangleParams, shader_dir: &Path) -> Result<Image, SampleError> {
-    let mut device = registry.open_device(DeviceKind::OpenGl, &DeviceOptions::default())?;
-    let capabilities = device.capabilities().into_result()?;
-    let handles = device.native_handles().into_result()?;
-    let build_system =
-        registry.best_build_system(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, SourceLanguage::Glsl)?;
-    let mut compiler = build_system.attach(&handles, &capabilities).into_result()?;
+    let AttachedDevice { mut device, mut compiler, .. } = registry.open_attached(
+        DeviceKind::OpenGl,
+        Availability::RUNTIME_COMPILE,
+        SourceLanguage::Glsl,
+        &DeviceOptions::default(),
+    )?;
 
     let program = ProgramDesc::new(
         "triangle",
