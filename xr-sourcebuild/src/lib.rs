@@ -10,6 +10,7 @@
 pub mod availability;
 pub mod constants;
 pub mod diagnostics;
+pub mod includes;
 pub mod plugin;
 pub mod program_cache;
 pub mod registry;

@@ -8,8 +8,10 @@
 //! Limitation: `#include` is resolved on every line, also inside `#if 0`
 //! blocks and block comments.
 
-use std::path::{Path, PathBuf};
-use xr_sourcebuild::{Diagnostic, Severity, SourceDesc};
+use xr_sourcebuild::{
+    Diagnostic, Severity, SourceDesc,
+    includes::{ResolvedInclude, resolve_include, root_dir, searched_places},
+};
 
 /// Deepest include nesting accepted, against runaway recursion.
 const MAX_INCLUDE_DEPTH: usize = 32;
@@ -45,16 +47,7 @@ struct Flattener<'a> {
     once: Vec<String>,
 }
 
-/// A file found by the include resolver.
-struct Resolved {
-    /// Identity for cycles and `#pragma once`.
-    id: String,
-    /// Name used in diagnostics.
-    display: String,
-    /// Directory its own relative includes start from.
-    dir: Option<PathBuf>,
-    text: String,
-}
+type Resolved = ResolvedInclude;
 
 /// Flattens `desc`'s includes and injects its defines after `#version`.
 pub fn preprocess(desc: &SourceDesc) -> Result<Preprocessed, Vec<Diagnostic>> {
@@ -74,7 +67,7 @@ pub fn preprocess(desc: &SourceDesc) -> Result<Preprocessed, Vec<Diagnostic>> {
         stack: Vec::new(),
         once: Vec::new(),
     };
-    let root_dir = Path::new(&root).parent().filter(|p| p.is_dir()).map(Path::to_path_buf);
+    let root_dir = root_dir(desc);
     let has_version = desc.source.lines().any(|l| directive(l).is_some_and(|(name, _)| name == "version"));
     if !has_version {
         flattener.push_defines();
@@ -168,37 +161,11 @@ impl Flattener<'_> {
     }
 
     fn resolve(&self, name: &str, includer: &Resolved) -> Option<Resolved> {
-        if let Some(file) = self.desc.virtual_files.iter().find(|f| f.name.as_str() == name) {
-            return Some(Resolved {
-                id: format!("virtual:{name}"),
-                display: name.to_owned(),
-                dir: None,
-                text: file.contents.to_string(),
-            });
-        }
-        let dirs = includer.dir.iter().cloned().chain(self.desc.include_dirs.iter().map(|d| PathBuf::from(d.as_str())));
-        for dir in dirs {
-            let path = dir.join(name);
-            if let Ok(text) = std::fs::read_to_string(&path) {
-                let id = path.canonicalize().unwrap_or_else(|_| path.clone()).to_string_lossy().into_owned();
-                let dir = path.parent().map(Path::to_path_buf);
-                return Some(Resolved { id, display: path.to_string_lossy().into_owned(), dir, text });
-            }
-        }
-        None
+        resolve_include(self.desc, name, includer.dir.as_deref())
     }
 
     fn searched(&self, includer: &Resolved) -> String {
-        let mut places: Vec<String> = includer.dir.iter().map(|d| d.display().to_string()).collect();
-        places.extend(self.desc.include_dirs.iter().map(|d| d.to_string()));
-        if !self.desc.virtual_files.is_empty() {
-            places.push(format!("{} in-memory files", self.desc.virtual_files.len()));
-        }
-        if places.is_empty() {
-            "no include directories given".to_owned()
-        } else {
-            format!("searched: {}", places.join(", "))
-        }
+        searched_places(self.desc, includer.dir.as_deref())
     }
 }
 
