@@ -3,7 +3,10 @@
 # OpenGL driver (llvmpipe). Installs nothing that is already there.
 set -euo pipefail
 
-packages=(libegl1 libegl-mesa0 libgl1-mesa-dri libgbm1)
+packages=(
+    libegl1 libegl-mesa0 libgl1-mesa-dri libgbm1   # EGL and llvmpipe (OpenGL 4.5)
+    libshaderc-dev glslang-dev spirv-tools        # shaderc, glslang and SPIRV-Tools (static), spirv-val
+)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

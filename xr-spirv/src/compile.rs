@@ -1,0 +1,273 @@
+//! GLSL and HLSL to SPIR-V through shaderc.
+
+use crate::{messages, validate};
+use std::path::Path;
+use xr_device::XrError;
+use xr_sourcebuild::{
+    BuildError, Diagnostic, Severity, ShaderStage, SourceDesc, SourceLanguage,
+    includes::{resolve_include, root_dir, searched_places},
+};
+
+/// The environment a module is compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TargetEnv {
+    /// OpenGL 4.5 with `ARB_gl_spirv`.
+    OpenGl45,
+    /// Vulkan 1.0.
+    Vulkan10,
+    /// Vulkan 1.1.
+    Vulkan11,
+    /// Vulkan 1.2.
+    Vulkan12,
+    /// Vulkan 1.3.
+    Vulkan13,
+}
+
+impl TargetEnv {
+    /// The command-line name: `opengl4.5`, `vulkan1.0` … `vulkan1.3`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetEnv::OpenGl45 => "opengl4.5",
+            TargetEnv::Vulkan10 => "vulkan1.0",
+            TargetEnv::Vulkan11 => "vulkan1.1",
+            TargetEnv::Vulkan12 => "vulkan1.2",
+            TargetEnv::Vulkan13 => "vulkan1.3",
+        }
+    }
+
+    /// Parses [`TargetEnv::name`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::OpenGl45, Self::Vulkan10, Self::Vulkan11, Self::Vulkan12, Self::Vulkan13]
+            .into_iter()
+            .find(|t| t.name() == name)
+    }
+
+    /// The newest SPIR-V version the environment accepts.
+    pub fn default_spirv(self) -> SpirvVersion {
+        match self {
+            TargetEnv::OpenGl45 | TargetEnv::Vulkan10 => SpirvVersion::V1_0,
+            TargetEnv::Vulkan11 => SpirvVersion::V1_3,
+            TargetEnv::Vulkan12 => SpirvVersion::V1_5,
+            TargetEnv::Vulkan13 => SpirvVersion::V1_6,
+        }
+    }
+}
+
+/// A SPIR-V version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SpirvVersion {
+    /// 1.0.
+    V1_0,
+    /// 1.1.
+    V1_1,
+    /// 1.2.
+    V1_2,
+    /// 1.3.
+    V1_3,
+    /// 1.4.
+    V1_4,
+    /// 1.5.
+    V1_5,
+    /// 1.6.
+    V1_6,
+}
+
+impl SpirvVersion {
+    fn shaderc(self) -> shaderc::SpirvVersion {
+        match self {
+            SpirvVersion::V1_0 => shaderc::SpirvVersion::V1_0,
+            SpirvVersion::V1_1 => shaderc::SpirvVersion::V1_1,
+            SpirvVersion::V1_2 => shaderc::SpirvVersion::V1_2,
+            SpirvVersion::V1_3 => shaderc::SpirvVersion::V1_3,
+            SpirvVersion::V1_4 => shaderc::SpirvVersion::V1_4,
+            SpirvVersion::V1_5 => shaderc::SpirvVersion::V1_5,
+            SpirvVersion::V1_6 => shaderc::SpirvVersion::V1_6,
+        }
+    }
+}
+
+/// How hard shaderc's optimiser (SPIRV-Tools) works.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Optimization {
+    /// No optimisation; debug names kept.
+    #[default]
+    None,
+    /// Smaller code.
+    Size,
+    /// Faster code.
+    Performance,
+}
+
+/// Everything besides the source that changes a module's bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SpirvOptions {
+    /// The target environment.
+    pub target: TargetEnv,
+    /// SPIR-V version; the target's newest when `None`.
+    pub spirv_version: Option<SpirvVersion>,
+    /// Optimisation level.
+    pub optimization: Optimization,
+}
+
+impl SpirvOptions {
+    /// Defaults for `target`: its newest SPIR-V version, no optimisation.
+    pub fn new(target: TargetEnv) -> Self {
+        Self { target, spirv_version: None, optimization: Optimization::None }
+    }
+}
+
+/// A validated SPIR-V module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpirvModule {
+    /// The words.
+    pub words: Vec<u32>,
+    /// Stage it was compiled for.
+    pub stage: ShaderStage,
+    /// Its entry point.
+    pub entry_point: String,
+    /// Warnings from the compiler, at the user's file and line.
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl SpirvModule {
+    /// The module as little-endian bytes (a `.spv` file).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+}
+
+/// A shaderc compiler, kept for many compiles: glslang's start-up costs
+/// ~100 ms, each compile after it about a millisecond.
+pub struct SpirvCompiler {
+    compiler: shaderc::Compiler,
+}
+
+impl SpirvCompiler {
+    /// Starts shaderc.
+    pub fn new() -> Result<Self, XrError> {
+        let compiler =
+            shaderc::Compiler::new().map_err(|e| XrError::unavailable(format!("shaderc failed to start: {e}")))?;
+        Ok(Self { compiler })
+    }
+
+    /// Compiles `desc` to validated SPIR-V.
+    pub fn compile(&self, desc: &SourceDesc, options: &SpirvOptions) -> Result<SpirvModule, BuildError> {
+        let file = desc.file_name.as_str();
+        let context = format!("{file} ({} {})", desc.language.name(), desc.stage.name());
+        let fail = |message: String| BuildError::from_diagnostics(&context, vec![error_at(file, 0, message)]);
+        let language = match desc.language {
+            SourceLanguage::Glsl => shaderc::SourceLanguage::GLSL,
+            SourceLanguage::Hlsl => shaderc::SourceLanguage::HLSL,
+            SourceLanguage::SpirV => return Err(fail("SPIR-V is already compiled: load it instead".to_owned())),
+        };
+        let mut compile_options = shaderc::CompileOptions::new()
+            .map_err(|e| BuildError::from(XrError::unavailable(format!("shaderc options: {e}"))))?;
+        compile_options.set_source_language(language);
+        let (env, version) = match options.target {
+            TargetEnv::OpenGl45 => (shaderc::TargetEnv::OpenGL, shaderc::EnvVersion::OpenGL4_5),
+            TargetEnv::Vulkan10 => (shaderc::TargetEnv::Vulkan, shaderc::EnvVersion::Vulkan1_0),
+            TargetEnv::Vulkan11 => (shaderc::TargetEnv::Vulkan, shaderc::EnvVersion::Vulkan1_1),
+            TargetEnv::Vulkan12 => (shaderc::TargetEnv::Vulkan, shaderc::EnvVersion::Vulkan1_2),
+            TargetEnv::Vulkan13 => (shaderc::TargetEnv::Vulkan, shaderc::EnvVersion::Vulkan1_3),
+        };
+        compile_options.set_target_env(env, version as u32);
+        let spirv = options.spirv_version.unwrap_or_else(|| options.target.default_spirv());
+        compile_options.set_target_spirv(spirv.shaderc());
+        compile_options.set_optimization_level(match options.optimization {
+            Optimization::None => shaderc::OptimizationLevel::Zero,
+            Optimization::Size => shaderc::OptimizationLevel::Size,
+            Optimization::Performance => shaderc::OptimizationLevel::Performance,
+        });
+        // Sources may leave interface locations and bindings to XR.
+        compile_options.set_auto_map_locations(true);
+        compile_options.set_auto_bind_uniforms(true);
+        compile_options.set_generate_debug_info();
+        for define in desc.defines.iter() {
+            if define.name.is_empty() || define.name.contains(|c: char| !c.is_ascii_alphanumeric() && c != '_') {
+                return Err(fail(format!("invalid define '{}={}'", define.name, define.value)));
+            }
+            let value = (!define.value.is_empty()).then_some(define.value.as_str());
+            compile_options.add_macro_definition(&define.name, value);
+        }
+        compile_options.set_include_callback(|requested, _kind, requesting, _depth| {
+            let includer_dir = if requesting == file {
+                root_dir(desc)
+            } else {
+                Path::new(requesting).parent().filter(|p| p.is_dir()).map(Path::to_path_buf)
+            };
+            match resolve_include(desc, requested, includer_dir.as_deref()) {
+                Some(found) => Ok(shaderc::ResolvedInclude { resolved_name: found.display, content: found.text }),
+                None => {
+                    Err(format!(
+                        "cannot find include file '{requested}' ({})",
+                        searched_places(desc, includer_dir.as_deref())
+                    ))
+                }
+            }
+        });
+
+        let result = self.compiler.compile_into_spirv(
+            &desc.source,
+            shader_kind(desc.stage),
+            file,
+            &desc.entry_point,
+            Some(&compile_options),
+        );
+        let artifact = match result {
+            Ok(artifact) => artifact,
+            Err(shaderc::Error::CompilationError(_, text)) => {
+                let diagnostics = messages::parse(&text, file);
+                if !diagnostics.iter().any(|d| d.severity == Severity::Error) {
+                    // glslang's HLSL front end fails without an error on a missing entry point.
+                    return Err(fail(format!(
+                        "entry point '{}' not found in {file}{}",
+                        desc.entry_point,
+                        if text.trim().is_empty() { String::new() } else { format!(" ({})", text.trim().replace('\n', " ")) }
+                    )));
+                }
+                return Err(BuildError::from_diagnostics(&context, diagnostics));
+            }
+            Err(e) => return Err(fail(e.to_string())),
+        };
+        let warnings = messages::parse(&artifact.get_warning_messages(), file);
+        let module = SpirvModule {
+            words: artifact.as_binary().to_vec(),
+            stage: desc.stage,
+            entry_point: desc.entry_point.to_string(),
+            warnings,
+        };
+        check_entry_point(&module, file).map_err(fail)?;
+        validate(&module.words, options.target).map_err(|e| fail(e.message.to_string()))?;
+        Ok(module)
+    }
+}
+
+/// glslang's HLSL front end compiles a source whose entry point is missing
+/// into an empty module; XR makes that the error it is.
+fn check_entry_point(module: &SpirvModule, file: &str) -> Result<(), String> {
+    let reflection = crate::reflect::entry_points(&module.words).map_err(|e| e.message.to_string())?;
+    if reflection.iter().any(|name| name == &module.entry_point) {
+        Ok(())
+    } else {
+        Err(format!(
+            "entry point '{}' not found in {file}{}",
+            module.entry_point,
+            if reflection.is_empty() { String::new() } else { format!(" (it has: {})", reflection.join(", ")) }
+        ))
+    }
+}
+
+fn shader_kind(stage: ShaderStage) -> shaderc::ShaderKind {
+    match stage {
+        ShaderStage::Vertex => shaderc::ShaderKind::Vertex,
+        ShaderStage::TessControl => shaderc::ShaderKind::TessControl,
+        ShaderStage::TessEvaluation => shaderc::ShaderKind::TessEvaluation,
+        ShaderStage::Geometry => shaderc::ShaderKind::Geometry,
+        ShaderStage::Fragment => shaderc::ShaderKind::Fragment,
+        ShaderStage::Compute => shaderc::ShaderKind::Compute,
+    }
+}
+
+fn error_at(file: &str, line: u32, message: String) -> Diagnostic {
+    Diagnostic { severity: Severity::Error, file: file.into(), line, column: 0, message: message.into() }
+}

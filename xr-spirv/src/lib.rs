@@ -1,0 +1,21 @@
+//! XR's SPIR-V compile core, shared by the SPIR-V build systems.
+//!
+//! - [`SpirvCompiler`] builds GLSL and HLSL into SPIR-V with shaderc:
+//!   stage, any entry point name, defines, includes resolved by XR (so
+//!   errors in an included file point into it), target environment (OpenGL
+//!   4.5, Vulkan 1.0–1.3), SPIR-V version and optimisation level.
+//! - [`validate`] runs the SPIR-V validator on every module that enters or
+//!   leaves XR.
+//! - [`reflect`] lists a module's resources as the constant table needs them.
+//!
+//! How SPIRV-Tools is linked, and why: `docs/SPIRV.md`.
+
+pub mod compile;
+pub mod hlsl;
+pub mod messages;
+pub mod reflect;
+pub mod validate;
+
+pub use compile::{Optimization, SpirvCompiler, SpirvModule, SpirvOptions, SpirvVersion, TargetEnv};
+pub use reflect::{Reflection, reflect};
+pub use validate::validate;

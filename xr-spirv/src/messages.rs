@@ -1,0 +1,56 @@
+//! shaderc's messages as diagnostics.
+//!
+//! glslang writes `file:line: error: 'x' : undeclared identifier` with the
+//! name the include callback resolved, so errors inside an include already
+//! name that file; a closing `N errors generated.` line is dropped.
+
+use xr_sourcebuild::{Diagnostic, Severity};
+
+/// Parses shaderc's error or warning text.
+pub fn parse(text: &str, fallback_file: &str) -> Vec<Diagnostic> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !is_summary(l))
+        .map(|line| parse_line(line, fallback_file))
+        .collect()
+}
+
+fn is_summary(line: &str) -> bool {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    matches!(words.as_slice(), [n, kind, "generated."] if n.parse::<u32>().is_ok() && kind.starts_with(|c| c == 'e' || c == 'w'))
+}
+
+fn parse_line(line: &str, fallback_file: &str) -> Diagnostic {
+    // `file:line: severity: message`; the file may itself contain ':'.
+    for (severity, marker) in [(Severity::Error, ": error: "), (Severity::Warning, ": warning: ")] {
+        if let Some(at) = line.find(marker) {
+            let (location, message) = (&line[..at], &line[at + marker.len()..]);
+            let (file, line_no) = match location.rsplit_once(':') {
+                Some((file, number)) if number.parse::<u32>().is_ok() => (file, number.parse().unwrap_or(0)),
+                _ => (location, 0),
+            };
+            let file = if file.is_empty() { fallback_file } else { file };
+            return Diagnostic { severity, file: file.into(), line: line_no, column: 0, message: message.trim().into() };
+        }
+    }
+    let severity = if line.contains("error") { Severity::Error } else { Severity::Warning };
+    let message = line.strip_prefix("error: ").or_else(|| line.strip_prefix("warning: ")).unwrap_or(line);
+    Diagnostic { severity, file: fallback_file.into(), line: 0, column: 0, message: message.into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn located_errors_and_summaries() {
+        let d = parse("shaders/lib.glsl:3: error: 'x' : undeclared identifier\n1 error generated.\n", "main.frag");
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].file.as_str(), d[0].line, d[0].severity), ("shaders/lib.glsl", 3, Severity::Error));
+        assert_eq!(d[0].message.as_str(), "'x' : undeclared identifier");
+        let d = parse("C:/x/a.hlsl:12: warning: unused\n", "a.hlsl");
+        assert_eq!((d[0].file.as_str(), d[0].line, d[0].severity), ("C:/x/a.hlsl", 12, Severity::Warning));
+        let d = parse("a.vert: error: #version: bad\n", "a.vert");
+        assert_eq!((d[0].file.as_str(), d[0].line), ("a.vert", 0));
+    }
+}

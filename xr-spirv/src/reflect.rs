@@ -1,0 +1,264 @@
+//! What a SPIR-V module exposes: uniform blocks with member offsets,
+//! samplers and textures, storage buffers, push constants, specialization
+//! constants with their defaults, and stage inputs and outputs with their
+//! locations. Resources the entry point never uses do not appear.
+
+use spirq::{
+    ReflectConfig,
+    ty::{DescriptorType, Type},
+    var::Variable,
+};
+use xr_device::XrError;
+
+/// A member of a block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockMember {
+    /// Member name.
+    pub name: String,
+    /// Byte offset from the start of the block.
+    pub offset: usize,
+    /// Type, in SPIR-V reflection's notation.
+    pub ty: String,
+}
+
+/// A uniform block, storage buffer or push constant block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// Instance or block name.
+    pub name: String,
+    /// Descriptor set (0 for push constants).
+    pub set: u32,
+    /// Binding (0 for push constants).
+    pub binding: u32,
+    /// Size in bytes, where known.
+    pub size: Option<usize>,
+    /// Members with offsets.
+    pub members: Vec<BlockMember>,
+}
+
+/// A sampler, texture or image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageResource {
+    /// Variable name.
+    pub name: String,
+    /// Descriptor set.
+    pub set: u32,
+    /// Binding.
+    pub binding: u32,
+    /// `sampler`, `combined image sampler`, `sampled image` or `storage image`.
+    pub kind: &'static str,
+}
+
+/// A specialization constant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecConstant {
+    /// Name.
+    pub name: String,
+    /// `constant_id`.
+    pub id: u32,
+    /// Type.
+    pub ty: String,
+    /// The default written in the source.
+    pub default: String,
+}
+
+/// A stage input or output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InterfaceVariable {
+    /// Name.
+    pub name: String,
+    /// Location.
+    pub location: u32,
+    /// Component.
+    pub component: u32,
+    /// Type.
+    pub ty: String,
+}
+
+/// A module's reflection, for one entry point.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reflection {
+    /// The entry point reflected.
+    pub entry_point: String,
+    /// Uniform blocks.
+    pub uniform_blocks: Vec<Block>,
+    /// Storage buffers.
+    pub storage_buffers: Vec<Block>,
+    /// Push constant blocks.
+    pub push_constants: Vec<Block>,
+    /// Samplers, textures and images.
+    pub images: Vec<ImageResource>,
+    /// Specialization constants.
+    pub spec_constants: Vec<SpecConstant>,
+    /// Stage inputs.
+    pub inputs: Vec<InterfaceVariable>,
+    /// Stage outputs.
+    pub outputs: Vec<InterfaceVariable>,
+}
+
+/// The entry point names of a module.
+pub fn entry_points(words: &[u32]) -> Result<Vec<String>, XrError> {
+    let mut names = Vec::new();
+    for instruction in instructions(words)? {
+        if instruction.opcode == OP_ENTRY_POINT && instruction.operands.len() > 2 {
+            names.push(literal_string(&instruction.operands[2..]));
+        }
+    }
+    Ok(names)
+}
+
+/// Reflects the entry point `entry_point` of `words`.
+pub fn reflect(words: &[u32], entry_point: &str) -> Result<Reflection, XrError> {
+    let entries = ReflectConfig::new()
+        .spv(words)
+        .ref_all_rscs(false)
+        .combine_img_samplers(true)
+        .reflect()
+        .map_err(|e| XrError::invalid_input(format!("cannot reflect the SPIR-V: {e}")))?;
+    let entry = entries
+        .into_iter()
+        .find(|e| e.name == entry_point)
+        .ok_or_else(|| XrError::invalid_input(format!("the module has no entry point '{entry_point}'")))?;
+    let defaults = spec_constant_defaults(words)?;
+    let mut reflection = Reflection { entry_point: entry.name.clone(), ..Reflection::default() };
+    for var in entry.vars {
+        let name = var.name().unwrap_or("").to_owned();
+        let is_input = matches!(var, Variable::Input { .. });
+        match var {
+            Variable::Input { location, ty, .. } | Variable::Output { location, ty, .. } => {
+                if name.starts_with("gl_") {
+                    continue;
+                }
+                let io = InterfaceVariable { name, location: location.loc(), component: location.comp(), ty: ty.to_string() };
+                if is_input { reflection.inputs.push(io) } else { reflection.outputs.push(io) }
+            }
+            Variable::Descriptor { desc_bind, desc_ty, ty, .. } => {
+                let (set, binding) = (desc_bind.set(), desc_bind.bind());
+                match desc_ty {
+                    DescriptorType::UniformBuffer() => reflection.uniform_blocks.push(block(name, set, binding, &ty)),
+                    DescriptorType::StorageBuffer(_) => reflection.storage_buffers.push(block(name, set, binding, &ty)),
+                    DescriptorType::Sampler() => reflection.images.push(ImageResource { name, set, binding, kind: "sampler" }),
+                    DescriptorType::CombinedImageSampler() => {
+                        reflection.images.push(ImageResource { name, set, binding, kind: "combined image sampler" })
+                    }
+                    DescriptorType::SampledImage() => {
+                        reflection.images.push(ImageResource { name, set, binding, kind: "sampled image" })
+                    }
+                    DescriptorType::StorageImage(_) => {
+                        reflection.images.push(ImageResource { name, set, binding, kind: "storage image" })
+                    }
+                    _ => {}
+                }
+            }
+            Variable::PushConstant { ty, .. } => reflection.push_constants.push(block(name, 0, 0, &ty)),
+            Variable::SpecConstant { spec_id, ty, .. } => {
+                let default = defaults.iter().find(|(id, _)| *id == spec_id).map(|(_, d)| d.clone()).unwrap_or_default();
+                reflection.spec_constants.push(SpecConstant { name, id: spec_id, ty: ty.to_string(), default });
+            }
+        }
+    }
+    for list in [&mut reflection.inputs, &mut reflection.outputs] {
+        list.sort_by_key(|v| (v.location, v.component));
+    }
+    reflection.spec_constants.sort_by_key(|c| c.id);
+    Ok(reflection)
+}
+
+fn block(name: String, set: u32, binding: u32, ty: &Type) -> Block {
+    let (members, size) = match ty {
+        Type::Struct(s) => (
+            s.members
+                .iter()
+                .map(|m| BlockMember {
+                    name: m.name.clone().unwrap_or_default(),
+                    offset: m.offset.unwrap_or(0),
+                    ty: m.ty.to_string(),
+                })
+                .collect(),
+            ty.nbyte(),
+        ),
+        _ => (Vec::new(), ty.nbyte()),
+    };
+    Block { name, set, binding, size, members }
+}
+
+const OP_ENTRY_POINT: u16 = 15;
+const OP_TYPE_BOOL: u16 = 20;
+const OP_TYPE_INT: u16 = 21;
+const OP_TYPE_FLOAT: u16 = 22;
+const OP_SPEC_CONSTANT_TRUE: u16 = 48;
+const OP_SPEC_CONSTANT_FALSE: u16 = 49;
+const OP_SPEC_CONSTANT: u16 = 50;
+const OP_DECORATE: u16 = 71;
+const DECORATION_SPEC_ID: u32 = 1;
+
+struct Instruction<'a> {
+    opcode: u16,
+    operands: &'a [u32],
+}
+
+fn instructions(words: &[u32]) -> Result<Vec<Instruction<'_>>, XrError> {
+    if words.len() < 5 || words[0] != 0x0723_0203 {
+        return Err(XrError::invalid_input("not a SPIR-V module"));
+    }
+    let mut out = Vec::new();
+    let mut at = 5;
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        if count == 0 || at + count > words.len() {
+            return Err(XrError::invalid_input(format!("truncated SPIR-V instruction at word {at}")));
+        }
+        out.push(Instruction { opcode: (words[at] & 0xffff) as u16, operands: &words[at + 1..at + count] });
+        at += count;
+    }
+    Ok(out)
+}
+
+fn literal_string(words: &[u32]) -> String {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).take_while(|b| *b != 0).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// (spec id, default as text) of every specialization constant.
+fn spec_constant_defaults(words: &[u32]) -> Result<Vec<(u32, String)>, XrError> {
+    let instructions = instructions(words)?;
+    let mut spec_ids = std::collections::HashMap::new();
+    let mut scalar_types = std::collections::HashMap::new();
+    for i in &instructions {
+        match (i.opcode, i.operands) {
+            (OP_DECORATE, [target, DECORATION_SPEC_ID, id, ..]) => {
+                spec_ids.insert(*target, *id);
+            }
+            (OP_TYPE_BOOL, [result]) => {
+                scalar_types.insert(*result, ('b', 32, false));
+            }
+            (OP_TYPE_INT, [result, width, signed]) => {
+                scalar_types.insert(*result, ('i', *width, *signed != 0));
+            }
+            (OP_TYPE_FLOAT, [result, width, ..]) => {
+                scalar_types.insert(*result, ('f', *width, true));
+            }
+            _ => {}
+        }
+    }
+    let mut defaults = Vec::new();
+    for i in &instructions {
+        let (result, value) = match (i.opcode, i.operands) {
+            (OP_SPEC_CONSTANT_TRUE, [_, result]) => (*result, "true".to_owned()),
+            (OP_SPEC_CONSTANT_FALSE, [_, result]) => (*result, "false".to_owned()),
+            (OP_SPEC_CONSTANT, [ty, result, value, ..]) => {
+                let text = match scalar_types.get(ty) {
+                    Some(('f', 32, _)) => f32::from_bits(*value).to_string(),
+                    Some(('i', 32, true)) => (*value as i32).to_string(),
+                    _ => value.to_string(),
+                };
+                (*result, text)
+            }
+            _ => continue,
+        };
+        if let Some(id) = spec_ids.get(&result) {
+            defaults.push((*id, value));
+        }
+    }
+    Ok(defaults)
+}

@@ -1,0 +1,32 @@
+//! The SPIR-V validator, run on every module that enters or leaves XR.
+//!
+//! `spirv-tools` is used with `use-installed-tools`: it runs Debian's
+//! `spirv-val` (1.5–3 ms a module) instead of compiling a second copy of
+//! SPIRV-Tools into XR; see docs/SPIRV.md.
+
+use crate::compile::TargetEnv;
+use spirv_tools::val::Validator;
+use xr_device::XrError;
+
+/// Validates `words` for `target`; the error carries the validator's message.
+pub fn validate(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
+    let env = match target {
+        TargetEnv::OpenGl45 => spirv_tools::TargetEnv::OpenGL_4_5,
+        TargetEnv::Vulkan10 => spirv_tools::TargetEnv::Vulkan_1_0,
+        TargetEnv::Vulkan11 => spirv_tools::TargetEnv::Vulkan_1_1,
+        TargetEnv::Vulkan12 => spirv_tools::TargetEnv::Vulkan_1_2,
+        TargetEnv::Vulkan13 => spirv_tools::TargetEnv::Vulkan_1_3,
+    };
+    if words.len() < 5 || words[0] != 0x0723_0203 {
+        return Err(XrError::invalid_input(format!(
+            "invalid SPIR-V: {} words, no SPIR-V magic number",
+            words.len()
+        )));
+    }
+    let validator = spirv_tools::val::create(Some(env));
+    validator.validate(words, None).map_err(|e| {
+        let message = e.to_string();
+        let message = message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+        XrError::invalid_input(format!("invalid SPIR-V for {}: {message}", target.name()))
+    })
+}

@@ -1,0 +1,181 @@
+//! The SPIR-V core against real shaderc, spirv-val and SPIR-V reflection.
+
+use xr_sourcebuild::{Severity, ShaderStage, SourceDesc, SourceLanguage};
+use xr_spirv::{Optimization, SpirvCompiler, SpirvOptions, SpirvVersion, TargetEnv, hlsl, reflect, validate};
+
+fn glsl(stage: ShaderStage, name: &str, source: &str) -> SourceDesc {
+    SourceDesc::glsl(stage, name, source)
+}
+
+fn hlsl_source(profile: &str, name: &str, entry: &str, source: &str) -> SourceDesc {
+    let stage = hlsl::stage_of_profile(profile).expect("known profile");
+    let mut desc = SourceDesc::glsl(stage, name, source);
+    desc.language = SourceLanguage::Hlsl;
+    desc.entry_point = entry.into();
+    desc
+}
+
+const VERTEX: &str = "#version 450
+layout(location = 0) in vec2 in_position;
+layout(location = 0) out vec2 v_uv;
+void main() { v_uv = in_position * 0.5 + 0.5; gl_Position = vec4(in_position, 0.0, 1.0); }
+";
+
+/// Seed 002's vertex shader: a view-projection matrix, `mul`, a blue diffuse colour.
+const SEED_002_VS: &str = "
+float4x4 ViewProjMatrix;
+float4 Blue = {0.0f, 0.0f, 1.0f, 1.0f};
+struct VS_INPUT { float4 position : POSITION; };
+struct VS_OUTPUT { float4 position : SV_Position; float4 diffuse : COLOR; };
+VS_OUTPUT Main(VS_INPUT input) {
+    VS_OUTPUT output = (VS_OUTPUT)0;
+    output.position = mul(input.position, ViewProjMatrix);
+    output.diffuse = Blue;
+    return output;
+}
+";
+
+#[test]
+fn glsl_compiles_for_every_target_and_spirv_version() {
+    let compiler = SpirvCompiler::new().unwrap();
+    for (target, version) in [
+        (TargetEnv::OpenGl45, 0x0001_0000),
+        (TargetEnv::Vulkan10, 0x0001_0000),
+        (TargetEnv::Vulkan11, 0x0001_0300),
+        (TargetEnv::Vulkan12, 0x0001_0500),
+        (TargetEnv::Vulkan13, 0x0001_0600),
+    ] {
+        let module = compiler.compile(&glsl(ShaderStage::Vertex, "a.vert", VERTEX), &SpirvOptions::new(target)).unwrap();
+        assert_eq!(module.words[0], 0x0723_0203);
+        assert_eq!(module.words[1], version, "{target:?}");
+        validate(&module.words, target).unwrap();
+    }
+    let mut options = SpirvOptions::new(TargetEnv::Vulkan12);
+    options.spirv_version = Some(SpirvVersion::V1_3);
+    for optimization in [Optimization::Size, Optimization::Performance] {
+        options.optimization = optimization;
+        let module = compiler.compile(&glsl(ShaderStage::Vertex, "a.vert", VERTEX), &options).unwrap();
+        assert_eq!(module.words[1], 0x0001_0300);
+    }
+}
+
+#[test]
+fn defines_change_the_module() {
+    let compiler = SpirvCompiler::new().unwrap();
+    let source = "#version 450\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(VALUE); }\n";
+    let options = SpirvOptions::new(TargetEnv::Vulkan10);
+    let one = compiler.compile(&glsl(ShaderStage::Fragment, "d.frag", source).with_define("VALUE", "1.0"), &options).unwrap();
+    let two = compiler.compile(&glsl(ShaderStage::Fragment, "d.frag", source).with_define("VALUE", "0.5"), &options).unwrap();
+    assert_ne!(one.words, two.words);
+    let error = compiler.compile(&glsl(ShaderStage::Fragment, "d.frag", source), &options).unwrap_err();
+    assert!(error.to_string().contains("d.frag:3"), "an undefined macro is an error at its line: {error}");
+}
+
+#[test]
+fn seed_002_hlsl_with_profiles_semantics_and_any_entry_point() {
+    let compiler = SpirvCompiler::new().unwrap();
+    let pixel = "float4 PixelMain(float4 diffuse : COLOR) : SV_Target { return diffuse; }";
+    for target in [TargetEnv::OpenGl45, TargetEnv::Vulkan11] {
+        let vs = compiler.compile(&hlsl_source("vs_5_0", "seed.hlsl", "Main", SEED_002_VS), &SpirvOptions::new(target)).unwrap();
+        assert_eq!(vs.stage, ShaderStage::Vertex);
+        assert_eq!(vs.entry_point, "Main");
+        let ps = compiler.compile(&hlsl_source("ps_5_0", "seed_ps.hlsl", "PixelMain", pixel), &SpirvOptions::new(target)).unwrap();
+        assert_eq!(ps.stage, ShaderStage::Fragment);
+    }
+    let vs = compiler
+        .compile(&hlsl_source("vs_5_0", "seed.hlsl", "Main", SEED_002_VS), &SpirvOptions::new(TargetEnv::Vulkan11))
+        .unwrap();
+    let reflection = reflect(&vs.words, "Main").unwrap();
+    let globals = &reflection.uniform_blocks[0];
+    let members: Vec<(&str, usize)> = globals.members.iter().map(|m| (m.name.as_str(), m.offset)).collect();
+    assert_eq!(members, [("ViewProjMatrix", 0), ("Blue", 64)]);
+    assert_eq!(reflection.outputs.len(), 1, "the diffuse colour; SV_Position is a built-in");
+}
+
+#[test]
+fn hlsl_with_a_missing_entry_point_is_a_clear_error() {
+    let compiler = SpirvCompiler::new().unwrap();
+    let error = compiler
+        .compile(&hlsl_source("vs_5_0", "seed.hlsl", "VertexMain", SEED_002_VS), &SpirvOptions::new(TargetEnv::Vulkan10))
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("entry point 'VertexMain' not found in seed.hlsl"), "{message}");
+    assert!(!message.contains('\n'));
+}
+
+#[test]
+fn errors_in_includes_name_the_included_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("xr-spirv-includes-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(dir.join("lib/shading.glsl"), "// shading\nvec4 shade() {\n    return undefined_colour;\n}\n").unwrap();
+    let main = dir.join("lit.frag");
+    let source = "#version 450\n#extension GL_GOOGLE_include_directive : require\n#include \"shading.glsl\"\nlayout(location = 0) out vec4 c;\nvoid main() { c = shade(); }\n";
+    let desc = glsl(ShaderStage::Fragment, main.to_str().unwrap(), source).with_include_dir(dir.join("lib").to_str().unwrap());
+    let compiler = SpirvCompiler::new().unwrap();
+    let error = compiler.compile(&desc, &SpirvOptions::new(TargetEnv::Vulkan10)).unwrap_err();
+    let first = error.diagnostics.iter().find(|d| d.severity == Severity::Error).unwrap();
+    assert!(first.file.ends_with("lib/shading.glsl"), "{first}");
+    assert_eq!(first.line, 3, "{first}");
+    assert!(error.to_string().contains("shading.glsl:3: error:"), "{error}");
+
+    let missing = glsl(ShaderStage::Fragment, main.to_str().unwrap(), "#version 450\n#extension GL_GOOGLE_include_directive : require\n\n#include \"absent.glsl\"\nvoid main() {}\n");
+    let error = compiler.compile(&missing, &SpirvOptions::new(TargetEnv::Vulkan10)).unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("lit.frag:4"), "names the including line: {message}");
+    assert!(message.contains("absent.glsl"), "{message}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn invalid_spirv_is_rejected_with_the_validator_message() {
+    let compiler = SpirvCompiler::new().unwrap();
+    let module = compiler.compile(&glsl(ShaderStage::Vertex, "a.vert", VERTEX), &SpirvOptions::new(TargetEnv::Vulkan10)).unwrap();
+    let error = validate(&module.words[..module.words.len() - 3], TargetEnv::Vulkan10).unwrap_err();
+    assert!(error.message.starts_with("invalid SPIR-V for vulkan1.0:"), "{error}");
+    assert!(error.message.len() > "invalid SPIR-V for vulkan1.0:".len() + 10, "carries the validator's words: {error}");
+    let error = validate(&[1, 2, 3], TargetEnv::OpenGl45).unwrap_err();
+    assert!(error.message.contains("no SPIR-V magic number"), "{error}");
+}
+
+#[test]
+fn reflection_lists_used_resources_with_layout() {
+    let source = "#version 450
+layout(constant_id = 3) const float GAIN = 2.5;
+layout(constant_id = 4) const int TAPS = 7;
+layout(constant_id = 5) const bool FANCY = true;
+layout(set = 0, binding = 1) uniform Material { vec4 tint; float roughness; mat4 model; } material;
+layout(set = 0, binding = 2) uniform Unused { vec4 never; } unused;
+layout(set = 1, binding = 0) uniform sampler2D albedo;
+layout(set = 1, binding = 1) buffer Lights { vec4 positions[]; } lights;
+layout(push_constant) uniform Push { vec2 offset; float time; } push;
+layout(location = 0) in vec2 v_uv;
+layout(location = 2) in vec3 v_normal;
+layout(location = 0) out vec4 c;
+void main() {
+    vec4 l = lights.positions[TAPS];
+    c = texture(albedo, v_uv + push.offset) * material.tint * GAIN * material.roughness + l * push.time
+        + vec4(v_normal, 1.0) + material.model[0];
+    if (FANCY) { c *= 0.5; }
+}
+";
+    let compiler = SpirvCompiler::new().unwrap();
+    let module = compiler.compile(&glsl(ShaderStage::Fragment, "r.frag", source), &SpirvOptions::new(TargetEnv::Vulkan10)).unwrap();
+    let r = reflect(&module.words, "main").unwrap();
+    assert_eq!(r.uniform_blocks.len(), 1, "the unused block does not appear: {:?}", r.uniform_blocks);
+    let material = &r.uniform_blocks[0];
+    assert_eq!((material.set, material.binding), (0, 1));
+    let offsets: Vec<(&str, usize)> = material.members.iter().map(|m| (m.name.as_str(), m.offset)).collect();
+    assert_eq!(offsets, [("tint", 0), ("roughness", 16), ("model", 32)]);
+    assert_eq!(material.size, Some(96));
+    assert_eq!(r.images.len(), 1);
+    assert_eq!((r.images[0].name.as_str(), r.images[0].set, r.images[0].binding, r.images[0].kind), ("albedo", 1, 0, "combined image sampler"));
+    assert_eq!(r.storage_buffers.len(), 1);
+    assert_eq!((r.storage_buffers[0].set, r.storage_buffers[0].binding), (1, 1));
+    let push: Vec<(&str, usize)> = r.push_constants[0].members.iter().map(|m| (m.name.as_str(), m.offset)).collect();
+    assert_eq!(push, [("offset", 0), ("time", 8)]);
+    let specs: Vec<(u32, &str, &str)> = r.spec_constants.iter().map(|c| (c.id, c.name.as_str(), c.default.as_str())).collect();
+    assert_eq!(specs, [(3, "GAIN", "2.5"), (4, "TAPS", "7"), (5, "FANCY", "true")]);
+    let inputs: Vec<(&str, u32)> = r.inputs.iter().map(|v| (v.name.as_str(), v.location)).collect();
+    assert_eq!(inputs, [("v_uv", 0), ("v_normal", 2)]);
+    assert_eq!(r.outputs[0].name, "c");
+}
