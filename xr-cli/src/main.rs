@@ -1,5 +1,6 @@
 //! `xr`: the XR command line.
 
+mod compile;
 mod plugins;
 
 use clap::{Parser, Subcommand};
@@ -27,16 +28,41 @@ enum Command {
         #[arg(long)]
         extensions: bool,
     },
+    /// Compile one shader file: SPIR-V for OpenGL or Vulkan, or a program binary for this machine's GL driver.
+    Compile {
+        #[command(flatten)]
+        source: compile::SourceArgs,
+        /// Output file.
+        #[arg(short = 'o', long = "out")]
+        out: PathBuf,
+    },
+    /// Compile one shader file to SPIR-V and print what it exposes: the constant table.
+    Reflect {
+        #[command(flatten)]
+        source: compile::SourceArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     let level = std::env::var("XR_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(tracing::Level::WARN);
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_max_level(level)
         .init();
-    match Cli::parse().command {
+    let result = match Cli::parse().command {
         Command::Plugins { json, plugin_dirs, extensions } => plugins::run(json, plugin_dirs, extensions),
+        Command::Compile { source, out } => compile::compile(source, out),
+        Command::Reflect { source, json } => compile::reflect(source, json),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
     }
 }

@@ -197,12 +197,10 @@ impl SpirvCompiler {
             };
             match resolve_include(desc, requested, includer_dir.as_deref()) {
                 Some(found) => Ok(shaderc::ResolvedInclude { resolved_name: found.display, content: found.text }),
-                None => {
-                    Err(format!(
-                        "cannot find include file '{requested}' ({})",
-                        searched_places(desc, includer_dir.as_deref())
-                    ))
-                }
+                None => Err(format!(
+                    "cannot find include file '{requested}' ({})",
+                    searched_places(desc, includer_dir.as_deref())
+                )),
             }
         });
 
@@ -222,7 +220,11 @@ impl SpirvCompiler {
                     return Err(fail(format!(
                         "entry point '{}' not found in {file}{}",
                         desc.entry_point,
-                        if text.trim().is_empty() { String::new() } else { format!(" ({})", text.trim().replace('\n', " ")) }
+                        if text.trim().is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", text.trim().replace('\n', " "))
+                        }
                     )));
                 }
                 return Err(BuildError::from_diagnostics(&context, diagnostics));

@@ -6,7 +6,8 @@ use xr_sourcebuild::ShaderStage;
 /// `ds_5_0` or `cs_5_0`; `None` for anything else.
 pub fn stage_of_profile(profile: &str) -> Option<ShaderStage> {
     let (kind, version) = profile.split_once('_')?;
-    let version_ok = version.split('_').all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit() || c == 'x'));
+    let version_ok =
+        version.split('_').all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit() || c == 'x'));
     if !version_ok {
         return None;
     }

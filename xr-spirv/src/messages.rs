@@ -17,7 +17,7 @@ pub fn parse(text: &str, fallback_file: &str) -> Vec<Diagnostic> {
 
 fn is_summary(line: &str) -> bool {
     let words: Vec<&str> = line.split_whitespace().collect();
-    matches!(words.as_slice(), [n, kind, "generated."] if n.parse::<u32>().is_ok() && kind.starts_with(|c| c == 'e' || c == 'w'))
+    matches!(words.as_slice(), [n, kind, "generated."] if n.parse::<u32>().is_ok() && kind.starts_with(['e', 'w']))
 }
 
 fn parse_line(line: &str, fallback_file: &str) -> Diagnostic {
@@ -30,7 +30,13 @@ fn parse_line(line: &str, fallback_file: &str) -> Diagnostic {
                 _ => (location, 0),
             };
             let file = if file.is_empty() { fallback_file } else { file };
-            return Diagnostic { severity, file: file.into(), line: line_no, column: 0, message: message.trim().into() };
+            return Diagnostic {
+                severity,
+                file: file.into(),
+                line: line_no,
+                column: 0,
+                message: message.trim().into(),
+            };
         }
     }
     let severity = if line.contains("error") { Severity::Error } else { Severity::Warning };

@@ -75,11 +75,24 @@ pub struct InterfaceVariable {
     pub ty: String,
 }
 
+/// A uniform outside any block (OpenGL SPIR-V only), set by location.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LooseUniform {
+    /// Name.
+    pub name: String,
+    /// Location.
+    pub location: u32,
+    /// Type.
+    pub ty: String,
+}
+
 /// A module's reflection, for one entry point.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reflection {
     /// The entry point reflected.
     pub entry_point: String,
+    /// Uniforms outside blocks, by location (OpenGL).
+    pub uniforms: Vec<LooseUniform>,
     /// Uniform blocks.
     pub uniform_blocks: Vec<Block>,
     /// Storage buffers.
@@ -129,7 +142,12 @@ pub fn reflect(words: &[u32], entry_point: &str) -> Result<Reflection, XrError> 
                 if name.starts_with("gl_") {
                     continue;
                 }
-                let io = InterfaceVariable { name, location: location.loc(), component: location.comp(), ty: ty.to_string() };
+                let io = InterfaceVariable {
+                    name,
+                    location: location.loc(),
+                    component: location.comp(),
+                    ty: ty.to_string(),
+                };
                 if is_input { reflection.inputs.push(io) } else { reflection.outputs.push(io) }
             }
             Variable::Descriptor { desc_bind, desc_ty, ty, .. } => {
@@ -137,7 +155,9 @@ pub fn reflect(words: &[u32], entry_point: &str) -> Result<Reflection, XrError> 
                 match desc_ty {
                     DescriptorType::UniformBuffer() => reflection.uniform_blocks.push(block(name, set, binding, &ty)),
                     DescriptorType::StorageBuffer(_) => reflection.storage_buffers.push(block(name, set, binding, &ty)),
-                    DescriptorType::Sampler() => reflection.images.push(ImageResource { name, set, binding, kind: "sampler" }),
+                    DescriptorType::Sampler() => {
+                        reflection.images.push(ImageResource { name, set, binding, kind: "sampler" })
+                    }
                     DescriptorType::CombinedImageSampler() => {
                         reflection.images.push(ImageResource { name, set, binding, kind: "combined image sampler" })
                     }
@@ -152,7 +172,8 @@ pub fn reflect(words: &[u32], entry_point: &str) -> Result<Reflection, XrError> 
             }
             Variable::PushConstant { ty, .. } => reflection.push_constants.push(block(name, 0, 0, &ty)),
             Variable::SpecConstant { spec_id, ty, .. } => {
-                let default = defaults.iter().find(|(id, _)| *id == spec_id).map(|(_, d)| d.clone()).unwrap_or_default();
+                let default =
+                    defaults.iter().find(|(id, _)| *id == spec_id).map(|(_, d)| d.clone()).unwrap_or_default();
                 reflection.spec_constants.push(SpecConstant { name, id: spec_id, ty: ty.to_string(), default });
             }
         }
@@ -161,6 +182,7 @@ pub fn reflect(words: &[u32], entry_point: &str) -> Result<Reflection, XrError> 
         list.sort_by_key(|v| (v.location, v.component));
     }
     reflection.spec_constants.sort_by_key(|c| c.id);
+    reflection.uniforms = loose_uniforms(words)?;
     Ok(reflection)
 }
 
@@ -182,7 +204,16 @@ fn block(name: String, set: u32, binding: u32, ty: &Type) -> Block {
     Block { name, set, binding, size, members }
 }
 
+const OP_NAME: u16 = 5;
 const OP_ENTRY_POINT: u16 = 15;
+const OP_TYPE_VECTOR: u16 = 23;
+const OP_TYPE_MATRIX: u16 = 24;
+const OP_TYPE_ARRAY: u16 = 28;
+const OP_TYPE_POINTER: u16 = 32;
+const OP_CONSTANT: u16 = 43;
+const OP_VARIABLE: u16 = 59;
+const DECORATION_LOCATION: u32 = 30;
+const STORAGE_UNIFORM_CONSTANT: u32 = 0;
 const OP_TYPE_BOOL: u16 = 20;
 const OP_TYPE_INT: u16 = 21;
 const OP_TYPE_FLOAT: u16 = 22;
@@ -217,6 +248,76 @@ fn instructions(words: &[u32]) -> Result<Vec<Instruction<'_>>, XrError> {
 fn literal_string(words: &[u32]) -> String {
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).take_while(|b| *b != 0).collect();
     String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Uniforms outside blocks with a location: scalars, vectors, matrices and
+/// arrays of them (samplers are reported as images). The reflection library
+/// covers Vulkan's resources only, so these are read from the words.
+fn loose_uniforms(words: &[u32]) -> Result<Vec<LooseUniform>, XrError> {
+    use std::collections::HashMap;
+    let instructions = instructions(words)?;
+    let mut names = HashMap::new();
+    let mut locations = HashMap::new();
+    let mut types: HashMap<u32, String> = HashMap::new();
+    let mut pointers = HashMap::new();
+    let mut constants = HashMap::new();
+    for i in &instructions {
+        match (i.opcode, i.operands) {
+            (OP_NAME, [target, name @ ..]) => {
+                names.insert(*target, literal_string(name));
+            }
+            (OP_DECORATE, [target, DECORATION_LOCATION, location, ..]) => {
+                locations.insert(*target, *location);
+            }
+            (OP_TYPE_BOOL, [result]) => {
+                types.insert(*result, "bool".to_owned());
+            }
+            (OP_TYPE_INT, [result, 32, signed]) => {
+                types.insert(*result, if *signed != 0 { "i32" } else { "u32" }.to_owned());
+            }
+            (OP_TYPE_FLOAT, [result, 32, ..]) => {
+                types.insert(*result, "f32".to_owned());
+            }
+            (OP_TYPE_VECTOR, [result, component, count]) => {
+                if let Some(c) = types.get(component).cloned() {
+                    types.insert(*result, format!("vec{count}<{c}>"));
+                }
+            }
+            (OP_TYPE_MATRIX, [result, column, count]) => {
+                if let Some(c) = types.get(column).cloned() {
+                    types.insert(*result, format!("mat{count}x{}", c.trim_start_matches("vec")));
+                }
+            }
+            (OP_CONSTANT, [_, result, value, ..]) => {
+                constants.insert(*result, *value);
+            }
+            (OP_TYPE_ARRAY, [result, element, length]) => {
+                if let (Some(e), Some(n)) = (types.get(element).cloned(), constants.get(length)) {
+                    types.insert(*result, format!("[{e}; {n}]"));
+                }
+            }
+            (OP_TYPE_POINTER, [result, STORAGE_UNIFORM_CONSTANT, pointee]) => {
+                pointers.insert(*result, *pointee);
+            }
+            _ => {}
+        }
+    }
+    let mut uniforms: Vec<LooseUniform> = instructions
+        .iter()
+        .filter_map(|i| match (i.opcode, i.operands) {
+            (OP_VARIABLE, [pointer, result, STORAGE_UNIFORM_CONSTANT, ..]) => {
+                let ty = types.get(pointers.get(pointer)?)?.clone();
+                Some(LooseUniform {
+                    name: names.get(result).cloned().unwrap_or_default(),
+                    location: *locations.get(result)?,
+                    ty,
+                })
+            }
+            _ => None,
+        })
+        .collect();
+    uniforms.sort_by_key(|u| u.location);
+    Ok(uniforms)
 }
 
 /// (spec id, default as text) of every specialization constant.

@@ -18,10 +18,7 @@ pub fn validate(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
         TargetEnv::Vulkan13 => spirv_tools::TargetEnv::Vulkan_1_3,
     };
     if words.len() < 5 || words[0] != 0x0723_0203 {
-        return Err(XrError::invalid_input(format!(
-            "invalid SPIR-V: {} words, no SPIR-V magic number",
-            words.len()
-        )));
+        return Err(XrError::invalid_input(format!("invalid SPIR-V: {} words, no SPIR-V magic number", words.len())));
     }
     let validator = spirv_tools::val::create(Some(env));
     validator.validate(words, None).map_err(|e| {

@@ -45,7 +45,8 @@ fn glsl_compiles_for_every_target_and_spirv_version() {
         (TargetEnv::Vulkan12, 0x0001_0500),
         (TargetEnv::Vulkan13, 0x0001_0600),
     ] {
-        let module = compiler.compile(&glsl(ShaderStage::Vertex, "a.vert", VERTEX), &SpirvOptions::new(target)).unwrap();
+        let module =
+            compiler.compile(&glsl(ShaderStage::Vertex, "a.vert", VERTEX), &SpirvOptions::new(target)).unwrap();
         assert_eq!(module.words[0], 0x0723_0203);
         assert_eq!(module.words[1], version, "{target:?}");
         validate(&module.words, target).unwrap();
@@ -64,8 +65,10 @@ fn defines_change_the_module() {
     let compiler = SpirvCompiler::new().unwrap();
     let source = "#version 450\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(VALUE); }\n";
     let options = SpirvOptions::new(TargetEnv::Vulkan10);
-    let one = compiler.compile(&glsl(ShaderStage::Fragment, "d.frag", source).with_define("VALUE", "1.0"), &options).unwrap();
-    let two = compiler.compile(&glsl(ShaderStage::Fragment, "d.frag", source).with_define("VALUE", "0.5"), &options).unwrap();
+    let one =
+        compiler.compile(&glsl(ShaderStage::Fragment, "d.frag", source).with_define("VALUE", "1.0"), &options).unwrap();
+    let two =
+        compiler.compile(&glsl(ShaderStage::Fragment, "d.frag", source).with_define("VALUE", "0.5"), &options).unwrap();
     assert_ne!(one.words, two.words);
     let error = compiler.compile(&glsl(ShaderStage::Fragment, "d.frag", source), &options).unwrap_err();
     assert!(error.to_string().contains("d.frag:3"), "an undefined macro is an error at its line: {error}");
@@ -76,10 +79,14 @@ fn seed_002_hlsl_with_profiles_semantics_and_any_entry_point() {
     let compiler = SpirvCompiler::new().unwrap();
     let pixel = "float4 PixelMain(float4 diffuse : COLOR) : SV_Target { return diffuse; }";
     for target in [TargetEnv::OpenGl45, TargetEnv::Vulkan11] {
-        let vs = compiler.compile(&hlsl_source("vs_5_0", "seed.hlsl", "Main", SEED_002_VS), &SpirvOptions::new(target)).unwrap();
+        let vs = compiler
+            .compile(&hlsl_source("vs_5_0", "seed.hlsl", "Main", SEED_002_VS), &SpirvOptions::new(target))
+            .unwrap();
         assert_eq!(vs.stage, ShaderStage::Vertex);
         assert_eq!(vs.entry_point, "Main");
-        let ps = compiler.compile(&hlsl_source("ps_5_0", "seed_ps.hlsl", "PixelMain", pixel), &SpirvOptions::new(target)).unwrap();
+        let ps = compiler
+            .compile(&hlsl_source("ps_5_0", "seed_ps.hlsl", "PixelMain", pixel), &SpirvOptions::new(target))
+            .unwrap();
         assert_eq!(ps.stage, ShaderStage::Fragment);
     }
     let vs = compiler
@@ -96,7 +103,10 @@ fn seed_002_hlsl_with_profiles_semantics_and_any_entry_point() {
 fn hlsl_with_a_missing_entry_point_is_a_clear_error() {
     let compiler = SpirvCompiler::new().unwrap();
     let error = compiler
-        .compile(&hlsl_source("vs_5_0", "seed.hlsl", "VertexMain", SEED_002_VS), &SpirvOptions::new(TargetEnv::Vulkan10))
+        .compile(
+            &hlsl_source("vs_5_0", "seed.hlsl", "VertexMain", SEED_002_VS),
+            &SpirvOptions::new(TargetEnv::Vulkan10),
+        )
         .unwrap_err();
     let message = error.to_string();
     assert!(message.contains("entry point 'VertexMain' not found in seed.hlsl"), "{message}");
@@ -107,10 +117,12 @@ fn hlsl_with_a_missing_entry_point_is_a_clear_error() {
 fn errors_in_includes_name_the_included_file_and_line() {
     let dir = std::env::temp_dir().join(format!("xr-spirv-includes-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("lib")).unwrap();
-    std::fs::write(dir.join("lib/shading.glsl"), "// shading\nvec4 shade() {\n    return undefined_colour;\n}\n").unwrap();
+    std::fs::write(dir.join("lib/shading.glsl"), "// shading\nvec4 shade() {\n    return undefined_colour;\n}\n")
+        .unwrap();
     let main = dir.join("lit.frag");
     let source = "#version 450\n#extension GL_GOOGLE_include_directive : require\n#include \"shading.glsl\"\nlayout(location = 0) out vec4 c;\nvoid main() { c = shade(); }\n";
-    let desc = glsl(ShaderStage::Fragment, main.to_str().unwrap(), source).with_include_dir(dir.join("lib").to_str().unwrap());
+    let desc =
+        glsl(ShaderStage::Fragment, main.to_str().unwrap(), source).with_include_dir(dir.join("lib").to_str().unwrap());
     let compiler = SpirvCompiler::new().unwrap();
     let error = compiler.compile(&desc, &SpirvOptions::new(TargetEnv::Vulkan10)).unwrap_err();
     let first = error.diagnostics.iter().find(|d| d.severity == Severity::Error).unwrap();
@@ -118,7 +130,11 @@ fn errors_in_includes_name_the_included_file_and_line() {
     assert_eq!(first.line, 3, "{first}");
     assert!(error.to_string().contains("shading.glsl:3: error:"), "{error}");
 
-    let missing = glsl(ShaderStage::Fragment, main.to_str().unwrap(), "#version 450\n#extension GL_GOOGLE_include_directive : require\n\n#include \"absent.glsl\"\nvoid main() {}\n");
+    let missing = glsl(
+        ShaderStage::Fragment,
+        main.to_str().unwrap(),
+        "#version 450\n#extension GL_GOOGLE_include_directive : require\n\n#include \"absent.glsl\"\nvoid main() {}\n",
+    );
     let error = compiler.compile(&missing, &SpirvOptions::new(TargetEnv::Vulkan10)).unwrap_err();
     let message = error.to_string();
     assert!(message.contains("lit.frag:4"), "names the including line: {message}");
@@ -129,7 +145,9 @@ fn errors_in_includes_name_the_included_file_and_line() {
 #[test]
 fn invalid_spirv_is_rejected_with_the_validator_message() {
     let compiler = SpirvCompiler::new().unwrap();
-    let module = compiler.compile(&glsl(ShaderStage::Vertex, "a.vert", VERTEX), &SpirvOptions::new(TargetEnv::Vulkan10)).unwrap();
+    let module = compiler
+        .compile(&glsl(ShaderStage::Vertex, "a.vert", VERTEX), &SpirvOptions::new(TargetEnv::Vulkan10))
+        .unwrap();
     let error = validate(&module.words[..module.words.len() - 3], TargetEnv::Vulkan10).unwrap_err();
     assert!(error.message.starts_with("invalid SPIR-V for vulkan1.0:"), "{error}");
     assert!(error.message.len() > "invalid SPIR-V for vulkan1.0:".len() + 10, "carries the validator's words: {error}");
@@ -159,7 +177,9 @@ void main() {
 }
 ";
     let compiler = SpirvCompiler::new().unwrap();
-    let module = compiler.compile(&glsl(ShaderStage::Fragment, "r.frag", source), &SpirvOptions::new(TargetEnv::Vulkan10)).unwrap();
+    let module = compiler
+        .compile(&glsl(ShaderStage::Fragment, "r.frag", source), &SpirvOptions::new(TargetEnv::Vulkan10))
+        .unwrap();
     let r = reflect(&module.words, "main").unwrap();
     assert_eq!(r.uniform_blocks.len(), 1, "the unused block does not appear: {:?}", r.uniform_blocks);
     let material = &r.uniform_blocks[0];
@@ -168,12 +188,16 @@ void main() {
     assert_eq!(offsets, [("tint", 0), ("roughness", 16), ("model", 32)]);
     assert_eq!(material.size, Some(96));
     assert_eq!(r.images.len(), 1);
-    assert_eq!((r.images[0].name.as_str(), r.images[0].set, r.images[0].binding, r.images[0].kind), ("albedo", 1, 0, "combined image sampler"));
+    assert_eq!(
+        (r.images[0].name.as_str(), r.images[0].set, r.images[0].binding, r.images[0].kind),
+        ("albedo", 1, 0, "combined image sampler")
+    );
     assert_eq!(r.storage_buffers.len(), 1);
     assert_eq!((r.storage_buffers[0].set, r.storage_buffers[0].binding), (1, 1));
     let push: Vec<(&str, usize)> = r.push_constants[0].members.iter().map(|m| (m.name.as_str(), m.offset)).collect();
     assert_eq!(push, [("offset", 0), ("time", 8)]);
-    let specs: Vec<(u32, &str, &str)> = r.spec_constants.iter().map(|c| (c.id, c.name.as_str(), c.default.as_str())).collect();
+    let specs: Vec<(u32, &str, &str)> =
+        r.spec_constants.iter().map(|c| (c.id, c.name.as_str(), c.default.as_str())).collect();
     assert_eq!(specs, [(3, "GAIN", "2.5"), (4, "TAPS", "7"), (5, "FANCY", "true")]);
     let inputs: Vec<(&str, u32)> = r.inputs.iter().map(|v| (v.name.as_str(), v.location)).collect();
     assert_eq!(inputs, [("v_uv", 0), ("v_normal", 2)]);

@@ -1,0 +1,125 @@
+//! `xr compile` and `xr reflect`, run as a user runs them.
+
+use std::process::Command;
+use xr_sourcebuild::decode_binary_record;
+use xr_tests::{executable, temp_dir};
+
+const SEED_002_VS: &str = "float4x4 ViewProjMatrix;
+float4 Blue = {0.0f, 0.0f, 1.0f, 1.0f};
+struct VS_INPUT { float4 position : POSITION; };
+struct VS_OUTPUT { float4 position : SV_Position; float4 diffuse : COLOR; };
+VS_OUTPUT Main(VS_INPUT input) {
+    VS_OUTPUT output = (VS_OUTPUT)0;
+    output.position = mul(input.position, ViewProjMatrix);
+    output.diffuse = Blue;
+    return output;
+}
+";
+
+fn xr(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(executable("xr"))
+        .args(args)
+        .env("XR_GL_DEVICE", "software")
+        .env("MESA_SHADER_CACHE_DIR", temp_dir("cli-compile-mesa"))
+        .env_remove("MESA_SHADER_CACHE_DISABLE")
+        .env_remove("XR_PLUGIN_PATH")
+        .output()
+        .expect("xr runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into(),
+        String::from_utf8_lossy(&output.stderr).into(),
+    )
+}
+
+#[test]
+fn compiles_seed_002_hlsl_to_valid_spirv_for_vulkan_and_opengl() {
+    let dir = temp_dir("cli-hlsl");
+    let source = dir.join("seed.hlsl");
+    std::fs::write(&source, SEED_002_VS).unwrap();
+    for (target, env) in [("vk-spirv", "vulkan1.1"), ("gl-spirv", "opengl4.5")] {
+        let out = dir.join(format!("{target}.spv"));
+        let mut args = vec!["compile", source.to_str().unwrap(), "--profile", "vs_5_0", "--entry", "Main"];
+        args.extend(["--target", target, "--vulkan", "1.1", "-o", out.to_str().unwrap()]);
+        let (ok, stdout, stderr) = xr(&args);
+        assert!(ok, "{stderr}");
+        assert!(stdout.contains(&format!("to {}", out.display())), "{stdout}");
+        let bytes = std::fs::read(&out).unwrap();
+        assert_eq!(&bytes[..4], &0x0723_0203u32.to_le_bytes());
+        let validated = Command::new("spirv-val").args(["--target-env", env]).arg(&out).status().unwrap();
+        assert!(validated.success(), "spirv-val rejects {}", out.display());
+    }
+    let (ok, _, stderr) =
+        xr(&["compile", source.to_str().unwrap(), "--profile", "vs_5_0", "--entry", "VSMain", "-o", "/dev/null"]);
+    assert!(!ok);
+    assert!(stderr.contains("entry point 'VSMain' not found"), "{stderr}");
+}
+
+#[test]
+fn compile_errors_name_the_included_file_and_exit_non_zero() {
+    let dir = temp_dir("cli-include");
+    std::fs::write(dir.join("common.glsl"), "vec4 tint() {\n    return vec4(1.0) * missing_scale;\n}\n").unwrap();
+    let main = dir.join("main.frag");
+    std::fs::write(&main, "#version 450\n#extension GL_GOOGLE_include_directive : require\n#include \"common.glsl\"\nlayout(location = 0) out vec4 c;\nvoid main() { c = tint(); }\n").unwrap();
+    let (ok, stdout, stderr) =
+        xr(&["compile", main.to_str().unwrap(), "--target", "vk-spirv", "-o", dir.join("x.spv").to_str().unwrap()]);
+    assert!(!ok, "{stdout}");
+    assert!(stderr.contains("common.glsl:2: error:"), "{stderr}");
+    assert!(stderr.lines().last().unwrap().starts_with("error: "), "{stderr}");
+    assert!(!dir.join("x.spv").exists(), "nothing written on failure");
+}
+
+#[test]
+fn reflect_prints_the_constant_table_as_text_and_json() {
+    let dir = temp_dir("cli-reflect");
+    let frag = dir.join("material.frag");
+    std::fs::write(
+        &frag,
+        "#version 450
+layout(constant_id = 0) const float GAIN = 1.5;
+layout(binding = 0) uniform Material { vec4 tint; float roughness; } material;
+layout(binding = 1) uniform sampler2D albedo;
+layout(location = 0) in vec2 v_uv;
+layout(location = 0) out vec4 c;
+void main() { c = texture(albedo, v_uv) * material.tint * material.roughness * GAIN; }
+",
+    )
+    .unwrap();
+    let (ok, stdout, stderr) = xr(&["reflect", frag.to_str().unwrap(), "--json"]);
+    assert!(ok, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["stage"], "fragment");
+    let members = &json["uniform_blocks"][0]["members"];
+    assert_eq!(members[0]["name"], "tint");
+    assert_eq!(members[1]["name"], "roughness");
+    assert_eq!(members[1]["offset"], 16);
+    assert_eq!(json["images"][0]["name"], "albedo");
+    assert_eq!(json["spec_constants"][0]["default"], "1.5");
+    assert_eq!(json["inputs"][0]["name"], "v_uv");
+
+    let (ok, stdout, _) = xr(&["reflect", frag.to_str().unwrap()]);
+    assert!(ok);
+    assert!(stdout.contains("+16   roughness"), "{stdout}");
+    assert!(stdout.contains("specialization constant GAIN (id 0)"), "{stdout}");
+
+    // OpenGL SPIR-V keeps uniforms outside blocks, set by location.
+    let vert = dir.join("t.vert");
+    std::fs::write(&vert, "#version 450\nlayout(location = 0) in vec2 p;\nuniform mat4 u_transform;\nvoid main() { gl_Position = u_transform * vec4(p, 0.0, 1.0); }\n").unwrap();
+    let (ok, stdout, stderr) = xr(&["reflect", vert.to_str().unwrap(), "--target", "gl-spirv"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("uniform location 0 : u_transform mat4x4<f32>"), "{stdout}");
+}
+
+#[test]
+fn gl_glsl_writes_a_program_binary_for_this_driver() {
+    let dir = temp_dir("cli-gl-glsl");
+    let vert = dir.join("t.vert");
+    std::fs::write(&vert, "#version 450 core\nlayout(location = 0) in vec2 p;\nout gl_PerVertex { vec4 gl_Position; };\nvoid main() { gl_Position = vec4(p, 0.0, 1.0); }\n").unwrap();
+    let out = dir.join("t.bin");
+    let (ok, _, stderr) = xr(&["compile", vert.to_str().unwrap(), "--target", "gl-glsl", "-o", out.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let (identity, binary) = decode_binary_record(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(identity.renderer.contains("llvmpipe"), "{identity:?}");
+    assert!(identity.formats.contains(&binary.format));
+    assert!(binary.bytes.len() > 100);
+}
