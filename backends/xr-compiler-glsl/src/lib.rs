@@ -5,10 +5,6 @@
 //! and every driver message is mapped back to the file and line the user
 //! wrote. Uniforms are set through a constant table with `glProgramUniform*`.
 
-mod constant_table;
-mod gl;
-mod gl_ext;
-mod info_log;
 pub mod preprocess;
 mod runtime;
 
@@ -73,7 +69,7 @@ impl SourceBuildSystem for GlslSystem {
                     capabilities.api_major, capabilities.api_minor
                 )));
             }
-            let gl = gl::DeviceGl::new(loader)?;
+            let gl = xr_gl_common::device_gl::DeviceGl::new(loader)?;
             Ok(AttachedBuildSystem_TO::from_value(runtime::AttachedGlsl::new(gl, capabilities), TD_Opaque))
         })
     }

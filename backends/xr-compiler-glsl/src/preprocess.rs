@@ -30,6 +30,12 @@ pub struct Preprocessed {
     pub origins: Vec<(usize, u32)>,
 }
 
+impl xr_gl_common::info_log::LineMap for Preprocessed {
+    fn origin(&self, line: u32) -> Option<(&str, u32)> {
+        Preprocessed::origin(self, line)
+    }
+}
+
 impl Preprocessed {
     /// The file and line the user wrote for flattened line `line` (1-based).
     pub fn origin(&self, line: u32) -> Option<(&str, u32)> {

@@ -5,7 +5,7 @@
 //! files. On GL 4.1+ (seed 003) also: separable programs combined in program
 //! pipelines, and program binaries read back and loaded again.
 
-use crate::{constant_table::GlConstantTable, gl::DeviceGl, gl_ext, info_log, preprocess};
+use crate::preprocess;
 use abi_stable::{
     sabi_trait::TD_Opaque,
     std_types::{RResult, RSlice, RVec},
@@ -13,6 +13,7 @@ use abi_stable::{
 use glow::HasContext;
 use std::{collections::HashMap, num::NonZeroU32, rc::Rc};
 use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, catch_panic, guard};
+use xr_gl_common::{constant_table::GlConstantTable, device_gl::DeviceGl, gl_ext, info_log};
 use xr_sourcebuild::{
     AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, Diagnostic,
     ProgramBinary, ProgramDesc, Severity, ShaderStage, SourceDesc, SourceLanguage,
@@ -140,7 +141,8 @@ impl AttachedGlsl {
             let shader = gl.create_shader(gl_stage(stage.stage)).map_err(|e| fail(format!("glCreateShader: {e}")))?;
             gl.shader_source(shader, &flat.text);
             gl.compile_shader(shader);
-            let messages = info_log::parse(&gl.get_shader_info_log(shader), Some(&flat), file);
+            let messages =
+                info_log::parse(&gl.get_shader_info_log(shader), Some(&flat as &dyn info_log::LineMap), file);
             if gl.get_shader_compile_status(shader) {
                 return Ok((shader, messages));
             }
@@ -338,7 +340,7 @@ impl AttachedGlsl {
                     }
                 });
                 let at = |v: &gl_ext::InterfaceVariable| {
-                    let ty = crate::constant_table::constant_type(v.gl_type);
+                    let ty = xr_gl_common::constant_table::constant_type(v.gl_type);
                     if v.location >= 0 {
                         format!("'{}' ({ty}, location {})", v.name, v.location)
                     } else {

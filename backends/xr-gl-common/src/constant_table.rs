@@ -1,7 +1,7 @@
 //! The constant table of a GL program: active uniforms, set with
 //! `glProgramUniform*` on the program named explicitly.
 
-use crate::{gl::DeviceGl, gl_ext::PipelineFns};
+use crate::{device_gl::DeviceGl, gl_ext::PipelineFns};
 use abi_stable::std_types::{RStr, RVec};
 use glow::HasContext;
 use std::rc::Rc;

@@ -5,18 +5,23 @@
 //! AMD / Intel on Windows `ERROR: 0:12: …`. Lines without a location are
 //! kept whole, attached to `fallback_file`.
 
-use crate::preprocess::Preprocessed;
 use xr_sourcebuild::{Diagnostic, Severity};
+
+/// Maps a line of the source the driver saw back to the file and line the user wrote.
+pub trait LineMap {
+    /// The user's file and line of driver line `line` (1-based).
+    fn origin(&self, line: u32) -> Option<(&str, u32)>;
+}
 
 /// A location prefix: line, column (0 if none), severity if the prefix gave it, the rest.
 type Located<'a> = (u32, u32, Option<Severity>, &'a str);
 
 /// Parses a compile or link log; `map` maps line numbers back (none for link logs).
-pub fn parse(log: &str, map: Option<&Preprocessed>, fallback_file: &str) -> Vec<Diagnostic> {
+pub fn parse(log: &str, map: Option<&dyn LineMap>, fallback_file: &str) -> Vec<Diagnostic> {
     log.lines().map(str::trim).filter(|l| !l.is_empty()).map(|line| parse_line(line, map, fallback_file)).collect()
 }
 
-fn parse_line(line: &str, map: Option<&Preprocessed>, fallback_file: &str) -> Diagnostic {
+fn parse_line(line: &str, map: Option<&dyn LineMap>, fallback_file: &str) -> Diagnostic {
     let (line_no, column, given, rest) =
         mesa(line).or_else(|| nvidia(line)).or_else(|| amd(line)).unwrap_or((0, 0, None, line));
     let (severity, message) = match given {
@@ -87,22 +92,24 @@ fn severity(text: &str) -> (Severity, &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::preprocess::preprocess;
-    use xr_sourcebuild::{ShaderStage, SourceDesc};
 
-    fn map() -> Preprocessed {
-        let desc = SourceDesc::glsl(
-            ShaderStage::Fragment,
-            "main.frag",
-            "#version 450\n#include \"inc.glsl\"\nvoid main(){}\n",
-        )
-        .with_virtual_file("inc.glsl", "float a;\nfloat b\n");
-        preprocess(&desc).unwrap()
+    /// main.frag line 1, then inc.glsl lines 1-2, then main.frag line 3.
+    struct Map;
+
+    impl LineMap for Map {
+        fn origin(&self, line: u32) -> Option<(&str, u32)> {
+            match line {
+                1 => Some(("main.frag", 1)),
+                2 | 3 => Some(("inc.glsl", line - 1)),
+                4 => Some(("main.frag", 3)),
+                _ => None,
+            }
+        }
     }
 
     #[test]
     fn mesa_lines_map_into_includes() {
-        let d = parse("0:3(1): error: syntax error, unexpected VOID", Some(&map()), "main.frag");
+        let d = parse("0:3(1): error: syntax error, unexpected VOID", Some(&Map), "main.frag");
         assert_eq!(d.len(), 1);
         assert_eq!((d[0].file.as_str(), d[0].line, d[0].column), ("inc.glsl", 2, 1));
         assert_eq!(d[0].severity, Severity::Error);
@@ -112,10 +119,10 @@ mod tests {
 
     #[test]
     fn nvidia_and_amd_prefixes() {
-        let d = parse("0(4) : error C1008: undefined variable \"x\"", Some(&map()), "main.frag");
+        let d = parse("0(4) : error C1008: undefined variable \"x\"", Some(&Map), "main.frag");
         assert_eq!((d[0].file.as_str(), d[0].line, d[0].severity), ("main.frag", 3, Severity::Error));
         assert_eq!(d[0].message.as_str(), "undefined variable \"x\"");
-        let d = parse("WARNING: 0:2: 'a' : unused", Some(&map()), "main.frag");
+        let d = parse("WARNING: 0:2: 'a' : unused", Some(&Map), "main.frag");
         assert_eq!((d[0].file.as_str(), d[0].line, d[0].severity), ("inc.glsl", 1, Severity::Warning));
     }
 
