@@ -11,46 +11,28 @@ use abi_stable::{
     std_types::{RResult, RSlice, RVec},
 };
 use glow::HasContext;
-use std::{collections::HashMap, num::NonZeroU32, rc::Rc};
+use std::{num::NonZeroU32, rc::Rc};
 use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, catch_panic, guard};
-use xr_gl_common::{constant_table::GlConstantTable, device_gl::DeviceGl, gl_ext, info_log};
+use xr_gl_common::{constant_table::GlConstantTable, device_gl::DeviceGl, info_log, pipelines::Pipelines};
 use xr_sourcebuild::{
     AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, Diagnostic,
     ProgramBinary, ProgramDesc, Severity, ShaderStage, SourceDesc, SourceLanguage,
 };
 
-/// A separable program this build system made: its stage bits and a label.
-struct SeparableProgram {
-    stage_bits: u32,
-    label: String,
-}
-
 /// The GLSL build system attached to one OpenGL device.
 pub struct AttachedGlsl {
     gl: Rc<DeviceGl>,
-    /// Present where the device has GL 4.1 or `ARB_separate_shader_objects`.
-    pipelines: Option<Rc<gl_ext::PipelineFns>>,
+    /// Separable programs and their pipelines.
+    pipelines: Pipelines,
     /// The device reports program binary formats.
     binaries: bool,
-    separable: HashMap<u32, SeparableProgram>,
-    created_pipelines: Vec<u32>,
 }
 
 impl AttachedGlsl {
     /// Attaches through the device's GL.
     pub fn new(gl: DeviceGl, capabilities: &DeviceCapabilities) -> Self {
-        let pipelines = capabilities
-            .separate_shader_objects
-            .then(|| gl_ext::PipelineFns::load(gl.loader()).ok())
-            .flatten()
-            .map(Rc::new);
-        Self {
-            gl: Rc::new(gl),
-            pipelines,
-            binaries: !capabilities.program_binary_formats.is_empty(),
-            separable: HashMap::new(),
-            created_pipelines: Vec::new(),
-        }
+        let pipelines = Pipelines::new(&gl, capabilities);
+        Self { gl: Rc::new(gl), pipelines, binaries: !capabilities.program_binary_formats.is_empty() }
     }
 
     fn build(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> Result<BuiltProgram, BuildError> {
@@ -76,11 +58,8 @@ impl AttachedGlsl {
         if desc.stages.is_empty() {
             return Err(XrError::invalid_input(format!("{context} has no stages")).into());
         }
-        if options.separable && self.pipelines.is_none() {
-            return Err(XrError::unavailable(format!(
-                "{context}: separable programs need OpenGL 4.1 or GL_ARB_separate_shader_objects"
-            ))
-            .into());
+        if options.separable {
+            self.pipelines.require(context)?;
         }
         Ok(())
     }
@@ -93,12 +72,9 @@ impl AttachedGlsl {
         program: glow::Program,
         warnings: Vec<Diagnostic>,
     ) -> Result<BuiltProgram, BuildError> {
-        let table = GlConstantTable::new(self.gl.clone(), self.pipelines.clone(), program, &desc.name)?;
+        let table = GlConstantTable::new(self.gl.clone(), self.pipelines.fns(), program, &desc.name)?;
         if options.separable {
-            let stage_bits = desc.stages.iter().map(|s| gl_ext::stage_bit(s.stage)).fold(0, |a, b| a | b);
-            let files: Vec<&str> = desc.stages.iter().map(|s| s.file_name.as_str()).collect();
-            let label = format!("'{}' ({})", desc.name, files.join(", "));
-            self.separable.insert(program.0.get(), SeparableProgram { stage_bits, label });
+            self.pipelines.remember(program.0.get(), desc);
         }
         Ok(BuiltProgram {
             program: ProgramRef::program(program.0.get()),
@@ -163,7 +139,7 @@ impl AttachedGlsl {
         unsafe {
             let program = gl.create_program().map_err(|e| XrError::driver(format!("glCreateProgram: {e}")))?;
             if options.separable
-                && let Some(pipelines) = &self.pipelines
+                && let Some(pipelines) = self.pipelines.fns()
             {
                 pipelines.make_separable(program.0.get());
             }
@@ -276,102 +252,6 @@ impl AttachedGlsl {
         self.finish(desc, options, program, Vec::new())
     }
 
-    fn pipeline(&mut self, programs: &[ProgramRef]) -> Result<ProgramRef, XrError> {
-        let fns = self.pipelines.clone().ok_or_else(|| {
-            XrError::unavailable("program pipelines need OpenGL 4.1 or GL_ARB_separate_shader_objects")
-        })?;
-        let mut stages = Vec::new();
-        let mut labels = Vec::new();
-        for program in programs {
-            let separable = self.separable.get(&program.name).filter(|_| program.kind == ProgramKind::Program);
-            let separable = separable.ok_or_else(|| {
-                XrError::invalid_input(format!("program {} was not built separable by this build system", program.name))
-            })?;
-            if stages.iter().any(|(bits, _)| bits & separable.stage_bits != 0) {
-                return Err(XrError::invalid_input(format!("{} repeats a stage of the pipeline", separable.label)));
-            }
-            stages.push((separable.stage_bits, program.name));
-            labels.push(separable.label.clone());
-        }
-        self.gl.current()?;
-        // SAFETY: the context is current and every program is a separable one on it.
-        unsafe {
-            self.check_interfaces(&fns, &stages)?;
-            let pipeline = fns.create_pipeline(&stages);
-            if let Err(log) = fns.validate(pipeline) {
-                fns.delete_pipeline(pipeline);
-                let log = if log.is_empty() { "no log from the driver".to_owned() } else { log.replace('\n', " ") };
-                return Err(XrError::invalid_input(format!(
-                    "pipeline of {} does not validate: {log}",
-                    labels.join(" + ")
-                )));
-            }
-            self.created_pipelines.push(pipeline);
-            Ok(ProgramRef::pipeline(pipeline))
-        }
-    }
-
-    /// Seed 000's rule for linked stages: every input of a stage is written,
-    /// with the same type, by the stage before it — checked before any
-    /// draw, since drivers (Mesa among them) may validate such a pipeline.
-    ///
-    /// # Safety
-    /// The context must be current and the programs separable ones on it.
-    unsafe fn check_interfaces(&self, fns: &gl_ext::PipelineFns, stages: &[(u32, u32)]) -> Result<(), XrError> {
-        let mut ordered: Vec<(u32, u32)> = stages.to_vec();
-        let rank = |bits: u32| gl_ext::PIPELINE_ORDER.iter().position(|b| bits & b != 0).unwrap_or(usize::MAX);
-        ordered.sort_by_key(|(bits, _)| rank(*bits));
-        let label =
-            |program: u32| self.separable.get(&program).map_or_else(|| program.to_string(), |s| s.label.clone());
-        for pair in ordered.windows(2) {
-            let (producer, consumer) = (pair[0].1, pair[1].1);
-            // SAFETY: upheld by the caller.
-            let (Some(outputs), Some(inputs)) = (unsafe { fns.interface(producer, glow::PROGRAM_OUTPUT) }, unsafe {
-                fns.interface(consumer, glow::PROGRAM_INPUT)
-            }) else {
-                return Ok(());
-            };
-            for input in &inputs {
-                let partner = outputs.iter().find(|o| {
-                    if input.location >= 0 && o.location >= 0 {
-                        o.location == input.location
-                    } else {
-                        o.name == input.name
-                    }
-                });
-                let at = |v: &gl_ext::InterfaceVariable| {
-                    let ty = xr_gl_common::constant_table::constant_type(v.gl_type);
-                    if v.location >= 0 {
-                        format!("'{}' ({ty}, location {})", v.name, v.location)
-                    } else {
-                        format!("'{}' ({ty})", v.name)
-                    }
-                };
-                match partner {
-                    None => {
-                        return Err(XrError::invalid_input(format!(
-                            "pipeline stages do not match: {} reads {} which {} does not write",
-                            label(consumer),
-                            at(input),
-                            label(producer)
-                        )));
-                    }
-                    Some(output) if output.gl_type != input.gl_type => {
-                        return Err(XrError::invalid_input(format!(
-                            "pipeline stages do not match: {} reads {} but {} writes {}",
-                            label(consumer),
-                            at(input),
-                            label(producer),
-                            at(output)
-                        )));
-                    }
-                    Some(_) => {}
-                }
-            }
-        }
-        Ok(())
-    }
-
     fn gl_program(&self, program: ProgramRef) -> Result<glow::Program, XrError> {
         NonZeroU32::new(program.name)
             .filter(|_| program.kind == ProgramKind::Program)
@@ -410,18 +290,13 @@ impl AttachedBuildSystem for AttachedGlsl {
     }
 
     fn create_pipeline(&mut self, programs: RSlice<'_, ProgramRef>) -> XrResult<ProgramRef> {
-        guard(|| self.pipeline(programs.as_slice()))
+        guard(|| self.pipelines.create(&self.gl, programs.as_slice()))
     }
 }
 
 impl Drop for AttachedGlsl {
     fn drop(&mut self) {
-        if let (Some(fns), Ok(_)) = (&self.pipelines, self.gl.current()) {
-            for pipeline in self.created_pipelines.drain(..) {
-                // SAFETY: the pipelines were created on this context.
-                unsafe { fns.delete_pipeline(pipeline) };
-            }
-        }
+        self.pipelines.release(&self.gl);
     }
 }
 

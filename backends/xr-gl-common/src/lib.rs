@@ -7,3 +7,4 @@ pub mod constant_table;
 pub mod device_gl;
 pub mod gl_ext;
 pub mod info_log;
+pub mod pipelines;
