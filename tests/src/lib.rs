@@ -14,7 +14,8 @@ use xr_sourcebuild::{
 };
 
 /// The plugins, `xr` and the samples that the tests load from disk.
-const ARTIFACTS: [&str; 5] = ["xr-rhi-opengl", "xr-compiler-glsl", "xr-cli", "triangle", "pipelines"];
+const ARTIFACTS: [&str; 6] =
+    ["xr-rhi-opengl", "xr-compiler-glsl", "xr-compiler-gl-spirv", "xr-cli", "triangle", "pipelines"];
 
 /// Broken plugins, built into their own target directory so they never sit next to `xr`.
 const FIXTURES: [&str; 4] =

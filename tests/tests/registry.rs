@@ -13,7 +13,7 @@ fn names(registry: &Registry) -> Vec<&str> {
 #[test]
 fn loads_the_opengl_device_and_glsl_build_system_from_disk() {
     let registry = registry();
-    assert_eq!(names(&registry), ["xr-compiler-glsl", "xr-rhi-opengl"]);
+    assert_eq!(names(&registry), ["xr-compiler-gl-spirv", "xr-compiler-glsl", "xr-rhi-opengl"]);
     assert!(
         registry.skipped().is_empty(),
         "nothing in {} should be skipped: {:?}",
@@ -28,8 +28,13 @@ fn loads_the_opengl_device_and_glsl_build_system_from_disk() {
     let (info, _) = registry.build_systems(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, SourceLanguage::Glsl)[0];
     assert_eq!(info.name.as_str(), "xr-compiler-glsl");
     assert!(info.availability.contains(Availability::RUNTIME_COMPILE));
+    // HLSL reaches OpenGL only through SPIR-V; nothing compiles for Vulkan yet.
+    let hlsl = registry.build_systems(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, SourceLanguage::Hlsl);
+    assert_eq!(hlsl.len(), 1);
+    assert_eq!(hlsl[0].0.name.as_str(), "xr-compiler-gl-spirv");
+    assert!(hlsl[0].0.availability.contains(Availability::COMPATIBLE_OBJECT));
     assert!(
-        registry.best_build_system(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, SourceLanguage::Hlsl).is_err()
+        registry.best_build_system(DeviceKind::Vulkan, Availability::RUNTIME_COMPILE, SourceLanguage::Glsl).is_err()
     );
 }
 

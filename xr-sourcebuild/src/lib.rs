@@ -29,7 +29,7 @@ pub use program_cache::{
     DriverIdentity, LoadPath, LoadReport, ProgramCache, decode_binary_record, encode_binary_record,
 };
 pub use registry::{AttachedDevice, LoadedPlugin, Registry, RegistryError, SkippedFile};
-pub use source::{Define, ProgramDesc, ShaderStage, SourceDesc, SourceLanguage, VirtualFile};
+pub use source::{Define, ProgramDesc, ShaderStage, SourceDesc, SourceLanguage, Specialization, VirtualFile};
 pub use store::{ObjectKey, Store, StoreError};
 pub use system::{
     AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBox, BuildOptions, BuildSystemInfo, BuiltProgram,

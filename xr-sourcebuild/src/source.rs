@@ -97,6 +97,16 @@ pub struct VirtualFile {
     pub contents: RString,
 }
 
+/// A specialization constant's value (`layout(constant_id = N)`), as raw bits.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Specialization {
+    /// The constant's id.
+    pub id: u32,
+    /// Its value's bits: an `f32`'s bits, an `i32`/`u32`, or 0/1 for a bool.
+    pub bits: u32,
+}
+
 /// One stage's source, as the user wrote it.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash)]
@@ -117,6 +127,8 @@ pub struct SourceDesc {
     pub include_dirs: RVec<RString>,
     /// Files found by name before the disk is searched.
     pub virtual_files: RVec<VirtualFile>,
+    /// Specialization constant values (SPIR-V build systems only).
+    pub specializations: RVec<Specialization>,
 }
 
 impl SourceDesc {
@@ -131,6 +143,7 @@ impl SourceDesc {
             defines: RVec::new(),
             include_dirs: RVec::new(),
             virtual_files: RVec::new(),
+            specializations: RVec::new(),
         }
     }
 
@@ -150,6 +163,13 @@ impl SourceDesc {
     /// Adds an include directory.
     pub fn with_include_dir(mut self, dir: impl Into<String>) -> Self {
         self.include_dirs.push(dir.into().into());
+        self
+    }
+
+    /// Sets specialization constant `id` to raw `bits` (see [`Specialization`]).
+    pub fn with_specialization(mut self, id: u32, bits: u32) -> Self {
+        self.specializations.retain(|s| s.id != id);
+        self.specializations.push(Specialization { id, bits });
         self
     }
 

@@ -181,7 +181,11 @@ impl SpirvCompiler {
         // Sources may leave interface locations and bindings to XR.
         compile_options.set_auto_map_locations(true);
         compile_options.set_auto_bind_uniforms(true);
-        compile_options.set_generate_debug_info();
+        // Names (OpName) are kept without it; Mesa 22 refuses the entry point
+        // of a module that carries full debug info (OpSource text, OpLine).
+        if options.target != TargetEnv::OpenGl45 {
+            compile_options.set_generate_debug_info();
+        }
         for define in desc.defines.iter() {
             if define.name.is_empty() || define.name.contains(|c: char| !c.is_ascii_alphanumeric() && c != '_') {
                 return Err(fail(format!("invalid define '{}={}'", define.name, define.value)));
@@ -204,8 +208,9 @@ impl SpirvCompiler {
             }
         });
 
+        let source = with_include_extension(&desc.source, desc.language);
         let result = self.compiler.compile_into_spirv(
-            &desc.source,
+            &source,
             shader_kind(desc.stage),
             file,
             &desc.entry_point,
@@ -242,6 +247,32 @@ impl SpirvCompiler {
         validate(&module.words, options.target).map_err(|e| fail(e.message.to_string()))?;
         Ok(module)
     }
+}
+
+/// glslang accepts `#include` in GLSL only with `GL_GOOGLE_include_directive`;
+/// XR's GLSL path needs no such line, so the same sources build on both
+/// paths: the extension is enabled right after `#version`, and a `#line`
+/// keeps every later line's number the user's.
+fn with_include_extension(source: &str, language: SourceLanguage) -> std::borrow::Cow<'_, str> {
+    let needs = language == SourceLanguage::Glsl
+        && source.contains("#include")
+        && !source.contains("GL_GOOGLE_include_directive")
+        && !source.contains("GL_ARB_shading_language_include");
+    let Some(version_line) =
+        needs.then(|| source.lines().position(|l| l.trim_start().starts_with("#version"))).flatten()
+    else {
+        return source.into();
+    };
+    let mut out = String::with_capacity(source.len() + 80);
+    for (index, line) in source.lines().enumerate() {
+        out.push_str(line);
+        out.push('\n');
+        if index == version_line {
+            out.push_str("#extension GL_GOOGLE_include_directive : enable\n");
+            out.push_str(&format!("#line {}\n", index + 2));
+        }
+    }
+    out.into()
 }
 
 /// glslang's HLSL front end compiles a source whose entry point is missing

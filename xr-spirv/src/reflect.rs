@@ -9,6 +9,7 @@ use spirq::{
     var::Variable,
 };
 use xr_device::XrError;
+use xr_sourcebuild::{ConstantType, ScalarKind};
 
 /// A member of a block.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,10 +81,14 @@ pub struct InterfaceVariable {
 pub struct LooseUniform {
     /// Name.
     pub name: String,
-    /// Location.
+    /// Location of its first element.
     pub location: u32,
-    /// Type.
+    /// Type, in SPIR-V reflection's notation.
     pub ty: String,
+    /// Type of one element, as the constant table sets it.
+    pub constant_type: ConstantType,
+    /// Array length; 1 for a non-array (elements take consecutive locations).
+    pub array_size: u32,
 }
 
 /// A module's reflection, for one entry point.
@@ -250,15 +255,17 @@ fn literal_string(words: &[u32]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Uniforms outside blocks with a location: scalars, vectors, matrices and
+/// Uniforms outside blocks with a location (OpenGL SPIR-V): scalars, vectors, matrices and
 /// arrays of them (samplers are reported as images). The reflection library
 /// covers Vulkan's resources only, so these are read from the words.
-fn loose_uniforms(words: &[u32]) -> Result<Vec<LooseUniform>, XrError> {
+pub fn loose_uniforms(words: &[u32]) -> Result<Vec<LooseUniform>, XrError> {
     use std::collections::HashMap;
+    /// (display, element type, array length)
+    type Known = (String, ConstantType, u32);
     let instructions = instructions(words)?;
     let mut names = HashMap::new();
     let mut locations = HashMap::new();
-    let mut types: HashMap<u32, String> = HashMap::new();
+    let mut types: HashMap<u32, Known> = HashMap::new();
     let mut pointers = HashMap::new();
     let mut constants = HashMap::new();
     for i in &instructions {
@@ -270,30 +277,33 @@ fn loose_uniforms(words: &[u32]) -> Result<Vec<LooseUniform>, XrError> {
                 locations.insert(*target, *location);
             }
             (OP_TYPE_BOOL, [result]) => {
-                types.insert(*result, "bool".to_owned());
+                types.insert(*result, ("bool".into(), ConstantType::vector(ScalarKind::Bool, 1), 1));
             }
             (OP_TYPE_INT, [result, 32, signed]) => {
-                types.insert(*result, if *signed != 0 { "i32" } else { "u32" }.to_owned());
+                let (name, kind) = if *signed != 0 { ("i32", ScalarKind::Int) } else { ("u32", ScalarKind::UInt) };
+                types.insert(*result, (name.into(), ConstantType::vector(kind, 1), 1));
             }
             (OP_TYPE_FLOAT, [result, 32, ..]) => {
-                types.insert(*result, "f32".to_owned());
+                types.insert(*result, ("f32".into(), ConstantType::vector(ScalarKind::Float, 1), 1));
             }
             (OP_TYPE_VECTOR, [result, component, count]) => {
-                if let Some(c) = types.get(component).cloned() {
-                    types.insert(*result, format!("vec{count}<{c}>"));
+                if let Some((c, ty, 1)) = types.get(component).cloned() {
+                    let ty = ConstantType::vector(ty.scalar, *count as u8);
+                    types.insert(*result, (format!("vec{count}<{c}>"), ty, 1));
                 }
             }
             (OP_TYPE_MATRIX, [result, column, count]) => {
-                if let Some(c) = types.get(column).cloned() {
-                    types.insert(*result, format!("mat{count}x{}", c.trim_start_matches("vec")));
+                if let Some((c, column_ty, 1)) = types.get(column).cloned() {
+                    let ty = ConstantType::matrix(*count as u8, column_ty.rows);
+                    types.insert(*result, (format!("mat{count}x{}", c.trim_start_matches("vec")), ty, 1));
                 }
             }
             (OP_CONSTANT, [_, result, value, ..]) => {
                 constants.insert(*result, *value);
             }
             (OP_TYPE_ARRAY, [result, element, length]) => {
-                if let (Some(e), Some(n)) = (types.get(element).cloned(), constants.get(length)) {
-                    types.insert(*result, format!("[{e}; {n}]"));
+                if let (Some((e, ty, 1)), Some(n)) = (types.get(element).cloned(), constants.get(length)) {
+                    types.insert(*result, (format!("[{e}; {n}]"), ty, *n));
                 }
             }
             (OP_TYPE_POINTER, [result, STORAGE_UNIFORM_CONSTANT, pointee]) => {
@@ -306,11 +316,13 @@ fn loose_uniforms(words: &[u32]) -> Result<Vec<LooseUniform>, XrError> {
         .iter()
         .filter_map(|i| match (i.opcode, i.operands) {
             (OP_VARIABLE, [pointer, result, STORAGE_UNIFORM_CONSTANT, ..]) => {
-                let ty = types.get(pointers.get(pointer)?)?.clone();
+                let (ty, constant_type, array_size) = types.get(pointers.get(pointer)?)?.clone();
                 Some(LooseUniform {
                     name: names.get(result).cloned().unwrap_or_default(),
                     location: *locations.get(result)?,
                     ty,
+                    constant_type,
+                    array_size,
                 })
             }
             _ => None,
@@ -318,6 +330,56 @@ fn loose_uniforms(words: &[u32]) -> Result<Vec<LooseUniform>, XrError> {
         .collect();
     uniforms.sort_by_key(|u| u.location);
     Ok(uniforms)
+}
+
+/// Gives every uniform outside a block one location per element across all
+/// of a program's modules: the same name gets the same location in every
+/// stage, different names never share one. glslang numbers each stage's
+/// uniforms from 0, which in one OpenGL program makes them collide.
+pub fn assign_uniform_locations(modules: &mut [&mut [u32]]) -> Result<(), XrError> {
+    use std::collections::HashMap;
+    let mut assigned: HashMap<String, u32> = HashMap::new();
+    let mut next = 0u32;
+    for words in modules.iter_mut() {
+        let uniforms = loose_uniforms(words)?;
+        // (variable id, name) of UniformConstant variables, and where each id's Location operand lives.
+        let mut names = HashMap::new();
+        let mut operand_at = HashMap::new();
+        let mut at = 5;
+        while at < words.len() {
+            let count = (words[at] >> 16) as usize;
+            let opcode = (words[at] & 0xffff) as u16;
+            if count == 0 || at + count > words.len() {
+                return Err(XrError::invalid_input(format!("truncated SPIR-V instruction at word {at}")));
+            }
+            match (opcode, &words[at + 1..at + count]) {
+                (OP_NAME, [target, name @ ..]) => {
+                    names.insert(*target, literal_string(name));
+                }
+                (OP_DECORATE, [target, DECORATION_LOCATION, _, ..]) => {
+                    operand_at.insert(*target, at + 3);
+                }
+                _ => {}
+            }
+            at += count;
+        }
+        for uniform in &uniforms {
+            let location = *assigned.entry(uniform.name.clone()).or_insert_with(|| {
+                let location = next;
+                next += uniform.array_size.max(1);
+                location
+            });
+            let ids = names.iter().filter(|(_, name)| **name == uniform.name).map(|(id, _)| *id);
+            for id in ids {
+                if let Some(index) = operand_at.get(&id)
+                    && words[*index] == uniform.location
+                {
+                    words[*index] = location;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// (spec id, default as text) of every specialization constant.

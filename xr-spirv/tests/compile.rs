@@ -203,3 +203,17 @@ void main() {
     assert_eq!(inputs, [("v_uv", 0), ("v_normal", 2)]);
     assert_eq!(r.outputs[0].name, "c");
 }
+
+#[test]
+fn includes_work_without_the_extension_line_and_lines_stay_the_users() {
+    let compiler = SpirvCompiler::new().unwrap();
+    let source = "#version 450\n#include \"lib.glsl\"\nlayout(location = 0) out vec4 c;\n\nvoid main() { c = tint() * not_declared; }\n";
+    let desc = glsl(ShaderStage::Fragment, "plain.frag", source)
+        .with_virtual_file("lib.glsl", "vec4 tint() { return vec4(1.0); }\n");
+    let error = compiler.compile(&desc, &SpirvOptions::new(TargetEnv::OpenGl45)).unwrap_err();
+    let first = error.diagnostics.iter().find(|d| d.severity == Severity::Error).unwrap();
+    assert_eq!((first.file.as_str(), first.line), ("plain.frag", 5), "{first}");
+    let fixed = glsl(ShaderStage::Fragment, "plain.frag", &source.replace(" * not_declared", ""))
+        .with_virtual_file("lib.glsl", "vec4 tint() { return vec4(1.0); }\n");
+    compiler.compile(&fixed, &SpirvOptions::new(TargetEnv::OpenGl45)).unwrap();
+}

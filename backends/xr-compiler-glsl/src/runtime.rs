@@ -319,6 +319,13 @@ fn flatten(stage: &SourceDesc, context: &str) -> Result<preprocess::Preprocessed
     if stage.entry_point.as_str() != "main" {
         return Err(vec![error(file, format!("GLSL entry point must be 'main', not '{}'", stage.entry_point))]);
     }
+    if !stage.specializations.is_empty() {
+        return Err(vec![error(
+            file,
+            "GLSL built by the driver has no specialization constants: use defines, or a SPIR-V build system"
+                .to_owned(),
+        )]);
+    }
     preprocess::preprocess(stage)
 }
 

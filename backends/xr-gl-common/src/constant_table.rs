@@ -72,6 +72,38 @@ impl GlConstantTable {
         Ok(Self { gl, pipelines, program, program_name: program_name.to_owned(), entries })
     }
 
+    /// A table from known locations: for SPIR-V programs, whose uniforms
+    /// are found by reflection rather than by name in GL. Each entry is
+    /// (name, element type, array length, location of element 0); array
+    /// elements take consecutive locations. Locations the linked program
+    /// does not use are left out, as GL would.
+    pub fn with_locations(
+        gl: Rc<DeviceGl>,
+        pipelines: Option<Rc<PipelineFns>>,
+        program: glow::Program,
+        program_name: &str,
+        uniforms: &[(String, ConstantType, u32, u32)],
+    ) -> Result<Self, XrError> {
+        let mut entries = Vec::new();
+        {
+            let g = gl.current()?;
+            for (name, ty, array_size, location) in uniforms {
+                if entries.iter().any(|e: &Entry| e.info.name.as_str() == name.as_str()) {
+                    continue;
+                }
+                let locations: Vec<glow::NativeUniformLocation> =
+                    (0..*array_size).map(|i| glow::NativeUniformLocation(location + i)).collect();
+                // SAFETY: `program` is linked on the current context; the
+                // buffers hold one element of `ty`.
+                let defaults = locations.iter().map(|l| unsafe { read_value(g, program, l, *ty) }).collect();
+                let info = ConstantInfo { name: name.as_str().into(), ty: *ty, array_size: *array_size };
+                entries.push(Entry { info, locations, defaults });
+            }
+        }
+        entries.sort_by(|a, b| a.info.name.cmp(&b.info.name));
+        Ok(Self { gl, pipelines, program, program_name: program_name.to_owned(), entries })
+    }
+
     fn find(&self, name: &str) -> Result<ConstantHandle, XrError> {
         let (base, index) = split_index(name);
         let Some(position) = self.entries.iter().position(|e| e.info.name.as_str() == base) else {
@@ -300,36 +332,40 @@ pub fn constant_type(gl_type: u32) -> ConstantType {
     }
 }
 
-/// Reads one element's current value.
+/// Reads one element's current value. The driver writes as many values as
+/// the uniform *it* has at `location` holds, up to a 4×4 matrix: the buffer
+/// is always that large, so a location that names another type cannot
+/// write past it.
 unsafe fn read_value(
     gl: &glow::Context,
     program: glow::Program,
     location: &glow::NativeUniformLocation,
     ty: ConstantType,
 ) -> ConstantData {
-    let n = ty.components();
-    // SAFETY: the buffers hold one element of `ty`.
+    const LARGEST: usize = 16;
+    let n = ty.components().min(LARGEST);
+    // SAFETY: every buffer holds the largest uniform element GL has.
     unsafe {
         match ty.scalar {
             ScalarKind::Float => {
-                let mut v = vec![0.0; n];
+                let mut v = [0.0f32; LARGEST];
                 gl.get_uniform_f32(program, location, &mut v);
-                ConstantData::Float(v.into())
+                ConstantData::Float(v[..n].to_vec().into())
             }
             ScalarKind::UInt => {
-                let mut v = vec![0; n];
+                let mut v = [0u32; LARGEST];
                 gl.get_uniform_u32(program, location, &mut v);
-                ConstantData::UInt(v.into())
+                ConstantData::UInt(v[..n].to_vec().into())
             }
             ScalarKind::Bool => {
-                let mut v = vec![0; n];
+                let mut v = [0i32; LARGEST];
                 gl.get_uniform_i32(program, location, &mut v);
-                ConstantData::Bool(v.into_iter().map(|b| u32::from(b != 0)).collect())
+                ConstantData::Bool(v[..n].iter().map(|b| u32::from(*b != 0)).collect())
             }
             ScalarKind::Int | ScalarKind::Sampler => {
-                let mut v = vec![0; n];
+                let mut v = [0i32; LARGEST];
                 gl.get_uniform_i32(program, location, &mut v);
-                ConstantData::Int(v.into())
+                ConstantData::Int(v[..n].to_vec().into())
             }
             ScalarKind::Unsupported => ConstantData::Int(RVec::new()),
         }

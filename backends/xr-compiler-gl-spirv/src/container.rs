@@ -1,0 +1,130 @@
+//! The GL SPIR-V build system's stored object: every stage's SPIR-V with its
+//! entry point and specialization constants — a compatible object, valid on
+//! any driver with `ARB_gl_spirv`.
+
+use xr_sourcebuild::{ShaderStage, Specialization};
+
+/// The `ProgramBinary::format` of this build system's objects ("XRSV").
+pub const FORMAT: u32 = u32::from_le_bytes(*b"XRSV");
+
+/// One stage of a program, as SPIR-V.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageModule {
+    /// The stage.
+    pub stage: ShaderStage,
+    /// The entry point.
+    pub entry_point: String,
+    /// Specialization constant values.
+    pub specializations: Vec<Specialization>,
+    /// The SPIR-V words.
+    pub words: Vec<u32>,
+    /// The file it came from, for messages.
+    pub file: String,
+}
+
+/// Serialises stage modules: a count, then per stage its stage index,
+/// entry point, file, specializations and words, all little-endian u32s.
+pub fn encode(stages: &[StageModule]) -> Vec<u8> {
+    let mut words = vec![stages.len() as u32];
+    for stage in stages {
+        words.push(ShaderStage::ALL.iter().position(|s| *s == stage.stage).unwrap_or(0) as u32);
+        push_string(&mut words, &stage.entry_point);
+        push_string(&mut words, &stage.file);
+        words.push(stage.specializations.len() as u32);
+        for s in &stage.specializations {
+            words.extend([s.id, s.bits]);
+        }
+        words.push(stage.words.len() as u32);
+        words.extend_from_slice(&stage.words);
+    }
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// Reads [`encode`]'s output back; `None` if it is not well formed.
+pub fn decode(bytes: &[u8]) -> Option<Vec<StageModule>> {
+    if !bytes.len().is_multiple_of(4) {
+        return None;
+    }
+    let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let mut reader = Reader { words: &words, at: 0 };
+    let count = reader.next()?;
+    let mut stages = Vec::new();
+    for _ in 0..count {
+        let stage = *ShaderStage::ALL.get(reader.next()? as usize)?;
+        let entry_point = reader.string()?;
+        let file = reader.string()?;
+        let specializations = (0..reader.next()?)
+            .map(|_| Some(Specialization { id: reader.next()?, bits: reader.next()? }))
+            .collect::<Option<_>>()?;
+        let length = reader.next()? as usize;
+        let module = reader.take(length)?.to_vec();
+        stages.push(StageModule { stage, entry_point, specializations, words: module, file });
+    }
+    (reader.at == words.len()).then_some(stages)
+}
+
+fn push_string(words: &mut Vec<u32>, text: &str) {
+    let bytes = text.as_bytes();
+    words.push(bytes.len() as u32);
+    for chunk in bytes.chunks(4) {
+        let mut word = [0u8; 4];
+        word[..chunk.len()].copy_from_slice(chunk);
+        words.push(u32::from_le_bytes(word));
+    }
+}
+
+struct Reader<'a> {
+    words: &'a [u32],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn next(&mut self) -> Option<u32> {
+        let word = *self.words.get(self.at)?;
+        self.at += 1;
+        Some(word)
+    }
+
+    fn take(&mut self, count: usize) -> Option<&[u32]> {
+        let slice = self.words.get(self.at..self.at.checked_add(count)?)?;
+        self.at += count;
+        Some(slice)
+    }
+
+    fn string(&mut self) -> Option<String> {
+        let length = self.next()? as usize;
+        let words = self.take(length.div_ceil(4))?;
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).take(length).collect();
+        String::from_utf8(bytes).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_rejects_damage() {
+        let stages = vec![
+            StageModule {
+                stage: ShaderStage::Fragment,
+                entry_point: "PixelMain".into(),
+                specializations: vec![Specialization { id: 3, bits: 1.5f32.to_bits() }],
+                words: vec![0x0723_0203, 1, 2, 3, 4],
+                file: "a.hlsl".into(),
+            },
+            StageModule {
+                stage: ShaderStage::Vertex,
+                entry_point: "main".into(),
+                specializations: vec![],
+                words: vec![9; 7],
+                file: "v".into(),
+            },
+        ];
+        let bytes = encode(&stages);
+        assert_eq!(decode(&bytes), Some(stages));
+        assert_eq!(decode(&bytes[..bytes.len() - 4]), None);
+        assert_eq!(decode(&bytes[..bytes.len() - 1]), None);
+        assert_eq!(decode(&[]), None);
+    }
+}

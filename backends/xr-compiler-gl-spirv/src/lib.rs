@@ -1,0 +1,82 @@
+//! `xr-compiler-gl-spirv`: seed 003's `XRCompilerGLSpirV` as an XR plugin.
+//!
+//! GLSL and HLSL are compiled to SPIR-V by XR's SPIR-V core (a compatible
+//! object: not tied to a machine or driver), then loaded into OpenGL with
+//! `glShaderBinary` (`GL_SHADER_BINARY_FORMAT_SPIR_V`) and
+//! `glSpecializeShader`, with specialization constants. Available only where
+//! the live device has `GL_ARB_gl_spirv` (or OpenGL 4.6).
+
+mod container;
+mod runtime;
+mod spirv_fns;
+
+use abi_stable::{export_root_module, prefix_type::PrefixTypeTrait, rstr, sabi_trait::TD_Opaque, std_types::RVec};
+use xr_device::{DeviceCapabilities, DeviceKind, DeviceSystemBox, NativeHandles, XrError, XrResult, guard};
+use xr_sourcebuild::{
+    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildSystemInfo, ShaderStage, SourceBuildSystem,
+    SourceBuildSystem_TO, SourceBuildSystemBox, SourceLanguage, XrPlugin, XrPluginRef,
+};
+
+/// The build system's name.
+pub const NAME: &str = "xr-compiler-gl-spirv";
+
+/// The plugin's root module.
+#[export_root_module]
+pub fn root_module() -> XrPluginRef {
+    XrPlugin {
+        name: rstr!("xr-compiler-gl-spirv"),
+        version: rstr!(env!("CARGO_PKG_VERSION")),
+        device_systems,
+        build_systems,
+    }
+    .leak_into_prefix()
+}
+
+extern "C" fn device_systems() -> XrResult<RVec<DeviceSystemBox>> {
+    guard(|| Ok(RVec::new()))
+}
+
+extern "C" fn build_systems() -> XrResult<RVec<SourceBuildSystemBox>> {
+    guard(|| Ok(RVec::from(vec![SourceBuildSystem_TO::from_value(GlSpirvSystem, TD_Opaque)])))
+}
+
+/// The GL SPIR-V build system.
+struct GlSpirvSystem;
+
+impl SourceBuildSystem for GlSpirvSystem {
+    fn info(&self) -> XrResult<BuildSystemInfo> {
+        guard(|| {
+            Ok(BuildSystemInfo {
+                name: NAME.into(),
+                description: "GLSL and HLSL to SPIR-V (shaderc), loaded with ARB_gl_spirv".into(),
+                availability: Availability::RUNTIME_COMPILE
+                    | Availability::OFFLINE_COMPILE
+                    | Availability::COMPATIBLE_OBJECT,
+                attachable: vec![DeviceKind::OpenGl].into(),
+                languages: vec![SourceLanguage::Glsl, SourceLanguage::Hlsl].into(),
+                stages: ShaderStage::ALL.to_vec().into(),
+                // Below the driver's own GLSL compiler for plain GLSL at run time.
+                priority: -10,
+            })
+        })
+    }
+
+    fn attach(&self, handles: &NativeHandles, capabilities: &DeviceCapabilities) -> XrResult<AttachedBuildSystemBox> {
+        guard(|| {
+            let loader = handles
+                .gl
+                .into_option()
+                .filter(|_| handles.kind == DeviceKind::OpenGl)
+                .ok_or_else(|| XrError::unavailable(format!("{NAME} attaches to OpenGL devices only")))?;
+            if !capabilities.gl_spirv {
+                return Err(XrError::unavailable(format!(
+                    "{NAME} needs GL_ARB_gl_spirv or OpenGL 4.6; this device ({}, OpenGL {}.{}) has neither",
+                    capabilities.renderer, capabilities.api_major, capabilities.api_minor
+                )));
+            }
+            let gl = xr_gl_common::device_gl::DeviceGl::new(loader)?;
+            let attached = runtime::AttachedGlSpirv::new(gl, capabilities)?;
+            Ok(AttachedBuildSystem_TO::from_value(attached, TD_Opaque))
+        })
+    }
+}

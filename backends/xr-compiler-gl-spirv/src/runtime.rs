@@ -1,0 +1,292 @@
+//! The GL SPIR-V build system attached to one OpenGL device.
+
+use crate::{
+    container::{self, StageModule},
+    spirv_fns::SpirvFns,
+};
+use abi_stable::{
+    sabi_trait::TD_Opaque,
+    std_types::{RResult, RSlice, RVec},
+};
+use glow::HasContext;
+use std::{cell::OnceCell, collections::HashMap, ffi::CString, rc::Rc};
+use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, catch_panic, guard};
+use xr_gl_common::{constant_table::GlConstantTable, device_gl::DeviceGl, info_log, pipelines::Pipelines};
+use xr_sourcebuild::{
+    AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, ConstantType,
+    Diagnostic, ProgramBinary, ProgramDesc, Severity, ShaderStage,
+};
+use xr_spirv::{SpirvCompiler, SpirvOptions, TargetEnv};
+
+/// The GL SPIR-V build system on one device.
+pub struct AttachedGlSpirv {
+    gl: Rc<DeviceGl>,
+    spirv: SpirvFns,
+    pipelines: Pipelines,
+    /// shaderc starts on first use (~100 ms).
+    compiler: OnceCell<SpirvCompiler>,
+    /// Each program's stage modules, for `program_binary`.
+    modules: HashMap<u32, Vec<StageModule>>,
+}
+
+impl AttachedGlSpirv {
+    /// Attaches through the device's GL.
+    pub fn new(gl: DeviceGl, capabilities: &DeviceCapabilities) -> Result<Self, XrError> {
+        let spirv = SpirvFns::load(gl.loader())?;
+        let pipelines = Pipelines::new(&gl, capabilities);
+        Ok(Self { gl: Rc::new(gl), spirv, pipelines, compiler: OnceCell::new(), modules: HashMap::new() })
+    }
+
+    fn compiler(&self) -> Result<&SpirvCompiler, XrError> {
+        if let Some(compiler) = self.compiler.get() {
+            return Ok(compiler);
+        }
+        let compiler = SpirvCompiler::new()?;
+        Ok(self.compiler.get_or_init(|| compiler))
+    }
+
+    /// Compiles every stage to validated SPIR-V for OpenGL 4.5.
+    fn compile(&self, desc: &ProgramDesc) -> Result<Vec<StageModule>, BuildError> {
+        if desc.stages.is_empty() {
+            return Err(XrError::invalid_input(format!("program '{}' has no stages", desc.name)).into());
+        }
+        let compiler = self.compiler()?;
+        let options = SpirvOptions::new(TargetEnv::OpenGl45);
+        let mut modules = Vec::new();
+        let mut diagnostics = Vec::new();
+        for stage in desc.stages.iter() {
+            match compiler.compile(stage, &options) {
+                Ok(module) => modules.push(StageModule {
+                    stage: module.stage,
+                    entry_point: module.entry_point,
+                    specializations: stage.specializations.to_vec(),
+                    words: module.words,
+                    file: stage.file_name.to_string(),
+                }),
+                Err(error) => {
+                    if error.diagnostics.is_empty() {
+                        return Err(error);
+                    }
+                    diagnostics.extend(error.diagnostics);
+                }
+            }
+        }
+        if diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            return Err(BuildError::from_diagnostics(&format!("program '{}'", desc.name), diagnostics));
+        }
+        let mut words: Vec<&mut [u32]> = modules.iter_mut().map(|m| m.words.as_mut_slice()).collect();
+        xr_spirv::assign_uniform_locations(&mut words)?;
+        Ok(modules)
+    }
+
+    /// Loads stage modules into GL and links them.
+    fn link(
+        &mut self,
+        desc: &ProgramDesc,
+        options: &BuildOptions,
+        modules: Vec<StageModule>,
+    ) -> Result<BuiltProgram, BuildError> {
+        let context = format!("program '{}'", desc.name);
+        if options.separable {
+            self.pipelines.require(&context)?;
+        }
+        for module in &modules {
+            // Every module that enters GL is validated, stored ones included.
+            xr_spirv::validate(&module.words, TargetEnv::OpenGl45)
+                .map_err(|e| XrError::invalid_input(format!("{context}: {}: {}", module.file, e.message)))?;
+        }
+        let gl = self.gl.current()?;
+        let mut shaders = Vec::new();
+        let result = (|| {
+            for module in &modules {
+                shaders.push(self.load_stage(gl, module, &context)?);
+            }
+            // SAFETY: program calls on the current context.
+            unsafe {
+                let program = gl.create_program().map_err(|e| XrError::driver(format!("glCreateProgram: {e}")))?;
+                if options.separable
+                    && let Some(fns) = self.pipelines.fns()
+                {
+                    fns.make_separable(program.0.get());
+                }
+                for shader in &shaders {
+                    gl.attach_shader(program, *shader);
+                }
+                gl.link_program(program);
+                for shader in &shaders {
+                    gl.detach_shader(program, *shader);
+                }
+                if gl.get_program_link_status(program) {
+                    return Ok(program);
+                }
+                let mut messages = info_log::parse(&gl.get_program_info_log(program), None, &desc.name);
+                gl.delete_program(program);
+                if !messages.iter().any(|d| d.severity == Severity::Error) {
+                    messages.insert(0, error(&desc.name, "link failed without an error message".to_owned()));
+                }
+                Err(BuildError::from_diagnostics(&format!("{context}: link failed"), messages))
+            }
+        })();
+        for shader in shaders {
+            // SAFETY: the shaders were created on this context; a linked program keeps its code.
+            unsafe { gl.delete_shader(shader) };
+        }
+        let program = result?;
+        let uniforms = reflect_uniforms(&modules)?;
+        let table =
+            GlConstantTable::with_locations(self.gl.clone(), self.pipelines.fns(), program, &desc.name, &uniforms)?;
+        if options.separable {
+            let mut described = desc.clone();
+            for (stage, module) in described.stages.iter_mut().zip(&modules) {
+                stage.stage = module.stage;
+            }
+            self.pipelines.remember(program.0.get(), &described);
+        }
+        self.modules.insert(program.0.get(), modules);
+        Ok(BuiltProgram {
+            program: ProgramRef::program(program.0.get()),
+            constants: ConstantTable_TO::from_value(table, TD_Opaque),
+            warnings: RVec::new(),
+        })
+    }
+
+    fn load_stage(&self, gl: &glow::Context, module: &StageModule, context: &str) -> Result<glow::Shader, BuildError> {
+        let entry = CString::new(module.entry_point.as_str())
+            .map_err(|_| XrError::invalid_input(format!("{context}: entry point with a NUL byte")))?;
+        let constants: Vec<(u32, u32)> = module.specializations.iter().map(|s| (s.id, s.bits)).collect();
+        // SAFETY: shader calls on the current context; the words were validated.
+        unsafe {
+            let shader = gl
+                .create_shader(gl_stage(module.stage))
+                .map_err(|e| XrError::driver(format!("glCreateShader: {e}")))?;
+            self.spirv.load_module(shader.0.get(), &module.words, &entry, &constants);
+            if gl.get_shader_compile_status(shader) {
+                return Ok(shader);
+            }
+            let mut messages = info_log::parse(&gl.get_shader_info_log(shader), None, &module.file);
+            gl.delete_shader(shader);
+            if !messages.iter().any(|d| d.severity == Severity::Error) {
+                messages.insert(
+                    0,
+                    error(
+                        &module.file,
+                        format!("the driver refused to specialize entry point '{}'", module.entry_point),
+                    ),
+                );
+            }
+            Err(BuildError::from_diagnostics(context, messages))
+        }
+    }
+
+    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> Result<RVec<u8>, BuildError> {
+        let modules = self.compile(desc)?;
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(crate::NAME.as_bytes());
+        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+        hasher.update(&[u8::from(options.separable)]);
+        // The SPIR-V already holds the sources, includes, defines and stage.
+        hasher.update(&container::encode(&modules));
+        Ok(hasher.finalize().as_bytes().to_vec().into())
+    }
+
+    fn program_binary(&self, program: ProgramRef) -> Result<ProgramBinary, XrError> {
+        let modules =
+            self.modules.get(&program.name).filter(|_| program.kind == ProgramKind::Program).ok_or_else(|| {
+                XrError::invalid_input(format!("program {} was not built by this build system", program.name))
+            })?;
+        Ok(ProgramBinary { format: container::FORMAT, bytes: container::encode(modules).into() })
+    }
+
+    fn load_binary(
+        &mut self,
+        desc: &ProgramDesc,
+        options: &BuildOptions,
+        binary: &ProgramBinary,
+    ) -> Result<BuiltProgram, BuildError> {
+        let context = format!("program '{}'", desc.name);
+        if binary.format != container::FORMAT {
+            return Err(XrError::invalid_input(format!(
+                "{context}: format 0x{:x} is not a SPIR-V object of {}",
+                binary.format,
+                crate::NAME
+            ))
+            .into());
+        }
+        let modules = container::decode(&binary.bytes)
+            .ok_or_else(|| XrError::invalid_input(format!("{context}: the SPIR-V object is damaged")))?;
+        self.link(desc, options, modules)
+    }
+}
+
+/// The uniforms outside blocks of every stage, by location.
+fn reflect_uniforms(modules: &[StageModule]) -> Result<Vec<(String, ConstantType, u32, u32)>, XrError> {
+    let mut uniforms = Vec::new();
+    for module in modules {
+        for u in xr_spirv::reflect::loose_uniforms(&module.words)? {
+            uniforms.push((u.name, u.constant_type, u.array_size, u.location));
+        }
+    }
+    Ok(uniforms)
+}
+
+impl AttachedBuildSystem for AttachedGlSpirv {
+    fn availability(&self) -> XrResult<Availability> {
+        guard(|| Ok(Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE | Availability::COMPATIBLE_OBJECT))
+    }
+
+    fn build_program(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> RResult<BuiltProgram, BuildError> {
+        guard_build(|| {
+            let modules = self.compile(desc)?;
+            self.link(desc, options, modules)
+        })
+    }
+
+    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> RResult<RVec<u8>, BuildError> {
+        guard_build(|| self.content_key(desc, options))
+    }
+
+    fn program_binary(&self, program: ProgramRef) -> XrResult<ProgramBinary> {
+        guard(|| self.program_binary(program))
+    }
+
+    fn load_program_binary(
+        &mut self,
+        desc: &ProgramDesc,
+        options: &BuildOptions,
+        binary: &ProgramBinary,
+    ) -> RResult<BuiltProgram, BuildError> {
+        guard_build(|| self.load_binary(desc, options, binary))
+    }
+
+    fn create_pipeline(&mut self, programs: RSlice<'_, ProgramRef>) -> XrResult<ProgramRef> {
+        guard(|| self.pipelines.create(&self.gl, programs.as_slice()))
+    }
+}
+
+impl Drop for AttachedGlSpirv {
+    fn drop(&mut self) {
+        self.pipelines.release(&self.gl);
+    }
+}
+
+fn guard_build<T>(body: impl FnOnce() -> Result<T, BuildError>) -> RResult<T, BuildError> {
+    match catch_panic(body) {
+        Ok(result) => result.into(),
+        Err(panic) => RResult::RErr(panic.into()),
+    }
+}
+
+fn error(file: &str, message: String) -> Diagnostic {
+    Diagnostic { severity: Severity::Error, file: file.into(), line: 0, column: 0, message: message.into() }
+}
+
+fn gl_stage(stage: ShaderStage) -> u32 {
+    match stage {
+        ShaderStage::Vertex => glow::VERTEX_SHADER,
+        ShaderStage::TessControl => glow::TESS_CONTROL_SHADER,
+        ShaderStage::TessEvaluation => glow::TESS_EVALUATION_SHADER,
+        ShaderStage::Geometry => glow::GEOMETRY_SHADER,
+        ShaderStage::Fragment => glow::FRAGMENT_SHADER,
+        ShaderStage::Compute => glow::COMPUTE_SHADER,
+    }
+}

@@ -1,0 +1,215 @@
+//! The GL SPIR-V build system: SPIR-V from GLSL and HLSL loaded with
+//! ARB_gl_spirv, specialization constants, the constant table by location,
+//! its compatible object, and the same pixels as the driver's own GLSL path.
+
+use std::process::Command;
+use triangle::{TriangleParams, default_shader_dir, translation};
+use xr_device::{DrawCall, Image, VertexAttribute, VertexLayout};
+use xr_sourcebuild::{
+    BuildOptions, BuiltProgram, ConstantTableExt, ProgramBinary, ProgramDesc, ShaderStage, SourceDesc, SourceLanguage,
+};
+use xr_tests::{GlBench, executable, registry, rgba8, temp_dir};
+
+const GL_SPIRV: &str = "xr-compiler-gl-spirv";
+
+/// Renders the triangle sample's shaders with the named build system.
+fn triangle_through(compiler: &str, params: &TriangleParams) -> Image {
+    let registry = registry();
+    let mut bench = GlBench::open(&registry, compiler);
+    let dir = default_shader_dir();
+    let desc = ProgramDesc::new(
+        "triangle",
+        [
+            SourceDesc::glsl_file(ShaderStage::Vertex, &dir.join("triangle.vert")).unwrap(),
+            SourceDesc::glsl_file(ShaderStage::Fragment, &dir.join("triangle.frag")).unwrap(),
+        ],
+    );
+    let mut built = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().expect("builds");
+    let color = built.constants.handle("u_color").unwrap();
+    built.constants.set_vector(color, &params.color).unwrap();
+    let transform = built.constants.handle("u_transform").unwrap();
+    built.constants.set_matrix4(transform, &params.transform).unwrap();
+    draw_triangle(&mut bench, &built)
+}
+
+fn draw_triangle(bench: &mut GlBench, built: &BuiltProgram) -> Image {
+    let device = &mut bench.device;
+    let target = device.create_render_target(triangle::SIZE, triangle::SIZE).into_result().unwrap();
+    let layout =
+        VertexLayout { stride: 2, attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into() };
+    let vertices = device.create_vertex_buffer(triangle::VERTICES.as_slice().into(), &layout).into_result().unwrap();
+    device.clear(target, &triangle::CLEAR).into_result().unwrap();
+    let draw = DrawCall { target, program: built.program, vertex_buffer: vertices, first_vertex: 0, vertex_count: 3 };
+    device.draw(&draw).into_result().unwrap();
+    device.read_pixels(target).into_result().unwrap()
+}
+
+/// Same driver, same rasterizer: coverage must match exactly; colours may
+/// differ by one step where the two compilers order float operations differently.
+#[test]
+fn one_scene_gives_the_same_pixels_through_gl_glsl_and_gl_spirv() {
+    let params = TriangleParams { color: [0.3, 0.6, 0.9, 1.0], transform: translation(0.2, -0.1) };
+    let glsl = triangle_through("xr-compiler-glsl", &params);
+    let spirv = triangle_through(GL_SPIRV, &params);
+    let covered = |image: &Image| image.rgba.chunks_exact(4).filter(|p| p[3] == 255 && p[..3] != [0, 0, 0]).count();
+    assert!(covered(&glsl) > 1500, "the triangle is drawn");
+    assert_eq!(covered(&glsl), covered(&spirv), "same coverage");
+    let worst = glsl.rgba.iter().zip(spirv.rgba.iter()).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
+    assert!(worst <= 1, "largest channel difference {worst}");
+    let centre = glsl.pixel(triangle::SIZE / 2 + 12, triangle::SIZE / 2 + 12).unwrap();
+    xr_tests::assert_rgba_near(centre, rgba8(params.color), 1);
+}
+
+fn fullscreen_vertex() -> SourceDesc {
+    SourceDesc::glsl(
+        ShaderStage::Vertex,
+        "fullscreen.vert",
+        xr_tests::FULLSCREEN_VERT
+            .replace("#version 450 core", "#version 450")
+            .replace("out vec2 v_uv;", "layout(location = 0) out vec2 v_uv;"),
+    )
+}
+
+#[test]
+fn specialization_constants_are_set_when_the_program_is_built() {
+    let registry = registry();
+    let mut bench = GlBench::open(&registry, GL_SPIRV);
+    let fragment = "#version 450
+layout(constant_id = 0) const float RED = 0.0;
+layout(constant_id = 1) const bool BLUE = false;
+layout(location = 0) out vec4 c;
+void main() { c = vec4(RED, 0.0, BLUE ? 1.0 : 0.0, 1.0); }
+";
+    let build = |bench: &mut GlBench, frag: SourceDesc| {
+        let desc = ProgramDesc::new("spec", [fullscreen_vertex(), frag]);
+        bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().expect("builds")
+    };
+    let defaults = build(&mut bench, SourceDesc::glsl(ShaderStage::Fragment, "spec.frag", fragment));
+    assert_eq!(bench.centre_pixel(&defaults), [0, 0, 0, 255]);
+    let special = build(
+        &mut bench,
+        SourceDesc::glsl(ShaderStage::Fragment, "spec.frag", fragment)
+            .with_specialization(0, 1.0f32.to_bits())
+            .with_specialization(1, 1),
+    );
+    assert_eq!(bench.centre_pixel(&special), [255, 0, 255, 255]);
+}
+
+#[test]
+fn hlsl_renders_through_gl_spirv_with_its_semantics_and_entry_points() {
+    let registry = registry();
+    let mut bench = GlBench::open(&registry, GL_SPIRV);
+    let hlsl = |stage, file: &str, entry: &str, source: &str| {
+        let mut desc = SourceDesc::glsl(stage, file, source);
+        desc.language = SourceLanguage::Hlsl;
+        desc.entry_point = entry.into();
+        desc
+    };
+    let vs = hlsl(
+        xr_spirv_stage("vs_5_0"),
+        "pass.hlsl",
+        "VertexMain",
+        "struct VS_OUTPUT { float4 position : SV_Position; float4 diffuse : COLOR0; };
+         VS_OUTPUT VertexMain(float2 position : POSITION) {
+             VS_OUTPUT output;
+             output.position = float4(position, 0.0, 1.0);
+             output.diffuse = float4(0.0, 0.0, 1.0, 1.0);
+             return output;
+         }",
+    );
+    let ps = hlsl(
+        xr_spirv_stage("ps_5_0"),
+        "pass_ps.hlsl",
+        "PixelMain",
+        "[[vk::constant_id(0)]] const float Brightness = 1.0;
+         float4 PixelMain(float4 diffuse : COLOR0) : SV_Target { return diffuse * Brightness; }",
+    );
+    let built = bench
+        .compiler
+        .build_program(&ProgramDesc::new("hlsl", [vs.clone(), ps.clone()]), &BuildOptions::default())
+        .into_result()
+        .expect("builds");
+    assert_eq!(bench.centre_pixel(&built), [0, 0, 255, 255], "the blue diffuse colour");
+    let dimmed = ps.with_specialization(0, 0.5f32.to_bits());
+    let built = bench
+        .compiler
+        .build_program(&ProgramDesc::new("hlsl", [vs, dimmed]), &BuildOptions::default())
+        .into_result()
+        .expect("builds");
+    let pixel = bench.centre_pixel(&built);
+    assert!(pixel[2].abs_diff(128) <= 1 && pixel[..2] == [0, 0], "{pixel:?}");
+}
+
+fn xr_spirv_stage(profile: &str) -> ShaderStage {
+    match profile {
+        "vs_5_0" => ShaderStage::Vertex,
+        _ => ShaderStage::Fragment,
+    }
+}
+
+#[test]
+fn the_compatible_object_reloads_and_invalid_spirv_is_refused_with_the_validators_message() {
+    let registry = registry();
+    let mut bench = GlBench::open(&registry, GL_SPIRV);
+    let fragment =
+        "#version 450\nuniform vec4 u_color;\nlayout(location = 0) out vec4 c;\nvoid main() { c = u_color; }\n";
+    let desc = ProgramDesc::new(
+        "object",
+        [fullscreen_vertex(), SourceDesc::glsl(ShaderStage::Fragment, "object.frag", fragment)],
+    );
+    let built = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().unwrap();
+    let object = bench.compiler.program_binary(built.program).into_result().unwrap();
+
+    let mut reloaded =
+        bench.compiler.load_program_binary(&desc, &BuildOptions::default(), &object).into_result().expect("reloads");
+    let color = reloaded.constants.handle("u_color").unwrap();
+    reloaded.constants.set_vector(color, &[0.0, 1.0, 0.0, 1.0]).unwrap();
+    assert_eq!(bench.centre_pixel(&reloaded), [0, 255, 0, 255]);
+    let error = reloaded.constants.set_float(color, 1.0).unwrap_err();
+    assert!(error.message.contains("'u_color' is vec4"), "{error}");
+
+    // Damage one instruction of the fragment module inside a well-formed object.
+    let mut bytes = object.bytes.to_vec();
+    let at = bytes.len() - 40;
+    bytes[at..at + 4].copy_from_slice(&0xffff_ffffu32.to_le_bytes());
+    let damaged = ProgramBinary { format: object.format, bytes: bytes.into() };
+    let error = bench
+        .compiler
+        .load_program_binary(&desc, &BuildOptions::default(), &damaged)
+        .into_result()
+        .err()
+        .expect("refused");
+    assert!(error.to_string().contains("invalid SPIR-V for opengl4.5"), "{error}");
+    let error = bench
+        .compiler
+        .load_program_binary(
+            &desc,
+            &BuildOptions::default(),
+            &ProgramBinary { format: 0x875f, bytes: object.bytes.clone() },
+        )
+        .into_result()
+        .err()
+        .expect("refused");
+    assert!(error.to_string().contains("is not a SPIR-V object"), "{error}");
+}
+
+#[test]
+fn a_device_without_arb_gl_spirv_makes_the_system_unavailable_and_glsl_still_works() {
+    let output = Command::new(executable("xr"))
+        .args(["plugins", "--json"])
+        .env("MESA_EXTENSION_OVERRIDE", "-GL_ARB_gl_spirv")
+        .env("XR_GL_DEVICE", "software")
+        .env("MESA_SHADER_CACHE_DIR", temp_dir("no-spirv-mesa"))
+        .env_remove("XR_PLUGIN_PATH")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let plugins = report["plugins"].as_array().unwrap();
+    let find = |name: &str| plugins.iter().find(|p| p["name"] == name).unwrap().clone();
+    assert_eq!(find("xr-rhi-opengl")["device_systems"][0]["device"]["Ok"]["gl_spirv"], false);
+    let spirv = find(GL_SPIRV)["build_systems"][0]["on_devices"][0]["availability"]["Err"].as_str().unwrap().to_owned();
+    assert!(spirv.contains("needs GL_ARB_gl_spirv or OpenGL 4.6"), "{spirv}");
+    let glsl = &find("xr-compiler-glsl")["build_systems"][0]["on_devices"][0]["availability"]["Ok"];
+    assert_eq!(glsl[0], "RuntimeCompile");
+}
