@@ -52,6 +52,16 @@ pub struct DeviceCapabilities {
     pub gl_spirv: bool,
     /// `GL_ARB_separate_shader_objects` (or core 4.1): program pipelines.
     pub separate_shader_objects: bool,
+    /// Vulkan `pipelineCacheUUID` (zeros on OpenGL).
+    pub pipeline_cache_uuid: [u8; 16],
+    /// Vulkan vendor id, device id and driver version (zeros on OpenGL).
+    pub vendor_id: u32,
+    /// Vulkan device id.
+    pub device_id: u32,
+    /// Vulkan driver version, as the driver encodes it.
+    pub driver_version_code: u32,
+    /// Vulkan device type: `cpu`, `integrated-gpu`, `discrete-gpu`, … (empty on OpenGL).
+    pub device_type: RString,
 }
 
 impl DeviceCapabilities {

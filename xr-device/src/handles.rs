@@ -21,6 +21,53 @@ pub struct GlLoader {
     pub make_current: unsafe extern "C" fn(context: *const c_void) -> bool,
 }
 
+/// A Vulkan program a build system made, registered with the device so
+/// that the device can draw with it: the pipeline and what to bind.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug)]
+pub struct VulkanProgram {
+    /// `VkPipeline`; built for dynamic rendering into the device's colour
+    /// format, with viewport, scissor and vertex input left dynamic.
+    pub pipeline: u64,
+    /// `VkPipelineLayout`.
+    pub layout: u64,
+    /// `VkDescriptorSet` bound at set 0, or 0 for none.
+    pub descriptor_set: u64,
+    /// Push constant bytes, read at each draw; owned by the build system.
+    pub push_constants: *const u8,
+    /// Their length.
+    pub push_constants_len: u32,
+    /// `VkShaderStageFlags` the push constants are visible to.
+    pub push_constant_stages: u32,
+}
+
+/// How a Vulkan build system reaches the device.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug)]
+pub struct VulkanLoader {
+    /// Opaque pointer owned by the device system.
+    pub context: *const c_void,
+    /// `vkGetInstanceProcAddr(instance, name)` through the device's loader.
+    pub get_instance_proc_addr:
+        unsafe extern "C" fn(context: *const c_void, instance: u64, name: *const c_char) -> *const c_void,
+    /// `VkInstance`.
+    pub instance: u64,
+    /// `VkPhysicalDevice`.
+    pub physical_device: u64,
+    /// `VkDevice`.
+    pub device: u64,
+    /// The `VkQueue` the device draws on.
+    pub queue: u64,
+    /// Its queue family.
+    pub queue_family: u32,
+    /// The `VkFormat` of the device's render targets.
+    pub color_format: u32,
+    /// Registers a program; returns the name to draw it with (never 0), or 0 if the device is closed.
+    pub register_program: unsafe extern "C" fn(context: *const c_void, program: *const VulkanProgram) -> u32,
+    /// Forgets a program before its objects are destroyed.
+    pub unregister_program: unsafe extern "C" fn(context: *const c_void, name: u32),
+}
+
 /// Everything a build system may need from a device, by kind.
 #[repr(C)]
 #[derive(StableAbi, Clone, Copy, Debug)]
@@ -29,4 +76,6 @@ pub struct NativeHandles {
     pub kind: DeviceKind,
     /// Present for OpenGL devices.
     pub gl: ROption<GlLoader>,
+    /// Present for Vulkan devices.
+    pub vulkan: ROption<VulkanLoader>,
 }

@@ -19,7 +19,7 @@ pub use commands::{
     DrawCall, Image, ProgramKind, ProgramRef, RenderTargetId, VertexAttribute, VertexBufferId, VertexLayout,
 };
 pub use error::{ErrorKind, XrError, XrResult};
-pub use handles::{GlLoader, NativeHandles};
+pub use handles::{GlLoader, NativeHandles, VulkanLoader, VulkanProgram};
 pub use panic_guard::{catch_panic, guard};
 pub use system::{
     Device, Device_TO, DeviceBox, DeviceOptions, DeviceSystem, DeviceSystem_TO, DeviceSystemBox, DeviceSystemInfo,

@@ -32,6 +32,9 @@ pub struct DeviceSystemInfo {
 pub struct DeviceOptions {
     /// Prefer a software device even where hardware is present.
     pub prefer_software: bool,
+    /// Turn on the API's validation (Vulkan: `VK_LAYER_KHRONOS_validation`);
+    /// every validation error then fails the call that caused it.
+    pub validation: bool,
 }
 
 /// A device system: seed 003's `XRDeviceSystem`, one per rendering API.

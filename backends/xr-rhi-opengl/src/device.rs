@@ -1,7 +1,7 @@
 //! An open OpenGL device: capabilities and the small command surface.
 
 use crate::context::GlContext;
-use abi_stable::std_types::{ROption, RSlice, RVec};
+use abi_stable::std_types::{ROption, RSlice, RString, RVec};
 use glow::HasContext;
 use std::num::NonZeroU32;
 use xr_device::{
@@ -103,6 +103,11 @@ impl GlDevice {
                 separate_shader_objects: version >= (4, 1) || has("GL_ARB_separate_shader_objects"),
                 extensions: extensions.into_iter().map(Into::into).collect(),
                 program_binary_formats: formats.into_iter().map(|f| f as u32).collect(),
+                pipeline_cache_uuid: [0; 16],
+                vendor_id: 0,
+                device_id: 0,
+                driver_version_code: 0,
+                device_type: RString::new(),
             })
         }
     }
@@ -267,7 +272,13 @@ impl Device for GlDevice {
     }
 
     fn native_handles(&self) -> XrResult<NativeHandles> {
-        guard(|| Ok(NativeHandles { kind: DeviceKind::OpenGl, gl: ROption::RSome(self.context.loader()) }))
+        guard(|| {
+            Ok(NativeHandles {
+                kind: DeviceKind::OpenGl,
+                gl: ROption::RSome(self.context.loader()),
+                vulkan: ROption::RNone,
+            })
+        })
     }
 
     fn create_render_target(&mut self, width: u32, height: u32) -> XrResult<RenderTargetId> {

@@ -1,0 +1,578 @@
+//! An open Vulkan device: capabilities, handles, and the command surface.
+
+use crate::instance::Context;
+use abi_stable::std_types::{ROption, RSlice, RString, RVec};
+use ash::vk::{self, Handle};
+use std::{
+    collections::HashMap,
+    ffi::{c_char, c_void},
+    sync::{
+        Mutex,
+        atomic::{AtomicBool, AtomicU32, Ordering},
+    },
+};
+use xr_device::{
+    Device, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Image, NativeHandles, ProgramKind, RenderTargetId,
+    VertexBufferId, VertexLayout, VulkanLoader, VulkanProgram, XrError, XrResult, guard,
+};
+
+/// The colour format of every render target.
+pub const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
+
+/// What build systems reach through the loader's context pointer. Leaked,
+/// so that a build system that outlives the device fails cleanly.
+struct Shared {
+    get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
+    programs: Mutex<HashMap<u32, VulkanProgram>>,
+    next: AtomicU32,
+    open: AtomicBool,
+}
+
+// SAFETY: the raw push-constant pointers inside are only read on the
+// device's thread, while the build system that owns them is alive.
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
+
+unsafe extern "C" fn loader_get_instance_proc_addr(
+    context: *const c_void,
+    instance: u64,
+    name: *const c_char,
+) -> *const c_void {
+    if context.is_null() || name.is_null() {
+        return std::ptr::null();
+    }
+    // SAFETY: `context` is the leaked `Shared`; `name` is NUL-terminated.
+    unsafe {
+        let shared = &*context.cast::<Shared>();
+        match (shared.get_instance_proc_addr)(vk::Instance::from_raw(instance), name) {
+            Some(f) => f as *const c_void,
+            None => std::ptr::null(),
+        }
+    }
+}
+
+unsafe extern "C" fn loader_register_program(context: *const c_void, program: *const VulkanProgram) -> u32 {
+    if context.is_null() || program.is_null() {
+        return 0;
+    }
+    // SAFETY: as above; `program` points to a valid description.
+    let (shared, program) = unsafe { (&*context.cast::<Shared>(), *program) };
+    if !shared.open.load(Ordering::Acquire) {
+        return 0;
+    }
+    let name = shared.next.fetch_add(1, Ordering::Relaxed);
+    match shared.programs.lock() {
+        Ok(mut programs) => {
+            programs.insert(name, program);
+            name
+        }
+        Err(_) => 0,
+    }
+}
+
+unsafe extern "C" fn loader_unregister_program(context: *const c_void, name: u32) {
+    if context.is_null() {
+        return;
+    }
+    // SAFETY: as above.
+    let shared = unsafe { &*context.cast::<Shared>() };
+    if let Ok(mut programs) = shared.programs.lock() {
+        programs.remove(&name);
+    }
+}
+
+struct Target {
+    image: vk::Image,
+    memory: vk::DeviceMemory,
+    view: vk::ImageView,
+    width: u32,
+    height: u32,
+    layout: vk::ImageLayout,
+}
+
+struct Buffer {
+    buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    layout: VertexLayout,
+}
+
+/// A Vulkan device.
+pub struct VkDevice {
+    context: Context,
+    shared: &'static Shared,
+    pool: vk::CommandPool,
+    vertex_input: ash::ext::vertex_input_dynamic_state::Device,
+    targets: Vec<Target>,
+    buffers: Vec<Buffer>,
+}
+
+fn vk_error(what: &str) -> impl Fn(vk::Result) -> XrError + '_ {
+    move |e| XrError::driver(format!("{what} failed: {e}"))
+}
+
+impl VkDevice {
+    /// Opens a device; `Unavailable` where there is no Vulkan driver.
+    pub fn open(options: &DeviceOptions) -> Result<Self, XrError> {
+        let context = Context::create(options.prefer_software, options.validation)?;
+        let shared: &'static Shared = Box::leak(Box::new(Shared {
+            get_instance_proc_addr: context.entry.static_fn().get_instance_proc_addr,
+            programs: Mutex::new(HashMap::new()),
+            next: AtomicU32::new(1),
+            open: AtomicBool::new(true),
+        }));
+        let info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(context.queue_family)
+            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+        // SAFETY: a valid device and create info.
+        let pool =
+            unsafe { context.device.create_command_pool(&info, None) }.map_err(vk_error("vkCreateCommandPool"))?;
+        let vertex_input = ash::ext::vertex_input_dynamic_state::Device::new(&context.instance, &context.device);
+        let device = Self { context, shared, pool, vertex_input, targets: Vec::new(), buffers: Vec::new() };
+        device.check_validation("opening the device")?;
+        Ok(device)
+    }
+
+    fn check_validation(&self, what: &str) -> Result<(), XrError> {
+        match self.context.take_validation_errors() {
+            Some(errors) => Err(XrError::driver(format!("Vulkan validation error while {what}: {errors}"))),
+            None => Ok(()),
+        }
+    }
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        let p = &self.context.properties;
+        let name = p.device_name_as_c_str().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        // SAFETY: plain enumeration on a live physical device.
+        let mut extensions: Vec<RString> =
+            unsafe { self.context.instance.enumerate_device_extension_properties(self.context.physical) }
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|e| e.extension_name_as_c_str().ok().map(|n| n.to_string_lossy().into_owned().into()))
+                .collect();
+        extensions.sort();
+        let device_type = match p.device_type {
+            vk::PhysicalDeviceType::CPU => "cpu",
+            vk::PhysicalDeviceType::INTEGRATED_GPU => "integrated-gpu",
+            vk::PhysicalDeviceType::DISCRETE_GPU => "discrete-gpu",
+            vk::PhysicalDeviceType::VIRTUAL_GPU => "virtual-gpu",
+            _ => "other",
+        };
+        DeviceCapabilities {
+            kind: DeviceKind::Vulkan,
+            api_major: vk::api_version_major(p.api_version),
+            api_minor: vk::api_version_minor(p.api_version),
+            vendor: format!("0x{:04x}", p.vendor_id).into(),
+            renderer: name.into(),
+            driver_version: format!("0x{:08x}", p.driver_version).into(),
+            shading_language_version: "SPIR-V".into(),
+            extensions: extensions.into(),
+            program_binary_formats: RVec::new(),
+            gl_spirv: false,
+            separate_shader_objects: false,
+            pipeline_cache_uuid: p.pipeline_cache_uuid,
+            vendor_id: p.vendor_id,
+            device_id: p.device_id,
+            driver_version_code: p.driver_version,
+            device_type: device_type.into(),
+        }
+    }
+
+    fn handles(&self) -> NativeHandles {
+        let loader = VulkanLoader {
+            context: std::ptr::from_ref(self.shared).cast(),
+            get_instance_proc_addr: loader_get_instance_proc_addr,
+            instance: self.context.instance.handle().as_raw(),
+            physical_device: self.context.physical.as_raw(),
+            device: self.context.device.handle().as_raw(),
+            queue: self.context.queue.as_raw(),
+            queue_family: self.context.queue_family,
+            color_format: COLOR_FORMAT.as_raw() as u32,
+            register_program: loader_register_program,
+            unregister_program: loader_unregister_program,
+        };
+        NativeHandles { kind: DeviceKind::Vulkan, gl: ROption::RNone, vulkan: ROption::RSome(loader) }
+    }
+
+    fn allocate(
+        &self,
+        requirements: vk::MemoryRequirements,
+        flags: vk::MemoryPropertyFlags,
+    ) -> Result<vk::DeviceMemory, XrError> {
+        let index = self.context.memory_type(requirements.memory_type_bits, flags)?;
+        let info = vk::MemoryAllocateInfo::default().allocation_size(requirements.size).memory_type_index(index);
+        // SAFETY: a valid device and allocate info.
+        unsafe { self.context.device.allocate_memory(&info, None) }.map_err(vk_error("vkAllocateMemory"))
+    }
+
+    fn new_target(&mut self, width: u32, height: u32) -> Result<RenderTargetId, XrError> {
+        if width == 0 || height == 0 || width > 16384 || height > 16384 {
+            return Err(XrError::invalid_input(format!("render target size {width}x{height} is out of range")));
+        }
+        let device = &self.context.device;
+        let info = vk::ImageCreateInfo::default()
+            .image_type(vk::ImageType::TYPE_2D)
+            .format(COLOR_FORMAT)
+            .extent(vk::Extent3D { width, height, depth: 1 })
+            .mip_levels(1)
+            .array_layers(1)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .tiling(vk::ImageTiling::OPTIMAL)
+            .usage(
+                vk::ImageUsageFlags::COLOR_ATTACHMENT
+                    | vk::ImageUsageFlags::TRANSFER_SRC
+                    | vk::ImageUsageFlags::TRANSFER_DST,
+            )
+            .initial_layout(vk::ImageLayout::UNDEFINED);
+        // SAFETY: valid create infos; objects are destroyed in `drop`.
+        let target = unsafe {
+            let image = device.create_image(&info, None).map_err(vk_error("vkCreateImage"))?;
+            let memory =
+                self.allocate(device.get_image_memory_requirements(image), vk::MemoryPropertyFlags::DEVICE_LOCAL)?;
+            device.bind_image_memory(image, memory, 0).map_err(vk_error("vkBindImageMemory"))?;
+            let view_info = vk::ImageViewCreateInfo::default()
+                .image(image)
+                .view_type(vk::ImageViewType::TYPE_2D)
+                .format(COLOR_FORMAT)
+                .subresource_range(color_range());
+            let view = device.create_image_view(&view_info, None).map_err(vk_error("vkCreateImageView"))?;
+            Target { image, memory, view, width, height, layout: vk::ImageLayout::UNDEFINED }
+        };
+        self.targets.push(target);
+        self.check_validation("creating a render target")?;
+        Ok(RenderTargetId(self.targets.len() as u32 - 1))
+    }
+
+    fn host_buffer(&self, size: u64, usage: vk::BufferUsageFlags) -> Result<(vk::Buffer, vk::DeviceMemory), XrError> {
+        let device = &self.context.device;
+        let info = vk::BufferCreateInfo::default().size(size.max(4)).usage(usage);
+        // SAFETY: valid create infos.
+        unsafe {
+            let buffer = device.create_buffer(&info, None).map_err(vk_error("vkCreateBuffer"))?;
+            let memory = self.allocate(
+                device.get_buffer_memory_requirements(buffer),
+                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
+            )?;
+            device.bind_buffer_memory(buffer, memory, 0).map_err(vk_error("vkBindBufferMemory"))?;
+            Ok((buffer, memory))
+        }
+    }
+
+    fn new_vertex_buffer(&mut self, vertices: &[f32], layout: &VertexLayout) -> Result<VertexBufferId, XrError> {
+        if layout.stride == 0 {
+            return Err(XrError::invalid_input("vertex layout stride is 0"));
+        }
+        for a in layout.attributes.iter() {
+            if !(1..=4).contains(&a.components) || a.offset + a.components > layout.stride {
+                return Err(XrError::invalid_input(format!(
+                    "vertex attribute at location {} does not fit a stride of {} floats",
+                    a.location, layout.stride
+                )));
+            }
+        }
+        let bytes: Vec<u8> = vertices.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let (buffer, memory) = self.host_buffer(bytes.len() as u64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
+        // SAFETY: the memory is host visible and at least `bytes.len()` long.
+        unsafe {
+            let mapped = self
+                .context
+                .device
+                .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                .map_err(vk_error("vkMapMemory"))?;
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), mapped.cast::<u8>(), bytes.len());
+            self.context.device.unmap_memory(memory);
+        }
+        self.buffers.push(Buffer { buffer, memory, layout: layout.clone() });
+        Ok(VertexBufferId(self.buffers.len() as u32 - 1))
+    }
+
+    /// Records with `record`, submits, and waits.
+    fn submit(&self, what: &str, record: impl FnOnce(vk::CommandBuffer)) -> Result<(), XrError> {
+        let device = &self.context.device;
+        let info = vk::CommandBufferAllocateInfo::default()
+            .command_pool(self.pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        // SAFETY: one-shot command buffer on this device's queue, waited for before it is freed.
+        unsafe {
+            let cb = device.allocate_command_buffers(&info).map_err(vk_error("vkAllocateCommandBuffers"))?[0];
+            let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+            let result = (|| {
+                device.begin_command_buffer(cb, &begin).map_err(vk_error("vkBeginCommandBuffer"))?;
+                record(cb);
+                device.end_command_buffer(cb).map_err(vk_error("vkEndCommandBuffer"))?;
+                let buffers = [cb];
+                let submit = [vk::SubmitInfo::default().command_buffers(&buffers)];
+                device
+                    .queue_submit(self.context.queue, &submit, vk::Fence::null())
+                    .map_err(vk_error("vkQueueSubmit"))?;
+                device.queue_wait_idle(self.context.queue).map_err(vk_error("vkQueueWaitIdle"))
+            })();
+            device.free_command_buffers(self.pool, &[cb]);
+            result?;
+        }
+        self.check_validation(what)
+    }
+
+    fn transition(&self, cb: vk::CommandBuffer, target: &Target, to: vk::ImageLayout) {
+        let barrier = vk::ImageMemoryBarrier::default()
+            .old_layout(target.layout)
+            .new_layout(to)
+            .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+            .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .image(target.image)
+            .subresource_range(color_range());
+        // SAFETY: recording into a command buffer in the recording state.
+        unsafe {
+            self.context.device.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &[barrier],
+            );
+        }
+    }
+
+    fn target_index(&self, id: RenderTargetId) -> Result<usize, XrError> {
+        let index = id.0 as usize;
+        if index < self.targets.len() {
+            Ok(index)
+        } else {
+            Err(XrError::invalid_input(format!("no render target {}", id.0)))
+        }
+    }
+
+    fn clear_target(&mut self, id: RenderTargetId, rgba: &[f32; 4]) -> Result<(), XrError> {
+        let index = self.target_index(id)?;
+        let target = &self.targets[index];
+        self.submit("clearing", |cb| {
+            self.transition(cb, target, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
+            let color = vk::ClearColorValue { float32: *rgba };
+            // SAFETY: recording; the image is in TRANSFER_DST_OPTIMAL.
+            unsafe {
+                self.context.device.cmd_clear_color_image(
+                    cb,
+                    target.image,
+                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    &color,
+                    &[color_range()],
+                );
+            }
+        })?;
+        self.targets[index].layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
+        Ok(())
+    }
+
+    fn draw_triangles(&mut self, draw: &DrawCall) -> Result<(), XrError> {
+        let index = self.target_index(draw.target)?;
+        let buffer = self
+            .buffers
+            .get(draw.vertex_buffer.0 as usize)
+            .ok_or_else(|| XrError::invalid_input(format!("no vertex buffer {}", draw.vertex_buffer.0)))?;
+        if draw.program.kind != ProgramKind::Program {
+            return Err(XrError::invalid_input("Vulkan draws with programs; program pipelines are an OpenGL object"));
+        }
+        let program = self
+            .shared
+            .programs
+            .lock()
+            .map_err(|_| XrError::driver("program table poisoned"))?
+            .get(&draw.program.name)
+            .copied()
+            .ok_or_else(|| {
+                XrError::invalid_input(format!("{} is not a program registered with this device", draw.program.name))
+            })?;
+        let target = &self.targets[index];
+        let push: Vec<u8> = if program.push_constants.is_null() || program.push_constants_len == 0 {
+            Vec::new()
+        } else {
+            // SAFETY: the build system keeps the bytes alive while the program is registered.
+            unsafe { std::slice::from_raw_parts(program.push_constants, program.push_constants_len as usize) }.to_vec()
+        };
+        let bindings = [vk::VertexInputBindingDescription2EXT::default()
+            .binding(0)
+            .stride(buffer.layout.stride * 4)
+            .input_rate(vk::VertexInputRate::VERTEX)
+            .divisor(1)];
+        let attributes: Vec<vk::VertexInputAttributeDescription2EXT> = buffer
+            .layout
+            .attributes
+            .iter()
+            .map(|a| {
+                vk::VertexInputAttributeDescription2EXT::default()
+                    .location(a.location)
+                    .binding(0)
+                    .format(match a.components {
+                        1 => vk::Format::R32_SFLOAT,
+                        2 => vk::Format::R32G32_SFLOAT,
+                        3 => vk::Format::R32G32B32_SFLOAT,
+                        _ => vk::Format::R32G32B32A32_SFLOAT,
+                    })
+                    .offset(a.offset * 4)
+            })
+            .collect();
+        let device = &self.context.device;
+        self.submit("drawing", |cb| {
+            self.transition(cb, target, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+            let attachment = [vk::RenderingAttachmentInfo::default()
+                .image_view(target.view)
+                .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .load_op(vk::AttachmentLoadOp::LOAD)
+                .store_op(vk::AttachmentStoreOp::STORE)];
+            let area = vk::Rect2D {
+                offset: vk::Offset2D::default(),
+                extent: vk::Extent2D { width: target.width, height: target.height },
+            };
+            let rendering =
+                vk::RenderingInfo::default().render_area(area).layer_count(1).color_attachments(&attachment);
+            // Negative height: +y is up in clip space, as in OpenGL, and row 0 is the top.
+            let viewport = vk::Viewport {
+                x: 0.0,
+                y: target.height as f32,
+                width: target.width as f32,
+                height: -(target.height as f32),
+                min_depth: 0.0,
+                max_depth: 1.0,
+            };
+            // SAFETY: recording; every handle belongs to this device.
+            unsafe {
+                device.cmd_begin_rendering(cb, &rendering);
+                device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, vk::Pipeline::from_raw(program.pipeline));
+                device.cmd_set_viewport(cb, 0, &[viewport]);
+                device.cmd_set_scissor(cb, 0, &[area]);
+                self.vertex_input.cmd_set_vertex_input(cb, &bindings, &attributes);
+                device.cmd_bind_vertex_buffers(cb, 0, &[buffer.buffer], &[0]);
+                let layout = vk::PipelineLayout::from_raw(program.layout);
+                if program.descriptor_set != 0 {
+                    let sets = [vk::DescriptorSet::from_raw(program.descriptor_set)];
+                    device.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::GRAPHICS, layout, 0, &sets, &[]);
+                }
+                if !push.is_empty() {
+                    device.cmd_push_constants(
+                        cb,
+                        layout,
+                        vk::ShaderStageFlags::from_raw(program.push_constant_stages),
+                        0,
+                        &push,
+                    );
+                }
+                device.cmd_draw(cb, draw.vertex_count, 1, draw.first_vertex, 0);
+                device.cmd_end_rendering(cb);
+            }
+        })?;
+        self.targets[index].layout = vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL;
+        Ok(())
+    }
+
+    fn read_target(&mut self, id: RenderTargetId) -> Result<Image, XrError> {
+        let index = self.target_index(id)?;
+        let (width, height) = (self.targets[index].width, self.targets[index].height);
+        let size = u64::from(width) * u64::from(height) * 4;
+        let (buffer, memory) = self.host_buffer(size, vk::BufferUsageFlags::TRANSFER_DST)?;
+        let target = &self.targets[index];
+        let result = self.submit("reading pixels", |cb| {
+            self.transition(cb, target, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+            let region = vk::BufferImageCopy::default()
+                .image_subresource(vk::ImageSubresourceLayers {
+                    aspect_mask: vk::ImageAspectFlags::COLOR,
+                    mip_level: 0,
+                    base_array_layer: 0,
+                    layer_count: 1,
+                })
+                .image_extent(vk::Extent3D { width, height, depth: 1 });
+            // SAFETY: recording; the image is in TRANSFER_SRC_OPTIMAL and the buffer large enough.
+            unsafe {
+                self.context.device.cmd_copy_image_to_buffer(
+                    cb,
+                    target.image,
+                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                    buffer,
+                    &[region],
+                );
+            }
+        });
+        self.targets[index].layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+        // SAFETY: the copy finished; the memory is host visible and coherent.
+        let pixels = unsafe {
+            let pixels = result.and_then(|()| {
+                let mapped = self
+                    .context
+                    .device
+                    .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                    .map_err(vk_error("vkMapMemory"))?;
+                let pixels = std::slice::from_raw_parts(mapped.cast::<u8>(), size as usize).to_vec();
+                self.context.device.unmap_memory(memory);
+                Ok(pixels)
+            });
+            self.context.device.destroy_buffer(buffer, None);
+            self.context.device.free_memory(memory, None);
+            pixels?
+        };
+        Ok(Image { width, height, rgba: pixels.into() })
+    }
+}
+
+fn color_range() -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange {
+        aspect_mask: vk::ImageAspectFlags::COLOR,
+        base_mip_level: 0,
+        level_count: 1,
+        base_array_layer: 0,
+        layer_count: 1,
+    }
+}
+
+impl Device for VkDevice {
+    fn capabilities(&self) -> XrResult<DeviceCapabilities> {
+        guard(|| Ok(self.capabilities()))
+    }
+
+    fn native_handles(&self) -> XrResult<NativeHandles> {
+        guard(|| Ok(self.handles()))
+    }
+
+    fn create_render_target(&mut self, width: u32, height: u32) -> XrResult<RenderTargetId> {
+        guard(|| self.new_target(width, height))
+    }
+
+    fn create_vertex_buffer(&mut self, vertices: RSlice<'_, f32>, layout: &VertexLayout) -> XrResult<VertexBufferId> {
+        guard(|| self.new_vertex_buffer(vertices.as_slice(), layout))
+    }
+
+    fn clear(&mut self, target: RenderTargetId, rgba: &[f32; 4]) -> XrResult<()> {
+        guard(|| self.clear_target(target, rgba))
+    }
+
+    fn draw(&mut self, draw: &DrawCall) -> XrResult<()> {
+        guard(|| self.draw_triangles(draw))
+    }
+
+    fn read_pixels(&mut self, target: RenderTargetId) -> XrResult<Image> {
+        guard(|| self.read_target(target))
+    }
+}
+
+impl Drop for VkDevice {
+    fn drop(&mut self) {
+        self.shared.open.store(false, Ordering::Release);
+        let device = &self.context.device;
+        // SAFETY: the device is idle; every object was created on it.
+        unsafe {
+            let _ = device.device_wait_idle();
+            for target in self.targets.drain(..) {
+                device.destroy_image_view(target.view, None);
+                device.destroy_image(target.image, None);
+                device.free_memory(target.memory, None);
+            }
+            for buffer in self.buffers.drain(..) {
+                device.destroy_buffer(buffer.buffer, None);
+                device.free_memory(buffer.memory, None);
+            }
+            device.destroy_command_pool(self.pool, None);
+        }
+    }
+}

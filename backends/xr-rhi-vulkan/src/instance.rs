@@ -1,0 +1,215 @@
+//! The Vulkan instance, the physical and logical device, and validation.
+
+use ash::{ext::debug_utils, vk};
+use std::{
+    ffi::{CStr, c_void},
+    sync::{Arc, Mutex},
+};
+use xr_device::XrError;
+
+const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
+
+/// Validation errors reported since they were last taken.
+pub type Messages = Arc<Mutex<Vec<String>>>;
+
+/// Everything a device needs from Vulkan's start-up.
+pub struct Context {
+    pub entry: ash::Entry,
+    pub instance: ash::Instance,
+    pub debug: Option<(debug_utils::Instance, vk::DebugUtilsMessengerEXT, *mut Messages)>,
+    pub physical: vk::PhysicalDevice,
+    pub properties: vk::PhysicalDeviceProperties,
+    pub memory: vk::PhysicalDeviceMemoryProperties,
+    pub device: ash::Device,
+    pub queue: vk::Queue,
+    pub queue_family: u32,
+    pub messages: Messages,
+}
+
+unsafe extern "system" fn on_message(
+    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    _types: vk::DebugUtilsMessageTypeFlagsEXT,
+    data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    user: *mut c_void,
+) -> vk::Bool32 {
+    if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) && !data.is_null() && !user.is_null() {
+        // SAFETY: the layer passes valid callback data; `user` is the boxed
+        // message list, which lives until the messenger is destroyed.
+        let (message, messages) = unsafe {
+            let message = (*data).message_as_c_str().map(|m| m.to_string_lossy().into_owned()).unwrap_or_default();
+            (message, &*(user as *const Messages))
+        };
+        if let Ok(mut list) = messages.lock() {
+            list.push(message);
+        }
+    }
+    vk::FALSE
+}
+
+fn vk_error(what: &str) -> impl Fn(vk::Result) -> XrError + '_ {
+    move |e| XrError::driver(format!("{what} failed: {e}"))
+}
+
+impl Context {
+    /// Loads Vulkan, creates an instance and a device with a graphics queue.
+    pub fn create(prefer_software: bool, validation: bool) -> Result<Self, XrError> {
+        // SAFETY: loading the system's Vulkan loader library.
+        let entry = unsafe { ash::Entry::load() }
+            .map_err(|e| XrError::unavailable(format!("no Vulkan loader (libvulkan.so.1): {e}")))?;
+        let app = vk::ApplicationInfo::default().application_name(c"xr").api_version(vk::API_VERSION_1_3);
+        let mut layers = Vec::new();
+        let mut extensions = Vec::new();
+        if validation {
+            // SAFETY: plain enumeration.
+            let available = unsafe { entry.enumerate_instance_layer_properties() }.unwrap_or_default();
+            if !available.iter().any(|l| l.layer_name_as_c_str().ok() == Some(VALIDATION_LAYER)) {
+                return Err(XrError::unavailable(
+                    "validation was asked for but VK_LAYER_KHRONOS_validation is not installed (Debian: vulkan-validationlayers)",
+                ));
+            }
+            layers.push(VALIDATION_LAYER.as_ptr());
+            extensions.push(debug_utils::NAME.as_ptr());
+        }
+        let create = vk::InstanceCreateInfo::default()
+            .application_info(&app)
+            .enabled_layer_names(&layers)
+            .enabled_extension_names(&extensions);
+        // SAFETY: the create info and what it points to live across the call.
+        let instance = unsafe { entry.create_instance(&create, None) }.map_err(|e| match e {
+            vk::Result::ERROR_INCOMPATIBLE_DRIVER | vk::Result::ERROR_INITIALIZATION_FAILED => {
+                XrError::unavailable(format!("no Vulkan driver: {e}"))
+            }
+            e => XrError::driver(format!("vkCreateInstance failed: {e}")),
+        })?;
+        let messages: Messages = Arc::new(Mutex::new(Vec::new()));
+        let debug = if validation {
+            let loader = debug_utils::Instance::new(&entry, &instance);
+            let user = Box::into_raw(Box::new(messages.clone()));
+            let info = vk::DebugUtilsMessengerCreateInfoEXT::default()
+                .message_severity(
+                    vk::DebugUtilsMessageSeverityFlagsEXT::ERROR | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
+                )
+                .message_type(
+                    vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                        | vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                        | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+                )
+                .pfn_user_callback(Some(on_message))
+                .user_data(user.cast());
+            // SAFETY: the callback and user data outlive the messenger.
+            let messenger = unsafe { loader.create_debug_utils_messenger(&info, None) }
+                .map_err(vk_error("vkCreateDebugUtilsMessengerEXT"))?;
+            Some((loader, messenger, user))
+        } else {
+            None
+        };
+        match Self::pick_device(&instance, prefer_software) {
+            Ok((physical, queue_family)) => {
+                // SAFETY: `physical` comes from this instance.
+                let (properties, memory) = unsafe {
+                    (
+                        instance.get_physical_device_properties(physical),
+                        instance.get_physical_device_memory_properties(physical),
+                    )
+                };
+                let device = Self::create_device(&instance, physical, queue_family)?;
+                // SAFETY: queue 0 of the family was requested.
+                let queue = unsafe { device.get_device_queue(queue_family, 0) };
+                Ok(Self { entry, instance, debug, physical, properties, memory, device, queue, queue_family, messages })
+            }
+            Err(e) => {
+                // SAFETY: nothing else uses the instance.
+                unsafe {
+                    if let Some((loader, messenger, user)) = debug {
+                        loader.destroy_debug_utils_messenger(messenger, None);
+                        drop(Box::from_raw(user));
+                    }
+                    instance.destroy_instance(None);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn pick_device(instance: &ash::Instance, prefer_software: bool) -> Result<(vk::PhysicalDevice, u32), XrError> {
+        // SAFETY: plain enumeration on a live instance.
+        let devices =
+            unsafe { instance.enumerate_physical_devices() }.map_err(vk_error("vkEnumeratePhysicalDevices"))?;
+        let mut candidates: Vec<(vk::PhysicalDevice, u32, bool)> = Vec::new();
+        for physical in devices {
+            // SAFETY: as above.
+            let (properties, families) = unsafe {
+                (
+                    instance.get_physical_device_properties(physical),
+                    instance.get_physical_device_queue_family_properties(physical),
+                )
+            };
+            if properties.api_version < vk::API_VERSION_1_3 {
+                continue;
+            }
+            let Some(family) = families.iter().position(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS)) else {
+                continue;
+            };
+            let software = properties.device_type == vk::PhysicalDeviceType::CPU;
+            candidates.push((physical, family as u32, software));
+        }
+        candidates.sort_by_key(|(_, _, software)| *software != prefer_software);
+        candidates
+            .first()
+            .map(|(physical, family, _)| (*physical, *family))
+            .ok_or_else(|| XrError::unavailable("no Vulkan 1.3 device with a graphics queue"))
+    }
+
+    fn create_device(
+        instance: &ash::Instance,
+        physical: vk::PhysicalDevice,
+        family: u32,
+    ) -> Result<ash::Device, XrError> {
+        let priorities = [1.0];
+        let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
+        let extensions = [ash::ext::vertex_input_dynamic_state::NAME.as_ptr()];
+        let mut vertex_input =
+            vk::PhysicalDeviceVertexInputDynamicStateFeaturesEXT::default().vertex_input_dynamic_state(true);
+        let mut vulkan13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true).synchronization2(true);
+        let create = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .enabled_extension_names(&extensions)
+            .push_next(&mut vulkan13)
+            .push_next(&mut vertex_input);
+        // SAFETY: the create info and what it points to live across the call.
+        unsafe { instance.create_device(physical, &create, None) }.map_err(vk_error("vkCreateDevice"))
+    }
+
+    /// Validation errors since the last call, joined into one line.
+    pub fn take_validation_errors(&self) -> Option<String> {
+        let mut list = self.messages.lock().ok()?;
+        if list.is_empty() {
+            return None;
+        }
+        let joined = list.join(" | ");
+        list.clear();
+        Some(joined)
+    }
+
+    /// Index of a memory type with `flags` among those `bits` allows.
+    pub fn memory_type(&self, bits: u32, flags: vk::MemoryPropertyFlags) -> Result<u32, XrError> {
+        (0..self.memory.memory_type_count)
+            .find(|i| bits & (1 << i) != 0 && self.memory.memory_types[*i as usize].property_flags.contains(flags))
+            .ok_or_else(|| XrError::driver(format!("no Vulkan memory type with {flags:?}")))
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: the device is idle and nothing else uses these objects.
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            self.device.destroy_device(None);
+            if let Some((loader, messenger, user)) = self.debug.take() {
+                loader.destroy_debug_utils_messenger(messenger, None);
+                drop(Box::from_raw(user));
+            }
+            self.instance.destroy_instance(None);
+        }
+    }
+}
