@@ -9,6 +9,6 @@ cargo build --release
 out=target/xr-samples
 target/release/xr plugins
 echo
-target/release/triangle --out "$out/triangle.png"
+target/release/triangle --out "$out"
 echo
 target/release/pipelines --store target/xr-store --out "$out/pipelines.png"

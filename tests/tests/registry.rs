@@ -13,7 +13,10 @@ fn names(registry: &Registry) -> Vec<&str> {
 #[test]
 fn loads_the_opengl_device_and_glsl_build_system_from_disk() {
     let registry = registry();
-    assert_eq!(names(&registry), ["xr-compiler-gl-spirv", "xr-compiler-glsl", "xr-rhi-opengl"]);
+    assert_eq!(
+        names(&registry),
+        ["xr-compiler-gl-spirv", "xr-compiler-glsl", "xr-compiler-vk-spirv", "xr-rhi-opengl", "xr-rhi-vulkan"]
+    );
     assert!(
         registry.skipped().is_empty(),
         "nothing in {} should be skipped: {:?}",
@@ -24,18 +27,17 @@ fn loads_the_opengl_device_and_glsl_build_system_from_disk() {
     assert_eq!(plugin.version, env!("CARGO_PKG_VERSION"));
     assert!(plugin.path.starts_with(plugin_dir()));
     assert!(registry.device_system(DeviceKind::OpenGl).is_ok());
-    assert!(registry.device_system(DeviceKind::Vulkan).is_err());
+    assert!(registry.device_system(DeviceKind::Vulkan).is_ok());
     let (info, _) = registry.build_systems(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, SourceLanguage::Glsl)[0];
     assert_eq!(info.name.as_str(), "xr-compiler-glsl");
     assert!(info.availability.contains(Availability::RUNTIME_COMPILE));
-    // HLSL reaches OpenGL only through SPIR-V; nothing compiles for Vulkan yet.
+    // HLSL reaches OpenGL only through SPIR-V.
     let hlsl = registry.build_systems(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, SourceLanguage::Hlsl);
     assert_eq!(hlsl.len(), 1);
     assert_eq!(hlsl[0].0.name.as_str(), "xr-compiler-gl-spirv");
     assert!(hlsl[0].0.availability.contains(Availability::COMPATIBLE_OBJECT));
-    assert!(
-        registry.best_build_system(DeviceKind::Vulkan, Availability::RUNTIME_COMPILE, SourceLanguage::Glsl).is_err()
-    );
+    let vulkan = registry.best_build_system(DeviceKind::Vulkan, Availability::COMPATIBLE_OBJECT, SourceLanguage::Hlsl);
+    assert!(vulkan.is_ok());
 }
 
 #[test]

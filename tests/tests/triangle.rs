@@ -36,14 +36,25 @@ fn renders_the_colour_and_transform_set_through_the_constant_table() {
 }
 
 #[test]
-fn the_sample_binary_writes_a_png() {
-    let out = temp_dir("triangle-bin").join("triangle.png");
+fn the_sample_binary_writes_one_png_per_path_and_they_agree() {
+    let out = temp_dir("triangle-bin");
     let output = std::process::Command::new(executable("triangle"))
-        .args(["--out", out.to_str().unwrap(), "--color", "0", "1", "0", "1"])
+        .args(["--out", out.to_str().unwrap(), "--color", "0", "1", "0", "1", "--validation"])
+        .env("XR_GL_DEVICE", "software")
+        .env_remove("XR_PLUGIN_PATH")
         .output()
         .expect("sample runs");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    assert!(String::from_utf8_lossy(&output.stdout).contains(out.to_str().unwrap()));
-    let bytes = std::fs::read(&out).expect("png written");
-    assert_eq!(&bytes[1..4], b"PNG");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    let mut decoded = Vec::new();
+    for path in ["gl-glsl", "gl-spirv", "vk-spirv"] {
+        let file = out.join(format!("triangle-{path}.png"));
+        assert!(stdout.contains(file.to_str().unwrap()), "{stdout}");
+        let bytes = std::fs::read(&file).expect("png written");
+        assert_eq!(&bytes[1..4], b"PNG");
+        decoded.push(bytes);
+    }
+    // The same scene through three paths on Mesa's software rasterizer: identical files.
+    assert_eq!(decoded[0], decoded[1]);
+    assert_eq!(decoded[0], decoded[2]);
 }

@@ -66,6 +66,8 @@ pub struct VulkanLoader {
     pub register_program: unsafe extern "C" fn(context: *const c_void, program: *const VulkanProgram) -> u32,
     /// Forgets a program before its objects are destroyed.
     pub unregister_program: unsafe extern "C" fn(context: *const c_void, name: u32),
+    /// Whether the device is still open: objects of a closed device must not be touched.
+    pub is_open: unsafe extern "C" fn(context: *const c_void) -> bool,
 }
 
 /// Everything a build system may need from a device, by kind.

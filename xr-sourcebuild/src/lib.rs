@@ -27,6 +27,7 @@ pub use diagnostics::{BuildError, Diagnostic, Severity};
 pub use plugin::{XrPlugin, XrPluginRef};
 pub use program_cache::{
     DriverIdentity, LoadPath, LoadReport, ProgramCache, decode_binary_record, encode_binary_record,
+    vulkan_pipeline_cache_key,
 };
 pub use registry::{AttachedDevice, LoadedPlugin, Registry, RegistryError, SkippedFile};
 pub use source::{Define, ProgramDesc, ShaderStage, SourceDesc, SourceLanguage, Specialization, VirtualFile};

@@ -279,3 +279,16 @@ pub fn decode_binary_record(payload: &[u8]) -> Result<(DriverIdentity, ProgramBi
     let (record, bytes) = decode_payload(payload)?;
     Ok((record.identity, ProgramBinary { format: record.format, bytes: bytes.to_vec().into() }))
 }
+
+/// The store key of a Vulkan device's pipeline cache: its pipeline cache
+/// UUID, vendor id, device id and driver version, the same fields the
+/// cache's own header carries.
+pub fn vulkan_pipeline_cache_key(capabilities: &DeviceCapabilities) -> ObjectKey {
+    ObjectKey::from_parts([
+        b"xr/vk-pipeline-cache/1".as_slice(),
+        &capabilities.pipeline_cache_uuid,
+        &capabilities.vendor_id.to_le_bytes(),
+        &capabilities.device_id.to_le_bytes(),
+        &capabilities.driver_version_code.to_le_bytes(),
+    ])
+}

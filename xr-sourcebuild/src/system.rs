@@ -11,7 +11,7 @@ use crate::{
 };
 use abi_stable::{
     StableAbi, sabi_trait,
-    std_types::{RBox, RResult, RSlice, RString, RVec},
+    std_types::{RBox, RResult, RSlice, RStr, RString, RVec},
 };
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, ProgramRef, XrResult};
 
@@ -113,8 +113,13 @@ pub trait AttachedBuildSystem {
     /// (`glValidateProgramPipeline`) before it is returned: a pipeline whose
     /// stages' interfaces do not match is an error naming its stages.
     /// The pipeline lives as long as this attached build system.
-    #[sabi(last_prefix_field)]
     fn create_pipeline(&mut self, programs: RSlice<'_, ProgramRef>) -> XrResult<ProgramRef>;
+
+    /// Where to keep the build system's own device caches (the Vulkan
+    /// pipeline cache). Build systems that keep none accept and ignore it:
+    /// GL program binaries are kept by the host's `ProgramCache`.
+    #[sabi(last_prefix_field)]
+    fn set_store(&mut self, root: RStr<'_>) -> XrResult<()>;
 }
 
 /// A build system behind the ABI.

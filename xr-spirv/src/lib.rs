@@ -11,6 +11,7 @@
 //! How SPIRV-Tools is linked, and why: `docs/SPIRV.md`.
 
 pub mod compile;
+pub mod container;
 pub mod hlsl;
 pub mod messages;
 pub mod reflect;

@@ -20,6 +20,23 @@ pub struct BlockMember {
     pub offset: usize,
     /// Type, in SPIR-V reflection's notation.
     pub ty: String,
+    /// How the constant table writes it; `None` for structs and other types it cannot set.
+    pub layout: Option<MemberLayout>,
+}
+
+/// Where each component of a member lives in its block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemberLayout {
+    /// Type of one element.
+    pub ty: ConstantType,
+    /// Array length; 1 for a non-array.
+    pub array_size: u32,
+    /// Bytes from one array element to the next.
+    pub array_stride: usize,
+    /// Bytes from one matrix column (or row, if `row_major`) to the next.
+    pub matrix_stride: usize,
+    /// The matrix is stored row by row.
+    pub row_major: bool,
 }
 
 /// A uniform block, storage buffer or push constant block.
@@ -200,6 +217,7 @@ fn block(name: String, set: u32, binding: u32, ty: &Type) -> Block {
                     name: m.name.clone().unwrap_or_default(),
                     offset: m.offset.unwrap_or(0),
                     ty: m.ty.to_string(),
+                    layout: member_layout(&m.ty),
                 })
                 .collect(),
             ty.nbyte(),
@@ -207,6 +225,40 @@ fn block(name: String, set: u32, binding: u32, ty: &Type) -> Block {
         _ => (Vec::new(), ty.nbyte()),
     };
     Block { name, set, binding, size, members }
+}
+
+fn member_layout(ty: &Type) -> Option<MemberLayout> {
+    use spirq::ty::{MatrixAxisOrder, ScalarType};
+    let scalar = |s: &ScalarType| match s {
+        ScalarType::Float { bits: 32 } => Some(ScalarKind::Float),
+        ScalarType::Integer { bits: 32, is_signed: true } => Some(ScalarKind::Int),
+        ScalarType::Integer { bits: 32, is_signed: false } => Some(ScalarKind::UInt),
+        ScalarType::Boolean => Some(ScalarKind::Bool),
+        _ => None,
+    };
+    let single = |ty: &Type| -> Option<MemberLayout> {
+        let plain =
+            |ty: ConstantType| MemberLayout { ty, array_size: 1, array_stride: 0, matrix_stride: 0, row_major: false };
+        match ty {
+            Type::Scalar(s) => Some(plain(ConstantType::vector(scalar(s)?, 1))),
+            Type::Vector(v) => Some(plain(ConstantType::vector(scalar(&v.scalar_ty)?, v.nscalar as u8))),
+            Type::Matrix(m) if scalar(&m.vector_ty.scalar_ty)? == ScalarKind::Float => Some(MemberLayout {
+                ty: ConstantType::matrix(m.nvector as u8, m.vector_ty.nscalar as u8),
+                array_size: 1,
+                array_stride: 0,
+                matrix_stride: m.stride.unwrap_or(16),
+                row_major: m.axis_order == Some(MatrixAxisOrder::RowMajor),
+            }),
+            _ => None,
+        }
+    };
+    match ty {
+        Type::Array(a) => {
+            let element = single(&a.element_ty)?;
+            Some(MemberLayout { array_size: a.nelement?, array_stride: a.stride?, ..element })
+        }
+        other => single(other),
+    }
 }
 
 const OP_NAME: u16 = 5;

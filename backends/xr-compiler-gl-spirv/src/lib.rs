@@ -6,7 +6,6 @@
 //! `glSpecializeShader`, with specialization constants. Available only where
 //! the live device has `GL_ARB_gl_spirv` (or OpenGL 4.6).
 
-mod container;
 mod runtime;
 mod spirv_fns;
 

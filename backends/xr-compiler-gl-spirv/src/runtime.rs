@@ -1,12 +1,9 @@
 //! The GL SPIR-V build system attached to one OpenGL device.
 
-use crate::{
-    container::{self, StageModule},
-    spirv_fns::SpirvFns,
-};
+use crate::spirv_fns::SpirvFns;
 use abi_stable::{
     sabi_trait::TD_Opaque,
-    std_types::{RResult, RSlice, RVec},
+    std_types::{RResult, RSlice, RStr, RVec},
 };
 use glow::HasContext;
 use std::{cell::OnceCell, collections::HashMap, ffi::CString, rc::Rc};
@@ -16,6 +13,7 @@ use xr_sourcebuild::{
     AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, ConstantType,
     Diagnostic, ProgramBinary, ProgramDesc, Severity, ShaderStage,
 };
+use xr_spirv::container::{self, StageModule};
 use xr_spirv::{SpirvCompiler, SpirvOptions, TargetEnv};
 
 /// The GL SPIR-V build system on one device.
@@ -260,6 +258,11 @@ impl AttachedBuildSystem for AttachedGlSpirv {
 
     fn create_pipeline(&mut self, programs: RSlice<'_, ProgramRef>) -> XrResult<ProgramRef> {
         guard(|| self.pipelines.create(&self.gl, programs.as_slice()))
+    }
+
+    fn set_store(&mut self, _root: RStr<'_>) -> XrResult<()> {
+        // OpenGL keeps no pipeline cache; program binaries go through the host's ProgramCache.
+        guard(|| Ok(()))
     }
 }
 

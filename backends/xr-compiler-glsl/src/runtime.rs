@@ -8,7 +8,7 @@
 use crate::preprocess;
 use abi_stable::{
     sabi_trait::TD_Opaque,
-    std_types::{RResult, RSlice, RVec},
+    std_types::{RResult, RSlice, RStr, RVec},
 };
 use glow::HasContext;
 use std::{num::NonZeroU32, rc::Rc};
@@ -291,6 +291,11 @@ impl AttachedBuildSystem for AttachedGlsl {
 
     fn create_pipeline(&mut self, programs: RSlice<'_, ProgramRef>) -> XrResult<ProgramRef> {
         guard(|| self.pipelines.create(&self.gl, programs.as_slice()))
+    }
+
+    fn set_store(&mut self, _root: RStr<'_>) -> XrResult<()> {
+        // OpenGL keeps no pipeline cache; program binaries go through the host's ProgramCache.
+        guard(|| Ok(()))
     }
 }
 

@@ -81,6 +81,11 @@ unsafe extern "C" fn loader_unregister_program(context: *const c_void, name: u32
     }
 }
 
+unsafe extern "C" fn loader_is_open(context: *const c_void) -> bool {
+    // SAFETY: as above.
+    !context.is_null() && unsafe { &*context.cast::<Shared>() }.open.load(Ordering::Acquire)
+}
+
 struct Target {
     image: vk::Image,
     memory: vk::DeviceMemory,
@@ -189,6 +194,7 @@ impl VkDevice {
             color_format: COLOR_FORMAT.as_raw() as u32,
             register_program: loader_register_program,
             unregister_program: loader_unregister_program,
+            is_open: loader_is_open,
         };
         NativeHandles { kind: DeviceKind::Vulkan, gl: ROption::RNone, vulkan: ROption::RSome(loader) }
     }

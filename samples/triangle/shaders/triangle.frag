@@ -1,6 +1,5 @@
 #version 450 core
-
-uniform vec4 u_color;
+#include "constants.glsl"
 
 layout(location = 0) out vec4 out_color;
 

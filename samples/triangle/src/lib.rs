@@ -65,7 +65,26 @@ pub fn default_shader_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders")
 }
 
-/// Renders the triangle through the plugins of `registry`.
+/// A way to render: a device kind and the build system that builds for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RenderPath {
+    /// The command-line name: `gl-glsl`, `gl-spirv`, `vk-spirv`.
+    pub name: &'static str,
+    /// The device kind.
+    pub kind: DeviceKind,
+    /// The build system's name.
+    pub build_system: &'static str,
+}
+
+/// Every path XR renders through.
+pub const PATHS: [RenderPath; 3] = [
+    RenderPath { name: "gl-glsl", kind: DeviceKind::OpenGl, build_system: "xr-compiler-glsl" },
+    RenderPath { name: "gl-spirv", kind: DeviceKind::OpenGl, build_system: "xr-compiler-gl-spirv" },
+    RenderPath { name: "vk-spirv", kind: DeviceKind::Vulkan, build_system: "xr-compiler-vk-spirv" },
+];
+
+/// Renders the triangle through the plugins of `registry`, with the best
+/// OpenGL GLSL build system.
 pub fn render(registry: &Registry, params: &TriangleParams, shader_dir: &Path) -> Result<Image, SampleError> {
     let AttachedDevice { mut device, mut compiler, .. } = registry.open_attached(
         DeviceKind::OpenGl,
@@ -73,7 +92,34 @@ pub fn render(registry: &Registry, params: &TriangleParams, shader_dir: &Path) -
         SourceLanguage::Glsl,
         &DeviceOptions::default(),
     )?;
+    draw(&mut device, &mut compiler, params, shader_dir)
+}
 
+/// Renders the triangle through one path; `options` opens the device
+/// (validation, say).
+pub fn render_path(
+    registry: &Registry,
+    path: RenderPath,
+    params: &TriangleParams,
+    shader_dir: &Path,
+    options: &DeviceOptions,
+) -> Result<Image, SampleError> {
+    let mut device = registry.open_device(path.kind, options)?;
+    let capabilities = device.capabilities().into_result()?;
+    let handles = device.native_handles().into_result()?;
+    let system = registry.build_system_named(path.build_system).ok_or_else(|| {
+        XrError::unavailable(format!("build system {} is not among the plugins found", path.build_system))
+    })?;
+    let mut compiler = system.attach(&handles, &capabilities).into_result()?;
+    draw(&mut device, &mut compiler, params, shader_dir)
+}
+
+fn draw(
+    device: &mut xr_device::DeviceBox,
+    compiler: &mut xr_sourcebuild::AttachedBuildSystemBox,
+    params: &TriangleParams,
+    shader_dir: &Path,
+) -> Result<Image, SampleError> {
     let program = ProgramDesc::new(
         "triangle",
         [

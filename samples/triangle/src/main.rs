@@ -3,15 +3,22 @@
 use anyhow::Context;
 use clap::Parser;
 use std::path::PathBuf;
-use triangle::{TriangleParams, default_shader_dir, render, translation, write_png};
+use triangle::{PATHS, TriangleParams, default_shader_dir, render_path, translation, write_png};
+use xr_device::DeviceOptions;
 use xr_sourcebuild::Registry;
 
 /// Render a triangle through XR's plugins into a PNG.
 #[derive(Parser)]
 struct Args {
-    /// Where to write the PNG.
-    #[arg(long, default_value = "target/xr-samples/triangle.png")]
+    /// Where to write the PNGs (one per path: triangle-gl-glsl.png, …).
+    #[arg(long, default_value = "target/xr-samples")]
     out: PathBuf,
+    /// Render through this path only: gl-glsl, gl-spirv or vk-spirv.
+    #[arg(long)]
+    path: Option<String>,
+    /// Run the device's validation (Vulkan validation layers).
+    #[arg(long)]
+    validation: bool,
     /// Directory holding triangle.vert, triangle.frag and their includes.
     #[arg(long)]
     shaders: Option<PathBuf>,
@@ -34,8 +41,33 @@ fn main() -> anyhow::Result<()> {
         transform: translation(args.offset[0], args.offset[1]),
     };
     let shaders = args.shaders.unwrap_or_else(default_shader_dir);
-    let image = render(&registry, &params, &shaders).context("rendering the triangle")?;
-    write_png(&image, &args.out).context("writing the PNG")?;
-    println!("triangle: wrote {}x{} image to {}", image.width, image.height, args.out.display());
+    let options = DeviceOptions { validation: args.validation, ..DeviceOptions::default() };
+    let paths: Vec<_> = PATHS.iter().filter(|p| args.path.as_deref().is_none_or(|only| only == p.name)).collect();
+    if paths.is_empty() {
+        anyhow::bail!("unknown path '{}': gl-glsl, gl-spirv or vk-spirv", args.path.unwrap_or_default());
+    }
+    let mut failed = 0;
+    for path in paths {
+        match render_path(&registry, *path, &params, &shaders, &options) {
+            Ok(image) => {
+                let out = args.out.join(format!("triangle-{}.png", path.name));
+                write_png(&image, &out).context("writing the PNG")?;
+                println!(
+                    "triangle: {:<9} wrote {}x{} image to {}",
+                    path.name,
+                    image.width,
+                    image.height,
+                    out.display()
+                );
+            }
+            Err(e) => {
+                failed += 1;
+                println!("triangle: {:<9} not rendered: {e}", path.name);
+            }
+        }
+    }
+    if failed > 0 && args.path.is_some() {
+        anyhow::bail!("the triangle did not render");
+    }
     Ok(())
 }

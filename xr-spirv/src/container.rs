@@ -1,10 +1,10 @@
-//! The GL SPIR-V build system's stored object: every stage's SPIR-V with its
+//! The SPIR-V build systems' stored object: every stage's SPIR-V with its
 //! entry point and specialization constants — a compatible object, valid on
-//! any driver with `ARB_gl_spirv`.
+//! any driver of the target API.
 
 use xr_sourcebuild::{ShaderStage, Specialization};
 
-/// The `ProgramBinary::format` of this build system's objects ("XRSV").
+/// The `ProgramBinary::format` of these objects ("XRSV").
 pub const FORMAT: u32 = u32::from_le_bytes(*b"XRSV");
 
 /// One stage of a program, as SPIR-V.

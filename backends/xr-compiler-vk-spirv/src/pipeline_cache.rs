@@ -1,0 +1,104 @@
+//! A `VkPipelineCache` kept in the store, keyed by the device's pipeline
+//! cache UUID, vendor, device and driver version — and checked against the
+//! same fields of its own header before the driver ever sees it.
+
+use ash::vk;
+use xr_device::{DeviceCapabilities, XrError};
+use xr_sourcebuild::{ObjectKey, Store, vulkan_pipeline_cache_key};
+
+/// The header every pipeline cache starts with (`VkPipelineCacheHeaderVersionOne`).
+const HEADER_LEN: usize = 32;
+
+/// Checks a stored cache's header against the device; `Err` says why it cannot be used.
+pub fn check_header(data: &[u8], capabilities: &DeviceCapabilities) -> Result<(), String> {
+    if data.len() < HEADER_LEN {
+        return Err(format!("{} bytes is shorter than a pipeline cache header", data.len()));
+    }
+    let word = |at: usize| u32::from_le_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);
+    if word(0) as usize != HEADER_LEN || word(4) != vk::PipelineCacheHeaderVersion::ONE.as_raw() as u32 {
+        return Err(format!("unknown header (length {}, version {})", word(0), word(4)));
+    }
+    if word(8) != capabilities.vendor_id || word(12) != capabilities.device_id {
+        return Err(format!("made by another device (vendor 0x{:x}, device 0x{:x})", word(8), word(12)));
+    }
+    if data[16..32] != capabilities.pipeline_cache_uuid {
+        return Err("made by another driver build (pipeline cache UUID differs)".to_owned());
+    }
+    Ok(())
+}
+
+/// The device's pipeline cache, loaded from and saved to a store.
+pub struct PersistentCache {
+    pub cache: vk::PipelineCache,
+    store: Option<(Store, ObjectKey)>,
+}
+
+impl PersistentCache {
+    /// An empty in-memory cache.
+    pub fn empty(device: &ash::Device) -> Result<Self, XrError> {
+        Ok(Self { cache: create(device, &[])?, store: None })
+    }
+
+    /// Replaces the cache with the one kept in `store` for this device, if
+    /// it is whole and made by this device; a damaged one is discarded.
+    pub fn load(
+        &mut self,
+        device: &ash::Device,
+        store: Store,
+        capabilities: &DeviceCapabilities,
+    ) -> Result<(), XrError> {
+        let key = vulkan_pipeline_cache_key(capabilities);
+        let initial = match store.get(&key) {
+            Ok(Some(data)) => match check_header(&data, capabilities) {
+                Ok(()) => {
+                    tracing::info!(%key, bytes = data.len(), "loaded the Vulkan pipeline cache");
+                    data
+                }
+                Err(why) => {
+                    tracing::warn!(%key, "discarding the stored Vulkan pipeline cache: {why}");
+                    Vec::new()
+                }
+            },
+            Ok(None) => Vec::new(),
+            Err(e) => {
+                tracing::warn!(%key, "discarding the stored Vulkan pipeline cache: {e}");
+                Vec::new()
+            }
+        };
+        let cache = create(device, &initial)?;
+        // SAFETY: the old cache is not in use by any pipeline creation now.
+        unsafe { device.destroy_pipeline_cache(self.cache, None) };
+        self.cache = cache;
+        self.store = Some((store, key));
+        Ok(())
+    }
+
+    /// Writes the cache back to the store, if it has one.
+    pub fn save(&self, device: &ash::Device) {
+        let Some((store, key)) = &self.store else { return };
+        // SAFETY: a valid cache on this device.
+        match unsafe { device.get_pipeline_cache_data(self.cache) } {
+            Ok(data) => {
+                if let Err(e) = store.put(key, &data) {
+                    tracing::warn!("cannot save the Vulkan pipeline cache: {e}");
+                }
+            }
+            Err(e) => tracing::warn!("vkGetPipelineCacheData failed: {e}"),
+        }
+    }
+
+    /// Saves and destroys the cache.
+    pub fn close(&mut self, device: &ash::Device) {
+        self.save(device);
+        // SAFETY: no pipeline is being created with it.
+        unsafe { device.destroy_pipeline_cache(self.cache, None) };
+        self.cache = vk::PipelineCache::null();
+    }
+}
+
+fn create(device: &ash::Device, initial: &[u8]) -> Result<vk::PipelineCache, XrError> {
+    let info = vk::PipelineCacheCreateInfo::default().initial_data(initial);
+    // SAFETY: the data passed the header check (or is empty).
+    unsafe { device.create_pipeline_cache(&info, None) }
+        .map_err(|e| XrError::driver(format!("vkCreatePipelineCache failed: {e}")))
+}

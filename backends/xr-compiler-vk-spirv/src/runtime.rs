@@ -1,0 +1,536 @@
+//! The Vulkan SPIR-V build system attached to one Vulkan device.
+
+use crate::{
+    constant_table::{Entry, ProgramObjects, Storage, UniformBuffer, VkConstantTable, info},
+    pipeline_cache::PersistentCache,
+};
+use abi_stable::{
+    sabi_trait::TD_Opaque,
+    std_types::{RResult, RSlice, RStr, RVec},
+};
+use ash::vk::{self, Handle};
+use std::{cell::OnceCell, collections::HashMap, ffi::CString};
+use xr_device::{
+    DeviceCapabilities, ProgramKind, ProgramRef, VulkanLoader, VulkanProgram, XrError, XrResult, catch_panic, guard,
+};
+use xr_sourcebuild::{
+    AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, ProgramBinary,
+    ProgramDesc, Severity, ShaderStage, Store,
+};
+use xr_spirv::{
+    SpirvCompiler, SpirvOptions, TargetEnv,
+    container::{self, StageModule},
+    reflect::Reflection,
+};
+
+/// The Vulkan SPIR-V build system on one device.
+pub struct AttachedVkSpirv {
+    loader: VulkanLoader,
+    capabilities: DeviceCapabilities,
+    device: ash::Device,
+    memory: vk::PhysicalDeviceMemoryProperties,
+    compiler: OnceCell<SpirvCompiler>,
+    cache: PersistentCache,
+    /// Each registered program's stage modules, for `program_binary`.
+    modules: HashMap<u32, Vec<StageModule>>,
+}
+
+fn vk_error(what: &str) -> impl Fn(vk::Result) -> XrError + '_ {
+    move |e| XrError::driver(format!("{what} failed: {e}"))
+}
+
+impl AttachedVkSpirv {
+    /// Loads the instance and device functions through the device's loader.
+    pub fn new(loader: VulkanLoader, capabilities: &DeviceCapabilities) -> Result<Self, XrError> {
+        // SAFETY: the loader's context and handles belong to a live device.
+        if !unsafe { (loader.is_open)(loader.context) } {
+            return Err(XrError::unavailable("the Vulkan device is closed"));
+        }
+        let context = loader.context;
+        let get = loader.get_instance_proc_addr;
+        // SAFETY: the handles are a live instance and device; names are NUL-terminated.
+        let (device, memory) = unsafe {
+            let instance = ash::Instance::load_with(
+                |name| get(context, loader.instance, name.as_ptr()),
+                vk::Instance::from_raw(loader.instance),
+            );
+            let device = ash::Device::load(instance.fp_v1_0(), vk::Device::from_raw(loader.device));
+            let memory =
+                instance.get_physical_device_memory_properties(vk::PhysicalDevice::from_raw(loader.physical_device));
+            (device, memory)
+        };
+        let cache = PersistentCache::empty(&device)?;
+        Ok(Self {
+            loader,
+            capabilities: capabilities.clone(),
+            device,
+            memory,
+            compiler: OnceCell::new(),
+            cache,
+            modules: HashMap::new(),
+        })
+    }
+
+    fn compiler(&self) -> Result<&SpirvCompiler, XrError> {
+        if let Some(compiler) = self.compiler.get() {
+            return Ok(compiler);
+        }
+        let compiler = SpirvCompiler::new()?;
+        Ok(self.compiler.get_or_init(|| compiler))
+    }
+
+    fn compile(&self, desc: &ProgramDesc) -> Result<Vec<StageModule>, BuildError> {
+        let context = format!("program '{}'", desc.name);
+        let stages: Vec<ShaderStage> = desc.stages.iter().map(|s| s.stage).collect();
+        if stages != [ShaderStage::Vertex, ShaderStage::Fragment] {
+            return Err(XrError::invalid_input(format!(
+                "{context}: Vulkan programs here are a vertex and a fragment stage, in that order"
+            ))
+            .into());
+        }
+        let compiler = self.compiler()?;
+        let options = SpirvOptions::new(TargetEnv::Vulkan10);
+        let mut modules = Vec::new();
+        let mut diagnostics = Vec::new();
+        for stage in desc.stages.iter() {
+            match compiler.compile(stage, &options) {
+                Ok(module) => modules.push(StageModule {
+                    stage: module.stage,
+                    entry_point: module.entry_point,
+                    specializations: stage.specializations.to_vec(),
+                    words: module.words,
+                    file: stage.file_name.to_string(),
+                }),
+                Err(error) if error.diagnostics.is_empty() => return Err(error),
+                Err(error) => diagnostics.extend(error.diagnostics),
+            }
+        }
+        if diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            return Err(BuildError::from_diagnostics(&context, diagnostics));
+        }
+        Ok(modules)
+    }
+
+    fn reflect(modules: &[StageModule]) -> Result<Vec<Reflection>, XrError> {
+        modules.iter().map(|m| xr_spirv::reflect(&m.words, &m.entry_point)).collect()
+    }
+
+    /// Seed 000's late binding: every fragment input must be written by the
+    /// vertex stage, at the same location with the same type — checked here,
+    /// before any driver sees the program, naming both stages.
+    fn check_interface(modules: &[StageModule], reflections: &[Reflection]) -> Result<(), XrError> {
+        let (vertex, fragment) = (&reflections[0], &reflections[1]);
+        for input in &fragment.inputs {
+            let by_location = vertex.outputs.iter().find(|o| o.location == input.location);
+            let by_name = vertex.outputs.iter().find(|o| o.name == input.name);
+            match by_location.or(by_name) {
+                Some(output) if output.ty == input.ty && output.location == input.location => {}
+                Some(output) => {
+                    return Err(XrError::invalid_input(format!(
+                        "stages do not match: fragment stage {} reads '{}' ({}, location {}) but vertex stage {} writes '{}' ({}, location {})",
+                        modules[1].file,
+                        input.name,
+                        input.ty,
+                        input.location,
+                        modules[0].file,
+                        output.name,
+                        output.ty,
+                        output.location
+                    )));
+                }
+                None => {
+                    return Err(XrError::invalid_input(format!(
+                        "stages do not match: fragment stage {} reads '{}' ({}, location {}) which vertex stage {} does not write",
+                        modules[1].file, input.name, input.ty, input.location, modules[0].file
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn create(&mut self, desc: &ProgramDesc, modules: Vec<StageModule>) -> Result<BuiltProgram, BuildError> {
+        let context = format!("program '{}'", desc.name);
+        for module in &modules {
+            xr_spirv::validate(&module.words, TargetEnv::Vulkan10)
+                .map_err(|e| XrError::invalid_input(format!("{context}: {}: {}", module.file, e.message)))?;
+        }
+        let reflections = Self::reflect(&modules)?;
+        Self::check_interface(&modules, &reflections)?;
+        let objects = self.create_objects(&context, &modules, &reflections)?;
+        let (objects, entries, push) = objects;
+        let mut table = VkConstantTable {
+            device: self.device.clone(),
+            loader: self.loader,
+            name: 0,
+            program_name: desc.name.to_string(),
+            objects,
+            push: vec![0u8; push.1].into_boxed_slice(),
+            entries,
+        };
+        let program = VulkanProgram {
+            pipeline: table.objects.pipeline.as_raw(),
+            layout: table.objects.layout.as_raw(),
+            descriptor_set: table.objects.set.as_raw(),
+            push_constants: table.push.as_ptr(),
+            push_constants_len: table.push.len() as u32,
+            push_constant_stages: push.0.as_raw(),
+        };
+        // SAFETY: the loader belongs to a live device; the push bytes live as long as the table.
+        let name = unsafe { (self.loader.register_program)(self.loader.context, &program) };
+        if name == 0 {
+            return Err(XrError::unavailable("the Vulkan device is closed").into());
+        }
+        table.name = name;
+        self.modules.insert(name, modules);
+        self.cache.save(&self.device);
+        Ok(BuiltProgram {
+            program: ProgramRef::program(name),
+            constants: ConstantTable_TO::from_value(table, TD_Opaque),
+            warnings: RVec::new(),
+        })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn create_objects(
+        &self,
+        context: &str,
+        modules: &[StageModule],
+        reflections: &[Reflection],
+    ) -> Result<(ProgramObjects, Vec<Entry>, (vk::ShaderStageFlags, usize)), XrError> {
+        let device = &self.device;
+        let stage_flag = |stage: ShaderStage| match stage {
+            ShaderStage::Vertex => vk::ShaderStageFlags::VERTEX,
+            _ => vk::ShaderStageFlags::FRAGMENT,
+        };
+        // Uniform blocks at set 0, merged across stages by binding; push constants.
+        let mut blocks: Vec<(u32, vk::ShaderStageFlags, xr_spirv::reflect::Block)> = Vec::new();
+        let mut push_stages = vk::ShaderStageFlags::empty();
+        let mut push_size = 0usize;
+        let mut push_members = Vec::new();
+        for (module, reflection) in modules.iter().zip(reflections) {
+            if !reflection.images.is_empty() || !reflection.storage_buffers.is_empty() {
+                return Err(XrError::invalid_input(format!(
+                    "{context}: {} uses textures or storage buffers, which this build system does not bind yet",
+                    module.file
+                )));
+            }
+            for block in &reflection.uniform_blocks {
+                if block.set != 0 {
+                    return Err(XrError::invalid_input(format!(
+                        "{context}: uniform block '{}' is in set {}; only set 0 is bound",
+                        block.name, block.set
+                    )));
+                }
+                match blocks.iter_mut().find(|(binding, _, _)| *binding == block.binding) {
+                    Some((_, stages, _)) => *stages |= stage_flag(module.stage),
+                    None => blocks.push((block.binding, stage_flag(module.stage), block.clone())),
+                }
+            }
+            for block in &reflection.push_constants {
+                push_stages |= stage_flag(module.stage);
+                push_size = push_size.max(block.size.unwrap_or(0));
+                push_members.extend(block.members.iter().cloned());
+            }
+        }
+        let mut entries = Vec::new();
+        let mut add = |name: String, storage: Storage, member: &xr_spirv::reflect::BlockMember| {
+            if let Some(layout) = member.layout
+                && !entries.iter().any(|e: &Entry| e.info.name.as_str() == name)
+            {
+                entries.push(Entry { info: info(&name, &layout), storage, offset: member.offset, layout });
+            }
+        };
+        for (index, (_, _, block)) in blocks.iter().enumerate() {
+            for member in &block.members {
+                add(member.name.clone(), Storage::Uniform(index), member);
+            }
+        }
+        for member in &push_members {
+            add(member.name.clone(), Storage::Push, member);
+        }
+        entries.sort_by(|a, b| a.info.name.cmp(&b.info.name));
+
+        // SAFETY: every create info below is valid and outlives its call; objects are
+        // owned by the returned ProgramObjects, which destroys them.
+        unsafe {
+            let bindings: Vec<vk::DescriptorSetLayoutBinding> = blocks
+                .iter()
+                .map(|(binding, stages, _)| {
+                    vk::DescriptorSetLayoutBinding::default()
+                        .binding(*binding)
+                        .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+                        .descriptor_count(1)
+                        .stage_flags(*stages)
+                })
+                .collect();
+            let set_layout = device
+                .create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None)
+                .map_err(vk_error("vkCreateDescriptorSetLayout"))?;
+            let ranges = [vk::PushConstantRange::default().stage_flags(push_stages).offset(0).size(push_size as u32)];
+            let set_layouts = [set_layout];
+            let mut layout_info = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts);
+            if push_size > 0 {
+                layout_info = layout_info.push_constant_ranges(&ranges);
+            }
+            let layout =
+                device.create_pipeline_layout(&layout_info, None).map_err(vk_error("vkCreatePipelineLayout"))?;
+            let sizes = [vk::DescriptorPoolSize::default()
+                .ty(vk::DescriptorType::UNIFORM_BUFFER)
+                .descriptor_count(bindings.len().max(1) as u32)];
+            let pool = device
+                .create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None)
+                .map_err(vk_error("vkCreateDescriptorPool"))?;
+            let set = device
+                .allocate_descriptor_sets(
+                    &vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&set_layouts),
+                )
+                .map_err(vk_error("vkAllocateDescriptorSets"))?[0];
+            let mut buffers = Vec::new();
+            for (binding, _, block) in &blocks {
+                let size = block.size.unwrap_or(16).max(16);
+                let buffer = self.uniform_buffer(size)?;
+                let info = [vk::DescriptorBufferInfo::default().buffer(buffer.buffer).offset(0).range(size as u64)];
+                let write = vk::WriteDescriptorSet::default()
+                    .dst_set(set)
+                    .dst_binding(*binding)
+                    .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+                    .buffer_info(&info);
+                device.update_descriptor_sets(&[write], &[]);
+                buffers.push(buffer);
+            }
+            let mut shader_modules = Vec::new();
+            for module in modules {
+                let info = vk::ShaderModuleCreateInfo::default().code(&module.words);
+                shader_modules
+                    .push(device.create_shader_module(&info, None).map_err(vk_error("vkCreateShaderModule"))?);
+            }
+            let pipeline = self.pipeline(context, modules, &shader_modules, layout)?;
+            let descriptor_set = if blocks.is_empty() { vk::DescriptorSet::null() } else { set };
+            Ok((
+                ProgramObjects {
+                    pipeline,
+                    layout,
+                    set_layout,
+                    pool,
+                    set: descriptor_set,
+                    buffers,
+                    modules: shader_modules,
+                },
+                entries,
+                (push_stages, push_size),
+            ))
+        }
+    }
+
+    fn uniform_buffer(&self, size: usize) -> Result<UniformBuffer, XrError> {
+        let device = &self.device;
+        // SAFETY: valid create infos; the buffer is owned by the returned value.
+        unsafe {
+            let buffer = device
+                .create_buffer(
+                    &vk::BufferCreateInfo::default().size(size as u64).usage(vk::BufferUsageFlags::UNIFORM_BUFFER),
+                    None,
+                )
+                .map_err(vk_error("vkCreateBuffer"))?;
+            let requirements = device.get_buffer_memory_requirements(buffer);
+            let flags = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+            let index = (0..self.memory.memory_type_count)
+                .find(|i| {
+                    requirements.memory_type_bits & (1 << i) != 0
+                        && self.memory.memory_types[*i as usize].property_flags.contains(flags)
+                })
+                .ok_or_else(|| XrError::driver("no host-visible coherent memory for a uniform buffer"))?;
+            let memory = device
+                .allocate_memory(
+                    &vk::MemoryAllocateInfo::default().allocation_size(requirements.size).memory_type_index(index),
+                    None,
+                )
+                .map_err(vk_error("vkAllocateMemory"))?;
+            device.bind_buffer_memory(buffer, memory, 0).map_err(vk_error("vkBindBufferMemory"))?;
+            let mapped = device
+                .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                .map_err(vk_error("vkMapMemory"))?;
+            std::ptr::write_bytes(mapped.cast::<u8>(), 0, size);
+            Ok(UniformBuffer { buffer, memory, mapped: mapped.cast(), size })
+        }
+    }
+
+    fn pipeline(
+        &self,
+        context: &str,
+        modules: &[StageModule],
+        shader_modules: &[vk::ShaderModule],
+        layout: vk::PipelineLayout,
+    ) -> Result<vk::Pipeline, XrError> {
+        let entries: Vec<CString> = modules
+            .iter()
+            .map(|m| {
+                CString::new(m.entry_point.as_str())
+                    .map_err(|_| XrError::invalid_input(format!("{context}: entry point with a NUL byte")))
+            })
+            .collect::<Result<_, _>>()?;
+        let spec_maps: Vec<Vec<vk::SpecializationMapEntry>> = modules
+            .iter()
+            .map(|m| {
+                (0..m.specializations.len())
+                    .map(|i| vk::SpecializationMapEntry {
+                        constant_id: m.specializations[i].id,
+                        offset: (i * 4) as u32,
+                        size: 4,
+                    })
+                    .collect()
+            })
+            .collect();
+        let spec_data: Vec<Vec<u8>> =
+            modules.iter().map(|m| m.specializations.iter().flat_map(|s| s.bits.to_le_bytes()).collect()).collect();
+        let spec_infos: Vec<vk::SpecializationInfo> = spec_maps
+            .iter()
+            .zip(&spec_data)
+            .map(|(map, data)| vk::SpecializationInfo::default().map_entries(map).data(data))
+            .collect();
+        let stages: Vec<vk::PipelineShaderStageCreateInfo> = modules
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let stage = if m.stage == ShaderStage::Vertex {
+                    vk::ShaderStageFlags::VERTEX
+                } else {
+                    vk::ShaderStageFlags::FRAGMENT
+                };
+                let mut info = vk::PipelineShaderStageCreateInfo::default()
+                    .stage(stage)
+                    .module(shader_modules[i])
+                    .name(&entries[i]);
+                if !m.specializations.is_empty() {
+                    info = info.specialization_info(&spec_infos[i]);
+                }
+                info
+            })
+            .collect();
+        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
+        let assembly =
+            vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
+        let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
+        let raster = vk::PipelineRasterizationStateCreateInfo::default()
+            .polygon_mode(vk::PolygonMode::FILL)
+            .cull_mode(vk::CullModeFlags::NONE)
+            .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
+            .line_width(1.0);
+        let multisample =
+            vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let attachments =
+            [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
+        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
+        let dynamic_states =
+            [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR, vk::DynamicState::VERTEX_INPUT_EXT];
+        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+        let formats = [vk::Format::from_raw(self.loader.color_format as i32)];
+        let mut rendering = vk::PipelineRenderingCreateInfo::default().color_attachment_formats(&formats);
+        let info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stages)
+            .vertex_input_state(&vertex_input)
+            .input_assembly_state(&assembly)
+            .viewport_state(&viewport)
+            .rasterization_state(&raster)
+            .multisample_state(&multisample)
+            .color_blend_state(&blend)
+            .dynamic_state(&dynamic)
+            .layout(layout)
+            .push_next(&mut rendering);
+        // SAFETY: every structure referenced by `info` lives until the call returns.
+        unsafe { self.device.create_graphics_pipelines(self.cache.cache, &[info], None) }
+            .map(|pipelines| pipelines[0])
+            .map_err(|(_, e)| XrError::driver(format!("{context}: vkCreateGraphicsPipelines failed: {e}")))
+    }
+
+    fn content_key(&self, desc: &ProgramDesc) -> Result<RVec<u8>, BuildError> {
+        let modules = self.compile(desc)?;
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(crate::NAME.as_bytes());
+        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+        hasher.update(&container::encode(&modules));
+        Ok(hasher.finalize().as_bytes().to_vec().into())
+    }
+}
+
+impl AttachedBuildSystem for AttachedVkSpirv {
+    fn availability(&self) -> XrResult<Availability> {
+        guard(|| Ok(Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE | Availability::COMPATIBLE_OBJECT))
+    }
+
+    fn build_program(&mut self, desc: &ProgramDesc, _options: &BuildOptions) -> RResult<BuiltProgram, BuildError> {
+        guard_build(|| {
+            let modules = self.compile(desc)?;
+            self.create(desc, modules)
+        })
+    }
+
+    fn content_key(&self, desc: &ProgramDesc, _options: &BuildOptions) -> RResult<RVec<u8>, BuildError> {
+        guard_build(|| self.content_key(desc))
+    }
+
+    fn program_binary(&self, program: ProgramRef) -> XrResult<ProgramBinary> {
+        guard(|| {
+            let modules =
+                self.modules.get(&program.name).filter(|_| program.kind == ProgramKind::Program).ok_or_else(|| {
+                    XrError::invalid_input(format!("program {} was not built by this build system", program.name))
+                })?;
+            Ok(ProgramBinary { format: container::FORMAT, bytes: container::encode(modules).into() })
+        })
+    }
+
+    fn load_program_binary(
+        &mut self,
+        desc: &ProgramDesc,
+        _options: &BuildOptions,
+        binary: &ProgramBinary,
+    ) -> RResult<BuiltProgram, BuildError> {
+        guard_build(|| {
+            let context = format!("program '{}'", desc.name);
+            if binary.format != container::FORMAT {
+                return Err(XrError::invalid_input(format!(
+                    "{context}: format 0x{:x} is not a SPIR-V object of {}",
+                    binary.format,
+                    crate::NAME
+                ))
+                .into());
+            }
+            let modules = container::decode(&binary.bytes)
+                .ok_or_else(|| XrError::invalid_input(format!("{context}: the SPIR-V object is damaged")))?;
+            self.create(desc, modules)
+        })
+    }
+
+    fn create_pipeline(&mut self, _programs: RSlice<'_, ProgramRef>) -> XrResult<ProgramRef> {
+        guard(|| {
+            Err(XrError::invalid_input(
+                "program pipelines are an OpenGL object: a Vulkan program already is a whole pipeline of its stages",
+            ))
+        })
+    }
+
+    fn set_store(&mut self, root: RStr<'_>) -> XrResult<()> {
+        guard(|| {
+            let store =
+                Store::open(root.as_str()).map_err(|e| XrError::new(xr_device::ErrorKind::Io, e.to_string()))?;
+            self.cache.load(&self.device, store, &self.capabilities)
+        })
+    }
+}
+
+impl Drop for AttachedVkSpirv {
+    fn drop(&mut self) {
+        // SAFETY: as in `new`.
+        if unsafe { (self.loader.is_open)(self.loader.context) } {
+            self.cache.close(&self.device);
+        }
+    }
+}
+
+fn guard_build<T>(body: impl FnOnce() -> Result<T, BuildError>) -> RResult<T, BuildError> {
+    match catch_panic(body) {
+        Ok(result) => result.into(),
+        Err(panic) => RResult::RErr(panic.into()),
+    }
+}
