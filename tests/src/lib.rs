@@ -136,7 +136,22 @@ void main() {
 impl GlBench {
     /// Opens the OpenGL device and attaches the build system named `compiler`.
     pub fn open(registry: &Registry, compiler: &str) -> Self {
-        let device = registry.open_device(DeviceKind::OpenGl, &DeviceOptions::default()).expect("OpenGL device opens");
+        Self::open_with(registry, DeviceKind::OpenGl, compiler, &DeviceOptions::default())
+    }
+
+    /// Opens the Vulkan device with validation on and attaches `compiler`.
+    pub fn vulkan(registry: &Registry, compiler: &str) -> Self {
+        Self::open_with(
+            registry,
+            DeviceKind::Vulkan,
+            compiler,
+            &DeviceOptions { validation: true, ..DeviceOptions::default() },
+        )
+    }
+
+    /// Opens a device of `kind` and attaches the build system named `compiler`.
+    pub fn open_with(registry: &Registry, kind: DeviceKind, compiler: &str, options: &DeviceOptions) -> Self {
+        let device = registry.open_device(kind, options).expect("device opens");
         let capabilities = device.capabilities().into_result().expect("capabilities");
         let handles = device.native_handles().into_result().expect("native handles");
         let compiler = registry

@@ -1,0 +1,241 @@
+//! The Vulkan device and the Vulkan SPIR-V build system, under the
+//! validation layers: every validation error fails the call that caused it.
+
+use std::process::Command;
+use xr_device::ErrorKind;
+use xr_sourcebuild::{
+    BuildOptions, ConstantTableExt, ProgramBinary, ProgramDesc, ShaderStage, SourceDesc, SourceLanguage, Store,
+    vulkan_pipeline_cache_key,
+};
+use xr_tests::{FULLSCREEN_VERT, GlBench, assert_rgba_near, executable, registry, temp_dir};
+
+const VK_SPIRV: &str = "xr-compiler-vk-spirv";
+
+fn vertex() -> SourceDesc {
+    SourceDesc::glsl(ShaderStage::Vertex, "fullscreen.vert", FULLSCREEN_VERT)
+}
+
+fn program(fragment: &str) -> ProgramDesc {
+    ProgramDesc::new("vk", [vertex(), SourceDesc::glsl(ShaderStage::Fragment, "vk.frag", fragment)])
+}
+
+const MATERIAL: &str = "#version 450
+layout(constant_id = 0) const float GAIN = 1.0;
+layout(std140, binding = 0) uniform Material { vec4 tint; float weights[3]; mat2 swizzle; };
+layout(push_constant) uniform Push { vec4 offset; };
+layout(location = 0) in vec2 v_uv;
+layout(location = 0) out vec4 c;
+void main() {
+    vec2 s = swizzle * vec2(1.0, 0.0);
+    c = vec4(tint.rgb * weights[2] * GAIN + offset.rgb + vec3(0.0, s), 1.0);
+}
+";
+
+#[test]
+fn uniform_buffers_push_constants_and_specialization_constants_set_the_pixels() {
+    let registry = registry();
+    let mut bench = GlBench::vulkan(&registry, VK_SPIRV);
+    let mut built =
+        bench.compiler.build_program(&program(MATERIAL), &BuildOptions::default()).into_result().expect("builds");
+    let t = &mut built.constants;
+    let (tint, weights, swizzle, offset) = (
+        t.handle("tint").unwrap(),
+        t.handle("weights").unwrap(),
+        t.handle("swizzle").unwrap(),
+        t.handle("offset").unwrap(),
+    );
+    t.set_vector(tint, &[1.0, 0.5, 0.0, 1.0]).unwrap();
+    t.set_float_array(weights, &[0.0, 0.0, 0.5]).unwrap();
+    // Column-major mat2: column 0 = (0, 0.25), so swizzle * (1, 0) = (0, 0.25).
+    t.set_matrix(swizzle, 2, 2, &[0.0, 0.25, 0.0, 0.0], false).unwrap();
+    t.set_vector(offset, &[0.25, 0.0, 0.0, 0.0]).unwrap();
+    // r = 1*0.5 + 0.25, g = 0.5*0.5 + 0, b = 0 + 0.25
+    assert_rgba_near(bench.centre_pixel(&built), [191, 64, 64, 255], 1);
+
+    let third = built.constants.handle("weights[2]").unwrap();
+    built.constants.set_float(third, 1.0).unwrap();
+    assert_rgba_near(bench.centre_pixel(&built), [255, 128, 64, 255], 1);
+    let error = built.constants.set_float(tint, 1.0).unwrap_err();
+    assert!(error.message.contains("'tint' is vec4"), "{error}");
+    let error = built.constants.handle("nothing").unwrap_err();
+    assert!(error.message.contains("active: offset, swizzle, tint, weights"), "{error}");
+    built.constants.set_defaults().into_result().unwrap();
+    assert_eq!(bench.centre_pixel(&built), [0, 0, 0, 255], "defaults are zeros on Vulkan");
+
+    let special = ProgramDesc::new(
+        "vk",
+        [
+            vertex(),
+            SourceDesc::glsl(ShaderStage::Fragment, "vk.frag", MATERIAL).with_specialization(0, 0.5f32.to_bits()),
+        ],
+    );
+    let mut built = bench.compiler.build_program(&special, &BuildOptions::default()).into_result().expect("builds");
+    let (tint, weights) = (built.constants.handle("tint").unwrap(), built.constants.handle("weights").unwrap());
+    built.constants.set_vector(tint, &[1.0, 1.0, 1.0, 1.0]).unwrap();
+    built.constants.set_float_array(weights, &[0.0, 0.0, 1.0]).unwrap();
+    assert_rgba_near(bench.centre_pixel(&built), [128, 128, 128, 255], 1);
+}
+
+/// Seed 002's vertex shader: a row-major float4x4 set through the table, `mul`, a blue diffuse colour.
+#[test]
+fn seed_002_hlsl_renders_on_vulkan() {
+    let registry = registry();
+    let mut bench = GlBench::vulkan(&registry, VK_SPIRV);
+    let hlsl = |stage, file: &str, entry: &str, source: &str| {
+        let mut desc = SourceDesc::glsl(stage, file, source);
+        desc.language = SourceLanguage::Hlsl;
+        desc.entry_point = entry.into();
+        desc
+    };
+    let vs = hlsl(
+        ShaderStage::Vertex,
+        "seed.hlsl",
+        "Main",
+        "float4x4 ViewProjMatrix;
+         float4 Blue;
+         struct VS_INPUT { float2 position : POSITION; };
+         struct VS_OUTPUT { float4 position : SV_Position; float4 diffuse : COLOR; };
+         VS_OUTPUT Main(VS_INPUT input) {
+             VS_OUTPUT output = (VS_OUTPUT)0;
+             output.position = mul(float4(input.position, 0.0, 1.0), ViewProjMatrix);
+             output.diffuse = Blue;
+             return output;
+         }",
+    );
+    let ps = hlsl(
+        ShaderStage::Fragment,
+        "seed_ps.hlsl",
+        "PixelMain",
+        "float4 PixelMain(float4 diffuse : COLOR) : SV_Target { return diffuse; }",
+    );
+    let mut built = bench
+        .compiler
+        .build_program(&ProgramDesc::new("seed", [vs, ps]), &BuildOptions::default())
+        .into_result()
+        .expect("builds");
+    let matrix = built.constants.handle("ViewProjMatrix").unwrap();
+    let identity = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+    built.constants.set_matrix4(matrix, &identity).unwrap();
+    let blue = built.constants.handle("Blue").unwrap();
+    built.constants.set_vector(blue, &[0.0, 0.0, 1.0, 1.0]).unwrap();
+    assert_eq!(bench.centre_pixel(&built), [0, 0, 255, 255]);
+    // Scale by zero: the quad collapses and nothing is drawn.
+    built.constants.set_matrix4(matrix, &[0.0; 16]).unwrap();
+    assert_eq!(bench.centre_pixel(&built), [0, 0, 0, 0]);
+}
+
+#[test]
+fn a_missing_or_mistyped_stage_partner_is_an_error_naming_both_stages() {
+    let registry = registry();
+    let mut bench = GlBench::vulkan(&registry, VK_SPIRV);
+    let mistyped = "#version 450\nlayout(location = 0) in vec4 v_uv;\nlayout(location = 0) out vec4 c;\nvoid main() { c = v_uv; }\n";
+    let error = bench
+        .compiler
+        .build_program(&program(mistyped), &BuildOptions::default())
+        .into_result()
+        .err()
+        .expect("refused");
+    let message = error.to_string();
+    assert!(message.contains("fragment stage vk.frag reads 'v_uv' (vec4<f32>, location 0)"), "{message}");
+    assert!(message.contains("vertex stage fullscreen.vert writes 'v_uv' (vec2<f32>, location 0)"), "{message}");
+    let missing = "#version 450\nlayout(location = 3) in vec2 v_extra;\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(v_extra, 0.0, 1.0); }\n";
+    let error =
+        bench.compiler.build_program(&program(missing), &BuildOptions::default()).into_result().err().expect("refused");
+    assert!(
+        error
+            .to_string()
+            .contains("reads 'v_extra' (vec2<f32>, location 3) which vertex stage fullscreen.vert does not write"),
+        "{error}"
+    );
+}
+
+#[test]
+fn invalid_spirv_handed_to_the_loader_is_rejected_with_the_validators_message() {
+    let registry = registry();
+    let mut bench = GlBench::vulkan(&registry, VK_SPIRV);
+    let fragment = "#version 450\nlayout(location = 0) in vec2 v_uv;\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(v_uv, 0.0, 1.0); }\n";
+    let desc = program(fragment);
+    let built = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().unwrap();
+    let object = bench.compiler.program_binary(built.program).into_result().unwrap();
+    let reloaded =
+        bench.compiler.load_program_binary(&desc, &BuildOptions::default(), &object).into_result().expect("reloads");
+    // v_uv at the centre pixel (8, 8) of 16: (8.5 / 16, 1 - 8.5 / 16).
+    assert_rgba_near(bench.centre_pixel(&reloaded), [135, 120, 0, 255], 1);
+
+    let mut bytes = object.bytes.to_vec();
+    let at = bytes.len() - 40;
+    bytes[at..at + 4].copy_from_slice(&0xffff_ffffu32.to_le_bytes());
+    let damaged = ProgramBinary { format: object.format, bytes: bytes.into() };
+    let error = bench
+        .compiler
+        .load_program_binary(&desc, &BuildOptions::default(), &damaged)
+        .into_result()
+        .err()
+        .expect("refused");
+    assert!(error.to_string().contains("invalid SPIR-V for vulkan1.0"), "{error}");
+    let error = bench.compiler.create_pipeline([built.program].as_slice().into()).into_result().unwrap_err();
+    assert!(error.message.contains("program pipelines are an OpenGL object"), "{error}");
+}
+
+#[test]
+fn the_pipeline_cache_is_kept_in_the_store_and_a_corrupt_one_is_discarded() {
+    let registry = registry();
+    let store_dir = temp_dir("vk-cache");
+    let store = Store::open(&store_dir).unwrap();
+    let build = |label: &str| {
+        let mut bench = GlBench::vulkan(&registry, VK_SPIRV);
+        bench.compiler.set_store(store_dir.to_str().unwrap().into()).into_result().expect("store accepted");
+        let fragment = format!(
+            "#version 450\nlayout(location = 0) out vec4 c;\nvoid main() {{ c = vec4(1.0, 0.0, 0.0, 1.0); }} // {label}\n"
+        );
+        let built =
+            bench.compiler.build_program(&program(&fragment), &BuildOptions::default()).into_result().expect("builds");
+        assert_eq!(bench.centre_pixel(&built), [255, 0, 0, 255]);
+        bench.capabilities.clone()
+    };
+    let capabilities = build("first");
+    let key = vulkan_pipeline_cache_key(&capabilities);
+    let saved = store.get(&key).unwrap().expect("the pipeline cache is saved");
+    // lavapipe keeps no pipelines in its cache: the data is the 32-byte header.
+    assert!(saved.len() >= 32);
+    assert_eq!(&saved[16..32], &capabilities.pipeline_cache_uuid, "the header names this device");
+
+    // A torn object: the store's checksum catches it; discarded, rebuilt, saved whole.
+    std::fs::write(store.path_of(&key), b"XROBJ01\0garbage").unwrap();
+    build("second");
+    assert!(store.get(&key).unwrap().expect("saved again").len() >= 32);
+
+    // A whole object whose header names another device: never handed to the driver.
+    let mut foreign = saved.clone();
+    foreign[16] ^= 0xff;
+    store.put(&key, &foreign).unwrap();
+    build("third");
+    let rebuilt = store.get(&key).unwrap().unwrap();
+    assert_eq!(&rebuilt[16..32], &capabilities.pipeline_cache_uuid);
+}
+
+#[test]
+fn without_a_vulkan_driver_the_device_system_is_unavailable_and_opengl_still_works() {
+    let output = Command::new(executable("xr"))
+        .args(["plugins", "--json"])
+        .env("VK_ICD_FILENAMES", "/nonexistent/icd.json")
+        .env("VK_DRIVER_FILES", "/nonexistent/icd.json")
+        .env("XR_GL_DEVICE", "software")
+        .env("MESA_SHADER_CACHE_DIR", temp_dir("no-vk-mesa"))
+        .env_remove("XR_PLUGIN_PATH")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let plugins = report["plugins"].as_array().unwrap();
+    let find = |name: &str| plugins.iter().find(|p| p["name"] == name).unwrap().clone();
+    let vulkan = find("xr-rhi-vulkan")["device_systems"][0]["device"]["Err"].as_str().unwrap().to_owned();
+    assert!(vulkan.contains("no Vulkan") || vulkan.contains("no Vulkan 1.3 device"), "{vulkan}");
+    assert!(
+        find("xr-rhi-opengl")["device_systems"][0]["device"]["Ok"]["renderer"].as_str().unwrap().contains("llvmpipe")
+    );
+    assert_eq!(find(VK_SPIRV)["build_systems"][0]["on_devices"], serde_json::json!([]), "nothing to attach to");
+
+    // And through the registry in this process, the Vulkan error is the device system's, not a crash.
+    let _ = ErrorKind::Unavailable;
+}
