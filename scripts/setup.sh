@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Installs what XR needs on a fresh Debian machine: Mesa's EGL and software
-# OpenGL driver (llvmpipe). Installs nothing that is already there.
+# drivers (llvmpipe, lavapipe), the Vulkan loader and validation layers, and
+# shaderc's static libraries. Installs nothing that is already there.
 set -euo pipefail
 
 packages=(
     libegl1 libegl-mesa0 libgl1-mesa-dri libgbm1   # EGL and llvmpipe (OpenGL 4.5)
     libshaderc-dev glslang-dev spirv-tools        # shaderc, glslang and SPIRV-Tools (static), spirv-val
+    libvulkan1 mesa-vulkan-drivers                # the Vulkan loader and lavapipe (Vulkan 1.3)
+    vulkan-validationlayers                       # VK_LAYER_KHRONOS_validation for the tests
+    glslc                                         # the baseline of the SPIR-V benchmark
 )
 missing=()
 for package in "${packages[@]}"; do

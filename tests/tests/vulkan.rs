@@ -239,3 +239,37 @@ fn without_a_vulkan_driver_the_device_system_is_unavailable_and_opengl_still_wor
     // And through the registry in this process, the Vulkan error is the device system's, not a crash.
     let _ = ErrorKind::Unavailable;
 }
+
+/// Varyings without locations, declared in another order in each stage:
+/// matched by name on both SPIR-V paths, as the driver's GLSL linker does.
+#[test]
+fn stage_interfaces_are_linked_by_name_on_every_spirv_path() {
+    let vertex = "#version 450
+layout(location = 0) in vec2 p;
+out vec4 v_red;
+out vec4 v_green;
+void main() { v_red = vec4(1.0, 0.0, 0.0, 1.0); v_green = vec4(0.0, 1.0, 0.0, 1.0); gl_Position = vec4(p, 0.0, 1.0); }
+";
+    let fragment = "#version 450
+in vec4 v_green;
+in vec4 v_red;
+layout(location = 0) out vec4 c;
+void main() { c = v_red; }
+";
+    let desc = ProgramDesc::new(
+        "late-bound",
+        [
+            SourceDesc::glsl(ShaderStage::Vertex, "late.vert", vertex),
+            SourceDesc::glsl(ShaderStage::Fragment, "late.frag", fragment),
+        ],
+    );
+    let registry = registry();
+    for (mut bench, label) in [
+        (GlBench::vulkan(&registry, VK_SPIRV), "vk-spirv"),
+        (GlBench::open(&registry, "xr-compiler-gl-spirv"), "gl-spirv"),
+        (GlBench::open(&registry, "xr-compiler-glsl"), "gl-glsl"),
+    ] {
+        let built = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().expect("builds");
+        assert_eq!(bench.centre_pixel(&built), [255, 0, 0, 255], "{label}");
+    }
+}

@@ -39,6 +39,8 @@ struct CapabilitiesReport {
     program_binary_formats: Vec<u32>,
     gl_spirv: bool,
     separate_shader_objects: bool,
+    device_type: String,
+    pipeline_cache_uuid: String,
     extensions: Vec<String>,
 }
 
@@ -154,6 +156,8 @@ fn capabilities_report(c: &DeviceCapabilities) -> CapabilitiesReport {
         program_binary_formats: c.program_binary_formats.to_vec(),
         gl_spirv: c.gl_spirv,
         separate_shader_objects: c.separate_shader_objects,
+        device_type: c.device_type.to_string(),
+        pipeline_cache_uuid: c.pipeline_cache_uuid.iter().map(|b| format!("{b:02x}")).collect(),
         extensions: c.extensions.iter().map(|e| e.to_string()).collect(),
     }
 }
@@ -205,13 +209,17 @@ fn print_text(report: &Report, all_extensions: bool) {
                     println!("    device: {} — {} / {}", c.api, c.vendor, c.renderer);
                     println!("    driver: {}; shading language {}", c.driver_version, c.shading_language_version);
                     let formats: Vec<String> = c.program_binary_formats.iter().map(|f| format!("0x{f:x}")).collect();
-                    println!(
-                        "    program binary formats: {} [{}]; ARB_gl_spirv: {}; separate shader objects: {}",
-                        formats.len(),
-                        formats.join(", "),
-                        yes_no(c.gl_spirv),
-                        yes_no(c.separate_shader_objects)
-                    );
+                    if system.kind == "vulkan" {
+                        println!("    device type: {}; pipeline cache UUID: {}", c.device_type, c.pipeline_cache_uuid);
+                    } else {
+                        println!(
+                            "    program binary formats: {} [{}]; ARB_gl_spirv: {}; separate shader objects: {}",
+                            formats.len(),
+                            formats.join(", "),
+                            yes_no(c.gl_spirv),
+                            yes_no(c.separate_shader_objects)
+                        );
+                    }
                     if all_extensions {
                         println!("    extensions: {}", c.extensions.join(" "));
                     } else {

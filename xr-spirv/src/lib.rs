@@ -18,5 +18,5 @@ pub mod reflect;
 pub mod validate;
 
 pub use compile::{Optimization, SpirvCompiler, SpirvModule, SpirvOptions, SpirvVersion, TargetEnv};
-pub use reflect::{Reflection, assign_uniform_locations, reflect};
+pub use reflect::{Reflection, assign_uniform_locations, link_interface_locations, reflect};
 pub use validate::validate;

@@ -271,6 +271,8 @@ const OP_CONSTANT: u16 = 43;
 const OP_VARIABLE: u16 = 59;
 const DECORATION_LOCATION: u32 = 30;
 const STORAGE_UNIFORM_CONSTANT: u32 = 0;
+const STORAGE_INPUT: u32 = 1;
+const STORAGE_OUTPUT: u32 = 3;
 const OP_TYPE_BOOL: u16 = 20;
 const OP_TYPE_INT: u16 = 21;
 const OP_TYPE_FLOAT: u16 = 22;
@@ -432,6 +434,62 @@ pub fn assign_uniform_locations(modules: &mut [&mut [u32]]) -> Result<(), XrErro
         }
     }
     Ok(())
+}
+
+/// Seed 000's late binding for stages compiled apart: each input of
+/// `consumer` takes the location of the output of `producer` with the same
+/// name. glslang numbers each stage's unlocated interface variables in
+/// declaration order, so without this two stages that declare the same
+/// varyings in another order would exchange them silently. Inputs with no
+/// output of their name keep their location (HLSL matches by semantic).
+pub fn link_interface_locations(producer: &[u32], consumer: &mut [u32]) -> Result<(), XrError> {
+    let outputs = interface_variables(producer, STORAGE_OUTPUT)?;
+    let inputs = interface_variables(consumer, STORAGE_INPUT)?;
+    for (name, _, operand) in inputs {
+        if let Some((_, location, _)) = outputs.iter().find(|(n, _, _)| *n == name) {
+            consumer[operand] = *location;
+        }
+    }
+    Ok(())
+}
+
+/// (name, location, index of the Location operand) of a module's located
+/// variables of one storage class.
+fn interface_variables(words: &[u32], storage: u32) -> Result<Vec<(String, u32, usize)>, XrError> {
+    use std::collections::HashMap;
+    let mut names = HashMap::new();
+    let mut locations = HashMap::new();
+    let mut variables = Vec::new();
+    let mut at = 5;
+    if words.len() < 5 || words[0] != 0x0723_0203 {
+        return Err(XrError::invalid_input("not a SPIR-V module"));
+    }
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        if count == 0 || at + count > words.len() {
+            return Err(XrError::invalid_input(format!("truncated SPIR-V instruction at word {at}")));
+        }
+        let opcode = (words[at] & 0xffff) as u16;
+        match (opcode, &words[at + 1..at + count]) {
+            (OP_NAME, [target, name @ ..]) => {
+                names.insert(*target, literal_string(name));
+            }
+            (OP_DECORATE, [target, DECORATION_LOCATION, location, ..]) => {
+                locations.insert(*target, (*location, at + 3));
+            }
+            (OP_VARIABLE, [_, result, class, ..]) if *class == storage => variables.push(*result),
+            _ => {}
+        }
+        at += count;
+    }
+    Ok(variables
+        .into_iter()
+        .filter_map(|id| {
+            let (location, operand) = *locations.get(&id)?;
+            let name = names.get(&id).filter(|n| !n.is_empty())?.clone();
+            Some((name, location, operand))
+        })
+        .collect())
 }
 
 /// (spec id, default as text) of every specialization constant.

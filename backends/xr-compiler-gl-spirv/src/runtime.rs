@@ -74,6 +74,7 @@ impl AttachedGlSpirv {
         }
         let mut words: Vec<&mut [u32]> = modules.iter_mut().map(|m| m.words.as_mut_slice()).collect();
         xr_spirv::assign_uniform_locations(&mut words)?;
+        link_stages(&mut modules)?;
         Ok(modules)
     }
 
@@ -214,6 +215,19 @@ impl AttachedGlSpirv {
             .ok_or_else(|| XrError::invalid_input(format!("{context}: the SPIR-V object is damaged")))?;
         self.link(desc, options, modules)
     }
+}
+
+/// Gives each stage's inputs the locations the stage before it writes them
+/// at, by name (stages in pipeline order).
+fn link_stages(modules: &mut [StageModule]) -> Result<(), XrError> {
+    let order = |stage: ShaderStage| ShaderStage::ALL.iter().position(|s| *s == stage).unwrap_or(usize::MAX);
+    let mut indices: Vec<usize> = (0..modules.len()).collect();
+    indices.sort_by_key(|i| order(modules[*i].stage));
+    for pair in indices.windows(2) {
+        let producer = modules[pair[0]].words.clone();
+        xr_spirv::link_interface_locations(&producer, &mut modules[pair[1]].words)?;
+    }
+    Ok(())
 }
 
 /// The uniforms outside blocks of every stage, by location.

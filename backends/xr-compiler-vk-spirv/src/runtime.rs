@@ -108,6 +108,8 @@ impl AttachedVkSpirv {
         if diagnostics.iter().any(|d| d.severity == Severity::Error) {
             return Err(BuildError::from_diagnostics(&context, diagnostics));
         }
+        let (vertex, fragment) = modules.split_at_mut(1);
+        xr_spirv::link_interface_locations(&vertex[0].words, &mut fragment[0].words)?;
         Ok(modules)
     }
 
