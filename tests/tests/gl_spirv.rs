@@ -213,3 +213,59 @@ fn a_device_without_arb_gl_spirv_makes_the_system_unavailable_and_glsl_still_wor
     let glsl = &find("xr-compiler-glsl")["build_systems"][0]["on_devices"][0]["availability"]["Ok"];
     assert_eq!(glsl[0], "RuntimeCompile");
 }
+
+/// Seed 002's vertex shader, its globals a uniform block on OpenGL too:
+/// set through the constant table, drawn through GL SPIR-V.
+#[test]
+fn seed_002_hlsl_with_its_globals_renders_through_gl_spirv() {
+    let registry = registry();
+    let mut bench = GlBench::open(&registry, GL_SPIRV);
+    let hlsl = |stage, file: &str, entry: &str, source: &str| {
+        let mut desc = SourceDesc::glsl(stage, file, source);
+        desc.language = SourceLanguage::Hlsl;
+        desc.entry_point = entry.into();
+        desc
+    };
+    let vs = hlsl(
+        ShaderStage::Vertex,
+        "seed.hlsl",
+        "Main",
+        "float4x4 ViewProjMatrix;
+         float4 Blue;
+         struct VS_INPUT { float2 position : POSITION; };
+         struct VS_OUTPUT { float4 position : SV_Position; float4 diffuse : COLOR; };
+         VS_OUTPUT Main(VS_INPUT input) {
+             VS_OUTPUT output = (VS_OUTPUT)0;
+             output.position = mul(float4(input.position, 0.0, 1.0), ViewProjMatrix);
+             output.diffuse = Blue;
+             return output;
+         }",
+    );
+    let ps = hlsl(
+        ShaderStage::Fragment,
+        "seed_ps.hlsl",
+        "PixelMain",
+        "float4 PixelMain(float4 diffuse : COLOR) : SV_Target { return diffuse; }",
+    );
+    let desc = ProgramDesc::new("seed", [vs, ps]);
+    let mut built = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().expect("builds");
+    let identity = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+    let (matrix, blue) = (built.constants.handle("ViewProjMatrix").unwrap(), built.constants.handle("Blue").unwrap());
+    built.constants.set_matrix4(matrix, &identity).unwrap();
+    built.constants.set_vector(blue, &[0.0, 0.0, 1.0, 1.0]).unwrap();
+    assert_eq!(bench.centre_pixel(&built), [0, 0, 255, 255]);
+
+    // A second program with a block at the same SPIR-V binding keeps its own buffer.
+    let mut other = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().expect("builds");
+    let (other_matrix, other_blue) =
+        (other.constants.handle("ViewProjMatrix").unwrap(), other.constants.handle("Blue").unwrap());
+    other.constants.set_matrix4(other_matrix, &identity).unwrap();
+    other.constants.set_vector(other_blue, &[1.0, 0.0, 0.0, 1.0]).unwrap();
+    assert_eq!(bench.centre_pixel(&other), [255, 0, 0, 255]);
+    assert_eq!(bench.centre_pixel(&built), [0, 0, 255, 255], "the first program's constants are untouched");
+
+    let error = built.constants.set_float(blue, 1.0).unwrap_err();
+    assert!(error.message.contains("'Blue' is vec4"), "{error}");
+    built.constants.set_defaults().into_result().unwrap();
+    assert_eq!(bench.centre_pixel(&built), [0, 0, 0, 0], "zeroed: the quad collapses");
+}

@@ -19,6 +19,12 @@ pub struct GlLoader {
     pub get_proc_address: unsafe extern "C" fn(context: *const c_void, name: *const c_char) -> *const c_void,
     /// Makes the device's context current on this thread; false on failure.
     pub make_current: unsafe extern "C" fn(context: *const c_void) -> bool,
+    /// Hands out a uniform buffer binding point no one else on this device
+    /// uses (so a program's uniform blocks stay bound to its own buffers);
+    /// -1 when all are taken.
+    pub allocate_uniform_binding: unsafe extern "C" fn(context: *const c_void) -> i32,
+    /// Gives a binding point from `allocate_uniform_binding` back.
+    pub release_uniform_binding: unsafe extern "C" fn(context: *const c_void, binding: u32),
 }
 
 /// A Vulkan program a build system made, registered with the device so

@@ -94,6 +94,99 @@ pub struct ConstantInfo {
     pub array_size: u32,
 }
 
+impl ConstantInfo {
+    /// Checks that `value` may be set from array element `element` on: its
+    /// type is the declared one (a sampler also takes an `int`), its data is
+    /// whole elements, and they fit the array. Returns the element count.
+    pub fn check(&self, element: u32, value: &ConstantValue) -> Result<usize, xr_device::XrError> {
+        use xr_device::XrError;
+        let declared = self.ty;
+        let name = &self.name;
+        let accepts = value.ty == declared
+            || (declared.scalar == ScalarKind::Sampler && value.ty == ConstantType::vector(ScalarKind::Int, 1));
+        let data_fits = matches!(
+            (declared.scalar, &value.data),
+            (ScalarKind::Float, ConstantData::Float(_))
+                | (ScalarKind::Int | ScalarKind::Sampler, ConstantData::Int(_))
+                | (ScalarKind::UInt, ConstantData::UInt(_))
+                | (ScalarKind::Bool, ConstantData::Bool(_))
+        );
+        if !accepts || !data_fits {
+            return Err(XrError::invalid_input(format!(
+                "constant '{name}' is {declared}, cannot set it from a {} value",
+                value.ty
+            )));
+        }
+        let count = value.element_count().ok_or_else(|| {
+            XrError::invalid_input(format!("value for '{name}' is not a whole number of {declared} elements"))
+        })?;
+        let remaining = self.array_size.saturating_sub(element) as usize;
+        if count > remaining {
+            return Err(XrError::invalid_input(format!(
+                "{count} elements do not fit '{name}' from element {element} ({} active element(s): elements past the last one the shader uses are removed by the compiler)",
+                self.array_size
+            )));
+        }
+        Ok(count)
+    }
+}
+
+impl ConstantValue {
+    /// The value's components as 32-bit words (floats as their bits, bools as 0 or 1).
+    pub fn words(&self) -> Vec<u32> {
+        match &self.data {
+            ConstantData::Float(v) => v.iter().map(|f| f.to_bits()).collect(),
+            ConstantData::Int(v) => v.iter().map(|i| *i as u32).collect(),
+            ConstantData::UInt(v) | ConstantData::Bool(v) => v.to_vec(),
+        }
+    }
+}
+
+/// Where a constant that lives in a buffer (a uniform block member, a push
+/// constant) keeps each component, as SPIR-V reflection gives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemberLayout {
+    /// Type of one element.
+    pub ty: ConstantType,
+    /// Array length; 1 for a non-array.
+    pub array_size: u32,
+    /// Bytes from one array element to the next.
+    pub array_stride: usize,
+    /// Bytes from one matrix column (or row, if `row_major`) to the next.
+    pub matrix_stride: usize,
+    /// The matrix is stored row by row.
+    pub row_major: bool,
+}
+
+impl MemberLayout {
+    /// Where each word of `value` goes when the member starts at byte
+    /// `offset`, from array element `first` on: (byte offset, word).
+    /// `value` must have passed [`ConstantInfo::check`].
+    pub fn writes(&self, offset: usize, first: u32, value: &ConstantValue) -> Vec<(usize, u32)> {
+        let words = value.words();
+        let (columns, rows) = (usize::from(self.ty.columns), usize::from(self.ty.rows));
+        let per = (columns * rows).max(1);
+        let mut writes = Vec::with_capacity(words.len());
+        for (element, given) in words.chunks_exact(per).enumerate() {
+            let start = offset + (first as usize + element) * self.array_stride;
+            for c in 0..columns {
+                for r in 0..rows {
+                    let word = if value.transpose { given[r * columns + c] } else { given[c * rows + r] };
+                    let at = if columns == 1 {
+                        start + r * 4
+                    } else if self.row_major {
+                        start + r * self.matrix_stride + c * 4
+                    } else {
+                        start + c * self.matrix_stride + r * 4
+                    };
+                    writes.push((at, word));
+                }
+            }
+        }
+        writes
+    }
+}
+
 /// A looked-up constant, valid for the table that returned it.
 #[repr(C)]
 #[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -319,6 +412,33 @@ mod tests {
         assert_eq!(ConstantType::vector(ScalarKind::UInt, 3).to_string(), "uvec3");
         assert_eq!(ConstantType::matrix(4, 4).to_string(), "mat4");
         assert_eq!(ConstantType::matrix(2, 3).to_string(), "mat2x3");
+    }
+
+    #[test]
+    fn member_writes_follow_strides_and_majority() {
+        let m = MemberLayout {
+            ty: ConstantType::matrix(2, 2),
+            array_size: 1,
+            array_stride: 0,
+            matrix_stride: 16,
+            row_major: false,
+        };
+        let v = value(ConstantType::matrix(2, 2), ConstantData::Float(vec![1.0, 2.0, 3.0, 4.0].into()));
+        let at: Vec<usize> = m.writes(32, 0, &v).iter().map(|(at, _)| *at).collect();
+        assert_eq!(at, [32, 36, 48, 52], "column-major: columns 16 bytes apart");
+        let row_major = MemberLayout { row_major: true, ..m };
+        let w = row_major.writes(0, 0, &v);
+        assert_eq!(w[1], (16, 2.0f32.to_bits()), "element (column 0, row 1) is in the second row");
+        let array = MemberLayout {
+            ty: ConstantType::vector(ScalarKind::Float, 1),
+            array_size: 3,
+            array_stride: 16,
+            matrix_stride: 0,
+            row_major: false,
+        };
+        let v = value(ConstantType::vector(ScalarKind::Float, 1), ConstantData::Float(vec![5.0, 6.0].into()));
+        let at: Vec<usize> = array.writes(0, 1, &v).iter().map(|(at, _)| *at).collect();
+        assert_eq!(at, [16, 32], "std140 arrays: 16-byte stride, from element 1");
     }
 
     #[test]

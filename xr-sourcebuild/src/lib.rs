@@ -21,7 +21,7 @@ pub mod system;
 pub use availability::Availability;
 pub use constants::{
     ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantTable_TO, ConstantTableBox, ConstantTableExt,
-    ConstantType, ConstantValue, ScalarKind, ThroughPipeline,
+    ConstantType, ConstantValue, MemberLayout, ScalarKind, ThroughPipeline,
 };
 pub use diagnostics::{BuildError, Diagnostic, Severity};
 pub use plugin::{XrPlugin, XrPluginRef};

@@ -9,6 +9,7 @@ use spirq::{
     var::Variable,
 };
 use xr_device::XrError;
+pub use xr_sourcebuild::MemberLayout;
 use xr_sourcebuild::{ConstantType, ScalarKind};
 
 /// A member of a block.
@@ -22,21 +23,6 @@ pub struct BlockMember {
     pub ty: String,
     /// How the constant table writes it; `None` for structs and other types it cannot set.
     pub layout: Option<MemberLayout>,
-}
-
-/// Where each component of a member lives in its block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MemberLayout {
-    /// Type of one element.
-    pub ty: ConstantType,
-    /// Array length; 1 for a non-array.
-    pub array_size: u32,
-    /// Bytes from one array element to the next.
-    pub array_stride: usize,
-    /// Bytes from one matrix column (or row, if `row_major`) to the next.
-    pub matrix_stride: usize,
-    /// The matrix is stored row by row.
-    pub row_major: bool,
 }
 
 /// A uniform block, storage buffer or push constant block.

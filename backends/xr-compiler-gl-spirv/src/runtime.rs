@@ -8,7 +8,12 @@ use abi_stable::{
 use glow::HasContext;
 use std::{cell::OnceCell, collections::HashMap, ffi::CString, rc::Rc};
 use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, catch_panic, guard};
-use xr_gl_common::{constant_table::GlConstantTable, device_gl::DeviceGl, info_log, pipelines::Pipelines};
+use xr_gl_common::{
+    constant_table::{GlConstantTable, UniformBlockSpec},
+    device_gl::DeviceGl,
+    info_log,
+    pipelines::Pipelines,
+};
 use xr_sourcebuild::{
     AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, ConstantType,
     Diagnostic, ProgramBinary, ProgramDesc, Severity, ShaderStage,
@@ -132,8 +137,15 @@ impl AttachedGlSpirv {
         }
         let program = result?;
         let uniforms = reflect_uniforms(&modules)?;
-        let table =
-            GlConstantTable::with_locations(self.gl.clone(), self.pipelines.fns(), program, &desc.name, &uniforms)?;
+        let blocks = reflect_blocks(&modules);
+        let table = GlConstantTable::with_locations(
+            self.gl.clone(),
+            self.pipelines.fns(),
+            program,
+            &desc.name,
+            &uniforms,
+            &blocks,
+        )?;
         if options.separable {
             let mut described = desc.clone();
             for (stage, module) in described.stages.iter_mut().zip(&modules) {
@@ -228,6 +240,24 @@ fn link_stages(modules: &mut [StageModule]) -> Result<(), XrError> {
         xr_spirv::link_interface_locations(&producer, &mut modules[pair[1]].words)?;
     }
     Ok(())
+}
+
+/// The uniform blocks of every stage (HLSL's globals among them), merged by
+/// binding. A stage whose reflection fails (a construct the reflection
+/// library cannot evaluate) contributes none.
+fn reflect_blocks(modules: &[StageModule]) -> Vec<UniformBlockSpec> {
+    let mut blocks: Vec<UniformBlockSpec> = Vec::new();
+    for module in modules {
+        let Ok(reflection) = xr_spirv::reflect(&module.words, &module.entry_point) else { continue };
+        for block in reflection.uniform_blocks {
+            if blocks.iter().any(|b| b.binding == block.binding) {
+                continue;
+            }
+            let members = block.members.iter().filter_map(|m| Some((m.name.clone(), m.offset, m.layout?))).collect();
+            blocks.push(UniformBlockSpec { binding: block.binding, size: block.size.unwrap_or(16), members });
+        }
+    }
+    blocks
 }
 
 /// The uniforms outside blocks of every stage, by location.

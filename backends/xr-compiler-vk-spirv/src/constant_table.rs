@@ -5,7 +5,7 @@
 use abi_stable::std_types::{RStr, RVec};
 use ash::vk;
 use xr_device::{ProgramRef, VulkanLoader, XrError, XrResult, guard};
-use xr_sourcebuild::{ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantValue, ScalarKind};
+use xr_sourcebuild::{ConstantHandle, ConstantInfo, ConstantTable, ConstantValue};
 use xr_spirv::reflect::MemberLayout;
 
 /// Where a constant lives.
@@ -85,57 +85,10 @@ impl VkConstantTable {
         let entry = self.entries.get(handle.index as usize).filter(|_| handle.owner == self.name).ok_or_else(|| {
             XrError::invalid_input(format!("constant handle does not belong to program '{}'", self.program_name))
         })?;
-        let declared = entry.info.ty;
-        let name = &entry.info.name;
-        let matches = value.ty == declared
-            && matches!(
-                (declared.scalar, &value.data),
-                (ScalarKind::Float, ConstantData::Float(_))
-                    | (ScalarKind::Int, ConstantData::Int(_))
-                    | (ScalarKind::UInt, ConstantData::UInt(_))
-                    | (ScalarKind::Bool, ConstantData::Bool(_))
-            );
-        if !matches {
-            return Err(XrError::invalid_input(format!(
-                "constant '{name}' is {declared}, cannot set it from a {} value",
-                value.ty
-            )));
-        }
-        let count = value.element_count().ok_or_else(|| {
-            XrError::invalid_input(format!("value for '{name}' is not a whole number of {declared} elements"))
-        })?;
-        if count > (entry.info.array_size - handle.element) as usize {
-            return Err(XrError::invalid_input(format!(
-                "{count} elements do not fit '{name}' from element {} ({} element(s) in all)",
-                handle.element, entry.info.array_size
-            )));
-        }
-        let words: Vec<u32> = match &value.data {
-            ConstantData::Float(v) => v.iter().map(|f| f.to_bits()).collect(),
-            ConstantData::Int(v) => v.iter().map(|i| *i as u32).collect(),
-            ConstantData::UInt(v) | ConstantData::Bool(v) => v.to_vec(),
-        };
-        let (columns, rows) = (usize::from(declared.columns), usize::from(declared.rows));
-        let layout = entry.layout;
-        let (storage, base) = (entry.storage, entry.offset);
-        let mut writes = Vec::new();
-        for element in 0..count {
-            let start = base + (handle.element as usize + element) * layout.array_stride;
-            let given = &words[element * columns * rows..(element + 1) * columns * rows];
-            for c in 0..columns {
-                for r in 0..rows {
-                    let v = if value.transpose { given[r * columns + c] } else { given[c * rows + r] };
-                    let at = if columns == 1 {
-                        start + r * 4
-                    } else if layout.row_major {
-                        start + r * layout.matrix_stride + c * 4
-                    } else {
-                        start + c * layout.matrix_stride + r * 4
-                    };
-                    writes.push((at, v));
-                }
-            }
-        }
+        entry.info.check(handle.element, value)?;
+        let name = entry.info.name.to_string();
+        let writes = entry.layout.writes(entry.offset, handle.element, value);
+        let storage = entry.storage;
         let target: &mut [u8] = match storage {
             Storage::Push => &mut self.push,
             Storage::Uniform(index) => {

@@ -4,11 +4,39 @@
 use crate::{device_gl::DeviceGl, gl_ext::PipelineFns};
 use abi_stable::std_types::{RStr, RVec};
 use glow::HasContext;
-use std::rc::Rc;
+use std::{cell::RefCell, rc::Rc};
 use xr_device::{ProgramKind, ProgramRef, XrError, XrResult, guard};
 use xr_sourcebuild::{
-    ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantType, ConstantValue, ScalarKind,
+    ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantType, ConstantValue, MemberLayout, ScalarKind,
 };
+
+/// A uniform block of a SPIR-V program, as reflection describes it.
+pub struct UniformBlockSpec {
+    /// The binding decorated in the SPIR-V (how GL's block is found).
+    pub binding: u32,
+    /// Size in bytes.
+    pub size: usize,
+    /// Members: (name, offset, layout).
+    pub members: Vec<(String, usize, MemberLayout)>,
+}
+
+/// A uniform block with its own buffer at a binding point of its own.
+struct UniformBlock {
+    buffer: glow::Buffer,
+    binding: u32,
+    shadow: RefCell<Vec<u8>>,
+}
+
+/// A constant that lives in a uniform block.
+struct BlockEntry {
+    info: ConstantInfo,
+    block: usize,
+    offset: usize,
+    layout: MemberLayout,
+}
+
+/// Marks handles of block members.
+const BLOCK_MEMBER: u32 = 1 << 31;
 
 struct Entry {
     info: ConstantInfo,
@@ -26,6 +54,8 @@ pub struct GlConstantTable {
     program: glow::Program,
     program_name: String,
     entries: Vec<Entry>,
+    blocks: Vec<UniformBlock>,
+    block_entries: Vec<BlockEntry>,
 }
 
 impl GlConstantTable {
@@ -69,7 +99,15 @@ impl GlConstantTable {
             }
         }
         entries.sort_by(|a, b| a.info.name.cmp(&b.info.name));
-        Ok(Self { gl, pipelines, program, program_name: program_name.to_owned(), entries })
+        Ok(Self {
+            gl,
+            pipelines,
+            program,
+            program_name: program_name.to_owned(),
+            entries,
+            blocks: Vec::new(),
+            block_entries: Vec::new(),
+        })
     }
 
     /// A table from known locations: for SPIR-V programs, whose uniforms
@@ -83,6 +121,7 @@ impl GlConstantTable {
         program: glow::Program,
         program_name: &str,
         uniforms: &[(String, ConstantType, u32, u32)],
+        blocks: &[UniformBlockSpec],
     ) -> Result<Self, XrError> {
         let mut entries = Vec::new();
         {
@@ -101,13 +140,115 @@ impl GlConstantTable {
             }
         }
         entries.sort_by(|a, b| a.info.name.cmp(&b.info.name));
-        Ok(Self { gl, pipelines, program, program_name: program_name.to_owned(), entries })
+        let mut table = Self {
+            gl,
+            pipelines,
+            program,
+            program_name: program_name.to_owned(),
+            entries,
+            blocks: Vec::new(),
+            block_entries: Vec::new(),
+        };
+        table.bind_blocks(blocks)?;
+        Ok(table)
+    }
+
+    /// Gives each block a buffer of its own at a binding point no other
+    /// program on the device uses, so no draw needs to rebind it.
+    fn bind_blocks(&mut self, specs: &[UniformBlockSpec]) -> Result<(), XrError> {
+        let gl = self.gl.current()?;
+        let loader = *self.gl.loader();
+        for spec in specs {
+            // SAFETY: queries and buffer calls on the current context, for this program.
+            unsafe {
+                let count = gl.get_program_parameter_i32(self.program, glow::ACTIVE_UNIFORM_BLOCKS).max(0) as u32;
+                let Some(index) = (0..count).find(|i| {
+                    gl.get_active_uniform_block_parameter_i32(self.program, *i, glow::UNIFORM_BLOCK_BINDING)
+                        == spec.binding as i32
+                }) else {
+                    continue;
+                };
+                let binding = (loader.allocate_uniform_binding)(loader.context);
+                if binding < 0 {
+                    return Err(XrError::unavailable(format!(
+                        "program '{}': every uniform buffer binding point of the device is taken",
+                        self.program_name
+                    )));
+                }
+                let buffer = gl.create_buffer().map_err(XrError::driver)?;
+                let shadow = vec![0u8; spec.size.max(16)];
+                gl.bind_buffer(glow::UNIFORM_BUFFER, Some(buffer));
+                gl.buffer_data_u8_slice(glow::UNIFORM_BUFFER, &shadow, glow::DYNAMIC_DRAW);
+                gl.bind_buffer(glow::UNIFORM_BUFFER, None);
+                gl.uniform_block_binding(self.program, index, binding as u32);
+                gl.bind_buffer_base(glow::UNIFORM_BUFFER, binding as u32, Some(buffer));
+                self.blocks.push(UniformBlock { buffer, binding: binding as u32, shadow: RefCell::new(shadow) });
+            }
+            for (name, offset, layout) in &spec.members {
+                if !self.block_entries.iter().any(|e| e.info.name.as_str() == name.as_str()) {
+                    let info =
+                        ConstantInfo { name: name.as_str().into(), ty: layout.ty, array_size: layout.array_size };
+                    self.block_entries.push(BlockEntry {
+                        info,
+                        block: self.blocks.len() - 1,
+                        offset: *offset,
+                        layout: *layout,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn set_block_member(&self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+        let entry = self
+            .block_entries
+            .get((handle.index & !BLOCK_MEMBER) as usize)
+            .filter(|_| handle.owner == self.program.0.get())
+            .ok_or_else(|| {
+                XrError::invalid_input(format!("constant handle does not belong to program '{}'", self.program_name))
+            })?;
+        entry.info.check(handle.element, value)?;
+        let block = &self.blocks[entry.block];
+        let mut shadow = block.shadow.borrow_mut();
+        for (at, word) in entry.layout.writes(entry.offset, handle.element, value) {
+            shadow
+                .get_mut(at..at + 4)
+                .ok_or_else(|| XrError::invalid_input(format!("'{}' lies outside its block", entry.info.name)))?
+                .copy_from_slice(&word.to_le_bytes());
+        }
+        let gl = self.gl.current()?;
+        // SAFETY: the buffer belongs to this table; the data is its whole size.
+        unsafe {
+            gl.bind_buffer(glow::UNIFORM_BUFFER, Some(block.buffer));
+            gl.buffer_sub_data_u8_slice(glow::UNIFORM_BUFFER, 0, &shadow);
+            gl.bind_buffer(glow::UNIFORM_BUFFER, None);
+            gl_result(gl, &entry.info.name)
+        }
     }
 
     fn find(&self, name: &str) -> Result<ConstantHandle, XrError> {
+        if let Some(position) = self.block_entries.iter().position(|e| e.info.name.as_str() == split_index(name).0) {
+            let entry = &self.block_entries[position];
+            let element = split_index(name).1.unwrap_or(0);
+            if element >= entry.info.array_size {
+                return Err(XrError::invalid_input(format!(
+                    "'{name}': index {element} is out of range, '{}' has {} element(s)",
+                    entry.info.name, entry.info.array_size
+                )));
+            }
+            return Ok(ConstantHandle {
+                owner: self.program.0.get(),
+                index: position as u32 | BLOCK_MEMBER,
+                element,
+                location: entry.offset as i32,
+            });
+        }
         let (base, index) = split_index(name);
         let Some(position) = self.entries.iter().position(|e| e.info.name.as_str() == base) else {
-            let known: Vec<&str> = self.entries.iter().map(|e| e.info.name.as_str()).collect();
+            let mut known: Vec<&str> = self.entries.iter().map(|e| e.info.name.as_str()).collect();
+            known.extend(self.block_entries.iter().map(|e| e.info.name.as_str()));
+            known.sort();
             return Err(XrError::invalid_input(format!(
                 "program '{}' has no active constant '{name}' (not declared, or unused and removed by the compiler; active: {})",
                 self.program_name,
@@ -142,30 +283,17 @@ impl GlConstantTable {
         value: &ConstantValue,
     ) -> Result<(&Entry, glow::NativeUniformLocation), XrError> {
         let entry = self.entry(handle)?;
-        let declared = entry.info.ty;
-        let name = &entry.info.name;
-        let accepts = value.ty == declared
-            || (declared.scalar == ScalarKind::Sampler && value.ty == ConstantType::vector(ScalarKind::Int, 1));
-        if !accepts || declared.scalar == ScalarKind::Unsupported || !data_matches(declared.scalar, &value.data) {
-            return Err(XrError::invalid_input(format!(
-                "constant '{name}' is {declared}, cannot set it from a {} value",
-                value.ty
-            )));
+        if entry.info.ty.scalar == ScalarKind::Unsupported {
+            return Err(XrError::invalid_input(format!("constant '{}' has a type XR cannot set", entry.info.name)));
         }
-        let count = value.element_count().ok_or_else(|| {
-            XrError::invalid_input(format!("value for '{name}' is not a whole number of {declared} elements"))
-        })?;
-        let remaining = (entry.info.array_size - handle.element) as usize;
-        if count > remaining {
-            return Err(XrError::invalid_input(format!(
-                "{count} elements do not fit '{name}' from element {} ({} active element(s): elements past the last one the shader uses are removed by the compiler)",
-                handle.element, entry.info.array_size
-            )));
-        }
+        entry.info.check(handle.element, value)?;
         Ok((entry, entry.locations[handle.element as usize]))
     }
 
     fn set_value(&self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+        if handle.index & BLOCK_MEMBER != 0 {
+            return self.set_block_member(handle, value);
+        }
         let (entry, location) = self.check(handle, value)?;
         let gl = self.gl.current()?;
         // SAFETY: the program is alive and the data length matches the type.
@@ -176,6 +304,10 @@ impl GlConstantTable {
     }
 
     fn set_classic(&self, pipeline: ProgramRef, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+        if handle.index & BLOCK_MEMBER != 0 {
+            // Block members live in a buffer, not in the active program's state.
+            return self.set_block_member(handle, value);
+        }
         let (entry, location) = self.check(handle, value)?;
         let fns = self.pipelines.as_ref().ok_or_else(|| {
             XrError::unavailable("glActiveShaderProgram needs OpenGL 4.1 or GL_ARB_separate_shader_objects")
@@ -198,6 +330,16 @@ impl GlConstantTable {
 
     fn restore_defaults(&self) -> Result<(), XrError> {
         let gl = self.gl.current()?;
+        for block in &self.blocks {
+            let mut shadow = block.shadow.borrow_mut();
+            shadow.fill(0);
+            // SAFETY: the buffer belongs to this table.
+            unsafe {
+                gl.bind_buffer(glow::UNIFORM_BUFFER, Some(block.buffer));
+                gl.buffer_sub_data_u8_slice(glow::UNIFORM_BUFFER, 0, &shadow);
+                gl.bind_buffer(glow::UNIFORM_BUFFER, None);
+            }
+        }
         for entry in &self.entries {
             for (location, data) in entry.locations.iter().zip(&entry.defaults) {
                 // SAFETY: defaults were read from this program with the same type.
@@ -210,7 +352,14 @@ impl GlConstantTable {
 
 impl ConstantTable for GlConstantTable {
     fn constants(&self) -> XrResult<RVec<ConstantInfo>> {
-        guard(|| Ok(self.entries.iter().map(|e| e.info.clone()).collect()))
+        guard(|| {
+            Ok(self
+                .entries
+                .iter()
+                .map(|e| e.info.clone())
+                .chain(self.block_entries.iter().map(|e| e.info.clone()))
+                .collect())
+        })
     }
 
     fn lookup(&self, name: RStr<'_>) -> XrResult<ConstantHandle> {
@@ -254,9 +403,19 @@ unsafe fn gl_result(gl: &glow::Context, name: &str) -> Result<(), XrError> {
 
 impl Drop for GlConstantTable {
     fn drop(&mut self) {
+        let loader = *self.gl.loader();
         if let Ok(gl) = self.gl.current() {
-            // SAFETY: the program was created on this context and is owned here.
-            unsafe { gl.delete_program(self.program) };
+            // SAFETY: the program and buffers were created on this context and are owned here.
+            unsafe {
+                gl.delete_program(self.program);
+                for block in &self.blocks {
+                    gl.delete_buffer(block.buffer);
+                }
+            }
+        }
+        for block in &self.blocks {
+            // SAFETY: the loader's context outlives the device (it is leaked).
+            unsafe { (loader.release_uniform_binding)(loader.context, block.binding) };
         }
     }
 }
@@ -270,16 +429,6 @@ fn split_index(name: &str) -> (&str, Option<u32>) {
         }
     }
     (name, None)
-}
-
-fn data_matches(scalar: ScalarKind, data: &ConstantData) -> bool {
-    matches!(
-        (scalar, data),
-        (ScalarKind::Float, ConstantData::Float(_))
-            | (ScalarKind::Int | ScalarKind::Sampler, ConstantData::Int(_))
-            | (ScalarKind::UInt, ConstantData::UInt(_))
-            | (ScalarKind::Bool, ConstantData::Bool(_))
-    )
 }
 
 /// The XR type of a GL uniform type enum.

@@ -30,6 +30,8 @@ const VERSIONS: [(u8, u8); 5] = [(4, 6), (4, 5), (4, 3), (4, 1), (3, 3)];
 pub struct GlContext {
     display: Display,
     context: RefCell<Option<PossiblyCurrentContext>>,
+    /// Uniform buffer binding points handed out to build systems.
+    bindings: std::sync::Mutex<Vec<bool>>,
 }
 
 impl GlContext {
@@ -74,7 +76,11 @@ impl GlContext {
             match unsafe { display.create_context(&config, &attributes) } {
                 Ok(context) => {
                     let context = context.make_current_surfaceless().map_err(|e| e.to_string())?;
-                    return Ok(Self { display, context: RefCell::new(Some(context)) });
+                    return Ok(Self {
+                        display,
+                        context: RefCell::new(Some(context)),
+                        bindings: std::sync::Mutex::new(Vec::new()),
+                    });
                 }
                 Err(e) => last_error = format!("OpenGL {major}.{minor} core: {e}"),
             }
@@ -101,12 +107,21 @@ impl GlContext {
         self.display.get_proc_address(name)
     }
 
+    /// Sets how many uniform buffer binding points the device has.
+    pub fn set_uniform_bindings(&self, count: usize) {
+        if let Ok(mut bindings) = self.bindings.lock() {
+            bindings.resize(count, false);
+        }
+    }
+
     /// The loader handed to build systems; valid while `self` is not moved or dropped.
     pub fn loader(&self) -> GlLoader {
         GlLoader {
             context: std::ptr::from_ref(self).cast(),
             get_proc_address: loader_get_proc_address,
             make_current: loader_make_current,
+            allocate_uniform_binding: loader_allocate_uniform_binding,
+            release_uniform_binding: loader_release_uniform_binding,
         }
     }
 }
@@ -129,4 +144,33 @@ unsafe extern "C" fn loader_make_current(context: *const c_void) -> bool {
     // SAFETY: as in `loader_get_proc_address`.
     let context = unsafe { &*context.cast::<GlContext>() };
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| context.make_current().is_ok())).unwrap_or(false)
+}
+
+unsafe extern "C" fn loader_allocate_uniform_binding(context: *const c_void) -> i32 {
+    if context.is_null() {
+        return -1;
+    }
+    // SAFETY: as in `loader_get_proc_address`.
+    let context = unsafe { &*context.cast::<GlContext>() };
+    let Ok(mut bindings) = context.bindings.lock() else { return -1 };
+    match bindings.iter().position(|used| !used) {
+        Some(free) => {
+            bindings[free] = true;
+            free as i32
+        }
+        None => -1,
+    }
+}
+
+unsafe extern "C" fn loader_release_uniform_binding(context: *const c_void, binding: u32) {
+    if context.is_null() {
+        return;
+    }
+    // SAFETY: as in `loader_get_proc_address`.
+    let context = unsafe { &*context.cast::<GlContext>() };
+    if let Ok(mut bindings) = context.bindings.lock()
+        && let Some(used) = bindings.get_mut(binding as usize)
+    {
+        *used = false;
+    }
 }

@@ -40,6 +40,9 @@ impl GlDevice {
         let context: &'static GlContext = Box::leak(Box::new(GlContext::open(options.prefer_software)?));
         // SAFETY: the context is current on this thread; pointers come from its display.
         let gl = unsafe { glow::Context::from_loader_function_cstr(|name| context.get_proc_address(name)) };
+        // SAFETY: a plain query on the context just made current.
+        let uniform_bindings = unsafe { gl.get_parameter_i32(glow::MAX_UNIFORM_BUFFER_BINDINGS) };
+        context.set_uniform_bindings(uniform_bindings.max(0) as usize);
         let pointer = context.get_proc_address(c"glBindProgramPipeline");
         // SAFETY: a non-null pointer is the entry point of that name.
         let bind_program_pipeline = (!pointer.is_null())
