@@ -205,3 +205,41 @@ pub fn assert_rgba_near(actual: [u8; 4], expected: [u8; 4], tolerance: u8) {
 pub fn rgba8(color: [f32; 4]) -> [u8; 4] {
     color.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)
 }
+
+/// An HLSL source for `stage` with entry point `entry`.
+pub fn hlsl(stage: ShaderStage, file: &str, entry: &str, source: &str) -> SourceDesc {
+    let mut desc = SourceDesc::glsl(stage, file, source);
+    desc.language = xr_sourcebuild::SourceLanguage::Hlsl;
+    desc.entry_point = entry.into();
+    desc
+}
+
+/// Seed 002's vertex shader (a view-projection matrix, `mul`, a diffuse
+/// colour) and a pixel shader passing the colour on, as one program.
+pub fn seed_002_program() -> ProgramDesc {
+    let vs = hlsl(
+        ShaderStage::Vertex,
+        "seed.hlsl",
+        "Main",
+        "float4x4 ViewProjMatrix;
+         float4 Blue;
+         struct VS_INPUT { float2 position : POSITION; };
+         struct VS_OUTPUT { float4 position : SV_Position; float4 diffuse : COLOR; };
+         VS_OUTPUT Main(VS_INPUT input) {
+             VS_OUTPUT output = (VS_OUTPUT)0;
+             output.position = mul(float4(input.position, 0.0, 1.0), ViewProjMatrix);
+             output.diffuse = Blue;
+             return output;
+         }",
+    );
+    let ps = hlsl(
+        ShaderStage::Fragment,
+        "seed_ps.hlsl",
+        "PixelMain",
+        "float4 PixelMain(float4 diffuse : COLOR) : SV_Target { return diffuse; }",
+    );
+    ProgramDesc::new("seed", [vs, ps])
+}
+
+/// A column-major 4×4 identity.
+pub const IDENTITY: [f32; 16] = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0];

@@ -6,7 +6,7 @@ use std::process::Command;
 use triangle::{TriangleParams, default_shader_dir, translation};
 use xr_device::{DrawCall, Image, VertexAttribute, VertexLayout};
 use xr_sourcebuild::{
-    BuildOptions, BuiltProgram, ConstantTableExt, ProgramBinary, ProgramDesc, ShaderStage, SourceDesc, SourceLanguage,
+    BuildOptions, BuiltProgram, ConstantTableExt, ProgramBinary, ProgramDesc, ShaderStage, SourceDesc,
 };
 use xr_tests::{GlBench, executable, registry, rgba8, temp_dir};
 
@@ -99,12 +99,7 @@ void main() { c = vec4(RED, 0.0, BLUE ? 1.0 : 0.0, 1.0); }
 fn hlsl_renders_through_gl_spirv_with_its_semantics_and_entry_points() {
     let registry = registry();
     let mut bench = GlBench::open(&registry, GL_SPIRV);
-    let hlsl = |stage, file: &str, entry: &str, source: &str| {
-        let mut desc = SourceDesc::glsl(stage, file, source);
-        desc.language = SourceLanguage::Hlsl;
-        desc.entry_point = entry.into();
-        desc
-    };
+    let hlsl = xr_tests::hlsl;
     let vs = hlsl(
         xr_spirv_stage("vs_5_0"),
         "pass.hlsl",
@@ -220,36 +215,9 @@ fn a_device_without_arb_gl_spirv_makes_the_system_unavailable_and_glsl_still_wor
 fn seed_002_hlsl_with_its_globals_renders_through_gl_spirv() {
     let registry = registry();
     let mut bench = GlBench::open(&registry, GL_SPIRV);
-    let hlsl = |stage, file: &str, entry: &str, source: &str| {
-        let mut desc = SourceDesc::glsl(stage, file, source);
-        desc.language = SourceLanguage::Hlsl;
-        desc.entry_point = entry.into();
-        desc
-    };
-    let vs = hlsl(
-        ShaderStage::Vertex,
-        "seed.hlsl",
-        "Main",
-        "float4x4 ViewProjMatrix;
-         float4 Blue;
-         struct VS_INPUT { float2 position : POSITION; };
-         struct VS_OUTPUT { float4 position : SV_Position; float4 diffuse : COLOR; };
-         VS_OUTPUT Main(VS_INPUT input) {
-             VS_OUTPUT output = (VS_OUTPUT)0;
-             output.position = mul(float4(input.position, 0.0, 1.0), ViewProjMatrix);
-             output.diffuse = Blue;
-             return output;
-         }",
-    );
-    let ps = hlsl(
-        ShaderStage::Fragment,
-        "seed_ps.hlsl",
-        "PixelMain",
-        "float4 PixelMain(float4 diffuse : COLOR) : SV_Target { return diffuse; }",
-    );
-    let desc = ProgramDesc::new("seed", [vs, ps]);
+    let desc = xr_tests::seed_002_program();
     let mut built = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().expect("builds");
-    let identity = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+    let identity = xr_tests::IDENTITY;
     let (matrix, blue) = (built.constants.handle("ViewProjMatrix").unwrap(), built.constants.handle("Blue").unwrap());
     built.constants.set_matrix4(matrix, &identity).unwrap();
     built.constants.set_vector(blue, &[0.0, 0.0, 1.0, 1.0]).unwrap();

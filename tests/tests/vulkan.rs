@@ -4,7 +4,7 @@
 use std::process::Command;
 use xr_device::ErrorKind;
 use xr_sourcebuild::{
-    BuildOptions, ConstantTableExt, ProgramBinary, ProgramDesc, ShaderStage, SourceDesc, SourceLanguage, Store,
+    BuildOptions, ConstantTableExt, ProgramBinary, ProgramDesc, ShaderStage, SourceDesc, Store,
     vulkan_pipeline_cache_key,
 };
 use xr_tests::{FULLSCREEN_VERT, GlBench, assert_rgba_near, executable, registry, temp_dir};
@@ -81,41 +81,13 @@ fn uniform_buffers_push_constants_and_specialization_constants_set_the_pixels() 
 fn seed_002_hlsl_renders_on_vulkan() {
     let registry = registry();
     let mut bench = GlBench::vulkan(&registry, VK_SPIRV);
-    let hlsl = |stage, file: &str, entry: &str, source: &str| {
-        let mut desc = SourceDesc::glsl(stage, file, source);
-        desc.language = SourceLanguage::Hlsl;
-        desc.entry_point = entry.into();
-        desc
-    };
-    let vs = hlsl(
-        ShaderStage::Vertex,
-        "seed.hlsl",
-        "Main",
-        "float4x4 ViewProjMatrix;
-         float4 Blue;
-         struct VS_INPUT { float2 position : POSITION; };
-         struct VS_OUTPUT { float4 position : SV_Position; float4 diffuse : COLOR; };
-         VS_OUTPUT Main(VS_INPUT input) {
-             VS_OUTPUT output = (VS_OUTPUT)0;
-             output.position = mul(float4(input.position, 0.0, 1.0), ViewProjMatrix);
-             output.diffuse = Blue;
-             return output;
-         }",
-    );
-    let ps = hlsl(
-        ShaderStage::Fragment,
-        "seed_ps.hlsl",
-        "PixelMain",
-        "float4 PixelMain(float4 diffuse : COLOR) : SV_Target { return diffuse; }",
-    );
     let mut built = bench
         .compiler
-        .build_program(&ProgramDesc::new("seed", [vs, ps]), &BuildOptions::default())
+        .build_program(&xr_tests::seed_002_program(), &BuildOptions::default())
         .into_result()
         .expect("builds");
     let matrix = built.constants.handle("ViewProjMatrix").unwrap();
-    let identity = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
-    built.constants.set_matrix4(matrix, &identity).unwrap();
+    built.constants.set_matrix4(matrix, &xr_tests::IDENTITY).unwrap();
     let blue = built.constants.handle("Blue").unwrap();
     built.constants.set_vector(blue, &[0.0, 0.0, 1.0, 1.0]).unwrap();
     assert_eq!(bench.centre_pixel(&built), [0, 0, 255, 255]);

@@ -1,11 +1,12 @@
 //! Compiler and linker messages, at the file and line the user wrote.
 
+use abi_stable::std_types::RResult;
 use abi_stable::{
     StableAbi,
     std_types::{RString, RVec},
 };
 use std::fmt;
-use xr_device::{ErrorKind, XrError};
+use xr_device::{ErrorKind, XrError, catch_panic};
 
 /// How bad a diagnostic is.
 #[repr(u8)]
@@ -79,6 +80,15 @@ impl BuildError {
             .map(|d| d.to_string())
             .unwrap_or_else(|| "failed without a message from the driver".to_owned());
         Self { error: XrError::new(ErrorKind::Build, format!("{context}: {first}")), diagnostics: diagnostics.into() }
+    }
+}
+
+/// Runs a build entry point's body, turning a panic into a `BuildError` of
+/// kind `Panic` (the `guard` of calls that return diagnostics).
+pub fn guard_build<T>(body: impl FnOnce() -> Result<T, BuildError>) -> RResult<T, BuildError> {
+    match catch_panic(body) {
+        Ok(result) => result.into(),
+        Err(panic) => RResult::RErr(panic.into()),
     }
 }
 

@@ -23,7 +23,7 @@ pub use constants::{
     ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantTable_TO, ConstantTableBox, ConstantTableExt,
     ConstantType, ConstantValue, MemberLayout, ScalarKind, ThroughPipeline,
 };
-pub use diagnostics::{BuildError, Diagnostic, Severity};
+pub use diagnostics::{BuildError, Diagnostic, Severity, guard_build};
 pub use plugin::{XrPlugin, XrPluginRef};
 pub use program_cache::{
     DriverIdentity, LoadPath, LoadReport, ProgramCache, decode_binary_record, encode_binary_record,

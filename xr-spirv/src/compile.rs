@@ -150,6 +150,37 @@ impl SpirvCompiler {
         Ok(Self { compiler })
     }
 
+    /// Compiles every stage of a program to validated SPIR-V, reporting the
+    /// diagnostics of all failing stages together.
+    pub fn compile_program(
+        &self,
+        desc: &xr_sourcebuild::ProgramDesc,
+        options: &SpirvOptions,
+    ) -> Result<Vec<crate::container::StageModule>, BuildError> {
+        if desc.stages.is_empty() {
+            return Err(XrError::invalid_input(format!("program '{}' has no stages", desc.name)).into());
+        }
+        let mut modules = Vec::new();
+        let mut diagnostics = Vec::new();
+        for stage in desc.stages.iter() {
+            match self.compile(stage, options) {
+                Ok(module) => modules.push(crate::container::StageModule {
+                    stage: module.stage,
+                    entry_point: module.entry_point,
+                    specializations: stage.specializations.to_vec(),
+                    words: module.words,
+                    file: stage.file_name.to_string(),
+                }),
+                Err(error) if error.diagnostics.is_empty() => return Err(error),
+                Err(error) => diagnostics.extend(error.diagnostics),
+            }
+        }
+        if diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            return Err(BuildError::from_diagnostics(&format!("program '{}'", desc.name), diagnostics));
+        }
+        Ok(modules)
+    }
+
     /// Compiles `desc` to validated SPIR-V.
     pub fn compile(&self, desc: &SourceDesc, options: &SpirvOptions) -> Result<SpirvModule, BuildError> {
         let module = self.compile_unvalidated(desc, options)?;

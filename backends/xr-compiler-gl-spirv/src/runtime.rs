@@ -7,7 +7,7 @@ use abi_stable::{
 };
 use glow::HasContext;
 use std::{cell::OnceCell, collections::HashMap, ffi::CString, rc::Rc};
-use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, catch_panic, guard};
+use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, guard};
 use xr_gl_common::{
     constant_table::{GlConstantTable, UniformBlockSpec},
     device_gl::DeviceGl,
@@ -16,7 +16,7 @@ use xr_gl_common::{
 };
 use xr_sourcebuild::{
     AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, ConstantType,
-    Diagnostic, ProgramBinary, ProgramDesc, Severity, ShaderStage,
+    Diagnostic, ProgramBinary, ProgramDesc, Severity, ShaderStage, guard_build,
 };
 use xr_spirv::container::{self, StageModule};
 use xr_spirv::{SpirvCompiler, SpirvOptions, TargetEnv};
@@ -50,33 +50,7 @@ impl AttachedGlSpirv {
 
     /// Compiles every stage to validated SPIR-V for OpenGL 4.5.
     fn compile(&self, desc: &ProgramDesc) -> Result<Vec<StageModule>, BuildError> {
-        if desc.stages.is_empty() {
-            return Err(XrError::invalid_input(format!("program '{}' has no stages", desc.name)).into());
-        }
-        let compiler = self.compiler()?;
-        let options = SpirvOptions::new(TargetEnv::OpenGl45);
-        let mut modules = Vec::new();
-        let mut diagnostics = Vec::new();
-        for stage in desc.stages.iter() {
-            match compiler.compile(stage, &options) {
-                Ok(module) => modules.push(StageModule {
-                    stage: module.stage,
-                    entry_point: module.entry_point,
-                    specializations: stage.specializations.to_vec(),
-                    words: module.words,
-                    file: stage.file_name.to_string(),
-                }),
-                Err(error) => {
-                    if error.diagnostics.is_empty() {
-                        return Err(error);
-                    }
-                    diagnostics.extend(error.diagnostics);
-                }
-            }
-        }
-        if diagnostics.iter().any(|d| d.severity == Severity::Error) {
-            return Err(BuildError::from_diagnostics(&format!("program '{}'", desc.name), diagnostics));
-        }
+        let mut modules = self.compiler()?.compile_program(desc, &SpirvOptions::new(TargetEnv::OpenGl45))?;
         let mut words: Vec<&mut [u32]> = modules.iter_mut().map(|m| m.words.as_mut_slice()).collect();
         xr_spirv::assign_uniform_locations(&mut words)?;
         link_stages(&mut modules)?;
@@ -168,7 +142,7 @@ impl AttachedGlSpirv {
         // SAFETY: shader calls on the current context; the words were validated.
         unsafe {
             let shader = gl
-                .create_shader(gl_stage(module.stage))
+                .create_shader(xr_gl_common::gl_ext::shader_type(module.stage))
                 .map_err(|e| XrError::driver(format!("glCreateShader: {e}")))?;
             self.spirv.load_module(shader.0.get(), &module.words, &entry, &constants);
             if gl.get_shader_compile_status(shader) {
@@ -316,24 +290,6 @@ impl Drop for AttachedGlSpirv {
     }
 }
 
-fn guard_build<T>(body: impl FnOnce() -> Result<T, BuildError>) -> RResult<T, BuildError> {
-    match catch_panic(body) {
-        Ok(result) => result.into(),
-        Err(panic) => RResult::RErr(panic.into()),
-    }
-}
-
 fn error(file: &str, message: String) -> Diagnostic {
     Diagnostic { severity: Severity::Error, file: file.into(), line: 0, column: 0, message: message.into() }
-}
-
-fn gl_stage(stage: ShaderStage) -> u32 {
-    match stage {
-        ShaderStage::Vertex => glow::VERTEX_SHADER,
-        ShaderStage::TessControl => glow::TESS_CONTROL_SHADER,
-        ShaderStage::TessEvaluation => glow::TESS_EVALUATION_SHADER,
-        ShaderStage::Geometry => glow::GEOMETRY_SHADER,
-        ShaderStage::Fragment => glow::FRAGMENT_SHADER,
-        ShaderStage::Compute => glow::COMPUTE_SHADER,
-    }
 }

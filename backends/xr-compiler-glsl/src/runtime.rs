@@ -12,11 +12,11 @@ use abi_stable::{
 };
 use glow::HasContext;
 use std::{num::NonZeroU32, rc::Rc};
-use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, catch_panic, guard};
+use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, guard};
 use xr_gl_common::{constant_table::GlConstantTable, device_gl::DeviceGl, info_log, pipelines::Pipelines};
 use xr_sourcebuild::{
     AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, Diagnostic,
-    ProgramBinary, ProgramDesc, Severity, ShaderStage, SourceDesc, SourceLanguage,
+    ProgramBinary, ProgramDesc, Severity, SourceDesc, SourceLanguage, guard_build,
 };
 
 /// The GLSL build system attached to one OpenGL device.
@@ -114,7 +114,9 @@ impl AttachedGlsl {
         let gl = self.gl.current().map_err(|e| fail(e.to_string()))?;
         // SAFETY: plain shader object calls on the current context.
         unsafe {
-            let shader = gl.create_shader(gl_stage(stage.stage)).map_err(|e| fail(format!("glCreateShader: {e}")))?;
+            let shader = gl
+                .create_shader(xr_gl_common::gl_ext::shader_type(stage.stage))
+                .map_err(|e| fail(format!("glCreateShader: {e}")))?;
             gl.shader_source(shader, &flat.text);
             gl.compile_shader(shader);
             let messages =
@@ -305,13 +307,6 @@ impl Drop for AttachedGlsl {
     }
 }
 
-fn guard_build<T>(body: impl FnOnce() -> Result<T, BuildError>) -> RResult<T, BuildError> {
-    match catch_panic(body) {
-        Ok(result) => result.into(),
-        Err(panic) => RResult::RErr(panic.into()),
-    }
-}
-
 /// Checks that `stage` is GLSL with entry point `main`, then flattens it.
 fn flatten(stage: &SourceDesc, context: &str) -> Result<preprocess::Preprocessed, Vec<Diagnostic>> {
     let file = stage.file_name.as_str();
@@ -336,15 +331,4 @@ fn flatten(stage: &SourceDesc, context: &str) -> Result<preprocess::Preprocessed
 
 fn error(file: &str, message: String) -> Diagnostic {
     Diagnostic { severity: Severity::Error, file: file.into(), line: 0, column: 0, message: message.into() }
-}
-
-fn gl_stage(stage: ShaderStage) -> u32 {
-    match stage {
-        ShaderStage::Vertex => glow::VERTEX_SHADER,
-        ShaderStage::TessControl => glow::TESS_CONTROL_SHADER,
-        ShaderStage::TessEvaluation => glow::TESS_EVALUATION_SHADER,
-        ShaderStage::Geometry => glow::GEOMETRY_SHADER,
-        ShaderStage::Fragment => glow::FRAGMENT_SHADER,
-        ShaderStage::Compute => glow::COMPUTE_SHADER,
-    }
 }

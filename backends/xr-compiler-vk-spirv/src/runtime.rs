@@ -10,12 +10,10 @@ use abi_stable::{
 };
 use ash::vk::{self, Handle};
 use std::{cell::OnceCell, collections::HashMap, ffi::CString};
-use xr_device::{
-    DeviceCapabilities, ProgramKind, ProgramRef, VulkanLoader, VulkanProgram, XrError, XrResult, catch_panic, guard,
-};
+use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, VulkanLoader, VulkanProgram, XrError, XrResult, guard};
 use xr_sourcebuild::{
     AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, ProgramBinary,
-    ProgramDesc, Severity, ShaderStage, Store,
+    ProgramDesc, ShaderStage, Store, guard_build,
 };
 use xr_spirv::{
     SpirvCompiler, SpirvOptions, TargetEnv,
@@ -88,26 +86,7 @@ impl AttachedVkSpirv {
             ))
             .into());
         }
-        let compiler = self.compiler()?;
-        let options = SpirvOptions::new(TargetEnv::Vulkan10);
-        let mut modules = Vec::new();
-        let mut diagnostics = Vec::new();
-        for stage in desc.stages.iter() {
-            match compiler.compile(stage, &options) {
-                Ok(module) => modules.push(StageModule {
-                    stage: module.stage,
-                    entry_point: module.entry_point,
-                    specializations: stage.specializations.to_vec(),
-                    words: module.words,
-                    file: stage.file_name.to_string(),
-                }),
-                Err(error) if error.diagnostics.is_empty() => return Err(error),
-                Err(error) => diagnostics.extend(error.diagnostics),
-            }
-        }
-        if diagnostics.iter().any(|d| d.severity == Severity::Error) {
-            return Err(BuildError::from_diagnostics(&context, diagnostics));
-        }
+        let mut modules = self.compiler()?.compile_program(desc, &SpirvOptions::new(TargetEnv::Vulkan10))?;
         let (vertex, fragment) = modules.split_at_mut(1);
         xr_spirv::link_interface_locations(&vertex[0].words, &mut fragment[0].words)?;
         Ok(modules)
@@ -527,12 +506,5 @@ impl Drop for AttachedVkSpirv {
         if unsafe { (self.loader.is_open)(self.loader.context) } {
             self.cache.close(&self.device);
         }
-    }
-}
-
-fn guard_build<T>(body: impl FnOnce() -> Result<T, BuildError>) -> RResult<T, BuildError> {
-    match catch_panic(body) {
-        Ok(result) => result.into(),
-        Err(panic) => RResult::RErr(panic.into()),
     }
 }

@@ -243,3 +243,16 @@ pub fn stage_bit(stage: xr_sourcebuild::ShaderStage) -> u32 {
         Compute => glow::COMPUTE_SHADER_BIT,
     }
 }
+
+/// The GL shader type of a stage (`glCreateShader`).
+pub fn shader_type(stage: xr_sourcebuild::ShaderStage) -> u32 {
+    use xr_sourcebuild::ShaderStage::*;
+    match stage {
+        Vertex => glow::VERTEX_SHADER,
+        TessControl => glow::TESS_CONTROL_SHADER,
+        TessEvaluation => glow::TESS_EVALUATION_SHADER,
+        Geometry => glow::GEOMETRY_SHADER,
+        Fragment => glow::FRAGMENT_SHADER,
+        Compute => glow::COMPUTE_SHADER,
+    }
+}
