@@ -1,0 +1,414 @@
+//! The `xr.toml` manifest.
+//!
+//! ```toml
+//! [[axis]]
+//! name = "SHADOWS"
+//! kind = "enum"
+//! values = ["off", "hard", "soft"]
+//!
+//! [[program]]
+//! name = "lit"
+//! axes = ["SHADOWS"]
+//! targets = ["gl-glsl", "gl-spirv", "vk-spirv"]
+//! include = ["shaders/include"]
+//! exclude = ["SHADOWS == soft"]
+//! stages = [
+//!     { stage = "vertex", file = "shaders/lit.vert" },
+//!     { stage = "fragment", file = "shaders/lit.frag", entry = "main", language = "glsl" },
+//! ]
+//! overrides = [{ name = "GAIN", id = 0, default = 1.0 }]
+//! ```
+
+use serde::Deserialize;
+use std::{
+    fmt,
+    ops::Range,
+    path::{Path, PathBuf},
+};
+use toml::Spanned;
+use xr_sourcebuild::{ShaderStage, SourceLanguage};
+
+/// An error in a manifest, at the file, line and column it comes from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{line}:{column}: error: {message}", file.display())]
+pub struct ManifestError {
+    /// The manifest file.
+    pub file: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// How an axis turns into defines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AxisKind {
+    /// `NAME` is 0 or 1.
+    Bool,
+    /// `NAME` is the value's index, and `NAME_<VALUE>` is 1.
+    Enum(Vec<String>),
+    /// `NAME` takes every integer from `first` to `last`, both included.
+    Int {
+        /// First value.
+        first: i64,
+        /// Last value.
+        last: i64,
+    },
+}
+
+/// A variant axis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Axis {
+    /// Its name, also the define's.
+    pub name: String,
+    /// Its values.
+    pub kind: AxisKind,
+}
+
+impl Axis {
+    /// Every value as text, in order.
+    pub fn values(&self) -> Vec<String> {
+        match &self.kind {
+            AxisKind::Bool => vec!["0".into(), "1".into()],
+            AxisKind::Enum(values) => values.clone(),
+            AxisKind::Int { first, last } => (*first..=*last).map(|v| v.to_string()).collect(),
+        }
+    }
+}
+
+/// What a program is built for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    /// GLSL, built by the OpenGL driver (program binaries at run time).
+    GlGlsl,
+    /// SPIR-V for OpenGL 4.5.
+    GlSpirv,
+    /// SPIR-V for Vulkan.
+    VkSpirv,
+}
+
+impl Target {
+    /// `gl-glsl`, `gl-spirv` or `vk-spirv`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::GlGlsl => "gl-glsl",
+            Target::GlSpirv => "gl-spirv",
+            Target::VkSpirv => "vk-spirv",
+        }
+    }
+}
+
+/// One stage of a program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stage {
+    /// The stage.
+    pub stage: ShaderStage,
+    /// Its source, resolved against the manifest's directory.
+    pub file: PathBuf,
+    /// Entry point.
+    pub entry: String,
+    /// Source language.
+    pub language: SourceLanguage,
+}
+
+/// A specialization constant a variant may set at load time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Override {
+    /// Its name.
+    pub name: String,
+    /// Its `constant_id`.
+    pub id: u32,
+    /// Its default value.
+    pub default: f64,
+}
+
+/// A filter clause: `AXIS op VALUE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Clause {
+    /// Axis name.
+    pub axis: String,
+    /// Operator: `==`, `!=`, `<`, `<=`, `>`, `>=`.
+    pub op: String,
+    /// Value as written.
+    pub value: String,
+}
+
+/// A program of the manifest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    /// Unique name.
+    pub name: String,
+    /// Its axes, in the order of its `axes` list.
+    pub axes: Vec<Axis>,
+    /// What it is built for.
+    pub targets: Vec<Target>,
+    /// Its stages.
+    pub stages: Vec<Stage>,
+    /// Include directories, resolved against the manifest's directory.
+    pub include_dirs: Vec<PathBuf>,
+    /// Its overrides.
+    pub overrides: Vec<Override>,
+    /// Points dropped from the matrix: each filter is clauses joined by `&&`.
+    pub exclude: Vec<Vec<Clause>>,
+}
+
+/// A parsed and checked manifest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Manifest {
+    /// The manifest file.
+    pub path: PathBuf,
+    /// Store directory, resolved against the manifest's directory.
+    pub store: PathBuf,
+    /// The programs.
+    pub programs: Vec<Program>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    store: Option<Spanned<String>>,
+    #[serde(default)]
+    axis: Vec<RawAxis>,
+    #[serde(default)]
+    program: Vec<RawProgram>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAxis {
+    name: Spanned<String>,
+    kind: Spanned<String>,
+    values: Option<Spanned<Vec<String>>>,
+    range: Option<Spanned<Vec<i64>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProgram {
+    name: Spanned<String>,
+    #[serde(default)]
+    axes: Vec<Spanned<String>>,
+    targets: Spanned<Vec<Spanned<String>>>,
+    stages: Spanned<Vec<RawStage>>,
+    #[serde(default)]
+    include: Vec<String>,
+    #[serde(default)]
+    overrides: Vec<RawOverride>,
+    #[serde(default)]
+    exclude: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStage {
+    stage: Spanned<String>,
+    file: Spanned<String>,
+    entry: Option<String>,
+    language: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOverride {
+    name: Spanned<String>,
+    id: u32,
+    default: f64,
+}
+
+/// Reports errors at byte spans of one manifest's text.
+struct Locator<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Locator<'_> {
+    fn at(&self, span: Range<usize>, message: impl fmt::Display) -> ManifestError {
+        let before = &self.text[..span.start.min(self.text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        ManifestError { file: self.path.to_path_buf(), line, column, message: message.to_string() }
+    }
+}
+
+impl Manifest {
+    /// Reads and checks the manifest at `path`.
+    pub fn load(path: &Path) -> Result<Self, ManifestError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ManifestError {
+            file: path.to_path_buf(),
+            line: 0,
+            column: 0,
+            message: format!("cannot read the manifest: {e}"),
+        })?;
+        Self::parse(path, &text)
+    }
+
+    /// Parses and checks manifest text read from `path` (files are resolved against its directory).
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ManifestError> {
+        let locate = Locator { path, text };
+        let raw: RawManifest = toml::from_str(text).map_err(|e| {
+            let message = e.message().trim().to_owned();
+            locate.at(e.span().unwrap_or(0..0), message)
+        })?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let store = raw.store.as_ref().map_or_else(|| dir.join("target/xr-store"), |s| dir.join(s.get_ref()));
+
+        let mut axes: Vec<Axis> = Vec::new();
+        for raw_axis in &raw.axis {
+            let name = raw_axis.name.get_ref();
+            check_identifier(&locate, &raw_axis.name)?;
+            if axes.iter().any(|a| &a.name == name) {
+                return Err(locate.at(raw_axis.name.span(), format!("axis '{name}' is declared twice")));
+            }
+            let kind = match raw_axis.kind.get_ref().as_str() {
+                "bool" => AxisKind::Bool,
+                "enum" => {
+                    let values = raw_axis.values.as_ref().ok_or_else(|| {
+                        locate.at(raw_axis.kind.span(), format!("enum axis '{name}' needs `values = [...]`"))
+                    })?;
+                    if values.get_ref().is_empty() {
+                        return Err(locate.at(values.span(), format!("axis '{name}' has no values")));
+                    }
+                    for (i, value) in values.get_ref().iter().enumerate() {
+                        if !value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || value.is_empty() {
+                            return Err(locate
+                                .at(values.span(), format!("value '{value}' of axis '{name}' is not an identifier")));
+                        }
+                        if values.get_ref()[..i].contains(value) {
+                            return Err(
+                                locate.at(values.span(), format!("value '{value}' of axis '{name}' is listed twice"))
+                            );
+                        }
+                    }
+                    AxisKind::Enum(values.get_ref().clone())
+                }
+                "int" => {
+                    let range = raw_axis.range.as_ref().ok_or_else(|| {
+                        locate.at(raw_axis.kind.span(), format!("int axis '{name}' needs `range = [first, last]`"))
+                    })?;
+                    match range.get_ref().as_slice() {
+                        [first, last] if first <= last => AxisKind::Int { first: *first, last: *last },
+                        [_, _] => {
+                            return Err(
+                                locate.at(range.span(), format!("axis '{name}' has no values: its range is empty"))
+                            );
+                        }
+                        _ => return Err(locate.at(range.span(), "`range` takes two integers: [first, last]")),
+                    }
+                }
+                other => {
+                    return Err(
+                        locate.at(raw_axis.kind.span(), format!("unknown axis kind '{other}' (bool, enum or int)"))
+                    );
+                }
+            };
+            axes.push(Axis { name: name.clone(), kind });
+        }
+
+        let mut programs: Vec<Program> = Vec::new();
+        for raw_program in &raw.program {
+            let name = raw_program.name.get_ref();
+            if programs.iter().any(|p| &p.name == name) {
+                return Err(locate.at(raw_program.name.span(), format!("program '{name}' is declared twice")));
+            }
+            let mut program_axes = Vec::new();
+            for axis_name in &raw_program.axes {
+                let axis = axes
+                    .iter()
+                    .find(|a| &a.name == axis_name.get_ref())
+                    .ok_or_else(|| locate.at(axis_name.span(), format!("unknown axis '{}'", axis_name.get_ref())))?;
+                program_axes.push(axis.clone());
+            }
+            let mut targets = Vec::new();
+            for target in raw_program.targets.get_ref() {
+                let parsed = match target.get_ref().as_str() {
+                    "gl-glsl" => Target::GlGlsl,
+                    "gl-spirv" => Target::GlSpirv,
+                    "vk-spirv" => Target::VkSpirv,
+                    other => {
+                        return Err(locate
+                            .at(target.span(), format!("unknown target '{other}' (gl-glsl, gl-spirv or vk-spirv)")));
+                    }
+                };
+                targets.push(parsed);
+            }
+            if targets.is_empty() {
+                return Err(locate.at(raw_program.targets.span(), format!("program '{name}' has no targets")));
+            }
+            if raw_program.stages.get_ref().is_empty() {
+                return Err(locate.at(raw_program.stages.span(), format!("program '{name}' has no stages")));
+            }
+            let mut stages = Vec::new();
+            for raw_stage in raw_program.stages.get_ref() {
+                let stage =
+                    ShaderStage::ALL.into_iter().find(|s| s.name() == raw_stage.stage.get_ref()).ok_or_else(|| {
+                        locate.at(raw_stage.stage.span(), format!("unknown stage '{}'", raw_stage.stage.get_ref()))
+                    })?;
+                let file = dir.join(raw_stage.file.get_ref());
+                if !file.is_file() {
+                    return Err(
+                        locate.at(raw_stage.file.span(), format!("source file '{}' does not exist", file.display()))
+                    );
+                }
+                let language = match raw_stage.language.as_ref().map(|l| (l.get_ref().as_str(), l.span())) {
+                    None | Some(("glsl", _)) => SourceLanguage::Glsl,
+                    Some(("hlsl", _)) => SourceLanguage::Hlsl,
+                    Some((other, span)) => {
+                        return Err(locate.at(span, format!("unknown language '{other}' (glsl or hlsl)")));
+                    }
+                };
+                let entry = raw_stage.entry.clone().unwrap_or_else(|| "main".to_owned());
+                stages.push(Stage { stage, file, entry, language });
+            }
+            let overrides = raw_program
+                .overrides
+                .iter()
+                .map(|o| Override { name: o.name.get_ref().clone(), id: o.id, default: o.default })
+                .collect();
+            let mut exclude = Vec::new();
+            for filter in &raw_program.exclude {
+                exclude.push(parse_filter(&locate, filter, &program_axes)?);
+            }
+            programs.push(Program {
+                name: name.clone(),
+                axes: program_axes,
+                targets,
+                stages,
+                include_dirs: raw_program.include.iter().map(|d| dir.join(d)).collect(),
+                overrides,
+                exclude,
+            });
+        }
+        Ok(Manifest { path: path.to_path_buf(), store, programs })
+    }
+}
+
+fn check_identifier(locate: &Locator<'_>, name: &Spanned<String>) -> Result<(), ManifestError> {
+    let text = name.get_ref();
+    let ok = text.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if ok { Ok(()) } else { Err(locate.at(name.span(), format!("'{text}' is not a valid define name"))) }
+}
+
+fn parse_filter(locate: &Locator<'_>, filter: &Spanned<String>, axes: &[Axis]) -> Result<Vec<Clause>, ManifestError> {
+    let mut clauses = Vec::new();
+    for part in filter.get_ref().split("&&") {
+        let part = part.trim();
+        let op = ["==", "!=", "<=", ">=", "<", ">"].into_iter().find(|op| part.contains(op)).ok_or_else(|| {
+            locate.at(filter.span(), format!("filter clause '{part}' is not `AXIS op VALUE` (==, !=, <, <=, >, >=)"))
+        })?;
+        let (axis, value) = part.split_once(op).map(|(a, v)| (a.trim(), v.trim())).unwrap_or_default();
+        let declared = axes.iter().find(|a| a.name == axis).ok_or_else(|| {
+            locate.at(filter.span(), format!("filter names '{axis}', which is not an axis of this program"))
+        })?;
+        if !declared.values().iter().any(|v| v == value) && !matches!(declared.kind, AxisKind::Int { .. }) {
+            return Err(locate.at(filter.span(), format!("'{value}' is not a value of axis '{axis}'")));
+        }
+        if matches!(declared.kind, AxisKind::Int { .. }) && value.parse::<i64>().is_err() {
+            return Err(locate.at(filter.span(), format!("'{value}' is not an integer (axis '{axis}')")));
+        }
+        clauses.push(Clause { axis: axis.to_owned(), op: op.to_owned(), value: value.to_owned() });
+    }
+    Ok(clauses)
+}

@@ -1,0 +1,84 @@
+//! A program's variant matrix: every point of its axes not dropped by a
+//! filter, named by all of its axes.
+
+use crate::manifest::{AxisKind, Clause, Program};
+use xr_sourcebuild::Define;
+
+/// One point of a program's matrix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Variant {
+    /// `program[AXIS=value,…]`, or the program's name when it has no axes.
+    pub name: String,
+    /// (axis, value) in the program's axis order.
+    pub values: Vec<(String, String)>,
+    /// The defines the point sets.
+    pub defines: Vec<Define>,
+}
+
+/// Every variant of `program`, in matrix order. Two points with the same
+/// name are an error naming both (seed 001: a name that misses an axis
+/// would silently share one program between them).
+pub fn variants(program: &Program) -> Result<Vec<Variant>, String> {
+    let mut points: Vec<Vec<usize>> = vec![Vec::new()];
+    for axis in &program.axes {
+        let count = axis.values().len();
+        points = points.into_iter().flat_map(|p| (0..count).map(move |i| [p.clone(), vec![i]].concat())).collect();
+    }
+    let mut variants: Vec<Variant> = Vec::new();
+    for point in points {
+        let values: Vec<(String, String)> =
+            program.axes.iter().zip(&point).map(|(axis, i)| (axis.name.clone(), axis.values()[*i].clone())).collect();
+        if program.exclude.iter().any(|filter| filter.iter().all(|clause| matches(clause, &values, program))) {
+            continue;
+        }
+        let mut defines = Vec::new();
+        for (axis, index) in program.axes.iter().zip(&point) {
+            match &axis.kind {
+                AxisKind::Bool | AxisKind::Int { .. } => {
+                    defines.push(Define::new(&axis.name, axis.values()[*index].clone()))
+                }
+                AxisKind::Enum(values) => {
+                    defines.push(Define::new(&axis.name, index.to_string()));
+                    defines.push(Define::new(format!("{}_{}", axis.name, values[*index].to_uppercase()), "1"));
+                }
+            }
+        }
+        let name = if values.is_empty() {
+            program.name.clone()
+        } else {
+            let parts: Vec<String> = values.iter().map(|(a, v)| format!("{a}={v}")).collect();
+            format!("{}[{}]", program.name, parts.join(","))
+        };
+        if let Some(first) = variants.iter().find(|v| v.name == name) {
+            return Err(format!(
+                "program '{}': variants {:?} and {:?} are both named '{name}'",
+                program.name, first.values, values
+            ));
+        }
+        variants.push(Variant { name, values, defines });
+    }
+    Ok(variants)
+}
+
+fn matches(clause: &Clause, values: &[(String, String)], program: &Program) -> bool {
+    let Some((_, value)) = values.iter().find(|(axis, _)| *axis == clause.axis) else { return false };
+    let numeric = program
+        .axes
+        .iter()
+        .find(|a| a.name == clause.axis)
+        .is_some_and(|a| matches!(a.kind, AxisKind::Int { .. } | AxisKind::Bool));
+    let ordering = if numeric {
+        value.parse::<i64>().ok().zip(clause.value.parse::<i64>().ok()).map(|(a, b)| a.cmp(&b))
+    } else {
+        Some(value.as_str().cmp(clause.value.as_str()))
+    };
+    let Some(ordering) = ordering else { return false };
+    match clause.op.as_str() {
+        "==" => ordering.is_eq(),
+        "!=" => ordering.is_ne(),
+        "<" => ordering.is_lt(),
+        "<=" => ordering.is_le(),
+        ">" => ordering.is_gt(),
+        _ => ordering.is_ge(),
+    }
+}

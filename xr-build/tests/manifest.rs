@@ -1,0 +1,151 @@
+//! The manifest and its variant matrix, good and bad.
+
+use std::path::{Path, PathBuf};
+use xr_build::{AxisKind, Manifest, Target, variants};
+
+fn fixture(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("xr-build-manifest-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("shaders")).unwrap();
+    std::fs::write(dir.join("shaders/lit.vert"), "#version 450\nvoid main() {}\n").unwrap();
+    std::fs::write(dir.join("shaders/lit.frag"), "#version 450\nvoid main() {}\n").unwrap();
+    dir
+}
+
+const GOOD: &str = r#"store = "store"
+
+[[axis]]
+name = "NORMAL_MAP"
+kind = "bool"
+
+[[axis]]
+name = "SHADOWS"
+kind = "enum"
+values = ["off", "hard", "soft"]
+
+[[axis]]
+name = "LIGHTS"
+kind = "int"
+range = [1, 4]
+
+[[program]]
+name = "lit"
+axes = ["NORMAL_MAP", "SHADOWS", "LIGHTS"]
+targets = ["gl-glsl", "gl-spirv", "vk-spirv"]
+include = ["shaders"]
+exclude = ["SHADOWS == soft && LIGHTS > 2"]
+stages = [
+    { stage = "vertex", file = "shaders/lit.vert" },
+    { stage = "fragment", file = "shaders/lit.frag", entry = "main", language = "glsl" },
+]
+overrides = [{ name = "GAIN", id = 0, default = 1.5 }]
+"#;
+
+fn parse(dir: &Path, text: &str) -> Result<Manifest, xr_build::ManifestError> {
+    Manifest::parse(&dir.join("xr.toml"), text)
+}
+
+#[test]
+fn a_good_manifest_expands_into_named_variants_with_defines() {
+    let dir = fixture("good");
+    let manifest = parse(&dir, GOOD).unwrap();
+    assert_eq!(manifest.store, dir.join("store"));
+    let lit = &manifest.programs[0];
+    assert_eq!(lit.targets, [Target::GlGlsl, Target::GlSpirv, Target::VkSpirv]);
+    assert_eq!(lit.axes[1].kind, AxisKind::Enum(vec!["off".into(), "hard".into(), "soft".into()]));
+    assert_eq!(lit.stages[1].file, dir.join("shaders/lit.frag"));
+    assert_eq!(lit.overrides[0].default, 1.5);
+    let all = variants(lit).unwrap();
+    // 2 × 3 × 4 = 24 points, minus soft shadows with 3 or 4 lights (2 × 2 = 4).
+    assert_eq!(all.len(), 20);
+    assert_eq!(all[0].name, "lit[NORMAL_MAP=0,SHADOWS=off,LIGHTS=1]");
+    assert!(all.iter().all(|v| !(v.name.contains("SHADOWS=soft") && (v.name.contains("LIGHTS=3") || v.name.contains("LIGHTS=4")))));
+    let soft = all.iter().find(|v| v.name == "lit[NORMAL_MAP=1,SHADOWS=soft,LIGHTS=2]").unwrap();
+    let defines: Vec<(String, String)> =
+        soft.defines.iter().map(|d| (d.name.to_string(), d.value.to_string())).collect();
+    assert_eq!(
+        defines,
+        [
+            ("NORMAL_MAP".into(), "1".into()),
+            ("SHADOWS".into(), "2".into()),
+            ("SHADOWS_SOFT".into(), "1".into()),
+            ("LIGHTS".into(), "2".into())
+        ]
+    );
+    let mut names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
+    names.dedup();
+    assert_eq!(names.len(), 20, "every name is unique");
+}
+
+/// Each bad manifest gives one error at the file, line and column of the mistake.
+#[test]
+fn bad_manifests_are_errors_at_file_line_and_column() {
+    let dir = fixture("bad");
+    let file = dir.join("xr.toml");
+    let cases: [(&str, &str, usize, usize, &str); 8] = [
+        ("typo'd key", "[[axis]]\nname = \"A\"\nkidn = \"bool\"\n", 3, 1, "unknown field `kidn`"),
+        ("wrong type", "[[axis]]\nname = \"A\"\nkind = \"int\"\nrange = \"1..4\"\n", 4, 9, "invalid type"),
+        (
+            "axis with no values",
+            "[[axis]]\nname = \"A\"\nkind = \"enum\"\nvalues = []\n",
+            4,
+            10,
+            "axis 'A' has no values",
+        ),
+        ("empty range", "[[axis]]\nname = \"B\"\nkind = \"int\"\nrange = [4, 1]\n", 4, 9, "axis 'B' has no values"),
+        (
+            "missing file",
+            "[[program]]\nname = \"p\"\ntargets = [\"vk-spirv\"]\nstages = [{ stage = \"vertex\", file = \"shaders/gone.vert\" }]\n",
+            4,
+            38,
+            "does not exist",
+        ),
+        (
+            "unknown axis",
+            "[[program]]\nname = \"p\"\naxes = [\"NOPE\"]\ntargets = [\"vk-spirv\"]\nstages = [{ stage = \"vertex\", file = \"shaders/lit.vert\" }]\n",
+            3,
+            9,
+            "unknown axis 'NOPE'",
+        ),
+        (
+            "unknown target",
+            "[[program]]\nname = \"p\"\ntargets = [\"dx12\"]\nstages = [{ stage = \"vertex\", file = \"shaders/lit.vert\" }]\n",
+            3,
+            12,
+            "unknown target 'dx12'",
+        ),
+        ("syntax", "[[axis]\nname = \"A\"\n", 1, 8, "expected `]`"),
+    ];
+    for (what, text, line, column, message) in cases {
+        let error = parse(&dir, text).expect_err(what);
+        assert_eq!(error.file, file, "{what}");
+        assert_eq!((error.line, error.column), (line, column), "{what}: {error}");
+        assert!(error.message.contains(message), "{what}: {error}");
+        let shown = error.to_string();
+        assert!(shown.starts_with(&format!("{}:{line}:{column}: error: ", file.display())), "{what}: {shown}");
+        assert!(!shown.contains('\n'), "{what}: one line: {shown}");
+    }
+}
+
+#[test]
+fn two_variants_with_one_name_are_an_error_naming_both() {
+    let dir = fixture("duplicate");
+    let mut program = parse(&dir, GOOD).unwrap().programs.remove(0);
+    // A name that leaves out a value (here: two spellings the names cannot tell apart).
+    program.axes[1].kind = AxisKind::Enum(vec!["soft".into(), "soft".into()]);
+    program.exclude.clear();
+    let error = variants(&program).unwrap_err();
+    assert!(error.contains("are both named 'lit[NORMAL_MAP=0,SHADOWS=soft,LIGHTS=1]'"), "{error}");
+    assert!(error.contains("(\"SHADOWS\", \"soft\")"), "names both points: {error}");
+}
+
+#[test]
+fn filters_must_name_axes_and_values_of_the_program() {
+    let dir = fixture("filters");
+    let bad = GOOD.replace("SHADOWS == soft && LIGHTS > 2", "SHADOWS == blurry");
+    let error = parse(&dir, &bad).unwrap_err();
+    assert!(error.message.contains("'blurry' is not a value of axis 'SHADOWS'"), "{error}");
+    assert_eq!(error.line, 22);
+    let bad = GOOD.replace("SHADOWS == soft && LIGHTS > 2", "COLOUR == red");
+    assert!(parse(&dir, &bad).unwrap_err().message.contains("'COLOUR', which is not an axis"));
+}
