@@ -33,7 +33,8 @@ pub struct DeviceOptions {
     /// Prefer a software device even where hardware is present.
     pub prefer_software: bool,
     /// Turn on the API's validation (Vulkan: `VK_LAYER_KHRONOS_validation`);
-    /// every validation error then fails the call that caused it.
+    /// every validation error then fails the call that caused it. OpenGL
+    /// devices check `glGetError` after every call already and ignore it.
     pub validation: bool,
 }
 
