@@ -24,6 +24,12 @@ pub fn validate(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
     validator.validate(words, None).map_err(|e| {
         let message = e.to_string();
         let message = message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+        if message.contains("failed to spawn executable") {
+            // Not a verdict on the module: the validator itself is missing.
+            return XrError::unavailable(format!(
+                "the SPIR-V validator `spirv-val` cannot be run ({message}); install Debian's spirv-tools or put spirv-val on PATH"
+            ));
+        }
         XrError::invalid_input(format!("invalid SPIR-V for {}: {message}", target.name()))
     })
 }
