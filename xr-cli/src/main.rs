@@ -2,6 +2,7 @@
 
 mod compile;
 mod plugins;
+mod store;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -36,6 +37,11 @@ enum Command {
         #[arg(short = 'o', long = "out")]
         out: PathBuf,
     },
+    /// Work on a store of built objects.
+    Store {
+        #[command(subcommand)]
+        command: StoreCommand,
+    },
     /// Compile one shader file to SPIR-V and print what it exposes: the constant table.
     Reflect {
         #[command(flatten)]
@@ -43,6 +49,19 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum StoreCommand {
+    /// Check every object against its checksum; exit non-zero if any is corrupt.
+    Verify {
+        /// The store directory.
+        #[arg(long, default_value = "target/xr-store")]
+        store: PathBuf,
+        /// Remove corrupt objects (rebuilt on next use) and leftovers of interrupted writes.
+        #[arg(long)]
+        delete_corrupt: bool,
     },
 }
 
@@ -57,6 +76,13 @@ fn main() -> std::process::ExitCode {
         Command::Plugins { json, plugin_dirs, extensions } => plugins::run(json, plugin_dirs, extensions),
         Command::Compile { source, out } => compile::compile(source, out),
         Command::Reflect { source, json } => compile::reflect(source, json),
+        Command::Store { command: StoreCommand::Verify { store, delete_corrupt } } => {
+            match store::verify(&store, delete_corrupt) {
+                Ok(true) => Ok(()),
+                Ok(false) => return std::process::ExitCode::FAILURE,
+                Err(e) => Err(e),
+            }
+        }
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
