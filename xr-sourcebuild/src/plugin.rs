@@ -4,11 +4,14 @@
 //! an [`XrPluginRef`]. abi_stable checks its layout against the host's when
 //! the library loads: a plugin built against another interface is refused.
 //!
+//! [`export_plugin!`](crate::export_plugin) writes that function and the
+//! guarded functions listing the plugin's systems:
+//!
 //! ```ignore
-//! #[abi_stable::export_root_module]
-//! fn root() -> XrPluginRef {
-//!     XrPlugin { name: rstr!("my-plugin"), version: rstr!("0.1.0"), device_systems, build_systems }
-//!         .leak_into_prefix()
+//! xr_sourcebuild::export_plugin! {
+//!     name: "my-compiler",
+//!     device_systems: [],
+//!     build_systems: [MyCompiler],
 //! }
 //! ```
 
@@ -44,4 +47,43 @@ impl RootModule for XrPluginRef {
     const BASE_NAME: &'static str = "xr_plugin";
     const NAME: &'static str = "xr_plugin";
     const VERSION_STRINGS: VersionStrings = package_version_strings!();
+}
+
+/// Exports a plugin's root module: its name, the crate's version, and
+/// guarded functions that list the given device systems and build systems
+/// (values implementing `DeviceSystem` / `SourceBuildSystem`). The plugin
+/// crate depends on `abi_stable`, whose attribute this expands to.
+#[macro_export]
+macro_rules! export_plugin {
+    (
+        name: $name:literal,
+        device_systems: [$($device:expr),* $(,)?],
+        build_systems: [$($build:expr),* $(,)?] $(,)?
+    ) => {
+        /// The plugin's root module.
+        #[::abi_stable::export_root_module]
+        pub fn root_module() -> $crate::XrPluginRef {
+            <$crate::XrPlugin as ::abi_stable::prefix_type::PrefixTypeTrait>::leak_into_prefix($crate::XrPlugin {
+                name: ::abi_stable::rstr!($name),
+                version: ::abi_stable::rstr!(env!("CARGO_PKG_VERSION")),
+                device_systems: __xr_device_systems,
+                build_systems: __xr_build_systems,
+            })
+        }
+
+        extern "C" fn __xr_device_systems()
+        -> $crate::xr_device::XrResult<::abi_stable::std_types::RVec<$crate::xr_device::DeviceSystemBox>> {
+            $crate::xr_device::guard(|| {
+                Ok(::std::vec![$($crate::xr_device::DeviceSystem_TO::from_value($device, ::abi_stable::sabi_trait::TD_Opaque)),*]
+                    .into())
+            })
+        }
+
+        extern "C" fn __xr_build_systems()
+        -> $crate::xr_device::XrResult<::abi_stable::std_types::RVec<$crate::SourceBuildSystemBox>> {
+            $crate::xr_device::guard(|| {
+                Ok(::std::vec![$($crate::SourceBuildSystem_TO::from_value($build, ::abi_stable::sabi_trait::TD_Opaque)),*].into())
+            })
+        }
+    };
 }

@@ -136,6 +136,22 @@ impl SpirvModule {
     }
 }
 
+/// A [`SpirvCompiler`] started on first use: attaching a build system stays
+/// cheap, and one that never compiles never pays shaderc's start-up.
+#[derive(Default)]
+pub struct LazyCompiler(std::cell::OnceCell<SpirvCompiler>);
+
+impl LazyCompiler {
+    /// The compiler, started now if it was not yet.
+    pub fn get(&self) -> Result<&SpirvCompiler, XrError> {
+        if let Some(compiler) = self.0.get() {
+            return Ok(compiler);
+        }
+        let compiler = SpirvCompiler::new()?;
+        Ok(self.0.get_or_init(|| compiler))
+    }
+}
+
 /// A shaderc compiler, kept for many compiles: glslang's start-up costs
 /// ~100 ms, each compile after it about a millisecond.
 pub struct SpirvCompiler {

@@ -2,7 +2,8 @@
 //! entry point and specialization constants — a compatible object, valid on
 //! any driver of the target API.
 
-use xr_sourcebuild::{ShaderStage, Specialization};
+use xr_device::XrError;
+use xr_sourcebuild::{ProgramBinary, ShaderStage, Specialization};
 
 /// The `ProgramBinary::format` of these objects ("XRSV").
 pub const FORMAT: u32 = u32::from_le_bytes(*b"XRSV");
@@ -20,6 +21,34 @@ pub struct StageModule {
     pub words: Vec<u32>,
     /// The file it came from, for messages.
     pub file: String,
+}
+
+/// The stored object of a program's stage modules.
+pub fn to_object(stages: &[StageModule]) -> ProgramBinary {
+    ProgramBinary { format: FORMAT, bytes: encode(stages).into() }
+}
+
+/// The stage modules of a stored object; `context` starts the error message,
+/// `build_system` names who refuses an object of another format.
+pub fn from_object(binary: &ProgramBinary, context: &str, build_system: &str) -> Result<Vec<StageModule>, XrError> {
+    if binary.format != FORMAT {
+        return Err(XrError::invalid_input(format!(
+            "{context}: format 0x{:x} is not a SPIR-V object of {build_system}",
+            binary.format
+        )));
+    }
+    decode(&binary.bytes).ok_or_else(|| XrError::invalid_input(format!("{context}: the SPIR-V object is damaged")))
+}
+
+/// A program's content key: the build system, its version, its options, and
+/// the SPIR-V, which already holds the sources, includes, defines and stages.
+pub fn content_key(build_system: &str, version: &str, options: &[u8], stages: &[StageModule]) -> Vec<u8> {
+    let mut hasher = blake3::Hasher::new();
+    for part in [build_system.as_bytes(), version.as_bytes(), options, &encode(stages)] {
+        hasher.update(&(part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    hasher.finalize().as_bytes().to_vec()
 }
 
 /// Serialises stage modules: a count, then per stage its stage index,

@@ -17,6 +17,6 @@ pub mod messages;
 pub mod reflect;
 pub mod validate;
 
-pub use compile::{Optimization, SpirvCompiler, SpirvModule, SpirvOptions, SpirvVersion, TargetEnv};
+pub use compile::{LazyCompiler, Optimization, SpirvCompiler, SpirvModule, SpirvOptions, SpirvVersion, TargetEnv};
 pub use reflect::{Reflection, assign_uniform_locations, link_interface_locations, reflect};
 pub use validate::validate;

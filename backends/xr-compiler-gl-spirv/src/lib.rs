@@ -9,34 +9,20 @@
 mod runtime;
 mod spirv_fns;
 
-use abi_stable::{export_root_module, prefix_type::PrefixTypeTrait, rstr, sabi_trait::TD_Opaque, std_types::RVec};
-use xr_device::{DeviceCapabilities, DeviceKind, DeviceSystemBox, NativeHandles, XrError, XrResult, guard};
+use abi_stable::sabi_trait::TD_Opaque;
+use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError, XrResult, guard};
 use xr_sourcebuild::{
     AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildSystemInfo, ShaderStage, SourceBuildSystem,
-    SourceBuildSystem_TO, SourceBuildSystemBox, SourceLanguage, XrPlugin, XrPluginRef,
+    SourceLanguage,
 };
 
 /// The build system's name.
 pub const NAME: &str = "xr-compiler-gl-spirv";
 
-/// The plugin's root module.
-#[export_root_module]
-pub fn root_module() -> XrPluginRef {
-    XrPlugin {
-        name: rstr!("xr-compiler-gl-spirv"),
-        version: rstr!(env!("CARGO_PKG_VERSION")),
-        device_systems,
-        build_systems,
-    }
-    .leak_into_prefix()
-}
-
-extern "C" fn device_systems() -> XrResult<RVec<DeviceSystemBox>> {
-    guard(|| Ok(RVec::new()))
-}
-
-extern "C" fn build_systems() -> XrResult<RVec<SourceBuildSystemBox>> {
-    guard(|| Ok(RVec::from(vec![SourceBuildSystem_TO::from_value(GlSpirvSystem, TD_Opaque)])))
+xr_sourcebuild::export_plugin! {
+    name: "xr-compiler-gl-spirv",
+    device_systems: [],
+    build_systems: [GlSpirvSystem],
 }
 
 /// The GL SPIR-V build system.

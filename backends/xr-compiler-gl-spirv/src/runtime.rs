@@ -6,7 +6,7 @@ use abi_stable::{
     std_types::{RResult, RSlice, RStr, RVec},
 };
 use glow::HasContext;
-use std::{cell::OnceCell, collections::HashMap, ffi::CString, rc::Rc};
+use std::{collections::HashMap, ffi::CString, rc::Rc};
 use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, guard};
 use xr_gl_common::{
     constant_table::{GlConstantTable, UniformBlockSpec},
@@ -19,7 +19,7 @@ use xr_sourcebuild::{
     Diagnostic, ProgramBinary, ProgramDesc, Severity, ShaderStage, guard_build,
 };
 use xr_spirv::container::{self, StageModule};
-use xr_spirv::{SpirvCompiler, SpirvOptions, TargetEnv};
+use xr_spirv::{LazyCompiler, SpirvOptions, TargetEnv};
 
 /// The GL SPIR-V build system on one device.
 pub struct AttachedGlSpirv {
@@ -27,7 +27,7 @@ pub struct AttachedGlSpirv {
     spirv: SpirvFns,
     pipelines: Pipelines,
     /// shaderc starts on first use (~100 ms).
-    compiler: OnceCell<SpirvCompiler>,
+    compiler: LazyCompiler,
     /// Each program's stage modules, for `program_binary`.
     modules: HashMap<u32, Vec<StageModule>>,
 }
@@ -37,20 +37,12 @@ impl AttachedGlSpirv {
     pub fn new(gl: DeviceGl, capabilities: &DeviceCapabilities) -> Result<Self, XrError> {
         let spirv = SpirvFns::load(gl.loader())?;
         let pipelines = Pipelines::new(&gl, capabilities);
-        Ok(Self { gl: Rc::new(gl), spirv, pipelines, compiler: OnceCell::new(), modules: HashMap::new() })
-    }
-
-    fn compiler(&self) -> Result<&SpirvCompiler, XrError> {
-        if let Some(compiler) = self.compiler.get() {
-            return Ok(compiler);
-        }
-        let compiler = SpirvCompiler::new()?;
-        Ok(self.compiler.get_or_init(|| compiler))
+        Ok(Self { gl: Rc::new(gl), spirv, pipelines, compiler: LazyCompiler::default(), modules: HashMap::new() })
     }
 
     /// Compiles every stage to validated SPIR-V for OpenGL 4.5.
     fn compile(&self, desc: &ProgramDesc) -> Result<Vec<StageModule>, BuildError> {
-        let mut modules = self.compiler()?.compile_program(desc, &SpirvOptions::new(TargetEnv::OpenGl45))?;
+        let mut modules = self.compiler.get()?.compile_program(desc, &SpirvOptions::new(TargetEnv::OpenGl45))?;
         let mut words: Vec<&mut [u32]> = modules.iter_mut().map(|m| m.words.as_mut_slice()).collect();
         xr_spirv::assign_uniform_locations(&mut words)?;
         link_stages(&mut modules)?;
@@ -165,13 +157,8 @@ impl AttachedGlSpirv {
 
     fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> Result<RVec<u8>, BuildError> {
         let modules = self.compile(desc)?;
-        let mut hasher = blake3::Hasher::new();
-        hasher.update(crate::NAME.as_bytes());
-        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
-        hasher.update(&[u8::from(options.separable)]);
-        // The SPIR-V already holds the sources, includes, defines and stage.
-        hasher.update(&container::encode(&modules));
-        Ok(hasher.finalize().as_bytes().to_vec().into())
+        Ok(container::content_key(crate::NAME, env!("CARGO_PKG_VERSION"), &[u8::from(options.separable)], &modules)
+            .into())
     }
 
     fn program_binary(&self, program: ProgramRef) -> Result<ProgramBinary, XrError> {
@@ -179,7 +166,7 @@ impl AttachedGlSpirv {
             self.modules.get(&program.name).filter(|_| program.kind == ProgramKind::Program).ok_or_else(|| {
                 XrError::invalid_input(format!("program {} was not built by this build system", program.name))
             })?;
-        Ok(ProgramBinary { format: container::FORMAT, bytes: container::encode(modules).into() })
+        Ok(container::to_object(modules))
     }
 
     fn load_binary(
@@ -188,17 +175,7 @@ impl AttachedGlSpirv {
         options: &BuildOptions,
         binary: &ProgramBinary,
     ) -> Result<BuiltProgram, BuildError> {
-        let context = format!("program '{}'", desc.name);
-        if binary.format != container::FORMAT {
-            return Err(XrError::invalid_input(format!(
-                "{context}: format 0x{:x} is not a SPIR-V object of {}",
-                binary.format,
-                crate::NAME
-            ))
-            .into());
-        }
-        let modules = container::decode(&binary.bytes)
-            .ok_or_else(|| XrError::invalid_input(format!("{context}: the SPIR-V object is damaged")))?;
+        let modules = container::from_object(binary, &format!("program '{}'", desc.name), crate::NAME)?;
         self.link(desc, options, modules)
     }
 }

@@ -9,14 +9,14 @@ use abi_stable::{
     std_types::{RResult, RSlice, RStr, RVec},
 };
 use ash::vk::{self, Handle};
-use std::{cell::OnceCell, collections::HashMap, ffi::CString};
+use std::{collections::HashMap, ffi::CString};
 use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, VulkanLoader, VulkanProgram, XrError, XrResult, guard};
 use xr_sourcebuild::{
     AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, ProgramBinary,
     ProgramDesc, ShaderStage, Store, guard_build,
 };
 use xr_spirv::{
-    SpirvCompiler, SpirvOptions, TargetEnv,
+    LazyCompiler, SpirvOptions, TargetEnv,
     container::{self, StageModule},
     reflect::Reflection,
 };
@@ -27,7 +27,7 @@ pub struct AttachedVkSpirv {
     capabilities: DeviceCapabilities,
     device: ash::Device,
     memory: vk::PhysicalDeviceMemoryProperties,
-    compiler: OnceCell<SpirvCompiler>,
+    compiler: LazyCompiler,
     cache: PersistentCache,
     /// Each registered program's stage modules, for `program_binary`.
     modules: HashMap<u32, Vec<StageModule>>,
@@ -63,18 +63,10 @@ impl AttachedVkSpirv {
             capabilities: capabilities.clone(),
             device,
             memory,
-            compiler: OnceCell::new(),
+            compiler: LazyCompiler::default(),
             cache,
             modules: HashMap::new(),
         })
-    }
-
-    fn compiler(&self) -> Result<&SpirvCompiler, XrError> {
-        if let Some(compiler) = self.compiler.get() {
-            return Ok(compiler);
-        }
-        let compiler = SpirvCompiler::new()?;
-        Ok(self.compiler.get_or_init(|| compiler))
     }
 
     fn compile(&self, desc: &ProgramDesc) -> Result<Vec<StageModule>, BuildError> {
@@ -86,7 +78,7 @@ impl AttachedVkSpirv {
             ))
             .into());
         }
-        let mut modules = self.compiler()?.compile_program(desc, &SpirvOptions::new(TargetEnv::Vulkan10))?;
+        let mut modules = self.compiler.get()?.compile_program(desc, &SpirvOptions::new(TargetEnv::Vulkan10))?;
         let (vertex, fragment) = modules.split_at_mut(1);
         xr_spirv::link_interface_locations(&vertex[0].words, &mut fragment[0].words)?;
         Ok(modules)
@@ -427,11 +419,7 @@ impl AttachedVkSpirv {
 
     fn content_key(&self, desc: &ProgramDesc) -> Result<RVec<u8>, BuildError> {
         let modules = self.compile(desc)?;
-        let mut hasher = blake3::Hasher::new();
-        hasher.update(crate::NAME.as_bytes());
-        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
-        hasher.update(&container::encode(&modules));
-        Ok(hasher.finalize().as_bytes().to_vec().into())
+        Ok(container::content_key(crate::NAME, env!("CARGO_PKG_VERSION"), &[], &modules).into())
     }
 }
 
@@ -457,7 +445,7 @@ impl AttachedBuildSystem for AttachedVkSpirv {
                 self.modules.get(&program.name).filter(|_| program.kind == ProgramKind::Program).ok_or_else(|| {
                     XrError::invalid_input(format!("program {} was not built by this build system", program.name))
                 })?;
-            Ok(ProgramBinary { format: container::FORMAT, bytes: container::encode(modules).into() })
+            Ok(container::to_object(modules))
         })
     }
 
@@ -468,17 +456,7 @@ impl AttachedBuildSystem for AttachedVkSpirv {
         binary: &ProgramBinary,
     ) -> RResult<BuiltProgram, BuildError> {
         guard_build(|| {
-            let context = format!("program '{}'", desc.name);
-            if binary.format != container::FORMAT {
-                return Err(XrError::invalid_input(format!(
-                    "{context}: format 0x{:x} is not a SPIR-V object of {}",
-                    binary.format,
-                    crate::NAME
-                ))
-                .into());
-            }
-            let modules = container::decode(&binary.bytes)
-                .ok_or_else(|| XrError::invalid_input(format!("{context}: the SPIR-V object is damaged")))?;
+            let modules = container::from_object(binary, &format!("program '{}'", desc.name), crate::NAME)?;
             self.create(desc, modules)
         })
     }

@@ -8,26 +8,13 @@
 mod context;
 mod device;
 
-use abi_stable::{export_root_module, prefix_type::PrefixTypeTrait, rstr, sabi_trait::TD_Opaque, std_types::RVec};
-use xr_device::{
-    DeviceBox, DeviceKind, DeviceOptions, DeviceSystem, DeviceSystem_TO, DeviceSystemBox, DeviceSystemInfo, XrResult,
-    guard,
-};
-use xr_sourcebuild::{SourceBuildSystemBox, XrPlugin, XrPluginRef};
+use abi_stable::sabi_trait::TD_Opaque;
+use xr_device::{DeviceBox, DeviceKind, DeviceOptions, DeviceSystem, DeviceSystemInfo, XrResult, guard};
 
-/// The plugin's root module.
-#[export_root_module]
-pub fn root_module() -> XrPluginRef {
-    XrPlugin { name: rstr!("xr-rhi-opengl"), version: rstr!(env!("CARGO_PKG_VERSION")), device_systems, build_systems }
-        .leak_into_prefix()
-}
-
-extern "C" fn device_systems() -> XrResult<RVec<DeviceSystemBox>> {
-    guard(|| Ok(RVec::from(vec![DeviceSystem_TO::from_value(OpenGlSystem, TD_Opaque)])))
-}
-
-extern "C" fn build_systems() -> XrResult<RVec<SourceBuildSystemBox>> {
-    guard(|| Ok(RVec::new()))
+xr_sourcebuild::export_plugin! {
+    name: "xr-rhi-opengl",
+    device_systems: [OpenGlSystem],
+    build_systems: [],
 }
 
 /// The OpenGL device system.
