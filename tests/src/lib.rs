@@ -112,12 +112,12 @@ pub fn registry() -> Registry {
 
 /// An open OpenGL device with the GLSL build system attached, from `registry`.
 pub struct GlBench {
+    /// The build system attached to it; dropped first, while the device is open.
+    pub compiler: AttachedBuildSystemBox,
     /// The device.
     pub device: DeviceBox,
     /// Its capabilities.
     pub capabilities: DeviceCapabilities,
-    /// The GLSL build system attached to it.
-    pub compiler: AttachedBuildSystemBox,
 }
 
 /// Size of the images `GlBench::render_full` draws.

@@ -2,7 +2,6 @@
 //! validation layers: every validation error fails the call that caused it.
 
 use std::process::Command;
-use xr_device::ErrorKind;
 use xr_sourcebuild::{
     BuildOptions, ConstantTableExt, ProgramBinary, ProgramDesc, ShaderStage, SourceDesc, Store,
     vulkan_pipeline_cache_key,
@@ -207,9 +206,6 @@ fn without_a_vulkan_driver_the_device_system_is_unavailable_and_opengl_still_wor
         find("xr-rhi-opengl")["device_systems"][0]["device"]["Ok"]["renderer"].as_str().unwrap().contains("llvmpipe")
     );
     assert_eq!(find(VK_SPIRV)["build_systems"][0]["on_devices"], serde_json::json!([]), "nothing to attach to");
-
-    // And through the registry in this process, the Vulkan error is the device system's, not a crash.
-    let _ = ErrorKind::Unavailable;
 }
 
 /// Varyings without locations, declared in another order in each stage:

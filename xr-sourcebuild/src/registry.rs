@@ -38,14 +38,16 @@ pub struct LoadedPlugin {
     pub build_systems: Vec<(BuildSystemInfo, SourceBuildSystemBox)>,
 }
 
-/// An open device with a build system attached to it.
+/// An open device with a build system attached to it. Fields drop in
+/// order: the build system first, while its device is still open (it may
+/// save caches and release objects then).
 pub struct AttachedDevice {
+    /// The build system attached to it.
+    pub compiler: AttachedBuildSystemBox,
     /// The device.
     pub device: DeviceBox,
     /// Its capabilities, read when it opened.
     pub capabilities: DeviceCapabilities,
-    /// The build system attached to it.
-    pub compiler: AttachedBuildSystemBox,
 }
 
 /// A file or directory the registry passed over, and why.

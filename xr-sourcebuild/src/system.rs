@@ -116,8 +116,10 @@ pub trait AttachedBuildSystem {
     fn create_pipeline(&mut self, programs: RSlice<'_, ProgramRef>) -> XrResult<ProgramRef>;
 
     /// Where to keep the build system's own device caches (the Vulkan
-    /// pipeline cache). Build systems that keep none accept and ignore it:
-    /// GL program binaries are kept by the host's `ProgramCache`.
+    /// pipeline cache, loaded now and saved when the attached build system
+    /// is dropped while its device is open). Build systems that keep none
+    /// accept and ignore it: GL program binaries are kept by the host's
+    /// `ProgramCache`.
     #[sabi(last_prefix_field)]
     fn set_store(&mut self, root: RStr<'_>) -> XrResult<()>;
 }

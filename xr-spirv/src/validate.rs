@@ -1,7 +1,7 @@
 //! The SPIR-V validator, run on every module that enters or leaves XR.
 //!
 //! `spirv-tools` is used with `use-installed-tools`: it runs Debian's
-//! `spirv-val` (1.5–3 ms a module) instead of compiling a second copy of
+//! `spirv-val` (a process per module) instead of compiling a second copy of
 //! SPIRV-Tools into XR; see docs/SPIRV.md.
 
 use crate::compile::TargetEnv;

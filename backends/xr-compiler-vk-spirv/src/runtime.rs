@@ -156,7 +156,6 @@ impl AttachedVkSpirv {
         }
         table.name = name;
         self.modules.insert(name, modules);
-        self.cache.save(&self.device);
         Ok(BuiltProgram {
             program: ProgramRef::program(name),
             constants: ConstantTable_TO::from_value(table, TD_Opaque),
