@@ -237,3 +237,26 @@ fn seed_002_hlsl_with_its_globals_renders_through_gl_spirv() {
     built.constants.set_defaults().into_result().unwrap();
     assert_eq!(bench.centre_pixel(&built), [0, 0, 0, 0], "zeroed: the quad collapses");
 }
+
+/// Every program with uniform blocks holds binding points of the device
+/// while it lives: when they run out, building another is a clear error,
+/// and dropping a program gives its binding back.
+#[test]
+fn uniform_block_bindings_run_out_with_a_clear_error_and_come_back() {
+    let registry = registry();
+    let mut bench = GlBench::open(&registry, GL_SPIRV);
+    let desc = xr_tests::seed_002_program();
+    let mut alive = Vec::new();
+    let error = loop {
+        match bench.compiler.build_program(&desc, &BuildOptions::default()).into_result() {
+            Ok(built) => alive.push(built),
+            Err(error) => break error,
+        }
+        assert!(alive.len() < 10_000, "binding points never ran out");
+    };
+    assert!(alive.len() >= 36, "GL guarantees at least 36 binding points; got {}", alive.len());
+    assert!(error.to_string().contains("every uniform buffer binding point of the device is taken"), "{error}");
+    alive.pop();
+    let again = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result();
+    assert!(again.is_ok(), "a dropped program's binding point is reused");
+}

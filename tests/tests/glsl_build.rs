@@ -136,6 +136,10 @@ fn wrong_language_entry_point_or_define_is_refused_before_the_driver() {
     let mut entry = SourceDesc::glsl(ShaderStage::Fragment, "x.frag", "#version 450 core\nvoid ps_main() {}\n");
     entry.entry_point = "ps_main".into();
     assert!(bench.build_fragment(entry).err().unwrap().to_string().contains("entry point must be 'main'"));
+    let special = SourceDesc::glsl(ShaderStage::Fragment, "x.frag", "#version 450 core\nvoid main() {}\n")
+        .with_specialization(0, 1);
+    let error = bench.build_fragment(special).err().unwrap().to_string();
+    assert!(error.contains("has no specialization constants"), "{error}");
     let define = SourceDesc::glsl(ShaderStage::Fragment, "x.frag", "#version 450 core\nvoid main() {}\n")
         .with_define("A B", "1");
     assert!(bench.build_fragment(define).err().unwrap().to_string().contains("x.frag: error: invalid define 'A B=1'"));

@@ -241,3 +241,22 @@ void main() { c = v_red; }
         assert_eq!(bench.centre_pixel(&built), [255, 0, 0, 255], "{label}");
     }
 }
+
+#[test]
+fn validation_asked_for_without_the_layer_is_a_clear_error() {
+    let output = Command::new(executable("triangle"))
+        .args(["--path", "vk-spirv", "--validation", "--out"])
+        .arg(temp_dir("no-layer"))
+        .env("VK_LAYER_PATH", "/nonexistent")
+        .env("VK_ADD_LAYER_PATH", "/nonexistent")
+        .env_remove("XR_PLUGIN_PATH")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("validation was asked for but VK_LAYER_KHRONOS_validation is not installed"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
