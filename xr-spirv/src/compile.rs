@@ -127,6 +127,29 @@ pub struct SpirvModule {
     pub entry_point: String,
     /// Warnings from the compiler, at the user's file and line.
     pub warnings: Vec<Diagnostic>,
+    /// Every file its `#include`s read, in the order they were read.
+    pub includes: Vec<IncludedFile>,
+}
+
+/// A file read for an `#include`: what an incremental build watches, and
+/// what a source bundle carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IncludedFile {
+    /// The name the `#include` asked for.
+    pub requested: String,
+    /// The path it was found at (or the in-memory name).
+    pub path: String,
+    /// Its text.
+    pub text: String,
+}
+
+/// A compiled program: its stage modules and every file they included.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompiledProgram {
+    /// One module per stage, in the program's stage order.
+    pub modules: Vec<crate::container::StageModule>,
+    /// Every file any stage included (a file included twice is listed twice).
+    pub includes: Vec<IncludedFile>,
 }
 
 impl SpirvModule {
@@ -173,20 +196,37 @@ impl SpirvCompiler {
         desc: &xr_sourcebuild::ProgramDesc,
         options: &SpirvOptions,
     ) -> Result<Vec<crate::container::StageModule>, BuildError> {
+        self.compile_program_tracked(desc, options, true).map(|program| program.modules)
+    }
+
+    /// [`Self::compile_program`], also returning the files the stages
+    /// included; `validated` runs the validator on each module.
+    pub fn compile_program_tracked(
+        &self,
+        desc: &xr_sourcebuild::ProgramDesc,
+        options: &SpirvOptions,
+        validated: bool,
+    ) -> Result<CompiledProgram, BuildError> {
         if desc.stages.is_empty() {
             return Err(XrError::invalid_input(format!("program '{}' has no stages", desc.name)).into());
         }
         let mut modules = Vec::new();
+        let mut includes = Vec::new();
         let mut diagnostics = Vec::new();
         for stage in desc.stages.iter() {
-            match self.compile(stage, options) {
-                Ok(module) => modules.push(crate::container::StageModule {
-                    stage: module.stage,
-                    entry_point: module.entry_point,
-                    specializations: stage.specializations.to_vec(),
-                    words: module.words,
-                    file: stage.file_name.to_string(),
-                }),
+            let compiled =
+                if validated { self.compile(stage, options) } else { self.compile_unvalidated(stage, options) };
+            match compiled {
+                Ok(module) => {
+                    includes.extend(module.includes);
+                    modules.push(crate::container::StageModule {
+                        stage: module.stage,
+                        entry_point: module.entry_point,
+                        specializations: stage.specializations.to_vec(),
+                        words: module.words,
+                        file: stage.file_name.to_string(),
+                    });
+                }
                 Err(error) if error.diagnostics.is_empty() => return Err(error),
                 Err(error) => diagnostics.extend(error.diagnostics),
             }
@@ -194,7 +234,7 @@ impl SpirvCompiler {
         if diagnostics.iter().any(|d| d.severity == Severity::Error) {
             return Err(BuildError::from_diagnostics(&format!("program '{}'", desc.name), diagnostics));
         }
-        Ok(modules)
+        Ok(CompiledProgram { modules, includes })
     }
 
     /// Compiles `desc` to validated SPIR-V.
@@ -253,14 +293,23 @@ impl SpirvCompiler {
             let value = (!define.value.is_empty()).then_some(define.value.as_str());
             compile_options.add_macro_definition(&define.name, value);
         }
-        compile_options.set_include_callback(|requested, _kind, requesting, _depth| {
+        let included = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let record = included.clone();
+        compile_options.set_include_callback(move |requested, _kind, requesting, _depth| {
             let includer_dir = if requesting == file {
                 root_dir(desc)
             } else {
                 Path::new(requesting).parent().filter(|p| p.is_dir()).map(Path::to_path_buf)
             };
             match resolve_include(desc, requested, includer_dir.as_deref()) {
-                Some(found) => Ok(shaderc::ResolvedInclude { resolved_name: found.display, content: found.text }),
+                Some(found) => {
+                    record.borrow_mut().push(IncludedFile {
+                        requested: requested.to_owned(),
+                        path: found.display.clone(),
+                        text: found.text.clone(),
+                    });
+                    Ok(shaderc::ResolvedInclude { resolved_name: found.display, content: found.text })
+                }
                 None => Err(format!(
                     "cannot find include file '{requested}' ({})",
                     searched_places(desc, includer_dir.as_deref())
@@ -302,6 +351,7 @@ impl SpirvCompiler {
             stage: desc.stage,
             entry_point: desc.entry_point.to_string(),
             warnings,
+            includes: included.take(),
         };
         check_entry_point(&module, file).map_err(fail)?;
         Ok(module)

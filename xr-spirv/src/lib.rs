@@ -14,9 +14,14 @@ pub mod compile;
 pub mod container;
 pub mod hlsl;
 pub mod messages;
+pub mod program;
 pub mod reflect;
 pub mod validate;
 
-pub use compile::{LazyCompiler, Optimization, SpirvCompiler, SpirvModule, SpirvOptions, SpirvVersion, TargetEnv};
+pub use compile::{
+    CompiledProgram, IncludedFile, LazyCompiler, Optimization, SpirvCompiler, SpirvModule, SpirvOptions, SpirvVersion,
+    TargetEnv,
+};
+pub use program::finish_program;
 pub use reflect::{Reflection, assign_uniform_locations, link_interface_locations, reflect};
 pub use validate::validate;

@@ -16,7 +16,7 @@ use xr_gl_common::{
 };
 use xr_sourcebuild::{
     AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, ConstantType,
-    Diagnostic, ProgramBinary, ProgramDesc, Severity, ShaderStage, guard_build,
+    Diagnostic, ProgramBinary, ProgramDesc, Severity, guard_build,
 };
 use xr_spirv::container::{self, StageModule};
 use xr_spirv::{LazyCompiler, SpirvOptions, TargetEnv};
@@ -43,9 +43,7 @@ impl AttachedGlSpirv {
     /// Compiles every stage to validated SPIR-V for OpenGL 4.5.
     fn compile(&self, desc: &ProgramDesc) -> Result<Vec<StageModule>, BuildError> {
         let mut modules = self.compiler.get()?.compile_program(desc, &SpirvOptions::new(TargetEnv::OpenGl45))?;
-        let mut words: Vec<&mut [u32]> = modules.iter_mut().map(|m| m.words.as_mut_slice()).collect();
-        xr_spirv::assign_uniform_locations(&mut words)?;
-        link_stages(&mut modules)?;
+        xr_spirv::finish_program(&mut modules, TargetEnv::OpenGl45)?;
         Ok(modules)
     }
 
@@ -178,19 +176,6 @@ impl AttachedGlSpirv {
         let modules = container::from_object(binary, &format!("program '{}'", desc.name), crate::NAME)?;
         self.link(desc, options, modules)
     }
-}
-
-/// Gives each stage's inputs the locations the stage before it writes them
-/// at, by name (stages in pipeline order).
-fn link_stages(modules: &mut [StageModule]) -> Result<(), XrError> {
-    let order = |stage: ShaderStage| ShaderStage::ALL.iter().position(|s| *s == stage).unwrap_or(usize::MAX);
-    let mut indices: Vec<usize> = (0..modules.len()).collect();
-    indices.sort_by_key(|i| order(modules[*i].stage));
-    for pair in indices.windows(2) {
-        let producer = modules[pair[0]].words.clone();
-        xr_spirv::link_interface_locations(&producer, &mut modules[pair[1]].words)?;
-    }
-    Ok(())
 }
 
 /// The uniform blocks of every stage (HLSL's globals among them), merged by

@@ -79,8 +79,7 @@ impl AttachedVkSpirv {
             .into());
         }
         let mut modules = self.compiler.get()?.compile_program(desc, &SpirvOptions::new(TargetEnv::Vulkan10))?;
-        let (vertex, fragment) = modules.split_at_mut(1);
-        xr_spirv::link_interface_locations(&vertex[0].words, &mut fragment[0].words)?;
+        xr_spirv::finish_program(&mut modules, TargetEnv::Vulkan10)?;
         Ok(modules)
     }
 
