@@ -16,7 +16,7 @@
 //!     { stage = "vertex", file = "shaders/lit.vert" },
 //!     { stage = "fragment", file = "shaders/lit.frag", entry = "main", language = "glsl" },
 //! ]
-//! overrides = [{ name = "GAIN", id = 0, default = 1.0 }]
+//! overrides = [{ name = "GAIN", id = 0, type = "float", default = 1.0 }]
 //! ```
 
 use serde::Deserialize;
@@ -98,6 +98,23 @@ impl Target {
             Target::VkSpirv => "vk-spirv",
         }
     }
+
+    /// The target named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// Every target, in order.
+    pub const ALL: [Target; 3] = [Target::GlGlsl, Target::GlSpirv, Target::VkSpirv];
+
+    /// The build system plugin that loads this target's objects.
+    pub fn build_system(self) -> &'static str {
+        match self {
+            Target::GlGlsl => "xr-compiler-glsl",
+            Target::GlSpirv => "xr-compiler-gl-spirv",
+            Target::VkSpirv => "xr-compiler-vk-spirv",
+        }
+    }
 }
 
 /// One stage of a program.
@@ -113,15 +130,59 @@ pub struct Stage {
     pub language: SourceLanguage,
 }
 
-/// A specialization constant a variant may set at load time.
-#[derive(Clone, Debug, PartialEq)]
+/// The scalar type of an override.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OverrideType {
+    /// `float`.
+    Float,
+    /// `int`.
+    Int,
+    /// `uint`.
+    Uint,
+    /// `bool`.
+    Bool,
+}
+
+/// A specialization constant a variant may set at load time (seed 001:
+/// variants that differ only by a value are one program with an override,
+/// not more variants). On SPIR-V targets it is the `constant_id`; on
+/// `gl-glsl`, which has no specialization constants, XR defines `NAME` to
+/// the value when it builds the source on the device, so sources declare it
+/// under `#if defined(GL_SPIRV) || defined(VULKAN)`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Override {
     /// Its name.
     pub name: String,
     /// Its `constant_id`.
     pub id: u32,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub kind: OverrideType,
     /// Its default value.
     pub default: f64,
+}
+
+impl Override {
+    /// `value` as a specialization constant's bits.
+    pub fn bits(&self, value: f64) -> u32 {
+        match self.kind {
+            OverrideType::Float => (value as f32).to_bits(),
+            OverrideType::Int => (value as i32) as u32,
+            OverrideType::Uint => value as u32,
+            OverrideType::Bool => u32::from(value != 0.0),
+        }
+    }
+
+    /// `value` as a GLSL literal of the override's type.
+    pub fn glsl_literal(&self, value: f64) -> String {
+        match self.kind {
+            OverrideType::Float => format!("{:?}", value as f32),
+            OverrideType::Int => (value as i32).to_string(),
+            OverrideType::Uint => format!("{}u", value as u32),
+            OverrideType::Bool => (value != 0.0).to_string(),
+        }
+    }
 }
 
 /// A filter clause: `AXIS op VALUE`.
@@ -214,6 +275,8 @@ struct RawStage {
 struct RawOverride {
     name: Spanned<String>,
     id: u32,
+    #[serde(rename = "type")]
+    kind: Option<Spanned<String>>,
     default: f64,
 }
 
@@ -322,15 +385,12 @@ impl Manifest {
             }
             let mut targets = Vec::new();
             for target in raw_program.targets.get_ref() {
-                let parsed = match target.get_ref().as_str() {
-                    "gl-glsl" => Target::GlGlsl,
-                    "gl-spirv" => Target::GlSpirv,
-                    "vk-spirv" => Target::VkSpirv,
-                    other => {
-                        return Err(locate
-                            .at(target.span(), format!("unknown target '{other}' (gl-glsl, gl-spirv or vk-spirv)")));
-                    }
-                };
+                let parsed = Target::from_name(target.get_ref()).ok_or_else(|| {
+                    locate.at(
+                        target.span(),
+                        format!("unknown target '{}' (gl-glsl, gl-spirv or vk-spirv)", target.get_ref()),
+                    )
+                })?;
                 targets.push(parsed);
             }
             if targets.is_empty() {
@@ -361,11 +421,40 @@ impl Manifest {
                 let entry = raw_stage.entry.clone().unwrap_or_else(|| "main".to_owned());
                 stages.push(Stage { stage, file, entry, language });
             }
-            let overrides = raw_program
-                .overrides
-                .iter()
-                .map(|o| Override { name: o.name.get_ref().clone(), id: o.id, default: o.default })
-                .collect();
+            let mut overrides: Vec<Override> = Vec::new();
+            for raw in &raw_program.overrides {
+                check_identifier(&locate, &raw.name)?;
+                let kind = match raw.kind.as_ref().map(|k| (k.get_ref().as_str(), k.span())) {
+                    None | Some(("float", _)) => OverrideType::Float,
+                    Some(("int", _)) => OverrideType::Int,
+                    Some(("uint", _)) => OverrideType::Uint,
+                    Some(("bool", _)) => OverrideType::Bool,
+                    Some((other, span)) => {
+                        return Err(
+                            locate.at(span, format!("unknown override type '{other}' (float, int, uint or bool)"))
+                        );
+                    }
+                };
+                if let Some(other) = overrides.iter().find(|o| o.id == raw.id || &o.name == raw.name.get_ref()) {
+                    return Err(locate.at(
+                        raw.name.span(),
+                        format!(
+                            "override '{}' (id {}) clashes with override '{}' (id {})",
+                            raw.name.get_ref(),
+                            raw.id,
+                            other.name,
+                            other.id
+                        ),
+                    ));
+                }
+                if program_axes.iter().any(|a| &a.name == raw.name.get_ref()) {
+                    return Err(locate.at(
+                        raw.name.span(),
+                        format!("'{}' is both an axis and an override of this program", raw.name.get_ref()),
+                    ));
+                }
+                overrides.push(Override { name: raw.name.get_ref().clone(), id: raw.id, kind, default: raw.default });
+            }
             let mut exclude = Vec::new();
             for filter in &raw_program.exclude {
                 exclude.push(parse_filter(&locate, filter, &program_axes)?);

@@ -1,5 +1,6 @@
 //! `xr`: the XR command line.
 
+mod build;
 mod compile;
 mod plugins;
 mod store;
@@ -37,6 +38,8 @@ enum Command {
         #[arg(short = 'o', long = "out")]
         out: PathBuf,
     },
+    /// Build every program and variant of a manifest (xr.toml) into its store.
+    Build(build::BuildArgs),
     /// Work on a store of built objects.
     Store {
         #[command(subcommand)]
@@ -63,6 +66,18 @@ enum StoreCommand {
         #[arg(long)]
         delete_corrupt: bool,
     },
+    /// Remove the build objects no given manifest references (and their catalogs).
+    Gc {
+        /// The store directory (default: the first manifest's store).
+        #[arg(long)]
+        store: Option<PathBuf>,
+        /// A manifest whose programs to keep (repeatable).
+        #[arg(long = "manifest", short = 'm', value_name = "FILE", default_value = "xr.toml")]
+        manifests: Vec<PathBuf>,
+        /// Only say what would be removed.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -76,6 +91,22 @@ fn main() -> std::process::ExitCode {
         Command::Plugins { json, plugin_dirs, extensions } => plugins::run(json, plugin_dirs, extensions),
         Command::Compile { source, out } => compile::compile(source, out),
         Command::Reflect { source, json } => compile::reflect(source, json),
+        Command::Build(args) => match build::run(args) {
+            Ok(true) => Ok(()),
+            Ok(false) => return std::process::ExitCode::FAILURE,
+            Err(e) => Err(e),
+        },
+        Command::Store { command: StoreCommand::Gc { store, manifests, dry_run } } => {
+            let store = match store {
+                Some(store) => Ok(store),
+                None => manifests
+                    .first()
+                    .map(|m| xr_build::Manifest::load(m).map(|m| m.store))
+                    .unwrap_or_else(|| Ok(PathBuf::from("target/xr-store")))
+                    .map_err(anyhow::Error::from),
+            };
+            store.and_then(|store| build::gc(&store, &manifests, dry_run))
+        }
         Command::Store { command: StoreCommand::Verify { store, delete_corrupt } } => {
             match store::verify(&store, delete_corrupt) {
                 Ok(true) => Ok(()),

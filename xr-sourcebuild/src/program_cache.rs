@@ -280,6 +280,12 @@ pub fn decode_binary_record(payload: &[u8]) -> Result<(DriverIdentity, ProgramBi
     Ok((record.identity, ProgramBinary { format: record.format, bytes: bytes.to_vec().into() }))
 }
 
+/// The program name a stored binary record was written for, if `payload`
+/// is one (for `xr store gc`).
+pub fn binary_record_program(payload: &[u8]) -> Option<String> {
+    decode_payload(payload).ok().map(|(record, _)| record.program)
+}
+
 /// The store key of a Vulkan device's pipeline cache: its pipeline cache
 /// UUID, vendor id, device id and driver version, the same fields the
 /// cache's own header carries.

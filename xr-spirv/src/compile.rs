@@ -1,7 +1,7 @@
 //! GLSL and HLSL to SPIR-V through shaderc.
 
 use crate::{messages, validate};
-use std::path::Path;
+use std::{cell::RefCell, path::Path, rc::Rc};
 use xr_device::XrError;
 use xr_sourcebuild::{
     BuildError, Diagnostic, Severity, ShaderStage, SourceDesc, SourceLanguage,
@@ -249,9 +249,27 @@ impl SpirvCompiler {
         Ok(module)
     }
 
-    /// Compiles `desc` to SPIR-V without running the validator (for
-    /// measuring; everything XR hands on is validated).
-    pub fn compile_unvalidated(&self, desc: &SourceDesc, options: &SpirvOptions) -> Result<SpirvModule, BuildError> {
+    /// `desc` preprocessed by glslang for `options.target`: includes
+    /// expanded, defines applied, `#line` directives naming the files.
+    pub fn preprocess(&self, desc: &SourceDesc, options: &SpirvOptions) -> Result<String, BuildError> {
+        let file = desc.file_name.as_str();
+        let (compile_options, _) = Self::prepare(desc, options)?;
+        let source = with_include_extension(&desc.source, desc.language);
+        match self.compiler.preprocess(&source, file, &desc.entry_point, Some(&compile_options)) {
+            Ok(artifact) => Ok(artifact.as_text()),
+            Err(shaderc::Error::CompilationError(_, text)) => {
+                Err(BuildError::from_diagnostics(&format!("{file} (preprocessing)"), messages::parse(&text, file)))
+            }
+            Err(e) => Err(BuildError::from_diagnostics(file, vec![error_at(file, 0, e.to_string())])),
+        }
+    }
+
+    /// shaderc's options for `desc`, and where its include callback records
+    /// the files it reads.
+    fn prepare<'a>(
+        desc: &'a SourceDesc,
+        options: &SpirvOptions,
+    ) -> Result<(shaderc::CompileOptions<'a>, Rc<RefCell<Vec<IncludedFile>>>), BuildError> {
         let file = desc.file_name.as_str();
         let context = format!("{file} ({} {})", desc.language.name(), desc.stage.name());
         let fail = |message: String| BuildError::from_diagnostics(&context, vec![error_at(file, 0, message)]);
@@ -293,7 +311,7 @@ impl SpirvCompiler {
             let value = (!define.value.is_empty()).then_some(define.value.as_str());
             compile_options.add_macro_definition(&define.name, value);
         }
-        let included = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let included = Rc::new(RefCell::new(Vec::new()));
         let record = included.clone();
         compile_options.set_include_callback(move |requested, _kind, requesting, _depth| {
             let includer_dir = if requesting == file {
@@ -316,7 +334,17 @@ impl SpirvCompiler {
                 )),
             }
         });
+        Ok((compile_options, included))
+    }
 
+    /// Compiles `desc` to SPIR-V without running the validator (for
+    /// measuring, and for `xr build`'s check of GLSL the driver builds;
+    /// everything XR hands on is validated).
+    pub fn compile_unvalidated(&self, desc: &SourceDesc, options: &SpirvOptions) -> Result<SpirvModule, BuildError> {
+        let file = desc.file_name.as_str();
+        let context = format!("{file} ({} {})", desc.language.name(), desc.stage.name());
+        let fail = |message: String| BuildError::from_diagnostics(&context, vec![error_at(file, 0, message)]);
+        let (compile_options, included) = Self::prepare(desc, options)?;
         let source = with_include_extension(&desc.source, desc.language);
         let result = self.compiler.compile_into_spirv(
             &source,
@@ -412,4 +440,11 @@ fn shader_kind(stage: ShaderStage) -> shaderc::ShaderKind {
 
 fn error_at(file: &str, line: u32, message: String) -> Diagnostic {
     Diagnostic { severity: Severity::Error, file: file.into(), line, column: 0, message: message.into() }
+}
+
+/// What the SPIR-V compiler is, for keys that must change when it does:
+/// this crate's version and the SPIR-V version glslang writes.
+pub fn compiler_identity() -> String {
+    let (major, minor) = shaderc::get_spirv_version();
+    format!("xr-spirv {} / glslang (shaderc-rs 0.10), SPIR-V {major}.{minor}", env!("CARGO_PKG_VERSION"))
 }

@@ -20,7 +20,7 @@ pub mod validate;
 
 pub use compile::{
     CompiledProgram, IncludedFile, LazyCompiler, Optimization, SpirvCompiler, SpirvModule, SpirvOptions, SpirvVersion,
-    TargetEnv,
+    TargetEnv, compiler_identity,
 };
 pub use program::finish_program;
 pub use reflect::{Reflection, assign_uniform_locations, link_interface_locations, reflect};

@@ -1,0 +1,479 @@
+//! `xr build`: every (variant, target) of a manifest, in parallel, into the
+//! store — reusing what the journal shows is still up to date.
+
+use crate::{
+    artifact::{BundleStage, SourceBundle},
+    catalog::{self, CatalogProgram, CatalogVariant},
+    journal::{Entry, Journal},
+    manifest::{Manifest, Program, Target},
+    matrix::{Variant, variants},
+};
+use rayon::prelude::*;
+use std::{
+    cell::OnceCell,
+    collections::{BTreeSet, HashMap},
+    path::Path,
+    sync::Mutex,
+    time::{Duration, Instant},
+};
+use xr_sourcebuild::{BuildError, ObjectKey, ProgramDesc, SourceDesc, SourceLanguage, Store, StoreError};
+use xr_spirv::{CompiledProgram, SpirvCompiler, SpirvOptions, TargetEnv, container};
+
+/// Version of the recipe and object formats; part of every key.
+const FORMAT: &str = "xr-build/1";
+
+/// What to build.
+#[derive(Clone, Debug, Default)]
+pub struct BuildRequest {
+    /// Worker threads; one per core when `None`.
+    pub jobs: Option<usize>,
+    /// Only these targets (all of each program's when empty).
+    pub targets: Vec<Target>,
+    /// Only these programs (all when empty).
+    pub programs: Vec<String>,
+}
+
+/// What happened to one (variant, target).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Built now; `new_object` when no identical object was in the store.
+    Built {
+        /// The object.
+        object: ObjectKey,
+        /// Payload bytes.
+        bytes: u64,
+        /// Whether it was written (not already there from an identical build).
+        new_object: bool,
+    },
+    /// Up to date: the journal's object, whole in the store.
+    Reused {
+        /// The object.
+        object: ObjectKey,
+        /// Payload bytes.
+        bytes: u64,
+    },
+    /// Did not build: the diagnostics.
+    Failed(String),
+}
+
+/// One (variant, target) done.
+#[derive(Clone, Debug)]
+pub struct ArtifactResult {
+    /// The program.
+    pub program: String,
+    /// The variant's name.
+    pub variant: String,
+    /// The target.
+    pub target: Target,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+/// A failure: a (variant, target), or a whole program, with its diagnostics.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// What failed: `variant (target)` or `program 'name'`.
+    pub what: String,
+    /// Why.
+    pub message: String,
+}
+
+/// The end of a build.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    /// Artifacts built now.
+    pub built: usize,
+    /// Artifacts reused.
+    pub reused: usize,
+    /// Failures, each with its diagnostics.
+    pub failed: Vec<Failure>,
+    /// Distinct objects the built and reused artifacts are.
+    pub unique_objects: usize,
+    /// Their payload bytes.
+    pub bytes: u64,
+    /// Objects newly written.
+    pub written: usize,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// Why a build could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildFailure {
+    /// The store could not be opened.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A worker pool could not start.
+    #[error("cannot start {jobs} build threads: {message}")]
+    Threads {
+        /// Threads asked for.
+        jobs: usize,
+        /// Why.
+        message: String,
+    },
+    /// An unknown program was asked for.
+    #[error("{manifest}: no program named '{name}'")]
+    UnknownProgram {
+        /// The manifest.
+        manifest: String,
+        /// The name.
+        name: String,
+    },
+}
+
+/// Counts the artifacts `request` asks for (for a progress bar's length).
+pub fn count_artifacts(manifest: &Manifest, request: &BuildRequest) -> usize {
+    selected(manifest, request)
+        .map(|program| variants(program).map_or(0, |v| v.len()) * targets_of(program, request).len())
+        .sum()
+}
+
+/// Builds every artifact of `request`; `progress` hears of each as it ends.
+/// One failing artifact does not stop the others: it is in the summary.
+pub fn build(
+    manifest: &Manifest,
+    request: &BuildRequest,
+    progress: &(dyn Fn(&ArtifactResult) + Sync),
+) -> Result<Summary, BuildFailure> {
+    let started = Instant::now();
+    for name in &request.programs {
+        if !manifest.programs.iter().any(|p| &p.name == name) {
+            return Err(BuildFailure::UnknownProgram {
+                manifest: manifest.path.display().to_string(),
+                name: name.clone(),
+            });
+        }
+    }
+    let store = Store::open(&manifest.store)?;
+    remove_orphaned_temp_files(store.root());
+    let journal = Journal::open(store.root());
+    let context = JobContext { store: &store, journal: &journal, hashes: Mutex::new(HashMap::new()) };
+
+    let mut summary = Summary::default();
+    let mut jobs: Vec<(&Program, Variant)> = Vec::new();
+    for program in selected(manifest, request) {
+        match variants(program) {
+            Ok(list) => jobs.extend(list.into_iter().map(|v| (program, v))),
+            Err(message) => summary.failed.push(Failure { what: format!("program '{}'", program.name), message }),
+        }
+    }
+    let threads = request.jobs.unwrap_or(0);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| BuildFailure::Threads { jobs: threads, message: e.to_string() })?;
+    let results: Vec<ArtifactResult> = pool.install(|| {
+        jobs.par_iter()
+            .flat_map_iter(|(program, variant)| {
+                let results = context.build_variant(program, variant, &targets_of(program, request));
+                for result in &results {
+                    progress(result);
+                }
+                results
+            })
+            .collect()
+    });
+
+    let mut catalogs: HashMap<&str, CatalogProgram> = HashMap::new();
+    let mut objects: BTreeSet<ObjectKey> = BTreeSet::new();
+    for (program, variant) in &jobs {
+        catalogs
+            .entry(program.name.as_str())
+            .or_insert_with(|| CatalogProgram::new(program, &manifest.path))
+            .variants
+            .insert(
+                variant.name.clone(),
+                CatalogVariant { values: variant.values.clone(), objects: Default::default() },
+            );
+    }
+    for result in results {
+        let (object, bytes) = match result.outcome {
+            Outcome::Built { object, bytes, new_object } => {
+                summary.built += 1;
+                summary.written += usize::from(new_object);
+                (object, bytes)
+            }
+            Outcome::Reused { object, bytes } => {
+                summary.reused += 1;
+                (object, bytes)
+            }
+            Outcome::Failed(message) => {
+                summary
+                    .failed
+                    .push(Failure { what: format!("{} ({})", result.variant, result.target.name()), message });
+                continue;
+            }
+        };
+        if objects.insert(object) {
+            summary.bytes += bytes;
+        }
+        if let Some(entry) = catalogs.get_mut(result.program.as_str()).and_then(|c| c.variants.get_mut(&result.variant))
+        {
+            entry.objects.insert(result.target.name().to_owned(), object.hex());
+        }
+    }
+    summary.unique_objects = objects.len();
+    let mut names: Vec<&&str> = catalogs.keys().collect();
+    names.sort();
+    for name in names {
+        if let Err(e) = catalog::write(store.root(), &catalogs[*name]) {
+            summary.failed.push(Failure { what: format!("catalog of '{name}'"), message: e.to_string() });
+        }
+    }
+    summary.elapsed = started.elapsed();
+    Ok(summary)
+}
+
+fn selected<'a>(manifest: &'a Manifest, request: &'a BuildRequest) -> impl Iterator<Item = &'a Program> {
+    manifest.programs.iter().filter(|p| request.programs.is_empty() || request.programs.contains(&p.name))
+}
+
+fn targets_of(program: &Program, request: &BuildRequest) -> Vec<Target> {
+    program.targets.iter().copied().filter(|t| request.targets.is_empty() || request.targets.contains(t)).collect()
+}
+
+/// What the SPIR-V compiler identifies itself as, in every recipe key.
+fn compiler_identity() -> String {
+    format!("xr-build {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
+}
+
+thread_local! {
+    /// One shaderc compiler per worker thread (each costs ~100 ms to start).
+    static COMPILER: OnceCell<Result<SpirvCompiler, String>> = const { OnceCell::new() };
+}
+
+fn with_compiler<T>(body: impl FnOnce(&SpirvCompiler) -> Result<T, String>) -> Result<T, String> {
+    COMPILER.with(|cell| match cell.get_or_init(|| SpirvCompiler::new().map_err(|e| e.to_string())) {
+        Ok(compiler) => body(compiler),
+        Err(e) => Err(e.clone()),
+    })
+}
+
+struct JobContext<'a> {
+    store: &'a Store,
+    journal: &'a Journal,
+    /// File → BLAKE3 of its contents now (`None`: unreadable), for this build.
+    hashes: Mutex<HashMap<String, Option<String>>>,
+}
+
+/// A target's build: its object's payload and the files it read.
+struct Made {
+    payload: Vec<u8>,
+    files: Vec<(String, String)>,
+}
+
+impl JobContext<'_> {
+    fn build_variant(&self, program: &Program, variant: &Variant, targets: &[Target]) -> Vec<ArtifactResult> {
+        let result = |target: Target, outcome: Outcome| ArtifactResult {
+            program: program.name.clone(),
+            variant: variant.name.clone(),
+            target,
+            outcome,
+        };
+        let mut results = Vec::new();
+        let mut stale = Vec::new();
+        for &target in targets {
+            let recipe = recipe_key(program, variant, target);
+            match self.up_to_date(&recipe) {
+                Some((object, bytes)) => results.push(result(target, Outcome::Reused { object, bytes })),
+                None => stale.push((target, recipe)),
+            }
+        }
+        if stale.is_empty() {
+            return results;
+        }
+        let desc = match program_desc(program, variant) {
+            Ok(desc) => desc,
+            Err(message) => {
+                results.extend(stale.into_iter().map(|(t, _)| result(t, Outcome::Failed(message.clone()))));
+                return results;
+            }
+        };
+        // One OpenGL compile serves both GL targets, validated if gl-spirv needs it.
+        let gl_validated = stale.iter().any(|(t, _)| *t == Target::GlSpirv);
+        let opengl: OnceCell<Result<CompiledProgram, String>> = OnceCell::new();
+        let opengl = || opengl.get_or_init(|| compile(&desc, TargetEnv::OpenGl45, gl_validated));
+        for (target, recipe) in stale {
+            let made = match target {
+                Target::GlGlsl => {
+                    opengl().as_ref().map_err(Clone::clone).and_then(|c| glsl_bundle(program, variant, &desc, c))
+                }
+                Target::GlSpirv => {
+                    opengl().clone().and_then(|compiled| spirv_object(compiled, TargetEnv::OpenGl45, &desc))
+                }
+                Target::VkSpirv => compile(&desc, TargetEnv::Vulkan10, true)
+                    .and_then(|compiled| spirv_object(compiled, TargetEnv::Vulkan10, &desc)),
+            };
+            let outcome = match made {
+                Ok(made) => self.store_made(&recipe, made),
+                Err(message) => Outcome::Failed(message),
+            };
+            results.push(result(target, outcome));
+        }
+        results
+    }
+
+    /// The journal's object for `recipe`, if every file it read is unchanged
+    /// and the object is whole.
+    fn up_to_date(&self, recipe: &ObjectKey) -> Option<(ObjectKey, u64)> {
+        let entry = self.journal.get(recipe)?;
+        for (file, hash) in &entry.files {
+            if self.hash_of(file).as_deref() != Some(hash.as_str()) {
+                return None;
+            }
+        }
+        let object = ObjectKey::from_hex(&entry.object)?;
+        match self.store.get(&object) {
+            Ok(Some(payload)) => Some((object, payload.len() as u64)),
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!("{e}; rebuilding it");
+                None
+            }
+        }
+    }
+
+    fn hash_of(&self, file: &str) -> Option<String> {
+        let mut hashes = self.hashes.lock().unwrap_or_else(|p| p.into_inner());
+        hashes
+            .entry(file.to_owned())
+            .or_insert_with(|| std::fs::read(file).ok().map(|bytes| blake3::hash(&bytes).to_hex().to_string()))
+            .clone()
+    }
+
+    fn store_made(&self, recipe: &ObjectKey, made: Made) -> Outcome {
+        let object = ObjectKey::from_parts([FORMAT.as_bytes(), &made.payload]);
+        let bytes = made.payload.len() as u64;
+        // Identical output from another variant or an earlier build: stored once.
+        let new_object = !matches!(self.store.get(&object), Ok(Some(_)));
+        if new_object && let Err(e) = self.store.put(&object, &made.payload) {
+            return Outcome::Failed(format!("writing to the store: {e}"));
+        }
+        let entry = Entry { recipe: recipe.hex(), object: object.hex(), files: made.files };
+        if let Err(e) = self.journal.append(&entry) {
+            tracing::warn!("cannot append to the build journal: {e} (the next build redoes this artifact)");
+        }
+        Outcome::Built { object, bytes, new_object }
+    }
+}
+
+/// Everything but file contents that changes an artifact's bytes.
+fn recipe_key(program: &Program, variant: &Variant, target: Target) -> ObjectKey {
+    let mut parts: Vec<Vec<u8>> =
+        vec![FORMAT.into(), compiler_identity().into(), target.name().into(), program.name.clone().into()];
+    for stage in &program.stages {
+        parts.push(stage.stage.name().into());
+        parts.push(stage.file.to_string_lossy().into_owned().into());
+        parts.push(stage.entry.clone().into());
+        parts.push(stage.language.name().into());
+    }
+    for dir in &program.include_dirs {
+        parts.push(dir.to_string_lossy().into_owned().into());
+    }
+    for define in &variant.defines {
+        parts.push(format!("{}={}", define.name, define.value).into());
+    }
+    ObjectKey::from_parts(parts.iter().map(Vec::as_slice))
+}
+
+/// The variant's program, read from its files.
+fn program_desc(program: &Program, variant: &Variant) -> Result<ProgramDesc, String> {
+    let mut stages = Vec::new();
+    for stage in &program.stages {
+        let source = std::fs::read_to_string(&stage.file)
+            .map_err(|e| format!("{}: cannot read the source: {e}", stage.file.display()))?;
+        let mut desc = SourceDesc::glsl(stage.stage, stage.file.to_string_lossy(), source);
+        desc.language = stage.language;
+        desc.entry_point = stage.entry.clone().into();
+        for define in &variant.defines {
+            desc.defines.push(define.clone());
+        }
+        for dir in &program.include_dirs {
+            desc = desc.with_include_dir(dir.to_string_lossy());
+        }
+        stages.push(desc);
+    }
+    Ok(ProgramDesc::new(variant.name.clone(), stages))
+}
+
+fn compile(desc: &ProgramDesc, target: TargetEnv, validated: bool) -> Result<CompiledProgram, String> {
+    with_compiler(|compiler| {
+        compiler
+            .compile_program_tracked(desc, &SpirvOptions::new(target), validated)
+            .map_err(|e: BuildError| e.to_string())
+    })
+}
+
+/// The files a compile read, each with the hash of the text it compiled.
+fn files_read(desc: &ProgramDesc, compiled: &CompiledProgram) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = desc
+        .stages
+        .iter()
+        .map(|s| (s.file_name.to_string(), blake3::hash(s.source.as_bytes()).to_hex().to_string()))
+        .chain(compiled.includes.iter().map(|i| (i.path.clone(), blake3::hash(i.text.as_bytes()).to_hex().to_string())))
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+fn spirv_object(mut compiled: CompiledProgram, target: TargetEnv, desc: &ProgramDesc) -> Result<Made, String> {
+    xr_spirv::finish_program(&mut compiled.modules, target).map_err(|e| format!("program '{}': {e}", desc.name))?;
+    let files = files_read(desc, &compiled);
+    Ok(Made { payload: container::encode(&compiled.modules), files })
+}
+
+fn glsl_bundle(
+    program: &Program,
+    variant: &Variant,
+    desc: &ProgramDesc,
+    compiled: &CompiledProgram,
+) -> Result<Made, String> {
+    if let Some(stage) = program.stages.iter().find(|s| s.language != SourceLanguage::Glsl) {
+        return Err(format!(
+            "{}: gl-glsl builds GLSL only; this stage is {}",
+            stage.file.display(),
+            stage.language.name()
+        ));
+    }
+    let mut files: Vec<(String, String)> =
+        compiled.includes.iter().map(|i| (i.requested.clone(), i.text.clone())).collect();
+    files.sort();
+    files.dedup_by(|a, b| a.0 == b.0);
+    let bundle = SourceBundle {
+        stages: desc
+            .stages
+            .iter()
+            .map(|s| BundleStage {
+                stage: s.stage.name().to_owned(),
+                entry: s.entry_point.to_string(),
+                file: s.file_name.to_string(),
+                source: s.source.to_string(),
+            })
+            .collect(),
+        files,
+        defines: variant.defines.iter().map(|d| (d.name.to_string(), d.value.to_string())).collect(),
+    };
+    Ok(Made { payload: bundle.encode(), files: files_read(desc, compiled) })
+}
+
+/// Removes temporary files of writes whose process is gone (a killed
+/// build); those of live processes — a concurrent build — stay.
+pub fn remove_orphaned_temp_files(store_root: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(store_root.join("tmp")) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.filter_map(|e| e.ok()) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // `<what>.<pid>.<n>.tmp`
+        let parts: Vec<&str> = name.split('.').collect();
+        let pid = parts.len().checked_sub(3).and_then(|i| parts[i].parse::<u32>().ok());
+        if let Some(pid) = pid
+            && Path::new("/proc").is_dir()
+            && !Path::new("/proc").join(pid.to_string()).exists()
+            && std::fs::remove_file(entry.path()).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}

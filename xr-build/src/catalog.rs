@@ -1,0 +1,132 @@
+//! The catalog: what a built program offers the run-time library, one JSON
+//! file per program in the store's `catalog/` directory, replaced whole
+//! (write, fsync, rename) at the end of each build.
+
+use crate::manifest::{Override, Program, Target};
+use serde::{Deserialize, Serialize};
+use std::{
+    collections::BTreeMap,
+    fs::File,
+    path::{Path, PathBuf},
+};
+
+/// One axis as the catalog records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogAxis {
+    /// Its name.
+    pub name: String,
+    /// Its values, as text.
+    pub values: Vec<String>,
+}
+
+/// One variant's objects.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogVariant {
+    /// (axis, value) in the program's axis order.
+    pub values: Vec<(String, String)>,
+    /// Target name → object key, hex; a target whose build failed is absent.
+    pub objects: BTreeMap<String, String>,
+}
+
+/// A built program.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CatalogProgram {
+    /// Its name.
+    pub name: String,
+    /// The manifest it was built from.
+    pub manifest: PathBuf,
+    /// Its axes, in the program's order.
+    pub axes: Vec<CatalogAxis>,
+    /// Its overrides.
+    pub overrides: Vec<Override>,
+    /// Its targets.
+    pub targets: Vec<String>,
+    /// Variant name → its objects.
+    pub variants: BTreeMap<String, CatalogVariant>,
+}
+
+impl CatalogProgram {
+    /// An empty catalog entry for `program` of the manifest at `manifest`.
+    pub fn new(program: &Program, manifest: &Path) -> Self {
+        Self {
+            name: program.name.clone(),
+            manifest: manifest.to_path_buf(),
+            axes: program.axes.iter().map(|a| CatalogAxis { name: a.name.clone(), values: a.values() }).collect(),
+            overrides: program.overrides.clone(),
+            targets: program.targets.iter().map(|t| t.name().to_owned()).collect(),
+            variants: BTreeMap::new(),
+        }
+    }
+
+    /// The object of `variant` for `target`, if it was built.
+    pub fn object(&self, variant: &str, target: Target) -> Option<&str> {
+        self.variants.get(variant)?.objects.get(target.name()).map(String::as_str)
+    }
+
+    /// The name of the variant with `values`: every axis must be given once
+    /// (seed 001: a lookup that misses an axis would pick some variant).
+    pub fn variant_name(&self, values: &[(&str, &str)]) -> Result<String, String> {
+        for (axis, _) in values {
+            if !self.axes.iter().any(|a| a.name == *axis) {
+                return Err(format!("program '{}' has no axis '{axis}'", self.name));
+            }
+        }
+        let mut parts = Vec::new();
+        for axis in &self.axes {
+            let given: Vec<&&str> = values.iter().filter(|(a, _)| *a == axis.name).map(|(_, v)| v).collect();
+            match given.as_slice() {
+                [value] if axis.values.iter().any(|v| v == **value) => parts.push(format!("{}={value}", axis.name)),
+                [value] => {
+                    return Err(format!(
+                        "'{value}' is not a value of axis '{}' of program '{}' ({})",
+                        axis.name,
+                        self.name,
+                        axis.values.join(", ")
+                    ));
+                }
+                [] => return Err(format!("program '{}' needs a value for axis '{}'", self.name, axis.name)),
+                _ => return Err(format!("axis '{}' is given more than once", axis.name)),
+            }
+        }
+        Ok(if parts.is_empty() { self.name.clone() } else { format!("{}[{}]", self.name, parts.join(",")) })
+    }
+}
+
+/// The catalog directory of a store.
+pub fn dir(store_root: &Path) -> PathBuf {
+    store_root.join("catalog")
+}
+
+/// Writes one program's catalog atomically.
+pub fn write(store_root: &Path, program: &CatalogProgram) -> std::io::Result<PathBuf> {
+    let dir = dir(store_root);
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(format!("{}.json", program.name));
+    let temp = store_root.join("tmp").join(format!("catalog-{}.{}.0.tmp", program.name, std::process::id()));
+    std::fs::write(&temp, serde_json::to_vec_pretty(program).map_err(std::io::Error::other)?)?;
+    File::open(&temp)?.sync_all()?;
+    std::fs::rename(&temp, &path)?;
+    Ok(path)
+}
+
+/// Every program in a store's catalog, by name; files that do not parse are
+/// returned as errors beside them.
+pub fn read_all(store_root: &Path) -> (BTreeMap<String, CatalogProgram>, Vec<String>) {
+    let mut programs = BTreeMap::new();
+    let mut errors = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir(store_root)) else { return (programs, errors) };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    paths.sort();
+    for path in paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
+        match std::fs::read(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice::<CatalogProgram>(&b).map_err(|e| e.to_string()))
+        {
+            Ok(program) => {
+                programs.insert(program.name.clone(), program);
+            }
+            Err(e) => errors.push(format!("{}: {e}", path.display())),
+        }
+    }
+    (programs, errors)
+}

@@ -1,0 +1,91 @@
+//! `xr store gc`: drops the build objects no manifest references.
+//!
+//! Kept: every object in the catalog of a program of the given manifests,
+//! the GL program binaries of those programs, and every object this module
+//! does not recognise (Vulkan pipeline caches, say). Dropped: build objects
+//! (SPIR-V objects and GLSL source bundles) no kept catalog points at,
+//! program binaries of other programs, and the catalogs of programs no
+//! manifest has. The journal loses the entries of dropped objects.
+
+use crate::{artifact::SourceBundle, catalog, manifest::Manifest};
+use std::collections::BTreeSet;
+use xr_sourcebuild::{ObjectKey, Store, StoreError, program_cache::binary_record_program};
+use xr_spirv::container;
+
+/// What `gc` did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GcReport {
+    /// Objects looked at.
+    pub objects: usize,
+    /// Objects kept.
+    pub kept: usize,
+    /// Objects removed.
+    pub removed: usize,
+    /// Payload bytes removed.
+    pub removed_bytes: u64,
+    /// Catalog files removed (programs no manifest has).
+    pub catalogs_removed: Vec<String>,
+    /// Journal entries dropped.
+    pub journal_entries_dropped: usize,
+}
+
+/// Collects the store at `store` against `manifests`; `dry_run` only counts.
+pub fn gc(store: &Store, manifests: &[Manifest], dry_run: bool) -> Result<GcReport, StoreError> {
+    let programs: BTreeSet<&str> = manifests.iter().flat_map(|m| m.programs.iter().map(|p| p.name.as_str())).collect();
+    let (catalogs, _) = catalog::read_all(store.root());
+    let mut referenced: BTreeSet<String> = BTreeSet::new();
+    let mut report = GcReport::default();
+    for (name, program) in &catalogs {
+        if programs.contains(name.as_str()) {
+            for variant in program.variants.values() {
+                referenced.extend(variant.objects.values().cloned());
+            }
+        } else {
+            report.catalogs_removed.push(name.clone());
+        }
+    }
+    for key in store.keys()? {
+        report.objects += 1;
+        let payload = match store.get(&key) {
+            Ok(Some(payload)) => payload,
+            Ok(None) => continue,
+            // Corrupt: nothing can use it; a build or a load rebuilds it.
+            Err(_) => Vec::new(),
+        };
+        if !dropped(&key, &payload, &referenced, &programs) {
+            report.kept += 1;
+            continue;
+        }
+        report.removed += 1;
+        report.removed_bytes += payload.len() as u64;
+        if !dry_run {
+            store.remove(&key)?;
+        }
+    }
+    if !dry_run {
+        for name in &report.catalogs_removed {
+            let path = catalog::dir(store.root()).join(format!("{name}.json"));
+            std::fs::remove_file(&path).map_err(|source| StoreError::Io { path, source })?;
+        }
+        report.journal_entries_dropped = crate::journal::Journal::rewrite(store.root(), |entry| {
+            ObjectKey::from_hex(&entry.object).is_some_and(|k| store.path_of(&k).exists())
+        })
+        .map_err(|source| StoreError::Io { path: store.root().join("journal.jsonl"), source })?;
+    }
+    Ok(report)
+}
+
+fn dropped(key: &ObjectKey, payload: &[u8], referenced: &BTreeSet<String>, programs: &BTreeSet<&str>) -> bool {
+    if payload.is_empty() {
+        return true;
+    }
+    if referenced.contains(&key.hex()) {
+        return false;
+    }
+    if let Some(variant) = binary_record_program(payload) {
+        // Stored by the run-time library under the variant's name.
+        let program = variant.split('[').next().unwrap_or_default();
+        return !programs.contains(program);
+    }
+    SourceBundle::decode(payload).is_ok() || container::decode(payload).is_some()
+}

@@ -1,0 +1,106 @@
+//! The incremental build's memory: an append-only journal in the store.
+//!
+//! Each finished artifact appends one line: its recipe key (everything that
+//! is not a file's contents: target, compiler, options, stage files, entry
+//! points, defines), the object it produced, and the hash of every file it
+//! read (its sources and every include). A later build whose recipe has an
+//! entry whose files all still hash the same, and whose object is whole in
+//! the store, reuses that object. Lines are appended whole with one write
+//! each, so a build killed at any point leaves a journal whose complete
+//! lines are all true; a torn last line is ignored. Several processes may
+//! append to one journal at once.
+
+use serde::{Deserialize, Serialize};
+use std::{
+    collections::HashMap,
+    fs::{File, OpenOptions},
+    io::Write,
+    path::{Path, PathBuf},
+    sync::Mutex,
+};
+use xr_sourcebuild::ObjectKey;
+
+/// One finished artifact.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Recipe key, hex.
+    pub recipe: String,
+    /// The object it produced, hex.
+    pub object: String,
+    /// (file, BLAKE3 of its contents, hex) for every file it read.
+    pub files: Vec<(String, String)>,
+}
+
+/// The journal of a store.
+pub struct Journal {
+    path: PathBuf,
+    entries: HashMap<String, Entry>,
+    file: Mutex<Option<File>>,
+}
+
+impl Journal {
+    /// Reads the journal of the store at `root` (none yet is an empty one).
+    pub fn open(root: &Path) -> Self {
+        let path = root.join("journal.jsonl");
+        let mut entries = HashMap::new();
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            // Only whole lines: a line a killed build left torn has no newline.
+            let whole = text.rsplit_once('\n').map_or("", |(whole, _)| whole);
+            for line in whole.lines() {
+                if let Ok(entry) = serde_json::from_str::<Entry>(line) {
+                    entries.insert(entry.recipe.clone(), entry);
+                }
+            }
+        }
+        Self { path, entries, file: Mutex::new(None) }
+    }
+
+    /// The latest entry for a recipe.
+    pub fn get(&self, recipe: &ObjectKey) -> Option<&Entry> {
+        self.entries.get(&recipe.hex())
+    }
+
+    /// How many recipes the journal knows.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the journal knows no recipe.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Every object the journal points at.
+    pub fn objects(&self) -> impl Iterator<Item = &str> {
+        self.entries.values().map(|e| e.object.as_str())
+    }
+
+    /// Appends an entry with one write.
+    pub fn append(&self, entry: &Entry) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        let mut file = self.file.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if file.is_none() {
+            *file = Some(OpenOptions::new().create(true).append(true).open(&self.path)?);
+        }
+        file.as_mut().map_or(Ok(()), |f| f.write_all(&line))
+    }
+
+    /// Rewrites the journal with only `keep`'s entries (atomically: a
+    /// temporary file renamed over it), for `xr store gc`.
+    pub fn rewrite(root: &Path, keep: impl Fn(&Entry) -> bool) -> std::io::Result<usize> {
+        let journal = Self::open(root);
+        let mut kept: Vec<&Entry> = journal.entries.values().filter(|e| keep(e)).collect();
+        kept.sort_by(|a, b| a.recipe.cmp(&b.recipe));
+        let mut text = Vec::new();
+        for entry in &kept {
+            text.extend(serde_json::to_vec(entry).map_err(std::io::Error::other)?);
+            text.push(b'\n');
+        }
+        let temp = root.join("tmp").join(format!("journal.{}.0.tmp", std::process::id()));
+        std::fs::write(&temp, &text)?;
+        File::open(&temp)?.sync_all()?;
+        std::fs::rename(&temp, &journal.path)?;
+        Ok(journal.entries.len() - kept.len())
+    }
+}

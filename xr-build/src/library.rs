@@ -1,0 +1,406 @@
+//! The run-time library: what an engine opens at start-up.
+//!
+//! [`ShaderLibrary::open`] reads a store's catalog; a [`DeviceLoader`]
+//! attaches every build system that can load for one device and loads a
+//! program by name and variant through the best path the device offers:
+//!
+//! 1. [`LoadPath::DeviceBinary`]: a GL program binary this driver made
+//!    before (from the `gl-glsl` sources), checked against the driver's
+//!    identity and link status;
+//! 2. [`LoadPath::CompatibleObject`]: the stored SPIR-V (`gl-spirv` on an
+//!    OpenGL device with `ARB_gl_spirv`, `vk-spirv` on Vulkan);
+//! 3. [`LoadPath::Source`]: the stored `gl-glsl` sources built on the device
+//!    (on OpenGL the program binary is then written back to the store).
+//!
+//! A path that cannot be used is logged with its reason and the next one is
+//! tried; [`Loaded::reason`] says why the path taken was taken.
+//! Overrides are set at the load call: specialization constants on SPIR-V,
+//! defines on the `gl-glsl` sources.
+
+use crate::{
+    artifact::SourceBundle,
+    catalog::{self, CatalogProgram},
+    manifest::{Override, Target},
+};
+use std::{collections::BTreeMap, fmt, path::Path};
+use xr_device::{DeviceBox, DeviceKind};
+use xr_sourcebuild::{
+    AttachedBuildSystemBox, Availability, BuildOptions, BuiltProgram, ObjectKey, ProgramBinary, ProgramCache,
+    ProgramDesc, Registry, Store,
+};
+use xr_spirv::container;
+
+/// How a program was loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LoadPath {
+    /// A program binary of this driver, from the store.
+    DeviceBinary,
+    /// A compatible object (SPIR-V) from the store.
+    CompatibleObject,
+    /// Sources from the store, built on the device.
+    Source,
+}
+
+impl LoadPath {
+    /// Every path, best first.
+    pub const ALL: [LoadPath; 3] = [LoadPath::DeviceBinary, LoadPath::CompatibleObject, LoadPath::Source];
+
+    /// `device-binary`, `spirv` or `source`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadPath::DeviceBinary => "device-binary",
+            LoadPath::CompatibleObject => "spirv",
+            LoadPath::Source => "source",
+        }
+    }
+}
+
+impl fmt::Display for LoadPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a program could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LibraryError {
+    /// The store has no catalog.
+    #[error("{store}: no built programs (run `xr build` first)")]
+    Empty {
+        /// The store.
+        store: String,
+    },
+    /// The store could not be opened.
+    #[error(transparent)]
+    Store(#[from] xr_sourcebuild::StoreError),
+    /// The program is not in the catalog.
+    #[error("no program named '{name}' in the store (it has: {known})")]
+    UnknownProgram {
+        /// The name asked for.
+        name: String,
+        /// What there is.
+        known: String,
+    },
+    /// The variant or override values are not the program's.
+    #[error("{0}")]
+    BadRequest(String),
+    /// No path could load the program: each path's reason.
+    #[error("{variant}: no load path worked: {reasons}")]
+    NoPath {
+        /// The variant.
+        variant: String,
+        /// Every path tried and why it failed.
+        reasons: String,
+    },
+    /// A plugin call failed.
+    #[error(transparent)]
+    Plugin(#[from] xr_device::XrError),
+}
+
+/// A loaded program.
+pub struct Loaded {
+    /// The program and its constant table.
+    pub built: BuiltProgram,
+    /// The variant's name.
+    pub variant: String,
+    /// The path taken.
+    pub path: LoadPath,
+    /// The target whose object was used.
+    pub target: Target,
+    /// Why this path: what the better paths lacked.
+    pub reason: String,
+}
+
+/// The programs of a store, as `xr build` left them.
+pub struct ShaderLibrary {
+    store: Store,
+    programs: BTreeMap<String, CatalogProgram>,
+}
+
+impl ShaderLibrary {
+    /// Opens the store at `root` and reads its catalog.
+    pub fn open(root: &Path) -> Result<Self, LibraryError> {
+        let store = Store::open(root)?;
+        let (programs, errors) = catalog::read_all(root);
+        for error in errors {
+            tracing::warn!("skipping a catalog file: {error}");
+        }
+        if programs.is_empty() {
+            return Err(LibraryError::Empty { store: root.display().to_string() });
+        }
+        Ok(Self { store, programs })
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Every program, by name.
+    pub fn programs(&self) -> &BTreeMap<String, CatalogProgram> {
+        &self.programs
+    }
+
+    /// One program.
+    pub fn program(&self, name: &str) -> Result<&CatalogProgram, LibraryError> {
+        self.programs.get(name).ok_or_else(|| LibraryError::UnknownProgram {
+            name: name.to_owned(),
+            known: self.programs.keys().cloned().collect::<Vec<_>>().join(", "),
+        })
+    }
+
+    fn object(&self, program: &CatalogProgram, variant: &str, target: Target) -> Result<Vec<u8>, String> {
+        let hex = program.object(variant, target).ok_or_else(|| format!("no {} object was built", target.name()))?;
+        let key = ObjectKey::from_hex(hex).ok_or_else(|| format!("bad object key '{hex}' in the catalog"))?;
+        match self.store.get(&key) {
+            Ok(Some(payload)) => Ok(payload),
+            Ok(None) => Err(format!("its {} object {hex} is missing from the store", target.name())),
+            Err(e) => Err(format!("its {} object is unusable: {e}", target.name())),
+        }
+    }
+}
+
+/// A program to load.
+#[derive(Clone, Debug, Default)]
+pub struct LoadRequest<'a> {
+    /// The program's name.
+    pub program: &'a str,
+    /// A value for every axis.
+    pub variant: Vec<(&'a str, &'a str)>,
+    /// Override values; the others keep their defaults.
+    pub overrides: Vec<(&'a str, f64)>,
+    /// The paths allowed, best first; all when empty.
+    pub paths: Vec<LoadPath>,
+}
+
+/// The build systems attached to one device, loading from a library.
+pub struct DeviceLoader {
+    kind: DeviceKind,
+    systems: Vec<(Target, AttachedBuildSystemBox)>,
+    binaries: ProgramCache,
+}
+
+impl DeviceLoader {
+    /// Attaches every build system of `registry` that loads a target on
+    /// `device`; one that does not attach (no `ARB_gl_spirv`, say) is
+    /// logged and left out.
+    pub fn attach(registry: &Registry, device: &DeviceBox, library: &ShaderLibrary) -> Result<Self, LibraryError> {
+        let capabilities = device.capabilities().into_result()?;
+        let handles = device.native_handles().into_result()?;
+        let targets: &[Target] = match capabilities.kind {
+            DeviceKind::OpenGl => &[Target::GlGlsl, Target::GlSpirv],
+            DeviceKind::Vulkan => &[Target::VkSpirv],
+        };
+        let mut systems = Vec::new();
+        for &target in targets {
+            let Some(system) = registry.build_system_named(target.build_system()) else {
+                tracing::info!("{}: not among the plugins found", target.build_system());
+                continue;
+            };
+            match system.attach(&handles, &capabilities).into_result() {
+                Ok(mut attached) => {
+                    if let Err(e) =
+                        attached.set_store(library.store.root().to_string_lossy().as_ref().into()).into_result()
+                    {
+                        tracing::warn!("{}: cannot keep its caches in the store: {e}", target.build_system());
+                    }
+                    systems.push((target, attached));
+                }
+                Err(e) => tracing::info!("{} does not attach to this device: {e}", target.build_system()),
+            }
+        }
+        let binaries = ProgramCache::new(library.store.clone(), &capabilities);
+        Ok(Self { kind: capabilities.kind, systems, binaries })
+    }
+
+    /// The targets this device loads.
+    pub fn targets(&self) -> Vec<Target> {
+        self.systems.iter().map(|(t, _)| *t).collect()
+    }
+
+    fn system(&mut self, target: Target) -> Option<&mut AttachedBuildSystemBox> {
+        self.systems.iter_mut().find(|(t, _)| *t == target).map(|(_, s)| s)
+    }
+
+    /// Loads a program through the best allowed path.
+    pub fn load(&mut self, library: &ShaderLibrary, request: &LoadRequest<'_>) -> Result<Loaded, LibraryError> {
+        let program = library.program(request.program)?;
+        let variant = program.variant_name(&request.variant).map_err(LibraryError::BadRequest)?;
+        if !program.variants.contains_key(&variant) {
+            return Err(LibraryError::BadRequest(format!(
+                "{variant} is not a variant of the build (dropped by a filter, or the store is older than the manifest)"
+            )));
+        }
+        let overrides = override_values(program, &request.overrides).map_err(LibraryError::BadRequest)?;
+        let paths = if request.paths.is_empty() { LoadPath::ALL.to_vec() } else { request.paths.clone() };
+        let mut reasons: Vec<String> = Vec::new();
+        for path in paths {
+            let attempt = match path {
+                LoadPath::DeviceBinary => self.device_binary(library, program, &variant, &overrides),
+                LoadPath::CompatibleObject => self.compatible_object(library, program, &variant, &overrides),
+                LoadPath::Source => self.source(library, program, &variant, &overrides),
+            };
+            match attempt {
+                Ok((built, target, note)) => {
+                    let mut reason = reasons.join("; ");
+                    if !note.is_empty() {
+                        reason = if reason.is_empty() { note } else { format!("{reason}; {note}") };
+                    }
+                    if reason.is_empty() {
+                        reason = "best path".to_owned();
+                    }
+                    tracing::info!(variant = %variant, path = %path, target = target.name(), "loaded: {reason}");
+                    return Ok(Loaded { built, variant, path, target, reason });
+                }
+                Err(why) => {
+                    tracing::info!(variant = %variant, path = %path, "not taken: {why}");
+                    reasons.push(format!("{path}: {why}"));
+                }
+            }
+        }
+        Err(LibraryError::NoPath { variant, reasons: reasons.join("; ") })
+    }
+
+    /// The `gl-glsl` sources with the overrides as defines, and their
+    /// program-binary key for this driver.
+    fn glsl_program(
+        &mut self,
+        library: &ShaderLibrary,
+        program: &CatalogProgram,
+        variant: &str,
+        overrides: &[(Override, f64)],
+    ) -> Result<(ProgramDesc, ObjectKey), String> {
+        let bundle = SourceBundle::decode(&library.object(program, variant, Target::GlGlsl)?)?;
+        let defines: Vec<(String, String)> =
+            overrides.iter().map(|(o, v)| (o.name.clone(), o.glsl_literal(*v))).collect();
+        let desc = bundle.program(variant, &defines)?;
+        let system = self.system(Target::GlGlsl).ok_or("the GLSL build system is not attached")?;
+        if !system.availability().into_result().map_err(|e| e.to_string())?.contains(Availability::OFFLINE_COMPILE) {
+            return Err("this driver gives no program binaries back".to_owned());
+        }
+        let content = system.content_key(&desc, &BuildOptions::default()).into_result().map_err(|e| e.to_string())?;
+        Ok((desc, self.binaries.key(&content)))
+    }
+
+    fn device_binary(
+        &mut self,
+        library: &ShaderLibrary,
+        program: &CatalogProgram,
+        variant: &str,
+        overrides: &[(Override, f64)],
+    ) -> Result<(BuiltProgram, Target, String), String> {
+        if self.kind != DeviceKind::OpenGl {
+            return Err("device binaries are an OpenGL path".to_owned());
+        }
+        let (desc, key) = self.glsl_program(library, program, variant, overrides)?;
+        match library.store.get(&key) {
+            Ok(Some(_)) => {}
+            Ok(None) => return Err("no program binary of this driver yet".to_owned()),
+            Err(e) => return Err(e.to_string()),
+        }
+        let Some((_, system)) = self.systems.iter_mut().find(|(t, _)| *t == Target::GlGlsl) else {
+            return Err("the GLSL build system is not attached".to_owned());
+        };
+        let (built, report) = self.binaries.load(system, &desc, BuildOptions::default()).map_err(|e| e.to_string())?;
+        match report.path {
+            xr_sourcebuild::LoadPath::ProgramBinary => Ok((built, Target::GlGlsl, String::new())),
+            // The driver refused it: the cache rebuilt from source and overwrote it.
+            xr_sourcebuild::LoadPath::Source => {
+                Ok((built, Target::GlGlsl, format!("{}; rebuilt from source and stored again", report.reason)))
+            }
+        }
+    }
+
+    fn compatible_object(
+        &mut self,
+        library: &ShaderLibrary,
+        program: &CatalogProgram,
+        variant: &str,
+        overrides: &[(Override, f64)],
+    ) -> Result<(BuiltProgram, Target, String), String> {
+        let target = match self.kind {
+            DeviceKind::OpenGl => Target::GlSpirv,
+            DeviceKind::Vulkan => Target::VkSpirv,
+        };
+        if self.system(target).is_none() {
+            return Err(format!("{} is not available on this device", target.build_system()));
+        }
+        let payload = library.object(program, variant, target)?;
+        let mut modules = container::decode(&payload).ok_or("the SPIR-V object is damaged")?;
+        for module in &mut modules {
+            module.specializations = overrides
+                .iter()
+                .map(|(o, v)| xr_sourcebuild::Specialization { id: o.id, bits: o.bits(*v) })
+                .collect::<Vec<_>>();
+        }
+        let binary: ProgramBinary = container::to_object(&modules);
+        let desc = ProgramDesc::new(variant, []);
+        let system = self.system(target).ok_or("not attached")?;
+        let built = system
+            .load_program_binary(&desc, &BuildOptions::default(), &binary)
+            .into_result()
+            .map_err(|e| e.to_string())?;
+        Ok((built, target, String::new()))
+    }
+
+    fn source(
+        &mut self,
+        library: &ShaderLibrary,
+        program: &CatalogProgram,
+        variant: &str,
+        overrides: &[(Override, f64)],
+    ) -> Result<(BuiltProgram, Target, String), String> {
+        match self.kind {
+            DeviceKind::OpenGl => {
+                let (desc, key) = self.glsl_program(library, program, variant, overrides)?;
+                let system = self.system(Target::GlGlsl).ok_or("the GLSL build system is not attached")?;
+                let options = BuildOptions { retrievable: true, ..BuildOptions::default() };
+                let built = system.build_program(&desc, &options).into_result().map_err(|e| e.to_string())?;
+                let note = match system.program_binary(built.program).into_result() {
+                    Ok(binary) => match self.binaries.write(&key, variant, &binary) {
+                        Ok(_) => "program binary written back to the store".to_owned(),
+                        Err(e) => format!("program binary not stored: {e}"),
+                    },
+                    Err(e) => format!("the driver gave no program binary back: {e}"),
+                };
+                Ok((built, Target::GlGlsl, note))
+            }
+            DeviceKind::Vulkan => {
+                // The gl-glsl sources, compiled for Vulkan on the spot.
+                let bundle = SourceBundle::decode(&library.object(program, variant, Target::GlGlsl)?)?;
+                let mut desc = bundle.program(variant, &[])?;
+                for stage in desc.stages.iter_mut() {
+                    for (o, v) in overrides {
+                        *stage = stage.clone().with_specialization(o.id, o.bits(*v));
+                    }
+                }
+                let system = self.system(Target::VkSpirv).ok_or("the Vulkan build system is not attached")?;
+                let built =
+                    system.build_program(&desc, &BuildOptions::default()).into_result().map_err(|e| e.to_string())?;
+                Ok((built, Target::VkSpirv, "built from the stored sources".to_owned()))
+            }
+        }
+    }
+}
+
+/// Every override of `program` with its value: the request's, else the default.
+fn override_values(program: &CatalogProgram, given: &[(&str, f64)]) -> Result<Vec<(Override, f64)>, String> {
+    for (name, _) in given {
+        if !program.overrides.iter().any(|o| o.name == *name) {
+            let known: Vec<&str> = program.overrides.iter().map(|o| o.name.as_str()).collect();
+            return Err(format!(
+                "program '{}' has no override '{name}' (it has: {})",
+                program.name,
+                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            ));
+        }
+    }
+    Ok(program
+        .overrides
+        .iter()
+        .map(|o| {
+            let value = given.iter().rev().find(|(n, _)| *n == o.name).map_or(o.default, |(_, v)| *v);
+            (o.clone(), value)
+        })
+        .collect())
+}

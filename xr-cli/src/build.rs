@@ -1,0 +1,167 @@
+//! `xr build`, `xr store gc`: the offline build of a manifest, and the
+//! store's garbage collection.
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::{
+    io::IsTerminal,
+    path::{Path, PathBuf},
+    sync::atomic::{AtomicUsize, Ordering},
+};
+use xr_build::{
+    ArtifactResult, BuildRequest, Manifest, Outcome, Target, build::BuildFailure, count_artifacts, gc, guarded,
+};
+
+/// What `xr build` was asked.
+#[derive(clap::Args)]
+pub struct BuildArgs {
+    /// The manifest.
+    #[arg(long, short = 'm', default_value = "xr.toml")]
+    manifest: PathBuf,
+    /// Worker threads (default: one per core).
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
+    /// Only this target (repeatable): gl-glsl, gl-spirv, vk-spirv.
+    #[arg(long = "target", value_name = "TARGET")]
+    targets: Vec<String>,
+    /// Only this program (repeatable).
+    #[arg(long = "program", value_name = "NAME")]
+    programs: Vec<String>,
+    /// Also write seed 001's guarded GLSL: `guarded` writes, per program and
+    /// stage, one source with an `#if` ladder over the variants.
+    #[arg(long, value_name = "KIND")]
+    emit: Option<String>,
+    /// Where `--emit guarded` writes (default: `guarded/` beside the store).
+    #[arg(long, value_name = "DIR")]
+    emit_dir: Option<PathBuf>,
+    /// Print only the summary and failures.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+/// Runs `xr build`; `Ok(false)` when something failed to build.
+pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
+    let manifest = Manifest::load(&args.manifest)?;
+    let mut targets = Vec::new();
+    for name in &args.targets {
+        targets.push(
+            Target::from_name(name)
+                .with_context(|| format!("unknown target '{name}' (gl-glsl, gl-spirv or vk-spirv)"))?,
+        );
+    }
+    let request = BuildRequest { jobs: args.jobs, targets, programs: args.programs.clone() };
+    let total = count_artifacts(&manifest, &request);
+    let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
+        let bar = ProgressBar::new(total as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let done = AtomicUsize::new(0);
+    let step = (total / 10).max(1);
+    let progress = |result: &ArtifactResult| {
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(bar) = &bar {
+            bar.set_message(format!("{} ({})", result.variant, result.target.name()));
+            bar.inc(1);
+            if let Outcome::Failed(_) = result.outcome {
+                bar.println(format!("failed: {} ({})", result.variant, result.target.name()));
+            }
+        } else if !args.quiet {
+            match &result.outcome {
+                Outcome::Failed(_) => eprintln!("[{n}/{total}] failed: {} ({})", result.variant, result.target.name()),
+                _ if n % step == 0 || n == total => {
+                    eprintln!("[{n}/{total}] {} ({})", result.variant, result.target.name())
+                }
+                _ => {}
+            }
+        }
+    };
+    let summary = match xr_build::build(&manifest, &request, &progress) {
+        Ok(summary) => summary,
+        Err(BuildFailure::UnknownProgram { manifest, name }) => anyhow::bail!("{manifest}: no program named '{name}'"),
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    for failure in &summary.failed {
+        println!("error: {}:\n{}\n", failure.what, indent(&failure.message));
+    }
+    println!(
+        "xr build: {} built, {} reused, {} failed; {} unique objects, {} bytes; {:.2} s ({})",
+        summary.built,
+        summary.reused,
+        summary.failed.len(),
+        summary.unique_objects,
+        summary.bytes,
+        summary.elapsed.as_secs_f64(),
+        manifest.store.display()
+    );
+
+    if let Some(kind) = &args.emit {
+        anyhow::ensure!(kind == "guarded", "unknown --emit kind '{kind}' (guarded)");
+        let dir = args.emit_dir.clone().unwrap_or_else(|| manifest.store.with_file_name("guarded"));
+        let mut failed = false;
+        for program in manifest.programs.iter().filter(|p| args.programs.is_empty() || args.programs.contains(&p.name))
+        {
+            match guarded::emit(program) {
+                Ok(sources) => {
+                    for source in sources {
+                        let path = dir.join(source.file_name());
+                        write_file(&path, &source.text)?;
+                        println!(
+                            "guarded: {} ({} branches, {} shared lines hoisted)",
+                            path.display(),
+                            source.branches,
+                            source.hoisted_lines
+                        );
+                    }
+                }
+                Err(e) => {
+                    failed = true;
+                    println!("error: guarded GLSL of '{}': {e}", program.name);
+                }
+            }
+        }
+        if failed {
+            return Ok(false);
+        }
+    }
+    Ok(summary.failed.is_empty())
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+}
+
+fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Runs `xr store gc`.
+pub fn gc(store: &Path, manifests: &[PathBuf], dry_run: bool) -> anyhow::Result<()> {
+    anyhow::ensure!(!manifests.is_empty(), "name the manifests whose programs to keep with --manifest");
+    anyhow::ensure!(store.join("objects").is_dir(), "{} is not an XR store (no objects/ directory)", store.display());
+    let manifests: Vec<Manifest> = manifests.iter().map(|m| Manifest::load(m)).collect::<Result<_, _>>()?;
+    let store = xr_sourcebuild::Store::open(store)?;
+    let report = gc::gc(&store, &manifests, dry_run)?;
+    for name in &report.catalogs_removed {
+        println!("{} program '{name}' (in no manifest)", if dry_run { "would drop" } else { "dropped" });
+    }
+    println!(
+        "xr store gc: {} objects, {} kept, {} {} ({} bytes){}",
+        report.objects,
+        report.kept,
+        report.removed,
+        if dry_run { "would be removed" } else { "removed" },
+        report.removed_bytes,
+        if dry_run { String::new() } else { format!("; {} journal entries dropped", report.journal_entries_dropped) }
+    );
+    Ok(())
+}
