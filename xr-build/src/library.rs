@@ -328,8 +328,10 @@ impl DeviceLoader {
         let payload = library.object(program, variant, target)?;
         let mut modules = container::decode(&payload).ok_or("the SPIR-V object is damaged")?;
         for module in &mut modules {
+            let declared = xr_spirv::reflect::spec_constant_ids(&module.words).map_err(|e| e.to_string())?;
             module.specializations = overrides
                 .iter()
+                .filter(|(o, _)| declared.contains(&o.id))
                 .map(|(o, v)| xr_sourcebuild::Specialization { id: o.id, bits: o.bits(*v) })
                 .collect::<Vec<_>>();
         }

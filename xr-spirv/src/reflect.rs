@@ -478,6 +478,12 @@ fn interface_variables(words: &[u32], storage: u32) -> Result<Vec<(String, u32, 
         .collect())
 }
 
+/// The ids of the specialization constants a module declares (an OpenGL
+/// driver refuses to specialize an id its module does not have).
+pub fn spec_constant_ids(words: &[u32]) -> Result<Vec<u32>, XrError> {
+    Ok(spec_constant_defaults(words)?.into_iter().map(|(id, _)| id).collect())
+}
+
 /// (spec id, default as text) of every specialization constant.
 fn spec_constant_defaults(words: &[u32]) -> Result<Vec<(u32, String)>, XrError> {
     let instructions = instructions(words)?;

@@ -1,0 +1,67 @@
+//! `materials`: renders the material library's scene through every load
+//! path on every device, writes one PNG per run, and prints which path each
+//! program took.
+
+use anyhow::Context;
+use clap::Parser;
+use materials::{SCENE, render, runs, write_png};
+use std::path::PathBuf;
+use xr_build::library::ShaderLibrary;
+use xr_sourcebuild::Registry;
+
+/// Render the material library (built with `xr build -m samples/materials/xr.toml`).
+#[derive(Parser)]
+struct Args {
+    /// The store `xr build` wrote.
+    #[arg(long, default_value = "target/xr-store/materials")]
+    store: PathBuf,
+    /// Where to write the PNGs (materials-<run>.png).
+    #[arg(long, default_value = "target/xr-samples")]
+    out: PathBuf,
+    /// Only this run (gl-source, gl-device-binary, gl-spirv, gl-best, vk-spirv, vk-source, vk-best).
+    #[arg(long)]
+    run: Option<String>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let level = std::env::var("XR_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(tracing::Level::WARN);
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).init();
+    let registry = Registry::discover();
+    let library = ShaderLibrary::open(&args.store).with_context(|| format!("opening {}", args.store.display()))?;
+    let selected: Vec<_> =
+        runs().into_iter().filter(|r| args.run.as_deref().is_none_or(|name| name == r.name)).collect();
+    anyhow::ensure!(!selected.is_empty(), "no run named {:?}", args.run);
+    let mut failed = 0;
+    println!("{:<17} {:<40} {:<14} {:<9} why", "run", "variant", "path", "object");
+    for run in &selected {
+        match render(&registry, &library, run) {
+            Ok((image, loads)) => {
+                let path = args.out.join(format!("materials-{}.png", run.name));
+                write_png(&image, &path)?;
+                for (tile, load) in SCENE.iter().zip(&loads) {
+                    let overrides: Vec<String> = tile.overrides.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                    let variant = if overrides.is_empty() {
+                        load.variant.clone()
+                    } else {
+                        format!("{} {}", load.variant, overrides.join(","))
+                    };
+                    println!(
+                        "{:<17} {variant:<40} {:<14} {:<9} {}",
+                        run.name,
+                        load.path.name(),
+                        load.target.name(),
+                        load.reason
+                    );
+                }
+                println!("{:<17} -> {}", run.name, path.display());
+            }
+            Err(e) => {
+                failed += 1;
+                println!("{:<17} not rendered: {e}", run.name);
+            }
+        }
+    }
+    anyhow::ensure!(failed == 0, "{failed} of {} runs failed", selected.len());
+    Ok(())
+}
