@@ -14,8 +14,17 @@ use xr_sourcebuild::{
 };
 
 /// The plugins, `xr` and the samples that the tests load from disk.
-const ARTIFACTS: [&str; 6] =
-    ["xr-rhi-opengl", "xr-compiler-glsl", "xr-compiler-gl-spirv", "xr-cli", "triangle", "pipelines"];
+const ARTIFACTS: [&str; 9] = [
+    "xr-rhi-opengl",
+    "xr-rhi-vulkan",
+    "xr-compiler-glsl",
+    "xr-compiler-gl-spirv",
+    "xr-compiler-vk-spirv",
+    "xr-cli",
+    "triangle",
+    "pipelines",
+    "materials",
+];
 
 /// Broken plugins, built into their own target directory so they never sit next to `xr`.
 const FIXTURES: [&str; 4] =

@@ -34,6 +34,9 @@ pub struct BuildArgs {
     /// Where `--emit guarded` writes (default: `guarded/` beside the store).
     #[arg(long, value_name = "DIR")]
     emit_dir: Option<PathBuf>,
+    /// Use this store instead of the manifest's.
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
     /// Print only the summary and failures.
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -41,7 +44,10 @@ pub struct BuildArgs {
 
 /// Runs `xr build`; `Ok(false)` when something failed to build.
 pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
-    let manifest = Manifest::load(&args.manifest)?;
+    let mut manifest = Manifest::load(&args.manifest)?;
+    if let Some(store) = &args.store {
+        manifest.store = store.clone();
+    }
     let mut targets = Vec::new();
     for name in &args.targets {
         targets.push(

@@ -1,0 +1,271 @@
+//! `xr build` on the materials sample's library: incremental rebuilds, a
+//! failing variant, a killed build, concurrent builds, a corrupt object,
+//! bad manifests, and `xr store gc`.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output},
+    time::{Duration, Instant},
+};
+use xr_tests::{executable, temp_dir};
+
+/// A copy of the materials sample (manifest and shaders) in a fresh
+/// directory, its store inside it.
+fn materials_copy(label: &str) -> PathBuf {
+    let dir = temp_dir(label);
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/materials");
+    copy_dir(&sample.join("shaders"), &dir.join("shaders"));
+    let manifest = std::fs::read_to_string(sample.join("xr.toml")).unwrap();
+    std::fs::write(dir.join("xr.toml"), manifest.replace("../../target/xr-store/materials", "store")).unwrap();
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+fn xr(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(executable("xr"));
+    command.current_dir(dir).args(args).env_remove("XR_PLUGIN_PATH");
+    command
+}
+
+fn output(command: &mut Command) -> (bool, String, String) {
+    let Output { status, stdout, stderr } = command.output().expect("xr runs");
+    (status.success(), String::from_utf8_lossy(&stdout).into_owned(), String::from_utf8_lossy(&stderr).into_owned())
+}
+
+/// (built, reused, failed, unique objects) from `xr build`'s summary line.
+fn summary(stdout: &str) -> (usize, usize, usize, usize) {
+    let line = stdout.lines().find(|l| l.starts_with("xr build:")).unwrap_or_else(|| panic!("no summary in {stdout}"));
+    let numbers: Vec<usize> =
+        line.split(|c: char| !c.is_ascii_digit() && c != '.').filter_map(|w| w.parse().ok()).collect();
+    (numbers[0], numbers[1], numbers[2], numbers[3])
+}
+
+fn build(dir: &Path, extra: &[&str]) -> (bool, String, String) {
+    let mut args = vec!["build", "-m", "xr.toml"];
+    args.extend(extra);
+    output(&mut xr(dir, &args))
+}
+
+fn verify(dir: &Path) -> (bool, String) {
+    let (ok, stdout, stderr) = output(&mut xr(dir, &["store", "verify", "--store", "store"]));
+    (ok, format!("{stdout}{stderr}"))
+}
+
+/// 3 programs: unlit 2×3, lit 2×(1+2×4), toon 3×4 variants; 3 targets each.
+const ARTIFACTS: usize = (6 + 18 + 12) * 3;
+
+#[test]
+fn a_no_op_rebuild_reuses_everything_and_an_include_edit_rebuilds_only_its_users() {
+    let dir = materials_copy("build-incremental");
+    let (ok, stdout, stderr) = build(&dir, &[]);
+    assert!(ok, "{stdout}{stderr}");
+    assert_eq!(summary(&stdout), (ARTIFACTS, 0, 0, ARTIFACTS), "{stdout}");
+    // Plain progress lines when not on a terminal.
+    assert!(stderr.contains(&format!("[{ARTIFACTS}/{ARTIFACTS}]")), "{stderr}");
+
+    let (ok, stdout, _) = build(&dir, &[]);
+    assert!(ok);
+    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+
+    // lighting.glsl is included by lit and toon, not by unlit.
+    let lighting = dir.join("shaders/include/lighting.glsl");
+    let text = std::fs::read_to_string(&lighting).unwrap();
+    std::fs::write(&lighting, text.replace("0.5, 0.5, 1.0", "0.4, 0.6, 1.0")).unwrap();
+    let (ok, stdout, _) = build(&dir, &[]);
+    assert!(ok);
+    assert_eq!(summary(&stdout).0, (18 + 12) * 3, "{stdout}");
+    assert_eq!(summary(&stdout).1, 6 * 3, "{stdout}");
+
+    // Touching without changing the contents rebuilds nothing.
+    std::fs::write(&lighting, std::fs::read(&lighting).unwrap()).unwrap();
+    let (_, stdout, _) = build(&dir, &[]);
+    assert_eq!(summary(&stdout).0, 0, "{stdout}");
+
+    // Changing a define of one variant's path: a filter narrows the matrix, no rebuild.
+    let manifest = std::fs::read_to_string(dir.join("xr.toml")).unwrap();
+    std::fs::write(
+        dir.join("xr.toml"),
+        manifest.replace("PATTERN == flat && BANDS > 1", "PATTERN == flat && BANDS > 0"),
+    )
+    .unwrap();
+    let (ok, stdout, _) = build(&dir, &[]);
+    assert!(ok);
+    assert_eq!(summary(&stdout), (0, ARTIFACTS - 6, 0, ARTIFACTS - 6), "{stdout}");
+    assert!(verify(&dir).0);
+}
+
+#[test]
+fn a_failing_variant_is_reported_with_its_diagnostics_and_the_others_build() {
+    let dir = materials_copy("build-failing");
+    let toon = dir.join("shaders/toon.frag");
+    let text = std::fs::read_to_string(&toon).unwrap();
+    // Line 9 of toon.frag breaks for BANDS == 3 only.
+    let broken = text.replacen("\nvoid main() {", "\n#if BANDS == 3\nthis is not glsl;\n#endif\nvoid main() {", 1);
+    std::fs::write(&toon, broken).unwrap();
+    let line = std::fs::read_to_string(&toon).unwrap().lines().position(|l| l == "this is not glsl;").unwrap() + 1;
+
+    let (ok, stdout, stderr) = build(&dir, &[]);
+    assert!(!ok, "exit status says something failed");
+    let failed = 3 * 3; // toon's 3 patterns with BANDS=3, on 3 targets
+    assert_eq!(summary(&stdout), (ARTIFACTS - failed, 0, failed, ARTIFACTS - failed), "{stdout}");
+    for pattern in ["flat", "stripes", "checker"] {
+        for target in ["gl-glsl", "gl-spirv", "vk-spirv"] {
+            let what = format!("error: toon[PATTERN={pattern},BANDS=3] ({target}):");
+            assert!(stdout.contains(&what), "{what} missing from\n{stdout}");
+        }
+    }
+    assert!(stdout.contains(&format!("toon.frag:{line}")), "diagnostics name the file and line:\n{stdout}");
+    assert!(stderr.contains("failed: toon[PATTERN="), "{stderr}");
+
+    // The catalog has the rest; the failed ones are missing, not stale.
+    let catalog: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("store/catalog/toon.json")).unwrap()).unwrap();
+    assert!(catalog["variants"]["toon[PATTERN=flat,BANDS=3]"]["objects"].as_object().unwrap().is_empty());
+    assert_eq!(catalog["variants"]["toon[PATTERN=flat,BANDS=2]"]["objects"].as_object().unwrap().len(), 3);
+
+    // Fixed: toon.frag changed, so toon's variants build; unlit and lit are reused.
+    std::fs::write(&toon, text).unwrap();
+    let (ok, stdout, _) = build(&dir, &[]);
+    assert!(ok, "{stdout}");
+    assert_eq!(summary(&stdout), (36, ARTIFACTS - 36, 0, ARTIFACTS), "{stdout}");
+}
+
+#[test]
+fn a_build_killed_midway_leaves_a_consistent_store_and_the_next_finishes_the_rest() {
+    let dir = materials_copy("build-killed");
+    let mut child = xr(&dir, &["build", "-m", "xr.toml", "-j", "1", "-q"]).spawn().expect("xr starts");
+    let journal = dir.join("store/journal.jsonl");
+    let started = Instant::now();
+    loop {
+        let lines = std::fs::read_to_string(&journal).map_or(0, |t| t.lines().count());
+        if lines >= 10 {
+            break;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the build ended before it could be killed");
+        assert!(started.elapsed() < Duration::from_secs(120), "no progress");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().unwrap();
+
+    let (ok, stdout, stderr) = build(&dir, &[]);
+    assert!(ok, "{stdout}{stderr}");
+    let (built, reused, failed, unique) = summary(&stdout);
+    assert!(reused >= 10, "the killed build's finished work is kept: {stdout}");
+    assert_eq!((built + reused, failed, unique), (ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+    let (ok, report) = verify(&dir);
+    assert!(ok, "store consistent after the rebuild: {report}");
+    assert!(report.contains("0 corrupt, 0 unfinished writes"), "{report}");
+}
+
+#[test]
+fn two_builds_on_one_store_at_once_both_succeed_without_torn_objects() {
+    let dir = materials_copy("build-concurrent");
+    let spawned: Vec<_> = (0..2)
+        .map(|_| {
+            xr(&dir, &["build", "-m", "xr.toml", "-j", "1", "-q"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("xr starts")
+        })
+        .collect();
+    for child in spawned {
+        let Output { status, stdout, stderr } = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&stdout);
+        assert!(status.success(), "{stdout}{}", String::from_utf8_lossy(&stderr));
+        let (built, reused, failed, unique) = summary(&stdout);
+        assert_eq!((built + reused, failed, unique), (ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+    }
+    let (ok, report) = verify(&dir);
+    assert!(ok, "{report}");
+    assert!(report.contains(&format!("{ARTIFACTS} objects, {ARTIFACTS} whole")), "{report}");
+    let (ok, stdout, _) = build(&dir, &[]);
+    assert!(ok);
+    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+}
+
+#[test]
+fn a_corrupt_object_is_detected_and_rebuilt() {
+    let dir = materials_copy("build-corrupt");
+    assert!(build(&dir, &[]).0);
+    let catalog: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("store/catalog/unlit.json")).unwrap()).unwrap();
+    let hex = catalog["variants"]["unlit[TINT=1,PATTERN=stripes]"]["objects"]["vk-spirv"].as_str().unwrap().to_owned();
+    let object = dir.join("store/objects").join(&hex[..2]).join(&hex[2..]);
+    let mut bytes = std::fs::read(&object).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&object, bytes).unwrap();
+    assert!(!verify(&dir).0, "verify sees the flipped byte");
+
+    let (ok, stdout, stderr) = build(&dir, &[]);
+    assert!(ok, "{stdout}{stderr}");
+    assert_eq!(summary(&stdout), (1, ARTIFACTS - 1, 0, ARTIFACTS), "{stdout}");
+    assert!(stderr.contains("corrupt object"), "the corruption is logged: {stderr}");
+    assert!(verify(&dir).0);
+}
+
+#[test]
+fn a_bad_manifest_is_one_error_at_its_file_line_and_column() {
+    let dir = materials_copy("build-bad-manifest");
+    let manifest = std::fs::read_to_string(dir.join("xr.toml")).unwrap();
+    for (broken, at, message) in [
+        (manifest.replace("kind = \"bool\"", "knd = \"bool\""), "xr.toml:7:1", "unknown field `knd`"),
+        (manifest.replace("range = [1, 4]", "range = \"1-4\""), "xr.toml:17:9", "invalid type"),
+        (
+            manifest.replace("values = [\"flat\", \"stripes\", \"checker\"]", "values = []"),
+            "xr.toml:12:10",
+            "no values",
+        ),
+        (manifest.replace("shaders/toon.frag", "shaders/tooon.frag"), "xr.toml:", "does not exist"),
+    ] {
+        std::fs::write(dir.join("xr.toml"), &broken).unwrap();
+        let (ok, stdout, stderr) = build(&dir, &[]);
+        assert!(!ok);
+        assert!(stderr.contains(at) && stderr.contains(message), "want {at} {message}, got:\n{stderr}");
+        assert_eq!(stderr.lines().filter(|l| l.contains("error")).count(), 1, "one error:\n{stderr}");
+        assert!(!stdout.contains("xr build:"), "nothing built from a bad manifest");
+    }
+}
+
+#[test]
+fn gc_drops_what_no_manifest_references() {
+    let dir = materials_copy("build-gc");
+    assert!(build(&dir, &[]).0);
+    // A second manifest without `toon`.
+    let manifest = std::fs::read_to_string(dir.join("xr.toml")).unwrap();
+    let without_toon = &manifest[..manifest.rfind("[[program]]").unwrap()];
+    std::fs::write(dir.join("small.toml"), without_toon).unwrap();
+
+    let (ok, stdout, stderr) = output(&mut xr(&dir, &["store", "gc", "-m", "small.toml", "--dry-run"]));
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains(&format!("{ARTIFACTS} objects, {} kept, 36 would be removed", ARTIFACTS - 36)), "{stdout}");
+    assert!(dir.join("store/catalog/toon.json").exists(), "a dry run removes nothing");
+
+    let (ok, stdout, stderr) = output(&mut xr(&dir, &["store", "gc", "-m", "small.toml"]));
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("dropped program 'toon'"), "{stdout}");
+    assert!(stdout.contains("36 removed"), "{stdout}");
+    assert!(!dir.join("store/catalog/toon.json").exists());
+    assert!(verify(&dir).0);
+    // What is left is whole: building the small manifest reuses all of it.
+    let (ok, stdout, _) = output(&mut xr(&dir, &["build", "-m", "small.toml"]));
+    assert!(ok);
+    assert_eq!(summary(&stdout), (0, ARTIFACTS - 36, 0, ARTIFACTS - 36), "{stdout}");
+    // And the full manifest rebuilds only toon.
+    let (ok, stdout, _) = build(&dir, &[]);
+    assert!(ok);
+    assert_eq!(summary(&stdout), (36, ARTIFACTS - 36, 0, ARTIFACTS), "{stdout}");
+}
