@@ -103,6 +103,42 @@ pub fn temp_dir(label: &str) -> PathBuf {
     dir
 }
 
+/// A copy of the materials sample (manifest and shaders) in a fresh
+/// directory, with its store at `store/` inside it.
+pub fn materials_copy(label: &str) -> PathBuf {
+    let dir = temp_dir(label);
+    let sample = workspace_root().join("samples/materials");
+    copy_dir(&sample.join("shaders"), &dir.join("shaders"));
+    let manifest = std::fs::read_to_string(sample.join("xr.toml")).expect("the sample's manifest");
+    std::fs::write(dir.join("xr.toml"), manifest.replace("../../target/xr-store/materials", "store"))
+        .expect("write the manifest");
+    dir
+}
+
+/// [`materials_copy`], built with `xr build` into its store.
+pub fn materials_built(label: &str) -> PathBuf {
+    let dir = materials_copy(label);
+    let output = Command::new(executable("xr"))
+        .current_dir(&dir)
+        .args(["build", "-m", "xr.toml", "-q"])
+        .env_remove("XR_PLUGIN_PATH")
+        .output()
+        .expect("xr runs");
+    assert!(output.status.success(), "xr build failed:\n{}", String::from_utf8_lossy(&output.stdout));
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for entry in std::fs::read_dir(from).expect("read dir").map(|e| e.expect("dir entry")) {
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+        }
+    }
+}
+
 /// A directory holding copies of the given plugin and fixture libraries.
 pub fn plugin_dir_with(label: &str, crates: &[&str]) -> PathBuf {
     let dir = temp_dir(label);

@@ -3,34 +3,11 @@
 //! bad manifests, and `xr store gc`.
 
 use std::{
-    path::{Path, PathBuf},
+    path::Path,
     process::{Command, Output},
     time::{Duration, Instant},
 };
-use xr_tests::{executable, temp_dir};
-
-/// A copy of the materials sample (manifest and shaders) in a fresh
-/// directory, its store inside it.
-fn materials_copy(label: &str) -> PathBuf {
-    let dir = temp_dir(label);
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/materials");
-    copy_dir(&sample.join("shaders"), &dir.join("shaders"));
-    let manifest = std::fs::read_to_string(sample.join("xr.toml")).unwrap();
-    std::fs::write(dir.join("xr.toml"), manifest.replace("../../target/xr-store/materials", "store")).unwrap();
-    dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to.join(entry.file_name()));
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
-}
+use xr_tests::{executable, materials_copy};
 
 fn xr(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(executable("xr"));
