@@ -69,6 +69,14 @@ fn a_no_op_rebuild_reuses_everything_and_an_include_edit_rebuilds_only_its_users
     let (_, stdout, _) = build(&dir, &[]);
     assert_eq!(summary(&stdout).0, 0, "{stdout}");
 
+    // Building one target keeps the others in the catalog.
+    let (ok, stdout, _) = build(&dir, &["--target", "vk-spirv"]);
+    assert!(ok);
+    assert_eq!(summary(&stdout), (0, ARTIFACTS / 3, 0, ARTIFACTS / 3), "{stdout}");
+    let catalog: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("store/catalog/unlit.json")).unwrap()).unwrap();
+    assert_eq!(catalog["variants"]["unlit[TINT=0,PATTERN=flat]"]["objects"].as_object().unwrap().len(), 3);
+
     // Changing a define of one variant's path: a filter narrows the matrix, no rebuild.
     let manifest = std::fs::read_to_string(dir.join("xr.toml")).unwrap();
     std::fs::write(

@@ -213,6 +213,21 @@ pub fn build(
         }
     }
     summary.unique_objects = objects.len();
+    if !request.targets.is_empty() {
+        // A build of some targets keeps the others' objects from the last catalog.
+        let (previous, _) = catalog::read_all(store.root());
+        for (name, catalog) in catalogs.iter_mut() {
+            let Some(old) = previous.get(*name) else { continue };
+            for (variant, entry) in catalog.variants.iter_mut() {
+                let Some(old_entry) = old.variants.get(variant) else { continue };
+                for (target, object) in &old_entry.objects {
+                    if Target::from_name(target).is_some_and(|t| !request.targets.contains(&t)) {
+                        entry.objects.entry(target.clone()).or_insert_with(|| object.clone());
+                    }
+                }
+            }
+        }
+    }
     let mut names: Vec<&&str> = catalogs.keys().collect();
     names.sort();
     for name in names {

@@ -235,6 +235,9 @@ impl DeviceLoader {
         let paths = if request.paths.is_empty() { LoadPath::ALL.to_vec() } else { request.paths.clone() };
         let mut reasons: Vec<String> = Vec::new();
         for path in paths {
+            if path == LoadPath::DeviceBinary && self.kind != DeviceKind::OpenGl {
+                continue; // Vulkan keeps its pipeline cache instead.
+            }
             let attempt = match path {
                 LoadPath::DeviceBinary => self.device_binary(library, program, &variant, &overrides),
                 LoadPath::CompatibleObject => self.compatible_object(library, program, &variant, &overrides),

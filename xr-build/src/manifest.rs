@@ -315,7 +315,7 @@ impl Manifest {
             locate.at(e.span().unwrap_or(0..0), message)
         })?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let store = raw.store.as_ref().map_or_else(|| dir.join("target/xr-store"), |s| dir.join(s.get_ref()));
+        let store = raw.store.as_ref().map_or_else(|| dir.join("target/xr-store"), |s| lexical(&dir.join(s.get_ref())));
 
         let mut axes: Vec<Axis> = Vec::new();
         for raw_axis in &raw.axis {
@@ -471,6 +471,24 @@ impl Manifest {
         }
         Ok(Manifest { path: path.to_path_buf(), store, programs })
     }
+}
+
+/// `path` with `a/..` pairs removed, without touching the file system (the
+/// store may not exist yet).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::ParentDir
+                if matches!(out.components().next_back(), Some(std::path::Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    if out.as_os_str().is_empty() { PathBuf::from(".") } else { out }
 }
 
 fn check_identifier(locate: &Locator<'_>, name: &Spanned<String>) -> Result<(), ManifestError> {

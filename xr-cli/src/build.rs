@@ -78,7 +78,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         } else if !args.quiet {
             match &result.outcome {
                 Outcome::Failed(_) => eprintln!("[{n}/{total}] failed: {} ({})", result.variant, result.target.name()),
-                _ if n % step == 0 || n == total => {
+                _ if n.is_multiple_of(step) || n == total => {
                     eprintln!("[{n}/{total}] {} ({})", result.variant, result.target.name())
                 }
                 _ => {}

@@ -143,6 +143,9 @@ pub struct IncludedFile {
     pub text: String,
 }
 
+/// Where an include callback records the files it reads.
+type IncludeLog = Rc<RefCell<Vec<IncludedFile>>>;
+
 /// A compiled program: its stage modules and every file they included.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompiledProgram {
@@ -269,7 +272,7 @@ impl SpirvCompiler {
     fn prepare<'a>(
         desc: &'a SourceDesc,
         options: &SpirvOptions,
-    ) -> Result<(shaderc::CompileOptions<'a>, Rc<RefCell<Vec<IncludedFile>>>), BuildError> {
+    ) -> Result<(shaderc::CompileOptions<'a>, IncludeLog), BuildError> {
         let file = desc.file_name.as_str();
         let context = format!("{file} ({} {})", desc.language.name(), desc.stage.name());
         let fail = |message: String| BuildError::from_diagnostics(&context, vec![error_at(file, 0, message)]);

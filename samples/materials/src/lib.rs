@@ -167,11 +167,10 @@ pub enum SampleError {
 /// program from `library` through `run.paths`.
 pub fn render(registry: &Registry, library: &ShaderLibrary, run: &Run) -> Result<(Image, Vec<TileLoad>), SampleError> {
     let mut device = registry.open_device(run.kind, &DeviceOptions::default())?;
-    // The loader's build systems must go before the device: a block of its own.
-    let result = {
-        let mut loader = DeviceLoader::attach(registry, &device, library)?;
-        draw(&mut device, &mut loader, library, run)
-    };
+    let mut loader = DeviceLoader::attach(registry, &device, library)?;
+    let result = draw(&mut device, &mut loader, library, run);
+    // The loader's build systems go before the device.
+    drop(loader);
     result
 }
 
