@@ -232,6 +232,7 @@ impl DeviceLoader {
             )));
         }
         let overrides = override_values(program, &request.overrides).map_err(LibraryError::BadRequest)?;
+        let wanted = Wanted { library, program, variant: &variant, overrides: &overrides };
         let paths = if request.paths.is_empty() { LoadPath::ALL.to_vec() } else { request.paths.clone() };
         let mut reasons: Vec<String> = Vec::new();
         for path in paths {
@@ -239,9 +240,9 @@ impl DeviceLoader {
                 continue; // Vulkan keeps its pipeline cache instead.
             }
             let attempt = match path {
-                LoadPath::DeviceBinary => self.device_binary(library, program, &variant, &overrides),
-                LoadPath::CompatibleObject => self.compatible_object(library, program, &variant, &overrides),
-                LoadPath::Source => self.source(library, program, &variant, &overrides),
+                LoadPath::DeviceBinary => self.device_binary(&wanted),
+                LoadPath::CompatibleObject => self.compatible_object(&wanted),
+                LoadPath::Source => self.source(&wanted),
             };
             match attempt {
                 Ok((built, target, note)) => {
@@ -266,13 +267,8 @@ impl DeviceLoader {
 
     /// The `gl-glsl` sources with the overrides as defines, and their
     /// program-binary key for this driver.
-    fn glsl_program(
-        &mut self,
-        library: &ShaderLibrary,
-        program: &CatalogProgram,
-        variant: &str,
-        overrides: &[(Override, f64)],
-    ) -> Result<(ProgramDesc, ObjectKey), String> {
+    fn glsl_program(&mut self, wanted: &Wanted<'_>) -> Result<(ProgramDesc, ObjectKey), String> {
+        let Wanted { library, program, variant, overrides } = *wanted;
         let bundle = SourceBundle::decode(&library.object(program, variant, Target::GlGlsl)?)?;
         let defines: Vec<(String, String)> =
             overrides.iter().map(|(o, v)| (o.name.clone(), o.glsl_literal(*v))).collect();
@@ -285,17 +281,12 @@ impl DeviceLoader {
         Ok((desc, self.binaries.key(&content)))
     }
 
-    fn device_binary(
-        &mut self,
-        library: &ShaderLibrary,
-        program: &CatalogProgram,
-        variant: &str,
-        overrides: &[(Override, f64)],
-    ) -> Result<(BuiltProgram, Target, String), String> {
+    fn device_binary(&mut self, wanted: &Wanted<'_>) -> Attempt {
+        let library = wanted.library;
         if self.kind != DeviceKind::OpenGl {
             return Err("device binaries are an OpenGL path".to_owned());
         }
-        let (desc, key) = self.glsl_program(library, program, variant, overrides)?;
+        let (desc, key) = self.glsl_program(wanted)?;
         match library.store.get(&key) {
             Ok(Some(_)) => {}
             Ok(None) => return Err("no program binary of this driver yet".to_owned()),
@@ -314,13 +305,8 @@ impl DeviceLoader {
         }
     }
 
-    fn compatible_object(
-        &mut self,
-        library: &ShaderLibrary,
-        program: &CatalogProgram,
-        variant: &str,
-        overrides: &[(Override, f64)],
-    ) -> Result<(BuiltProgram, Target, String), String> {
+    fn compatible_object(&mut self, wanted: &Wanted<'_>) -> Attempt {
+        let Wanted { library, program, variant, overrides } = *wanted;
         let target = match self.kind {
             DeviceKind::OpenGl => Target::GlSpirv,
             DeviceKind::Vulkan => Target::VkSpirv,
@@ -348,16 +334,11 @@ impl DeviceLoader {
         Ok((built, target, String::new()))
     }
 
-    fn source(
-        &mut self,
-        library: &ShaderLibrary,
-        program: &CatalogProgram,
-        variant: &str,
-        overrides: &[(Override, f64)],
-    ) -> Result<(BuiltProgram, Target, String), String> {
+    fn source(&mut self, wanted: &Wanted<'_>) -> Attempt {
+        let Wanted { library, program, variant, overrides } = *wanted;
         match self.kind {
             DeviceKind::OpenGl => {
-                let (desc, key) = self.glsl_program(library, program, variant, overrides)?;
+                let (desc, key) = self.glsl_program(wanted)?;
                 let system = self.system(Target::GlGlsl).ok_or("the GLSL build system is not attached")?;
                 let options = BuildOptions { retrievable: true, ..BuildOptions::default() };
                 let built = system.build_program(&desc, &options).into_result().map_err(|e| e.to_string())?;
@@ -387,6 +368,19 @@ impl DeviceLoader {
         }
     }
 }
+
+/// What one load asks for, as each path needs it.
+#[derive(Clone, Copy)]
+struct Wanted<'a> {
+    library: &'a ShaderLibrary,
+    program: &'a CatalogProgram,
+    variant: &'a str,
+    overrides: &'a [(Override, f64)],
+}
+
+/// A path's result: the program, the target whose object it used, and a
+/// note for the reason; or why the path could not be taken.
+type Attempt = Result<(BuiltProgram, Target, String), String>;
 
 /// Every override of `program` with its value: the request's, else the default.
 fn override_values(program: &CatalogProgram, given: &[(&str, f64)]) -> Result<Vec<(Override, f64)>, String> {
