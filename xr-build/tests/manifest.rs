@@ -82,7 +82,19 @@ fn a_good_manifest_expands_into_named_variants_with_defines() {
 fn bad_manifests_are_errors_at_file_line_and_column() {
     let dir = fixture("bad");
     let file = dir.join("xr.toml");
-    let cases: [(&str, &str, usize, usize, &str); 8] = [
+    const PROGRAM: &str = "[[program]]\nname = \"p\"\ntargets = [\"vk-spirv\"]\nstages = [{ stage = \"vertex\", file = \"shaders/lit.vert\" }]\n";
+    let override_type = format!("{PROGRAM}overrides = [{{ name = \"G\", id = 0, type = \"half\", default = 1.0 }}]\n");
+    let override_clash = format!(
+        "{PROGRAM}overrides = [\n  {{ name = \"G\", id = 0, default = 1.0 }},\n  {{ name = \"H\", id = 0, default = 1.0 }},\n]\n"
+    );
+    let override_axis = format!(
+        "[[axis]]\nname = \"A\"\nkind = \"bool\"\n{}axes = [\"A\"]\noverrides = [{{ name = \"A\", id = 0, default = 1.0 }}]\n",
+        PROGRAM
+    );
+    let cases: [(&str, &str, usize, usize, &str); 11] = [
+        ("unknown override type", &override_type, 5, 43, "unknown override type 'half'"),
+        ("override ids clash", &override_clash, 7, 12, "override 'H' (id 0) clashes with override 'G' (id 0)"),
+        ("override that is an axis", &override_axis, 9, 23, "'A' is both an axis and an override"),
         ("typo'd key", "[[axis]]\nname = \"A\"\nkidn = \"bool\"\n", 3, 1, "unknown field `kidn`"),
         ("wrong type", "[[axis]]\nname = \"A\"\nkind = \"int\"\nrange = \"1..4\"\n", 4, 9, "invalid type"),
         (
