@@ -254,3 +254,50 @@ fn gc_drops_what_no_manifest_references() {
     assert!(ok);
     assert_eq!(summary(&stdout), (36, ARTIFACTS - 36, 0, ARTIFACTS), "{stdout}");
 }
+
+#[test]
+fn hlsl_programs_build_for_spirv_and_are_refused_for_gl_glsl() {
+    let dir = xr_tests::temp_dir("build-hlsl");
+    std::fs::create_dir_all(dir.join("shaders")).unwrap();
+    std::fs::write(
+        dir.join("shaders/tint.hlsl"),
+        "struct VSOut { float4 pos : SV_Position; float4 color : COLOR0; };\n\
+         VSOut vs_main(float2 pos : POSITION) { VSOut o; o.pos = float4(pos, 0, 1); o.color = float4(TINT, 0, 0, 1); return o; }\n\
+         float4 ps_main(VSOut i) : SV_Target { return i.color; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("xr.toml"),
+        "store = \"store\"\n\n[[axis]]\nname = \"TINT\"\nkind = \"bool\"\n\n[[program]]\nname = \"tint\"\naxes = [\"TINT\"]\n\
+         targets = [\"gl-glsl\", \"gl-spirv\", \"vk-spirv\"]\nstages = [\n\
+         { stage = \"vertex\", file = \"shaders/tint.hlsl\", entry = \"vs_main\", language = \"hlsl\" },\n\
+         { stage = \"fragment\", file = \"shaders/tint.hlsl\", entry = \"ps_main\", language = \"hlsl\" },\n]\n",
+    )
+    .unwrap();
+    let (ok, stdout, _) = build(&dir, &[]);
+    assert!(!ok);
+    assert_eq!(summary(&stdout), (4, 0, 2, 4), "{stdout}");
+    assert!(
+        stdout.contains("error: tint[TINT=1] (gl-glsl):") && stdout.contains("gl-glsl builds GLSL only"),
+        "{stdout}"
+    );
+    let (ok, stdout, _) = build(&dir, &["--target", "gl-spirv", "--target", "vk-spirv"]);
+    assert!(ok, "{stdout}");
+    assert_eq!(summary(&stdout), (0, 4, 0, 4), "{stdout}");
+}
+
+#[test]
+fn flags_that_name_nothing_are_one_clear_error() {
+    let dir = materials_copy("build-flags");
+    for (args, message) in [
+        (vec!["build", "-m", "xr.toml", "--program", "shiny"], "no program named 'shiny'"),
+        (vec!["build", "-m", "xr.toml", "--target", "dx12"], "unknown target 'dx12'"),
+        (vec!["build", "-m", "xr.toml", "--emit", "flat"], "unknown --emit kind 'flat'"),
+        (vec!["build", "-m", "missing.toml"], "missing.toml: error: cannot read the manifest"),
+        (vec!["store", "gc", "-m", "xr.toml", "--store", "shaders"], "is not an XR store"),
+    ] {
+        let (ok, _, stderr) = output(&mut xr(&dir, &args));
+        assert!(!ok, "{args:?}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+}

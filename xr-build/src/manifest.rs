@@ -30,11 +30,11 @@ use xr_sourcebuild::{ShaderStage, SourceLanguage};
 
 /// An error in a manifest, at the file, line and column it comes from.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}:{line}:{column}: error: {message}", file.display())]
+#[error("{}{}: error: {message}", file.display(), if *line == 0 { String::new() } else { format!(":{line}:{column}") })]
 pub struct ManifestError {
     /// The manifest file.
     pub file: PathBuf,
-    /// 1-based line.
+    /// 1-based line; 0 when the error is about the whole file.
     pub line: usize,
     /// 1-based column.
     pub column: usize,
