@@ -9,7 +9,7 @@ use xr_build::{
     library::{DeviceLoader, LibraryError, LoadRequest, ShaderLibrary},
 };
 use xr_device::{DeviceKind, DeviceOptions, Image};
-use xr_sourcebuild::ObjectKey;
+use xr_sourcebuild::{ObjectKey, ProgramBinary, decode_binary_record, encode_binary_record};
 use xr_tests::{assert_rgba_near, executable, materials_built, registry, rgba8};
 
 /// The pixel at (`u`, `v`) of tile `index` (v up, as the shaders see it).
@@ -19,6 +19,18 @@ fn pixel_at(image: &Image, index: usize, u: f32, v: f32) -> [u8; 4] {
     let px = ((x + 1.0) * 0.5 * SIZE as f32) as u32;
     let py = ((1.0 - y) * 0.5 * SIZE as f32) as u32;
     image.pixel(px, py).expect("inside the image")
+}
+
+/// The path column of a row of the sample's table (after the variant, which
+/// may carry overrides: the first of the known path names).
+fn path_of(row: &str) -> &str {
+    row.split_whitespace().find(|w| ["device-binary", "spirv", "source"].contains(w)).unwrap_or("")
+}
+
+/// The object column: the word after the path.
+fn target_of(row: &str) -> &str {
+    let words: Vec<&str> = row.split_whitespace().collect();
+    words.iter().position(|w| *w == path_of(row)).and_then(|i| words.get(i + 1)).copied().unwrap_or("")
 }
 
 fn decode(path: &std::path::Path) -> Vec<u8> {
@@ -41,9 +53,6 @@ fn the_sample_renders_the_scene_through_every_path_into_identical_images() {
     let rows = |run: &str| -> Vec<String> {
         stdout.lines().filter(|l| l.starts_with(&format!("{run} ")) && !l.contains("->")).map(str::to_owned).collect()
     };
-    let path_of = |row: &str| {
-        row.split_whitespace().rev().find(|w| ["device-binary", "spirv", "source"].contains(w)).map(str::to_owned)
-    };
     for (run, path, target) in [
         ("gl-source", "source", "gl-glsl"),
         ("gl-device-binary", "device-binary", "gl-glsl"),
@@ -56,8 +65,7 @@ fn the_sample_renders_the_scene_through_every_path_into_identical_images() {
         let rows = rows(run);
         assert_eq!(rows.len(), SCENE.len(), "{run}: one row per tile in\n{stdout}");
         for row in rows {
-            assert!(row.contains(&format!(" {path} ")) && row.contains(&format!(" {target} ")), "{run}: {row}");
-            let _ = path_of(&row);
+            assert_eq!((path_of(&row), target_of(&row)), (path, target), "{run}: {row}");
         }
     }
     assert!(rows("gl-source")[0].contains("program binary written back to the store"), "{stdout}");
@@ -126,6 +134,24 @@ fn a_corrupt_object_falls_back_to_the_next_path_and_says_why() {
     let (path, _, reason) = load_unlit(&library, DeviceKind::OpenGl);
     assert_eq!(path, LoadPath::DeviceBinary, "{reason}");
 
+    // A stored binary whose bytes the driver refuses (its checksum is fine):
+    // the next paths are tried (the SPIR-V is still corrupt), and the source
+    // path writes a good binary over it.
+    let store = library.store();
+    for key in store.keys().unwrap() {
+        // (The corrupt SPIR-V object does not read back; it is not a binary.)
+        let Ok(Some(payload)) = store.get(&key) else { continue };
+        if let Ok((identity, binary)) = decode_binary_record(&payload) {
+            let garbage = ProgramBinary { format: binary.format, bytes: vec![0x5a; 64].into() };
+            store.put(&key, &encode_binary_record("unlit[TINT=0,PATTERN=flat]", &identity, &garbage)).unwrap();
+        }
+    }
+    let (path, target, reason) = load_unlit(&library, DeviceKind::OpenGl);
+    assert_eq!((path, target), (LoadPath::Source, Target::GlGlsl), "{reason}");
+    assert!(reason.contains("device-binary: driver rejected the stored binary"), "{reason}");
+    let (path, _, reason) = load_unlit(&library, DeviceKind::OpenGl);
+    assert_eq!(path, LoadPath::DeviceBinary, "the source path wrote a good binary back: {reason}");
+
     // Vulkan: SPIR-V corrupt → the stored sources compiled on the spot.
     corrupt_object(&dir, &library, Target::VkSpirv);
     let (path, target, reason) = load_unlit(&library, DeviceKind::Vulkan);
@@ -175,4 +201,81 @@ fn a_request_that_misses_an_axis_or_names_an_unknown_one_is_refused() {
     let program = load(LoadRequest { program: "shiny", ..Default::default() });
     assert!(matches!(program, LibraryError::UnknownProgram { .. }), "{program}");
     drop(loader);
+}
+
+#[test]
+fn a_store_without_builds_or_with_a_broken_catalog_file_says_so() {
+    let empty = xr_tests::temp_dir("library-empty");
+    let error = match ShaderLibrary::open(&empty) {
+        Ok(_) => panic!("an empty store opened"),
+        Err(e) => e,
+    };
+    assert!(
+        matches!(error, LibraryError::Empty { .. }) && error.to_string().contains("run `xr build` first"),
+        "{error}"
+    );
+
+    // A catalog file that does not parse is skipped; the others load.
+    let dir = materials_built("library-broken-catalog");
+    std::fs::write(dir.join("store/catalog/lit.json"), b"{ not json").unwrap();
+    let library = ShaderLibrary::open(&dir.join("store")).unwrap();
+    assert_eq!(library.programs().keys().cloned().collect::<Vec<_>>(), ["toon", "unlit"]);
+    let error = library.program("lit").err().expect("lit is gone");
+    assert!(error.to_string().contains("no program named 'lit' in the store (it has: toon, unlit)"), "{error}");
+}
+
+#[test]
+fn a_load_whose_allowed_paths_all_fail_names_each_reason() {
+    let dir = materials_built("library-no-path");
+    let library = ShaderLibrary::open(&dir.join("store")).unwrap();
+    let registry = registry();
+    let device = registry.open_device(DeviceKind::OpenGl, &DeviceOptions::default()).expect("device");
+    let mut loader = DeviceLoader::attach(&registry, &device, &library).expect("attach");
+    // A fresh store has no device binary yet.
+    let request = LoadRequest {
+        program: "unlit",
+        variant: vec![("TINT", "0"), ("PATTERN", "flat")],
+        paths: vec![LoadPath::DeviceBinary],
+        ..LoadRequest::default()
+    };
+    let error = loader.load(&library, &request).err().expect("no path");
+    assert!(matches!(error, LibraryError::NoPath { .. }), "{error}");
+    assert!(
+        error.to_string()
+            == "unlit[TINT=0,PATTERN=flat]: no load path worked: device-binary: no program binary of this driver yet",
+        "{error}"
+    );
+    drop(loader);
+}
+
+#[test]
+fn a_driver_without_program_binaries_builds_from_source_or_takes_the_spirv() {
+    let dir = materials_built("library-no-binaries");
+    let run = |name: &str| {
+        let output = Command::new(executable("materials"))
+            .args(["--store", dir.join("store").to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()])
+            .args(["--run", name])
+            .env("XR_GL_DEVICE", "software")
+            .env("MESA_SHADER_CACHE_DISABLE", "true")
+            .env_remove("XR_PLUGIN_PATH")
+            .output()
+            .expect("sample runs");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+        stdout
+            .lines()
+            .filter(|l| l.starts_with(&format!("{name} ")) && !l.contains("->"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let source = run("gl-source");
+    assert_eq!(source.len(), SCENE.len());
+    for row in &source {
+        assert_eq!(path_of(row), "source", "{row}");
+        assert!(row.contains("built on the device; this driver gives no program binaries back"), "{row}");
+    }
+    for row in run("gl-best") {
+        assert_eq!(path_of(&row), "spirv", "{row}");
+        assert!(row.contains("device-binary: this driver gives no program binaries back"), "{row}");
+    }
 }

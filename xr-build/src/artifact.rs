@@ -8,7 +8,7 @@
 //!   builds it on the device, where XR keeps the program binary.
 
 use serde::{Deserialize, Serialize};
-use xr_sourcebuild::{ProgramDesc, ShaderStage, SourceDesc, SourceLanguage};
+use xr_sourcebuild::{ProgramDesc, ShaderStage, SourceDesc};
 
 const BUNDLE_MAGIC: &[u8] = b"XRGLSL1\n";
 
@@ -60,7 +60,6 @@ impl SourceBundle {
                 .find(|s| s.name() == stage.stage)
                 .ok_or_else(|| format!("unknown stage '{}' in a GLSL source bundle", stage.stage))?;
             let mut desc = SourceDesc::glsl(kind, stage.file.clone(), stage.source.clone());
-            desc.language = SourceLanguage::Glsl;
             desc.entry_point = stage.entry.clone().into();
             for (name, value) in self.defines.iter().chain(extra) {
                 desc = desc.with_define(name.clone(), value.clone());

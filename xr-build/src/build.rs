@@ -36,14 +36,12 @@ pub struct BuildRequest {
 /// What happened to one (variant, target).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// Built now; `new_object` when no identical object was in the store.
+    /// Built now (and written, unless an identical object was already stored).
     Built {
         /// The object.
         object: ObjectKey,
         /// Payload bytes.
         bytes: u64,
-        /// Whether it was written (not already there from an identical build).
-        new_object: bool,
     },
     /// Up to date: the journal's object, whole in the store.
     Reused {
@@ -91,8 +89,6 @@ pub struct Summary {
     pub unique_objects: usize,
     /// Their payload bytes.
     pub bytes: u64,
-    /// Objects newly written.
-    pub written: usize,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -147,7 +143,12 @@ pub fn build(
     let store = Store::open(&manifest.store)?;
     remove_orphaned_temp_files(store.root());
     let journal = Journal::open(store.root());
-    let context = JobContext { store: &store, journal: &journal, hashes: Mutex::new(HashMap::new()) };
+    let context = JobContext {
+        store: &store,
+        journal: &journal,
+        compiler: compiler_identity(),
+        hashes: Mutex::new(HashMap::new()),
+    };
 
     let mut summary = Summary::default();
     let mut jobs: Vec<(&Program, Variant)> = Vec::new();
@@ -188,9 +189,8 @@ pub fn build(
     }
     for result in results {
         let (object, bytes) = match result.outcome {
-            Outcome::Built { object, bytes, new_object } => {
+            Outcome::Built { object, bytes } => {
                 summary.built += 1;
-                summary.written += usize::from(new_object);
                 (object, bytes)
             }
             Outcome::Reused { object, bytes } => {
@@ -267,6 +267,8 @@ fn with_compiler<T>(body: impl FnOnce(&SpirvCompiler) -> Result<T, String>) -> R
 struct JobContext<'a> {
     store: &'a Store,
     journal: &'a Journal,
+    /// [`compiler_identity`], part of every recipe.
+    compiler: String,
     /// File → BLAKE3 of its contents now (`None`: unreadable), for this build.
     hashes: Mutex<HashMap<String, Option<String>>>,
 }
@@ -288,7 +290,7 @@ impl JobContext<'_> {
         let mut results = Vec::new();
         let mut stale = Vec::new();
         for &target in targets {
-            let recipe = recipe_key(program, variant, target);
+            let recipe = recipe_key(&self.compiler, program, variant, target);
             match self.up_to_date(&recipe) {
                 Some((object, bytes)) => results.push(result(target, Outcome::Reused { object, bytes })),
                 None => stale.push((target, recipe)),
@@ -360,22 +362,22 @@ impl JobContext<'_> {
         let object = ObjectKey::from_parts([FORMAT.as_bytes(), &made.payload]);
         let bytes = made.payload.len() as u64;
         // Identical output from another variant or an earlier build: stored once.
-        let new_object = !matches!(self.store.get(&object), Ok(Some(_)));
-        if new_object && let Err(e) = self.store.put(&object, &made.payload) {
+        let stored = matches!(self.store.get(&object), Ok(Some(_)));
+        if !stored && let Err(e) = self.store.put(&object, &made.payload) {
             return Outcome::Failed(format!("writing to the store: {e}"));
         }
         let entry = Entry { recipe: recipe.hex(), object: object.hex(), files: made.files };
         if let Err(e) = self.journal.append(&entry) {
             tracing::warn!("cannot append to the build journal: {e} (the next build redoes this artifact)");
         }
-        Outcome::Built { object, bytes, new_object }
+        Outcome::Built { object, bytes }
     }
 }
 
 /// Everything but file contents that changes an artifact's bytes.
-fn recipe_key(program: &Program, variant: &Variant, target: Target) -> ObjectKey {
+fn recipe_key(compiler: &str, program: &Program, variant: &Variant, target: Target) -> ObjectKey {
     let mut parts: Vec<Vec<u8>> =
-        vec![FORMAT.into(), compiler_identity().into(), target.name().into(), program.name.clone().into()];
+        vec![FORMAT.into(), compiler.into(), target.name().into(), program.name.clone().into()];
     for stage in &program.stages {
         parts.push(stage.stage.name().into());
         parts.push(stage.file.to_string_lossy().into_owned().into());

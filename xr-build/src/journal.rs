@@ -60,21 +60,6 @@ impl Journal {
         self.entries.get(&recipe.hex())
     }
 
-    /// How many recipes the journal knows.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether the journal knows no recipe.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// Every object the journal points at.
-    pub fn objects(&self) -> impl Iterator<Item = &str> {
-        self.entries.values().map(|e| e.object.as_str())
-    }
-
     /// Appends an entry with one write.
     pub fn append(&self, entry: &Entry) -> std::io::Result<()> {
         let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;

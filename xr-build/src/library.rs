@@ -218,10 +218,6 @@ impl DeviceLoader {
         self.systems.iter().map(|(t, _)| *t).collect()
     }
 
-    fn system(&mut self, target: Target) -> Option<&mut AttachedBuildSystemBox> {
-        self.systems.iter_mut().find(|(t, _)| *t == target).map(|(_, s)| s)
-    }
-
     /// Loads a program through the best allowed path.
     pub fn load(&mut self, library: &ShaderLibrary, request: &LoadRequest<'_>) -> Result<Loaded, LibraryError> {
         let program = library.program(request.program)?;
@@ -265,43 +261,45 @@ impl DeviceLoader {
         Err(LibraryError::NoPath { variant, reasons: reasons.join("; ") })
     }
 
-    /// The `gl-glsl` sources with the overrides as defines, and their
-    /// program-binary key for this driver.
-    fn glsl_program(&mut self, wanted: &Wanted<'_>) -> Result<(ProgramDesc, ObjectKey), String> {
+    /// The stored `gl-glsl` sources of the variant, with the overrides as
+    /// defines (for the GL driver) or as specialization constants (SPIR-V).
+    fn stored_sources(wanted: &Wanted<'_>, overrides_as_defines: bool) -> Result<ProgramDesc, String> {
         let Wanted { library, program, variant, overrides } = *wanted;
         let bundle = SourceBundle::decode(&library.object(program, variant, Target::GlGlsl)?)?;
-        let defines: Vec<(String, String)> =
-            overrides.iter().map(|(o, v)| (o.name.clone(), o.glsl_literal(*v))).collect();
-        let desc = bundle.program(variant, &defines)?;
-        let system = self.system(Target::GlGlsl).ok_or("the GLSL build system is not attached")?;
+        if overrides_as_defines {
+            let defines: Vec<(String, String)> =
+                overrides.iter().map(|(o, v)| (o.name.clone(), o.glsl_literal(*v))).collect();
+            return bundle.program(variant, &defines);
+        }
+        let mut desc = bundle.program(variant, &[])?;
+        for stage in desc.stages.iter_mut() {
+            for (o, v) in overrides {
+                *stage = stage.clone().with_specialization(o.id, o.bits(*v));
+            }
+        }
+        Ok(desc)
+    }
+
+    /// The GL program of the stored sources and the key of its program
+    /// binary for this driver — or why this driver has no program binaries.
+    fn glsl_program(&mut self, wanted: &Wanted<'_>) -> Result<(ProgramDesc, Result<ObjectKey, String>), String> {
+        let desc = Self::stored_sources(wanted, true)?;
+        let system = attached(&mut self.systems, Target::GlGlsl)?;
         if !system.availability().into_result().map_err(|e| e.to_string())?.contains(Availability::OFFLINE_COMPILE) {
-            return Err("this driver gives no program binaries back".to_owned());
+            return Ok((desc, Err("this driver gives no program binaries back".to_owned())));
         }
         let content = system.content_key(&desc, &BuildOptions::default()).into_result().map_err(|e| e.to_string())?;
-        Ok((desc, self.binaries.key(&content)))
+        let key = self.binaries.key(&content);
+        Ok((desc, Ok(key)))
     }
 
     fn device_binary(&mut self, wanted: &Wanted<'_>) -> Attempt {
-        let library = wanted.library;
-        if self.kind != DeviceKind::OpenGl {
-            return Err("device binaries are an OpenGL path".to_owned());
-        }
         let (desc, key) = self.glsl_program(wanted)?;
-        match library.store.get(&key) {
-            Ok(Some(_)) => {}
-            Ok(None) => return Err("no program binary of this driver yet".to_owned()),
-            Err(e) => return Err(e.to_string()),
-        }
-        let Some((_, system)) = self.systems.iter_mut().find(|(t, _)| *t == Target::GlGlsl) else {
-            return Err("the GLSL build system is not attached".to_owned());
-        };
-        let (built, report) = self.binaries.load(system, &desc, BuildOptions::default()).map_err(|e| e.to_string())?;
-        match report.path {
-            xr_sourcebuild::LoadPath::ProgramBinary => Ok((built, Target::GlGlsl, String::new())),
-            // The driver refused it: the cache rebuilt from source and overwrote it.
-            xr_sourcebuild::LoadPath::Source => {
-                Ok((built, Target::GlGlsl, format!("{}; rebuilt from source and stored again", report.reason)))
-            }
+        let key = key?;
+        let Self { systems, binaries, .. } = self;
+        match binaries.load_binary(attached(systems, Target::GlGlsl)?, &desc, BuildOptions::default(), &key)? {
+            Some(built) => Ok((built, Target::GlGlsl, String::new())),
+            None => Err("no program binary of this driver yet".to_owned()),
         }
     }
 
@@ -311,9 +309,7 @@ impl DeviceLoader {
             DeviceKind::OpenGl => Target::GlSpirv,
             DeviceKind::Vulkan => Target::VkSpirv,
         };
-        if self.system(target).is_none() {
-            return Err(format!("{} is not available on this device", target.build_system()));
-        }
+        attached(&mut self.systems, target)?;
         let payload = library.object(program, variant, target)?;
         let mut modules = container::decode(&payload).ok_or("the SPIR-V object is damaged")?;
         for module in &mut modules {
@@ -326,7 +322,7 @@ impl DeviceLoader {
         }
         let binary: ProgramBinary = container::to_object(&modules);
         let desc = ProgramDesc::new(variant, []);
-        let system = self.system(target).ok_or("not attached")?;
+        let system = attached(&mut self.systems, target)?;
         let built = system
             .load_program_binary(&desc, &BuildOptions::default(), &binary)
             .into_result()
@@ -335,38 +331,54 @@ impl DeviceLoader {
     }
 
     fn source(&mut self, wanted: &Wanted<'_>) -> Attempt {
-        let Wanted { library, program, variant, overrides } = *wanted;
         match self.kind {
             DeviceKind::OpenGl => {
                 let (desc, key) = self.glsl_program(wanted)?;
-                let system = self.system(Target::GlGlsl).ok_or("the GLSL build system is not attached")?;
-                let options = BuildOptions { retrievable: true, ..BuildOptions::default() };
-                let built = system.build_program(&desc, &options).into_result().map_err(|e| e.to_string())?;
-                let note = match system.program_binary(built.program).into_result() {
-                    Ok(binary) => match self.binaries.write(&key, variant, &binary) {
-                        Ok(_) => "program binary written back to the store".to_owned(),
-                        Err(e) => format!("program binary not stored: {e}"),
-                    },
-                    Err(e) => format!("the driver gave no program binary back: {e}"),
+                let Self { systems, binaries, .. } = self;
+                let system = attached(systems, Target::GlGlsl)?;
+                let (built, note) = match key {
+                    Ok(key) => {
+                        let (built, stored) = binaries
+                            .build_and_store(system, &desc, BuildOptions::default(), &key)
+                            .map_err(|e| e.to_string())?;
+                        let note = match stored {
+                            Ok(_) => "program binary written back to the store".to_owned(),
+                            Err(e) => format!("program binary not stored: {e}"),
+                        };
+                        (built, note)
+                    }
+                    Err(why) => {
+                        let built = system
+                            .build_program(&desc, &BuildOptions::default())
+                            .into_result()
+                            .map_err(|e| e.to_string())?;
+                        (built, format!("built on the device; {why}"))
+                    }
                 };
                 Ok((built, Target::GlGlsl, note))
             }
             DeviceKind::Vulkan => {
                 // The gl-glsl sources, compiled for Vulkan on the spot.
-                let bundle = SourceBundle::decode(&library.object(program, variant, Target::GlGlsl)?)?;
-                let mut desc = bundle.program(variant, &[])?;
-                for stage in desc.stages.iter_mut() {
-                    for (o, v) in overrides {
-                        *stage = stage.clone().with_specialization(o.id, o.bits(*v));
-                    }
-                }
-                let system = self.system(Target::VkSpirv).ok_or("the Vulkan build system is not attached")?;
+                let desc = Self::stored_sources(wanted, false)?;
+                let system = attached(&mut self.systems, Target::VkSpirv)?;
                 let built =
                     system.build_program(&desc, &BuildOptions::default()).into_result().map_err(|e| e.to_string())?;
                 Ok((built, Target::VkSpirv, "built from the stored sources".to_owned()))
             }
         }
     }
+}
+
+/// The build system attached for `target`, or why there is none.
+fn attached(
+    systems: &mut [(Target, AttachedBuildSystemBox)],
+    target: Target,
+) -> Result<&mut AttachedBuildSystemBox, String> {
+    systems
+        .iter_mut()
+        .find(|(t, _)| *t == target)
+        .map(|(_, s)| s)
+        .ok_or_else(|| format!("{} is not available on this device", target.build_system()))
 }
 
 /// What one load asks for, as each path needs it.

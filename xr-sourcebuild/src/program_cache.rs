@@ -155,47 +155,75 @@ impl ProgramCache {
         }
 
         let key = self.key(&compiler.content_key(desc, &options).into_result()?);
-        let reason = match self.store.get(&key) {
-            Ok(Some(payload)) => match self.load_stored(compiler, desc, options, &payload) {
-                Ok(built) => {
-                    tracing::info!(program = name, %key, "loaded the stored program binary");
-                    let reason = "stored binary accepted by the driver".to_owned();
-                    let report = LoadReport {
-                        path: LoadPath::ProgramBinary,
-                        reason,
-                        key: Some(key),
-                        stored: None,
-                        store_error: None,
-                    };
-                    return Ok((built, report));
-                }
-                Err(why) => {
-                    tracing::warn!(program = name, %key, "not using the stored binary: {why}; building from source");
-                    why
-                }
-            },
+        let reason = match self.load_binary(compiler, desc, options, &key) {
+            Ok(Some(built)) => {
+                let reason = "stored binary accepted by the driver".to_owned();
+                let report = LoadReport {
+                    path: LoadPath::ProgramBinary,
+                    reason,
+                    key: Some(key),
+                    stored: None,
+                    store_error: None,
+                };
+                return Ok((built, report));
+            }
             Ok(None) => {
                 tracing::info!(program = name, %key, "no stored binary for this driver; building from source");
                 "no stored binary for this driver".to_owned()
             }
-            Err(e) => {
-                tracing::warn!(program = name, %key, "{e}; building from source");
-                e.to_string()
+            Err(why) => {
+                tracing::warn!(program = name, %key, "not using the stored binary: {why}; building from source");
+                why
             }
         };
 
-        let built = compiler.build_program(desc, &BuildOptions { retrievable: true, ..options }).into_result()?;
-        let (stored, store_error) = match compiler.program_binary(built.program).into_result() {
-            Ok(binary) => match self.write(&key, name, &binary) {
-                Ok(path) => (Some(path), None),
-                Err(e) => (None, Some(e)),
-            },
-            Err(e) => {
-                tracing::warn!(program = name, "the driver gave no program binary back: {e}");
-                (None, Some(e.to_string()))
-            }
+        let (built, stored) = self.build_and_store(compiler, desc, options, &key)?;
+        let (stored, store_error) = match stored {
+            Ok(path) => (Some(path), None),
+            Err(e) => (None, Some(e)),
         };
         Ok((built, LoadReport { path: LoadPath::Source, reason, key: Some(key), stored, store_error }))
+    }
+
+    /// Builds `desc` from source and writes its program binary under `key`
+    /// for next time; the second value is where it went, or why it did not.
+    pub fn build_and_store(
+        &self,
+        compiler: &mut AttachedBuildSystemBox,
+        desc: &ProgramDesc,
+        options: BuildOptions,
+        key: &ObjectKey,
+    ) -> Result<(BuiltProgram, Result<PathBuf, String>), BuildError> {
+        let built = compiler.build_program(desc, &BuildOptions { retrievable: true, ..options }).into_result()?;
+        let stored = match compiler.program_binary(built.program).into_result() {
+            Ok(binary) => self.write(key, &desc.name, &binary),
+            Err(e) => {
+                tracing::warn!(program = desc.name.as_str(), "the driver gave no program binary back: {e}");
+                Err(format!("the driver gave no program binary back: {e}"))
+            }
+        };
+        Ok((built, stored))
+    }
+
+    /// Loads the binary stored under `key` (see [`Self::key`]): `None` when
+    /// there is none, an error saying why when there is one the store or the
+    /// driver refuses.
+    pub fn load_binary(
+        &self,
+        compiler: &mut AttachedBuildSystemBox,
+        desc: &ProgramDesc,
+        options: BuildOptions,
+        key: &ObjectKey,
+    ) -> Result<Option<BuiltProgram>, String> {
+        match self.store.get(key) {
+            Ok(Some(payload)) => {
+                let built = self.load_stored(compiler, desc, options, &payload)?;
+                tracing::info!(program = desc.name.as_str(), %key, "loaded the stored program binary");
+                Ok(Some(built))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     /// Loads a stored payload, or says why it cannot be used.
