@@ -220,7 +220,7 @@ fn a_store_without_builds_or_with_a_broken_catalog_file_says_so() {
     std::fs::write(dir.join("store/catalog/lit.json"), b"{ not json").unwrap();
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
     assert_eq!(library.programs().keys().cloned().collect::<Vec<_>>(), ["toon", "unlit"]);
-    let error = library.program("lit").err().expect("lit is gone");
+    let error = library.program("lit").expect_err("lit is gone");
     assert!(error.to_string().contains("no program named 'lit' in the store (it has: toon, unlit)"), "{error}");
 }
 
