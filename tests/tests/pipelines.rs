@@ -11,6 +11,7 @@ fn six_pipelines_from_five_stored_stage_binaries() {
     let registry = registry();
     let store_dir = temp_dir("pipelines");
     let first = render(&registry, &default_shader_dir(), &store_dir).expect("renders");
+    assert_eq!(first.loads.len(), 5);
     assert!(first.loads.iter().all(|(_, r)| r.path == LoadPath::Source), "cold store");
     assert_eq!(Store::open(&store_dir).unwrap().keys().unwrap().len(), 5, "one binary per stage program");
 

@@ -163,5 +163,7 @@ fn two_processes_warming_one_store_leave_only_whole_objects() {
 
     // Both left binaries a third process loads.
     let (stdout, _) = run(&mut pipelines(&store, &dir.join("out2.png"), &dir.join("mesa2")));
-    assert!(loads(&stdout).iter().all(|(_, path)| path == "program binary"), "{stdout}");
+    let rows = loads(&stdout);
+    assert_eq!(rows.len(), 5, "{stdout}");
+    assert!(rows.iter().all(|(_, path)| path == "program binary"), "{stdout}");
 }

@@ -201,7 +201,11 @@ fn without_a_vulkan_driver_the_device_system_is_unavailable_and_opengl_still_wor
     let plugins = report["plugins"].as_array().unwrap();
     let find = |name: &str| plugins.iter().find(|p| p["name"] == name).unwrap().clone();
     let vulkan = find("xr-rhi-vulkan")["device_systems"][0]["device"]["Err"].as_str().unwrap().to_owned();
-    assert!(vulkan.contains("no Vulkan") || vulkan.contains("no Vulkan 1.3 device"), "{vulkan}");
+    // The loader either finds no driver or a driver with no device, by version.
+    assert!(
+        vulkan.contains("no Vulkan driver:") || vulkan.contains("no Vulkan 1.3 device with a graphics queue"),
+        "{vulkan}"
+    );
     assert!(
         find("xr-rhi-opengl")["device_systems"][0]["device"]["Ok"]["renderer"].as_str().unwrap().contains("llvmpipe")
     );

@@ -66,8 +66,9 @@ fn a_no_op_rebuild_reuses_everything_and_an_include_edit_rebuilds_only_its_users
 
     // Touching without changing the contents rebuilds nothing.
     std::fs::write(&lighting, std::fs::read(&lighting).unwrap()).unwrap();
-    let (_, stdout, _) = build(&dir, &[]);
-    assert_eq!(summary(&stdout).0, 0, "{stdout}");
+    let (ok, stdout, _) = build(&dir, &[]);
+    assert!(ok);
+    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
 
     // Building one target keeps the others in the catalog.
     let (ok, stdout, _) = build(&dir, &["--target", "vk-spirv"]);
@@ -284,6 +285,14 @@ fn hlsl_programs_build_for_spirv_and_are_refused_for_gl_glsl() {
     let (ok, stdout, _) = build(&dir, &["--target", "gl-spirv", "--target", "vk-spirv"]);
     assert!(ok, "{stdout}");
     assert_eq!(summary(&stdout), (0, 4, 0, 4), "{stdout}");
+    // Guarded GLSL is GLSL only: the build is fine, the emit fails.
+    let (ok, stdout, _) = build(&dir, &["--target", "vk-spirv", "--emit", "guarded"]);
+    assert!(!ok);
+    assert_eq!(summary(&stdout), (0, 2, 0, 2), "{stdout}");
+    assert!(
+        stdout.contains("error: guarded GLSL of 'tint':") && stdout.contains("guarded GLSL needs GLSL sources"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -296,8 +305,9 @@ fn flags_that_name_nothing_are_one_clear_error() {
         (vec!["build", "-m", "missing.toml"], "missing.toml: error: cannot read the manifest"),
         (vec!["store", "gc", "-m", "xr.toml", "--store", "shaders"], "is not an XR store"),
     ] {
-        let (ok, _, stderr) = output(&mut xr(&dir, &args));
+        let (ok, stdout, stderr) = output(&mut xr(&dir, &args));
         assert!(!ok, "{args:?}");
         assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(!stdout.contains("xr build:"), "{args:?}: refused before building: {stdout}");
     }
 }

@@ -72,8 +72,7 @@ fn a_good_manifest_expands_into_named_variants_with_defines() {
             ("LIGHTS".into(), "2".into())
         ]
     );
-    let mut names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
-    names.dedup();
+    let names: std::collections::BTreeSet<&str> = all.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names.len(), 20, "every name is unique");
 }
 
@@ -91,7 +90,62 @@ fn bad_manifests_are_errors_at_file_line_and_column() {
         "[[axis]]\nname = \"A\"\nkind = \"bool\"\n{}axes = [\"A\"]\noverrides = [{{ name = \"A\", id = 0, default = 1.0 }}]\n",
         PROGRAM
     );
-    let cases: [(&str, &str, usize, usize, &str); 11] = [
+    let program_twice = format!("{PROGRAM}{PROGRAM}");
+    let filter_op =
+        format!("[[axis]]\nname = \"A\"\nkind = \"bool\"\n{PROGRAM}axes = [\"A\"]\nexclude = [\"A = 1\"]\n");
+    let filter_int = format!(
+        "[[axis]]\nname = \"A\"\nkind = \"int\"\nrange = [1, 2]\n{PROGRAM}axes = [\"A\"]\nexclude = [\"A > two\"]\n"
+    );
+    let stage = |stage: &str, extra: &str| {
+        format!(
+            "[[program]]\nname = \"p\"\ntargets = [\"vk-spirv\"]\nstages = [{{ stage = \"{stage}\", file = \"shaders/lit.vert\"{extra} }}]\n"
+        )
+    };
+    let (unknown_stage, unknown_language) = (stage("pixel", ""), stage("vertex", ", language = \"wgsl\""));
+    let cases: Vec<(&str, &str, usize, usize, &str)> = vec![
+        (
+            "axis twice",
+            "[[axis]]\nname = \"A\"\nkind = \"bool\"\n[[axis]]\nname = \"A\"\nkind = \"bool\"\n",
+            5,
+            8,
+            "axis 'A' is declared twice",
+        ),
+        ("enum without values", "[[axis]]\nname = \"A\"\nkind = \"enum\"\n", 3, 8, "needs `values = [...]`"),
+        ("int without range", "[[axis]]\nname = \"A\"\nkind = \"int\"\n", 3, 8, "needs `range = [first, last]`"),
+        ("unknown axis kind", "[[axis]]\nname = \"A\"\nkind = \"float\"\n", 3, 8, "unknown axis kind 'float'"),
+        (
+            "axis name not a define",
+            "[[axis]]\nname = \"2A\"\nkind = \"bool\"\n",
+            2,
+            8,
+            "'2A' is not a valid define name",
+        ),
+        (
+            "enum value twice",
+            "[[axis]]\nname = \"A\"\nkind = \"enum\"\nvalues = [\"x\", \"x\"]\n",
+            4,
+            10,
+            "value 'x' of axis 'A' is listed twice",
+        ),
+        ("program twice", &program_twice, 6, 8, "program 'p' is declared twice"),
+        (
+            "no targets",
+            "[[program]]\nname = \"p\"\ntargets = []\nstages = [{ stage = \"vertex\", file = \"shaders/lit.vert\" }]\n",
+            3,
+            11,
+            "program 'p' has no targets",
+        ),
+        (
+            "no stages",
+            "[[program]]\nname = \"p\"\ntargets = [\"vk-spirv\"]\nstages = []\n",
+            4,
+            10,
+            "program 'p' has no stages",
+        ),
+        ("unknown stage", &unknown_stage, 4, 21, "unknown stage 'pixel'"),
+        ("unknown language", &unknown_language, 4, 69, "unknown language 'wgsl'"),
+        ("filter without an operator", &filter_op, 9, 12, "filter clause 'A = 1' is not `AXIS op VALUE`"),
+        ("filter value not an integer", &filter_int, 10, 12, "'two' is not an integer (axis 'A')"),
         ("unknown override type", &override_type, 5, 43, "unknown override type 'half'"),
         ("override ids clash", &override_clash, 7, 12, "override 'H' (id 0) clashes with override 'G' (id 0)"),
         ("override that is an axis", &override_axis, 9, 23, "'A' is both an axis and an override"),

@@ -8,9 +8,7 @@ use std::{
     path::{Path, PathBuf},
     sync::atomic::{AtomicUsize, Ordering},
 };
-use xr_build::{
-    ArtifactResult, BuildRequest, Manifest, Outcome, Target, build::BuildFailure, count_artifacts, gc, guarded,
-};
+use xr_build::{ArtifactResult, BuildRequest, Manifest, Outcome, Target, count_artifacts, gc, guarded};
 
 /// What `xr build` was asked.
 #[derive(clap::Args)]
@@ -55,6 +53,9 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
                 .with_context(|| format!("unknown target '{name}' (gl-glsl, gl-spirv or vk-spirv)"))?,
         );
     }
+    if let Some(kind) = args.emit.as_deref().filter(|k| *k != "guarded") {
+        anyhow::bail!("unknown --emit kind '{kind}' (guarded)");
+    }
     let request = BuildRequest { jobs: args.jobs, targets, programs: args.programs.clone() };
     let total = count_artifacts(&manifest, &request);
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
@@ -85,11 +86,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
             }
         }
     };
-    let summary = match xr_build::build(&manifest, &request, &progress) {
-        Ok(summary) => summary,
-        Err(BuildFailure::UnknownProgram { manifest, name }) => anyhow::bail!("{manifest}: no program named '{name}'"),
-        Err(e) => return Err(e.into()),
-    };
+    let summary = xr_build::build(&manifest, &request, &progress)?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -107,8 +104,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         manifest.store.display()
     );
 
-    if let Some(kind) = &args.emit {
-        anyhow::ensure!(kind == "guarded", "unknown --emit kind '{kind}' (guarded)");
+    if args.emit.is_some() {
         let dir = args.emit_dir.clone().unwrap_or_else(|| manifest.store.with_file_name("guarded"));
         let mut failed = false;
         for program in manifest.programs.iter().filter(|p| args.programs.is_empty() || args.programs.contains(&p.name))
@@ -150,11 +146,14 @@ fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
-/// Runs `xr store gc`.
-pub fn gc(store: &Path, manifests: &[PathBuf], dry_run: bool) -> anyhow::Result<()> {
-    anyhow::ensure!(!manifests.is_empty(), "name the manifests whose programs to keep with --manifest");
-    anyhow::ensure!(store.join("objects").is_dir(), "{} is not an XR store (no objects/ directory)", store.display());
+/// Runs `xr store gc` on `store`, by default the first manifest's.
+pub fn gc(store: Option<PathBuf>, manifests: &[PathBuf], dry_run: bool) -> anyhow::Result<()> {
     let manifests: Vec<Manifest> = manifests.iter().map(|m| Manifest::load(m)).collect::<Result<_, _>>()?;
+    let store = match store {
+        Some(store) => store,
+        None => manifests.first().map(|m| m.store.clone()).context("name a manifest with --manifest")?,
+    };
+    anyhow::ensure!(store.join("objects").is_dir(), "{} is not an XR store (no objects/ directory)", store.display());
     let store = xr_sourcebuild::Store::open(store)?;
     let report = gc::gc(&store, &manifests, dry_run)?;
     for name in &report.catalogs_removed {

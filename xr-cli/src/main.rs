@@ -97,15 +97,7 @@ fn main() -> std::process::ExitCode {
             Err(e) => Err(e),
         },
         Command::Store { command: StoreCommand::Gc { store, manifests, dry_run } } => {
-            let store = match store {
-                Some(store) => Ok(store),
-                None => manifests
-                    .first()
-                    .map(|m| xr_build::Manifest::load(m).map(|m| m.store))
-                    .unwrap_or_else(|| Ok(PathBuf::from("target/xr-store")))
-                    .map_err(anyhow::Error::from),
-            };
-            store.and_then(|store| build::gc(&store, &manifests, dry_run))
+            build::gc(store, &manifests, dry_run)
         }
         Command::Store { command: StoreCommand::Verify { store, delete_corrupt } } => {
             match store::verify(&store, delete_corrupt) {
