@@ -306,10 +306,9 @@ impl JobContext<'_> {
                 return results;
             }
         };
-        // One OpenGL compile serves both GL targets, validated if gl-spirv needs it.
-        let gl_validated = stale.iter().any(|(t, _)| *t == Target::GlSpirv);
+        // One OpenGL compile serves both GL targets.
         let opengl: OnceCell<Result<CompiledProgram, String>> = OnceCell::new();
-        let opengl = || opengl.get_or_init(|| compile(&desc, TargetEnv::OpenGl45, gl_validated));
+        let opengl = || opengl.get_or_init(|| compile(&desc, TargetEnv::OpenGl45));
         for (target, recipe) in stale {
             let made = match target {
                 Target::GlGlsl => {
@@ -318,7 +317,7 @@ impl JobContext<'_> {
                 Target::GlSpirv => {
                     opengl().clone().and_then(|compiled| spirv_object(compiled, TargetEnv::OpenGl45, &desc))
                 }
-                Target::VkSpirv => compile(&desc, TargetEnv::Vulkan10, true)
+                Target::VkSpirv => compile(&desc, TargetEnv::Vulkan10)
                     .and_then(|compiled| spirv_object(compiled, TargetEnv::Vulkan10, &desc)),
             };
             let outcome = match made {
@@ -413,11 +412,9 @@ fn program_desc(program: &Program, variant: &Variant) -> Result<ProgramDesc, Str
     Ok(ProgramDesc::new(variant.name.clone(), stages))
 }
 
-fn compile(desc: &ProgramDesc, target: TargetEnv, validated: bool) -> Result<CompiledProgram, String> {
+fn compile(desc: &ProgramDesc, target: TargetEnv) -> Result<CompiledProgram, String> {
     with_compiler(|compiler| {
-        compiler
-            .compile_program_tracked(desc, &SpirvOptions::new(target), validated)
-            .map_err(|e: BuildError| e.to_string())
+        compiler.compile_program(desc, &SpirvOptions::new(target)).map_err(|e: BuildError| e.to_string())
     })
 }
 
@@ -435,7 +432,10 @@ fn files_read(desc: &ProgramDesc, compiled: &CompiledProgram) -> Vec<(String, St
 }
 
 fn spirv_object(mut compiled: CompiledProgram, target: TargetEnv, desc: &ProgramDesc) -> Result<Made, String> {
-    xr_spirv::finish_program(&mut compiled.modules, target).map_err(|e| format!("program '{}': {e}", desc.name))?;
+    let context = format!("program '{}'", desc.name);
+    xr_spirv::finish_program(&mut compiled.modules, target).map_err(|e| format!("{context}: {e}"))?;
+    // What is stored is what the build systems load: validated after linking.
+    xr_spirv::validate_program(&compiled.modules, target, &context).map_err(|e| e.to_string())?;
     let files = files_read(desc, &compiled);
     Ok(Made { payload: container::encode(&compiled.modules), files })
 }

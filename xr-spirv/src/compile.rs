@@ -192,23 +192,15 @@ impl SpirvCompiler {
         Ok(Self { compiler })
     }
 
-    /// Compiles every stage of a program to validated SPIR-V, reporting the
-    /// diagnostics of all failing stages together.
+    /// Compiles every stage of a program to SPIR-V, reporting the
+    /// diagnostics of all failing stages together, with the files the stages
+    /// included. The modules are not validated yet: linking them
+    /// ([`crate::finish_program`]) rewrites their words, and
+    /// [`crate::validate_program`] checks what comes out, once.
     pub fn compile_program(
         &self,
         desc: &xr_sourcebuild::ProgramDesc,
         options: &SpirvOptions,
-    ) -> Result<Vec<crate::container::StageModule>, BuildError> {
-        self.compile_program_tracked(desc, options, true).map(|program| program.modules)
-    }
-
-    /// [`Self::compile_program`], also returning the files the stages
-    /// included; `validated` runs the validator on each module.
-    pub fn compile_program_tracked(
-        &self,
-        desc: &xr_sourcebuild::ProgramDesc,
-        options: &SpirvOptions,
-        validated: bool,
     ) -> Result<CompiledProgram, BuildError> {
         if desc.stages.is_empty() {
             return Err(XrError::invalid_input(format!("program '{}' has no stages", desc.name)).into());
@@ -217,9 +209,7 @@ impl SpirvCompiler {
         let mut includes = Vec::new();
         let mut diagnostics = Vec::new();
         for stage in desc.stages.iter() {
-            let compiled =
-                if validated { self.compile(stage, options) } else { self.compile_unvalidated(stage, options) };
-            match compiled {
+            match self.compile_unvalidated(stage, options) {
                 Ok(module) => {
                     includes.extend(module.includes);
                     modules.push(crate::container::StageModule {

@@ -24,4 +24,4 @@ pub use compile::{
 };
 pub use program::finish_program;
 pub use reflect::{Reflection, assign_uniform_locations, link_interface_locations, reflect};
-pub use validate::validate;
+pub use validate::{validate, validate_program};

@@ -4,9 +4,19 @@
 //! `spirv-val` (a process per module) instead of compiling a second copy of
 //! SPIRV-Tools into XR; see docs/SPIRV.md.
 
-use crate::compile::TargetEnv;
+use crate::{compile::TargetEnv, container::StageModule};
 use spirv_tools::val::Validator;
 use xr_device::XrError;
+
+/// Validates every stage module of a program for `target`; the error starts
+/// with `context` and names the stage's file.
+pub fn validate_program(modules: &[StageModule], target: TargetEnv, context: &str) -> Result<(), XrError> {
+    for module in modules {
+        validate(&module.words, target)
+            .map_err(|e| XrError { message: format!("{context}: {}: {}", module.file, e.message).into(), ..e })?;
+    }
+    Ok(())
+}
 
 /// Validates `words` for `target`; the error carries the validator's message.
 pub fn validate(words: &[u32], target: TargetEnv) -> Result<(), XrError> {

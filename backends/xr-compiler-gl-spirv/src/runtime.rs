@@ -40,9 +40,9 @@ impl AttachedGlSpirv {
         Ok(Self { gl: Rc::new(gl), spirv, pipelines, compiler: LazyCompiler::default(), modules: HashMap::new() })
     }
 
-    /// Compiles every stage to validated SPIR-V for OpenGL 4.5.
+    /// Compiles every stage to SPIR-V for OpenGL 4.5, linked (validated when loaded).
     fn compile(&self, desc: &ProgramDesc) -> Result<Vec<StageModule>, BuildError> {
-        let mut modules = self.compiler.get()?.compile_program(desc, &SpirvOptions::new(TargetEnv::OpenGl45))?;
+        let mut modules = self.compiler.get()?.compile_program(desc, &SpirvOptions::new(TargetEnv::OpenGl45))?.modules;
         xr_spirv::finish_program(&mut modules, TargetEnv::OpenGl45)?;
         Ok(modules)
     }
@@ -58,11 +58,8 @@ impl AttachedGlSpirv {
         if options.separable {
             self.pipelines.require(&context)?;
         }
-        for module in &modules {
-            // Every module that enters GL is validated, stored ones included.
-            xr_spirv::validate(&module.words, TargetEnv::OpenGl45)
-                .map_err(|e| XrError::invalid_input(format!("{context}: {}: {}", module.file, e.message)))?;
-        }
+        // Every module that enters GL is validated, stored ones included.
+        xr_spirv::validate_program(&modules, TargetEnv::OpenGl45, &context)?;
         let gl = self.gl.current()?;
         let mut shaders = Vec::new();
         let result = (|| {

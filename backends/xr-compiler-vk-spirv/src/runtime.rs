@@ -78,7 +78,7 @@ impl AttachedVkSpirv {
             ))
             .into());
         }
-        let mut modules = self.compiler.get()?.compile_program(desc, &SpirvOptions::new(TargetEnv::Vulkan10))?;
+        let mut modules = self.compiler.get()?.compile_program(desc, &SpirvOptions::new(TargetEnv::Vulkan10))?.modules;
         xr_spirv::finish_program(&mut modules, TargetEnv::Vulkan10)?;
         Ok(modules)
     }
@@ -123,10 +123,7 @@ impl AttachedVkSpirv {
 
     fn create(&mut self, desc: &ProgramDesc, modules: Vec<StageModule>) -> Result<BuiltProgram, BuildError> {
         let context = format!("program '{}'", desc.name);
-        for module in &modules {
-            xr_spirv::validate(&module.words, TargetEnv::Vulkan10)
-                .map_err(|e| XrError::invalid_input(format!("{context}: {}: {}", module.file, e.message)))?;
-        }
+        xr_spirv::validate_program(&modules, TargetEnv::Vulkan10, &context)?;
         let reflections = Self::reflect(&modules)?;
         Self::check_interface(&modules, &reflections)?;
         let objects = self.create_objects(&context, &modules, &reflections)?;
