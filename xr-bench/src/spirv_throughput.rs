@@ -111,35 +111,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// (compile only, compile + validation) wall times in ms; writes the .spv files.
 fn xr_side(files: &[PathBuf], out: &Path, jobs: usize) -> anyhow::Result<(f64, f64)> {
     let options = SpirvOptions::new(TargetEnv::Vulkan10);
-    let compile_all = |validate: bool| -> anyhow::Result<f64> {
-        let next = AtomicUsize::new(0);
-        let start = Instant::now();
-        std::thread::scope(|scope| -> anyhow::Result<()> {
-            let workers: Vec<_> = (0..jobs)
-                .map(|_| {
-                    scope.spawn(|| -> anyhow::Result<()> {
-                        let compiler = SpirvCompiler::new()?;
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(file) = files.get(i) else { return Ok(()) };
-                            let desc = SourceDesc::glsl_file(ShaderStage::Vertex, file)?;
-                            let module = if validate {
-                                compiler.compile(&desc, &options)?
-                            } else {
-                                compiler.compile_unvalidated(&desc, &options)?
-                            };
-                            let name = file.file_name().context("file name")?;
-                            std::fs::write(out.join(name).with_extension("spv"), module.to_bytes())?;
-                        }
-                    })
-                })
-                .collect();
-            for worker in workers {
-                worker.join().map_err(|_| anyhow::anyhow!("worker panicked"))??;
-            }
+    let compile_all = |validate: bool| {
+        // One compiler per worker, started inside the timing as glslc's start-up is.
+        timed_pool(files, jobs, SpirvCompiler::new, |compiler, file| {
+            let desc = SourceDesc::glsl_file(ShaderStage::Vertex, file)?;
+            let module = if validate {
+                compiler.compile(&desc, &options)?
+            } else {
+                compiler.compile_unvalidated(&desc, &options)?
+            };
+            let name = file.file_name().context("file name")?;
+            std::fs::write(out.join(name).with_extension("spv"), module.to_bytes())?;
             Ok(())
-        })?;
-        Ok(start.elapsed().as_secs_f64() * 1e3)
+        })
     };
     let compile_only = compile_all(false)?;
     let with_validation = compile_all(true)?;
@@ -148,27 +132,50 @@ fn xr_side(files: &[PathBuf], out: &Path, jobs: usize) -> anyhow::Result<(f64, f
 
 /// Wall time in ms of `glslc` once per file, `jobs` at a time.
 fn glslc_side(files: &[PathBuf], out: &Path, jobs: usize) -> anyhow::Result<f64> {
+    timed_pool(
+        files,
+        jobs,
+        || Ok::<_, anyhow::Error>(()),
+        |(), file| {
+            let name = file.file_name().context("file name")?;
+            let status = Command::new("glslc")
+                .args(GLSLC_FLAGS)
+                .arg(file)
+                .arg("-o")
+                .arg(out.join(name).with_extension("spv"))
+                .status()
+                .context("running glslc (Debian package glslc)")?;
+            if !status.success() {
+                bail!("glslc failed on {}", file.display());
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Wall time in ms of `work` on every file, `jobs` workers each taking the
+/// next file and holding its own `init` state. A plain scoped pool, not
+/// rayon, so that each worker's state is made exactly once and timed.
+fn timed_pool<S, E>(
+    files: &[PathBuf],
+    jobs: usize,
+    init: impl Fn() -> Result<S, E> + Sync,
+    work: impl Fn(&S, &Path) -> anyhow::Result<()> + Sync,
+) -> anyhow::Result<f64>
+where
+    anyhow::Error: From<E>,
+{
     let next = AtomicUsize::new(0);
     let start = Instant::now();
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let workers: Vec<_> = (0..jobs)
             .map(|_| {
                 scope.spawn(|| -> anyhow::Result<()> {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(file) = files.get(i) else { return Ok(()) };
-                        let name = file.file_name().context("file name")?;
-                        let status = Command::new("glslc")
-                            .args(GLSLC_FLAGS)
-                            .arg(file)
-                            .arg("-o")
-                            .arg(out.join(name).with_extension("spv"))
-                            .status()
-                            .context("running glslc (Debian package glslc)")?;
-                        if !status.success() {
-                            bail!("glslc failed on {}", file.display());
-                        }
+                    let state = init()?;
+                    while let Some(file) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        work(&state, file)?;
                     }
+                    Ok(())
                 })
             })
             .collect();

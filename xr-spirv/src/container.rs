@@ -2,8 +2,9 @@
 //! entry point and specialization constants — a compatible object, valid on
 //! any driver of the target API.
 
-use xr_device::XrError;
-use xr_sourcebuild::{ProgramBinary, ShaderStage, Specialization};
+use std::collections::HashMap;
+use xr_device::{ProgramKind, ProgramRef, XrError};
+use xr_sourcebuild::{ObjectKey, ProgramBinary, ShaderStage, Specialization};
 
 /// The `ProgramBinary::format` of these objects ("XRSV").
 pub const FORMAT: u32 = u32::from_le_bytes(*b"XRSV");
@@ -43,12 +44,17 @@ pub fn from_object(binary: &ProgramBinary, context: &str, build_system: &str) ->
 /// A program's content key: the build system, its version, its options, and
 /// the SPIR-V, which already holds the sources, includes, defines and stages.
 pub fn content_key(build_system: &str, version: &str, options: &[u8], stages: &[StageModule]) -> Vec<u8> {
-    let mut hasher = blake3::Hasher::new();
-    for part in [build_system.as_bytes(), version.as_bytes(), options, &encode(stages)] {
-        hasher.update(&(part.len() as u64).to_le_bytes());
-        hasher.update(part);
-    }
-    hasher.finalize().as_bytes().to_vec()
+    ObjectKey::from_parts([build_system.as_bytes(), version.as_bytes(), options, &encode(stages)]).0.to_vec()
+}
+
+/// The stored object of the program `program` among a build system's
+/// `built` programs (by GL program or Vulkan program name).
+pub fn object_of(built: &HashMap<u32, Vec<StageModule>>, program: ProgramRef) -> Result<ProgramBinary, XrError> {
+    built
+        .get(&program.name)
+        .filter(|_| program.kind == ProgramKind::Program)
+        .map(|modules| to_object(modules))
+        .ok_or_else(|| XrError::invalid_input(format!("program {} was not built by this build system", program.name)))
 }
 
 /// Serialises stage modules: a count, then per stage its stage index,

@@ -7,7 +7,7 @@ use abi_stable::{
 };
 use glow::HasContext;
 use std::{collections::HashMap, ffi::CString, rc::Rc};
-use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, guard};
+use xr_device::{DeviceCapabilities, ProgramRef, XrError, XrResult, guard};
 use xr_gl_common::{
     constant_table::{GlConstantTable, UniformBlockSpec},
     device_gl::DeviceGl,
@@ -157,11 +157,7 @@ impl AttachedGlSpirv {
     }
 
     fn program_binary(&self, program: ProgramRef) -> Result<ProgramBinary, XrError> {
-        let modules =
-            self.modules.get(&program.name).filter(|_| program.kind == ProgramKind::Program).ok_or_else(|| {
-                XrError::invalid_input(format!("program {} was not built by this build system", program.name))
-            })?;
-        Ok(container::to_object(modules))
+        container::object_of(&self.modules, program)
     }
 
     fn load_binary(

@@ -10,7 +10,7 @@ use abi_stable::{
 };
 use ash::vk::{self, Handle};
 use std::{collections::HashMap, ffi::CString};
-use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, VulkanLoader, VulkanProgram, XrError, XrResult, guard};
+use xr_device::{DeviceCapabilities, ProgramRef, VulkanLoader, VulkanProgram, XrError, XrResult, guard};
 use xr_sourcebuild::{
     AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, ProgramBinary,
     ProgramDesc, ShaderStage, Store, guard_build,
@@ -435,13 +435,7 @@ impl AttachedBuildSystem for AttachedVkSpirv {
     }
 
     fn program_binary(&self, program: ProgramRef) -> XrResult<ProgramBinary> {
-        guard(|| {
-            let modules =
-                self.modules.get(&program.name).filter(|_| program.kind == ProgramKind::Program).ok_or_else(|| {
-                    XrError::invalid_input(format!("program {} was not built by this build system", program.name))
-                })?;
-            Ok(container::to_object(modules))
-        })
+        guard(|| container::object_of(&self.modules, program))
     }
 
     fn load_program_binary(

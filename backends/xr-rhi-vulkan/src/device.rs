@@ -1,6 +1,6 @@
 //! An open Vulkan device: capabilities, handles, and the command surface.
 
-use crate::instance::Context;
+use crate::instance::{Context, vk_error};
 use abi_stable::std_types::{ROption, RSlice, RString, RVec};
 use ash::vk::{self, Handle};
 use std::{
@@ -109,10 +109,6 @@ pub struct VkDevice {
     vertex_input: ash::ext::vertex_input_dynamic_state::Device,
     targets: Vec<Target>,
     buffers: Vec<Buffer>,
-}
-
-fn vk_error(what: &str) -> impl Fn(vk::Result) -> XrError + '_ {
-    move |e| XrError::driver(format!("{what} failed: {e}"))
 }
 
 impl VkDevice {

@@ -46,7 +46,8 @@ unsafe extern "system" fn on_message(
     vk::FALSE
 }
 
-fn vk_error(what: &str) -> impl Fn(vk::Result) -> XrError + '_ {
+/// Maps a failed Vulkan call named `what` to a driver error.
+pub(crate) fn vk_error(what: &str) -> impl Fn(vk::Result) -> XrError + '_ {
     move |e| XrError::driver(format!("{what} failed: {e}"))
 }
 
