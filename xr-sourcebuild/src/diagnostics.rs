@@ -48,6 +48,13 @@ pub struct Diagnostic {
     pub message: RString,
 }
 
+impl Diagnostic {
+    /// An error at `file` and `line` (0: no line), with no column.
+    pub fn error(file: &str, line: u32, message: impl Into<String>) -> Self {
+        Self { severity: Severity::Error, file: file.into(), line, column: 0, message: message.into().into() }
+    }
+}
+
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.file)?;

@@ -236,7 +236,7 @@ impl SpirvCompiler {
         validate(&module.words, options.target).map_err(|e| {
             BuildError::from_diagnostics(
                 &format!("{} ({} {})", desc.file_name, desc.language.name(), desc.stage.name()),
-                vec![error_at(&desc.file_name, 0, e.message.to_string())],
+                vec![Diagnostic::error(&desc.file_name, 0, e.message.to_string())],
             )
         })?;
         Ok(module)
@@ -253,7 +253,7 @@ impl SpirvCompiler {
             Err(shaderc::Error::CompilationError(_, text)) => {
                 Err(BuildError::from_diagnostics(&format!("{file} (preprocessing)"), messages::parse(&text, file)))
             }
-            Err(e) => Err(BuildError::from_diagnostics(file, vec![error_at(file, 0, e.to_string())])),
+            Err(e) => Err(BuildError::from_diagnostics(file, vec![Diagnostic::error(file, 0, e.to_string())])),
         }
     }
 
@@ -265,7 +265,7 @@ impl SpirvCompiler {
     ) -> Result<(shaderc::CompileOptions<'a>, IncludeLog), BuildError> {
         let file = desc.file_name.as_str();
         let context = format!("{file} ({} {})", desc.language.name(), desc.stage.name());
-        let fail = |message: String| BuildError::from_diagnostics(&context, vec![error_at(file, 0, message)]);
+        let fail = |message: String| BuildError::from_diagnostics(&context, vec![Diagnostic::error(file, 0, message)]);
         let language = match desc.language {
             SourceLanguage::Glsl => shaderc::SourceLanguage::GLSL,
             SourceLanguage::Hlsl => shaderc::SourceLanguage::HLSL,
@@ -336,7 +336,7 @@ impl SpirvCompiler {
     pub fn compile_unvalidated(&self, desc: &SourceDesc, options: &SpirvOptions) -> Result<SpirvModule, BuildError> {
         let file = desc.file_name.as_str();
         let context = format!("{file} ({} {})", desc.language.name(), desc.stage.name());
-        let fail = |message: String| BuildError::from_diagnostics(&context, vec![error_at(file, 0, message)]);
+        let fail = |message: String| BuildError::from_diagnostics(&context, vec![Diagnostic::error(file, 0, message)]);
         let (compile_options, included) = Self::prepare(desc, options)?;
         let source = with_include_extension(&desc.source, desc.language);
         let result = self.compiler.compile_into_spirv(
@@ -429,10 +429,6 @@ fn shader_kind(stage: ShaderStage) -> shaderc::ShaderKind {
         ShaderStage::Fragment => shaderc::ShaderKind::Fragment,
         ShaderStage::Compute => shaderc::ShaderKind::Compute,
     }
-}
-
-fn error_at(file: &str, line: u32, message: String) -> Diagnostic {
-    Diagnostic { severity: Severity::Error, file: file.into(), line, column: 0, message: message.into() }
 }
 
 /// What the SPIR-V compiler is, for keys that must change when it does:

@@ -87,7 +87,7 @@ impl AttachedGlSpirv {
                 let mut messages = info_log::parse(&gl.get_program_info_log(program), None, &desc.name);
                 gl.delete_program(program);
                 if !messages.iter().any(|d| d.severity == Severity::Error) {
-                    messages.insert(0, error(&desc.name, "link failed without an error message".to_owned()));
+                    messages.insert(0, Diagnostic::error(&desc.name, 0, "link failed without an error message"));
                 }
                 Err(BuildError::from_diagnostics(&format!("{context}: link failed"), messages))
             }
@@ -140,8 +140,9 @@ impl AttachedGlSpirv {
             if !messages.iter().any(|d| d.severity == Severity::Error) {
                 messages.insert(
                     0,
-                    error(
+                    Diagnostic::error(
                         &module.file,
+                        0,
                         format!("the driver refused to specialize entry point '{}'", module.entry_point),
                     ),
                 );
@@ -243,8 +244,4 @@ impl Drop for AttachedGlSpirv {
     fn drop(&mut self) {
         self.pipelines.release(&self.gl);
     }
-}
-
-fn error(file: &str, message: String) -> Diagnostic {
-    Diagnostic { severity: Severity::Error, file: file.into(), line: 0, column: 0, message: message.into() }
 }

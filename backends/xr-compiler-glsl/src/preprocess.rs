@@ -9,7 +9,7 @@
 //! blocks and block comments.
 
 use xr_sourcebuild::{
-    Diagnostic, Severity, SourceDesc,
+    Diagnostic, SourceDesc,
     includes::{ResolvedInclude, resolve_include, root_dir, searched_places},
 };
 
@@ -61,7 +61,7 @@ pub fn preprocess(desc: &SourceDesc) -> Result<Preprocessed, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     for define in desc.defines.iter() {
         if !is_identifier(&define.name) || define.value.contains('\n') {
-            errors.push(error(&root, 0, format!("invalid define '{}={}'", define.name, define.value)));
+            errors.push(Diagnostic::error(&root, 0, format!("invalid define '{}={}'", define.name, define.value)));
         }
     }
     if !errors.is_empty() {
@@ -117,28 +117,28 @@ impl Flattener<'_> {
             match directive(line) {
                 Some(("include", argument)) => {
                     let name = include_name(argument).ok_or_else(|| {
-                        error(
+                        Diagnostic::error(
                             &source.display,
                             line_no,
                             format!("malformed #include: expected \"file\" or <file>, found '{argument}'"),
                         )
                     })?;
                     let included = self.resolve(name, source).ok_or_else(|| {
-                        error(
+                        Diagnostic::error(
                             &source.display,
                             line_no,
                             format!("cannot find include file '{name}' ({})", self.searched(source)),
                         )
                     })?;
                     if self.stack.contains(&included.id) {
-                        return Err(error(
+                        return Err(Diagnostic::error(
                             &source.display,
                             line_no,
                             format!("include cycle: '{name}' includes itself"),
                         ));
                     }
                     if depth + 1 > MAX_INCLUDE_DEPTH {
-                        return Err(error(
+                        return Err(Diagnostic::error(
                             &source.display,
                             line_no,
                             format!("includes nested deeper than {MAX_INCLUDE_DEPTH}"),
@@ -195,10 +195,6 @@ fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-fn error(file: &str, line: u32, message: String) -> Diagnostic {
-    Diagnostic { severity: Severity::Error, file: file.into(), line, column: 0, message: message.into() }
 }
 
 #[cfg(test)]

@@ -109,7 +109,7 @@ impl AttachedGlsl {
 
     fn compile(&self, stage: &SourceDesc, context: &str) -> Result<(glow::Shader, Vec<Diagnostic>), Vec<Diagnostic>> {
         let file = stage.file_name.as_str();
-        let fail = |message: String| vec![error(file, message)];
+        let fail = |message: String| vec![Diagnostic::error(file, 0, message)];
         let flat = flatten(stage, context)?;
         let gl = self.gl.current().map_err(|e| fail(e.to_string()))?;
         // SAFETY: plain shader object calls on the current context.
@@ -178,7 +178,7 @@ impl AttachedGlsl {
             }
             gl.delete_program(program);
             if !messages.iter().any(|d| d.severity == Severity::Error) {
-                messages.insert(0, error(&desc.name, "link failed without an error message".to_owned()));
+                messages.insert(0, Diagnostic::error(&desc.name, 0, "link failed without an error message"));
             }
             Err(BuildError::from_diagnostics(&format!("{context}: link failed"), messages))
         }
@@ -311,24 +311,25 @@ impl Drop for AttachedGlsl {
 fn flatten(stage: &SourceDesc, context: &str) -> Result<preprocess::Preprocessed, Vec<Diagnostic>> {
     let file = stage.file_name.as_str();
     if stage.language != SourceLanguage::Glsl {
-        return Err(vec![error(
+        return Err(vec![Diagnostic::error(
             file,
+            0,
             format!("{context}: xr-compiler-glsl builds GLSL, not {}", stage.language.name()),
         )]);
     }
     if stage.entry_point.as_str() != "main" {
-        return Err(vec![error(file, format!("GLSL entry point must be 'main', not '{}'", stage.entry_point))]);
+        return Err(vec![Diagnostic::error(
+            file,
+            0,
+            format!("GLSL entry point must be 'main', not '{}'", stage.entry_point),
+        )]);
     }
     if !stage.specializations.is_empty() {
-        return Err(vec![error(
+        return Err(vec![Diagnostic::error(
             file,
-            "GLSL built by the driver has no specialization constants: use defines, or a SPIR-V build system"
-                .to_owned(),
+            0,
+            "GLSL built by the driver has no specialization constants: use defines, or a SPIR-V build system",
         )]);
     }
     preprocess::preprocess(stage)
-}
-
-fn error(file: &str, message: String) -> Diagnostic {
-    Diagnostic { severity: Severity::Error, file: file.into(), line: 0, column: 0, message: message.into() }
 }
