@@ -197,7 +197,9 @@ pub struct ConstantHandle {
     pub index: u32,
     /// First array element the handle addresses.
     pub element: u32,
-    /// Device location of that element.
+    /// Where that element lives on the device: a GL uniform location, or
+    /// the byte offset of a block member (uniform blocks, Vulkan push
+    /// constants and uniform buffers).
     pub location: i32,
 }
 

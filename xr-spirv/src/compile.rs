@@ -116,7 +116,8 @@ impl SpirvOptions {
     }
 }
 
-/// A validated SPIR-V module.
+/// A compiled SPIR-V module (validated when it came from
+/// [`SpirvCompiler::compile`], not from [`SpirvCompiler::compile_unvalidated`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpirvModule {
     /// The words.

@@ -113,8 +113,8 @@ impl GlConstantTable {
     /// A table from known locations: for SPIR-V programs, whose uniforms
     /// are found by reflection rather than by name in GL. Each entry is
     /// (name, element type, array length, location of element 0); array
-    /// elements take consecutive locations. Locations the linked program
-    /// does not use are left out, as GL would.
+    /// elements take consecutive locations. A name listed twice (declared by
+    /// two stages) is one constant.
     pub fn with_locations(
         gl: Rc<DeviceGl>,
         pipelines: Option<Rc<PipelineFns>>,
