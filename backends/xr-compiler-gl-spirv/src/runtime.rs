@@ -11,7 +11,7 @@ use xr_device::{DeviceCapabilities, ProgramRef, XrError, XrResult, guard};
 use xr_gl_common::{
     constant_table::{GlConstantTable, UniformBlockSpec},
     device_gl::DeviceGl,
-    info_log,
+    info_log, link,
     pipelines::Pipelines,
 };
 use xr_sourcebuild::{
@@ -66,37 +66,13 @@ impl AttachedGlSpirv {
             for module in &modules {
                 shaders.push(self.load_stage(gl, module, &context)?);
             }
-            // SAFETY: program calls on the current context.
-            unsafe {
-                let program = gl.create_program().map_err(|e| XrError::driver(format!("glCreateProgram: {e}")))?;
-                if options.separable
-                    && let Some(fns) = self.pipelines.fns()
-                {
-                    fns.make_separable(program.0.get());
-                }
-                for shader in &shaders {
-                    gl.attach_shader(program, *shader);
-                }
-                gl.link_program(program);
-                for shader in &shaders {
-                    gl.detach_shader(program, *shader);
-                }
-                if gl.get_program_link_status(program) {
-                    return Ok(program);
-                }
-                let mut messages = info_log::parse(&gl.get_program_info_log(program), None, &desc.name);
-                gl.delete_program(program);
-                if !messages.iter().any(|d| d.severity == Severity::Error) {
-                    messages.insert(0, Diagnostic::error(&desc.name, 0, "link failed without an error message"));
-                }
-                Err(BuildError::from_diagnostics(&format!("{context}: link failed"), messages))
-            }
+            link::link_program(gl, &self.pipelines, options, &shaders, &desc.name, &context)
         })();
         for shader in shaders {
             // SAFETY: the shaders were created on this context; a linked program keeps its code.
             unsafe { gl.delete_shader(shader) };
         }
-        let program = result?;
+        let (program, warnings) = result?;
         let uniforms = reflect_uniforms(&modules)?;
         let blocks = reflect_blocks(&modules);
         let table = GlConstantTable::with_locations(
@@ -118,7 +94,7 @@ impl AttachedGlSpirv {
         Ok(BuiltProgram {
             program: ProgramRef::program(program.0.get()),
             constants: ConstantTable_TO::from_value(table, TD_Opaque),
-            warnings: RVec::new(),
+            warnings: warnings.into(),
         })
     }
 

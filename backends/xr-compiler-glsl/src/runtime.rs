@@ -13,7 +13,7 @@ use abi_stable::{
 use glow::HasContext;
 use std::{num::NonZeroU32, rc::Rc};
 use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, guard};
-use xr_gl_common::{constant_table::GlConstantTable, device_gl::DeviceGl, info_log, pipelines::Pipelines};
+use xr_gl_common::{constant_table::GlConstantTable, device_gl::DeviceGl, info_log, link, pipelines::Pipelines};
 use xr_sourcebuild::{
     AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, Diagnostic,
     ProgramBinary, ProgramDesc, Severity, SourceDesc, SourceLanguage, guard_build,
@@ -41,7 +41,10 @@ impl AttachedGlsl {
         let mut warnings = Vec::new();
         let mut shaders = Vec::new();
         let result = self.compile_stages(desc, &context, &mut shaders, &mut warnings).and_then(|()| {
-            let program = self.link(desc, options, &context, &shaders, &mut warnings)?;
+            let gl = self.gl.current()?;
+            let (program, mut linker) =
+                link::link_program(gl, &self.pipelines, options, &shaders, &desc.name, &context)?;
+            warnings.append(&mut linker);
             self.finish(desc, options, program, warnings)
         });
         if let Ok(gl) = self.gl.current() {
@@ -135,55 +138,6 @@ impl AttachedGlsl {
         }
     }
 
-    fn new_program(&self, options: &BuildOptions) -> Result<glow::Program, XrError> {
-        let gl = self.gl.current()?;
-        // SAFETY: program object calls on the current context.
-        unsafe {
-            let program = gl.create_program().map_err(|e| XrError::driver(format!("glCreateProgram: {e}")))?;
-            if options.separable
-                && let Some(pipelines) = self.pipelines.fns()
-            {
-                pipelines.make_separable(program.0.get());
-            }
-            if options.retrievable {
-                gl.program_binary_retrievable_hint(program, true);
-            }
-            Ok(program)
-        }
-    }
-
-    fn link(
-        &self,
-        desc: &ProgramDesc,
-        options: &BuildOptions,
-        context: &str,
-        shaders: &[glow::Shader],
-        warnings: &mut Vec<Diagnostic>,
-    ) -> Result<glow::Program, BuildError> {
-        let program = self.new_program(options)?;
-        let gl = self.gl.current()?;
-        // SAFETY: program object calls on the current context.
-        unsafe {
-            for shader in shaders {
-                gl.attach_shader(program, *shader);
-            }
-            gl.link_program(program);
-            for shader in shaders {
-                gl.detach_shader(program, *shader);
-            }
-            let mut messages = info_log::parse(&gl.get_program_info_log(program), None, &desc.name);
-            if gl.get_program_link_status(program) {
-                warnings.append(&mut messages);
-                return Ok(program);
-            }
-            gl.delete_program(program);
-            if !messages.iter().any(|d| d.severity == Severity::Error) {
-                messages.insert(0, Diagnostic::error(&desc.name, 0, "link failed without an error message"));
-            }
-            Err(BuildError::from_diagnostics(&format!("{context}: link failed"), messages))
-        }
-    }
-
     fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> Result<RVec<u8>, BuildError> {
         let context = format!("program '{}'", desc.name);
         let mut hasher = blake3::Hasher::new();
@@ -227,8 +181,8 @@ impl AttachedGlsl {
     ) -> Result<BuiltProgram, BuildError> {
         let context = format!("program '{}'", desc.name);
         self.check_request(desc, options, &context)?;
-        let program = self.new_program(options)?;
         let gl = self.gl.current()?;
+        let program = link::new_program(gl, &self.pipelines, options)?;
         // SAFETY: program object calls on the current context; the buffer
         // is only read by the driver.
         let accepted = unsafe {
