@@ -11,7 +11,7 @@ use crate::{
 use rayon::prelude::*;
 use std::{
     cell::OnceCell,
-    collections::{BTreeSet, HashMap},
+    collections::{BTreeMap, BTreeSet, HashMap},
     path::Path,
     sync::Mutex,
     time::{Duration, Instant},
@@ -175,7 +175,7 @@ pub fn build(
             .collect()
     });
 
-    let mut catalogs: HashMap<&str, CatalogProgram> = HashMap::new();
+    let mut catalogs: BTreeMap<&str, CatalogProgram> = BTreeMap::new();
     let mut objects: BTreeSet<ObjectKey> = BTreeSet::new();
     for (program, variant) in &jobs {
         catalogs
@@ -217,21 +217,13 @@ pub fn build(
         // A build of some targets keeps the others' objects from the last catalog.
         let (previous, _) = catalog::read_all(store.root());
         for (name, catalog) in catalogs.iter_mut() {
-            let Some(old) = previous.get(*name) else { continue };
-            for (variant, entry) in catalog.variants.iter_mut() {
-                let Some(old_entry) = old.variants.get(variant) else { continue };
-                for (target, object) in &old_entry.objects {
-                    if Target::from_name(target).is_some_and(|t| !request.targets.contains(&t)) {
-                        entry.objects.entry(target.clone()).or_insert_with(|| object.clone());
-                    }
-                }
+            if let Some(previous) = previous.get(*name) {
+                catalog.keep_other_targets(previous, &request.targets);
             }
         }
     }
-    let mut names: Vec<&&str> = catalogs.keys().collect();
-    names.sort();
-    for name in names {
-        if let Err(e) = catalog::write(store.root(), &catalogs[*name]) {
+    for (name, catalog) in &catalogs {
+        if let Err(e) = catalog::write(store.root(), catalog) {
             summary.failed.push(Failure { what: format!("catalog of '{name}'"), message: e.to_string() });
         }
     }

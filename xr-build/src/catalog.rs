@@ -63,6 +63,19 @@ impl CatalogProgram {
         self.variants.get(variant)?.objects.get(target.name()).map(String::as_str)
     }
 
+    /// Takes from `previous` the objects of targets other than `built`, for
+    /// the variants both have: a build of some targets keeps the others.
+    pub fn keep_other_targets(&mut self, previous: &CatalogProgram, built: &[Target]) {
+        for (variant, entry) in self.variants.iter_mut() {
+            let Some(old) = previous.variants.get(variant) else { continue };
+            for (target, object) in &old.objects {
+                if Target::from_name(target).is_some_and(|t| !built.contains(&t)) {
+                    entry.objects.entry(target.clone()).or_insert_with(|| object.clone());
+                }
+            }
+        }
+    }
+
     /// The name of the variant with `values`: every axis must be given once
     /// (seed 001: a lookup that misses an axis would pick some variant).
     pub fn variant_name(&self, values: &[(&str, &str)]) -> Result<String, String> {
