@@ -311,3 +311,18 @@ fn flags_that_name_nothing_are_one_clear_error() {
         assert!(!stdout.contains("xr build:"), "{args:?}: refused before building: {stdout}");
     }
 }
+
+#[test]
+fn temporary_files_of_dead_processes_are_removed_and_those_of_live_ones_kept() {
+    let dir = materials_copy("build-temp-files");
+    std::fs::create_dir_all(dir.join("store/tmp")).unwrap();
+    // No process has pid 4000000000 (above Linux's pid_max); this test's process is alive.
+    let dead = dir.join("store/tmp/abc.4000000000.0.tmp");
+    let live = dir.join(format!("store/tmp/abc.{}.0.tmp", std::process::id()));
+    std::fs::write(&dead, b"torn").unwrap();
+    std::fs::write(&live, b"in flight").unwrap();
+    let (ok, stdout, _) = build(&dir, &["--program", "unlit"]);
+    assert!(ok, "{stdout}");
+    assert!(!dead.exists(), "a killed build's leftover is removed");
+    assert!(live.exists(), "a running build's write is left alone");
+}
