@@ -2,6 +2,7 @@
 
 use std::ffi::{CStr, c_char, c_void};
 use xr_device::{GlLoader, XrError};
+use xr_gl_common::gl_ext::entry_point;
 
 /// `GL_SHADER_BINARY_FORMAT_SPIR_V_ARB`.
 pub const SHADER_BINARY_FORMAT_SPIR_V: u32 = 0x9551;
@@ -22,20 +23,12 @@ pub struct SpirvFns {
     specialize_shader: SpecializeShader,
 }
 
-fn load(loader: &GlLoader, name: &CStr) -> Result<*const c_void, XrError> {
-    // SAFETY: the loader's context outlives this call.
-    let pointer = unsafe { (loader.get_proc_address)(loader.context, name.as_ptr()) };
-    if pointer.is_null() {
-        return Err(XrError::unavailable(format!("the device has no {}", name.to_string_lossy())));
-    }
-    Ok(pointer)
-}
-
 impl SpirvFns {
     /// Loads both entry points (`glSpecializeShaderARB` where core 4.6 is absent).
     pub fn load(loader: &GlLoader) -> Result<Self, XrError> {
-        let shader_binary = load(loader, c"glShaderBinary")?;
-        let specialize = load(loader, c"glSpecializeShader").or_else(|_| load(loader, c"glSpecializeShaderARB"))?;
+        let shader_binary = entry_point(loader, c"glShaderBinary")?;
+        let specialize =
+            entry_point(loader, c"glSpecializeShader").or_else(|_| entry_point(loader, c"glSpecializeShaderARB"))?;
         // SAFETY: each pointer is the entry point of that name, of this type.
         unsafe {
             Ok(Self {

@@ -167,10 +167,6 @@ impl AttachedVkSpirv {
         reflections: &[Reflection],
     ) -> Result<(ProgramObjects, Vec<Entry>, (vk::ShaderStageFlags, usize)), XrError> {
         let device = &self.device;
-        let stage_flag = |stage: ShaderStage| match stage {
-            ShaderStage::Vertex => vk::ShaderStageFlags::VERTEX,
-            _ => vk::ShaderStageFlags::FRAGMENT,
-        };
         // Uniform blocks at set 0, merged across stages by binding; push constants.
         let mut blocks: Vec<(u32, vk::ShaderStageFlags, xr_spirv::reflect::Block)> = Vec::new();
         let mut push_stages = vk::ShaderStageFlags::empty();
@@ -361,13 +357,8 @@ impl AttachedVkSpirv {
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                let stage = if m.stage == ShaderStage::Vertex {
-                    vk::ShaderStageFlags::VERTEX
-                } else {
-                    vk::ShaderStageFlags::FRAGMENT
-                };
                 let mut info = vk::PipelineShaderStageCreateInfo::default()
-                    .stage(stage)
+                    .stage(stage_flag(m.stage))
                     .module(shader_modules[i])
                     .name(&entries[i]);
                 if !m.specializations.is_empty() {
@@ -473,5 +464,13 @@ impl Drop for AttachedVkSpirv {
         if unsafe { (self.loader.is_open)(self.loader.context) } {
             self.cache.close(&self.device);
         }
+    }
+}
+
+/// The Vulkan stage of a program's stage (programs here are vertex + fragment).
+fn stage_flag(stage: ShaderStage) -> vk::ShaderStageFlags {
+    match stage {
+        ShaderStage::Vertex => vk::ShaderStageFlags::VERTEX,
+        _ => vk::ShaderStageFlags::FRAGMENT,
     }
 }

@@ -228,9 +228,10 @@ impl GlConstantTable {
     }
 
     fn find(&self, name: &str) -> Result<ConstantHandle, XrError> {
-        if let Some(position) = self.block_entries.iter().position(|e| e.info.name.as_str() == split_index(name).0) {
+        let (base, index) = split_index(name);
+        if let Some(position) = self.block_entries.iter().position(|e| e.info.name.as_str() == base) {
             let entry = &self.block_entries[position];
-            let element = split_index(name).1.unwrap_or(0);
+            let element = index.unwrap_or(0);
             if element >= entry.info.array_size {
                 return Err(XrError::invalid_input(format!(
                     "'{name}': index {element} is out of range, '{}' has {} element(s)",
@@ -244,7 +245,6 @@ impl GlConstantTable {
                 location: entry.offset as i32,
             });
         }
-        let (base, index) = split_index(name);
         let Some(position) = self.entries.iter().position(|e| e.info.name.as_str() == base) else {
             let mut known: Vec<&str> = self.entries.iter().map(|e| e.info.name.as_str()).collect();
             known.extend(self.block_entries.iter().map(|e| e.info.name.as_str()));

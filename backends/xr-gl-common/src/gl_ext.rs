@@ -61,12 +61,19 @@ pub struct PipelineFns {
     interface: Option<InterfaceFns>,
 }
 
-fn load<T: Copy>(loader: &GlLoader, name: &CStr) -> Result<T, XrError> {
+/// The address of the GL entry point `name`, or an `Unavailable` error
+/// naming it where the device has none.
+pub fn entry_point(loader: &GlLoader, name: &CStr) -> Result<*const c_void, XrError> {
     // SAFETY: the loader's context outlives this call.
     let pointer: *const c_void = unsafe { (loader.get_proc_address)(loader.context, name.as_ptr()) };
     if pointer.is_null() {
         return Err(XrError::unavailable(format!("the device has no {}", name.to_string_lossy())));
     }
+    Ok(pointer)
+}
+
+fn load<T: Copy>(loader: &GlLoader, name: &CStr) -> Result<T, XrError> {
+    let pointer = entry_point(loader, name)?;
     assert_eq!(size_of::<T>(), size_of::<*const c_void>());
     // SAFETY: `T` is the function-pointer type of the entry point named `name`.
     Ok(unsafe { std::mem::transmute_copy::<*const c_void, T>(&pointer) })
