@@ -254,7 +254,7 @@ pub fn rgba8(color: [f32; 4]) -> [u8; 4] {
 /// An HLSL source for `stage` with entry point `entry`.
 pub fn hlsl(stage: ShaderStage, file: &str, entry: &str, source: &str) -> SourceDesc {
     let mut desc = SourceDesc::glsl(stage, file, source);
-    desc.language = xr_sourcebuild::SourceLanguage::Hlsl;
+    desc.language = "hlsl".into();
     desc.entry_point = entry.into();
     desc
 }

@@ -1,7 +1,7 @@
 //! `xr compile` and `xr reflect`, run as a user runs them.
 
 use std::process::Command;
-use xr_sourcebuild::decode_binary_record;
+use xr_sourcebuild::SourceBundle;
 use xr_tests::{executable, temp_dir};
 
 const SEED_002_VS: &str = "float4x4 ViewProjMatrix;
@@ -87,7 +87,15 @@ void main() { c = texture(albedo, v_uv) * material.tint * material.roughness * G
     .unwrap();
     let (ok, stdout, stderr) = xr(&["reflect", frag.to_str().unwrap(), "--json"]);
     assert!(ok, "{stderr}");
-    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    // What every build system reports, then its own full reflection per stage.
+    assert_eq!(report["target"], "vk-spirv");
+    let constants: Vec<&str> = report["constants"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(constants, ["tint", "roughness"]);
+    assert_eq!(report["resources"][1]["name"], "albedo", "{report}");
+    assert_eq!(report["overrides"][0]["name"], "GAIN");
+    assert_eq!(report["overrides"][0]["id"], 0);
+    let json = &report["details"]["stages"][0];
     assert_eq!(json["stage"], "fragment");
     let members = &json["uniform_blocks"][0]["members"];
     assert_eq!(members[0]["name"], "tint");
@@ -111,17 +119,20 @@ void main() { c = texture(albedo, v_uv) * material.tint * material.roughness * G
 }
 
 #[test]
-fn gl_glsl_writes_a_program_binary_for_this_driver() {
+fn gl_glsl_writes_the_sources_a_driver_builds_with_their_includes() {
     let dir = temp_dir("cli-gl-glsl");
     let vert = dir.join("t.vert");
-    std::fs::write(&vert, "#version 450 core\nlayout(location = 0) in vec2 p;\nout gl_PerVertex { vec4 gl_Position; };\nvoid main() { gl_Position = vec4(p, 0.0, 1.0); }\n").unwrap();
-    let out = dir.join("t.bin");
-    let (ok, _, stderr) = xr(&["compile", vert.to_str().unwrap(), "--target", "gl-glsl", "-o", out.to_str().unwrap()]);
+    std::fs::write(dir.join("pos.glsl"), "vec4 position(vec2 p) { return vec4(p, 0.0, 1.0); }\n").unwrap();
+    std::fs::write(&vert, "#version 450 core\n#include \"pos.glsl\"\nlayout(location = 0) in vec2 p;\nout gl_PerVertex { vec4 gl_Position; };\nvoid main() { gl_Position = position(p); }\n").unwrap();
+    let out = dir.join("t.bundle");
+    let (ok, _, stderr) =
+        xr(&["compile", vert.to_str().unwrap(), "--target", "gl-glsl", "-D", "FANCY=1", "-o", out.to_str().unwrap()]);
     assert!(ok, "{stderr}");
-    let (identity, binary) = decode_binary_record(&std::fs::read(&out).unwrap()).unwrap();
-    assert!(identity.renderer.contains("llvmpipe"), "{identity:?}");
-    assert!(identity.formats.contains(&binary.format));
-    assert!(binary.bytes.len() > 100);
+    let bundle = SourceBundle::decode(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(bundle.stages.len(), 1);
+    assert_eq!(bundle.stages[0].stage, "vertex");
+    assert_eq!(bundle.files, [("pos.glsl".to_owned(), "vec4 position(vec2 p) { return vec4(p, 0.0, 1.0); }\n".to_owned())]);
+    assert_eq!(bundle.defines, [("FANCY".to_owned(), "1".to_owned())]);
 }
 
 #[test]

@@ -131,7 +131,7 @@ fn wrong_language_entry_point_or_define_is_refused_before_the_driver() {
     let registry = registry();
     let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
     let mut hlsl = SourceDesc::glsl(ShaderStage::Fragment, "x.hlsl", "float4 main() : SV_Target { return 1; }");
-    hlsl.language = xr_sourcebuild::SourceLanguage::Hlsl;
+    hlsl.language = "hlsl".into();
     assert!(bench.build_fragment(hlsl).err().unwrap().to_string().contains("builds GLSL, not hlsl"));
     let mut entry = SourceDesc::glsl(ShaderStage::Fragment, "x.frag", "#version 450 core\nvoid ps_main() {}\n");
     entry.entry_point = "ps_main".into();

@@ -43,7 +43,7 @@ fn six_pipelines_from_five_stored_stage_binaries() {
 
     let second = render(&registry, &default_shader_dir(), &store_dir).expect("renders again");
     let paths: Vec<LoadPath> = second.loads.iter().map(|(_, r)| r.path).collect();
-    assert_eq!(paths, vec![LoadPath::ProgramBinary; 5], "{:?}", second.loads);
+    assert_eq!(paths, vec![LoadPath::DeviceBinary; 5], "{:?}", second.loads);
     assert_eq!(second.image, first.image, "binaries render the same pixels as source");
 }
 

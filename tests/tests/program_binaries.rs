@@ -71,13 +71,13 @@ fn a_cold_store_builds_from_source_and_a_warm_one_loads_the_binary() {
     assert_eq!(s.store.keys().unwrap(), vec![s.key()]);
 
     let second = s.load_and_check();
-    assert_eq!(second.path, LoadPath::ProgramBinary, "{second:?}");
+    assert_eq!(second.path, LoadPath::DeviceBinary, "{second:?}");
     assert_eq!(second.stored, None, "nothing rewritten");
 
     // The program that came from the binary has a working constant table.
     let cache = s.cache();
     let (mut built, report) = s.load(&cache);
-    assert_eq!(report.path, LoadPath::ProgramBinary);
+    assert_eq!(report.path, LoadPath::DeviceBinary);
     let color = built.constants.handle("u_color").unwrap();
     built.constants.set_vector(color, &[1.0, 0.0, 1.0, 1.0]).unwrap();
     assert_eq!(s.bench.centre_pixel(&built), [255, 0, 255, 255]);
@@ -106,7 +106,7 @@ fn a_corrupted_or_truncated_binary_is_caught_by_the_checksum_and_replaced() {
     let report = s.load_and_check();
     assert_eq!(report.path, LoadPath::Source);
     assert!(report.reason.contains("truncated"), "{}", report.reason);
-    assert_eq!(s.load_and_check().path, LoadPath::ProgramBinary);
+    assert_eq!(s.load_and_check().path, LoadPath::DeviceBinary);
     assert!(s.store.verify().unwrap().is_empty());
 }
 
@@ -125,7 +125,7 @@ fn a_binary_the_driver_refuses_falls_back_to_source_and_is_rewritten() {
     assert!(report.reason.starts_with("driver rejected the stored binary"), "{}", report.reason);
     let (_, rewritten) = decode_binary_record(&s.store.get(&key).unwrap().unwrap()).unwrap();
     assert_ne!(rewritten.bytes, garbage.bytes, "the refused binary is overwritten");
-    assert_eq!(s.load_and_check().path, LoadPath::ProgramBinary);
+    assert_eq!(s.load_and_check().path, LoadPath::DeviceBinary);
 
     // A binary in a format this driver does not offer is not handed to it.
     let other_format = ProgramBinary { format: 0xdead, bytes: rewritten.bytes.clone() };
@@ -133,7 +133,7 @@ fn a_binary_the_driver_refuses_falls_back_to_source_and_is_rewritten() {
     let report = s.load_and_check();
     assert_eq!(report.path, LoadPath::Source);
     assert!(report.reason.contains("format 0xdead"), "{}", report.reason);
-    assert_eq!(s.load_and_check().path, LoadPath::ProgramBinary);
+    assert_eq!(s.load_and_check().path, LoadPath::DeviceBinary);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Plugin discovery and loading, with real and broken plugins on disk.
 
 use xr_device::{DeviceKind, DeviceOptions, ErrorKind};
-use xr_sourcebuild::{Availability, ProgramDesc, Registry, ShaderStage, SourceDesc, SourceLanguage};
+use xr_sourcebuild::{Availability, ProgramDesc, Registry, ShaderStage, SourceDesc};
 use xr_tests::{GlBench, library, plugin_dir, plugin_dir_with, registry, temp_dir};
 
 fn names(registry: &Registry) -> Vec<&str> {
@@ -28,15 +28,15 @@ fn loads_the_opengl_device_and_glsl_build_system_from_disk() {
     assert!(plugin.path.starts_with(plugin_dir()));
     assert!(registry.device_system(DeviceKind::OpenGl).is_ok());
     assert!(registry.device_system(DeviceKind::Vulkan).is_ok());
-    let (info, _) = registry.build_systems(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, SourceLanguage::Glsl)[0];
+    let (info, _) = registry.build_systems(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, "glsl")[0];
     assert_eq!(info.name.as_str(), "xr-compiler-glsl");
     assert!(info.availability.contains(Availability::RUNTIME_COMPILE));
     // HLSL reaches OpenGL only through SPIR-V.
-    let hlsl = registry.build_systems(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, SourceLanguage::Hlsl);
+    let hlsl = registry.build_systems(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, "hlsl");
     assert_eq!(hlsl.len(), 1);
     assert_eq!(hlsl[0].0.name.as_str(), "xr-compiler-gl-spirv");
     assert!(hlsl[0].0.availability.contains(Availability::COMPATIBLE_OBJECT));
-    let vulkan = registry.best_build_system(DeviceKind::Vulkan, Availability::COMPATIBLE_OBJECT, SourceLanguage::Hlsl);
+    let vulkan = registry.best_build_system(DeviceKind::Vulkan, Availability::COMPATIBLE_OBJECT, "hlsl");
     assert!(vulkan.is_ok());
 }
 

@@ -165,5 +165,5 @@ fn two_processes_warming_one_store_leave_only_whole_objects() {
     let (stdout, _) = run(&mut pipelines(&store, &dir.join("out2.png"), &dir.join("mesa2")));
     let rows = loads(&stdout);
     assert_eq!(rows.len(), 5, "{stdout}");
-    assert!(rows.iter().all(|(_, path)| path == "program binary"), "{stdout}");
+    assert!(rows.iter().all(|(_, path)| path == "device-binary"), "{stdout}");
 }

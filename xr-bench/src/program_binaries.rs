@@ -14,8 +14,7 @@ use std::{
 };
 use xr_device::{DeviceKind, DeviceOptions, DrawCall, VertexAttribute, VertexLayout};
 use xr_sourcebuild::{
-    AttachedDevice, Availability, BuildOptions, LoadPath, ProgramCache, ProgramDesc, Registry, ShaderStage, SourceDesc,
-    SourceLanguage, Store,
+    AttachedDevice, Availability, BuildOptions, LoadPath, ProgramCache, ProgramDesc, Registry, ShaderStage, SourceDesc, Store,
 };
 
 /// Arguments of `xr-bench gl-program-binaries`.
@@ -165,7 +164,7 @@ fn run_child(mode: Mode, programs: usize, store: &Path) -> anyhow::Result<Timing
     let AttachedDevice { mut device, capabilities, mut compiler } = registry.open_attached(
         DeviceKind::OpenGl,
         Availability::OFFLINE_COMPILE,
-        SourceLanguage::Glsl,
+        "glsl",
         &DeviceOptions::default(),
     )?;
     let cache = ProgramCache::new(Store::open(store)?, &capabilities);
@@ -184,7 +183,7 @@ fn run_child(mode: Mode, programs: usize, store: &Path) -> anyhow::Result<Timing
             Mode::Source => compiler.build_program(&desc, &BuildOptions::default()).into_result()?,
             Mode::Prepare | Mode::Binary => {
                 let (built, report) = cache.load(&mut compiler, &desc, BuildOptions::default())?;
-                let expected = if mode == Mode::Binary { LoadPath::ProgramBinary } else { LoadPath::Source };
+                let expected = if mode == Mode::Binary { LoadPath::DeviceBinary } else { LoadPath::Source };
                 if report.path != expected {
                     bail!("program {index} took the {} path: {}", report.path, report.reason);
                 }

@@ -2,22 +2,21 @@
 //! store — reusing what the journal shows is still up to date.
 
 use crate::{
-    artifact::{BundleStage, SourceBundle},
     catalog::{self, CatalogProgram, CatalogVariant},
     journal::{Entry, Journal},
-    manifest::{Manifest, Program, Target},
+    manifest::{Manifest, PluginOffer, Program},
     matrix::{Variant, variants},
 };
 use rayon::prelude::*;
 use std::{
-    cell::OnceCell,
     collections::{BTreeMap, BTreeSet, HashMap},
     path::Path,
     sync::Mutex,
     time::{Duration, Instant},
 };
-use xr_sourcebuild::{BuildError, ObjectKey, ProgramDesc, SourceDesc, SourceLanguage, Store, StoreError};
-use xr_spirv::{CompiledProgram, SpirvCompiler, SpirvOptions, TargetEnv, container};
+use xr_sourcebuild::{
+    ObjectKey, OfflineRequest, ProgramDesc, Registry, SourceBuildSystemBox, SourceDesc, Store, StoreError,
+};
 
 /// Version of the recipe and object formats; part of every key.
 const FORMAT: &str = "xr-build/1";
@@ -28,7 +27,7 @@ pub struct BuildRequest {
     /// Worker threads; one per core when `None`.
     pub jobs: Option<usize>,
     /// Only these targets (all of each program's when empty).
-    pub targets: Vec<Target>,
+    pub targets: Vec<String>,
     /// Only these programs (all when empty).
     pub programs: Vec<String>,
 }
@@ -62,7 +61,7 @@ pub struct ArtifactResult {
     /// The variant's name.
     pub variant: String,
     /// The target.
-    pub target: Target,
+    pub target: String,
     /// What happened.
     pub outcome: Outcome,
 }
@@ -124,10 +123,58 @@ pub fn count_artifacts(manifest: &Manifest, request: &BuildRequest) -> usize {
         .sum()
 }
 
-/// Builds every artifact of `request`; `progress` hears of each as it ends.
-/// One failing artifact does not stop the others: it is in the summary.
+/// What the plugins of `registry` offer a manifest.
+pub fn plugin_offer(registry: &Registry) -> PluginOffer {
+    let mut offer = PluginOffer::default();
+    for (info, _) in registry.build_system_entries() {
+        for language in info.languages.iter() {
+            let extensions = language.extensions.iter().map(|e| e.to_string()).collect();
+            offer.languages.push((language.name.to_string(), extensions));
+        }
+        offer.pairs.extend(info.compiles.iter().map(|p| (p.language.to_string(), p.target.to_string())));
+    }
+    offer
+}
+
+/// The build system that compiles a program into a target, with the
+/// identity that goes into its keys.
+#[derive(Clone, Copy)]
+struct Compiler<'r> {
+    name: &'r str,
+    identity: &'r str,
+    system: &'r SourceBuildSystemBox,
+}
+
+/// The build system for every stage language of `program` into `target`:
+/// one system must compile them all.
+fn compiler_for<'r>(registry: &'r Registry, program: &Program, target: &str) -> Result<Compiler<'r>, String> {
+    let mut languages: Vec<&str> = program.stages.iter().map(|s| s.language()).collect();
+    languages.sort();
+    languages.dedup();
+    let mut chosen: Option<Compiler<'r>> = None;
+    for language in languages {
+        let (info, system) = registry.offline_compiler(language, target).map_err(|e| e.to_string())?;
+        let compiler = Compiler { name: info.name.as_str(), identity: info.compiler_identity.as_str(), system };
+        match chosen {
+            Some(first) if first.name != compiler.name => {
+                return Err(format!(
+                    "program '{}' mixes languages that no one build system compiles into {target}: {} and {} are needed",
+                    program.name, first.name, compiler.name
+                ));
+            }
+            _ => chosen = Some(compiler),
+        }
+    }
+    chosen.ok_or_else(|| format!("program '{}' has no stages", program.name))
+}
+
+/// Builds every artifact of `request` with the build systems of `registry`;
+/// `progress` hears of each as it ends. One failing artifact does not stop
+/// the others: it is in the summary. The manifest must have been checked
+/// against the registry's offer ([`Manifest::check_plugins`]).
 pub fn build(
     manifest: &Manifest,
+    registry: &Registry,
     request: &BuildRequest,
     progress: &(dyn Fn(&ArtifactResult) + Sync),
 ) -> Result<Summary, BuildFailure> {
@@ -143,12 +190,14 @@ pub fn build(
     let store = Store::open(&manifest.store)?;
     remove_orphaned_temp_files(store.root());
     let journal = Journal::open(store.root());
-    let context = JobContext {
-        store: &store,
-        journal: &journal,
-        compiler: compiler_identity(),
-        hashes: Mutex::new(HashMap::new()),
-    };
+    let mut compilers = HashMap::new();
+    for program in selected(manifest, request) {
+        for target in targets_of(program, request) {
+            let compiler = compiler_for(registry, program, &target);
+            compilers.insert((program.name.clone(), target), compiler);
+        }
+    }
+    let context = JobContext { store: &store, journal: &journal, compilers, hashes: Mutex::new(HashMap::new()) };
 
     let mut summary = Summary::default();
     let mut jobs: Vec<(&Program, Variant)> = Vec::new();
@@ -198,9 +247,7 @@ pub fn build(
                 (object, bytes)
             }
             Outcome::Failed(message) => {
-                summary
-                    .failed
-                    .push(Failure { what: format!("{} ({})", result.variant, result.target.name()), message });
+                summary.failed.push(Failure { what: format!("{} ({})", result.variant, result.target), message });
                 continue;
             }
         };
@@ -209,7 +256,7 @@ pub fn build(
         }
         if let Some(entry) = catalogs.get_mut(result.program.as_str()).and_then(|c| c.variants.get_mut(&result.variant))
         {
-            entry.objects.insert(result.target.name().to_owned(), object.hex());
+            entry.objects.insert(result.target.clone(), object.hex());
         }
     }
     summary.unique_objects = objects.len();
@@ -235,32 +282,20 @@ fn selected<'a>(manifest: &'a Manifest, request: &'a BuildRequest) -> impl Itera
     manifest.programs.iter().filter(|p| request.programs.is_empty() || request.programs.contains(&p.name))
 }
 
-fn targets_of(program: &Program, request: &BuildRequest) -> Vec<Target> {
-    program.targets.iter().copied().filter(|t| request.targets.is_empty() || request.targets.contains(t)).collect()
-}
-
-/// What the SPIR-V compiler identifies itself as, in every recipe key.
-fn compiler_identity() -> String {
-    format!("xr-build {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
-}
-
-thread_local! {
-    /// One shaderc compiler per worker thread (each costs ~100 ms to start).
-    static COMPILER: OnceCell<Result<SpirvCompiler, String>> = const { OnceCell::new() };
-}
-
-fn with_compiler<T>(body: impl FnOnce(&SpirvCompiler) -> Result<T, String>) -> Result<T, String> {
-    COMPILER.with(|cell| match cell.get_or_init(|| SpirvCompiler::new().map_err(|e| e.to_string())) {
-        Ok(compiler) => body(compiler),
-        Err(e) => Err(e.clone()),
-    })
+fn targets_of(program: &Program, request: &BuildRequest) -> Vec<String> {
+    program
+        .targets
+        .iter()
+        .map(|t| t.name.clone())
+        .filter(|t| request.targets.is_empty() || request.targets.contains(t))
+        .collect()
 }
 
 struct JobContext<'a> {
     store: &'a Store,
     journal: &'a Journal,
-    /// [`compiler_identity`], part of every recipe.
-    compiler: String,
+    /// (program, target) → the build system that compiles it, or why none does.
+    compilers: HashMap<(String, String), Result<Compiler<'a>, String>>,
     /// File → BLAKE3 of its contents now (`None`: unreadable), for this build.
     hashes: Mutex<HashMap<String, Option<String>>>,
 }
@@ -272,20 +307,31 @@ struct Made {
 }
 
 impl JobContext<'_> {
-    fn build_variant(&self, program: &Program, variant: &Variant, targets: &[Target]) -> Vec<ArtifactResult> {
-        let result = |target: Target, outcome: Outcome| ArtifactResult {
+    fn build_variant(&self, program: &Program, variant: &Variant, targets: &[String]) -> Vec<ArtifactResult> {
+        let result = |target: &str, outcome: Outcome| ArtifactResult {
             program: program.name.clone(),
             variant: variant.name.clone(),
-            target,
+            target: target.to_owned(),
             outcome,
         };
         let mut results = Vec::new();
         let mut stale = Vec::new();
-        for &target in targets {
-            let recipe = recipe_key(&self.compiler, program, variant, target);
+        for target in targets {
+            let compiler = match self.compilers.get(&(program.name.clone(), target.clone())) {
+                Some(Ok(compiler)) => *compiler,
+                Some(Err(why)) => {
+                    results.push(result(target, Outcome::Failed(why.clone())));
+                    continue;
+                }
+                None => {
+                    results.push(result(target, Outcome::Failed(format!("no build system chosen for {target}"))));
+                    continue;
+                }
+            };
+            let recipe = recipe_key(&compiler, program, variant, target);
             match self.up_to_date(&recipe) {
                 Some((object, bytes)) => results.push(result(target, Outcome::Reused { object, bytes })),
-                None => stale.push((target, recipe)),
+                None => stale.push((target, compiler, recipe)),
             }
         }
         if stale.is_empty() {
@@ -294,27 +340,18 @@ impl JobContext<'_> {
         let desc = match program_desc(program, variant) {
             Ok(desc) => desc,
             Err(message) => {
-                results.extend(stale.into_iter().map(|(t, _)| result(t, Outcome::Failed(message.clone()))));
+                results.extend(stale.into_iter().map(|(t, _, _)| result(t, Outcome::Failed(message.clone()))));
                 return results;
             }
         };
-        // One OpenGL compile serves both GL targets.
-        let opengl: OnceCell<Result<CompiledProgram, String>> = OnceCell::new();
-        let opengl = || opengl.get_or_init(|| compile(&desc, TargetEnv::OpenGl45));
-        for (target, recipe) in stale {
-            let made = match target {
-                Target::GlGlsl => {
-                    opengl().as_ref().map_err(Clone::clone).and_then(|c| glsl_bundle(program, variant, &desc, c))
+        for (target, compiler, recipe) in stale {
+            let request = OfflineRequest::new(desc.clone(), target);
+            let outcome = match compiler.system.compile_offline(&request).into_result() {
+                Ok(artifact) => {
+                    let files = artifact.files_read.iter().map(|f| (f.path.to_string(), f.hash.to_string())).collect();
+                    self.store_made(&recipe, Made { payload: artifact.bytes.into_vec(), files })
                 }
-                Target::GlSpirv => {
-                    opengl().clone().and_then(|compiled| spirv_object(compiled, TargetEnv::OpenGl45, &desc))
-                }
-                Target::VkSpirv => compile(&desc, TargetEnv::Vulkan10)
-                    .and_then(|compiled| spirv_object(compiled, TargetEnv::Vulkan10, &desc)),
-            };
-            let outcome = match made {
-                Ok(made) => self.store_made(&recipe, made),
-                Err(message) => Outcome::Failed(message),
+                Err(e) => Outcome::Failed(format!("{e} ({})", compiler.name)),
             };
             results.push(result(target, outcome));
         }
@@ -366,14 +403,19 @@ impl JobContext<'_> {
 }
 
 /// Everything but file contents that changes an artifact's bytes.
-fn recipe_key(compiler: &str, program: &Program, variant: &Variant, target: Target) -> ObjectKey {
-    let mut parts: Vec<Vec<u8>> =
-        vec![FORMAT.into(), compiler.into(), target.name().into(), program.name.clone().into()];
+fn recipe_key(compiler: &Compiler<'_>, program: &Program, variant: &Variant, target: &str) -> ObjectKey {
+    let mut parts: Vec<Vec<u8>> = vec![
+        FORMAT.into(),
+        compiler.name.into(),
+        compiler.identity.into(),
+        target.into(),
+        program.name.clone().into(),
+    ];
     for stage in &program.stages {
         parts.push(stage.stage.name().into());
         parts.push(stage.file.to_string_lossy().into_owned().into());
         parts.push(stage.entry.clone().into());
-        parts.push(stage.language.name().into());
+        parts.push(stage.language().into());
     }
     for dir in &program.include_dirs {
         parts.push(dir.to_string_lossy().into_owned().into());
@@ -385,13 +427,12 @@ fn recipe_key(compiler: &str, program: &Program, variant: &Variant, target: Targ
 }
 
 /// The variant's program, read from its files.
-fn program_desc(program: &Program, variant: &Variant) -> Result<ProgramDesc, String> {
+pub(crate) fn program_desc(program: &Program, variant: &Variant) -> Result<ProgramDesc, String> {
     let mut stages = Vec::new();
     for stage in &program.stages {
         let source = std::fs::read_to_string(&stage.file)
             .map_err(|e| format!("{}: cannot read the source: {e}", stage.file.display()))?;
-        let mut desc = SourceDesc::glsl(stage.stage, stage.file.to_string_lossy(), source);
-        desc.language = stage.language;
+        let mut desc = SourceDesc::glsl(stage.stage, stage.file.to_string_lossy(), source).with_language(stage.language());
         desc.entry_point = stage.entry.clone().into();
         for define in &variant.defines {
             desc.defines.push(define.clone());
@@ -402,68 +443,6 @@ fn program_desc(program: &Program, variant: &Variant) -> Result<ProgramDesc, Str
         stages.push(desc);
     }
     Ok(ProgramDesc::new(variant.name.clone(), stages))
-}
-
-fn compile(desc: &ProgramDesc, target: TargetEnv) -> Result<CompiledProgram, String> {
-    with_compiler(|compiler| {
-        compiler.compile_program(desc, &SpirvOptions::new(target)).map_err(|e: BuildError| e.to_string())
-    })
-}
-
-/// The files a compile read, each with the hash of the text it compiled.
-fn files_read(desc: &ProgramDesc, compiled: &CompiledProgram) -> Vec<(String, String)> {
-    let mut files: Vec<(String, String)> = desc
-        .stages
-        .iter()
-        .map(|s| (s.file_name.to_string(), blake3::hash(s.source.as_bytes()).to_hex().to_string()))
-        .chain(compiled.includes.iter().map(|i| (i.path.clone(), blake3::hash(i.text.as_bytes()).to_hex().to_string())))
-        .collect();
-    files.sort();
-    files.dedup();
-    files
-}
-
-fn spirv_object(mut compiled: CompiledProgram, target: TargetEnv, desc: &ProgramDesc) -> Result<Made, String> {
-    let context = format!("program '{}'", desc.name);
-    xr_spirv::finish_program(&mut compiled.modules, target).map_err(|e| format!("{context}: {e}"))?;
-    // What is stored is what the build systems load: validated after linking.
-    xr_spirv::validate_program(&compiled.modules, target, &context).map_err(|e| e.to_string())?;
-    let files = files_read(desc, &compiled);
-    Ok(Made { payload: container::encode(&compiled.modules), files })
-}
-
-fn glsl_bundle(
-    program: &Program,
-    variant: &Variant,
-    desc: &ProgramDesc,
-    compiled: &CompiledProgram,
-) -> Result<Made, String> {
-    if let Some(stage) = program.stages.iter().find(|s| s.language != SourceLanguage::Glsl) {
-        return Err(format!(
-            "{}: gl-glsl builds GLSL only; this stage is {}",
-            stage.file.display(),
-            stage.language.name()
-        ));
-    }
-    let mut files: Vec<(String, String)> =
-        compiled.includes.iter().map(|i| (i.requested.clone(), i.text.clone())).collect();
-    files.sort();
-    files.dedup_by(|a, b| a.0 == b.0);
-    let bundle = SourceBundle {
-        stages: desc
-            .stages
-            .iter()
-            .map(|s| BundleStage {
-                stage: s.stage.name().to_owned(),
-                entry: s.entry_point.to_string(),
-                file: s.file_name.to_string(),
-                source: s.source.to_string(),
-            })
-            .collect(),
-        files,
-        defines: variant.defines.iter().map(|d| (d.name.to_string(), d.value.to_string())).collect(),
-    };
-    Ok(Made { payload: bundle.encode(), files: files_read(desc, compiled) })
 }
 
 /// Removes temporary files of writes whose process is gone (a killed

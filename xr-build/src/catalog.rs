@@ -2,7 +2,7 @@
 //! file per program in the store's `catalog/` directory, replaced whole
 //! (write, fsync, rename) at the end of each build.
 
-use crate::manifest::{Override, Program, Target};
+use crate::manifest::{Override, Program};
 use serde::{Deserialize, Serialize};
 use std::{
     collections::BTreeMap,
@@ -53,23 +53,23 @@ impl CatalogProgram {
             manifest: manifest.to_path_buf(),
             axes: program.axes.iter().map(|a| CatalogAxis { name: a.name.clone(), values: a.values() }).collect(),
             overrides: program.overrides.clone(),
-            targets: program.targets.iter().map(|t| t.name().to_owned()).collect(),
+            targets: program.targets.iter().map(|t| t.name.clone()).collect(),
             variants: BTreeMap::new(),
         }
     }
 
     /// The object of `variant` for `target`, if it was built.
-    pub fn object(&self, variant: &str, target: Target) -> Option<&str> {
-        self.variants.get(variant)?.objects.get(target.name()).map(String::as_str)
+    pub fn object(&self, variant: &str, target: &str) -> Option<&str> {
+        self.variants.get(variant)?.objects.get(target).map(String::as_str)
     }
 
     /// Takes from `previous` the objects of targets other than `built`, for
     /// the variants both have: a build of some targets keeps the others.
-    pub fn keep_other_targets(&mut self, previous: &CatalogProgram, built: &[Target]) {
+    pub fn keep_other_targets(&mut self, previous: &CatalogProgram, built: &[String]) {
         for (variant, entry) in self.variants.iter_mut() {
             let Some(old) = previous.variants.get(variant) else { continue };
             for (target, object) in &old.objects {
-                if Target::from_name(target).is_some_and(|t| !built.contains(&t)) {
+                if !built.contains(target) {
                     entry.objects.entry(target.clone()).or_insert_with(|| object.clone());
                 }
             }

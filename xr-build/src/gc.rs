@@ -1,16 +1,17 @@
 //! `xr store gc`: drops the build objects no manifest references.
 //!
-//! Kept: every object in the catalog of a program of the given manifests,
-//! the GL program binaries of those programs, and every object this module
-//! does not recognise (Vulkan pipeline caches, say). Dropped: build objects
-//! (SPIR-V objects and GLSL source bundles) no kept catalog points at,
-//! program binaries of other programs, and the catalogs of programs no
-//! manifest has. The journal loses the entries of dropped objects.
+//! The host never decodes an artifact, so it tells build objects from the
+//! rest by where they come from: an object the build journal or a catalog
+//! names is a build object. Kept: every object in the catalog of a program
+//! of the given manifests, the program binaries (kept by build systems with
+//! the store's binary records) of those programs, and every other object
+//! (a Vulkan pipeline cache, say). Dropped: build objects no kept catalog
+//! points at, program binaries of other programs, and the catalogs of
+//! programs no manifest has. The journal loses the entries of dropped objects.
 
-use crate::{artifact::SourceBundle, catalog, manifest::Manifest};
+use crate::{catalog, journal::Journal, manifest::Manifest};
 use std::collections::BTreeSet;
 use xr_sourcebuild::{ObjectKey, Store, StoreError, program_cache::binary_record_program};
-use xr_spirv::container;
 
 /// What `gc` did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -34,13 +35,14 @@ pub fn gc(store: &Store, manifests: &[Manifest], dry_run: bool) -> Result<GcRepo
     let programs: BTreeSet<&str> = manifests.iter().flat_map(|m| m.programs.iter().map(|p| p.name.as_str())).collect();
     let (catalogs, _) = catalog::read_all(store.root());
     let mut referenced: BTreeSet<String> = BTreeSet::new();
+    let mut built: BTreeSet<String> = Journal::open(store.root()).objects();
     let mut report = GcReport::default();
     for (name, program) in &catalogs {
+        let objects = program.variants.values().flat_map(|v| v.objects.values().cloned());
         if programs.contains(name.as_str()) {
-            for variant in program.variants.values() {
-                referenced.extend(variant.objects.values().cloned());
-            }
+            referenced.extend(objects);
         } else {
+            built.extend(objects);
             report.catalogs_removed.push(name.clone());
         }
     }
@@ -52,7 +54,7 @@ pub fn gc(store: &Store, manifests: &[Manifest], dry_run: bool) -> Result<GcRepo
             // Corrupt: nothing can use it; a build or a load rebuilds it.
             Err(_) => Vec::new(),
         };
-        if !dropped(&key, &payload, &referenced, &programs) {
+        if !dropped(&key, &payload, &referenced, &built, &programs) {
             report.kept += 1;
             continue;
         }
@@ -75,7 +77,13 @@ pub fn gc(store: &Store, manifests: &[Manifest], dry_run: bool) -> Result<GcRepo
     Ok(report)
 }
 
-fn dropped(key: &ObjectKey, payload: &[u8], referenced: &BTreeSet<String>, programs: &BTreeSet<&str>) -> bool {
+fn dropped(
+    key: &ObjectKey,
+    payload: &[u8],
+    referenced: &BTreeSet<String>,
+    built: &BTreeSet<String>,
+    programs: &BTreeSet<&str>,
+) -> bool {
     if payload.is_empty() {
         return true;
     }
@@ -87,5 +95,5 @@ fn dropped(key: &ObjectKey, payload: &[u8], referenced: &BTreeSet<String>, progr
         let program = variant.split('[').next().unwrap_or_default();
         return !programs.contains(program);
     }
-    SourceBundle::decode(payload).is_ok() || container::decode(payload).is_some()
+    built.contains(&key.hex())
 }

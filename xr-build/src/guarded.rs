@@ -12,7 +12,10 @@ use crate::{
     manifest::{AxisKind, Program, Stage},
     matrix::{Variant, variants},
 };
-use xr_sourcebuild::{ShaderStage, SourceLanguage};
+use xr_sourcebuild::{ProgramDesc, ShaderStage};
+
+/// The target whose stage outputs are GLSL preprocessed as a driver sees it.
+pub const PREPROCESSED_TARGET: &str = "glsl-preprocessed";
 
 /// One guarded source.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,30 +39,39 @@ impl GuardedSource {
     }
 }
 
-/// The guarded sources of every GLSL stage of `program`.
-pub fn emit(program: &Program) -> Result<Vec<GuardedSource>, String> {
-    let variants = variants(program)?;
-    let compiler = xr_spirv::SpirvCompiler::new().map_err(|e| e.to_string())?;
-    program.stages.iter().map(|stage| emit_stage(&compiler, program, stage, &variants)).collect()
-}
+/// Preprocesses a variant's program: one text per stage, in order. The
+/// build passes a plugin's [`PREPROCESSED_TARGET`] compile.
+pub type Preprocessor<'a> = dyn Fn(&ProgramDesc) -> Result<Vec<String>, String> + 'a;
 
-fn emit_stage(
-    compiler: &xr_spirv::SpirvCompiler,
-    program: &Program,
-    stage: &Stage,
-    variants: &[Variant],
-) -> Result<GuardedSource, String> {
-    if stage.language != SourceLanguage::Glsl {
+/// The guarded sources of every GLSL stage of `program`.
+pub fn emit(program: &Program, preprocess: &Preprocessor<'_>) -> Result<Vec<GuardedSource>, String> {
+    let variants = variants(program)?;
+    if let Some(stage) = program.stages.iter().find(|s| s.language() != "glsl") {
         return Err(format!("{}: guarded GLSL needs GLSL sources", stage.file.display()));
     }
-    let source = std::fs::read_to_string(&stage.file)
-        .map_err(|e| format!("{}: cannot read the source: {e}", stage.file.display()))?;
+    let mut texts: Vec<Vec<String>> = Vec::new();
+    for variant in &variants {
+        let desc = crate::build::program_desc(program, variant)?;
+        let stages = preprocess(&desc).map_err(|e| format!("{}: {e}", variant.name))?;
+        texts.push(stages);
+    }
+    program
+        .stages
+        .iter()
+        .enumerate()
+        .map(|(index, stage)| {
+            let stage_texts: Vec<&str> =
+                texts.iter().map(|t| t.get(index).map_or("", String::as_str)).collect();
+            emit_stage(program, stage, &variants, &stage_texts)
+        })
+        .collect()
+}
+
+fn emit_stage(program: &Program, stage: &Stage, variants: &[Variant], texts: &[&str]) -> Result<GuardedSource, String> {
     let mut version: Option<String> = None;
     let mut branches: Vec<(String, Vec<String>)> = Vec::new();
-    for variant in variants {
-        let text = preprocess(compiler, program, stage, &source, &variant.defines)
-            .map_err(|e| format!("{}: {e}", variant.name))?;
-        let mut lines = code_lines(&text);
+    for (variant, text) in variants.iter().zip(texts) {
+        let mut lines = code_lines(text);
         if lines.first().is_some_and(|l| l.trim_start().starts_with("#version")) {
             let first = lines.remove(0);
             if version.get_or_insert_with(|| first.clone()) != &first {
@@ -152,38 +164,13 @@ fn axis_help(program: &Program) -> String {
         .join("; ")
 }
 
-fn preprocess(
-    compiler: &xr_spirv::SpirvCompiler,
-    program: &Program,
-    stage: &Stage,
-    source: &str,
-    defines: &[xr_sourcebuild::Define],
-) -> Result<String, String> {
-    // The driver's view: glslang defines GL_SPIRV when it preprocesses for
-    // OpenGL, and VULKAN (which may be undefined) for Vulkan; neither is
-    // defined for a driver that builds GLSL itself.
-    let source = undefine_vulkan(source);
-    let mut desc = xr_sourcebuild::SourceDesc::glsl(stage.stage, stage.file.to_string_lossy(), source);
-    for dir in &program.include_dirs {
-        desc = desc.with_include_dir(dir.to_string_lossy());
-    }
-    for define in defines {
-        desc.defines.push(define.clone());
-    }
-    compiler.preprocess(&desc, &xr_spirv::SpirvOptions::new(xr_spirv::TargetEnv::Vulkan10)).map_err(|e| e.to_string())
-}
-
-/// `#undef VULKAN` after the `#version` line, keeping later line numbers.
-fn undefine_vulkan(source: &str) -> String {
-    let mut out = String::with_capacity(source.len() + 32);
-    let mut done = false;
-    for (index, line) in source.lines().enumerate() {
-        out.push_str(line);
-        out.push('\n');
-        if !done && line.trim_start().starts_with("#version") {
-            out.push_str(&format!("#undef VULKAN\n#line {}\n", index + 2));
-            done = true;
-        }
-    }
-    out
+/// The preprocessor of the build system that compiles GLSL into
+/// [`PREPROCESSED_TARGET`], from `registry`.
+pub fn preprocessor(registry: &xr_sourcebuild::Registry) -> Result<Box<Preprocessor<'_>>, String> {
+    let (_, system) = registry.offline_compiler("glsl", PREPROCESSED_TARGET).map_err(|e| e.to_string())?;
+    Ok(Box::new(move |desc: &ProgramDesc| {
+        let request = xr_sourcebuild::OfflineRequest::new(desc.clone(), PREPROCESSED_TARGET);
+        let artifact = system.compile_offline(&request).into_result().map_err(|e| e.to_string())?;
+        Ok(artifact.stages.iter().map(|s| String::from_utf8_lossy(&s.bytes).into_owned()).collect())
+    }))
 }

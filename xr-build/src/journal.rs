@@ -35,6 +35,8 @@ pub struct Entry {
 pub struct Journal {
     path: PathBuf,
     entries: HashMap<String, Entry>,
+    /// Every object any line names, superseded ones included.
+    objects: std::collections::BTreeSet<String>,
     file: Mutex<Option<File>>,
 }
 
@@ -43,16 +45,24 @@ impl Journal {
     pub fn open(root: &Path) -> Self {
         let path = root.join("journal.jsonl");
         let mut entries = HashMap::new();
+        let mut objects = std::collections::BTreeSet::new();
         if let Ok(text) = std::fs::read_to_string(&path) {
             // Only whole lines: a line a killed build left torn has no newline.
             let whole = text.rsplit_once('\n').map_or("", |(whole, _)| whole);
             for line in whole.lines() {
                 if let Ok(entry) = serde_json::from_str::<Entry>(line) {
+                    objects.insert(entry.object.clone());
                     entries.insert(entry.recipe.clone(), entry);
                 }
             }
         }
-        Self { path, entries, file: Mutex::new(None) }
+        Self { path, entries, objects, file: Mutex::new(None) }
+    }
+
+    /// Every object the journal names (the build objects of the store),
+    /// including those of entries a later build superseded.
+    pub fn objects(&self) -> std::collections::BTreeSet<String> {
+        self.objects.clone()
     }
 
     /// The latest entry for a recipe.

@@ -1,65 +1,33 @@
 //! The run-time library: what an engine opens at start-up.
 //!
 //! [`ShaderLibrary::open`] reads a store's catalog; a [`DeviceLoader`]
-//! attaches every build system that can load for one device and loads a
-//! program by name and variant through the best path the device offers:
+//! attaches every build system that declares targets it loads
+//! (`BuildSystemInfo::loads`) and attaches to the device, and loads a
+//! program by name and variant through the best path any of them offers:
 //!
-//! 1. [`LoadPath::DeviceBinary`]: a GL program binary this driver made
-//!    before (from the `gl-glsl` sources), checked against the driver's
-//!    identity and link status;
-//! 2. [`LoadPath::CompatibleObject`]: the stored SPIR-V (`gl-spirv` on an
-//!    OpenGL device with `ARB_gl_spirv`, `vk-spirv` on Vulkan);
-//! 3. [`LoadPath::Source`]: the stored `gl-glsl` sources built on the device
-//!    (on OpenGL the program binary is then written back to the store).
+//! 1. [`LoadPath::DeviceBinary`]: a binary this driver made before, kept by
+//!    its build system (GL program binaries, checked against the driver's
+//!    identity and link status);
+//! 2. [`LoadPath::CompatibleObject`]: a stored portable object (SPIR-V);
+//! 3. [`LoadPath::Source`]: stored sources built on the device.
 //!
-//! A path that cannot be used is logged with its reason and the next one is
-//! tried; [`Loaded::reason`] says why the path taken was taken.
-//! Overrides are set at the load call: specialization constants on SPIR-V,
-//! defines on the `gl-glsl` sources.
+//! Within a path, loaders are tried in priority order, each with the
+//! stored object of a target it declared. The library never reads an
+//! artifact: it hands the stored bytes and the override values to the
+//! loader. A path that cannot be used is logged with its reason and the
+//! next one is tried; [`Loaded::reason`] says why the path taken was taken.
 
 use crate::{
-    artifact::SourceBundle,
     catalog::{self, CatalogProgram},
-    manifest::{Override, Target},
+    manifest::{Override, OverrideType},
 };
-use std::{collections::BTreeMap, fmt, path::Path};
-use xr_device::{DeviceBox, DeviceKind};
+use std::{collections::BTreeMap, path::Path};
+use xr_device::DeviceBox;
+pub use xr_sourcebuild::LoadPath;
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, Availability, BuildOptions, BuiltProgram, ObjectKey, ProgramBinary, ProgramCache,
-    ProgramDesc, Registry, Store,
+    ArtifactLoad, AttachedBuildSystemBox, BuiltProgram, ObjectKey, OverrideKind, OverrideValue, Registry, Store,
+    TargetLoad,
 };
-use xr_spirv::container;
-
-/// How a program was loaded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LoadPath {
-    /// A program binary of this driver, from the store.
-    DeviceBinary,
-    /// A compatible object (SPIR-V) from the store.
-    CompatibleObject,
-    /// Sources from the store, built on the device.
-    Source,
-}
-
-impl LoadPath {
-    /// Every path, best first.
-    pub const ALL: [LoadPath; 3] = [LoadPath::DeviceBinary, LoadPath::CompatibleObject, LoadPath::Source];
-
-    /// `device-binary`, `spirv` or `source`.
-    pub fn name(self) -> &'static str {
-        match self {
-            LoadPath::DeviceBinary => "device-binary",
-            LoadPath::CompatibleObject => "spirv",
-            LoadPath::Source => "source",
-        }
-    }
-}
-
-impl fmt::Display for LoadPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// Why a program could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -106,7 +74,9 @@ pub struct Loaded {
     /// The path taken.
     pub path: LoadPath,
     /// The target whose object was used.
-    pub target: Target,
+    pub target: String,
+    /// The build system that loaded it.
+    pub loader: String,
     /// Why this path: what the better paths lacked.
     pub reason: String,
 }
@@ -149,13 +119,13 @@ impl ShaderLibrary {
         })
     }
 
-    fn object(&self, program: &CatalogProgram, variant: &str, target: Target) -> Result<Vec<u8>, String> {
-        let hex = program.object(variant, target).ok_or_else(|| format!("no {} object was built", target.name()))?;
+    fn object(&self, program: &CatalogProgram, variant: &str, target: &str) -> Result<Vec<u8>, String> {
+        let hex = program.object(variant, target).ok_or_else(|| format!("no {target} object was built"))?;
         let key = ObjectKey::from_hex(hex).ok_or_else(|| format!("bad object key '{hex}' in the catalog"))?;
         match self.store.get(&key) {
             Ok(Some(payload)) => Ok(payload),
-            Ok(None) => Err(format!("its {} object {hex} is missing from the store", target.name())),
-            Err(e) => Err(format!("its {} object is unusable: {e}", target.name())),
+            Ok(None) => Err(format!("its {target} object {hex} is missing from the store")),
+            Err(e) => Err(format!("its {target} object is unusable: {e}")),
         }
     }
 }
@@ -173,229 +143,152 @@ pub struct LoadRequest<'a> {
     pub paths: Vec<LoadPath>,
 }
 
+/// A build system attached to the device, with what it loads.
+struct Loader {
+    name: String,
+    loads: Vec<TargetLoad>,
+    system: AttachedBuildSystemBox,
+}
+
 /// The build systems attached to one device, loading from a library.
 pub struct DeviceLoader {
-    kind: DeviceKind,
-    systems: Vec<(Target, AttachedBuildSystemBox)>,
-    binaries: ProgramCache,
+    loaders: Vec<Loader>,
 }
 
 impl DeviceLoader {
-    /// Attaches every build system of `registry` that loads a target on
-    /// `device`; one that does not attach (no `ARB_gl_spirv`, say) is
-    /// logged and left out.
+    /// Attaches every build system of `registry` that loads a target and
+    /// attaches to `device`, highest priority first; one that does not
+    /// attach (no `ARB_gl_spirv`, say) is logged and left out.
     pub fn attach(registry: &Registry, device: &DeviceBox, library: &ShaderLibrary) -> Result<Self, LibraryError> {
         let capabilities = device.capabilities().into_result()?;
         let handles = device.native_handles().into_result()?;
-        let targets: &[Target] = match capabilities.kind {
-            DeviceKind::OpenGl => &[Target::GlGlsl, Target::GlSpirv],
-            DeviceKind::Vulkan => &[Target::VkSpirv],
-        };
-        let mut systems = Vec::new();
-        for &target in targets {
-            let Some(system) = registry.build_system_named(target.build_system()) else {
-                tracing::info!("{}: not among the plugins found", target.build_system());
-                continue;
-            };
+        let mut candidates: Vec<_> = registry
+            .build_system_entries()
+            .filter(|(info, _)| !info.loads.is_empty() && info.attachable.contains(&capabilities.kind))
+            .collect();
+        candidates.sort_by_key(|(info, _)| std::cmp::Reverse(info.priority));
+        let mut loaders = Vec::new();
+        for (info, system) in candidates {
             match system.attach(&handles, &capabilities).into_result() {
                 Ok(mut attached) => {
                     if let Err(e) =
                         attached.set_store(library.store.root().to_string_lossy().as_ref().into()).into_result()
                     {
-                        tracing::warn!("{}: cannot keep its caches in the store: {e}", target.build_system());
+                        tracing::warn!("{}: cannot keep its caches in the store: {e}", info.name);
                     }
-                    systems.push((target, attached));
+                    loaders.push(Loader { name: info.name.to_string(), loads: info.loads.to_vec(), system: attached });
                 }
-                Err(e) => tracing::info!("{} does not attach to this device: {e}", target.build_system()),
+                Err(e) => tracing::info!("{} does not attach to this device: {e}", info.name),
             }
         }
-        let binaries = ProgramCache::new(library.store.clone(), &capabilities);
-        Ok(Self { kind: capabilities.kind, systems, binaries })
+        Ok(Self { loaders })
     }
 
-    /// The targets this device loads.
-    pub fn targets(&self) -> Vec<Target> {
-        self.systems.iter().map(|(t, _)| *t).collect()
+    /// The targets this device loads, each with its path, best path first.
+    pub fn targets(&self) -> Vec<(String, LoadPath)> {
+        let mut targets: Vec<(String, LoadPath)> =
+            self.loaders.iter().flat_map(|l| l.loads.iter().map(|t| (t.target.to_string(), t.path))).collect();
+        targets.sort_by_key(|(_, path)| *path);
+        targets.dedup();
+        targets
+    }
+
+    /// The build systems attached, highest priority first.
+    pub fn loaders(&self) -> Vec<&str> {
+        self.loaders.iter().map(|l| l.name.as_str()).collect()
     }
 
     /// Loads a program through the best allowed path.
     pub fn load(&mut self, library: &ShaderLibrary, request: &LoadRequest<'_>) -> Result<Loaded, LibraryError> {
         let program = library.program(request.program)?;
         let variant = program.variant_name(&request.variant).map_err(LibraryError::BadRequest)?;
-        if !program.variants.contains_key(&variant) {
+        let Some(stored) = program.variants.get(&variant) else {
             return Err(LibraryError::BadRequest(format!(
                 "{variant} is not a variant of the build (dropped by a filter, or the store is older than the manifest)"
             )));
-        }
-        let overrides = override_values(program, &request.overrides).map_err(LibraryError::BadRequest)?;
-        let wanted = Wanted { library, program, variant: &variant, overrides: &overrides };
-        let paths = if request.paths.is_empty() { LoadPath::ALL.to_vec() } else { request.paths.clone() };
-        let mut reasons: Vec<String> = Vec::new();
-        for path in paths {
-            if path == LoadPath::DeviceBinary && self.kind != DeviceKind::OpenGl {
-                continue; // Vulkan keeps its pipeline cache instead.
-            }
-            let attempt = match path {
-                LoadPath::DeviceBinary => self.device_binary(&wanted),
-                LoadPath::CompatibleObject => self.compatible_object(&wanted),
-                LoadPath::Source => self.source(&wanted),
-            };
-            match attempt {
-                Ok((built, target, note)) => {
-                    let mut reason = reasons.join("; ");
-                    if !note.is_empty() {
-                        reason = if reason.is_empty() { note } else { format!("{reason}; {note}") };
-                    }
-                    if reason.is_empty() {
-                        reason = "best path".to_owned();
-                    }
-                    tracing::info!(variant = %variant, path = %path, target = target.name(), "loaded: {reason}");
-                    return Ok(Loaded { built, variant, path, target, reason });
-                }
-                Err(why) => {
-                    tracing::info!(variant = %variant, path = %path, "not taken: {why}");
-                    reasons.push(format!("{path}: {why}"));
-                }
-            }
-        }
-        Err(LibraryError::NoPath { variant, reasons: reasons.join("; ") })
-    }
-
-    /// The stored `gl-glsl` sources of the variant, with the overrides as
-    /// defines (for the GL driver) or as specialization constants (SPIR-V).
-    fn stored_sources(wanted: &Wanted<'_>, overrides_as_defines: bool) -> Result<ProgramDesc, String> {
-        let Wanted { library, program, variant, overrides } = *wanted;
-        let bundle = SourceBundle::decode(&library.object(program, variant, Target::GlGlsl)?)?;
-        if overrides_as_defines {
-            let defines: Vec<(String, String)> =
-                overrides.iter().map(|(o, v)| (o.name.clone(), o.glsl_literal(*v))).collect();
-            return bundle.program(variant, &defines);
-        }
-        let mut desc = bundle.program(variant, &[])?;
-        for stage in desc.stages.iter_mut() {
-            for (o, v) in overrides {
-                *stage = stage.clone().with_specialization(o.id, o.bits(*v));
-            }
-        }
-        Ok(desc)
-    }
-
-    /// The GL program of the stored sources and the key of its program
-    /// binary for this driver — or why this driver has no program binaries.
-    fn glsl_program(&mut self, wanted: &Wanted<'_>) -> Result<(ProgramDesc, Result<ObjectKey, String>), String> {
-        let desc = Self::stored_sources(wanted, true)?;
-        let system = attached(&mut self.systems, Target::GlGlsl)?;
-        if !system.availability().into_result().map_err(|e| e.to_string())?.contains(Availability::OFFLINE_COMPILE) {
-            return Ok((desc, Err("this driver gives no program binaries back".to_owned())));
-        }
-        let content = system.content_key(&desc, &BuildOptions::default()).into_result().map_err(|e| e.to_string())?;
-        let key = self.binaries.key(&content);
-        Ok((desc, Ok(key)))
-    }
-
-    fn device_binary(&mut self, wanted: &Wanted<'_>) -> Attempt {
-        let (desc, key) = self.glsl_program(wanted)?;
-        let key = key?;
-        let Self { systems, binaries, .. } = self;
-        match binaries.load_binary(attached(systems, Target::GlGlsl)?, &desc, BuildOptions::default(), &key)? {
-            Some(built) => Ok((built, Target::GlGlsl, String::new())),
-            None => Err("no program binary of this driver yet".to_owned()),
-        }
-    }
-
-    fn compatible_object(&mut self, wanted: &Wanted<'_>) -> Attempt {
-        let Wanted { library, program, variant, overrides } = *wanted;
-        let target = match self.kind {
-            DeviceKind::OpenGl => Target::GlSpirv,
-            DeviceKind::Vulkan => Target::VkSpirv,
         };
-        attached(&mut self.systems, target)?;
-        let payload = library.object(program, variant, target)?;
-        let mut modules = container::decode(&payload).ok_or("the SPIR-V object is damaged")?;
-        for module in &mut modules {
-            let declared = xr_spirv::reflect::spec_constant_ids(&module.words).map_err(|e| e.to_string())?;
-            module.specializations = overrides
+        let overrides = override_values(program, &request.overrides).map_err(LibraryError::BadRequest)?;
+        let explicit = !request.paths.is_empty();
+        let paths = if explicit { request.paths.clone() } else { LoadPath::ALL.to_vec() };
+        let mut reasons: Vec<String> = Vec::new();
+        // Objects of targets no loader here reads: said once, then passed over.
+        let unread: Vec<&String> = stored
+            .objects
+            .keys()
+            .filter(|target| !self.loaders.iter().any(|l| l.loads.iter().any(|t| t.target == target.as_str())))
+            .collect();
+        let unread = (!unread.is_empty()).then(|| {
+            let list = unread.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", ");
+            tracing::info!(variant = %variant, "no build system on this device loads {list}; passed over");
+            format!("no build system on this device loads {list}")
+        });
+        for path in paths {
+            let candidates: Vec<(usize, String)> = self
+                .loaders
                 .iter()
-                .filter(|(o, _)| declared.contains(&o.id))
-                .map(|(o, v)| xr_sourcebuild::Specialization { id: o.id, bits: o.bits(*v) })
-                .collect::<Vec<_>>();
-        }
-        let binary: ProgramBinary = container::to_object(&modules);
-        let desc = ProgramDesc::new(variant, []);
-        let system = attached(&mut self.systems, target)?;
-        let built = system
-            .load_program_binary(&desc, &BuildOptions::default(), &binary)
-            .into_result()
-            .map_err(|e| e.to_string())?;
-        Ok((built, target, String::new()))
-    }
-
-    fn source(&mut self, wanted: &Wanted<'_>) -> Attempt {
-        match self.kind {
-            DeviceKind::OpenGl => {
-                let (desc, key) = self.glsl_program(wanted)?;
-                let Self { systems, binaries, .. } = self;
-                let system = attached(systems, Target::GlGlsl)?;
-                let (built, note) = match key {
-                    Ok(key) => {
-                        let (built, stored) = binaries
-                            .build_and_store(system, &desc, BuildOptions::default(), &key)
-                            .map_err(|e| e.to_string())?;
-                        let note = match stored {
-                            Ok(_) => "program binary written back to the store".to_owned(),
-                            Err(e) => format!("program binary not stored: {e}"),
-                        };
-                        (built, note)
+                .enumerate()
+                .flat_map(|(i, l)| l.loads.iter().filter(|t| t.path == path).map(move |t| (i, t.target.to_string())))
+                .collect();
+            if candidates.is_empty() && explicit {
+                reasons.push(format!("{path}: no build system on this device loads by this path"));
+            }
+            for (index, target) in candidates {
+                let loader = &mut self.loaders[index];
+                let attempt = library.object(program, &variant, &target).and_then(|artifact| {
+                    let load = ArtifactLoad {
+                        name: variant.as_str().into(),
+                        target: target.as_str().into(),
+                        path,
+                        artifact: artifact.into(),
+                        overrides: overrides.clone().into(),
+                    };
+                    loader.system.load_artifact(&load).into_result().map_err(|e| e.to_string())
+                });
+                match attempt {
+                    Ok(loaded) => {
+                        let mut reason = reasons.join("; ");
+                        let note = loaded.note.to_string();
+                        if !note.is_empty() {
+                            reason = if reason.is_empty() { note } else { format!("{reason}; {note}") };
+                        }
+                        if reason.is_empty() {
+                            reason = "best path".to_owned();
+                        }
+                        tracing::info!(variant = %variant, path = %path, target = %target, loader = %loader.name, "loaded: {reason}");
+                        return Ok(Loaded {
+                            built: loaded.program,
+                            variant,
+                            path,
+                            target,
+                            loader: loader.name.clone(),
+                            reason,
+                        });
                     }
                     Err(why) => {
-                        let built = system
-                            .build_program(&desc, &BuildOptions::default())
-                            .into_result()
-                            .map_err(|e| e.to_string())?;
-                        (built, format!("built on the device; {why}"))
+                        tracing::info!(variant = %variant, path = %path, target = %target, "not taken: {why}");
+                        reasons.push(format!("{path}: {why}"));
                     }
-                };
-                Ok((built, Target::GlGlsl, note))
-            }
-            DeviceKind::Vulkan => {
-                // The gl-glsl sources, compiled for Vulkan on the spot.
-                let desc = Self::stored_sources(wanted, false)?;
-                let system = attached(&mut self.systems, Target::VkSpirv)?;
-                let built =
-                    system.build_program(&desc, &BuildOptions::default()).into_result().map_err(|e| e.to_string())?;
-                Ok((built, Target::VkSpirv, "built from the stored sources".to_owned()))
+                }
             }
         }
+        reasons.extend(unread);
+        Err(LibraryError::NoPath { variant, reasons: reasons.join("; ") })
     }
 }
 
-/// The build system attached for `target`, or why there is none.
-fn attached(
-    systems: &mut [(Target, AttachedBuildSystemBox)],
-    target: Target,
-) -> Result<&mut AttachedBuildSystemBox, String> {
-    systems
-        .iter_mut()
-        .find(|(t, _)| *t == target)
-        .map(|(_, s)| s)
-        .ok_or_else(|| format!("{} is not available on this device", target.build_system()))
+/// An override's value as the loaders take it.
+fn override_value(o: &Override, value: f64) -> OverrideValue {
+    let kind = match o.kind {
+        OverrideType::Float => OverrideKind::Float,
+        OverrideType::Int => OverrideKind::Int,
+        OverrideType::Uint => OverrideKind::UInt,
+        OverrideType::Bool => OverrideKind::Bool,
+    };
+    OverrideValue { name: o.name.as_str().into(), id: o.id, kind, bits: o.bits(value) }
 }
-
-/// What one load asks for, as each path needs it.
-#[derive(Clone, Copy)]
-struct Wanted<'a> {
-    library: &'a ShaderLibrary,
-    program: &'a CatalogProgram,
-    variant: &'a str,
-    overrides: &'a [(Override, f64)],
-}
-
-/// A path's result: the program, the target whose object it used, and a
-/// note for the reason; or why the path could not be taken.
-type Attempt = Result<(BuiltProgram, Target, String), String>;
 
 /// Every override of `program` with its value: the request's, else the default.
-fn override_values(program: &CatalogProgram, given: &[(&str, f64)]) -> Result<Vec<(Override, f64)>, String> {
+fn override_values(program: &CatalogProgram, given: &[(&str, f64)]) -> Result<Vec<OverrideValue>, String> {
     for (name, _) in given {
         if !program.overrides.iter().any(|o| o.name == *name) {
             let known: Vec<&str> = program.overrides.iter().map(|o| o.name.as_str()).collect();
@@ -411,7 +304,7 @@ fn override_values(program: &CatalogProgram, given: &[(&str, f64)]) -> Result<Ve
         .iter()
         .map(|o| {
             let value = given.iter().rev().find(|(n, _)| *n == o.name).map_or(o.default, |(_, v)| *v);
-            (o.clone(), value)
+            override_value(o, value)
         })
         .collect())
 }

@@ -26,7 +26,7 @@ use std::{
     path::{Path, PathBuf},
 };
 use toml::Spanned;
-use xr_sourcebuild::{ShaderStage, SourceLanguage};
+use xr_sourcebuild::ShaderStage;
 
 /// An error in a manifest, at the file, line and column it comes from.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -78,43 +78,23 @@ impl Axis {
     }
 }
 
-/// What a program is built for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Target {
-    /// GLSL, built by the OpenGL driver (program binaries at run time).
-    GlGlsl,
-    /// SPIR-V for OpenGL 4.5.
-    GlSpirv,
-    /// SPIR-V for Vulkan.
-    VkSpirv,
+/// A place in the manifest, for errors found after parsing (a target or a
+/// language no plugin offers).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Place {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
 }
 
-impl Target {
-    /// `gl-glsl`, `gl-spirv` or `vk-spirv`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Target::GlGlsl => "gl-glsl",
-            Target::GlSpirv => "gl-spirv",
-            Target::VkSpirv => "vk-spirv",
-        }
-    }
-
-    /// The target named `name`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.name() == name)
-    }
-
-    /// Every target, in order.
-    pub const ALL: [Target; 3] = [Target::GlGlsl, Target::GlSpirv, Target::VkSpirv];
-
-    /// The build system plugin that loads this target's objects.
-    pub fn build_system(self) -> &'static str {
-        match self {
-            Target::GlGlsl => "xr-compiler-glsl",
-            Target::GlSpirv => "xr-compiler-gl-spirv",
-            Target::VkSpirv => "xr-compiler-vk-spirv",
-        }
-    }
+/// A target of a program, by the name the plugins declare (`vk-spirv`, …).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetRef {
+    /// The target's name.
+    pub name: String,
+    /// Where the manifest names it.
+    pub place: Place,
 }
 
 /// One stage of a program.
@@ -126,8 +106,20 @@ pub struct Stage {
     pub file: PathBuf,
     /// Entry point.
     pub entry: String,
-    /// Source language.
-    pub language: SourceLanguage,
+    /// Source language as the manifest names it; `None`: from the file's
+    /// extension, as the plugins declare extensions ([`Manifest::check_plugins`]
+    /// fills it in).
+    pub language: Option<String>,
+    /// Where the manifest names the language (or the file, when it does not).
+    pub language_place: Place,
+}
+
+impl Stage {
+    /// The stage's language; empty before [`Manifest::check_plugins`] when
+    /// the manifest leaves it to the extension.
+    pub fn language(&self) -> &str {
+        self.language.as_deref().unwrap_or("")
+    }
 }
 
 /// The scalar type of an override.
@@ -204,7 +196,7 @@ pub struct Program {
     /// Its axes, in the order of its `axes` list.
     pub axes: Vec<Axis>,
     /// What it is built for.
-    pub targets: Vec<Target>,
+    pub targets: Vec<TargetRef>,
     /// Its stages.
     pub stages: Vec<Stage>,
     /// Include directories, resolved against the manifest's directory.
@@ -287,15 +279,120 @@ struct Locator<'a> {
 }
 
 impl Locator<'_> {
-    fn at(&self, span: Range<usize>, message: impl fmt::Display) -> ManifestError {
+    fn place(&self, span: Range<usize>) -> Place {
         let before = &self.text[..span.start.min(self.text.len())];
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        Place { line, column }
+    }
+
+    fn at(&self, span: Range<usize>, message: impl fmt::Display) -> ManifestError {
+        let Place { line, column } = self.place(span);
         ManifestError { file: self.path.to_path_buf(), line, column, message: message.to_string() }
     }
 }
 
+/// What the plugins found offer a manifest: languages with their file
+/// extensions, and the (language → target) pairs compiled offline.
+#[derive(Clone, Debug, Default)]
+pub struct PluginOffer {
+    /// Language name → its file extensions.
+    pub languages: Vec<(String, Vec<String>)>,
+    /// (language, target) pairs.
+    pub pairs: Vec<(String, String)>,
+}
+
+impl PluginOffer {
+    fn targets(&self) -> Vec<&str> {
+        let mut targets: Vec<&str> = self.pairs.iter().map(|(_, t)| t.as_str()).collect();
+        targets.sort();
+        targets.dedup();
+        targets
+    }
+
+    fn languages(&self) -> Vec<&str> {
+        let mut languages: Vec<&str> = self.languages.iter().map(|(l, _)| l.as_str()).collect();
+        languages.sort();
+        languages.dedup();
+        languages
+    }
+
+    fn language_of(&self, file: &Path) -> Option<&str> {
+        let extension = file.extension()?.to_str()?;
+        self.languages.iter().find(|(_, extensions)| extensions.iter().any(|e| e == extension)).map(|(l, _)| l.as_str())
+    }
+}
+
+fn check_program(program: &mut Program, offer: &PluginOffer) -> Result<(), (Place, String)> {
+    for target in &program.targets {
+        if !offer.targets().contains(&target.name.as_str()) {
+            return Err((
+                target.place.clone(),
+                format!(
+                    "no plugin builds target '{}' (the plugins found build: {})",
+                    target.name,
+                    listed(&offer.targets())
+                ),
+            ));
+        }
+    }
+    for stage in &mut program.stages {
+        match &stage.language {
+            Some(language) if !offer.languages().contains(&language.as_str()) => {
+                return Err((
+                    stage.language_place.clone(),
+                    format!(
+                        "no plugin compiles language '{language}' (the plugins found compile: {})",
+                        listed(&offer.languages())
+                    ),
+                ));
+            }
+            Some(_) => {}
+            None => match offer.language_of(&stage.file) {
+                Some(language) => stage.language = Some(language.to_owned()),
+                None => {
+                    return Err((
+                        stage.language_place.clone(),
+                        format!(
+                            "cannot tell the language of {} from its extension: add `language = \"…\"` (the plugins found compile: {})",
+                            stage.file.display(),
+                            listed(&offer.languages())
+                        ),
+                    ));
+                }
+            },
+        }
+    }
+    Ok(())
+}
+
+fn listed(names: &[&str]) -> String {
+    if names.is_empty() { "none".to_owned() } else { names.join(", ") }
+}
+
 impl Manifest {
+    /// Checks every program's targets and languages against what the
+    /// plugins offer, and fills in the languages the manifest leaves to the
+    /// file extension. A program naming a target or language no plugin
+    /// offers is taken out of the manifest and returned with its error (at
+    /// the name's line and column, listing what the plugins offer), so that
+    /// the other programs still build. A pair no plugin compiles (HLSL into
+    /// a GLSL-only target) is left to the build, which reports it for each
+    /// artifact of that program.
+    pub fn check_plugins(&mut self, offer: &PluginOffer) -> Vec<(String, ManifestError)> {
+        let mut refused = Vec::new();
+        let path = self.path.clone();
+        self.programs.retain_mut(|program| match check_program(program, offer) {
+            Ok(()) => true,
+            Err((place, message)) => {
+                let error = ManifestError { file: path.clone(), line: place.line, column: place.column, message };
+                refused.push((program.name.clone(), error));
+                false
+            }
+        });
+        refused
+    }
+
     /// Reads and checks the manifest at `path`.
     pub fn load(path: &Path) -> Result<Self, ManifestError> {
         let text = std::fs::read_to_string(path).map_err(|e| ManifestError {
@@ -383,15 +480,12 @@ impl Manifest {
                     .ok_or_else(|| locate.at(axis_name.span(), format!("unknown axis '{}'", axis_name.get_ref())))?;
                 program_axes.push(axis.clone());
             }
-            let mut targets = Vec::new();
+            let mut targets: Vec<TargetRef> = Vec::new();
             for target in raw_program.targets.get_ref() {
-                let parsed = Target::from_name(target.get_ref()).ok_or_else(|| {
-                    locate.at(
-                        target.span(),
-                        format!("unknown target '{}' (gl-glsl, gl-spirv or vk-spirv)", target.get_ref()),
-                    )
-                })?;
-                targets.push(parsed);
+                if targets.iter().any(|t| &t.name == target.get_ref()) {
+                    return Err(locate.at(target.span(), format!("target '{}' is listed twice", target.get_ref())));
+                }
+                targets.push(TargetRef { name: target.get_ref().clone(), place: locate.place(target.span()) });
             }
             if targets.is_empty() {
                 return Err(locate.at(raw_program.targets.span(), format!("program '{name}' has no targets")));
@@ -411,15 +505,11 @@ impl Manifest {
                         locate.at(raw_stage.file.span(), format!("source file '{}' does not exist", file.display()))
                     );
                 }
-                let language = match raw_stage.language.as_ref().map(|l| (l.get_ref().as_str(), l.span())) {
-                    None | Some(("glsl", _)) => SourceLanguage::Glsl,
-                    Some(("hlsl", _)) => SourceLanguage::Hlsl,
-                    Some((other, span)) => {
-                        return Err(locate.at(span, format!("unknown language '{other}' (glsl or hlsl)")));
-                    }
-                };
+                let language = raw_stage.language.as_ref().map(|l| l.get_ref().clone());
+                let language_place =
+                    locate.place(raw_stage.language.as_ref().map_or(raw_stage.file.span(), |l| l.span()));
                 let entry = raw_stage.entry.clone().unwrap_or_else(|| "main".to_owned());
-                stages.push(Stage { stage, file, entry, language });
+                stages.push(Stage { stage, file, entry, language, language_place });
             }
             let mut overrides: Vec<Override> = Vec::new();
             for raw in &raw_program.overrides {

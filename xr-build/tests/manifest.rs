@@ -1,7 +1,7 @@
 //! The manifest and its variant matrix, good and bad.
 
 use std::path::{Path, PathBuf};
-use xr_build::{AxisKind, Manifest, Target, variants};
+use xr_build::{AxisKind, Manifest, PluginOffer, variants};
 
 fn fixture(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("xr-build-manifest-{name}-{}", std::process::id()));
@@ -51,7 +51,8 @@ fn a_good_manifest_expands_into_named_variants_with_defines() {
     let manifest = parse(&dir, GOOD).unwrap();
     assert_eq!(manifest.store, dir.join("store"));
     let lit = &manifest.programs[0];
-    assert_eq!(lit.targets, [Target::GlGlsl, Target::GlSpirv, Target::VkSpirv]);
+    let targets: Vec<&str> = lit.targets.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(targets, ["gl-glsl", "gl-spirv", "vk-spirv"]);
     assert_eq!(lit.axes[1].kind, AxisKind::Enum(vec!["off".into(), "hard".into(), "soft".into()]));
     assert_eq!(lit.stages[1].file, dir.join("shaders/lit.frag"));
     assert_eq!(lit.overrides[0].default, 1.5);
@@ -101,7 +102,7 @@ fn bad_manifests_are_errors_at_file_line_and_column() {
             "[[program]]\nname = \"p\"\ntargets = [\"vk-spirv\"]\nstages = [{{ stage = \"{stage}\", file = \"shaders/lit.vert\"{extra} }}]\n"
         )
     };
-    let (unknown_stage, unknown_language) = (stage("pixel", ""), stage("vertex", ", language = \"wgsl\""));
+    let unknown_stage = stage("pixel", "");
     let cases: Vec<(&str, &str, usize, usize, &str)> = vec![
         (
             "axis twice",
@@ -143,7 +144,6 @@ fn bad_manifests_are_errors_at_file_line_and_column() {
             "program 'p' has no stages",
         ),
         ("unknown stage", &unknown_stage, 4, 21, "unknown stage 'pixel'"),
-        ("unknown language", &unknown_language, 4, 69, "unknown language 'wgsl'"),
         ("filter without an operator", &filter_op, 9, 12, "filter clause 'A = 1' is not `AXIS op VALUE`"),
         ("filter value not an integer", &filter_int, 10, 12, "'two' is not an integer (axis 'A')"),
         ("unknown override type", &override_type, 5, 43, "unknown override type 'half'"),
@@ -174,11 +174,11 @@ fn bad_manifests_are_errors_at_file_line_and_column() {
             "unknown axis 'NOPE'",
         ),
         (
-            "unknown target",
-            "[[program]]\nname = \"p\"\ntargets = [\"dx12\"]\nstages = [{ stage = \"vertex\", file = \"shaders/lit.vert\" }]\n",
+            "target twice",
+            "[[program]]\nname = \"p\"\ntargets = [\"vk-spirv\", \"vk-spirv\"]\nstages = [{ stage = \"vertex\", file = \"shaders/lit.vert\" }]\n",
             3,
-            12,
-            "unknown target 'dx12'",
+            24,
+            "target 'vk-spirv' is listed twice",
         ),
         ("syntax", "[[axis]\nname = \"A\"\n", 1, 8, "expected `]`"),
     ];
@@ -214,4 +214,47 @@ fn filters_must_name_axes_and_values_of_the_program() {
     assert_eq!(error.line, 22);
     let bad = GOOD.replace("SHADOWS == soft && LIGHTS > 2", "COLOUR == red");
     assert!(parse(&dir, &bad).unwrap_err().message.contains("'COLOUR', which is not an axis"));
+}
+
+/// What the SPIR-V plugins offer: GLSL and HLSL into vk-spirv.
+fn spirv_offer() -> PluginOffer {
+    PluginOffer {
+        languages: vec![
+            ("glsl".into(), vec!["vert".into(), "frag".into(), "glsl".into()]),
+            ("hlsl".into(), vec!["hlsl".into()]),
+        ],
+        pairs: vec![("glsl".into(), "vk-spirv".into()), ("hlsl".into(), "vk-spirv".into())],
+    }
+}
+
+#[test]
+fn targets_and_languages_no_plugin_offers_fail_their_program_alone_at_line_and_column() {
+    let dir = fixture("offer");
+    std::fs::write(dir.join("shaders/lit.wgsl"), "// wgsl").unwrap();
+    std::fs::write(dir.join("shaders/lit.shader"), "// ?").unwrap();
+    let program = |name: &str, targets: &str, stage: &str| {
+        format!("[[program]]\nname = \"{name}\"\ntargets = [{targets}]\nstages = [{stage}]\n")
+    };
+    let text = [
+        program("good", "\"vk-spirv\"", "{ stage = \"vertex\", file = \"shaders/lit.vert\" }"),
+        program("dx", "\"vk-spirv\", \"dx12\"", "{ stage = \"vertex\", file = \"shaders/lit.vert\" }"),
+        program("wgsl", "\"vk-spirv\"", "{ stage = \"vertex\", file = \"shaders/lit.wgsl\", language = \"wgsl\" }"),
+        program("unknown_extension", "\"vk-spirv\"", "{ stage = \"vertex\", file = \"shaders/lit.shader\" }"),
+    ]
+    .concat();
+    let mut manifest = parse(&dir, &text).unwrap();
+    let refused = manifest.check_plugins(&spirv_offer());
+    let kept: Vec<&str> = manifest.programs.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(kept, ["good"], "only the programs with unknown names are taken out");
+    assert_eq!(manifest.programs[0].stages[0].language.as_deref(), Some("glsl"), "from the .vert extension");
+    let errors: Vec<(&str, usize, usize, String)> =
+        refused.iter().map(|(name, e)| (name.as_str(), e.line, e.column, e.message.clone())).collect();
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert_eq!((errors[0].0, errors[0].1, errors[0].2), ("dx", 7, 24), "{errors:?}");
+    assert_eq!(errors[0].3, "no plugin builds target 'dx12' (the plugins found build: vk-spirv)");
+    assert_eq!((errors[1].0, errors[1].1, errors[1].2), ("wgsl", 12, 69), "{errors:?}");
+    assert_eq!(errors[1].3, "no plugin compiles language 'wgsl' (the plugins found compile: glsl, hlsl)");
+    assert_eq!((errors[2].0, errors[2].1), ("unknown_extension", 16), "{errors:?}");
+    assert!(errors[2].3.starts_with("cannot tell the language of"), "{errors:?}");
+    assert!(refused[0].1.to_string().contains("xr.toml:7:24: error: no plugin builds target 'dx12'"), "{}", refused[0].1);
 }

@@ -8,7 +8,8 @@ use std::{
     path::{Path, PathBuf},
     sync::atomic::{AtomicUsize, Ordering},
 };
-use xr_build::{ArtifactResult, BuildRequest, Manifest, Outcome, Target, count_artifacts, gc, guarded};
+use xr_build::{ArtifactResult, BuildRequest, Manifest, Outcome, count_artifacts, gc, guarded, plugin_offer};
+use xr_sourcebuild::Registry;
 
 /// What `xr build` was asked.
 #[derive(clap::Args)]
@@ -19,13 +20,13 @@ pub struct BuildArgs {
     /// Worker threads (default: one per core).
     #[arg(long, short = 'j')]
     jobs: Option<usize>,
-    /// Only this target (repeatable): gl-glsl, gl-spirv, vk-spirv.
+    /// Only this target (repeatable), as the plugins name it (`xr plugins` lists them).
     #[arg(long = "target", value_name = "TARGET")]
     targets: Vec<String>,
     /// Only this program (repeatable).
     #[arg(long = "program", value_name = "NAME")]
     programs: Vec<String>,
-    /// Also write seed 001's guarded GLSL: `guarded` writes, per program and
+    /// Also write guarded GLSL: `guarded` writes, per program and
     /// stage, one source with an `#if` ladder over the variants.
     #[arg(long, value_name = "KIND")]
     emit: Option<String>,
@@ -46,17 +47,24 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     if let Some(store) = &args.store {
         manifest.store = store.clone();
     }
-    let mut targets = Vec::new();
-    for name in &args.targets {
-        targets.push(
-            Target::from_name(name)
-                .with_context(|| format!("unknown target '{name}' (gl-glsl, gl-spirv or vk-spirv)"))?,
-        );
-    }
     if let Some(kind) = args.emit.as_deref().filter(|k| *k != "guarded") {
         anyhow::bail!("unknown --emit kind '{kind}' (guarded)");
     }
-    let request = BuildRequest { jobs: args.jobs, targets, programs: args.programs.clone() };
+    let registry = Registry::discover();
+    let known = registry.targets();
+    for name in &args.targets {
+        anyhow::ensure!(
+            known.contains(name),
+            "unknown target '{name}' (the plugins found build: {})",
+            if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+        );
+    }
+    // A program naming what no plugin offers fails alone; the others build.
+    let refused = manifest.check_plugins(&plugin_offer(&registry));
+    for (_, error) in &refused {
+        println!("{error}");
+    }
+    let request = BuildRequest { jobs: args.jobs, targets: args.targets.clone(), programs: args.programs.clone() };
     let total = count_artifacts(&manifest, &request);
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new(total as u64);
@@ -71,22 +79,22 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     let progress = |result: &ArtifactResult| {
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(bar) = &bar {
-            bar.set_message(format!("{} ({})", result.variant, result.target.name()));
+            bar.set_message(format!("{} ({})", result.variant, result.target));
             bar.inc(1);
             if let Outcome::Failed(_) = result.outcome {
-                bar.println(format!("failed: {} ({})", result.variant, result.target.name()));
+                bar.println(format!("failed: {} ({})", result.variant, result.target));
             }
         } else if !args.quiet {
             match &result.outcome {
-                Outcome::Failed(_) => eprintln!("[{n}/{total}] failed: {} ({})", result.variant, result.target.name()),
+                Outcome::Failed(_) => eprintln!("[{n}/{total}] failed: {} ({})", result.variant, result.target),
                 _ if n.is_multiple_of(step) || n == total => {
-                    eprintln!("[{n}/{total}] {} ({})", result.variant, result.target.name())
+                    eprintln!("[{n}/{total}] {} ({})", result.variant, result.target)
                 }
                 _ => {}
             }
         }
     };
-    let summary = xr_build::build(&manifest, &request, &progress)?;
+    let summary = xr_build::build(&manifest, &registry, &request, &progress)?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -97,7 +105,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         "xr build: {} built, {} reused, {} failed; {} unique objects, {} bytes; {:.2} s ({})",
         summary.built,
         summary.reused,
-        summary.failed.len(),
+        summary.failed.len() + refused.len(),
         summary.unique_objects,
         summary.bytes,
         summary.elapsed.as_secs_f64(),
@@ -107,9 +115,10 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     if args.emit.is_some() {
         let dir = args.emit_dir.clone().unwrap_or_else(|| manifest.store.with_file_name("guarded"));
         let mut failed = false;
+        let preprocess = guarded::preprocessor(&registry).map_err(|e| anyhow::anyhow!("guarded GLSL: {e}"))?;
         for program in manifest.programs.iter().filter(|p| args.programs.is_empty() || args.programs.contains(&p.name))
         {
-            match guarded::emit(program) {
+            match guarded::emit(program, &*preprocess) {
                 Ok(sources) => {
                     for source in sources {
                         let path = dir.join(source.file_name());
@@ -132,7 +141,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
             return Ok(false);
         }
     }
-    Ok(summary.failed.is_empty())
+    Ok(summary.failed.is_empty() && refused.is_empty())
 }
 
 fn indent(text: &str) -> String {

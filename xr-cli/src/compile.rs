@@ -1,26 +1,10 @@
 //! `xr compile` and `xr reflect`: XR's `D3DXCompileShaderFromFile`.
 
-use anyhow::{Context, bail};
+use crate::hlsl;
+use anyhow::Context;
 use clap::{Args, ValueEnum};
-use serde::Serialize;
 use std::path::{Path, PathBuf};
-use xr_device::{DeviceKind, DeviceOptions};
-use xr_sourcebuild::{
-    AttachedDevice, Availability, BuildError, BuildOptions, DriverIdentity, ProgramDesc, Registry, ShaderStage,
-    SourceDesc, SourceLanguage, encode_binary_record,
-};
-use xr_spirv::{Optimization, SpirvCompiler, SpirvOptions, SpirvVersion, TargetEnv, hlsl};
-
-/// What to build for.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// GLSL built by this machine's OpenGL driver; writes the device program binary.
-    GlGlsl,
-    /// SPIR-V for OpenGL 4.5 (`ARB_gl_spirv`).
-    GlSpirv,
-    /// SPIR-V for Vulkan.
-    VkSpirv,
-}
+use xr_sourcebuild::{BuildError, OfflineArtifact, OfflineRequest, ProgramDesc, Registry, ShaderStage, SourceDesc};
 
 /// A stage on the command line.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,15 +36,6 @@ impl From<Stage> for ShaderStage {
     }
 }
 
-/// Source language on the command line.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Language {
-    /// GLSL.
-    Glsl,
-    /// HLSL.
-    Hlsl,
-}
-
 /// Optimisation level on the command line.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OptLevel {
@@ -86,18 +61,19 @@ pub struct SourceArgs {
     /// Entry point.
     #[arg(long, default_value = "main")]
     entry: String,
-    /// Source language; HLSL for .hlsl files, GLSL otherwise.
+    /// Source language, as the plugins name it (glsl, hlsl, wgsl, …); by
+    /// default from the file extension, as the plugins declare extensions.
     #[arg(long)]
-    lang: Option<Language>,
+    lang: Option<String>,
     /// Define a macro: NAME or NAME=VALUE.
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     defines: Vec<String>,
     /// Add an include directory.
     #[arg(short = 'I', value_name = "DIR")]
     include_dirs: Vec<PathBuf>,
-    /// Target.
-    #[arg(long, value_enum, default_value = "vk-spirv")]
-    target: Target,
+    /// Target, as the plugins name it (`xr plugins` lists them).
+    #[arg(long, default_value = "vk-spirv")]
+    target: String,
     /// Vulkan version for vk-spirv: 1.0, 1.1, 1.2 or 1.3.
     #[arg(long, default_value = "1.0")]
     vulkan: String,
@@ -110,7 +86,7 @@ pub struct SourceArgs {
 }
 
 impl SourceArgs {
-    fn describe(&self) -> anyhow::Result<SourceDesc> {
+    fn describe(&self, registry: &Registry) -> anyhow::Result<SourceDesc> {
         let profile_stage = match &self.profile {
             Some(profile) => {
                 Some(hlsl::stage_of_profile(profile).with_context(|| format!("unknown HLSL profile '{profile}'"))?)
@@ -125,10 +101,18 @@ impl SourceArgs {
                 format!("cannot tell the stage of {}: give --stage or --profile", self.file.display())
             })?,
         };
-        let hlsl = self.lang == Some(Language::Hlsl)
-            || (self.lang.is_none() && (self.profile.is_some() || extension == "hlsl"));
-        let mut desc = SourceDesc::glsl_file(stage, &self.file)?;
-        desc.language = if hlsl { SourceLanguage::Hlsl } else { SourceLanguage::Glsl };
+        let language = match (&self.lang, &self.profile) {
+            (Some(language), _) => language.clone(),
+            (None, Some(_)) => "hlsl".to_owned(),
+            (None, None) => registry.language_of_extension(extension).with_context(|| {
+                format!(
+                    "cannot tell the language of {} from its extension: give --lang (the plugins found compile: {})",
+                    self.file.display(),
+                    registry.languages().join(", ")
+                )
+            })?,
+        };
+        let mut desc = SourceDesc::glsl_file(stage, &self.file)?.with_language(&language);
         desc.entry_point = self.entry.as_str().into();
         for define in &self.defines {
             let (name, value) = define.split_once('=').unwrap_or((define, ""));
@@ -140,39 +124,34 @@ impl SourceArgs {
         Ok(desc)
     }
 
-    fn spirv_options(&self) -> anyhow::Result<SpirvOptions> {
-        let target = match self.target {
-            Target::GlSpirv => TargetEnv::OpenGl45,
-            Target::VkSpirv => TargetEnv::from_name(&format!("vulkan{}", self.vulkan))
-                .with_context(|| format!("unknown Vulkan version '{}' (1.0, 1.1, 1.2 or 1.3)", self.vulkan))?,
-            Target::GlGlsl => bail!("gl-glsl is built by the OpenGL driver, not into SPIR-V"),
-        };
-        let spirv_version = match self.spirv_version.as_deref() {
-            None => None,
-            Some(v) => Some(match v {
-                "1.0" => SpirvVersion::V1_0,
-                "1.1" => SpirvVersion::V1_1,
-                "1.2" => SpirvVersion::V1_2,
-                "1.3" => SpirvVersion::V1_3,
-                "1.4" => SpirvVersion::V1_4,
-                "1.5" => SpirvVersion::V1_5,
-                "1.6" => SpirvVersion::V1_6,
-                other => bail!("unknown SPIR-V version '{other}' (1.0 … 1.6)"),
-            }),
-        };
-        let optimization = match self.optimization {
-            OptLevel::None => Optimization::None,
-            OptLevel::Size => Optimization::Size,
-            OptLevel::Performance => Optimization::Performance,
-        };
-        Ok(SpirvOptions { target, spirv_version, optimization })
+    /// Compiles the file through the build system that the plugins declare
+    /// for its (language → target) pair.
+    fn compile(&self) -> anyhow::Result<OfflineArtifact> {
+        let registry = Registry::discover();
+        let desc = self.describe(&registry)?;
+        let (info, system) = registry.offline_compiler(&desc.language, &self.target)?;
+        let mut request = OfflineRequest::new(ProgramDesc::new(desc.file_name.to_string(), [desc]), &self.target)
+            .with_option("vulkan", &self.vulkan)
+            .with_option("optimize", self.optimization.name());
+        if let Some(version) = &self.spirv_version {
+            request = request.with_option("spirv-version", version);
+        }
+        tracing::debug!(build_system = %info.name, "compiling {} for {}", self.file.display(), self.target);
+        let artifact = system.compile_offline(&request).into_result().map_err(build_failure)?;
+        for warning in artifact.warnings.iter() {
+            eprintln!("{warning}");
+        }
+        Ok(artifact)
     }
+}
 
-    fn compile_spirv(&self) -> anyhow::Result<xr_spirv::SpirvModule> {
-        let desc = self.describe()?;
-        let options = self.spirv_options()?;
-        let compiler = SpirvCompiler::new()?;
-        compiler.compile(&desc, &options).map_err(build_failure)
+impl OptLevel {
+    fn name(self) -> &'static str {
+        match self {
+            OptLevel::None => "none",
+            OptLevel::Size => "size",
+            OptLevel::Performance => "performance",
+        }
     }
 }
 
@@ -196,47 +175,17 @@ fn build_failure(error: BuildError) -> anyhow::Error {
     anyhow::anyhow!("{}", error.error.message)
 }
 
-/// `xr compile`.
+/// `xr compile`: writes the stage's own output where the target has one
+/// (a SPIR-V module), else the artifact as the store would keep it.
 pub fn compile(args: SourceArgs, out: PathBuf) -> anyhow::Result<()> {
-    let bytes = match args.target {
-        Target::GlSpirv | Target::VkSpirv => {
-            let module = args.compile_spirv()?;
-            for warning in &module.warnings {
-                eprintln!("{warning}");
-            }
-            module.to_bytes()
-        }
-        Target::GlGlsl => device_program_binary(&args.describe()?)?,
+    let artifact = args.compile()?;
+    let bytes = match artifact.stages.as_slice() {
+        [only] => only.bytes.to_vec(),
+        _ => artifact.bytes.to_vec(),
     };
     write(&out, &bytes)?;
     println!("xr compile: wrote {} bytes to {}", bytes.len(), out.display());
     Ok(())
-}
-
-/// Builds one separable stage on this machine's OpenGL device and returns
-/// its program binary, recorded with the driver identity it is valid for.
-fn device_program_binary(desc: &SourceDesc) -> anyhow::Result<Vec<u8>> {
-    let registry = Registry::discover();
-    // The device must outlive the build: keep it bound.
-    let AttachedDevice { device: _device, capabilities, mut compiler } = registry.open_attached(
-        DeviceKind::OpenGl,
-        Availability::RUNTIME_COMPILE,
-        SourceLanguage::Glsl,
-        &DeviceOptions::default(),
-    )?;
-    let name = desc.file_name.to_string();
-    let options = BuildOptions { separable: true, retrievable: true };
-    let built = compiler
-        .build_program(&ProgramDesc::new(&name, [desc.clone()]), &options)
-        .into_result()
-        .map_err(build_failure)?;
-    for warning in built.warnings.iter() {
-        eprintln!("{warning}");
-    }
-    let binary = compiler.program_binary(built.program).into_result().context(
-        "this OpenGL driver gives no program binaries back (no binary formats): nothing to write for gl-glsl",
-    )?;
-    Ok(encode_binary_record(&name, &DriverIdentity::of(&capabilities), &binary))
 }
 
 fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
@@ -246,96 +195,38 @@ fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
 
-#[derive(Serialize)]
-struct MemberJson<'a> {
-    name: &'a str,
-    offset: usize,
-    ty: &'a str,
-}
-
-#[derive(Serialize)]
-struct BlockJson<'a> {
-    name: &'a str,
-    set: u32,
-    binding: u32,
-    size: Option<usize>,
-    members: Vec<MemberJson<'a>>,
-}
-
-/// `xr reflect`.
+/// `xr reflect`: what the build system says the program exposes.
 pub fn reflect(args: SourceArgs, json: bool) -> anyhow::Result<()> {
-    if args.target == Target::GlGlsl {
-        bail!("xr reflect reads SPIR-V: use --target gl-spirv or vk-spirv");
-    }
-    let module = args.compile_spirv()?;
-    let r = xr_spirv::reflect(&module.words, &module.entry_point)?;
-    let blocks = |list: &'_ [xr_spirv::reflect::Block]| -> Vec<serde_json::Value> {
-        list.iter()
-            .map(|b| {
-                serde_json::to_value(BlockJson {
-                    name: &b.name,
-                    set: b.set,
-                    binding: b.binding,
-                    size: b.size,
-                    members: b
-                        .members
-                        .iter()
-                        .map(|m| MemberJson { name: &m.name, offset: m.offset, ty: &m.ty })
-                        .collect(),
-                })
-                .unwrap_or_default()
-            })
-            .collect()
-    };
-    let io = |list: &[xr_spirv::reflect::InterfaceVariable]| -> Vec<serde_json::Value> {
-        list.iter()
-            .map(|v| serde_json::json!({"name": v.name, "location": v.location, "component": v.component, "ty": v.ty}))
-            .collect()
-    };
-    let value = serde_json::json!({
-        "file": args.file,
-        "entry_point": r.entry_point,
-        "stage": module.stage.name(),
-        "uniforms": r.uniforms.iter().map(|u| serde_json::json!({"name": u.name, "location": u.location, "ty": u.ty})).collect::<Vec<_>>(),
-        "uniform_blocks": blocks(&r.uniform_blocks),
-        "storage_buffers": blocks(&r.storage_buffers),
-        "push_constants": blocks(&r.push_constants),
-        "images": r.images.iter().map(|i| serde_json::json!({"name": i.name, "set": i.set, "binding": i.binding, "kind": i.kind})).collect::<Vec<_>>(),
-        "spec_constants": r.spec_constants.iter().map(|c| serde_json::json!({"name": c.name, "id": c.id, "ty": c.ty, "default": c.default})).collect::<Vec<_>>(),
-        "inputs": io(&r.inputs),
-        "outputs": io(&r.outputs),
-    });
+    let reflection = args.compile()?.reflection;
     if json {
+        let details: serde_json::Value = if reflection.json.is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_str(&reflection.json).context("the build system's reflection is not JSON")?
+        };
+        let value = serde_json::json!({
+            "file": args.file,
+            "target": args.target,
+            "constants": reflection.constants.iter().map(|c| serde_json::json!({"name": c.name.as_str(), "ty": c.ty.as_str(), "stage": c.stage.name()})).collect::<Vec<_>>(),
+            "resources": reflection.resources.iter().map(|r| serde_json::json!({"name": r.name.as_str(), "kind": r.kind.as_str(), "set": r.set, "binding": r.binding, "stage": r.stage.name()})).collect::<Vec<_>>(),
+            "overrides": reflection.overrides.iter().map(|o| serde_json::json!({"name": o.name.as_str(), "id": o.id, "ty": o.ty.as_str(), "default": o.default.as_str()})).collect::<Vec<_>>(),
+            "details": details,
+        });
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(());
     }
-    println!("{} ({} entry point '{}')", args.file.display(), module.stage.name(), r.entry_point);
-    for u in &r.uniforms {
-        println!("  uniform location {} : {} {}", u.location, u.name, u.ty);
-    }
-    for (title, list) in [
-        ("uniform block", &r.uniform_blocks),
-        ("storage buffer", &r.storage_buffers),
-        ("push constants", &r.push_constants),
-    ] {
-        for b in list {
-            let size = b.size.map(|s| format!(", {s} bytes")).unwrap_or_default();
-            println!("  {title} {} (set {}, binding {}{size})", b.name, b.set, b.binding);
-            for m in &b.members {
-                println!("    +{:<4} {} : {}", m.offset, m.name, m.ty);
-            }
+    if reflection.text.is_empty() {
+        for c in reflection.constants.iter() {
+            println!("  constant {} : {}", c.name, c.ty);
         }
-    }
-    for i in &r.images {
-        println!("  {} {} (set {}, binding {})", i.kind, i.name, i.set, i.binding);
-    }
-    for c in &r.spec_constants {
-        println!("  specialization constant {} (id {}) : {} = {}", c.name, c.id, c.ty, c.default);
-    }
-    for (title, list) in [("input", &r.inputs), ("output", &r.outputs)] {
-        for v in list {
-            println!("  {title} location {} : {} {}", v.location, v.name, v.ty);
+        for r in reflection.resources.iter() {
+            println!("  {} {} (set {}, binding {})", r.kind, r.name, r.set, r.binding);
         }
+        for o in reflection.overrides.iter() {
+            println!("  override {} (id {}) : {} = {}", o.name, o.id, o.ty, o.default);
+        }
+    } else {
+        print!("{}", reflection.text);
     }
     Ok(())
 }

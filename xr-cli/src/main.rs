@@ -2,6 +2,7 @@
 
 mod build;
 mod compile;
+mod hlsl;
 mod plugins;
 mod store;
 
@@ -30,7 +31,7 @@ enum Command {
         #[arg(long)]
         extensions: bool,
     },
-    /// Compile one shader file: SPIR-V for OpenGL or Vulkan, or a program binary for this machine's GL driver.
+    /// Compile one shader file for a target through the plugin that compiles its language into it.
     Compile {
         #[command(flatten)]
         source: compile::SourceArgs,
@@ -45,7 +46,7 @@ enum Command {
         #[command(subcommand)]
         command: StoreCommand,
     },
-    /// Compile one shader file to SPIR-V and print what it exposes: the constant table.
+    /// Compile one shader file and print what it exposes: constants, resources, overrides.
     Reflect {
         #[command(flatten)]
         source: compile::SourceArgs,

@@ -50,11 +50,29 @@ struct BuildSystemReport {
     description: String,
     availability: Vec<&'static str>,
     attachable: Vec<&'static str>,
-    languages: Vec<&'static str>,
+    languages: Vec<String>,
     stages: Vec<&'static str>,
     priority: i32,
+    /// What changes its offline output: part of every offline key.
+    compiler_identity: String,
+    /// The (language → target) pairs it compiles without a device.
+    compiles: Vec<CompileReport>,
+    /// The targets it loads on a device, each with its load path.
+    loads: Vec<LoadReport>,
     /// What an instance attached to each device opened here offers.
     on_devices: Vec<LiveAvailability>,
+}
+
+#[derive(Serialize)]
+struct CompileReport {
+    language: String,
+    target: String,
+}
+
+#[derive(Serialize)]
+struct LoadReport {
+    target: String,
+    path: &'static str,
 }
 
 #[derive(Serialize)]
@@ -187,9 +205,16 @@ fn build_system_report(
         description: info.description.to_string(),
         availability: info.availability.names(),
         attachable: info.attachable.iter().map(|k| k.name()).collect(),
-        languages: info.languages.iter().map(|l| l.name()).collect(),
+        languages: info.languages.iter().map(|l| l.name.to_string()).collect(),
         stages: info.stages.iter().map(|s| s.name()).collect(),
         priority: info.priority,
+        compiler_identity: info.compiler_identity.to_string(),
+        compiles: info
+            .compiles
+            .iter()
+            .map(|p| CompileReport { language: p.language.to_string(), target: p.target.to_string() })
+            .collect(),
+        loads: info.loads.iter().map(|l| LoadReport { target: l.target.to_string(), path: l.path.name() }).collect(),
         on_devices,
     }
 }
@@ -239,6 +264,13 @@ fn print_text(report: &Report, all_extensions: bool) {
                 system.stages.join(", "),
                 system.priority
             );
+            if !system.compiles.is_empty() {
+                println!("    compiles: {}", compiles(&system.compiles));
+            }
+            if !system.loads.is_empty() {
+                let loads: Vec<String> = system.loads.iter().map(|l| format!("{} ({})", l.target, l.path)).collect();
+                println!("    loads: {}", loads.join(", "));
+            }
             for live in &system.on_devices {
                 match &live.availability {
                     Ok(names) => println!("    on {}: {}", live.device_system, flags(names)),
@@ -253,6 +285,18 @@ fn print_text(report: &Report, all_extensions: bool) {
             println!("  {}: {}", skipped.path.display(), skipped.reason);
         }
     }
+}
+
+/// `glsl → gl-spirv, vk-spirv; hlsl → vk-spirv`: the targets of each language.
+fn compiles(pairs: &[CompileReport]) -> String {
+    let mut by_language: Vec<(&str, Vec<&str>)> = Vec::new();
+    for pair in pairs {
+        match by_language.iter_mut().find(|(l, _)| *l == pair.language) {
+            Some((_, targets)) => targets.push(&pair.target),
+            None => by_language.push((&pair.language, vec![&pair.target])),
+        }
+    }
+    by_language.iter().map(|(l, targets)| format!("{l} → {}", targets.join(", "))).collect::<Vec<_>>().join("; ")
 }
 
 fn flags(names: &[&str]) -> String {

@@ -1,20 +1,38 @@
 //! The SourceBuildSystem contract of XR, the plugin ABI and the registry.
 //!
-//! A *source build system* (seed 003's `XRSourceBuildSystem`) builds shader
-//! source into the form a device runs, or the form just before it. It
-//! advertises [`Availability`] flags, the device kinds it attaches to, and
-//! the languages and stages it accepts. Plugins export one [`XrPluginRef`]
-//! root module listing the device systems and build systems they provide;
-//! the [`Registry`] finds and loads them.
+//! A *source build system* builds shader source into the form a device
+//! runs, or the form just before it. It advertises [`Availability`] flags,
+//! the device kinds it attaches to, the languages and stages it accepts,
+//! the (language → target) pairs it compiles without a device
+//! ([`offline`]) and the targets it loads on a device ([`load`]). Plugins
+//! export one [`XrPluginRef`] root module listing the device systems and
+//! build systems they provide; the [`Registry`] finds and loads them.
+//!
+//! # The ABI rule
+//!
+//! Everything that crosses the plugin boundary is declared in this crate
+//! and `xr-device` with `#[derive(StableAbi)]`, and abi_stable compares the
+//! layouts when a plugin loads. A change to any of those types — a field
+//! added, removed, reordered or retyped; a variant added to an ABI enum; a
+//! method added to a `#[sabi_trait]` before its `last_prefix_field` — is a
+//! new interface: bump this crate's minor version (0.x) so that plugins built
+//! against the old one are refused with a clear reason. Adding a method after
+//! the `last_prefix_field` of a trait (and moving the marker to it) keeps
+//! old plugins loadable; the host must then handle the method being absent.
+//! Targets and languages are names, not ABI: a new compiler or language
+//! needs no interface change.
 
 pub mod availability;
 pub mod constants;
 pub mod diagnostics;
 pub mod includes;
+pub mod load;
+pub mod offline;
 pub mod plugin;
 pub mod program_cache;
 pub mod registry;
 pub mod source;
+pub mod source_bundle;
 pub mod store;
 pub mod system;
 
@@ -25,12 +43,15 @@ pub use constants::{
 };
 pub use diagnostics::{BuildError, Diagnostic, Severity, guard_build};
 pub use plugin::{XrPlugin, XrPluginRef};
-pub use program_cache::{
-    DriverIdentity, LoadPath, LoadReport, ProgramCache, decode_binary_record, encode_binary_record,
-    vulkan_pipeline_cache_key,
+pub use load::{ArtifactLoad, LoadPath, LoadedArtifact, OverrideKind, OverrideValue, TargetLoad};
+pub use offline::{
+    CompileOption, CompilePair, FileRead, LanguageInfo, OfflineArtifact, OfflineRequest, ProgramReflection,
+    ReflectedConstant, ReflectedOverride, ReflectedResource, StageOutput,
 };
+pub use program_cache::{DriverIdentity, LoadReport, ProgramCache, decode_binary_record, encode_binary_record};
 pub use registry::{AttachedDevice, LoadedPlugin, Registry, RegistryError, SkippedFile};
-pub use source::{Define, ProgramDesc, ShaderStage, SourceDesc, SourceLanguage, Specialization, VirtualFile};
+pub use source::{Define, ProgramDesc, ShaderStage, SourceDesc, Specialization, VirtualFile};
+pub use source_bundle::SourceBundle;
 pub use store::{ObjectKey, Store, StoreError};
 pub use system::{
     AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBox, BuildOptions, BuildSystemInfo, BuiltProgram,

@@ -1,7 +1,9 @@
-//! The on-device offline path: program binaries kept in the store.
+//! Device binaries kept in the store: a helper for build systems whose
+//! driver gives program binaries back (the GLSL build system keeps its GL
+//! program binaries through it; the host never reads them).
 //!
-//! Seed 003: a GL program binary is not a compatible object — it only works
-//! on the driver that made it — but it caches a build on this machine. The
+//! A program binary is not a compatible object — it only works on the
+//! driver that made it — but it caches a build on this machine. The
 //! [`ProgramCache`] keys each binary by the program's content key *and* the
 //! driver identity (vendor, renderer, version, binary formats), records that
 //! identity in the object, and checks it before anything reaches the driver.
@@ -14,7 +16,8 @@ use crate::{
     diagnostics::BuildError,
     source::ProgramDesc,
     store::{ObjectKey, Store},
-    system::{AttachedBuildSystemBox, BuildOptions, BuiltProgram, ProgramBinary},
+    load::LoadPath,
+    system::{AttachedBuildSystem, BuildOptions, BuiltProgram, ProgramBinary},
 };
 use serde::{Deserialize, Serialize};
 use std::{cell::Cell, fmt, path::PathBuf};
@@ -48,24 +51,6 @@ impl DriverIdentity {
 impl fmt::Display for DriverIdentity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} / {} / {}", self.vendor, self.renderer, self.version)
-    }
-}
-
-/// Which path a program took.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LoadPath {
-    /// Loaded from a stored device program binary.
-    ProgramBinary,
-    /// Built from source on the device.
-    Source,
-}
-
-impl fmt::Display for LoadPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            LoadPath::ProgramBinary => "program binary",
-            LoadPath::Source => "source",
-        })
     }
 }
 
@@ -140,7 +125,7 @@ impl ProgramCache {
     /// accepts it, else source — storing the new binary for next time.
     pub fn load(
         &self,
-        compiler: &mut AttachedBuildSystemBox,
+        compiler: &mut impl AttachedBuildSystem,
         desc: &ProgramDesc,
         options: BuildOptions,
     ) -> Result<(BuiltProgram, LoadReport), BuildError> {
@@ -159,7 +144,7 @@ impl ProgramCache {
             Ok(Some(built)) => {
                 let reason = "stored binary accepted by the driver".to_owned();
                 let report = LoadReport {
-                    path: LoadPath::ProgramBinary,
+                    path: LoadPath::DeviceBinary,
                     reason,
                     key: Some(key),
                     stored: None,
@@ -189,7 +174,7 @@ impl ProgramCache {
     /// for next time; the second value is where it went, or why it did not.
     pub fn build_and_store(
         &self,
-        compiler: &mut AttachedBuildSystemBox,
+        compiler: &mut impl AttachedBuildSystem,
         desc: &ProgramDesc,
         options: BuildOptions,
         key: &ObjectKey,
@@ -210,7 +195,7 @@ impl ProgramCache {
     /// driver refuses.
     pub fn load_binary(
         &self,
-        compiler: &mut AttachedBuildSystemBox,
+        compiler: &mut impl AttachedBuildSystem,
         desc: &ProgramDesc,
         options: BuildOptions,
         key: &ObjectKey,
@@ -229,7 +214,7 @@ impl ProgramCache {
     /// Loads a stored payload, or says why it cannot be used.
     fn load_stored(
         &self,
-        compiler: &mut AttachedBuildSystemBox,
+        compiler: &mut impl AttachedBuildSystem,
         desc: &ProgramDesc,
         options: BuildOptions,
         payload: &[u8],
@@ -312,17 +297,4 @@ pub fn decode_binary_record(payload: &[u8]) -> Result<(DriverIdentity, ProgramBi
 /// is one (for `xr store gc`).
 pub fn binary_record_program(payload: &[u8]) -> Option<String> {
     decode_payload(payload).ok().map(|(record, _)| record.program)
-}
-
-/// The store key of a Vulkan device's pipeline cache: its pipeline cache
-/// UUID, vendor id, device id and driver version, the same fields the
-/// cache's own header carries.
-pub fn vulkan_pipeline_cache_key(capabilities: &DeviceCapabilities) -> ObjectKey {
-    ObjectKey::from_parts([
-        b"xr/vk-pipeline-cache/1".as_slice(),
-        &capabilities.pipeline_cache_uuid,
-        &capabilities.vendor_id.to_le_bytes(),
-        &capabilities.device_id.to_le_bytes(),
-        &capabilities.driver_version_code.to_le_bytes(),
-    ])
 }

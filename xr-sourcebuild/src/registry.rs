@@ -8,7 +8,6 @@
 use crate::{
     availability::Availability,
     plugin::XrPluginRef,
-    source::SourceLanguage,
     system::{AttachedBuildSystemBox, BuildSystemInfo, SourceBuildSystemBox},
 };
 use abi_stable::library::{LibraryError, RootModuleError, lib_header_from_path};
@@ -82,14 +81,40 @@ pub enum RegistryError {
         failures: String,
     },
     /// No build system matches the request.
-    #[error("no build system attaches to {} with {availability} for {}", kind.name(), language.name())]
+    #[error("no build system attaches to {} with {availability} for {language}", kind.name())]
     NoBuildSystem {
         /// The device kind asked for.
         kind: DeviceKind,
         /// The flags asked for.
         availability: Availability,
         /// The language asked for.
-        language: SourceLanguage,
+        language: String,
+    },
+    /// No build system compiles the language into the target.
+    #[error("no plugin compiles {language} into {target} (the plugins found compile: {offered})")]
+    NoCompiler {
+        /// The language.
+        language: String,
+        /// The target.
+        target: String,
+        /// Every (language → target) pair the plugins offer.
+        offered: String,
+    },
+    /// Two build systems of the same priority compile the same pair.
+    #[error(
+        "two build systems compile {language} into {target} with the same priority {priority}: {first} and {second} (remove one from the plugin path)"
+    )]
+    AmbiguousCompiler {
+        /// The language.
+        language: String,
+        /// The target.
+        target: String,
+        /// One build system.
+        first: String,
+        /// The other.
+        second: String,
+        /// Their priority.
+        priority: i32,
     },
 }
 
@@ -228,7 +253,7 @@ impl Registry {
         &self,
         kind: DeviceKind,
         availability: Availability,
-        language: SourceLanguage,
+        language: &str,
         options: &DeviceOptions,
     ) -> Result<AttachedDevice, RegistryError> {
         let build_system = self.best_build_system(kind, availability, language)?;
@@ -258,7 +283,7 @@ impl Registry {
         &self,
         kind: DeviceKind,
         availability: Availability,
-        language: SourceLanguage,
+        language: &str,
     ) -> Vec<(&BuildSystemInfo, &SourceBuildSystemBox)> {
         let mut found: Vec<_> = self
             .plugins
@@ -267,7 +292,7 @@ impl Registry {
             .filter(|(info, _)| {
                 info.attachable.contains(&kind)
                     && info.availability.contains(availability)
-                    && info.languages.contains(&language)
+                    && info.accepts(language)
             })
             .map(|(info, system)| (info, system))
             .collect();
@@ -280,12 +305,96 @@ impl Registry {
         &self,
         kind: DeviceKind,
         availability: Availability,
-        language: SourceLanguage,
+        language: &str,
     ) -> Result<&SourceBuildSystemBox, RegistryError> {
-        self.build_systems(kind, availability, language)
-            .first()
-            .map(|(_, system)| *system)
-            .ok_or(RegistryError::NoBuildSystem { kind, availability, language })
+        self.build_systems(kind, availability, language).first().map(|(_, system)| *system).ok_or_else(|| {
+            RegistryError::NoBuildSystem { kind, availability, language: language.to_owned() }
+        })
+    }
+
+    /// Every build system with what it says about itself, in load order.
+    pub fn build_system_entries(&self) -> impl Iterator<Item = &(BuildSystemInfo, SourceBuildSystemBox)> {
+        self.plugins.iter().flat_map(|p| p.build_systems.iter())
+    }
+
+    /// The build system that compiles `language` into `target` without a
+    /// device. Where several do, the highest priority wins and the log names
+    /// the ones passed over; two at the same highest priority are an error
+    /// naming both, never a silent pick.
+    pub fn offline_compiler(
+        &self,
+        language: &str,
+        target: &str,
+    ) -> Result<(&BuildSystemInfo, &SourceBuildSystemBox), RegistryError> {
+        let mut found: Vec<&(BuildSystemInfo, SourceBuildSystemBox)> =
+            self.build_system_entries().filter(|(info, _)| info.compiles_pair(language, target)).collect();
+        found.sort_by_key(|(info, _)| std::cmp::Reverse(info.priority));
+        match found.as_slice() {
+            [] => Err(RegistryError::NoCompiler {
+                language: language.to_owned(),
+                target: target.to_owned(),
+                offered: self.compile_pairs().join(", "),
+            }),
+            [(first, _), (second, _), ..] if first.priority == second.priority => {
+                Err(RegistryError::AmbiguousCompiler {
+                    language: language.to_owned(),
+                    target: target.to_owned(),
+                    first: first.name.to_string(),
+                    second: second.name.to_string(),
+                    priority: first.priority,
+                })
+            }
+            [(first, system), rest @ ..] => {
+                for (other, _) in rest {
+                    tracing::info!(
+                        "{language} → {target}: {} (priority {}) is used, not {} (priority {})",
+                        first.name,
+                        first.priority,
+                        other.name,
+                        other.priority
+                    );
+                }
+                Ok((first, system))
+            }
+        }
+    }
+
+    /// Every (language → target) pair the build systems compile, as text, sorted.
+    pub fn compile_pairs(&self) -> Vec<String> {
+        let mut pairs: Vec<String> = self
+            .build_system_entries()
+            .flat_map(|(info, _)| info.compiles.iter().map(|p| format!("{} → {}", p.language, p.target)))
+            .collect();
+        pairs.sort();
+        pairs.dedup();
+        pairs
+    }
+
+    /// Every target some build system compiles, sorted.
+    pub fn targets(&self) -> Vec<String> {
+        let mut targets: Vec<String> =
+            self.build_system_entries().flat_map(|(info, _)| info.compiles.iter().map(|p| p.target.to_string())).collect();
+        targets.sort();
+        targets.dedup();
+        targets
+    }
+
+    /// Every language some build system accepts, sorted.
+    pub fn languages(&self) -> Vec<String> {
+        let mut languages: Vec<String> =
+            self.build_system_entries().flat_map(|(info, _)| info.languages.iter().map(|l| l.name.to_string())).collect();
+        languages.sort();
+        languages.dedup();
+        languages
+    }
+
+    /// The language a file extension (without the dot) means, as the build
+    /// systems declare it; the first one in load order wins.
+    pub fn language_of_extension(&self, extension: &str) -> Option<String> {
+        self.build_system_entries()
+            .flat_map(|(info, _)| info.languages.iter())
+            .find(|l| l.extensions.iter().any(|e| e.as_str() == extension))
+            .map(|l| l.name.to_string())
     }
 
     /// A build system by its name.

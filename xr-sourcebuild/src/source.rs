@@ -5,29 +5,6 @@ use abi_stable::{
     std_types::{RString, RVec},
 };
 
-/// A shader source language.
-#[repr(u8)]
-#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SourceLanguage {
-    /// OpenGL Shading Language.
-    Glsl,
-    /// High-Level Shading Language.
-    Hlsl,
-    /// SPIR-V binary.
-    SpirV,
-}
-
-impl SourceLanguage {
-    /// The lower-case name used on the command line and in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            SourceLanguage::Glsl => "glsl",
-            SourceLanguage::Hlsl => "hlsl",
-            SourceLanguage::SpirV => "spirv",
-        }
-    }
-}
-
 /// A pipeline stage.
 #[repr(u8)]
 #[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,6 +33,11 @@ impl ShaderStage {
         ShaderStage::Fragment,
         ShaderStage::Compute,
     ];
+
+    /// The stage named `name` (as [`ShaderStage::name`] writes it).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
 
     /// The lower-case name used on the command line and in JSON.
     pub fn name(self) -> &'static str {
@@ -111,8 +93,8 @@ pub struct Specialization {
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SourceDesc {
-    /// Language of `source`.
-    pub language: SourceLanguage,
+    /// Language of `source`, by the name build systems declare (`glsl`, `hlsl`, `wgsl`, …).
+    pub language: RString,
     /// Stage it is compiled for.
     pub stage: ShaderStage,
     /// Entry point; GLSL requires `main`.
@@ -135,7 +117,7 @@ impl SourceDesc {
     /// A GLSL source for `stage` with entry point `main`, no defines or includes.
     pub fn glsl(stage: ShaderStage, file_name: impl Into<String>, source: impl Into<String>) -> Self {
         Self {
-            language: SourceLanguage::Glsl,
+            language: "glsl".into(),
             stage,
             entry_point: "main".into(),
             file_name: file_name.into().into(),
@@ -152,6 +134,12 @@ impl SourceDesc {
         let text = std::fs::read_to_string(path)
             .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
         Ok(Self::glsl(stage, path.to_string_lossy(), text))
+    }
+
+    /// The same source in another language (`hlsl`, `wgsl`, …).
+    pub fn with_language(mut self, language: &str) -> Self {
+        self.language = language.into();
+        self
     }
 
     /// Adds a define.

@@ -7,7 +7,9 @@ use crate::{
     availability::Availability,
     constants::ConstantTableBox,
     diagnostics::{BuildError, Diagnostic},
-    source::{ProgramDesc, ShaderStage, SourceLanguage},
+    load::{ArtifactLoad, LoadedArtifact, TargetLoad},
+    offline::{CompilePair, LanguageInfo, OfflineArtifact, OfflineRequest},
+    source::{ProgramDesc, ShaderStage},
 };
 use abi_stable::{
     StableAbi, sabi_trait,
@@ -27,12 +29,34 @@ pub struct BuildSystemInfo {
     pub availability: Availability,
     /// Device kinds it attaches to.
     pub attachable: RVec<DeviceKind>,
-    /// Source languages it accepts.
-    pub languages: RVec<SourceLanguage>,
+    /// Source languages it accepts, with their file extensions.
+    pub languages: RVec<LanguageInfo>,
     /// Stages it builds.
     pub stages: RVec<ShaderStage>,
-    /// Higher wins when an engine asks for the best system for a job.
+    /// Higher wins when an engine asks for the best system for a job, and
+    /// when two build systems compile the same (language → target) pair.
     pub priority: i32,
+    /// What changes its offline output besides the request: its version and
+    /// the compilers it links. Part of every offline build's key.
+    pub compiler_identity: RString,
+    /// The (language → target) pairs [`SourceBuildSystem::compile_offline`]
+    /// compiles without a device (empty: it has no offline compile).
+    pub compiles: RVec<CompilePair>,
+    /// The targets [`AttachedBuildSystem::load_artifact`] loads on a device
+    /// it attaches to, each with its load path.
+    pub loads: RVec<TargetLoad>,
+}
+
+impl BuildSystemInfo {
+    /// Whether it accepts the language `name`.
+    pub fn accepts(&self, language: &str) -> bool {
+        self.languages.iter().any(|l| l.name == language)
+    }
+
+    /// Whether it compiles `language` into `target` without a device.
+    pub fn compiles_pair(&self, language: &str, target: &str) -> bool {
+        self.compiles.iter().any(|p| p.language == language && p.target == target)
+    }
 }
 
 /// A program built on a device, with its constant table.
@@ -69,15 +93,24 @@ pub struct ProgramBinary {
     pub bytes: RVec<u8>,
 }
 
-/// A source build system: seed 003's `XRSourceBuildSystem`.
+/// A source build system: builds shader source for the devices it attaches
+/// to, and (with `OfflineCompile`) into stored artifacts without a device.
+///
+/// Shared between threads: `xr build` calls [`compile_offline`]
+/// (SourceBuildSystem::compile_offline) from every worker at once.
 #[sabi_trait]
-pub trait SourceBuildSystem {
-    /// Name, flags, attachable kinds, languages and stages.
+pub trait SourceBuildSystem: Send + Sync {
+    /// Name, flags, attachable kinds, languages, stages, pairs and loads.
     fn info(&self) -> XrResult<BuildSystemInfo>;
 
     /// Attaches to a live device through its native handles.
-    #[sabi(last_prefix_field)]
     fn attach(&self, handles: &NativeHandles, capabilities: &DeviceCapabilities) -> XrResult<AttachedBuildSystemBox>;
+
+    /// Compiles a program into an artifact of `request.target` without a
+    /// device: the bytes to store, the files read, warnings and reflection.
+    /// Errors name the user's file and line.
+    #[sabi(last_prefix_field)]
+    fn compile_offline(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError>;
 }
 
 /// A build system attached to one live device (same thread as the device).
@@ -120,8 +153,14 @@ pub trait AttachedBuildSystem {
     /// is dropped while its device is open). Build systems that keep none
     /// accept and ignore it: GL program binaries are kept by the host's
     /// `ProgramCache`.
-    #[sabi(last_prefix_field)]
     fn set_store(&mut self, root: RStr<'_>) -> XrResult<()>;
+
+    /// Loads a stored artifact of a target this build system declared in
+    /// [`BuildSystemInfo::loads`], by the path asked for, applying the
+    /// override values itself. Fails (with [`xr_device::ErrorKind::Unavailable`]
+    /// for a device binary not made yet) so that the caller takes the next path.
+    #[sabi(last_prefix_field)]
+    fn load_artifact(&mut self, request: &ArtifactLoad) -> RResult<LoadedArtifact, BuildError>;
 }
 
 /// A build system behind the ABI.

@@ -11,13 +11,16 @@ mod spirv_fns;
 
 use abi_stable::sabi_trait::TD_Opaque;
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError, XrResult, guard};
+use abi_stable::std_types::RResult;
 use xr_sourcebuild::{
-    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildSystemInfo, ShaderStage, SourceBuildSystem,
-    SourceLanguage,
+    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, LoadPath,
+    OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, TargetLoad, guard_build,
 };
 
 /// The build system's name.
 pub const NAME: &str = "xr-compiler-gl-spirv";
+/// The target it compiles into and loads: SPIR-V for OpenGL 4.5 (`ARB_gl_spirv`).
+pub const TARGET: &str = "gl-spirv";
 
 xr_sourcebuild::export_plugin! {
     name: "xr-compiler-gl-spirv",
@@ -38,10 +41,14 @@ impl SourceBuildSystem for GlSpirvSystem {
                     | Availability::OFFLINE_COMPILE
                     | Availability::COMPATIBLE_OBJECT,
                 attachable: vec![DeviceKind::OpenGl].into(),
-                languages: vec![SourceLanguage::Glsl, SourceLanguage::Hlsl].into(),
+                languages: xr_spirv::languages().into(),
                 stages: ShaderStage::ALL.to_vec().into(),
                 // Below the driver's own GLSL compiler for plain GLSL at run time.
                 priority: -10,
+                compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
+                    .into(),
+                compiles: xr_spirv::languages().iter().map(|l| CompilePair::new(&l.name, TARGET)).collect(),
+                loads: vec![TargetLoad::new(TARGET, LoadPath::CompatibleObject)].into(),
             })
         })
     }
@@ -62,6 +69,15 @@ impl SourceBuildSystem for GlSpirvSystem {
             let gl = xr_gl_common::device_gl::DeviceGl::new(loader)?;
             let attached = runtime::AttachedGlSpirv::new(gl, capabilities)?;
             Ok(AttachedBuildSystem_TO::from_value(attached, TD_Opaque))
+        })
+    }
+
+    fn compile_offline(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError> {
+        guard_build(|| {
+            if request.target != TARGET {
+                return Err(XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into());
+            }
+            xr_spirv::offline::compile_object(request, xr_spirv::TargetEnv::OpenGl45)
         })
     }
 }

@@ -3,7 +3,7 @@
 use crate::spirv_fns::SpirvFns;
 use abi_stable::{
     sabi_trait::TD_Opaque,
-    std_types::{RResult, RSlice, RStr, RVec},
+    std_types::{RResult, RSlice, RStr, RString, RVec},
 };
 use glow::HasContext;
 use std::{collections::HashMap, ffi::CString, rc::Rc};
@@ -15,8 +15,8 @@ use xr_gl_common::{
     pipelines::Pipelines,
 };
 use xr_sourcebuild::{
-    AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, ConstantType,
-    Diagnostic, ProgramBinary, ProgramDesc, Severity, guard_build,
+    ArtifactLoad, AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO,
+    ConstantType, Diagnostic, LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, Severity, guard_build,
 };
 use xr_spirv::container::{self, StageModule};
 use xr_spirv::{LazyCompiler, SpirvOptions, TargetEnv};
@@ -211,8 +211,19 @@ impl AttachedBuildSystem for AttachedGlSpirv {
     }
 
     fn set_store(&mut self, _root: RStr<'_>) -> XrResult<()> {
-        // OpenGL keeps no pipeline cache; program binaries go through the host's ProgramCache.
+        // OpenGL keeps no pipeline cache, and SPIR-V programs keep no binaries.
         guard(|| Ok(()))
+    }
+
+    fn load_artifact(&mut self, request: &ArtifactLoad) -> RResult<LoadedArtifact, BuildError> {
+        guard_build(|| {
+            xr_spirv::offline::check_load(request, crate::NAME, &[(crate::TARGET, LoadPath::CompatibleObject)])?;
+            let context = format!("program '{}'", request.name);
+            let modules = xr_spirv::offline::specialized_modules(&request.artifact, &request.overrides, &context)?;
+            let desc = ProgramDesc::new(request.name.as_str(), []);
+            let program = self.load_binary(&desc, &BuildOptions::default(), &container::to_object(&modules))?;
+            Ok(LoadedArtifact { program, note: RString::new() })
+        })
     }
 }
 

@@ -8,15 +8,28 @@
 pub mod preprocess;
 mod runtime;
 
-use abi_stable::sabi_trait::TD_Opaque;
+use abi_stable::{
+    sabi_trait::TD_Opaque,
+    std_types::{RResult, RVec},
+};
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError, XrResult, guard};
 use xr_sourcebuild::{
-    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildSystemInfo, ShaderStage, SourceBuildSystem,
-    SourceLanguage,
+    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair,
+    LanguageInfo, LoadPath, OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, SourceBundle,
+    TargetLoad, guard_build,
 };
+use xr_spirv::{LANGUAGE_GLSL, SpirvOptions, TargetEnv};
 
 /// The build system's name.
 pub const NAME: &str = "xr-compiler-glsl";
+/// Its target: GLSL sources for the OpenGL driver to build (a source bundle).
+pub const TARGET: &str = "gl-glsl";
+/// GLSL as a driver that builds GLSL itself sees it: includes expanded,
+/// defines applied, one stage output of text per stage (guarded GLSL is made
+/// of these).
+pub const PREPROCESSED_TARGET: &str = "glsl-preprocessed";
+/// What it loads: its program binaries first, then the sources.
+const LOADS: [(&str, LoadPath); 2] = [(TARGET, LoadPath::DeviceBinary), (TARGET, LoadPath::Source)];
 
 xr_sourcebuild::export_plugin! {
     name: "xr-compiler-glsl",
@@ -35,9 +48,17 @@ impl SourceBuildSystem for GlslSystem {
                 description: "GLSL built by the OpenGL driver; program binaries and pipelines on GL 4.1+".into(),
                 availability: Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE,
                 attachable: vec![DeviceKind::OpenGl].into(),
-                languages: vec![SourceLanguage::Glsl].into(),
+                languages: vec![glsl()].into(),
                 stages: ShaderStage::ALL.to_vec().into(),
                 priority: 0,
+                compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
+                    .into(),
+                compiles: vec![
+                    CompilePair::new(LANGUAGE_GLSL, TARGET),
+                    CompilePair::new(LANGUAGE_GLSL, PREPROCESSED_TARGET),
+                ]
+                .into(),
+                loads: LOADS.iter().map(|(target, path)| TargetLoad::new(target, *path)).collect(),
             })
         })
     }
@@ -59,4 +80,79 @@ impl SourceBuildSystem for GlslSystem {
             Ok(AttachedBuildSystem_TO::from_value(runtime::AttachedGlsl::new(gl, capabilities), TD_Opaque))
         })
     }
+
+    fn compile_offline(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError> {
+        guard_build(|| compile_offline(request))
+    }
+}
+
+/// GLSL, as this build system takes it (the languages shaderc takes minus HLSL).
+fn glsl() -> LanguageInfo {
+    xr_spirv::languages().into_iter().find(|l| l.name == LANGUAGE_GLSL).unwrap_or_else(|| LanguageInfo::new(LANGUAGE_GLSL, &["glsl"]))
+}
+
+/// The sources of the program with every file they include, checked by
+/// glslang as the OpenGL driver will see them: with no driver at hand,
+/// glslang is the closest judge (it catches what every driver refuses).
+fn compile_offline(request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
+    if request.target == PREPROCESSED_TARGET {
+        return preprocess(request);
+    }
+    if request.target != TARGET {
+        return Err(XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into());
+    }
+    let desc = &request.program;
+    if let Some(stage) = desc.stages.iter().find(|s| s.language != LANGUAGE_GLSL) {
+        return Err(XrError::invalid_input(format!(
+            "{}: {TARGET} builds GLSL only; this stage is {}",
+            stage.file_name, stage.language
+        ))
+        .into());
+    }
+    let compiled =
+        xr_spirv::offline::with_compiler(|c| c.compile_program(desc, &SpirvOptions::new(TargetEnv::OpenGl45)))?;
+    let files = compiled.includes.iter().map(|i| (i.requested.clone(), i.text.clone())).collect();
+    let reflection = xr_spirv::offline::reflection_of(&compiled.modules).unwrap_or_else(|e| {
+        tracing::debug!("{NAME}: no reflection for program '{}': {e}", desc.name);
+        Default::default()
+    });
+    Ok(OfflineArtifact {
+        bytes: SourceBundle::of_program(desc, files).encode().into(),
+        files_read: xr_spirv::offline::files_read(desc, &compiled),
+        warnings: RVec::new(),
+        reflection,
+        stages: RVec::new(),
+    })
+}
+
+/// Each stage preprocessed by glslang as the OpenGL driver sees it.
+fn preprocess(request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
+    let mut stages = RVec::new();
+    let mut files_read = RVec::new();
+    for stage in request.program.stages.iter() {
+        // The driver's view: glslang defines GL_SPIRV when it preprocesses for
+        // OpenGL, and VULKAN (which may be undefined) for Vulkan; neither is
+        // defined for a driver that builds GLSL itself.
+        let mut desc = stage.clone();
+        desc.source = undefine_vulkan(&stage.source).into();
+        let text = xr_spirv::offline::with_compiler(|c| c.preprocess(&desc, &SpirvOptions::new(TargetEnv::Vulkan10)))?;
+        files_read.push(xr_sourcebuild::FileRead::of_text(&stage.file_name, stage.source.as_bytes()));
+        stages.push(xr_sourcebuild::StageOutput { stage: stage.stage, bytes: text.into_bytes().into() });
+    }
+    Ok(OfflineArtifact { bytes: RVec::new(), files_read, warnings: RVec::new(), reflection: Default::default(), stages })
+}
+
+/// `#undef VULKAN` after the `#version` line, keeping later line numbers.
+fn undefine_vulkan(source: &str) -> String {
+    let mut out = String::with_capacity(source.len() + 32);
+    let mut done = false;
+    for (index, line) in source.lines().enumerate() {
+        out.push_str(line);
+        out.push('\n');
+        if !done && line.trim_start().starts_with("#version") {
+            out.push_str(&format!("#undef VULKAN\n#line {}\n", index + 2));
+            done = true;
+        }
+    }
+    out
 }

@@ -8,15 +8,16 @@
 use crate::preprocess;
 use abi_stable::{
     sabi_trait::TD_Opaque,
-    std_types::{RResult, RSlice, RStr, RVec},
+    std_types::{RResult, RSlice, RStr, RString, RVec},
 };
 use glow::HasContext;
 use std::{num::NonZeroU32, rc::Rc};
 use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, guard};
 use xr_gl_common::{constant_table::GlConstantTable, device_gl::DeviceGl, info_log, link, pipelines::Pipelines};
 use xr_sourcebuild::{
-    AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, Diagnostic,
-    ProgramBinary, ProgramDesc, Severity, SourceDesc, SourceLanguage, guard_build,
+    ArtifactLoad, AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO,
+    Diagnostic, LoadPath, LoadedArtifact, ProgramBinary, ProgramCache, ProgramDesc, Severity, SourceBundle, SourceDesc,
+    Store, guard_build,
 };
 
 /// The GLSL build system attached to one OpenGL device.
@@ -26,13 +27,22 @@ pub struct AttachedGlsl {
     pipelines: Pipelines,
     /// The device reports program binary formats.
     binaries: bool,
+    /// This driver's program binaries, once the host gives a store.
+    cache: Option<Rc<ProgramCache>>,
+    capabilities: DeviceCapabilities,
 }
 
 impl AttachedGlsl {
     /// Attaches through the device's GL.
     pub fn new(gl: DeviceGl, capabilities: &DeviceCapabilities) -> Self {
         let pipelines = Pipelines::new(&gl, capabilities);
-        Self { gl: Rc::new(gl), pipelines, binaries: !capabilities.program_binary_formats.is_empty() }
+        Self {
+            gl: Rc::new(gl),
+            pipelines,
+            binaries: !capabilities.program_binary_formats.is_empty(),
+            cache: None,
+            capabilities: capabilities.clone(),
+        }
     }
 
     fn build(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> Result<BuiltProgram, BuildError> {
@@ -249,9 +259,72 @@ impl AttachedBuildSystem for AttachedGlsl {
         guard(|| self.pipelines.create(&self.gl, programs.as_slice()))
     }
 
-    fn set_store(&mut self, _root: RStr<'_>) -> XrResult<()> {
-        // OpenGL keeps no pipeline cache; program binaries go through the host's ProgramCache.
-        guard(|| Ok(()))
+    fn set_store(&mut self, root: RStr<'_>) -> XrResult<()> {
+        guard(|| {
+            let store =
+                Store::open(root.as_str()).map_err(|e| XrError::new(xr_device::ErrorKind::Io, e.to_string()))?;
+            self.cache = Some(Rc::new(ProgramCache::new(store, &self.capabilities)));
+            Ok(())
+        })
+    }
+
+    fn load_artifact(&mut self, request: &ArtifactLoad) -> RResult<LoadedArtifact, BuildError> {
+        guard_build(|| self.load_artifact(request))
+    }
+}
+
+impl AttachedGlsl {
+    /// Loads stored sources (a source bundle) with the overrides as defines:
+    /// from this driver's program binary, or built on the device with the
+    /// binary written back for next time.
+    fn load_artifact(&mut self, request: &ArtifactLoad) -> Result<LoadedArtifact, BuildError> {
+        let context = format!("program '{}'", request.name);
+        if request.target != crate::TARGET {
+            return Err(XrError::invalid_input(format!("{} does not load {}", crate::NAME, request.target)).into());
+        }
+        let bundle =
+            SourceBundle::decode(&request.artifact).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
+        let defines: Vec<(String, String)> =
+            request.overrides.iter().map(|o| (o.name.to_string(), o.kind.literal(o.bits))).collect();
+        let desc =
+            bundle.program(&request.name, &defines).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
+        let options = BuildOptions::default();
+        let cache = match (&self.cache, self.binaries) {
+            (Some(cache), true) => Ok(cache.clone()),
+            (None, _) => Err("no store was given to keep program binaries in".to_owned()),
+            (_, false) => Err("this driver gives no program binaries back".to_owned()),
+        };
+        match request.path {
+            LoadPath::DeviceBinary => {
+                let cache = cache.map_err(XrError::unavailable)?;
+                let key = cache.key(&self.content_key(&desc, &options)?);
+                match cache.load_binary(self, &desc, options, &key) {
+                    Ok(Some(program)) => Ok(LoadedArtifact { program, note: RString::new() }),
+                    Ok(None) => Err(XrError::unavailable("no program binary of this driver yet").into()),
+                    Err(why) => Err(XrError::driver(why).into()),
+                }
+            }
+            LoadPath::Source => match cache {
+                Ok(cache) => {
+                    let key = cache.key(&self.content_key(&desc, &options)?);
+                    let (program, stored) = cache.build_and_store(self, &desc, options, &key)?;
+                    let note = match stored {
+                        Ok(_) => "program binary written back to the store".to_owned(),
+                        Err(e) => format!("program binary not stored: {e}"),
+                    };
+                    Ok(LoadedArtifact { program, note: note.into() })
+                }
+                Err(why) => {
+                    let program = self.build(&desc, &options)?;
+                    Ok(LoadedArtifact { program, note: format!("built on the device; {why}").into() })
+                }
+            },
+            LoadPath::CompatibleObject => Err(XrError::invalid_input(format!(
+                "{} has no compatible object: GLSL is built by each driver",
+                crate::NAME
+            ))
+            .into()),
+        }
     }
 }
 
@@ -264,11 +337,11 @@ impl Drop for AttachedGlsl {
 /// Checks that `stage` is GLSL with entry point `main`, then flattens it.
 fn flatten(stage: &SourceDesc, context: &str) -> Result<preprocess::Preprocessed, Vec<Diagnostic>> {
     let file = stage.file_name.as_str();
-    if stage.language != SourceLanguage::Glsl {
+    if stage.language != "glsl" {
         return Err(vec![Diagnostic::error(
             file,
             0,
-            format!("{context}: xr-compiler-glsl builds GLSL, not {}", stage.language.name()),
+            format!("{context}: xr-compiler-glsl builds GLSL, not {}", stage.language),
         )]);
     }
     if stage.entry_point.as_str() != "main" {

@@ -10,15 +10,23 @@ mod constant_table;
 mod pipeline_cache;
 mod runtime;
 
-use abi_stable::sabi_trait::TD_Opaque;
+use abi_stable::{sabi_trait::TD_Opaque, std_types::RResult};
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError, XrResult, guard};
 use xr_sourcebuild::{
-    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildSystemInfo, ShaderStage, SourceBuildSystem,
-    SourceLanguage,
+    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, LoadPath,
+    OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, TargetLoad, guard_build,
 };
 
 /// The build system's name.
 pub const NAME: &str = "xr-compiler-vk-spirv";
+/// The target it compiles into and loads: SPIR-V for Vulkan.
+pub const TARGET: &str = "vk-spirv";
+/// The source artifact it also loads, compiling it for Vulkan on the spot
+/// (the GLSL build system's stored sources, a source bundle).
+pub const SOURCE_TARGET: &str = "gl-glsl";
+
+/// What it loads, by which path.
+const LOADS: [(&str, LoadPath); 2] = [(TARGET, LoadPath::CompatibleObject), (SOURCE_TARGET, LoadPath::Source)];
 
 xr_sourcebuild::export_plugin! {
     name: "xr-compiler-vk-spirv",
@@ -38,9 +46,13 @@ impl SourceBuildSystem for VkSpirvSystem {
                     | Availability::OFFLINE_COMPILE
                     | Availability::COMPATIBLE_OBJECT,
                 attachable: vec![DeviceKind::Vulkan].into(),
-                languages: vec![SourceLanguage::Glsl, SourceLanguage::Hlsl].into(),
+                languages: xr_spirv::languages().into(),
                 stages: vec![ShaderStage::Vertex, ShaderStage::Fragment].into(),
                 priority: 0,
+                compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
+                    .into(),
+                compiles: xr_spirv::languages().iter().map(|l| CompilePair::new(&l.name, TARGET)).collect(),
+                loads: LOADS.iter().map(|(target, path)| TargetLoad::new(target, *path)).collect(),
             })
         })
     }
@@ -54,6 +66,15 @@ impl SourceBuildSystem for VkSpirvSystem {
                 .ok_or_else(|| XrError::unavailable(format!("{NAME} attaches to Vulkan devices only")))?;
             let attached = runtime::AttachedVkSpirv::new(loader, capabilities)?;
             Ok(AttachedBuildSystem_TO::from_value(attached, TD_Opaque))
+        })
+    }
+
+    fn compile_offline(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError> {
+        guard_build(|| {
+            if request.target != TARGET {
+                return Err(XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into());
+            }
+            xr_spirv::offline::compile_object(request, xr_spirv::TargetEnv::Vulkan10)
         })
     }
 }

@@ -4,7 +4,7 @@
 
 use ash::vk;
 use xr_device::{DeviceCapabilities, XrError};
-use xr_sourcebuild::{ObjectKey, Store, vulkan_pipeline_cache_key};
+use xr_sourcebuild::{ObjectKey, Store};
 
 /// The header every pipeline cache starts with (`VkPipelineCacheHeaderVersionOne`).
 const HEADER_LEN: usize = 32;
@@ -101,4 +101,17 @@ fn create(device: &ash::Device, initial: &[u8]) -> Result<vk::PipelineCache, XrE
     // SAFETY: the data passed the header check (or is empty).
     unsafe { device.create_pipeline_cache(&info, None) }
         .map_err(|e| XrError::driver(format!("vkCreatePipelineCache failed: {e}")))
+}
+
+/// The store key of a Vulkan device's pipeline cache: its pipeline cache
+/// UUID, vendor id, device id and driver version, the same fields the
+/// cache's own header carries.
+pub fn vulkan_pipeline_cache_key(capabilities: &DeviceCapabilities) -> ObjectKey {
+    ObjectKey::from_parts([
+        b"xr/vk-pipeline-cache/1".as_slice(),
+        &capabilities.pipeline_cache_uuid,
+        &capabilities.vendor_id.to_le_bytes(),
+        &capabilities.device_id.to_le_bytes(),
+        &capabilities.driver_version_code.to_le_bytes(),
+    ])
 }

@@ -6,14 +6,15 @@ use crate::{
 };
 use abi_stable::{
     sabi_trait::TD_Opaque,
-    std_types::{RResult, RSlice, RStr, RVec},
+    std_types::{RResult, RSlice, RStr, RString, RVec},
 };
 use ash::vk::{self, Handle};
 use std::{collections::HashMap, ffi::CString};
 use xr_device::{DeviceCapabilities, ProgramRef, VulkanLoader, VulkanProgram, XrError, XrResult, guard};
 use xr_sourcebuild::{
-    AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO, ProgramBinary,
-    ProgramDesc, ShaderStage, Store, guard_build,
+    ArtifactLoad, AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO,
+    LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, ShaderStage, SourceBundle, Specialization, Store,
+    guard_build,
 };
 use xr_spirv::{
     LazyCompiler, SpirvOptions, TargetEnv,
@@ -454,6 +455,31 @@ impl AttachedBuildSystem for AttachedVkSpirv {
             let store =
                 Store::open(root.as_str()).map_err(|e| XrError::new(xr_device::ErrorKind::Io, e.to_string()))?;
             self.cache.load(&self.device, store, &self.capabilities)
+        })
+    }
+
+    fn load_artifact(&mut self, request: &ArtifactLoad) -> RResult<LoadedArtifact, BuildError> {
+        guard_build(|| {
+            xr_spirv::offline::check_load(request, crate::NAME, &crate::LOADS)?;
+            let context = format!("program '{}'", request.name);
+            let desc = ProgramDesc::new(request.name.as_str(), []);
+            if request.path == LoadPath::CompatibleObject {
+                let modules = xr_spirv::offline::specialized_modules(&request.artifact, &request.overrides, &context)?;
+                let program = self.create(&desc, modules)?;
+                return Ok(LoadedArtifact { program, note: RString::new() });
+            }
+            // Stored sources, compiled for Vulkan here, overrides as specialization constants.
+            let bundle = SourceBundle::decode(&request.artifact).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
+            let mut desc = bundle.program(&request.name, &[]).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
+            for stage in desc.stages.iter_mut() {
+                for value in request.overrides.iter() {
+                    stage.specializations.retain(|s| s.id != value.id);
+                    stage.specializations.push(Specialization { id: value.id, bits: value.bits });
+                }
+            }
+            let modules = self.compile(&desc)?;
+            let program = self.create(&desc, modules)?;
+            Ok(LoadedArtifact { program, note: "built from the stored sources".into() })
         })
     }
 }

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 use xr_build::{
-    LoadPath, Target,
+    LoadPath,
     library::{DeviceLoader, LibraryError, LoadRequest, ShaderLibrary},
 };
 use xr_device::{DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, VertexLayout, XrError};
@@ -141,7 +141,7 @@ pub struct TileLoad {
     /// The path taken.
     pub path: LoadPath,
     /// The target whose object it came from.
-    pub target: Target,
+    pub target: String,
     /// Why.
     pub reason: String,
 }

@@ -50,7 +50,7 @@ fn main() -> anyhow::Result<()> {
                         "{:<17} {variant:<40} {:<14} {:<9} {}",
                         run.name,
                         load.path.name(),
-                        load.target.name(),
+                        load.target,
                         load.reason
                     );
                 }

@@ -10,7 +10,7 @@ use triangle::SampleError;
 use xr_device::{DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, VertexLayout, XrError};
 use xr_sourcebuild::{
     AttachedDevice, Availability, BuildOptions, BuiltProgram, ConstantTableExt, LoadReport, ProgramCache, ProgramDesc,
-    Registry, ShaderStage, SourceDesc, SourceLanguage, Store,
+    Registry, ShaderStage, SourceDesc, Store,
 };
 
 /// Size of one tile of the grid.
@@ -47,7 +47,7 @@ pub fn render(registry: &Registry, shader_dir: &Path, store: &Path) -> Result<Re
     let AttachedDevice { mut device, capabilities, mut compiler } = registry.open_attached(
         DeviceKind::OpenGl,
         Availability::RUNTIME_COMPILE,
-        SourceLanguage::Glsl,
+        "glsl",
         &DeviceOptions::default(),
     )?;
     let store = Store::open(store).map_err(|e| XrError::new(xr_device::ErrorKind::Io, e.to_string()))?;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use xr_device::{DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, VertexLayout, XrError};
 use xr_sourcebuild::{
     AttachedDevice, Availability, BuildError, BuildOptions, ConstantTableExt, ProgramDesc, Registry, RegistryError,
-    ShaderStage, SourceDesc, SourceLanguage,
+    ShaderStage, SourceDesc,
 };
 
 /// Width and height of the rendered image.
@@ -89,7 +89,7 @@ pub fn render(registry: &Registry, params: &TriangleParams, shader_dir: &Path) -
     let AttachedDevice { mut device, mut compiler, .. } = registry.open_attached(
         DeviceKind::OpenGl,
         Availability::RUNTIME_COMPILE,
-        SourceLanguage::Glsl,
+        "glsl",
         &DeviceOptions::default(),
     )?;
     draw(&mut device, &mut compiler, params, shader_dir)

@@ -1,16 +1,20 @@
 //! The SPIR-V core against real shaderc, spirv-val and SPIR-V reflection.
 
-use xr_sourcebuild::{Severity, ShaderStage, SourceDesc, SourceLanguage};
-use xr_spirv::{Optimization, SpirvCompiler, SpirvOptions, SpirvVersion, TargetEnv, hlsl, reflect, validate};
+use xr_sourcebuild::{Severity, ShaderStage, SourceDesc};
+use xr_spirv::{Optimization, SpirvCompiler, SpirvOptions, SpirvVersion, TargetEnv, reflect, validate};
 
 fn glsl(stage: ShaderStage, name: &str, source: &str) -> SourceDesc {
     SourceDesc::glsl(stage, name, source)
 }
 
 fn hlsl_source(profile: &str, name: &str, entry: &str, source: &str) -> SourceDesc {
-    let stage = hlsl::stage_of_profile(profile).expect("known profile");
+    let stage = match &profile[..2] {
+        "vs" => ShaderStage::Vertex,
+        "ps" => ShaderStage::Fragment,
+        other => panic!("profile {other}"),
+    };
     let mut desc = SourceDesc::glsl(stage, name, source);
-    desc.language = SourceLanguage::Hlsl;
+    desc.language = "hlsl".into();
     desc.entry_point = entry.into();
     desc
 }

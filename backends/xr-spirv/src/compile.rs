@@ -4,9 +4,25 @@ use crate::{messages, validate};
 use std::{cell::RefCell, path::Path, rc::Rc};
 use xr_device::XrError;
 use xr_sourcebuild::{
-    BuildError, Diagnostic, Severity, ShaderStage, SourceDesc, SourceLanguage,
+    BuildError, Diagnostic, Severity, ShaderStage, SourceDesc,
     includes::{resolve_include, root_dir, searched_places},
 };
+
+/// The name of GLSL, as the build systems declare it.
+pub const LANGUAGE_GLSL: &str = "glsl";
+/// The name of HLSL, as the build systems declare it.
+pub const LANGUAGE_HLSL: &str = "hlsl";
+
+/// The languages shaderc compiles, with their file extensions.
+pub fn languages() -> Vec<xr_sourcebuild::LanguageInfo> {
+    vec![
+        xr_sourcebuild::LanguageInfo::new(
+            LANGUAGE_GLSL,
+            &["glsl", "vert", "frag", "geom", "tesc", "tese", "comp", "vs", "fs", "gs", "cs"],
+        ),
+        xr_sourcebuild::LanguageInfo::new(LANGUAGE_HLSL, &["hlsl", "hlsli", "fx"]),
+    ]
+}
 
 /// The environment a module is compiled for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -236,7 +252,7 @@ impl SpirvCompiler {
         let module = self.compile_unvalidated(desc, options)?;
         validate(&module.words, options.target).map_err(|e| {
             BuildError::from_diagnostics(
-                &format!("{} ({} {})", desc.file_name, desc.language.name(), desc.stage.name()),
+                &format!("{} ({} {})", desc.file_name, desc.language, desc.stage.name()),
                 vec![Diagnostic::error(&desc.file_name, 0, e.message.to_string())],
             )
         })?;
@@ -248,7 +264,7 @@ impl SpirvCompiler {
     pub fn preprocess(&self, desc: &SourceDesc, options: &SpirvOptions) -> Result<String, BuildError> {
         let file = desc.file_name.as_str();
         let (compile_options, _) = Self::prepare(desc, options)?;
-        let source = with_include_extension(&desc.source, desc.language);
+        let source = with_include_extension(&desc.source, &desc.language);
         match self.compiler.preprocess(&source, file, &desc.entry_point, Some(&compile_options)) {
             Ok(artifact) => Ok(artifact.as_text()),
             Err(shaderc::Error::CompilationError(_, text)) => {
@@ -265,12 +281,12 @@ impl SpirvCompiler {
         options: &SpirvOptions,
     ) -> Result<(shaderc::CompileOptions<'a>, IncludeLog), BuildError> {
         let file = desc.file_name.as_str();
-        let context = format!("{file} ({} {})", desc.language.name(), desc.stage.name());
+        let context = format!("{file} ({} {})", desc.language, desc.stage.name());
         let fail = |message: String| BuildError::from_diagnostics(&context, vec![Diagnostic::error(file, 0, message)]);
-        let language = match desc.language {
-            SourceLanguage::Glsl => shaderc::SourceLanguage::GLSL,
-            SourceLanguage::Hlsl => shaderc::SourceLanguage::HLSL,
-            SourceLanguage::SpirV => return Err(fail("SPIR-V is already compiled: load it instead".to_owned())),
+        let language = match desc.language.as_str() {
+            LANGUAGE_GLSL => shaderc::SourceLanguage::GLSL,
+            LANGUAGE_HLSL => shaderc::SourceLanguage::HLSL,
+            other => return Err(fail(format!("{other} is not a language shaderc compiles (glsl or hlsl)"))),
         };
         let mut compile_options = shaderc::CompileOptions::new()
             .map_err(|e| BuildError::from(XrError::unavailable(format!("shaderc options: {e}"))))?;
@@ -336,10 +352,10 @@ impl SpirvCompiler {
     /// everything XR hands on is validated).
     pub fn compile_unvalidated(&self, desc: &SourceDesc, options: &SpirvOptions) -> Result<SpirvModule, BuildError> {
         let file = desc.file_name.as_str();
-        let context = format!("{file} ({} {})", desc.language.name(), desc.stage.name());
+        let context = format!("{file} ({} {})", desc.language, desc.stage.name());
         let fail = |message: String| BuildError::from_diagnostics(&context, vec![Diagnostic::error(file, 0, message)]);
         let (compile_options, included) = Self::prepare(desc, options)?;
-        let source = with_include_extension(&desc.source, desc.language);
+        let source = with_include_extension(&desc.source, &desc.language);
         let result = self.compiler.compile_into_spirv(
             &source,
             shader_kind(desc.stage),
@@ -384,8 +400,8 @@ impl SpirvCompiler {
 /// XR's GLSL path needs no such line, so the same sources build on both
 /// paths: the extension is enabled right after `#version`, and a `#line`
 /// keeps every later line's number the user's.
-fn with_include_extension(source: &str, language: SourceLanguage) -> std::borrow::Cow<'_, str> {
-    let needs = language == SourceLanguage::Glsl
+fn with_include_extension<'a>(source: &'a str, language: &str) -> std::borrow::Cow<'a, str> {
+    let needs = language == LANGUAGE_GLSL
         && source.contains("#include")
         && !source.contains("GL_GOOGLE_include_directive")
         && !source.contains("GL_ARB_shading_language_include");

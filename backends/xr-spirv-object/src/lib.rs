@@ -1,6 +1,7 @@
-//! The SPIR-V build systems' stored object: every stage's SPIR-V with its
-//! entry point and specialization constants — a compatible object, valid on
-//! any driver of the target API.
+//! The artifact of the SPIR-V targets (`gl-spirv`, `vk-spirv`): every
+//! stage's SPIR-V with its entry point and specialization constants — a
+//! compatible object, valid on any driver of the target API. Whoever
+//! compiles into these targets writes it; their loaders read it.
 
 use std::collections::HashMap;
 use xr_device::{ProgramKind, ProgramRef, XrError};

@@ -1,4 +1,4 @@
-//! HLSL shader profiles (seed 002: `vs_1_1` … `ps_5_0`) as stages.
+//! HLSL shader profiles (`vs_1_1` … `ps_5_0`) as stages, for `--profile`.
 
 use xr_sourcebuild::ShaderStage;
 

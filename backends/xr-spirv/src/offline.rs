@@ -1,0 +1,259 @@
+//! The offline compile of the SPIR-V targets, shared by the build systems
+//! that declare them: a program in, a linked and validated SPIR-V object
+//! (`xr_spirv_object`) with the files it read and its reflection out.
+
+use crate::{
+    CompiledProgram, LazyCompiler, Optimization, SpirvOptions, SpirvVersion, TargetEnv, container::StageModule,
+    reflect::Reflection,
+};
+use abi_stable::std_types::RVec;
+use serde_json::json;
+use std::fmt::Write as _;
+use xr_device::XrError;
+use xr_sourcebuild::{
+    BuildError, FileRead, OfflineArtifact, OfflineRequest, ProgramDesc, ProgramReflection, ReflectedConstant,
+    ReflectedOverride, ReflectedResource, StageOutput,
+};
+
+thread_local! {
+    /// One compiler per thread that compiles offline (each costs ~100 ms to start).
+    static COMPILER: LazyCompiler = LazyCompiler::default();
+}
+
+/// Runs `body` with this thread's compiler.
+pub fn with_compiler<T>(body: impl FnOnce(&crate::SpirvCompiler) -> Result<T, BuildError>) -> Result<T, BuildError> {
+    COMPILER.with(|compiler| body(compiler.get()?))
+}
+
+/// The SPIR-V options of `request`: `vulkan` (`1.0` … `1.3`, Vulkan targets
+/// only), `spirv-version` (`1.0` … `1.6`) and `optimize` (`none`, `size`,
+/// `performance`) on top of `base`.
+pub fn options_of(request: &OfflineRequest, base: TargetEnv) -> Result<SpirvOptions, XrError> {
+    let mut options = SpirvOptions::new(base);
+    if base != TargetEnv::OpenGl45
+        && let Some(version) = request.option("vulkan")
+    {
+        options.target = TargetEnv::from_name(&format!("vulkan{version}"))
+            .ok_or_else(|| XrError::invalid_input(format!("unknown Vulkan version '{version}' (1.0, 1.1, 1.2 or 1.3)")))?;
+    }
+    if let Some(version) = request.option("spirv-version") {
+        options.spirv_version = Some(match version {
+            "1.0" => SpirvVersion::V1_0,
+            "1.1" => SpirvVersion::V1_1,
+            "1.2" => SpirvVersion::V1_2,
+            "1.3" => SpirvVersion::V1_3,
+            "1.4" => SpirvVersion::V1_4,
+            "1.5" => SpirvVersion::V1_5,
+            "1.6" => SpirvVersion::V1_6,
+            other => return Err(XrError::invalid_input(format!("unknown SPIR-V version '{other}' (1.0 … 1.6)"))),
+        });
+    }
+    if let Some(level) = request.option("optimize") {
+        options.optimization = match level {
+            "none" => Optimization::None,
+            "size" => Optimization::Size,
+            "performance" => Optimization::Performance,
+            other => {
+                return Err(XrError::invalid_input(format!(
+                    "unknown optimization level '{other}' (none, size or performance)"
+                )));
+            }
+        };
+    }
+    Ok(options)
+}
+
+/// Compiles `request` into the SPIR-V object of a target whose environment
+/// is `base`: compiled, linked ([`crate::finish_program`]) and validated
+/// once, as the loaders will load it.
+pub fn compile_object(request: &OfflineRequest, base: TargetEnv) -> Result<OfflineArtifact, BuildError> {
+    let options = options_of(request, base)?;
+    let desc = &request.program;
+    let compiled = with_compiler(|compiler| compiler.compile_program(desc, &options))?;
+    let files_read = files_read(desc, &compiled);
+    let CompiledProgram { mut modules, .. } = compiled;
+    let context = format!("program '{}'", desc.name);
+    crate::finish_program(&mut modules, options.target).map_err(|e| XrError::new(e.kind, format!("{context}: {e}")))?;
+    crate::validate_program(&modules, options.target, &context)?;
+    Ok(OfflineArtifact {
+        bytes: crate::container::encode(&modules).into(),
+        files_read,
+        warnings: RVec::new(),
+        reflection: reflection_of(&modules)?,
+        stages: modules
+            .iter()
+            .map(|m| StageOutput {
+                stage: m.stage,
+                bytes: m.words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>().into(),
+            })
+            .collect(),
+    })
+}
+
+/// Every file a compile read: the stages' own files and every include, each
+/// with the hash of the text compiled.
+pub fn files_read(desc: &ProgramDesc, compiled: &CompiledProgram) -> RVec<FileRead> {
+    let mut files: Vec<FileRead> = desc
+        .stages
+        .iter()
+        .map(|s| FileRead::of_text(&s.file_name, s.source.as_bytes()))
+        .chain(compiled.includes.iter().map(|i| FileRead::of_text(&i.path, i.text.as_bytes())))
+        .collect();
+    files.sort();
+    files.dedup();
+    files.into()
+}
+
+/// The reflection of a program's modules: the constants, resources and
+/// specialization constants, plus the full reflection of each stage as JSON
+/// and as text.
+pub fn reflection_of(modules: &[StageModule]) -> Result<ProgramReflection, XrError> {
+    let mut reflection = ProgramReflection::default();
+    let mut stages_json = Vec::new();
+    let mut text = String::new();
+    for module in modules {
+        let r = crate::reflect(&module.words, &module.entry_point)?;
+        let stage = module.stage;
+        for u in &r.uniforms {
+            reflection.constants.push(ReflectedConstant { name: u.name.as_str().into(), ty: u.ty.as_str().into(), stage });
+        }
+        for block in r.uniform_blocks.iter().chain(&r.push_constants) {
+            for m in &block.members {
+                reflection.constants.push(ReflectedConstant {
+                    name: m.name.as_str().into(),
+                    ty: m.ty.as_str().into(),
+                    stage,
+                });
+            }
+        }
+        let resource = |name: &str, kind: &str, set: u32, binding: u32| ReflectedResource {
+            name: name.into(),
+            kind: kind.into(),
+            set,
+            binding,
+            stage,
+        };
+        for b in &r.uniform_blocks {
+            reflection.resources.push(resource(&b.name, "uniform-block", b.set, b.binding));
+        }
+        for b in &r.storage_buffers {
+            reflection.resources.push(resource(&b.name, "storage-buffer", b.set, b.binding));
+        }
+        for i in &r.images {
+            reflection.resources.push(resource(&i.name, &i.kind.replace(' ', "-"), i.set, i.binding));
+        }
+        for c in &r.spec_constants {
+            if !reflection.overrides.iter().any(|o| o.id == c.id) {
+                reflection.overrides.push(ReflectedOverride {
+                    name: c.name.as_str().into(),
+                    id: c.id,
+                    ty: c.ty.as_str().into(),
+                    default: c.default.as_str().into(),
+                });
+            }
+        }
+        stages_json.push(stage_json(module, &r));
+        write_stage_text(&mut text, module, &r);
+    }
+    reflection.json = json!({ "stages": stages_json }).to_string().into();
+    reflection.text = text.into();
+    Ok(reflection)
+}
+
+fn stage_json(module: &StageModule, r: &Reflection) -> serde_json::Value {
+    let blocks = |list: &[crate::reflect::Block]| -> Vec<serde_json::Value> {
+        list.iter()
+            .map(|b| {
+                json!({
+                    "name": b.name, "set": b.set, "binding": b.binding, "size": b.size,
+                    "members": b.members.iter().map(|m| json!({"name": m.name, "offset": m.offset, "ty": m.ty})).collect::<Vec<_>>(),
+                })
+            })
+            .collect()
+    };
+    let io = |list: &[crate::reflect::InterfaceVariable]| -> Vec<serde_json::Value> {
+        list.iter()
+            .map(|v| json!({"name": v.name, "location": v.location, "component": v.component, "ty": v.ty}))
+            .collect()
+    };
+    json!({
+        "file": module.file,
+        "entry_point": r.entry_point,
+        "stage": module.stage.name(),
+        "uniforms": r.uniforms.iter().map(|u| json!({"name": u.name, "location": u.location, "ty": u.ty})).collect::<Vec<_>>(),
+        "uniform_blocks": blocks(&r.uniform_blocks),
+        "storage_buffers": blocks(&r.storage_buffers),
+        "push_constants": blocks(&r.push_constants),
+        "images": r.images.iter().map(|i| json!({"name": i.name, "set": i.set, "binding": i.binding, "kind": i.kind})).collect::<Vec<_>>(),
+        "spec_constants": r.spec_constants.iter().map(|c| json!({"name": c.name, "id": c.id, "ty": c.ty, "default": c.default})).collect::<Vec<_>>(),
+        "inputs": io(&r.inputs),
+        "outputs": io(&r.outputs),
+    })
+}
+
+fn write_stage_text(out: &mut String, module: &StageModule, r: &Reflection) {
+    let _ = writeln!(out, "{} ({} entry point '{}')", module.file, module.stage.name(), r.entry_point);
+    for u in &r.uniforms {
+        let _ = writeln!(out, "  uniform location {} : {} {}", u.location, u.name, u.ty);
+    }
+    for (title, list) in [
+        ("uniform block", &r.uniform_blocks),
+        ("storage buffer", &r.storage_buffers),
+        ("push constants", &r.push_constants),
+    ] {
+        for b in list {
+            let size = b.size.map(|s| format!(", {s} bytes")).unwrap_or_default();
+            let _ = writeln!(out, "  {title} {} (set {}, binding {}{size})", b.name, b.set, b.binding);
+            for m in &b.members {
+                let _ = writeln!(out, "    +{:<4} {} : {}", m.offset, m.name, m.ty);
+            }
+        }
+    }
+    for i in &r.images {
+        let _ = writeln!(out, "  {} {} (set {}, binding {})", i.kind, i.name, i.set, i.binding);
+    }
+    for c in &r.spec_constants {
+        let _ = writeln!(out, "  specialization constant {} (id {}) : {} = {}", c.name, c.id, c.ty, c.default);
+    }
+    for (title, list) in [("input", &r.inputs), ("output", &r.outputs)] {
+        for v in list {
+            let _ = writeln!(out, "  {title} location {} : {} {}", v.location, v.name, v.ty);
+        }
+    }
+}
+
+/// The stage modules of a stored SPIR-V object, with every override that a
+/// stage declares set as its specialization constant (Mesa refuses ids a
+/// module does not declare, so each stage gets only its own).
+pub fn specialized_modules(
+    artifact: &[u8],
+    overrides: &[xr_sourcebuild::OverrideValue],
+    context: &str,
+) -> Result<Vec<StageModule>, XrError> {
+    let mut modules = crate::container::decode(artifact)
+        .ok_or_else(|| XrError::invalid_input(format!("{context}: the SPIR-V object is damaged")))?;
+    for module in &mut modules {
+        let declared = crate::reflect::spec_constant_ids(&module.words)?;
+        for value in overrides.iter().filter(|o| declared.contains(&o.id)) {
+            module.specializations.retain(|s| s.id != value.id);
+            module.specializations.push(xr_sourcebuild::Specialization { id: value.id, bits: value.bits });
+        }
+    }
+    Ok(modules)
+}
+
+/// Refuses a load of anything but `target` by `path`: the registry only
+/// hands a build system what it declared, so this is a host error.
+pub fn check_load(
+    request: &xr_sourcebuild::ArtifactLoad,
+    build_system: &str,
+    loads: &[(&str, xr_sourcebuild::LoadPath)],
+) -> Result<(), XrError> {
+    if loads.iter().any(|(target, path)| request.target == *target && request.path == *path) {
+        return Ok(());
+    }
+    Err(XrError::invalid_input(format!(
+        "{build_system} does not load {} by the {} path",
+        request.target, request.path
+    )))
+}

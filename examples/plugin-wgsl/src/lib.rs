@@ -1,0 +1,89 @@
+//! `xr-compiler-wgsl`: an out-of-tree XR build system plugin that compiles
+//! WGSL into SPIR-V with [naga](https://crates.io/crates/naga), for the
+//! `vk-spirv` and `gl-spirv` targets.
+//!
+//! It compiles offline only and attaches to no device: its artifacts are
+//! XR's SPIR-V objects ([`xr_spirv_object::encode`]), which the Vulkan and GL
+//! SPIR-V build systems already load.
+//!
+//! # Overrides as specialization constants: the sentinel trick
+//!
+//! A WGSL `override` is what GLSL calls a specialization constant, and XR
+//! sets them at load time (`OpSpecConstant` + `SpecId`). naga's SPIR-V
+//! writer, however, writes no specialization constants: it refuses a
+//! module that still has overrides, and
+//! `naga::back::pipeline_constants::process_overrides` resolves them to
+//! plain constants first. So this plugin resolves each override to a
+//! *sentinel* — a value of its type that no real shader writes (an `f32`
+//! near 1.2e7 with a per-override low bit pattern, or `0x5EED_0000 + n` for
+//! integers) — writes the module, and then patches the SPIR-V words ([`spec`]):
+//! the one `OpConstant` holding the sentinel becomes an `OpSpecConstant`
+//! holding the override's default, decorated `SpecId` = its `@id`.
+//!
+//! That only works while the override reaches the SPIR-V as a constant of
+//! its own. naga evaluates expressions made of overrides and constants only
+//! (`GAIN * 2.0`, a default computed from another override, a workgroup
+//! size, an array length) with the sentinel, so such uses are refused with
+//! an error at the line of the use ([`compile::folded_uses`]); bool overrides
+//! are refused too (`OpSpecConstantTrue` would need a different patch), and
+//! every override needs an `@id`.
+
+pub mod compile;
+pub mod reflect;
+pub mod spec;
+
+use xr_device::{DeviceCapabilities, NativeHandles, XrError, XrResult, guard};
+use xr_sourcebuild::{
+    AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, LanguageInfo, OfflineArtifact,
+    OfflineRequest, ShaderStage, SourceBuildSystem, guard_build,
+};
+
+/// The build system's name.
+pub const NAME: &str = "xr-compiler-wgsl";
+
+xr_sourcebuild::export_plugin! {
+    name: "xr-compiler-wgsl",
+    device_systems: [],
+    build_systems: [WgslSystem],
+}
+
+/// The WGSL build system: WGSL → SPIR-V with naga, offline only.
+pub struct WgslSystem;
+
+impl SourceBuildSystem for WgslSystem {
+    fn info(&self) -> XrResult<BuildSystemInfo> {
+        guard(|| {
+            Ok(BuildSystemInfo {
+                name: NAME.into(),
+                description: "WGSL to SPIR-V (naga), offline; loaded by the Vulkan and GL SPIR-V build systems".into(),
+                availability: Availability::OFFLINE_COMPILE | Availability::COMPATIBLE_OBJECT,
+                attachable: Vec::new().into(),
+                languages: vec![LanguageInfo::new("wgsl", &["wgsl"])].into(),
+                stages: vec![ShaderStage::Vertex, ShaderStage::Fragment, ShaderStage::Compute].into(),
+                priority: 0,
+                compiler_identity: format!("{NAME} {} / naga {}", env!("CARGO_PKG_VERSION"), compile::NAGA_VERSION)
+                    .into(),
+                compiles: compile::TARGETS.iter().map(|t| CompilePair::new("wgsl", t)).collect::<Vec<_>>().into(),
+                loads: Vec::new().into(),
+            })
+        })
+    }
+
+    fn attach(&self, _handles: &NativeHandles, _capabilities: &DeviceCapabilities) -> XrResult<AttachedBuildSystemBox> {
+        guard(|| {
+            Err(XrError::unavailable(format!(
+                "{NAME} compiles offline only; the Vulkan and GL SPIR-V build systems load its artifacts"
+            )))
+        })
+    }
+
+    fn compile_offline(
+        &self,
+        request: &OfflineRequest,
+    ) -> abi_stable::std_types::RResult<OfflineArtifact, BuildError> {
+        guard_build(|| compile::compile(request))
+    }
+}
+
+#[cfg(test)]
+mod tests;
