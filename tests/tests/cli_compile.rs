@@ -90,7 +90,8 @@ void main() { c = texture(albedo, v_uv) * material.tint * material.roughness * G
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     // What every build system reports, then its own full reflection per stage.
     assert_eq!(report["target"], "vk-spirv");
-    let constants: Vec<&str> = report["constants"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let constants: Vec<&str> =
+        report["constants"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(constants, ["tint", "roughness"]);
     assert_eq!(report["resources"][1]["name"], "albedo", "{report}");
     assert_eq!(report["overrides"][0]["name"], "GAIN");
@@ -131,7 +132,10 @@ fn gl_glsl_writes_the_sources_a_driver_builds_with_their_includes() {
     let bundle = SourceBundle::decode(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(bundle.stages.len(), 1);
     assert_eq!(bundle.stages[0].stage, "vertex");
-    assert_eq!(bundle.files, [("pos.glsl".to_owned(), "vec4 position(vec2 p) { return vec4(p, 0.0, 1.0); }\n".to_owned())]);
+    assert_eq!(
+        bundle.files,
+        [("pos.glsl".to_owned(), "vec4 position(vec2 p) { return vec4(p, 0.0, 1.0); }\n".to_owned())]
+    );
     assert_eq!(bundle.defines, [("FANCY".to_owned(), "1".to_owned())]);
 }
 

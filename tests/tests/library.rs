@@ -129,7 +129,10 @@ fn a_corrupt_object_falls_back_to_the_next_path_and_says_why() {
     let (path, target, reason) = load_unlit(&library, DeviceKind::OpenGl);
     assert_eq!((path, target.as_str()), (LoadPath::Source, "gl-glsl"), "{reason}");
     assert!(reason.contains("no program binary of this driver yet"), "{reason}");
-    assert!(reason.contains("compatible-object: its gl-spirv object is unusable") && reason.contains("corrupt object"), "{reason}");
+    assert!(
+        reason.contains("compatible-object: its gl-spirv object is unusable") && reason.contains("corrupt object"),
+        "{reason}"
+    );
     // The binary it wrote back is the best path next time.
     let (path, _, reason) = load_unlit(&library, DeviceKind::OpenGl);
     assert_eq!(path, LoadPath::DeviceBinary, "{reason}");

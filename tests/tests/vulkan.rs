@@ -2,9 +2,7 @@
 //! validation layers: every validation error fails the call that caused it.
 
 use std::process::Command;
-use xr_sourcebuild::{
-    BuildOptions, ConstantTableExt, ProgramBinary, ProgramDesc, ShaderStage, SourceDesc, Store,
-};
+use xr_sourcebuild::{BuildOptions, ConstantTableExt, ProgramBinary, ProgramDesc, ShaderStage, SourceDesc, Store};
 use xr_tests::{FULLSCREEN_VERT, GlBench, assert_rgba_near, executable, registry, temp_dir};
 
 const VK_SPIRV: &str = "xr-compiler-vk-spirv";

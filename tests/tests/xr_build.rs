@@ -326,3 +326,35 @@ fn temporary_files_of_dead_processes_are_removed_and_those_of_live_ones_kept() {
     assert!(!dead.exists(), "a killed build's leftover is removed");
     assert!(live.exists(), "a running build's write is left alone");
 }
+
+#[test]
+fn a_plugin_whose_offline_compile_panics_fails_its_artifacts_and_the_rest_lands() {
+    let dir = materials_copy("build-panic");
+    let manifest = std::fs::read_to_string(dir.join("xr.toml")).unwrap();
+    let manifest = manifest
+        .replace("targets = [\"gl-glsl\", \"gl-spirv\", \"vk-spirv\"]", "targets = [\"vk-spirv\", \"fixture-panic\"]");
+    std::fs::write(dir.join("xr.toml"), manifest).unwrap();
+    // The fixture beside the built-in plugins (which load from next to `xr`).
+    let plugins = xr_tests::plugin_dir_with("build-panic-plugins", &["xr-fixture-panic"]);
+    let (ok, stdout, stderr) =
+        output(xr(&dir, &["build", "-m", "xr.toml"]).env("XR_PLUGIN_PATH", &plugins).env("XR_LOG", "info"));
+    assert!(!ok, "{stdout}");
+    let variants = ARTIFACTS / 3;
+    assert_eq!(summary(&stdout), (variants, 0, variants, variants), "{stdout}");
+    let panics = stdout.matches("plugin panicked: fixture build system: cannot compile").count();
+    assert_eq!(panics, variants, "each fixture-panic artifact fails with the panic\n{stdout}");
+    // Two build systems offer glsl → vk-spirv: the higher priority one builds it, and the log names both.
+    assert!(
+        stderr.contains(
+            "glsl → vk-spirv: xr-compiler-vk-spirv (priority 0) is used, not xr-fixture-panic-build (priority -100)"
+        ),
+        "{stderr}"
+    );
+    // What did build landed whole in the store and the catalog.
+    let (ok, report) = verify(&dir);
+    assert!(ok, "{report}");
+    let catalog: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("store/catalog/unlit.json")).unwrap()).unwrap();
+    let objects = &catalog["variants"]["unlit[TINT=0,PATTERN=flat]"]["objects"];
+    assert!(objects["vk-spirv"].is_string() && objects["fixture-panic"].is_null(), "{catalog}");
+}

@@ -14,7 +14,8 @@ use std::{
 };
 use xr_device::{DeviceKind, DeviceOptions, DrawCall, VertexAttribute, VertexLayout};
 use xr_sourcebuild::{
-    AttachedDevice, Availability, BuildOptions, LoadPath, ProgramCache, ProgramDesc, Registry, ShaderStage, SourceDesc, Store,
+    AttachedDevice, Availability, BuildOptions, LoadPath, ProgramCache, ProgramDesc, Registry, ShaderStage, SourceDesc,
+    Store,
 };
 
 /// Arguments of `xr-bench gl-program-binaries`.
@@ -161,12 +162,8 @@ fn child(mode: Mode, programs: usize, store: &Path, mesa_cache: &Path) -> anyhow
 
 fn run_child(mode: Mode, programs: usize, store: &Path) -> anyhow::Result<Timings> {
     let registry = Registry::discover();
-    let AttachedDevice { mut device, capabilities, mut compiler } = registry.open_attached(
-        DeviceKind::OpenGl,
-        Availability::OFFLINE_COMPILE,
-        "glsl",
-        &DeviceOptions::default(),
-    )?;
+    let AttachedDevice { mut device, capabilities, mut compiler } =
+        registry.open_attached(DeviceKind::OpenGl, Availability::OFFLINE_COMPILE, "glsl", &DeviceOptions::default())?;
     let cache = ProgramCache::new(Store::open(store)?, &capabilities);
     let target = device.create_render_target(64, 64).into_result()?;
     let layout =

@@ -404,13 +404,8 @@ impl JobContext<'_> {
 
 /// Everything but file contents that changes an artifact's bytes.
 fn recipe_key(compiler: &Compiler<'_>, program: &Program, variant: &Variant, target: &str) -> ObjectKey {
-    let mut parts: Vec<Vec<u8>> = vec![
-        FORMAT.into(),
-        compiler.name.into(),
-        compiler.identity.into(),
-        target.into(),
-        program.name.clone().into(),
-    ];
+    let mut parts: Vec<Vec<u8>> =
+        vec![FORMAT.into(), compiler.name.into(), compiler.identity.into(), target.into(), program.name.clone().into()];
     for stage in &program.stages {
         parts.push(stage.stage.name().into());
         parts.push(stage.file.to_string_lossy().into_owned().into());
@@ -432,7 +427,8 @@ pub(crate) fn program_desc(program: &Program, variant: &Variant) -> Result<Progr
     for stage in &program.stages {
         let source = std::fs::read_to_string(&stage.file)
             .map_err(|e| format!("{}: cannot read the source: {e}", stage.file.display()))?;
-        let mut desc = SourceDesc::glsl(stage.stage, stage.file.to_string_lossy(), source).with_language(stage.language());
+        let mut desc =
+            SourceDesc::glsl(stage.stage, stage.file.to_string_lossy(), source).with_language(stage.language());
         desc.entry_point = stage.entry.clone().into();
         for define in &variant.defines {
             desc.defines.push(define.clone());

@@ -60,8 +60,7 @@ pub fn emit(program: &Program, preprocess: &Preprocessor<'_>) -> Result<Vec<Guar
         .iter()
         .enumerate()
         .map(|(index, stage)| {
-            let stage_texts: Vec<&str> =
-                texts.iter().map(|t| t.get(index).map_or("", String::as_str)).collect();
+            let stage_texts: Vec<&str> = texts.iter().map(|t| t.get(index).map_or("", String::as_str)).collect();
             emit_stage(program, stage, &variants, &stage_texts)
         })
         .collect()

@@ -256,5 +256,9 @@ fn targets_and_languages_no_plugin_offers_fail_their_program_alone_at_line_and_c
     assert_eq!(errors[1].3, "no plugin compiles language 'wgsl' (the plugins found compile: glsl, hlsl)");
     assert_eq!((errors[2].0, errors[2].1), ("unknown_extension", 16), "{errors:?}");
     assert!(errors[2].3.starts_with("cannot tell the language of"), "{errors:?}");
-    assert!(refused[0].1.to_string().contains("xr.toml:7:24: error: no plugin builds target 'dx12'"), "{}", refused[0].1);
+    assert!(
+        refused[0].1.to_string().contains("xr.toml:7:24: error: no plugin builds target 'dx12'"),
+        "{}",
+        refused[0].1
+    );
 }

@@ -42,12 +42,12 @@ pub use constants::{
     ConstantType, ConstantValue, MemberLayout, ScalarKind, ThroughPipeline,
 };
 pub use diagnostics::{BuildError, Diagnostic, Severity, guard_build};
-pub use plugin::{XrPlugin, XrPluginRef};
 pub use load::{ArtifactLoad, LoadPath, LoadedArtifact, OverrideKind, OverrideValue, TargetLoad};
 pub use offline::{
     CompileOption, CompilePair, FileRead, LanguageInfo, OfflineArtifact, OfflineRequest, ProgramReflection,
     ReflectedConstant, ReflectedOverride, ReflectedResource, StageOutput,
 };
+pub use plugin::{XrPlugin, XrPluginRef};
 pub use program_cache::{DriverIdentity, LoadReport, ProgramCache, decode_binary_record, encode_binary_record};
 pub use registry::{AttachedDevice, LoadedPlugin, Registry, RegistryError, SkippedFile};
 pub use source::{Define, ProgramDesc, ShaderStage, SourceDesc, Specialization, VirtualFile};

@@ -14,9 +14,9 @@
 use crate::{
     availability::Availability,
     diagnostics::BuildError,
+    load::LoadPath,
     source::ProgramDesc,
     store::{ObjectKey, Store},
-    load::LoadPath,
     system::{AttachedBuildSystem, BuildOptions, BuiltProgram, ProgramBinary},
 };
 use serde::{Deserialize, Serialize};

@@ -290,9 +290,7 @@ impl Registry {
             .iter()
             .flat_map(|p| p.build_systems.iter())
             .filter(|(info, _)| {
-                info.attachable.contains(&kind)
-                    && info.availability.contains(availability)
-                    && info.accepts(language)
+                info.attachable.contains(&kind) && info.availability.contains(availability) && info.accepts(language)
             })
             .map(|(info, system)| (info, system))
             .collect();
@@ -307,9 +305,10 @@ impl Registry {
         availability: Availability,
         language: &str,
     ) -> Result<&SourceBuildSystemBox, RegistryError> {
-        self.build_systems(kind, availability, language).first().map(|(_, system)| *system).ok_or_else(|| {
-            RegistryError::NoBuildSystem { kind, availability, language: language.to_owned() }
-        })
+        self.build_systems(kind, availability, language)
+            .first()
+            .map(|(_, system)| *system)
+            .ok_or_else(|| RegistryError::NoBuildSystem { kind, availability, language: language.to_owned() })
     }
 
     /// Every build system with what it says about itself, in load order.
@@ -372,8 +371,10 @@ impl Registry {
 
     /// Every target some build system compiles, sorted.
     pub fn targets(&self) -> Vec<String> {
-        let mut targets: Vec<String> =
-            self.build_system_entries().flat_map(|(info, _)| info.compiles.iter().map(|p| p.target.to_string())).collect();
+        let mut targets: Vec<String> = self
+            .build_system_entries()
+            .flat_map(|(info, _)| info.compiles.iter().map(|p| p.target.to_string()))
+            .collect();
         targets.sort();
         targets.dedup();
         targets
@@ -381,8 +382,10 @@ impl Registry {
 
     /// Every language some build system accepts, sorted.
     pub fn languages(&self) -> Vec<String> {
-        let mut languages: Vec<String> =
-            self.build_system_entries().flat_map(|(info, _)| info.languages.iter().map(|l| l.name.to_string())).collect();
+        let mut languages: Vec<String> = self
+            .build_system_entries()
+            .flat_map(|(info, _)| info.languages.iter().map(|l| l.name.to_string()))
+            .collect();
         languages.sort();
         languages.dedup();
         languages

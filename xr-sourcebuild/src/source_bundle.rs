@@ -90,7 +90,8 @@ impl SourceBundle {
         for stage in &self.stages {
             let kind = ShaderStage::from_name(&stage.stage)
                 .ok_or_else(|| format!("unknown stage '{}' in a source bundle", stage.stage))?;
-            let mut desc = SourceDesc::glsl(kind, stage.file.clone(), stage.source.clone()).with_language(&stage.language);
+            let mut desc =
+                SourceDesc::glsl(kind, stage.file.clone(), stage.source.clone()).with_language(&stage.language);
             desc.entry_point = stage.entry.clone().into();
             for (name, value) in self.defines.iter().chain(extra) {
                 desc = desc.with_define(name.clone(), value.clone());

@@ -10,8 +10,8 @@ mod runtime;
 mod spirv_fns;
 
 use abi_stable::sabi_trait::TD_Opaque;
-use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError, XrResult, guard};
 use abi_stable::std_types::RResult;
+use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError, XrResult, guard};
 use xr_sourcebuild::{
     AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, LoadPath,
     OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, TargetLoad, guard_build,
@@ -75,7 +75,9 @@ impl SourceBuildSystem for GlSpirvSystem {
     fn compile_offline(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError> {
         guard_build(|| {
             if request.target != TARGET {
-                return Err(XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into());
+                return Err(
+                    XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into()
+                );
             }
             xr_spirv::offline::compile_object(request, xr_spirv::TargetEnv::OpenGl45)
         })

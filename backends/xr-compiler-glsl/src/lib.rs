@@ -15,8 +15,8 @@ use abi_stable::{
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError, XrResult, guard};
 use xr_sourcebuild::{
     AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair,
-    LanguageInfo, LoadPath, OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, SourceBundle,
-    TargetLoad, guard_build,
+    LanguageInfo, LoadPath, OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, SourceBundle, TargetLoad,
+    guard_build,
 };
 use xr_spirv::{LANGUAGE_GLSL, SpirvOptions, TargetEnv};
 
@@ -88,7 +88,10 @@ impl SourceBuildSystem for GlslSystem {
 
 /// GLSL, as this build system takes it (the languages shaderc takes minus HLSL).
 fn glsl() -> LanguageInfo {
-    xr_spirv::languages().into_iter().find(|l| l.name == LANGUAGE_GLSL).unwrap_or_else(|| LanguageInfo::new(LANGUAGE_GLSL, &["glsl"]))
+    xr_spirv::languages()
+        .into_iter()
+        .find(|l| l.name == LANGUAGE_GLSL)
+        .unwrap_or_else(|| LanguageInfo::new(LANGUAGE_GLSL, &["glsl"]))
 }
 
 /// The sources of the program with every file they include, checked by
@@ -139,7 +142,13 @@ fn preprocess(request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
         files_read.push(xr_sourcebuild::FileRead::of_text(&stage.file_name, stage.source.as_bytes()));
         stages.push(xr_sourcebuild::StageOutput { stage: stage.stage, bytes: text.into_bytes().into() });
     }
-    Ok(OfflineArtifact { bytes: RVec::new(), files_read, warnings: RVec::new(), reflection: Default::default(), stages })
+    Ok(OfflineArtifact {
+        bytes: RVec::new(),
+        files_read,
+        warnings: RVec::new(),
+        reflection: Default::default(),
+        stages,
+    })
 }
 
 /// `#undef VULKAN` after the `#version` line, keeping later line numbers.

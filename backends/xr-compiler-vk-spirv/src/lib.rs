@@ -72,7 +72,9 @@ impl SourceBuildSystem for VkSpirvSystem {
     fn compile_offline(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError> {
         guard_build(|| {
             if request.target != TARGET {
-                return Err(XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into());
+                return Err(
+                    XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into()
+                );
             }
             xr_spirv::offline::compile_object(request, xr_spirv::TargetEnv::Vulkan10)
         })

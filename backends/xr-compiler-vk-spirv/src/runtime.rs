@@ -469,8 +469,10 @@ impl AttachedBuildSystem for AttachedVkSpirv {
                 return Ok(LoadedArtifact { program, note: RString::new() });
             }
             // Stored sources, compiled for Vulkan here, overrides as specialization constants.
-            let bundle = SourceBundle::decode(&request.artifact).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
-            let mut desc = bundle.program(&request.name, &[]).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
+            let bundle = SourceBundle::decode(&request.artifact)
+                .map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
+            let mut desc =
+                bundle.program(&request.name, &[]).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
             for stage in desc.stages.iter_mut() {
                 for value in request.overrides.iter() {
                     stage.specializations.retain(|s| s.id != value.id);

@@ -18,13 +18,12 @@ pub mod reflect;
 pub mod validate;
 
 pub use compile::{
-    CompiledProgram, IncludedFile, LANGUAGE_GLSL, LANGUAGE_HLSL, LazyCompiler, Optimization, SpirvCompiler, SpirvModule,
-    SpirvOptions, SpirvVersion, languages,
-    TargetEnv, compiler_identity,
+    CompiledProgram, IncludedFile, LANGUAGE_GLSL, LANGUAGE_HLSL, LazyCompiler, Optimization, SpirvCompiler,
+    SpirvModule, SpirvOptions, SpirvVersion, TargetEnv, compiler_identity, languages,
 };
 pub use program::finish_program;
+pub use reflect::{Reflection, assign_uniform_locations, link_interface_locations, reflect};
+pub use validate::{validate, validate_program};
 /// The stored SPIR-V object (its own small crate, so that plugins that make
 /// SPIR-V without shaderc, such as a WGSL compiler, can write it too).
 pub use xr_spirv_object as container;
-pub use reflect::{Reflection, assign_uniform_locations, link_interface_locations, reflect};
-pub use validate::{validate, validate_program};

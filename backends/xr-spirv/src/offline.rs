@@ -33,8 +33,9 @@ pub fn options_of(request: &OfflineRequest, base: TargetEnv) -> Result<SpirvOpti
     if base != TargetEnv::OpenGl45
         && let Some(version) = request.option("vulkan")
     {
-        options.target = TargetEnv::from_name(&format!("vulkan{version}"))
-            .ok_or_else(|| XrError::invalid_input(format!("unknown Vulkan version '{version}' (1.0, 1.1, 1.2 or 1.3)")))?;
+        options.target = TargetEnv::from_name(&format!("vulkan{version}")).ok_or_else(|| {
+            XrError::invalid_input(format!("unknown Vulkan version '{version}' (1.0, 1.1, 1.2 or 1.3)"))
+        })?;
     }
     if let Some(version) = request.option("spirv-version") {
         options.spirv_version = Some(match version {
@@ -115,7 +116,11 @@ pub fn reflection_of(modules: &[StageModule]) -> Result<ProgramReflection, XrErr
         let r = crate::reflect(&module.words, &module.entry_point)?;
         let stage = module.stage;
         for u in &r.uniforms {
-            reflection.constants.push(ReflectedConstant { name: u.name.as_str().into(), ty: u.ty.as_str().into(), stage });
+            reflection.constants.push(ReflectedConstant {
+                name: u.name.as_str().into(),
+                ty: u.ty.as_str().into(),
+                stage,
+            });
         }
         for block in r.uniform_blocks.iter().chain(&r.push_constants) {
             for m in &block.members {
@@ -252,8 +257,5 @@ pub fn check_load(
     if loads.iter().any(|(target, path)| request.target == *target && request.path == *path) {
         return Ok(());
     }
-    Err(XrError::invalid_input(format!(
-        "{build_system} does not load {} by the {} path",
-        request.target, request.path
-    )))
+    Err(XrError::invalid_input(format!("{build_system} does not load {} by the {} path", request.target, request.path)))
 }

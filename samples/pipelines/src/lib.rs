@@ -44,12 +44,8 @@ pub fn default_shader_dir() -> PathBuf {
 /// Renders every vertex × fragment pipeline into one grid image, loading
 /// stage programs through a program cache in `store`.
 pub fn render(registry: &Registry, shader_dir: &Path, store: &Path) -> Result<Rendered, SampleError> {
-    let AttachedDevice { mut device, capabilities, mut compiler } = registry.open_attached(
-        DeviceKind::OpenGl,
-        Availability::RUNTIME_COMPILE,
-        "glsl",
-        &DeviceOptions::default(),
-    )?;
+    let AttachedDevice { mut device, capabilities, mut compiler } =
+        registry.open_attached(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, "glsl", &DeviceOptions::default())?;
     let store = Store::open(store).map_err(|e| XrError::new(xr_device::ErrorKind::Io, e.to_string()))?;
     let cache = ProgramCache::new(store, &capabilities);
 

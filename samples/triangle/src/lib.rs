@@ -86,12 +86,8 @@ pub const PATHS: [RenderPath; 3] = [
 /// Renders the triangle through the plugins of `registry`, with the best
 /// OpenGL GLSL build system.
 pub fn render(registry: &Registry, params: &TriangleParams, shader_dir: &Path) -> Result<Image, SampleError> {
-    let AttachedDevice { mut device, mut compiler, .. } = registry.open_attached(
-        DeviceKind::OpenGl,
-        Availability::RUNTIME_COMPILE,
-        "glsl",
-        &DeviceOptions::default(),
-    )?;
+    let AttachedDevice { mut device, mut compiler, .. } =
+        registry.open_attached(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, "glsl", &DeviceOptions::default())?;
     draw(&mut device, &mut compiler, params, shader_dir)
 }
 
