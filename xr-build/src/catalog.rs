@@ -77,7 +77,7 @@ impl CatalogProgram {
     }
 
     /// The name of the variant with `values`: every axis must be given once
-    /// (seed 001: a lookup that misses an axis would pick some variant).
+    /// (a lookup that misses an axis would pick some variant).
     pub fn variant_name(&self, values: &[(&str, &str)]) -> Result<String, String> {
         for (axis, _) in values {
             if !self.axes.iter().any(|a| a.name == *axis) {

@@ -49,12 +49,17 @@ pub fn gc(store: &Store, manifests: &[Manifest], dry_run: bool) -> Result<GcRepo
     for key in store.keys()? {
         report.objects += 1;
         let payload = match store.get(&key) {
-            Ok(Some(payload)) => payload,
+            Ok(Some(payload)) => Some(payload),
             Ok(None) => continue,
             // Corrupt: nothing can use it; a build or a load rebuilds it.
-            Err(_) => Vec::new(),
+            Err(_) => None,
         };
-        if !dropped(&key, &payload, &referenced, &built, &programs) {
+        let drop = match &payload {
+            Some(payload) => dropped(&key, payload, &referenced, &built, &programs),
+            None => true,
+        };
+        let payload = payload.unwrap_or_default();
+        if !drop {
             report.kept += 1;
             continue;
         }
@@ -84,9 +89,6 @@ fn dropped(
     built: &BTreeSet<String>,
     programs: &BTreeSet<&str>,
 ) -> bool {
-    if payload.is_empty() {
-        return true;
-    }
     if referenced.contains(&key.hex()) {
         return false;
     }

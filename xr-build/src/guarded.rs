@@ -1,4 +1,4 @@
-//! Seed 001's guarded GLSL (`emitGuarded`): per program and stage, one
+//! Guarded GLSL: per program and stage, one
 //! source holding every variant behind an `#if` ladder over its axes, with
 //! the lines all variants share hoisted above the ladder — for hosts that
 //! already hold the defines and want one file to hand the driver.

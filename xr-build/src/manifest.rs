@@ -136,9 +136,9 @@ pub enum OverrideType {
     Bool,
 }
 
-/// A specialization constant a variant may set at load time (seed 001:
-/// variants that differ only by a value are one program with an override,
-/// not more variants). On SPIR-V targets it is the `constant_id`; on
+/// A specialization constant a variant may set at load time: variants
+/// that differ only by a value are one program with an override,
+/// not more variants. On SPIR-V targets it is the `constant_id`; on
 /// `gl-glsl`, which has no specialization constants, XR defines `NAME` to
 /// the value when it builds the source on the device, so sources declare it
 /// under `#if defined(GL_SPIRV) || defined(VULKAN)`.

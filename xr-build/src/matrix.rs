@@ -16,7 +16,7 @@ pub struct Variant {
 }
 
 /// Every variant of `program`, in matrix order. Two points with the same
-/// name are an error naming both (seed 001: a name that misses an axis
+/// name are an error naming both (a name that misses an axis
 /// would silently share one program between them).
 pub fn variants(program: &Program) -> Result<Vec<Variant>, String> {
     let mut points: Vec<Vec<usize>> = vec![Vec::new()];

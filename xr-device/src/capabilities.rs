@@ -9,9 +9,9 @@ use abi_stable::{
 #[repr(u8)]
 #[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DeviceKind {
-    /// OpenGL 4.x (seed 003: "OpenGL System Attachable").
+    /// OpenGL 4.x.
     OpenGl,
-    /// Vulkan 1.x (seed 003: "Vulkan System Attachable").
+    /// Vulkan 1.x.
     Vulkan,
 }
 

@@ -1,6 +1,6 @@
 //! The DeviceSystem contract of XR.
 //!
-//! A *device system* (seed 003's `XRDeviceSystem`, e.g. `XRRHIOpenGL.dll`) is
+//! A *device system* is
 //! a plugin that opens a rendering device, reports what it can do, and hands
 //! out the native handles a build system needs to attach to it. Every type
 //! here crosses the plugin boundary, so all of them are `#[repr(C)]` and

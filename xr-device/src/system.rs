@@ -38,7 +38,7 @@ pub struct DeviceOptions {
     pub validation: bool,
 }
 
-/// A device system: seed 003's `XRDeviceSystem`, one per rendering API.
+/// A device system, one per rendering API.
 #[sabi_trait]
 pub trait DeviceSystem {
     /// Name, kind and description.

@@ -1,4 +1,4 @@
-//! Seed 003's `XRBuildSystemAvailability` flags.
+//! What a build system can do: its availability flags.
 
 use abi_stable::StableAbi;
 use std::fmt;

@@ -1,4 +1,4 @@
-//! The constant table: seed 002's `ID3DXConstantTable` for XR.
+//! The constant table: XR's take on D3DX's `ID3DXConstantTable`.
 //!
 //! Look a constant up by name once (`"color"`, `"light.position"`,
 //! `"weights[2]"`) into a [`ConstantHandle`], then set it with a typed
@@ -302,7 +302,7 @@ impl ConstantTableExt for ThroughPipeline<'_> {
 /// A constant table behind the ABI.
 pub type ConstantTableBox = ConstantTable_TO<'static, RBox<()>>;
 
-/// Typed setters over [`ConstantTable::set`], named after seed 002's
+/// Typed setters over [`ConstantTable::set`], named after D3DX's
 /// `SetBool` / `SetInt` / `SetFloat` / `SetVector` / `SetMatrix` family.
 pub trait ConstantTableExt {
     /// Looks `name` up and fails with its name in the message.

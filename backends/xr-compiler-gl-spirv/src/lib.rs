@@ -1,4 +1,4 @@
-//! `xr-compiler-gl-spirv`: seed 003's `XRCompilerGLSpirV` as an XR plugin.
+//! `xr-compiler-gl-spirv`: a build system plugin.
 //!
 //! GLSL and HLSL are compiled to SPIR-V by XR's SPIR-V core (a compatible
 //! object: not tied to a machine or driver), then loaded into OpenGL with

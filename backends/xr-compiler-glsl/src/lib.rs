@@ -1,4 +1,4 @@
-//! `xr-compiler-glsl`: seed 003's `XRCompilerGLSL` as an XR plugin.
+//! `xr-compiler-glsl`: a build system plugin.
 //!
 //! Builds GLSL on a live OpenGL device: `#include` is resolved here (the
 //! driver never sees a file name), defines are injected after `#version`,

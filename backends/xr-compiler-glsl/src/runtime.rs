@@ -2,7 +2,7 @@
 //!
 //! Runtime path: `glShaderSource`, `glCompileShader`, `glAttachShader`,
 //! `glLinkProgram`, with every driver message mapped back to the user's
-//! files. On GL 4.1+ (seed 003) also: separable programs combined in program
+//! files. On GL 4.1+ also: separable programs combined in program
 //! pipelines, and program binaries read back and loaded again.
 
 use crate::preprocess;

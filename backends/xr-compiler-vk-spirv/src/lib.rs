@@ -1,4 +1,4 @@
-//! `xr-compiler-vk-spirv`: seed 003's `XRCompilerVKSpirV` as an XR plugin.
+//! `xr-compiler-vk-spirv`: a build system plugin.
 //!
 //! GLSL and HLSL are compiled to SPIR-V for Vulkan 1.0 by XR's SPIR-V core
 //! (a compatible object), turned into shader modules and a graphics pipeline

@@ -88,7 +88,7 @@ impl AttachedVkSpirv {
         modules.iter().map(|m| xr_spirv::reflect(&m.words, &m.entry_point)).collect()
     }
 
-    /// Seed 000's late binding: every fragment input must be written by the
+    /// Late binding: every fragment input must be written by the
     /// vertex stage, at the same location with the same type — checked here,
     /// before any driver sees the program, naming both stages.
     fn check_interface(modules: &[StageModule], reflections: &[Reflection]) -> Result<(), XrError> {

@@ -1,5 +1,5 @@
 //! Separable programs a build system made, and the program pipelines it
-//! combines them into (seed 003's GL 4.1 path).
+//! combines them into (the GL 4.1 path).
 
 use crate::{
     device_gl::DeviceGl,
@@ -88,7 +88,7 @@ impl Pipelines {
         }
     }
 
-    /// Seed 000's rule for linked stages: every input of a stage is written,
+    /// The rule for linked stages: every input of a stage is written,
     /// with the same type, by the stage before it — checked before any
     /// draw, since drivers (Mesa among them) may validate such a pipeline.
     ///

@@ -1,4 +1,4 @@
-//! `xr-rhi-opengl`: seed 003's `XRRHIOpenGL` as an XR plugin.
+//! `xr-rhi-opengl`: the OpenGL device system plugin.
 //!
 //! Opens an OpenGL 4.x core context on an EGL device with no surface
 //! (Mesa's llvmpipe where there is no GPU, the GPU's EGL device where there

@@ -422,7 +422,7 @@ pub fn assign_uniform_locations(modules: &mut [&mut [u32]]) -> Result<(), XrErro
     Ok(())
 }
 
-/// Seed 000's late binding for stages compiled apart: each input of
+/// Late binding for stages compiled apart: each input of
 /// `consumer` takes the location of the output of `producer` with the same
 /// name. glslang numbers each stage's unlocated interface variables in
 /// declaration order, so without this two stages that declare the same

@@ -25,7 +25,7 @@ layout(location = 0) out vec2 v_uv;
 void main() { v_uv = in_position * 0.5 + 0.5; gl_Position = vec4(in_position, 0.0, 1.0); }
 ";
 
-/// Seed 002's vertex shader: a view-projection matrix, `mul`, a blue diffuse colour.
+/// A D3D9-era vertex shader: a view-projection matrix, `mul`, a blue diffuse colour.
 const SEED_002_VS: &str = "
 float4x4 ViewProjMatrix;
 float4 Blue = {0.0f, 0.0f, 1.0f, 1.0f};

@@ -1,6 +1,7 @@
 //! The offline compile: WGSL → naga → SPIR-V, one module per stage, with
 //! overrides made specialization constants (see [`crate::spec`]).
 
+use crate::blocks;
 use crate::reflect::{self, StageReflection};
 use crate::spec::{self, SpecPatch, SpecScalar};
 use naga::back::spv;
@@ -22,9 +23,12 @@ pub const TARGETS: [&str; 2] = ["vk-spirv", "gl-spirv"];
 
 /// What naga's validator lets through: the features of Vulkan 1.0 and
 /// OpenGL 4.5 devices (some optional there), nothing that needs a newer
-/// SPIR-V or an extension most drivers lack.
-fn capabilities(target: Target) -> Capabilities {
-    let common = Capabilities::FLOAT64
+/// SPIR-V or an extension most drivers lack. Push constants
+/// (`var<immediate>`) pass here and are refused for `gl-spirv` afterwards,
+/// with a clearer message.
+fn capabilities() -> Capabilities {
+    Capabilities::IMMEDIATES
+        | Capabilities::FLOAT64
         | Capabilities::SHADER_INT64
         | Capabilities::PRIMITIVE_INDEX
         | Capabilities::CLIP_DISTANCES
@@ -38,12 +42,7 @@ fn capabilities(target: Target) -> Capabilities {
         | Capabilities::TEXTURE_AND_SAMPLER_BINDING_ARRAY
         | Capabilities::BUFFER_BINDING_ARRAY
         | Capabilities::STORAGE_BUFFER_BINDING_ARRAY
-        | Capabilities::STORAGE_TEXTURE_BINDING_ARRAY;
-    match target {
-        // Push constants (`var<immediate>`) are Vulkan's only.
-        Target::Vulkan => common | Capabilities::IMMEDIATES,
-        Target::OpenGl => common,
-    }
+        | Capabilities::STORAGE_TEXTURE_BINDING_ARRAY
 }
 
 /// The SPIR-V target asked for.
@@ -97,7 +96,14 @@ pub fn compile(request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> 
     for desc in program.stages.iter() {
         match compile_stage(desc, target, version) {
             Ok(stage) => stages.push(stage),
-            Err(mut d) => diagnostics.append(&mut d),
+            // Stages that share a file report its errors once.
+            Err(d) => {
+                for d in d {
+                    if !diagnostics.contains(&d) {
+                        diagnostics.push(d);
+                    }
+                }
+            }
         }
     }
     if !diagnostics.is_empty() {
@@ -445,11 +451,7 @@ pub fn folded_uses(module: &Module, file: &str, source: &str) -> Vec<Diagnostic>
 }
 
 /// Compiles one stage, or says what is wrong with it.
-pub fn compile_stage(
-    desc: &SourceDesc,
-    target: Target,
-    version: (u8, u8),
-) -> Result<CompiledStage, Vec<Diagnostic>> {
+pub fn compile_stage(desc: &SourceDesc, target: Target, version: (u8, u8)) -> Result<CompiledStage, Vec<Diagnostic>> {
     let file = desc.file_name.as_str();
     let source = desc.source.as_str();
     let error = |message: String| vec![Diagnostic::error(file, 0, message)];
@@ -478,7 +480,7 @@ pub fn compile_stage(
     };
     let entry_point = desc.entry_point.as_str();
 
-    let (module, info) = parse_and_validate(file, source, capabilities(target))?;
+    let (module, info) = parse_and_validate(file, source, capabilities())?;
     let Some(ep_index) = module.entry_points.iter().position(|ep| ep.stage == stage && ep.name == entry_point) else {
         let found: Vec<String> =
             module.entry_points.iter().map(|ep| format!("{} '{}'", stage_name(ep.stage), ep.name)).collect();
@@ -509,7 +511,8 @@ pub fn compile_stage(
         // Names (OpName, OpMemberName) for reflection, and no Y flip: XR's
         // shaders write the position as-is on both APIs.
         flags: spv::WriterFlags::DEBUG | spv::WriterFlags::LABEL_VARYINGS,
-        fake_missing_bindings: false,
+        // Sets and bindings as written (`@group`, `@binding`): no remapping.
+        fake_missing_bindings: true,
         ..spv::Options::default()
     };
     let pipeline = spv::PipelineOptions { shader_stage: stage, entry_point: entry_point.to_owned() };
@@ -533,6 +536,7 @@ pub fn compile_stage(
             })
         })
         .collect();
+    let words = blocks::unwrap(&words).map_err(|e| error(e.to_string()))?;
     let words = spec::patch(&words, &patches).map_err(|e| error(e.to_string()))?;
 
     Ok(CompiledStage {

@@ -27,7 +27,15 @@
 //! an error at the line of the use ([`compile::folded_uses`]); bool overrides
 //! are refused too (`OpSpecConstantTrue` would need a different patch), and
 //! every override needs an `@id`.
+//!
+//! # Blocks with named members
+//!
+//! naga wraps every uniform and push-constant struct in an anonymous
+//! one-member `Block`; XR's loaders find constants by the block's member
+//! names, so [`blocks::unwrap`] removes the wrapper where it safely can,
+//! leaving the struct itself as the `Block`, as GLSL compilers write it.
 
+pub mod blocks;
 pub mod compile;
 pub mod reflect;
 pub mod spec;
@@ -77,10 +85,7 @@ impl SourceBuildSystem for WgslSystem {
         })
     }
 
-    fn compile_offline(
-        &self,
-        request: &OfflineRequest,
-    ) -> abi_stable::std_types::RResult<OfflineArtifact, BuildError> {
+    fn compile_offline(&self, request: &OfflineRequest) -> abi_stable::std_types::RResult<OfflineArtifact, BuildError> {
         guard_build(|| compile::compile(request))
     }
 }

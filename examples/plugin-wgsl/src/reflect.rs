@@ -80,7 +80,9 @@ pub fn stage_reflection(
                         });
                     }
                 }
-                _ => constants.push(Constant { name: name.clone(), ty: ctx.type_to_string(var.ty), block: name.clone() }),
+                _ => {
+                    constants.push(Constant { name: name.clone(), ty: ctx.type_to_string(var.ty), block: name.clone() })
+                }
             }
         }
         let Some(binding) = &var.binding else { continue };

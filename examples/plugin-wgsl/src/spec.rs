@@ -19,7 +19,7 @@ use std::fmt;
 /// The SPIR-V magic number.
 pub const MAGIC: u32 = 0x0723_0203;
 
-const HEADER_WORDS: usize = 5;
+pub(crate) const HEADER_WORDS: usize = 5;
 
 const OP_SOURCE_CONTINUED: u16 = 2;
 const OP_SOURCE: u16 = 3;
@@ -86,7 +86,7 @@ const BEFORE_TYPES: [u16; 22] = [
 ];
 
 /// The 32-bit scalar types an override may have.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SpecScalar {
     /// `f32`.
     Float,
@@ -207,16 +207,26 @@ impl fmt::Display for PatchError {
 
 impl std::error::Error for PatchError {}
 
-/// One instruction: where it starts and its opcode.
+/// One instruction: where it starts, its opcode and its length in words.
 #[derive(Clone, Copy, Debug)]
-struct Instruction {
-    at: usize,
-    opcode: u16,
-    count: usize,
+pub(crate) struct Instruction {
+    /// Index of its first word.
+    pub at: usize,
+    /// Its opcode.
+    pub opcode: u16,
+    /// Its length in words, the first included.
+    pub count: usize,
+}
+
+impl Instruction {
+    /// Its operands (the words after the first).
+    pub fn operands(self, words: &[u32]) -> &[u32] {
+        &words[self.at + 1..self.at + self.count]
+    }
 }
 
 /// The instructions of `words` after the header.
-fn instructions(words: &[u32]) -> Result<Vec<Instruction>, PatchError> {
+pub(crate) fn instructions(words: &[u32]) -> Result<Vec<Instruction>, PatchError> {
     if words.len() < HEADER_WORDS {
         return Err(PatchError::Malformed(format!("{} words is shorter than the header", words.len())));
     }

@@ -7,8 +7,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use xr_device::ErrorKind;
 use xr_sourcebuild::{
-    Availability, BuildError, OfflineArtifact, OfflineRequest, ProgramDesc, ShaderStage, SourceBuildSystem,
-    SourceDesc,
+    Availability, BuildError, OfflineArtifact, OfflineRequest, ProgramDesc, ShaderStage, SourceBuildSystem, SourceDesc,
 };
 
 const UNLIT: &str = include_str!("../shaders/unlit.wgsl");
@@ -138,7 +137,13 @@ fn unlit_compiles_for_both_targets_with_spec_constants() {
                 assert!(text.contains("OpName %constants \"constants\""), "{text}");
                 assert!(text.contains("OpDecorate %constants DescriptorSet 0"), "{text}");
                 assert!(text.contains("OpDecorate %constants Binding 0"), "{text}");
-                assert!(!text.contains("OpConstantComposite") || !text.contains("OpSpecConstantOp"), "{text}");
+                // The struct itself is the Block (naga's wrapper removed).
+                assert!(text.contains("OpDecorate %Constants Block"), "{text}");
+                assert!(text.contains("%constants = OpVariable %_ptr_Uniform_Constants Uniform"), "{text}");
+                // The fragment input v_uv stays in the interface.
+                if m.stage == ShaderStage::Fragment {
+                    assert!(text.contains("OpEntryPoint Fragment %fs_main \"fs_main\" %v_uv"), "{text}");
+                }
                 if m.stage == ShaderStage::Fragment {
                     assert!(text.contains("OpDecorate %GAIN SpecId 0"), "{text}");
                     assert!(text.contains("OpDecorate %BIAS SpecId 1"), "{text}");
@@ -165,17 +170,11 @@ fn unlit_compiles_for_both_targets_with_spec_constants() {
                 ("constants", "uniform-block", 0, 0)
             );
         }
-        let overrides: Vec<(String, u32, String, String)> = r
-            .overrides
-            .iter()
-            .map(|o| (o.name.to_string(), o.id, o.ty.to_string(), o.default.to_string()))
-            .collect();
+        let overrides: Vec<(String, u32, String, String)> =
+            r.overrides.iter().map(|o| (o.name.to_string(), o.id, o.ty.to_string(), o.default.to_string())).collect();
         assert_eq!(
             overrides,
-            vec![
-                ("GAIN".into(), 0, "float".into(), "1".into()),
-                ("BIAS".into(), 1, "float".into(), "0".into())
-            ]
+            vec![("GAIN".into(), 0, "float".into(), "1".into()), ("BIAS".into(), 1, "float".into(), "0".into())]
         );
         let json: serde_json::Value = serde_json::from_str(&r.json).expect("reflection JSON");
         assert_eq!(json["stages"][0]["stage"], "vertex");
@@ -208,6 +207,16 @@ fn syntax_error_is_at_the_users_line() {
     assert_eq!((d.file.as_str(), d.line), ("shade.wgsl", 3), "{d}");
     assert!(d.column > 0);
     assert!(error.error.message.starts_with("program 'test': shade.wgsl:3:"), "{}", error.error.message);
+
+    // Two stages of the one broken file: the error is reported once.
+    let program = ProgramDesc::new(
+        "two",
+        [
+            wgsl(ShaderStage::Vertex, "vs_main", "shade.wgsl", bad),
+            wgsl(ShaderStage::Fragment, "fs_main", "shade.wgsl", bad),
+        ],
+    );
+    assert_eq!(build(program, "gl-spirv").expect_err("a syntax error").diagnostics.len(), 1);
 }
 
 #[test]
@@ -262,16 +271,36 @@ const FRAGMENT_HEAD: &str = "struct C { tint: vec4<f32> }\n@group(0) @binding(0)
 fn override_limits_are_errors_at_their_line() {
     let cases = [
         // (source after the head, message part, line)
-        ("override GAIN: f32 = 1.0;\n@fragment fn fs_main() -> @location(0) vec4<f32> { return c.tint * GAIN; }\n", "no @id", 3),
-        ("@id(0) override ON: bool = true;\n@fragment fn fs_main() -> @location(0) vec4<f32> { return select(c.tint, vec4<f32>(0.0), ON); }\n", "is a bool", 3),
-        ("@id(0) override GAIN: f32 = 1.0;\n@fragment fn fs_main() -> @location(0) vec4<f32> {\n    let g = GAIN * 2.0;\n    return c.tint * g;\n}\n", "override 'GAIN' is used in an expression of overrides", 5),
-        ("@id(0) override A: f32 = 1.0;\n@id(1) override B: f32 = A * 2.0;\n@fragment fn fs_main() -> @location(0) vec4<f32> { return c.tint * B; }\n", "override 'A'", 4),
-        ("@id(0) override H: f32;\n@fragment fn fs_main() -> @location(0) vec4<f32> { return c.tint * H; }\n", "no default", 3),
+        (
+            "override GAIN: f32 = 1.0;\n@fragment fn fs_main() -> @location(0) vec4<f32> { return c.tint * GAIN; }\n",
+            "no @id",
+            3,
+        ),
+        (
+            "@id(0) override ON: bool = true;\n@fragment fn fs_main() -> @location(0) vec4<f32> { return select(c.tint, vec4<f32>(0.0), ON); }\n",
+            "is a bool",
+            3,
+        ),
+        (
+            "@id(0) override GAIN: f32 = 1.0;\n@fragment fn fs_main() -> @location(0) vec4<f32> {\n    let g = GAIN * 2.0;\n    return c.tint * g;\n}\n",
+            "override 'GAIN' is used in an expression of overrides",
+            5,
+        ),
+        (
+            "@id(0) override A: f32 = 1.0;\n@id(1) override B: f32 = A * 2.0;\n@fragment fn fs_main() -> @location(0) vec4<f32> { return c.tint * B; }\n",
+            "override 'B': its default must be a constant value",
+            4,
+        ),
+        (
+            "@id(0) override H: f32;\n@fragment fn fs_main() -> @location(0) vec4<f32> { return c.tint * H; }\n",
+            "no default",
+            3,
+        ),
     ];
     for (body, part, line) in cases {
         let source = format!("{FRAGMENT_HEAD}{body}");
-        let error = build_one(&source, ShaderStage::Fragment, "fs_main", "vk-spirv")
-            .expect_err(&format!("refused: {source}"));
+        let error =
+            build_one(&source, ShaderStage::Fragment, "fs_main", "vk-spirv").expect_err(&format!("refused: {source}"));
         let d = &error.diagnostics[0];
         assert!(d.message.contains(part), "{part}: {d}");
         assert_eq!(d.line, line, "{d}");
@@ -324,11 +353,16 @@ fn compute_stage_and_resources() {
             textureStore(img, vec2<i32>(id.xy), t);\n\
             data[id.x] = data[id.x] * push.scale * K;\n\
         }\n";
-    let artifact =
-        build_one(source, ShaderStage::Compute, "main", "vk-spirv").unwrap_or_else(|e| panic!("{e}: {:?}", e.diagnostics));
+    let artifact = build_one(source, ShaderStage::Compute, "main", "vk-spirv")
+        .unwrap_or_else(|e| panic!("{e}: {:?}", e.diagnostics));
     let words = words_of(&artifact.stages[0].bytes);
     if let Some((ok, output)) = run_tool("spirv-val", &["--target-env", "vulkan1.0"], &words) {
         assert!(ok, "{output}");
+    }
+    if let Some(text) = disassemble(&words) {
+        // The push-constant struct is the Block itself, as for uniforms.
+        assert!(text.contains("OpDecorate %P Block"), "{text}");
+        assert!(text.contains("OpMemberName %P 0 \"scale\""), "{text}");
     }
     let r = &artifact.reflection;
     let kinds: Vec<(&str, &str)> = r.resources.iter().map(|x| (x.name.as_str(), x.kind.as_str())).collect();
@@ -357,4 +391,68 @@ fn info_and_attach() {
     assert!(info.compiler_identity.contains("naga 30.0.2"), "{}", info.compiler_identity);
     let artifact = system.compile_offline(&OfflineRequest::new(unlit(), "vk-spirv")).into_result().expect("compiles");
     assert_eq!(artifact.stages.len(), 2);
+}
+
+/// naga wraps uniform structs in an anonymous Block; `blocks::unwrap`
+/// removes the wrapper where it safely can. Every shape stays valid.
+#[test]
+fn uniform_blocks_are_unwrapped_where_safe() {
+    let shapes = [
+        // A non-struct keeps its wrapper, whose member gets the variable's name.
+        (
+            "@group(0) @binding(0) var<uniform> mvp: mat4x4<f32>;\n\
+          @vertex fn main(@location(0) p: vec4<f32>) -> @builtin(position) vec4<f32> { return mvp * p; }\n",
+            "OpMemberName %_struct_7 0 \"mvp\"",
+        ),
+        // The struct is also a function variable's type: the wrapper stays.
+        (
+            "struct L { a: vec4<f32>, b: vec4<f32> }\n@group(0) @binding(0) var<uniform> l: L;\n\
+          @vertex fn main(@location(0) p: vec4<f32>) -> @builtin(position) vec4<f32> {\n\
+          var x: L = l; x.a = x.a + p; return x.a + x.b; }\n",
+            "= OpTypeStruct %L\n",
+        ),
+        // A struct nested in another keeps its wrapper; the outer one is unwrapped.
+        (
+            "struct I { a: vec4<f32> }\nstruct O { i: I, b: vec4<f32> }\n\
+          @group(0) @binding(0) var<uniform> i: I;\n@group(0) @binding(1) var<uniform> o: O;\n\
+          @vertex fn main(@location(0) p: vec4<f32>) -> @builtin(position) vec4<f32> { return i.a + o.i.a + o.b + p; }\n",
+            "OpDecorate %O Block",
+        ),
+        // Two variables of one struct, a whole-struct argument, a helper function.
+        (
+            "struct L { a: vec4<f32> }\n@group(0) @binding(0) var<uniform> l0: L;\n\
+          @group(0) @binding(1) var<uniform> l1: L;\n\
+          @vertex fn main(@location(0) p: vec4<f32>) -> @builtin(position) vec4<f32> { return l0.a + l1.a + p; }\n",
+            "OpDecorate %L Block",
+        ),
+        (
+            "struct L { a: vec4<f32>, b: vec4<f32> }\n@group(0) @binding(0) var<uniform> l: L;\n\
+          fn f(v: L) -> vec4<f32> { return v.a * v.b; }\n\
+          @vertex fn main(@location(0) p: vec4<f32>) -> @builtin(position) vec4<f32> { return f(l) + p; }\n",
+            "OpDecorate %L Block",
+        ),
+        (
+            "struct L { a: vec4<f32> }\n@group(0) @binding(0) var<uniform> l: L;\nfn g() -> vec4<f32> { return l.a; }\n\
+          @vertex fn main(@location(0) p: vec4<f32>) -> @builtin(position) vec4<f32> { return g() + l.a + p; }\n",
+            "OpDecorate %L Block",
+        ),
+        // naga splits two-row matrices of uniforms into columns (std140).
+        (
+            "struct L { m: mat3x2<f32>, a: vec4<f32> }\n@group(0) @binding(0) var<uniform> l: L;\n\
+          @vertex fn main(@location(0) p: vec4<f32>) -> @builtin(position) vec4<f32> {\n\
+          return vec4<f32>(l.m * p.xyz, 0.0, 1.0) + l.a; }\n",
+            "OpDecorate %std140_L Block",
+        ),
+    ];
+    for (source, expected) in shapes {
+        for target in ["vk-spirv", "gl-spirv"] {
+            let artifact = build_one(source, ShaderStage::Vertex, "main", target)
+                .unwrap_or_else(|e| panic!("{e}: {:?}\n{source}", e.diagnostics));
+            let words = words_of(&artifact.stages[0].bytes);
+            validate(&words, source);
+            if let Some(text) = disassemble(&words) {
+                assert!(text.contains(expected), "{expected} in\n{text}");
+            }
+        }
+    }
 }

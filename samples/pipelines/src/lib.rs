@@ -1,4 +1,4 @@
-//! Seed 003's GL 4.1+ path as a library: each stage is built as its own
+//! The GL 4.1+ path as a library: each stage is built as its own
 //! separable program, loaded from the store as a program binary where the
 //! driver accepts one, and stages are mixed and matched in program
 //! pipelines — 2 vertex × 3 fragment stages give 6 pipelines from 5 stored
