@@ -71,9 +71,11 @@ pub struct SourceArgs {
     /// Add an include directory.
     #[arg(short = 'I', value_name = "DIR")]
     include_dirs: Vec<PathBuf>,
-    /// Target, as the plugins name it (`xr plugins` lists them).
-    #[arg(long, default_value = "vk-spirv")]
-    target: String,
+    /// Target, as the plugins name it (`xr plugins` lists them). By default
+    /// the first target of the highest-priority build system that compiles
+    /// the language into a compatible (portable) object.
+    #[arg(long)]
+    target: Option<String>,
     /// Vulkan version for vk-spirv: 1.0, 1.1, 1.2 or 1.3.
     #[arg(long, default_value = "1.0")]
     vulkan: String,
@@ -126,23 +128,44 @@ impl SourceArgs {
 
     /// Compiles the file through the build system that the plugins declare
     /// for its (language → target) pair.
-    fn compile(&self) -> anyhow::Result<OfflineArtifact> {
+    fn compile(&self) -> anyhow::Result<(String, OfflineArtifact)> {
         let registry = Registry::discover();
         let desc = self.describe(&registry)?;
-        let (info, system) = registry.offline_compiler(&desc.language, &self.target)?;
-        let mut request = OfflineRequest::new(ProgramDesc::new(desc.file_name.to_string(), [desc]), &self.target)
+        let target = match &self.target {
+            Some(target) => target.clone(),
+            None => default_target(&registry, &desc.language)?,
+        };
+        let (info, system) = registry.offline_compiler(&desc.language, &target)?;
+        let mut request = OfflineRequest::new(ProgramDesc::new(desc.file_name.to_string(), [desc]), &target)
             .with_option("vulkan", &self.vulkan)
             .with_option("optimize", self.optimization.name());
         if let Some(version) = &self.spirv_version {
             request = request.with_option("spirv-version", version);
         }
-        tracing::debug!(build_system = %info.name, "compiling {} for {}", self.file.display(), self.target);
+        tracing::debug!(build_system = %info.name, "compiling {} for {target}", self.file.display());
         let artifact = system.compile_offline(&request).into_result().map_err(build_failure)?;
         for warning in artifact.warnings.iter() {
             eprintln!("{warning}");
         }
-        Ok(artifact)
+        Ok((target, artifact))
     }
+}
+
+/// The first target of the highest-priority build system that compiles
+/// `language` into a compatible object.
+fn default_target(registry: &Registry, language: &str) -> anyhow::Result<String> {
+    let mut systems: Vec<_> = registry
+        .build_system_entries()
+        .map(|(info, _)| info)
+        .filter(|info| info.availability.contains(xr_sourcebuild::Availability::COMPATIBLE_OBJECT))
+        .collect();
+    systems.sort_by_key(|info| std::cmp::Reverse(info.priority));
+    systems
+        .iter()
+        .flat_map(|info| info.compiles.iter())
+        .find(|pair| pair.language == language)
+        .map(|pair| pair.target.to_string())
+        .with_context(|| format!("no plugin compiles {language} into a portable object: give --target"))
 }
 
 impl OptLevel {
@@ -178,7 +201,7 @@ fn build_failure(error: BuildError) -> anyhow::Error {
 /// `xr compile`: writes the stage's own output where the target has one
 /// (a SPIR-V module), else the artifact as the store would keep it.
 pub fn compile(args: SourceArgs, out: PathBuf) -> anyhow::Result<()> {
-    let artifact = args.compile()?;
+    let (_, artifact) = args.compile()?;
     let bytes = match artifact.stages.as_slice() {
         [only] => only.bytes.to_vec(),
         _ => artifact.bytes.to_vec(),
@@ -197,7 +220,8 @@ fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 /// `xr reflect`: what the build system says the program exposes.
 pub fn reflect(args: SourceArgs, json: bool) -> anyhow::Result<()> {
-    let reflection = args.compile()?.reflection;
+    let (target, artifact) = args.compile()?;
+    let reflection = artifact.reflection;
     if json {
         let details: serde_json::Value = if reflection.json.is_empty() {
             serde_json::Value::Null
@@ -206,7 +230,7 @@ pub fn reflect(args: SourceArgs, json: bool) -> anyhow::Result<()> {
         };
         let value = serde_json::json!({
             "file": args.file,
-            "target": args.target,
+            "target": target,
             "constants": reflection.constants.iter().map(|c| serde_json::json!({"name": c.name.as_str(), "ty": c.ty.as_str(), "stage": c.stage.name()})).collect::<Vec<_>>(),
             "resources": reflection.resources.iter().map(|r| serde_json::json!({"name": r.name.as_str(), "kind": r.kind.as_str(), "set": r.set, "binding": r.binding, "stage": r.stage.name()})).collect::<Vec<_>>(),
             "overrides": reflection.overrides.iter().map(|o| serde_json::json!({"name": o.name.as_str(), "id": o.id, "ty": o.ty.as_str(), "default": o.default.as_str()})).collect::<Vec<_>>(),
