@@ -27,8 +27,13 @@ const ARTIFACTS: [&str; 9] = [
 ];
 
 /// Broken plugins, built into their own target directory so they never sit next to `xr`.
-const FIXTURES: [&str; 4] =
-    ["xr-fixture-panic", "xr-fixture-incompatible", "xr-fixture-not-a-plugin", "xr-fixture-panic-on-load"];
+const FIXTURES: [&str; 5] = [
+    "xr-fixture-panic",
+    "xr-fixture-incompatible",
+    "xr-fixture-not-a-plugin",
+    "xr-fixture-panic-on-load",
+    "xr-fixture-rival",
+];
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ lives in the workspace").to_path_buf()

@@ -358,3 +358,18 @@ fn a_plugin_whose_offline_compile_panics_fails_its_artifacts_and_the_rest_lands(
     let objects = &catalog["variants"]["unlit[TINT=0,PATTERN=flat]"]["objects"];
     assert!(objects["vk-spirv"].is_string() && objects["fixture-panic"].is_null(), "{catalog}");
 }
+
+#[test]
+fn two_build_systems_of_one_priority_for_one_pair_are_an_error_naming_both() {
+    let dir = materials_copy("build-rival");
+    let plugins = xr_tests::plugin_dir_with("build-rival-plugins", &["xr-fixture-rival"]);
+    let (ok, stdout, _) = output(xr(&dir, &["build", "-m", "xr.toml"]).env("XR_PLUGIN_PATH", &plugins));
+    assert!(!ok, "{stdout}");
+    // Every vk-spirv artifact fails with the choice it would not make; the GL targets build.
+    let variants = ARTIFACTS / 3;
+    assert_eq!(summary(&stdout), (2 * variants, 0, variants, summary(&stdout).3), "{stdout}");
+    let refusal = "two build systems compile glsl into vk-spirv with the same priority 0: \
+                   xr-fixture-rival and xr-compiler-vk-spirv";
+    assert_eq!(stdout.matches(refusal).count(), variants, "{stdout}");
+    assert!(!stdout.contains("must never be chosen"), "the rival is never called\n{stdout}");
+}
