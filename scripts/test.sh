@@ -9,3 +9,5 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo build
 cargo test --workspace
+# A minute of fuzzing: the property tests over arbitrary input, fresh seeds.
+scripts/fuzz.sh 60

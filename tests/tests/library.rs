@@ -283,3 +283,54 @@ fn a_driver_without_program_binaries_builds_from_source_or_takes_the_spirv() {
         assert!(row.contains("device-binary: this driver gives no program binaries back"), "{row}");
     }
 }
+
+/// The `materials` sample's `vk-spirv` run on the store of `dir`, logging
+/// warnings; its stderr.
+fn vulkan_run(dir: &std::path::Path) -> String {
+    let output = Command::new(executable("materials"))
+        .args(["--store", dir.join("store").to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()])
+        .args(["--run", "vk-spirv"])
+        .env("XR_LOG", "warn")
+        .env_remove("XR_PLUGIN_PATH")
+        .output()
+        .expect("sample runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{}{stderr}", String::from_utf8_lossy(&output.stdout));
+    stderr
+}
+
+/// The store's Vulkan pipeline cache: the one object that starts with a
+/// pipeline cache header (32 bytes, version 1). The host never names it.
+fn pipeline_cache(store: &xr_sourcebuild::Store) -> (ObjectKey, Vec<u8>) {
+    let caches: Vec<(ObjectKey, Vec<u8>)> = store
+        .keys()
+        .unwrap()
+        .into_iter()
+        .filter_map(|key| Some((key, store.get(&key).ok()??)))
+        .filter(|(_, data)| data.len() >= 32 && data[..8] == [32, 0, 0, 0, 1, 0, 0, 0])
+        .collect();
+    assert_eq!(caches.len(), 1, "one pipeline cache");
+    caches.into_iter().next().unwrap()
+}
+
+#[test]
+fn a_pipeline_cache_of_another_driver_is_discarded_and_the_log_says_so() {
+    let dir = materials_built("library-pipeline-cache");
+    let quiet = vulkan_run(&dir);
+    assert!(!quiet.contains("discarding"), "{quiet}");
+    let store = xr_sourcebuild::Store::open(dir.join("store")).unwrap();
+    let (key, mine) = pipeline_cache(&store);
+
+    // Whole (its checksum is right), but made by another driver build.
+    let mut foreign = mine.clone();
+    foreign[20] ^= 0xff;
+    store.put(&key, &foreign).unwrap();
+    let stderr = vulkan_run(&dir);
+    assert!(
+        stderr.contains("discarding the stored Vulkan pipeline cache: made by another driver build"),
+        "the plugin's warning reaches the host's log:\n{stderr}"
+    );
+    // Rebuilt and saved for this device.
+    let (_, saved) = pipeline_cache(&store);
+    assert_eq!(saved[16..32], mine[16..32]);
+}

@@ -39,7 +39,19 @@ fn renders_the_colour_and_transform_set_through_the_constant_table() {
 fn the_sample_binary_writes_one_png_per_path_and_they_agree() {
     let out = temp_dir("triangle-bin");
     let output = std::process::Command::new(executable("triangle"))
-        .args(["--out", out.to_str().unwrap(), "--color", "0", "1", "0", "1", "--validation"])
+        .args([
+            "--out",
+            out.to_str().unwrap(),
+            "--color",
+            "0",
+            "1",
+            "0",
+            "1",
+            "--offset",
+            "0.3",
+            "-0.2",
+            "--validation",
+        ])
         .env("XR_GL_DEVICE", "software")
         .env_remove("XR_PLUGIN_PATH")
         .output()
@@ -57,4 +69,15 @@ fn the_sample_binary_writes_one_png_per_path_and_they_agree() {
     // The same scene through three paths on Mesa's software rasterizer: identical files.
     assert_eq!(decoded[0], decoded[1]);
     assert_eq!(decoded[0], decoded[2]);
+
+    // What the flags asked for: green, moved by (0.3, -0.2).
+    let png = image::load_from_memory(&decoded[0]).expect("a PNG").to_rgba8();
+    assert_eq!(png.dimensions(), (SIZE, SIZE));
+    let pixel = |(x, y): (u32, u32)| png.get_pixel(x, y).0;
+    let green = rgba8([0.0, 1.0, 0.0, 1.0]);
+    assert_eq!(pixel(to_pixel(0.3, -1.0 / 6.0 - 0.2)), green, "the centroid, moved");
+    assert_eq!(pixel(to_pixel(0.0, -1.0 / 6.0)), rgba8(CLEAR), "the unmoved centroid is left of the moved triangle");
+    assert_eq!(pixel(to_pixel(0.3, 0.6 - 0.2)), rgba8(CLEAR), "above the moved apex");
+    let covered = png.pixels().filter(|p| p.0 == green).count();
+    assert!((1900..2200).contains(&covered), "{covered} green pixels");
 }

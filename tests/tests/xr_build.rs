@@ -373,3 +373,31 @@ fn two_build_systems_of_one_priority_for_one_pair_are_an_error_naming_both() {
     assert_eq!(stdout.matches(refusal).count(), variants, "{stdout}");
     assert!(!stdout.contains("must never be chosen"), "the rival is never called\n{stdout}");
 }
+
+#[test]
+fn variants_whose_stages_read_no_axis_share_their_objects() {
+    let dir = materials_copy("build-dedup");
+    // An axis no shader reads: its two values make the same SPIR-V, while
+    // the gl-glsl bundles differ (they carry the defines).
+    std::fs::write(
+        dir.join("xr.toml"),
+        "store = \"store\"\n\n[[axis]]\nname = \"UNUSED\"\nkind = \"bool\"\n\n\
+         [[program]]\nname = \"unlit\"\naxes = [\"UNUSED\"]\ntargets = [\"gl-glsl\", \"gl-spirv\", \"vk-spirv\"]\n\
+         include = [\"shaders/include\"]\n\
+         stages = [\n    { stage = \"vertex\", file = \"shaders/quad.vert\" },\n    { stage = \"fragment\", file = \"shaders/unlit.frag\" },\n]\n",
+    )
+    .unwrap();
+    let (ok, stdout, _) = build(&dir, &[]);
+    assert!(ok, "{stdout}");
+    // 2 variants × 3 targets; objects: 1 gl-spirv + 1 vk-spirv + 2 gl-glsl.
+    assert_eq!(summary(&stdout), (6, 0, 0, 4), "{stdout}");
+    let catalog: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("store/catalog/unlit.json")).unwrap()).unwrap();
+    let object = |variant: &str, target: &str| catalog["variants"][variant]["objects"][target].clone();
+    for target in ["gl-spirv", "vk-spirv"] {
+        assert_eq!(object("unlit[UNUSED=0]", target), object("unlit[UNUSED=1]", target), "{target}: one object");
+    }
+    assert_ne!(object("unlit[UNUSED=0]", "gl-glsl"), object("unlit[UNUSED=1]", "gl-glsl"));
+    let store = xr_sourcebuild::Store::open(dir.join("store")).unwrap();
+    assert_eq!(store.keys().unwrap().len(), 4, "stored once each");
+}

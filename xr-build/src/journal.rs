@@ -7,8 +7,9 @@
 //! entry whose files all still hash the same, and whose object is whole in
 //! the store, reuses that object. Lines are appended whole with one write
 //! each, so a build killed at any point leaves a journal whose complete
-//! lines are all true; a torn last line is ignored. Several processes may
-//! append to one journal at once.
+//! lines are all true; a torn last line is ignored, and the next append
+//! starts a new line after it. Several processes may append to one journal
+//! at once.
 
 use serde::{Deserialize, Serialize};
 use std::{
@@ -37,6 +38,10 @@ pub struct Journal {
     entries: HashMap<String, Entry>,
     /// Every object any line names, superseded ones included.
     objects: std::collections::BTreeSet<String>,
+    /// The file ended in a torn line (a killed build's) when it was read:
+    /// the first append starts a new line, so that its entry is not glued
+    /// to the torn one and lost.
+    torn_tail: std::sync::atomic::AtomicBool,
     file: Mutex<Option<File>>,
 }
 
@@ -46,7 +51,10 @@ impl Journal {
         let path = root.join("journal.jsonl");
         let mut entries = HashMap::new();
         let mut objects = std::collections::BTreeSet::new();
-        if let Ok(text) = std::fs::read_to_string(&path) {
+        let mut torn_tail = false;
+        if let Ok(bytes) = std::fs::read(&path) {
+            torn_tail = !bytes.is_empty() && !bytes.ends_with(b"\n");
+            let text = String::from_utf8_lossy(&bytes);
             // Only whole lines: a line a killed build left torn has no newline.
             let whole = text.rsplit_once('\n').map_or("", |(whole, _)| whole);
             for line in whole.lines() {
@@ -56,7 +64,7 @@ impl Journal {
                 }
             }
         }
-        Self { path, entries, objects, file: Mutex::new(None) }
+        Self { path, entries, objects, torn_tail: torn_tail.into(), file: Mutex::new(None) }
     }
 
     /// Every object the journal names (the build objects of the store),
@@ -72,7 +80,11 @@ impl Journal {
 
     /// Appends an entry with one write.
     pub fn append(&self, entry: &Entry) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
+        let mut line = Vec::new();
+        if self.torn_tail.swap(false, std::sync::atomic::Ordering::Relaxed) {
+            line.push(b'\n');
+        }
+        line.extend(serde_json::to_vec(entry).map_err(std::io::Error::other)?);
         line.push(b'\n');
         let mut file = self.file.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if file.is_none() {

@@ -1,8 +1,8 @@
 //! The DeviceSystem contract of XR.
 //!
-//! A *device system* is
-//! a plugin that opens a rendering device, reports what it can do, and hands
-//! out the native handles a build system needs to attach to it. Every type
+//! A *device system* is a plugin that opens a rendering device, reports what
+//! it can do, and hands out the native handles a build system needs to
+//! attach to it. Every type
 //! here crosses the plugin boundary, so all of them are `#[repr(C)]` and
 //! derive [`abi_stable::StableAbi`]: a plugin built against another layout is
 //! refused at load time instead of running into undefined behaviour.
@@ -11,6 +11,7 @@ pub mod capabilities;
 pub mod commands;
 pub mod error;
 pub mod handles;
+pub mod log_bridge;
 pub mod panic_guard;
 pub mod system;
 
@@ -20,6 +21,7 @@ pub use commands::{
 };
 pub use error::{ErrorKind, XrError, XrResult};
 pub use handles::{GlLoader, NativeHandles, VulkanLoader, VulkanProgram};
+pub use log_bridge::{LogSink, host_log_sink, install_plugin_logger};
 pub use panic_guard::{catch_panic, guard};
 pub use system::{
     Device, Device_TO, DeviceBox, DeviceOptions, DeviceSystem, DeviceSystem_TO, DeviceSystemBox, DeviceSystemInfo,

@@ -23,7 +23,7 @@ use abi_stable::{
     sabi_types::VersionStrings,
     std_types::{RStr, RVec},
 };
-use xr_device::{DeviceSystemBox, XrResult};
+use xr_device::{DeviceSystemBox, LogSink, XrResult};
 
 /// The plugin's root module: its name and what it provides.
 #[repr(C)]
@@ -38,8 +38,11 @@ pub struct XrPlugin {
     /// The device systems it provides (may be none).
     pub device_systems: extern "C" fn() -> XrResult<RVec<DeviceSystemBox>>,
     /// The build systems it provides (may be none).
-    #[sabi(last_prefix_field)]
     pub build_systems: extern "C" fn() -> XrResult<RVec<SourceBuildSystemBox>>,
+    /// Sends the plugin's log events to the host's log (called once, when
+    /// the host loads the plugin).
+    #[sabi(last_prefix_field)]
+    pub set_log_sink: extern "C" fn(LogSink),
 }
 
 impl RootModule for XrPluginRef {
@@ -68,7 +71,12 @@ macro_rules! export_plugin {
                 version: ::abi_stable::rstr!(env!("CARGO_PKG_VERSION")),
                 device_systems: __xr_device_systems,
                 build_systems: __xr_build_systems,
+                set_log_sink: __xr_set_log_sink,
             })
+        }
+
+        extern "C" fn __xr_set_log_sink(sink: $crate::xr_device::LogSink) {
+            let _ = $crate::xr_device::catch_panic(|| $crate::xr_device::install_plugin_logger(sink));
         }
 
         extern "C" fn __xr_device_systems()

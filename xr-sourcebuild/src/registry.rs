@@ -418,6 +418,7 @@ fn load_plugin(path: &Path) -> Result<LoadedPlugin, String> {
     let header = lib_header_from_path(path).map_err(|e| describe_load_error(&e))?;
     let module = header.init_root_module::<XrPluginRef>().map_err(|e| describe_load_error(&e))?;
     let name = module.name().to_string();
+    (module.set_log_sink())(xr_device::host_log_sink());
 
     // The plugin guards its own entry points: a panic crossing them would abort.
     let device_systems = described((module.device_systems())(), |s| s.info(), "device system", &name)?;

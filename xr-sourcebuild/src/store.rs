@@ -185,7 +185,26 @@ impl Store {
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let mut file = File::create(path).map_err(|e| StoreError::io(path, e))?;
-    file.write_all(bytes).and_then(|()| file.sync_all()).map_err(|e| StoreError::io(path, e))
+    let written = match test_write_pause() {
+        Some(pause) if bytes.len() > HEADER_LEN => file.write_all(&bytes[..HEADER_LEN]).and_then(|()| {
+            std::thread::sleep(pause);
+            file.write_all(&bytes[HEADER_LEN..])
+        }),
+        _ => file.write_all(bytes),
+    };
+    written.and_then(|()| file.sync_all()).map_err(|e| StoreError::io(path, e))
+}
+
+/// The environment variable of the test hook: a pause, in milliseconds,
+/// between an object's header and its payload.
+pub const TEST_WRITE_PAUSE_VAR: &str = "XR_STORE_TEST_WRITE_PAUSE_MS";
+
+/// A test hook: [`TEST_WRITE_PAUSE_VAR`] widens the moment in which a
+/// writer killed mid-object leaves half a file, so that the crash tests can
+/// land a kill there on purpose and check that no reader ever sees it.
+fn test_write_pause() -> Option<std::time::Duration> {
+    static PAUSE: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+    *PAUSE.get_or_init(|| std::env::var(TEST_WRITE_PAUSE_VAR).ok()?.parse().ok().map(std::time::Duration::from_millis))
 }
 
 fn encode(payload: &[u8]) -> Vec<u8> {

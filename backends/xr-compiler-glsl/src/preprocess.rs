@@ -206,6 +206,48 @@ mod tests {
         SourceDesc::glsl(ShaderStage::Fragment, "main.frag", source)
     }
 
+    /// Lines of GLSL-ish text with `#include`s of three in-memory files,
+    /// which include each other (cycles too), and odd directives.
+    fn include_heavy_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let line = prop_oneof![
+            prop_oneof![Just("a"), Just("b"), Just("c"), Just("missing")]
+                .prop_map(|f| format!("#include \"{f}.glsl\"")),
+            prop_oneof![Just("a"), Just("b")].prop_map(|f| format!("#include <{f}.glsl>")),
+            Just("#pragma once".to_owned()),
+            Just("#version 450".to_owned()),
+            Just("#include".to_owned()),
+            Just("#include \"unterminated".to_owned()),
+            "[ -~]{0,30}",
+        ];
+        proptest::collection::vec(line, 0..12).prop_map(|lines| lines.join("\n"))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_includes_flatten_or_fail_with_diagnostics_and_every_line_maps_back(
+            main in include_heavy_text(),
+            a in include_heavy_text(),
+            b in include_heavy_text(),
+            c in include_heavy_text(),
+        ) {
+            let desc = desc(&main)
+                .with_virtual_file("a.glsl", a)
+                .with_virtual_file("b.glsl", b)
+                .with_virtual_file("c.glsl", c);
+            match preprocess(&desc) {
+                Ok(out) => {
+                    let lines = out.text.lines().count();
+                    proptest::prop_assert_eq!(out.origins.len(), lines);
+                    for n in 1..=lines as u32 {
+                        proptest::prop_assert!(out.origin(n).is_some(), "line {} maps nowhere", n);
+                    }
+                }
+                Err(diagnostics) => proptest::prop_assert!(!diagnostics.is_empty()),
+            }
+        }
+    }
+
     #[test]
     fn defines_go_after_version_and_map_to_defines_file() {
         let out =

@@ -115,3 +115,97 @@ pub fn vulkan_pipeline_cache_key(capabilities: &DeviceCapabilities) -> ObjectKey
         &capabilities.driver_version_code.to_le_bytes(),
     ])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use abi_stable::std_types::{RString, RVec};
+    use xr_device::DeviceKind;
+
+    fn device() -> DeviceCapabilities {
+        DeviceCapabilities {
+            kind: DeviceKind::Vulkan,
+            api_major: 1,
+            api_minor: 3,
+            vendor: RString::from("Mesa"),
+            renderer: RString::from("llvmpipe"),
+            driver_version: RString::from("22.3.6"),
+            shading_language_version: RString::new(),
+            extensions: RVec::new(),
+            program_binary_formats: RVec::new(),
+            gl_spirv: false,
+            separate_shader_objects: false,
+            pipeline_cache_uuid: *b"0123456789abcdef",
+            vendor_id: 0x10005,
+            device_id: 0x0001,
+            driver_version_code: 7,
+            device_type: RString::from("cpu"),
+        }
+    }
+
+    /// A header as `vkGetPipelineCacheData` writes it for `capabilities`.
+    fn header(capabilities: &DeviceCapabilities) -> Vec<u8> {
+        let mut data = Vec::new();
+        data.extend(32u32.to_le_bytes());
+        data.extend((vk::PipelineCacheHeaderVersion::ONE.as_raw() as u32).to_le_bytes());
+        data.extend(capabilities.vendor_id.to_le_bytes());
+        data.extend(capabilities.device_id.to_le_bytes());
+        data.extend(capabilities.pipeline_cache_uuid);
+        data.extend([0xAB; 8]); // pipeline data after the header
+        data
+    }
+
+    #[test]
+    fn a_header_of_this_device_passes() {
+        assert_eq!(check_header(&header(&device()), &device()), Ok(()));
+    }
+
+    #[test]
+    fn every_field_of_the_header_is_checked() {
+        let mine = device();
+        let good = header(&mine);
+        let short = &good[..31];
+        let with = |at: usize, value: u32| {
+            let mut data = good.clone();
+            data[at..at + 4].copy_from_slice(&value.to_le_bytes());
+            data
+        };
+        let mut other_uuid = good.clone();
+        other_uuid[20] ^= 0xff;
+        let cases: [(&str, Vec<u8>, &str); 6] = [
+            ("short", short.to_vec(), "shorter than a pipeline cache header"),
+            ("wrong length", with(0, 16), "unknown header (length 16"),
+            ("wrong version", with(4, 2), "version 2"),
+            ("other vendor", with(8, 0x10de), "made by another device (vendor 0x10de"),
+            ("other device", with(12, 0x2330), "device 0x2330"),
+            ("other driver build", other_uuid, "pipeline cache UUID differs"),
+        ];
+        for (what, data, reason) in cases {
+            let error = check_header(&data, &mine).expect_err(what);
+            assert!(error.contains(reason), "{what}: {error}");
+        }
+        assert!(check_header(&[], &mine).is_err(), "empty");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn only_this_devices_header_passes(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)) {
+            let mine = device();
+            let passes = check_header(&data, &mine).is_ok();
+            let good = header(&mine);
+            proptest::prop_assert_eq!(passes, data.len() >= 32 && data[..32] == good[..32]);
+        }
+    }
+
+    #[test]
+    fn the_key_names_the_device_and_driver() {
+        let mine = device();
+        let key = vulkan_pipeline_cache_key(&mine);
+        let other_uuid = DeviceCapabilities { pipeline_cache_uuid: [0; 16], ..device() };
+        let other_driver = DeviceCapabilities { driver_version_code: 8, ..device() };
+        let other_device = DeviceCapabilities { device_id: 2, ..device() };
+        for other in [other_uuid, other_driver, other_device] {
+            assert_ne!(vulkan_pipeline_cache_key(&other), key, "{other:?}");
+        }
+    }
+}

@@ -138,6 +138,29 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_bytes_decode_or_are_refused_and_objects_read_back(
+            bytes in proptest::collection::vec(any::<u8>(), 0..256),
+            words in proptest::collection::vec(any::<u32>(), 0..32),
+            entry in ".{0,12}",
+            spec in proptest::collection::vec((any::<u32>(), any::<u32>()), 0..4),
+        ) {
+            let _ = decode(&bytes);
+            let stage = StageModule {
+                stage: ShaderStage::Compute,
+                entry_point: entry,
+                specializations: spec.into_iter().map(|(id, bits)| Specialization { id, bits }).collect(),
+                words,
+                file: "c.comp".into(),
+            };
+            let encoded = encode(std::slice::from_ref(&stage));
+            prop_assert_eq!(decode(&encoded), Some(vec![stage]));
+            prop_assert_eq!(decode(&encoded[..encoded.len() - 4]), None);
+        }
+    }
 
     #[test]
     fn round_trip_and_rejects_damage() {
