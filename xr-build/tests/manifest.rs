@@ -87,6 +87,9 @@ fn bad_manifests_are_errors_at_file_line_and_column() {
     let override_clash = format!(
         "{PROGRAM}overrides = [\n  {{ name = \"G\", id = 0, default = 1.0 }},\n  {{ name = \"H\", id = 0, default = 1.0 }},\n]\n"
     );
+    let override_name_clash = format!(
+        "{PROGRAM}overrides = [\n  {{ name = \"G\", id = 0, default = 1.0 }},\n  {{ name = \"G\", id = 1, default = 1.0 }},\n]\n"
+    );
     let override_axis = format!(
         "[[axis]]\nname = \"A\"\nkind = \"bool\"\n{}axes = [\"A\"]\noverrides = [{{ name = \"A\", id = 0, default = 1.0 }}]\n",
         PROGRAM
@@ -148,6 +151,14 @@ fn bad_manifests_are_errors_at_file_line_and_column() {
         ("filter value not an integer", &filter_int, 10, 12, "'two' is not an integer (axis 'A')"),
         ("unknown override type", &override_type, 5, 43, "unknown override type 'half'"),
         ("override ids clash", &override_clash, 7, 12, "override 'H' (id 0) clashes with override 'G' (id 0)"),
+        ("override names clash", &override_name_clash, 7, 12, "override 'G' (id 1) clashes with override 'G' (id 0)"),
+        (
+            "enum value not an identifier",
+            "[[axis]]\nname = \"A\"\nkind = \"enum\"\nvalues = [\"ok_1\", \"a-b\"]\n",
+            4,
+            10,
+            "value 'a-b' of axis 'A' is not an identifier",
+        ),
         ("override that is an axis", &override_axis, 9, 23, "'A' is both an axis and an override"),
         ("typo'd key", "[[axis]]\nname = \"A\"\nkidn = \"bool\"\n", 3, 1, "unknown field `kidn`"),
         ("wrong type", "[[axis]]\nname = \"A\"\nkind = \"int\"\nrange = \"1..4\"\n", 4, 9, "invalid type"),
@@ -261,4 +272,41 @@ fn targets_and_languages_no_plugin_offers_fail_their_program_alone_at_line_and_c
         "{}",
         refused[0].1
     );
+}
+
+#[test]
+fn overrides_turn_into_the_bits_and_literals_of_their_type() {
+    use xr_build::{Override, OverrideType};
+    let of = |kind| Override { name: "O".into(), id: 0, kind, default: 0.0 };
+    assert_eq!(of(OverrideType::Float).bits(1.5), 1.5f32.to_bits());
+    assert_eq!(of(OverrideType::Float).glsl_literal(1.5), "1.5");
+    assert_eq!(of(OverrideType::Int).bits(-2.0), (-2i32) as u32);
+    assert_eq!(of(OverrideType::Int).glsl_literal(-2.0), "-2");
+    assert_eq!(of(OverrideType::Uint).bits(3.0), 3);
+    assert_eq!(of(OverrideType::Uint).glsl_literal(3.0), "3u");
+    assert_eq!((of(OverrideType::Bool).bits(1.0), of(OverrideType::Bool).bits(0.0)), (1, 0));
+    assert_eq!(of(OverrideType::Bool).glsl_literal(1.0), "true");
+    assert_eq!(of(OverrideType::Bool).glsl_literal(0.0), "false");
+}
+
+#[test]
+fn store_paths_are_normalised_without_touching_the_disk() {
+    let in_place = Manifest::parse(Path::new("xr.toml"), "store = \"sub/../store\"\n").unwrap();
+    assert_eq!(in_place.store, Path::new("store"));
+    let above = Manifest::parse(Path::new("xr.toml"), "store = \"../shared/store\"\n").unwrap();
+    assert_eq!(above.store, Path::new("../shared/store"), "a leading .. stays");
+}
+
+#[test]
+fn a_stage_names_its_language_or_leaves_it_to_the_extension() {
+    let dir = fixture("languages");
+    let text = "[[program]]\nname = \"p\"\ntargets = [\"vk-spirv\"]\nstages = [\n\
+                { stage = \"vertex\", file = \"shaders/lit.vert\", language = \"hlsl\" },\n\
+                { stage = \"fragment\", file = \"shaders/lit.frag\" },\n]\n";
+    let mut manifest = parse(&dir, text).unwrap();
+    let stages = &manifest.programs[0].stages;
+    assert_eq!((stages[0].language(), stages[1].language()), ("hlsl", ""), "named, and not yet known");
+    assert!(manifest.check_plugins(&spirv_offer()).is_empty(), "hlsl and glsl are offered");
+    let stages = &manifest.programs[0].stages;
+    assert_eq!((stages[0].language(), stages[1].language()), ("hlsl", "glsl"));
 }

@@ -257,6 +257,33 @@ mod tests {
     }
 
     #[test]
+    fn keys_print_as_their_hex() {
+        let key = ObjectKey::from_parts([b"shown".as_slice()]);
+        assert_eq!(key.to_string(), key.hex());
+        assert_eq!(format!("{key:?}"), format!("ObjectKey({})", key.hex()));
+    }
+
+    #[test]
+    fn a_store_that_cannot_be_made_is_an_error() {
+        let file = std::env::temp_dir().join(format!("xr-store-unit-file-{}", std::process::id()));
+        fs::write(&file, b"not a directory").unwrap();
+        assert!(matches!(Store::open(&file), Err(StoreError::Io { .. })), "a file where the store should be");
+        let _ = fs::remove_file(file);
+    }
+
+    #[test]
+    fn what_cannot_be_read_or_removed_is_an_error_not_a_missing_object() {
+        let store = temp_store("unreadable");
+        let key = ObjectKey::from_parts([b"dir".as_slice()]);
+        // Removing what is not there is fine.
+        store.remove(&key).unwrap();
+        // A directory where the object should be: neither "absent" nor removable.
+        fs::create_dir_all(store.path_of(&key).join("inside")).unwrap();
+        assert!(matches!(store.get(&key), Err(StoreError::Io { .. })));
+        assert!(matches!(store.remove(&key), Err(StoreError::Io { .. })));
+    }
+
+    #[test]
     fn key_parts_are_length_prefixed() {
         let ab_c = ObjectKey::from_parts([b"ab".as_slice(), b"c"]);
         let a_bc = ObjectKey::from_parts([b"a".as_slice(), b"bc"]);

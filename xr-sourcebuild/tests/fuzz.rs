@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use std::path::PathBuf;
 use xr_sourcebuild::{
     DriverIdentity, ObjectKey, ProgramBinary, ProgramDesc, ShaderStage, SourceBundle, SourceDesc, Store, StoreError,
-    decode_binary_record, encode_binary_record, includes::resolve_include,
+    decode_binary_record, encode_binary_record, includes::resolve_include, program_cache::binary_record_program,
 };
 
 fn temp(label: &str) -> PathBuf {
@@ -60,9 +60,12 @@ proptest! {
         format in any::<u32>(),
         binary in proptest::collection::vec(any::<u8>(), 0..64),
     ) {
-        let _ = decode_binary_record(&bytes);
+        if decode_binary_record(&bytes).is_err() {
+            prop_assert_eq!(binary_record_program(&bytes), None);
+        }
         let identity = DriverIdentity { vendor, renderer: "r".into(), version: "v".into(), formats: vec![format] };
         let record = encode_binary_record(&program, &identity, &ProgramBinary { format, bytes: binary.clone().into() });
+        prop_assert_eq!(binary_record_program(&record), Some(program.clone()));
         let (read, read_binary) = decode_binary_record(&record).unwrap();
         prop_assert_eq!(read, identity);
         prop_assert_eq!(read_binary.bytes.to_vec(), binary);

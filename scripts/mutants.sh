@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Mutation testing of the files whose bugs lose work or load wrong objects:
+# the store, the journal, the catalogs, the manifest, the program cache, the
+# Vulkan pipeline cache and the stage-interface linking. Each group runs
+# cargo-mutants with the tests that guard that file (the fast package tests
+# where they reach it, the real-driver integration test for the program
+# cache), one mutant at a time, in place: run it in a clean clone, not in a
+# tree you are editing. Results: target/mutants/<group>/mutants.out;
+# docs/TESTING.md records the last run and explains each survivor.
+#
+#   scripts/mutants.sh            # every group
+#   scripts/mutants.sh store      # one group
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked
+
+run() {
+    local group=$1
+    shift
+    if [ -n "${ONLY:-}" ] && [ "$ONLY" != "$group" ]; then return; fi
+    echo "== $group"
+    local start=$SECONDS
+    # Exit 2 (survivors) and 3 (timeouts) are what we are here to find:
+    # report them and go on; anything else is a broken run.
+    mkdir -p "target/mutants/$group"
+    local status=0
+    cargo mutants --in-place --no-shuffle --baseline skip --timeout 300 -o "target/mutants/$group" "$@" || status=$?
+    case $status in 0 | 2 | 3) ;; *) echo "cargo mutants failed ($status)" >&2 && exit "$status" ;; esac
+    echo "== $group: $((SECONDS - start)) s"
+}
+ONLY=${1:-}
+
+run store -f xr-sourcebuild/src/store.rs --test-package xr-sourcebuild
+run journal-catalog-manifest -f xr-build/src/journal.rs -f xr-build/src/catalog.rs -f xr-build/src/manifest.rs \
+    --test-package xr-build
+run pipeline-cache -f backends/xr-compiler-vk-spirv/src/pipeline_cache.rs --test-package xr-compiler-vk-spirv,xr-tests \
+    --cargo-test-arg=--lib --cargo-test-arg=--test=vulkan --cargo-test-arg=--test=library
+run interface-linking -f backends/xr-spirv/src/reflect.rs -F 'link_interface_locations|assign_uniform_locations' \
+    --test-package xr-spirv
+run program-cache -f xr-sourcebuild/src/program_cache.rs --test-package xr-sourcebuild,xr-tests \
+    --cargo-test-arg=--test=fuzz --cargo-test-arg=--test=program_binaries --cargo-test-arg=--test=store_processes
