@@ -360,35 +360,24 @@ impl Registry {
 
     /// Every (language → target) pair the build systems compile, as text, sorted.
     pub fn compile_pairs(&self) -> Vec<String> {
-        let mut pairs: Vec<String> = self
-            .build_system_entries()
-            .flat_map(|(info, _)| info.compiles.iter().map(|p| format!("{} → {}", p.language, p.target)))
-            .collect();
-        pairs.sort();
-        pairs.dedup();
-        pairs
+        sorted_unique(
+            self.build_system_entries()
+                .flat_map(|(info, _)| info.compiles.iter().map(|p| format!("{} → {}", p.language, p.target))),
+        )
     }
 
     /// Every target some build system compiles, sorted.
     pub fn targets(&self) -> Vec<String> {
-        let mut targets: Vec<String> = self
-            .build_system_entries()
-            .flat_map(|(info, _)| info.compiles.iter().map(|p| p.target.to_string()))
-            .collect();
-        targets.sort();
-        targets.dedup();
-        targets
+        sorted_unique(
+            self.build_system_entries().flat_map(|(info, _)| info.compiles.iter().map(|p| p.target.to_string())),
+        )
     }
 
     /// Every language some build system accepts, sorted.
     pub fn languages(&self) -> Vec<String> {
-        let mut languages: Vec<String> = self
-            .build_system_entries()
-            .flat_map(|(info, _)| info.languages.iter().map(|l| l.name.to_string()))
-            .collect();
-        languages.sort();
-        languages.dedup();
-        languages
+        sorted_unique(
+            self.build_system_entries().flat_map(|(info, _)| info.languages.iter().map(|l| l.name.to_string())),
+        )
     }
 
     /// The language a file extension (without the dot) means, as the build
@@ -408,6 +397,13 @@ impl Registry {
             .find(|(info, _)| info.name.as_str() == name)
             .map(|(_, system)| system)
     }
+}
+
+fn sorted_unique(items: impl Iterator<Item = String>) -> Vec<String> {
+    let mut items: Vec<String> = items.collect();
+    items.sort();
+    items.dedup();
+    items
 }
 
 fn is_shared_library(path: &Path) -> bool {
