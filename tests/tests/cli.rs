@@ -43,6 +43,31 @@ fn plugins_json_shows_the_llvmpipe_device_and_the_glsl_flags() {
     assert_eq!(glsl["attachable"], serde_json::json!(["opengl"]));
     assert_eq!(glsl["languages"], serde_json::json!(["glsl"]));
     assert_eq!(glsl["on_devices"][0]["availability"]["Ok"], serde_json::json!(["RuntimeCompile", "OfflineCompile"]));
+    // What each compiles without a device, and what it loads on one, by path.
+    assert_eq!(
+        glsl["compiles"],
+        serde_json::json!([
+            {"language": "glsl", "target": "gl-glsl"},
+            {"language": "glsl", "target": "glsl-preprocessed"},
+        ])
+    );
+    assert_eq!(
+        glsl["loads"],
+        serde_json::json!([{"target": "gl-glsl", "path": "device-binary"}, {"target": "gl-glsl", "path": "source"}])
+    );
+    let vulkan = &plugin("xr-compiler-vk-spirv")["build_systems"][0];
+    assert_eq!(
+        vulkan["compiles"],
+        serde_json::json!([{"language": "glsl", "target": "vk-spirv"}, {"language": "hlsl", "target": "vk-spirv"}])
+    );
+    assert_eq!(
+        vulkan["loads"],
+        serde_json::json!([
+            {"target": "vk-spirv", "path": "compatible-object"},
+            {"target": "gl-glsl", "path": "source"},
+        ])
+    );
+    assert!(vulkan["compiler_identity"].as_str().unwrap().contains("glslang"), "{vulkan}");
     assert_eq!(report["skipped"], serde_json::json!([]));
 }
 
