@@ -264,12 +264,14 @@ pub fn hlsl(stage: ShaderStage, file: &str, entry: &str, source: &str) -> Source
     desc
 }
 
-/// Seed 002's vertex shader (a view-projection matrix, `mul`, a diffuse
-/// colour) and a pixel shader passing the colour on, as one program.
-pub fn seed_002_program() -> ProgramDesc {
+/// A vertex shader written the way D3D9-era HLSL was (a view-projection
+/// matrix in the globals, `mul`, a diffuse colour) and a pixel shader
+/// passing the colour on, as one program: the shape of shader that engines
+/// moving off `ID3DXConstantTable` bring along.
+pub fn d3d9_style_program() -> ProgramDesc {
     let vs = hlsl(
         ShaderStage::Vertex,
-        "seed.hlsl",
+        "d3d9.hlsl",
         "Main",
         "float4x4 ViewProjMatrix;
          float4 Blue;
@@ -284,11 +286,11 @@ pub fn seed_002_program() -> ProgramDesc {
     );
     let ps = hlsl(
         ShaderStage::Fragment,
-        "seed_ps.hlsl",
+        "d3d9_ps.hlsl",
         "PixelMain",
         "float4 PixelMain(float4 diffuse : COLOR) : SV_Target { return diffuse; }",
     );
-    ProgramDesc::new("seed", [vs, ps])
+    ProgramDesc::new("d3d9", [vs, ps])
 }
 
 /// A column-major 4×4 identity.

@@ -4,7 +4,7 @@ use std::process::Command;
 use xr_sourcebuild::SourceBundle;
 use xr_tests::{executable, temp_dir};
 
-const SEED_002_VS: &str = "float4x4 ViewProjMatrix;
+const D3D9_STYLE_VS: &str = "float4x4 ViewProjMatrix;
 float4 Blue = {0.0f, 0.0f, 1.0f, 1.0f};
 struct VS_INPUT { float4 position : POSITION; };
 struct VS_OUTPUT { float4 position : SV_Position; float4 diffuse : COLOR; };
@@ -33,10 +33,10 @@ fn xr(args: &[&str]) -> (bool, String, String) {
 }
 
 #[test]
-fn compiles_seed_002_hlsl_to_valid_spirv_for_vulkan_and_opengl() {
+fn compiles_d3d9_style_hlsl_to_valid_spirv_for_vulkan_and_opengl() {
     let dir = temp_dir("cli-hlsl");
-    let source = dir.join("seed.hlsl");
-    std::fs::write(&source, SEED_002_VS).unwrap();
+    let source = dir.join("d3d9.hlsl");
+    std::fs::write(&source, D3D9_STYLE_VS).unwrap();
     for (target, env) in [("vk-spirv", "vulkan1.1"), ("gl-spirv", "opengl4.5")] {
         let out = dir.join(format!("{target}.spv"));
         let mut args = vec!["compile", source.to_str().unwrap(), "--profile", "vs_5_0", "--entry", "Main"];

@@ -209,13 +209,13 @@ fn a_device_without_arb_gl_spirv_makes_the_system_unavailable_and_glsl_still_wor
     assert_eq!(glsl[0], "RuntimeCompile");
 }
 
-/// Seed 002's vertex shader, its globals a uniform block on OpenGL too:
+/// A D3D9-style HLSL vertex shader, its globals a uniform block on OpenGL too:
 /// set through the constant table, drawn through GL SPIR-V.
 #[test]
-fn seed_002_hlsl_with_its_globals_renders_through_gl_spirv() {
+fn d3d9_style_hlsl_with_its_globals_renders_through_gl_spirv() {
     let registry = registry();
     let mut bench = GlBench::open(&registry, GL_SPIRV);
-    let desc = xr_tests::seed_002_program();
+    let desc = xr_tests::d3d9_style_program();
     let mut built = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().expect("builds");
     let identity = xr_tests::IDENTITY;
     let (matrix, blue) = (built.constants.handle("ViewProjMatrix").unwrap(), built.constants.handle("Blue").unwrap());
@@ -245,7 +245,7 @@ fn seed_002_hlsl_with_its_globals_renders_through_gl_spirv() {
 fn uniform_block_bindings_run_out_with_a_clear_error_and_come_back() {
     let registry = registry();
     let mut bench = GlBench::open(&registry, GL_SPIRV);
-    let desc = xr_tests::seed_002_program();
+    let desc = xr_tests::d3d9_style_program();
     let mut alive = Vec::new();
     let error = loop {
         match bench.compiler.build_program(&desc, &BuildOptions::default()).into_result() {

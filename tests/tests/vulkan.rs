@@ -72,14 +72,14 @@ fn uniform_buffers_push_constants_and_specialization_constants_set_the_pixels() 
     assert_rgba_near(bench.centre_pixel(&built), [128, 128, 128, 255], 1);
 }
 
-/// Seed 002's vertex shader: a row-major float4x4 set through the table, `mul`, a blue diffuse colour.
+/// A D3D9-style HLSL vertex shader: a row-major float4x4 set through the table, `mul`, a blue diffuse colour.
 #[test]
-fn seed_002_hlsl_renders_on_vulkan() {
+fn d3d9_style_hlsl_renders_on_vulkan() {
     let registry = registry();
     let mut bench = GlBench::vulkan(&registry, VK_SPIRV);
     let mut built = bench
         .compiler
-        .build_program(&xr_tests::seed_002_program(), &BuildOptions::default())
+        .build_program(&xr_tests::d3d9_style_program(), &BuildOptions::default())
         .into_result()
         .expect("builds");
     let matrix = built.constants.handle("ViewProjMatrix").unwrap();

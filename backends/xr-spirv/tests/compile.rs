@@ -26,7 +26,7 @@ void main() { v_uv = in_position * 0.5 + 0.5; gl_Position = vec4(in_position, 0.
 ";
 
 /// A D3D9-era vertex shader: a view-projection matrix, `mul`, a blue diffuse colour.
-const SEED_002_VS: &str = "
+const D3D9_STYLE_VS: &str = "
 float4x4 ViewProjMatrix;
 float4 Blue = {0.0f, 0.0f, 1.0f, 1.0f};
 struct VS_INPUT { float4 position : POSITION; };
@@ -79,22 +79,22 @@ fn defines_change_the_module() {
 }
 
 #[test]
-fn seed_002_hlsl_with_profiles_semantics_and_any_entry_point() {
+fn d3d9_style_hlsl_with_profiles_semantics_and_any_entry_point() {
     let compiler = SpirvCompiler::new().unwrap();
     let pixel = "float4 PixelMain(float4 diffuse : COLOR) : SV_Target { return diffuse; }";
     for target in [TargetEnv::OpenGl45, TargetEnv::Vulkan11] {
         let vs = compiler
-            .compile(&hlsl_source("vs_5_0", "seed.hlsl", "Main", SEED_002_VS), &SpirvOptions::new(target))
+            .compile(&hlsl_source("vs_5_0", "d3d9.hlsl", "Main", D3D9_STYLE_VS), &SpirvOptions::new(target))
             .unwrap();
         assert_eq!(vs.stage, ShaderStage::Vertex);
         assert_eq!(vs.entry_point, "Main");
         let ps = compiler
-            .compile(&hlsl_source("ps_5_0", "seed_ps.hlsl", "PixelMain", pixel), &SpirvOptions::new(target))
+            .compile(&hlsl_source("ps_5_0", "d3d9_ps.hlsl", "PixelMain", pixel), &SpirvOptions::new(target))
             .unwrap();
         assert_eq!(ps.stage, ShaderStage::Fragment);
     }
     let vs = compiler
-        .compile(&hlsl_source("vs_5_0", "seed.hlsl", "Main", SEED_002_VS), &SpirvOptions::new(TargetEnv::Vulkan11))
+        .compile(&hlsl_source("vs_5_0", "d3d9.hlsl", "Main", D3D9_STYLE_VS), &SpirvOptions::new(TargetEnv::Vulkan11))
         .unwrap();
     let reflection = reflect(&vs.words, "Main").unwrap();
     let globals = &reflection.uniform_blocks[0];
@@ -108,12 +108,12 @@ fn hlsl_with_a_missing_entry_point_is_a_clear_error() {
     let compiler = SpirvCompiler::new().unwrap();
     let error = compiler
         .compile(
-            &hlsl_source("vs_5_0", "seed.hlsl", "VertexMain", SEED_002_VS),
+            &hlsl_source("vs_5_0", "d3d9.hlsl", "VertexMain", D3D9_STYLE_VS),
             &SpirvOptions::new(TargetEnv::Vulkan10),
         )
         .unwrap_err();
     let message = error.to_string();
-    assert!(message.contains("entry point 'VertexMain' not found in seed.hlsl"), "{message}");
+    assert!(message.contains("entry point 'VertexMain' not found in d3d9.hlsl"), "{message}");
     assert!(!message.contains('\n'));
 }
 
