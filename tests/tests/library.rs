@@ -334,3 +334,34 @@ fn a_pipeline_cache_of_another_driver_is_discarded_and_the_log_says_so() {
     let (_, saved) = pipeline_cache(&store);
     assert_eq!(saved[16..32], mine[16..32]);
 }
+
+#[test]
+fn each_device_attaches_the_loaders_that_declare_it_and_ranks_their_targets_by_path() {
+    let dir = materials_built("library-loaders");
+    let library = ShaderLibrary::open(&dir.join("store")).unwrap();
+    let registry = registry();
+    let expected: [(DeviceKind, &[&str], &[(&str, LoadPath)]); 2] = [
+        (
+            DeviceKind::OpenGl,
+            &["xr-compiler-glsl", "xr-compiler-gl-spirv"],
+            &[
+                ("gl-glsl", LoadPath::DeviceBinary),
+                ("gl-spirv", LoadPath::CompatibleObject),
+                ("gl-glsl", LoadPath::Source),
+            ],
+        ),
+        (
+            DeviceKind::Vulkan,
+            &["xr-compiler-vk-spirv"],
+            &[("vk-spirv", LoadPath::CompatibleObject), ("gl-glsl", LoadPath::Source)],
+        ),
+    ];
+    for (kind, loaders, targets) in expected {
+        let device = registry.open_device(kind, &DeviceOptions::default()).expect("device");
+        let loader = DeviceLoader::attach(&registry, &device, &library).expect("attach");
+        assert_eq!(loader.loaders(), loaders, "{kind:?}: highest priority first");
+        let targets: Vec<(String, LoadPath)> = targets.iter().map(|(t, p)| (t.to_string(), *p)).collect();
+        assert_eq!(loader.targets(), targets, "{kind:?}: best path first");
+        drop(loader);
+    }
+}

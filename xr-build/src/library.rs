@@ -211,17 +211,6 @@ impl DeviceLoader {
         let explicit = !request.paths.is_empty();
         let paths = if explicit { request.paths.clone() } else { LoadPath::ALL.to_vec() };
         let mut reasons: Vec<String> = Vec::new();
-        // Objects of targets no loader here reads: said once, then passed over.
-        let unread: Vec<&String> = stored
-            .objects
-            .keys()
-            .filter(|target| !self.loaders.iter().any(|l| l.loads.iter().any(|t| t.target == target.as_str())))
-            .collect();
-        let unread = (!unread.is_empty()).then(|| {
-            let list = unread.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", ");
-            tracing::info!(variant = %variant, "no build system on this device loads {list}; passed over");
-            format!("no build system on this device loads {list}")
-        });
         for path in paths {
             let candidates: Vec<(usize, String)> = self
                 .loaders
@@ -271,7 +260,16 @@ impl DeviceLoader {
                 }
             }
         }
-        reasons.extend(unread);
+        // Nothing loaded: say also which stored targets no loader here reads.
+        let unread: Vec<&str> = stored
+            .objects
+            .keys()
+            .map(String::as_str)
+            .filter(|target| !self.loaders.iter().any(|l| l.loads.iter().any(|t| t.target == *target)))
+            .collect();
+        if !unread.is_empty() {
+            reasons.push(format!("no build system on this device loads {}", unread.join(", ")));
+        }
         Err(LibraryError::NoPath { variant, reasons: reasons.join("; ") })
     }
 }

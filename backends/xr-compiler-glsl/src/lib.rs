@@ -14,9 +14,8 @@ use abi_stable::{
 };
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError, XrResult, guard};
 use xr_sourcebuild::{
-    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair,
-    LanguageInfo, LoadPath, OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, SourceBundle, TargetLoad,
-    guard_build,
+    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, LoadPath,
+    OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, SourceBundle, TargetLoad, guard_build,
 };
 use xr_spirv::{LANGUAGE_GLSL, SpirvOptions, TargetEnv};
 
@@ -29,7 +28,7 @@ pub const TARGET: &str = "gl-glsl";
 /// of these).
 pub const PREPROCESSED_TARGET: &str = "glsl-preprocessed";
 /// What it loads: its program binaries first, then the sources.
-const LOADS: [(&str, LoadPath); 2] = [(TARGET, LoadPath::DeviceBinary), (TARGET, LoadPath::Source)];
+pub(crate) const LOADS: [(&str, LoadPath); 2] = [(TARGET, LoadPath::DeviceBinary), (TARGET, LoadPath::Source)];
 
 xr_sourcebuild::export_plugin! {
     name: "xr-compiler-glsl",
@@ -48,7 +47,7 @@ impl SourceBuildSystem for GlslSystem {
                 description: "GLSL built by the OpenGL driver; program binaries and pipelines on GL 4.1+".into(),
                 availability: Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE,
                 attachable: vec![DeviceKind::OpenGl].into(),
-                languages: vec![glsl()].into(),
+                languages: vec![xr_spirv::glsl_language()].into(),
                 stages: ShaderStage::ALL.to_vec().into(),
                 priority: 0,
                 compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
@@ -86,16 +85,6 @@ impl SourceBuildSystem for GlslSystem {
     }
 }
 
-/// GLSL, as this build system takes it (the languages shaderc takes minus HLSL).
-fn glsl() -> LanguageInfo {
-    xr_spirv::languages()
-        .into_iter()
-        .find(|l| l.name == LANGUAGE_GLSL)
-        .unwrap_or_else(|| LanguageInfo::new(LANGUAGE_GLSL, &["glsl"]))
-}
-
-/// The sources of the program with every file they include, checked by
-/// glslang as the OpenGL driver will see them: with no driver at hand,
 /// glslang is the closest judge (it catches what every driver refuses).
 fn compile_offline(request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
     if request.target == PREPROCESSED_TARGET {

@@ -278,10 +278,8 @@ impl AttachedGlsl {
     /// from this driver's program binary, or built on the device with the
     /// binary written back for next time.
     fn load_artifact(&mut self, request: &ArtifactLoad) -> Result<LoadedArtifact, BuildError> {
+        xr_spirv::offline::check_load(request, crate::NAME, &crate::LOADS)?;
         let context = format!("program '{}'", request.name);
-        if request.target != crate::TARGET {
-            return Err(XrError::invalid_input(format!("{} does not load {}", crate::NAME, request.target)).into());
-        }
         let bundle =
             SourceBundle::decode(&request.artifact).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
         let defines: Vec<(String, String)> =

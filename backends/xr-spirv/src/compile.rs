@@ -15,13 +15,15 @@ pub const LANGUAGE_HLSL: &str = "hlsl";
 
 /// The languages shaderc compiles, with their file extensions.
 pub fn languages() -> Vec<xr_sourcebuild::LanguageInfo> {
-    vec![
-        xr_sourcebuild::LanguageInfo::new(
-            LANGUAGE_GLSL,
-            &["glsl", "vert", "frag", "geom", "tesc", "tese", "comp", "vs", "fs", "gs", "cs"],
-        ),
-        xr_sourcebuild::LanguageInfo::new(LANGUAGE_HLSL, &["hlsl", "hlsli", "fx"]),
-    ]
+    vec![glsl_language(), xr_sourcebuild::LanguageInfo::new(LANGUAGE_HLSL, &["hlsl", "hlsli", "fx"])]
+}
+
+/// GLSL with its file extensions (the GLSL build system takes GLSL alone).
+pub fn glsl_language() -> xr_sourcebuild::LanguageInfo {
+    xr_sourcebuild::LanguageInfo::new(
+        LANGUAGE_GLSL,
+        &["glsl", "vert", "frag", "geom", "tesc", "tese", "comp", "vs", "fs", "gs", "cs"],
+    )
 }
 
 /// The environment a module is compiled for.

@@ -19,7 +19,7 @@ pub mod validate;
 
 pub use compile::{
     CompiledProgram, IncludedFile, LANGUAGE_GLSL, LANGUAGE_HLSL, LazyCompiler, Optimization, SpirvCompiler,
-    SpirvModule, SpirvOptions, SpirvVersion, TargetEnv, compiler_identity, languages,
+    SpirvModule, SpirvOptions, SpirvVersion, TargetEnv, compiler_identity, glsl_language, languages,
 };
 pub use program::finish_program;
 pub use reflect::{Reflection, assign_uniform_locations, link_interface_locations, reflect};
