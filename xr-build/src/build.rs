@@ -344,8 +344,10 @@ impl JobContext<'_> {
                 return results;
             }
         };
+        // One request for every target: only its target changes.
+        let mut request = OfflineRequest::new(desc, "");
         for (target, compiler, recipe) in stale {
-            let request = OfflineRequest::new(desc.clone(), target);
+            request.target = target.as_str().into();
             let outcome = match compiler.system.compile_offline(&request).into_result() {
                 Ok(artifact) => {
                     let files = artifact.files_read.iter().map(|f| (f.path.to_string(), f.hash.to_string())).collect();
