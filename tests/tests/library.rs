@@ -340,7 +340,9 @@ fn each_device_attaches_the_loaders_that_declare_it_and_ranks_their_targets_by_p
     let dir = materials_built("library-loaders");
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
     let registry = registry();
-    let expected: [(DeviceKind, &[&str], &[(&str, LoadPath)]); 2] = [
+    /// A device kind, the loaders it attaches, and the targets they load.
+    type Expected<'a> = (DeviceKind, &'a [&'a str], &'a [(&'a str, LoadPath)]);
+    let expected: [Expected<'_>; 2] = [
         (
             DeviceKind::OpenGl,
             &["xr-compiler-glsl", "xr-compiler-gl-spirv"],
