@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what XR needs on a fresh Debian machine: Mesa's EGL and software
 # drivers (llvmpipe, lavapipe), the Vulkan loader and validation layers, and
-# shaderc's static libraries. Installs nothing that is already there.
+# shaderc's static libraries, and the cache servers the remote-store tests
+# run (nginx with WebDAV, redis-server). Installs nothing that is already there.
 set -euo pipefail
 
 packages=(
@@ -10,6 +11,7 @@ packages=(
     libvulkan1 mesa-vulkan-drivers                # the Vulkan loader and lavapipe (Vulkan 1.3)
     vulkan-validationlayers                       # VK_LAYER_KHRONOS_validation for the tests
     glslc                                         # the baseline of the SPIR-V benchmark
+    nginx libnginx-mod-http-dav-ext redis-server  # the remote-store tests' cache servers (WebDAV, Redis)
 )
 missing=()
 for package in "${packages[@]}"; do
@@ -20,7 +22,9 @@ if [ ${#missing[@]} -gt 0 ]; then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    # RUNLEVEL=1: install the servers without starting them as system
+    # services (the tests start their own, on free ports).
+    $sudo env RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

@@ -48,3 +48,66 @@ fn verify_names_corrupt_objects_and_unfinished_writes_and_can_remove_them() {
     assert!(!ok);
     assert!(out.contains("is not an XR store"), "{out}");
 }
+
+#[test]
+fn verify_checks_catalogs_and_the_journal_too() {
+    let dir = xr_tests::materials_built("store-verify-catalogs");
+    let root = dir.join("store");
+    let (ok, out) = verify(&root, &[]);
+    assert!(ok, "{out}");
+    assert!(out.contains("3 catalogs, 0 corrupt, 108 objects named, 0 problems"), "{out}");
+    assert!(out.contains("journal: 108 entries, 0 corrupt lines, 0 torn lines"), "{out}");
+
+    // A catalog that does not parse: corrupt, removable, written again by the next build.
+    let unlit = root.join("catalog/unlit.json");
+    std::fs::write(&unlit, b"{ \"name\": \"unlit\", \"variants\": ").unwrap();
+    let (ok, out) = verify(&root, &[]);
+    assert!(!ok, "{out}");
+    assert!(out.contains(&format!("corrupt catalog: {}", unlit.display())), "{out}");
+    let (ok, out) = verify(&root, &["--delete-corrupt"]);
+    assert!(ok && !unlit.exists(), "{out}");
+    assert!(verify(&root, &[]).0);
+
+    // A catalog naming an object the store lost.
+    let toon: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("catalog/toon.json")).unwrap()).unwrap();
+    let (variant, entry) = toon["variants"].as_object().unwrap().iter().next().unwrap();
+    let hex = entry["objects"]["vk-spirv"].as_str().unwrap();
+    Store::open(&root).unwrap().remove(&ObjectKey::from_hex(hex).unwrap()).unwrap();
+    let (ok, out) = verify(&root, &[]);
+    assert!(!ok, "{out}");
+    assert!(out.contains(&format!("missing: catalog 'toon' names {hex} for {variant} (vk-spirv)")), "{out}");
+    let rebuild = Command::new(executable("xr"))
+        .current_dir(&dir)
+        .args(["build", "-m", "xr.toml", "-q"])
+        .env_remove("XR_PLUGIN_PATH")
+        .env_remove("XR_REMOTE")
+        .output()
+        .unwrap();
+    assert!(rebuild.status.success());
+    let (ok, out) = verify(&root, &[]);
+    assert!(ok, "the build made it again and rewrote unlit's catalog: {out}");
+
+    // A whole journal line that does not read is corruption; a torn last
+    // line (a build killed mid-append) is skipped by every reader and only reported.
+    let journal = root.join("journal.jsonl");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines[4] = lines[4].replacen("\"object\"", "\"obj\u{1}ect\"", 1);
+    std::fs::write(&journal, lines.join("\n") + "\n{\"recipe\":\"12ab").unwrap();
+    let (ok, out) = verify(&root, &[]);
+    assert!(!ok, "{out}");
+    assert!(out.contains(&format!("corrupt journal line: {}:5:", journal.display())), "{out}");
+    assert!(out.contains("1 corrupt lines, 1 torn lines"), "{out}");
+    let (ok, out) = verify(&root, &["--delete-corrupt"]);
+    assert!(ok, "{out}");
+    let (ok, out) = verify(&root, &[]);
+    assert!(ok, "{out}");
+    assert!(out.contains("0 corrupt lines, 0 torn lines"), "{out}");
+
+    // Only a torn line: reported, not a failure (the build that tore it is gone; readers skip it).
+    let mut file = std::fs::OpenOptions::new().append(true).open(&journal).unwrap();
+    std::io::Write::write_all(&mut file, b"{\"recipe\":\"12").unwrap();
+    let (ok, out) = verify(&root, &[]);
+    assert!(ok && out.contains("0 corrupt lines, 1 torn lines"), "{out}");
+}

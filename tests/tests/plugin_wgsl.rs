@@ -115,8 +115,8 @@ fn three_languages(label: &str) -> PathBuf {
 /// (built, reused, failed) from `xr build`'s summary line.
 fn summary(stdout: &str) -> (usize, usize, usize) {
     let line = stdout.lines().find(|l| l.starts_with("xr build:")).unwrap_or_else(|| panic!("no summary in {stdout}"));
-    let numbers: Vec<usize> = line.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse().ok()).collect();
-    (numbers[0], numbers[1], numbers[2])
+    let count = |label: &str| xr_tests::summary_count(line, label);
+    (count("built"), count("reused"), count("failed"))
 }
 
 #[test]

@@ -10,16 +10,22 @@ use crate::{
 use rayon::prelude::*;
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
-    path::Path,
-    sync::Mutex,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
+use xr_remote::{Kind, Remote};
 use xr_sourcebuild::{
     ObjectKey, OfflineRequest, ProgramDesc, Registry, SourceBuildSystemBox, SourceDesc, Store, StoreError,
 };
 
 /// Version of the recipe and object formats; part of every key.
-const FORMAT: &str = "xr-build/1";
+pub(crate) const FORMAT: &str = "xr-build/1";
+
+/// The key of an object: its payload's, with the format's version.
+pub(crate) fn object_key(payload: &[u8]) -> ObjectKey {
+    ObjectKey::from_parts([FORMAT.as_bytes(), payload])
+}
 
 /// What to build.
 #[derive(Clone, Debug, Default)]
@@ -30,6 +36,50 @@ pub struct BuildRequest {
     pub targets: Vec<String>,
     /// Only these programs (all when empty).
     pub programs: Vec<String>,
+    /// Only this part of the matrix, for one of several machines.
+    pub shard: Option<Shard>,
+    /// A shared cache read before building (see [`xr_remote`]).
+    pub remote: Option<Arc<Remote>>,
+    /// Upload what this build makes to the remote.
+    pub upload: bool,
+}
+
+/// One of `count` disjoint parts of a matrix (`index` from 1): a variant
+/// belongs to the part its program's and its own name hash to, so every
+/// machine splits a manifest the same way, and adding a variant moves no
+/// other variant to another part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// Which part, from 1.
+    pub index: u32,
+    /// How many parts.
+    pub count: u32,
+}
+
+impl Shard {
+    /// Parses `I/N` with 1 ≤ I ≤ N.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let bad = || format!("'{text}' is not a shard: write I/N with 1 <= I <= N, e.g. 2/3");
+        let (index, count) = text.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (index.trim().parse().map_err(|_| bad())?, count.trim().parse().map_err(|_| bad())?);
+        if index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Self { index, count })
+    }
+
+    /// Whether the variant `variant` of `program` is in this part.
+    pub fn contains(&self, program: &str, variant: &str) -> bool {
+        let hash = blake3::hash(format!("{program}\0{variant}").as_bytes());
+        let head = u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"));
+        head % u64::from(self.count) == u64::from(self.index - 1)
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 /// What happened to one (variant, target).
@@ -37,6 +87,14 @@ pub struct BuildRequest {
 pub enum Outcome {
     /// Built now (and written, unless an identical object was already stored).
     Built {
+        /// The object.
+        object: ObjectKey,
+        /// Payload bytes.
+        bytes: u64,
+    },
+    /// Fetched from the remote: the object another machine built from the
+    /// same recipe and inputs, checked, now also in the local store.
+    Fetched {
         /// The object.
         object: ObjectKey,
         /// Payload bytes.
@@ -80,6 +138,8 @@ pub struct Failure {
 pub struct Summary {
     /// Artifacts built now.
     pub built: usize,
+    /// Artifacts fetched from the remote.
+    pub fetched: usize,
     /// Artifacts reused.
     pub reused: usize,
     /// Failures, each with its diagnostics.
@@ -119,7 +179,11 @@ pub enum BuildFailure {
 /// Counts the artifacts `request` asks for (for a progress bar's length).
 pub fn count_artifacts(manifest: &Manifest, request: &BuildRequest) -> usize {
     selected(manifest, request)
-        .map(|program| variants(program).map_or(0, |v| v.len()) * targets_of(program, request).len())
+        .map(|program| {
+            let in_shard = |v: &Variant| request.shard.is_none_or(|s| s.contains(&program.name, &v.name));
+            variants(program).map_or(0, |v| v.iter().filter(|v| in_shard(v)).count())
+                * targets_of(program, request).len()
+        })
         .sum()
 }
 
@@ -197,13 +261,25 @@ pub fn build(
             compilers.insert((program.name.clone(), target), compiler);
         }
     }
-    let context = JobContext { store: &store, journal: &journal, compilers, hashes: Mutex::new(HashMap::new()) };
+    let context = JobContext {
+        store: &store,
+        journal: &journal,
+        compilers,
+        hashes: Mutex::new(HashMap::new()),
+        remote: request.remote.as_deref().filter(|r| r.is_usable()),
+        upload: request.upload,
+        manifest_dir: manifest.path.parent().map(Path::to_path_buf).unwrap_or_default(),
+    };
 
     let mut summary = Summary::default();
     let mut jobs: Vec<(&Program, Variant)> = Vec::new();
     for program in selected(manifest, request) {
         match variants(program) {
-            Ok(list) => jobs.extend(list.into_iter().map(|v| (program, v))),
+            Ok(list) => jobs.extend(
+                list.into_iter()
+                    .filter(|v| request.shard.is_none_or(|s| s.contains(&program.name, &v.name)))
+                    .map(|v| (program, v)),
+            ),
             Err(message) => summary.failed.push(Failure { what: format!("program '{}'", program.name), message }),
         }
     }
@@ -240,6 +316,10 @@ pub fn build(
         let (object, bytes) = match result.outcome {
             Outcome::Built { object, bytes } => {
                 summary.built += 1;
+                (object, bytes)
+            }
+            Outcome::Fetched { object, bytes } => {
+                summary.fetched += 1;
                 (object, bytes)
             }
             Outcome::Reused { object, bytes } => {
@@ -298,6 +378,22 @@ struct JobContext<'a> {
     compilers: HashMap<(String, String), Result<Compiler<'a>, String>>,
     /// File → BLAKE3 of its contents now (`None`: unreadable), for this build.
     hashes: Mutex<HashMap<String, Option<String>>>,
+    /// The shared cache, if one is set and still answers.
+    remote: Option<&'a Remote>,
+    /// Upload what is built here.
+    upload: bool,
+    /// Paths under it are written relative to it in what goes to the
+    /// remote, so that machines with checkouts in different places share.
+    manifest_dir: PathBuf,
+}
+
+/// What the remote keeps for an action: the object one recipe made from
+/// inputs with these contents. Paths under the manifest's directory are
+/// relative to it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ActionRecord {
+    object: String,
+    files: Vec<(String, String)>,
 }
 
 /// A target's build: its object's payload and the files it read.
@@ -328,10 +424,15 @@ impl JobContext<'_> {
                     continue;
                 }
             };
-            let recipe = recipe_key(&compiler, program, variant, target);
-            match self.up_to_date(&recipe) {
-                Some((object, bytes)) => results.push(result(target, Outcome::Reused { object, bytes })),
-                None => stale.push((target, compiler, recipe)),
+            let recipe = recipe_key(&compiler, program, variant, target, &|p| p.to_string_lossy().into_owned());
+            if let Some((object, bytes)) = self.up_to_date(&recipe) {
+                results.push(result(target, Outcome::Reused { object, bytes }));
+                continue;
+            }
+            let action = self.remote.and_then(|_| self.action_key(&compiler, program, variant, target));
+            match action.as_ref().and_then(|action| self.fetch(action, &recipe)) {
+                Some((object, bytes)) => results.push(result(target, Outcome::Fetched { object, bytes })),
+                None => stale.push((target, compiler, recipe, action)),
             }
         }
         if stale.is_empty() {
@@ -340,18 +441,22 @@ impl JobContext<'_> {
         let desc = match program_desc(program, variant) {
             Ok(desc) => desc,
             Err(message) => {
-                results.extend(stale.into_iter().map(|(t, _, _)| result(t, Outcome::Failed(message.clone()))));
+                results.extend(stale.into_iter().map(|(t, ..)| result(t, Outcome::Failed(message.clone()))));
                 return results;
             }
         };
         // One request for every target: only its target changes.
         let mut request = OfflineRequest::new(desc, "");
-        for (target, compiler, recipe) in stale {
+        for (target, compiler, recipe, action) in stale {
             request.target = target.as_str().into();
             let outcome = match compiler.system.compile_offline(&request).into_result() {
                 Ok(artifact) => {
                     let files = artifact.files_read.iter().map(|f| (f.path.to_string(), f.hash.to_string())).collect();
-                    self.store_made(&recipe, Made { payload: artifact.bytes.into_vec(), files })
+                    let made = Made { payload: artifact.bytes.into_vec(), files };
+                    if let (Some(action), true) = (&action, self.upload) {
+                        self.upload(action, &made);
+                    }
+                    self.store_made(&recipe, made)
                 }
                 Err(e) => Outcome::Failed(format!("{e} ({})", compiler.name)),
             };
@@ -388,8 +493,85 @@ impl JobContext<'_> {
             .clone()
     }
 
+    /// The remote's key of an action: the recipe with paths relative to the
+    /// manifest's directory, and the contents of every stage's file (the
+    /// files it includes are checked against the record). `None` when a
+    /// stage file cannot be read (the build reports it).
+    fn action_key(
+        &self,
+        compiler: &Compiler<'_>,
+        program: &Program,
+        variant: &Variant,
+        target: &str,
+    ) -> Option<ObjectKey> {
+        let portable = recipe_key(compiler, program, variant, target, &|p| self.portable(&p.to_string_lossy()));
+        let mut parts = vec![b"xr-remote-action/1".to_vec(), portable.0.to_vec()];
+        for stage in &program.stages {
+            parts.push(self.hash_of(&stage.file.to_string_lossy())?.into_bytes());
+        }
+        Some(ObjectKey::from_parts(parts.iter().map(Vec::as_slice)))
+    }
+
+    /// `path` relative to the manifest's directory, if it is under it.
+    fn portable(&self, path: &str) -> String {
+        Path::new(path)
+            .strip_prefix(&self.manifest_dir)
+            .map_or_else(|_| path.to_owned(), |p| p.to_string_lossy().into_owned())
+    }
+
+    /// The object the remote has for `action`, if every file its record
+    /// lists reads the same here and the object is whole; stored locally
+    /// and journalled under `recipe`, so that the next build reuses it.
+    fn fetch(&self, action: &ObjectKey, recipe: &ObjectKey) -> Option<(ObjectKey, u64)> {
+        let remote = self.remote?;
+        let record = remote.get(Kind::Action, action)?;
+        let Ok(record) = serde_json::from_slice::<ActionRecord>(&record) else {
+            tracing::warn!("{}: not an action record; building it here", remote.address(&format!("ac/{action}")));
+            return None;
+        };
+        let mut files = Vec::with_capacity(record.files.len());
+        for (file, hash) in record.files {
+            let local = if Path::new(&file).is_absolute() {
+                file
+            } else {
+                self.manifest_dir.join(&file).to_string_lossy().into_owned()
+            };
+            // An include that differs here: this machine's inputs are not the uploader's.
+            if self.hash_of(&local).as_deref() != Some(hash.as_str()) {
+                return None;
+            }
+            files.push((local, hash));
+        }
+        let object = ObjectKey::from_hex(&record.object)?;
+        let payload = remote.get(Kind::Object, &object)?;
+        if object_key(&payload) != object {
+            tracing::warn!(
+                "{}: its bytes are not the object it is named after; building it here",
+                remote.address(&format!("cas/{object}"))
+            );
+            return None;
+        }
+        match self.store_made(recipe, Made { payload, files }) {
+            Outcome::Built { object, bytes } => Some((object, bytes)),
+            _ => None,
+        }
+    }
+
+    /// Uploads the object, then the action that names it, so that a reader
+    /// never finds an action whose object is not there yet.
+    fn upload(&self, action: &ObjectKey, made: &Made) {
+        let Some(remote) = self.remote else { return };
+        let object = object_key(&made.payload);
+        let files = made.files.iter().map(|(file, hash)| (self.portable(file), hash.clone())).collect();
+        let record = ActionRecord { object: object.hex(), files };
+        let Ok(record) = serde_json::to_vec(&record) else { return };
+        if remote.put(Kind::Object, &object, &made.payload) {
+            remote.put(Kind::Action, action, &record);
+        }
+    }
+
     fn store_made(&self, recipe: &ObjectKey, made: Made) -> Outcome {
-        let object = ObjectKey::from_parts([FORMAT.as_bytes(), &made.payload]);
+        let object = object_key(&made.payload);
         let bytes = made.payload.len() as u64;
         // Identical output from another variant or an earlier build: stored once.
         let stored = matches!(self.store.get(&object), Ok(Some(_)));
@@ -405,17 +587,25 @@ impl JobContext<'_> {
 }
 
 /// Everything but file contents that changes an artifact's bytes.
-fn recipe_key(compiler: &Compiler<'_>, program: &Program, variant: &Variant, target: &str) -> ObjectKey {
+/// `path_text` writes a path: as it is for the local journal, relative to
+/// the manifest for the remote.
+fn recipe_key(
+    compiler: &Compiler<'_>,
+    program: &Program,
+    variant: &Variant,
+    target: &str,
+    path_text: &dyn Fn(&Path) -> String,
+) -> ObjectKey {
     let mut parts: Vec<Vec<u8>> =
         vec![FORMAT.into(), compiler.name.into(), compiler.identity.into(), target.into(), program.name.clone().into()];
     for stage in &program.stages {
         parts.push(stage.stage.name().into());
-        parts.push(stage.file.to_string_lossy().into_owned().into());
+        parts.push(path_text(&stage.file).into());
         parts.push(stage.entry.clone().into());
         parts.push(stage.language().into());
     }
     for dir in &program.include_dirs {
-        parts.push(dir.to_string_lossy().into_owned().into());
+        parts.push(path_text(dir).into());
     }
     for define in &variant.defines {
         parts.push(format!("{}={}", define.name, define.value).into());
@@ -462,4 +652,37 @@ pub fn remove_orphaned_temp_files(store_root: &Path) -> usize {
         }
     }
     removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Shard;
+
+    #[test]
+    fn shards_split_variants_into_disjoint_parts_that_cover_them_all() {
+        let names: Vec<String> = (0..600).map(|i| format!("toon[BANDS={i}]")).collect();
+        let shards: Vec<Shard> = (1..=3).map(|index| Shard { index, count: 3 }).collect();
+        let mut sizes = [0usize; 3];
+        for name in &names {
+            let owners: Vec<usize> = (0..3).filter(|&i| shards[i].contains("toon", name)).collect();
+            assert_eq!(owners.len(), 1, "{name} is in exactly one part: {owners:?}");
+            sizes[owners[0]] += 1;
+        }
+        assert!(sizes.iter().all(|&n| n > 150), "roughly even: {sizes:?}");
+        // The same on every machine and every run: a function of the names only.
+        assert!(Shard { index: 1, count: 1 }.contains("any", "thing"));
+        let program_counts = Shard { index: 2, count: 3 };
+        let moved = names.iter().filter(|n| program_counts.contains("toon", n) != program_counts.contains("lit", n));
+        assert!(moved.count() > 0, "the program's name is part of the hash");
+    }
+
+    #[test]
+    fn shard_text_is_i_of_n() {
+        assert_eq!(Shard::parse("2/3"), Ok(Shard { index: 2, count: 3 }));
+        assert_eq!(Shard::parse(" 1 / 1 ").map(|s| s.to_string()), Ok("1/1".to_owned()));
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0", "-1/3", ""] {
+            let error = Shard::parse(bad).unwrap_err();
+            assert!(error.contains(&format!("'{bad}' is not a shard")), "{error}");
+        }
+    }
 }

@@ -29,9 +29,10 @@ pub mod library;
 pub mod manifest;
 pub mod matrix;
 
-pub use build::{ArtifactResult, BuildRequest, Outcome, Summary, build, count_artifacts, plugin_offer};
+pub use build::{ArtifactResult, BuildRequest, Outcome, Shard, Summary, build, count_artifacts, plugin_offer};
 pub use library::{LoadPath, Loaded, ShaderLibrary};
 pub use manifest::{
     Axis, AxisKind, Manifest, ManifestError, Override, OverrideType, Place, PluginOffer, Program, Stage, TargetRef,
 };
 pub use matrix::{Variant, variants};
+pub use xr_remote;

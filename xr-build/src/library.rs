@@ -16,13 +16,19 @@
 //! artifact: it hands the stored bytes and the override values to the
 //! loader. A path that cannot be used is logged with its reason and the
 //! next one is tried; [`Loaded::reason`] says why the path taken was taken.
+//!
+//! With a remote ([`ShaderLibrary::with_remote`]), an object the catalog
+//! names that is missing or corrupt here is fetched from the shared cache,
+//! checked against its key, and kept in the local store.
 
 use crate::{
+    build::object_key,
     catalog::{self, CatalogProgram},
     manifest::{Override, OverrideType},
 };
-use std::{collections::BTreeMap, path::Path};
+use std::{collections::BTreeMap, path::Path, sync::Arc};
 use xr_device::DeviceBox;
+use xr_remote::{Kind, Remote};
 pub use xr_sourcebuild::LoadPath;
 use xr_sourcebuild::{
     ArtifactLoad, AttachedBuildSystemBox, BuiltProgram, ObjectKey, OverrideKind, OverrideValue, Registry, Store,
@@ -85,6 +91,7 @@ pub struct Loaded {
 pub struct ShaderLibrary {
     store: Store,
     programs: BTreeMap<String, CatalogProgram>,
+    remote: Option<Arc<Remote>>,
 }
 
 impl ShaderLibrary {
@@ -98,7 +105,13 @@ impl ShaderLibrary {
         if programs.is_empty() {
             return Err(LibraryError::Empty { store: root.display().to_string() });
         }
-        Ok(Self { store, programs })
+        Ok(Self { store, programs, remote: None })
+    }
+
+    /// Reads objects missing from the local store through `remote`.
+    pub fn with_remote(mut self, remote: Arc<Remote>) -> Self {
+        self.remote = Some(remote);
+        self
     }
 
     /// The store.
@@ -122,10 +135,19 @@ impl ShaderLibrary {
     fn object(&self, program: &CatalogProgram, variant: &str, target: &str) -> Result<Vec<u8>, String> {
         let hex = program.object(variant, target).ok_or_else(|| format!("no {target} object was built"))?;
         let key = ObjectKey::from_hex(hex).ok_or_else(|| format!("bad object key '{hex}' in the catalog"))?;
-        match self.store.get(&key) {
-            Ok(Some(payload)) => Ok(payload),
-            Ok(None) => Err(format!("its {target} object {hex} is missing from the store")),
-            Err(e) => Err(format!("its {target} object is unusable: {e}")),
+        let local = match self.store.get(&key) {
+            Ok(Some(payload)) => return Ok(payload),
+            Ok(None) => format!("its {target} object {hex} is missing from the store"),
+            Err(e) => format!("its {target} object is unusable: {e}"),
+        };
+        match self.remote.as_deref().and_then(|remote| fetch(remote, &key)) {
+            Some(payload) => {
+                if let Err(e) = self.store.put(&key, &payload) {
+                    tracing::warn!("cannot keep an object fetched from the remote: {e}");
+                }
+                Ok(payload)
+            }
+            None => Err(local),
         }
     }
 }
@@ -271,6 +293,22 @@ impl DeviceLoader {
             reasons.push(format!("no build system on this device loads {}", unread.join(", ")));
         }
         Err(LibraryError::NoPath { variant, reasons: reasons.join("; ") })
+    }
+}
+
+/// The object of `key` from `remote`, if it has it and it is the object
+/// its key names.
+fn fetch(remote: &Remote, key: &ObjectKey) -> Option<Vec<u8>> {
+    let payload = remote.get(Kind::Object, key)?;
+    if object_key(&payload) == *key {
+        tracing::info!("fetched {key} from {}", remote.url());
+        Some(payload)
+    } else {
+        tracing::warn!(
+            "{}: its bytes are not the object it is named after; not used",
+            remote.address(&format!("cas/{key}"))
+        );
+        None
     }
 }
 

@@ -3,12 +3,16 @@
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
+use std::sync::Arc;
 use std::{
     io::IsTerminal,
     path::{Path, PathBuf},
     sync::atomic::{AtomicUsize, Ordering},
 };
-use xr_build::{ArtifactResult, BuildRequest, Manifest, Outcome, count_artifacts, gc, guarded, plugin_offer};
+use xr_build::{
+    ArtifactResult, BuildRequest, Manifest, Outcome, Shard, count_artifacts, gc, guarded, plugin_offer,
+    xr_remote::{Remote, RemoteConfig},
+};
 use xr_sourcebuild::Registry;
 
 /// What `xr build` was asked.
@@ -39,6 +43,44 @@ pub struct BuildArgs {
     /// Print only the summary and failures.
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Build only part I of N of the matrix (e.g. 2/3), for one of N machines.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    shard: Option<Shard>,
+    #[command(flatten)]
+    remote: RemoteArgs,
+}
+
+/// Where the shared cache is.
+#[derive(clap::Args)]
+pub struct RemoteArgs {
+    /// A shared cache read before building: http(s)://host/path (WebDAV),
+    /// redis://host:port[/db]; default: XR_REMOTE. Credentials come from
+    /// XR_REMOTE_USER / XR_REMOTE_PASSWORD or a netrc file.
+    #[arg(long, value_name = "URL")]
+    remote: Option<String>,
+    /// Upload what this build makes to the remote (default: XR_REMOTE_UPLOAD=1).
+    #[arg(long)]
+    remote_upload: bool,
+}
+
+/// The remote at `url`, else the one `XR_REMOTE` names, else none.
+pub fn open_remote(url: Option<&str>) -> anyhow::Result<Option<Arc<Remote>>> {
+    let config = match url {
+        Some(url) => Some(RemoteConfig::from_url(url)?),
+        None => RemoteConfig::from_env()?,
+    };
+    Ok(config.map(|c| Remote::open(&c)).transpose()?.map(Arc::new))
+}
+
+impl RemoteArgs {
+    /// The remote asked for, by flag or environment.
+    pub fn open(&self) -> anyhow::Result<Option<Arc<Remote>>> {
+        open_remote(self.remote.as_deref())
+    }
+
+    fn upload(&self) -> bool {
+        self.remote_upload || std::env::var("XR_REMOTE_UPLOAD").is_ok_and(|v| v == "1" || v == "true")
+    }
 }
 
 /// Runs `xr build`; `Ok(false)` when something failed to build.
@@ -64,7 +106,17 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     for (_, error) in &refused {
         println!("{error}");
     }
-    let request = BuildRequest { jobs: args.jobs, targets: args.targets.clone(), programs: args.programs.clone() };
+    let remote = args.remote.open()?;
+    let upload = args.remote.upload();
+    anyhow::ensure!(!upload || remote.is_some(), "--remote-upload needs a remote (--remote URL or XR_REMOTE)");
+    let request = BuildRequest {
+        jobs: args.jobs,
+        targets: args.targets.clone(),
+        programs: args.programs.clone(),
+        shard: args.shard,
+        remote: remote.clone(),
+        upload,
+    };
     let total = count_artifacts(&manifest, &request);
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new(total as u64);
@@ -101,9 +153,22 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     for failure in &summary.failed {
         println!("error: {}:\n{}\n", failure.what, indent(&failure.message));
     }
+    if let Some(remote) = &remote {
+        let stats = remote.stats();
+        println!(
+            "remote {}: {} fetched, {} uploaded, {} corrupt{}",
+            remote.url(),
+            stats.fetched,
+            stats.uploaded,
+            stats.corrupt,
+            if remote.is_usable() { "" } else { "; unusable, built locally" }
+        );
+    }
     println!(
-        "xr build: {} built, {} reused, {} failed; {} unique objects, {} bytes; {:.2} s ({})",
+        "xr build{}: {} built, {} fetched, {} reused, {} failed; {} unique objects, {} bytes; {:.2} s ({})",
+        args.shard.map(|s| format!(" (shard {s})")).unwrap_or_default(),
         summary.built,
+        summary.fetched,
         summary.reused,
         summary.failed.len() + refused.len(),
         summary.unique_objects,

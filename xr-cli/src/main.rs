@@ -58,14 +58,17 @@ enum Command {
 
 #[derive(Subcommand)]
 enum StoreCommand {
-    /// Check every object against its checksum; exit non-zero if any is corrupt.
+    /// Check every object against its checksum, and the catalogs and journal; exit non-zero if any is corrupt.
     Verify {
         /// The store directory.
         #[arg(long, default_value = "target/xr-store")]
         store: PathBuf,
-        /// Remove corrupt objects (rebuilt on next use) and leftovers of interrupted writes.
+        /// Remove corrupt objects (rebuilt on next use), catalogs and journal lines, and leftovers of interrupted writes.
         #[arg(long)]
         delete_corrupt: bool,
+        /// Also check the copies on this shared cache (default: XR_REMOTE).
+        #[arg(long, value_name = "URL")]
+        remote: Option<String>,
     },
     /// Remove the build objects no given manifest references (and their catalogs).
     Gc {
@@ -100,8 +103,8 @@ fn main() -> std::process::ExitCode {
         Command::Store { command: StoreCommand::Gc { store, manifests, dry_run } } => {
             build::gc(store, &manifests, dry_run)
         }
-        Command::Store { command: StoreCommand::Verify { store, delete_corrupt } } => {
-            match store::verify(&store, delete_corrupt) {
+        Command::Store { command: StoreCommand::Verify { store, delete_corrupt, remote } } => {
+            match build::open_remote(remote.as_deref()).and_then(|r| store::verify(&store, delete_corrupt, r)) {
                 Ok(true) => Ok(()),
                 Ok(false) => return std::process::ExitCode::FAILURE,
                 Err(e) => Err(e),

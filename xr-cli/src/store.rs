@@ -1,19 +1,29 @@
-//! `xr store verify`: every object of a store checked against its checksum.
+//! `xr store verify`: every object of a store checked against its checksum,
+//! every catalog and journal line checked for what it names, and with a
+//! remote, the remote's copies too.
 
 use anyhow::Context;
-use std::path::Path;
-use xr_sourcebuild::Store;
+use std::{collections::BTreeSet, path::Path, sync::Arc};
+use xr_build::{
+    catalog,
+    journal::Entry,
+    xr_remote::{Checked, Kind, Remote},
+};
+use xr_sourcebuild::{ObjectKey, Store};
 
-/// Checks every object; with `delete_corrupt`, removes the corrupt ones (they
-/// are rebuilt on next use) and temporary files that interrupted writes left.
-/// Returns whether the store is whole (after removal, with `delete_corrupt`).
-pub fn verify(root: &Path, delete_corrupt: bool) -> anyhow::Result<bool> {
+/// Checks the store at `root` (and `remote`, if given); with
+/// `delete_corrupt`, removes what is corrupt — objects (rebuilt on next
+/// use), catalogs (rewritten by the next build), journal lines, leftovers of
+/// interrupted writes, and corrupt copies on the remote. Returns whether
+/// everything is whole (after removal, with `delete_corrupt`).
+pub fn verify(root: &Path, delete_corrupt: bool, remote: Option<Arc<Remote>>) -> anyhow::Result<bool> {
     if !root.join("objects").is_dir() {
         anyhow::bail!("{} is not an XR store (no objects/ directory)", root.display());
     }
     let store = Store::open(root).with_context(|| format!("opening the store at {}", root.display()))?;
     let keys = store.keys()?;
     let mut corrupt = 0;
+    let mut removed = BTreeSet::new();
     let mut bytes = 0u64;
     for key in &keys {
         match store.get(key) {
@@ -24,6 +34,7 @@ pub fn verify(root: &Path, delete_corrupt: bool) -> anyhow::Result<bool> {
                 println!("corrupt: {e}");
                 if delete_corrupt {
                     store.remove(key)?;
+                    removed.insert(*key);
                     println!("  removed {key}");
                 }
             }
@@ -45,6 +56,169 @@ pub fn verify(root: &Path, delete_corrupt: bool) -> anyhow::Result<bool> {
         leftovers.len(),
         if delete_corrupt && (corrupt > 0 || !leftovers.is_empty()) { " (removed)" } else { "" }
     );
+    let named = Named::default();
+    let catalogs_whole = verify_catalogs(&store, delete_corrupt, &removed, remote.as_deref(), &named)?;
+    let journal_whole = verify_journal(root, delete_corrupt, &named)?;
+    let remote_whole = match &remote {
+        Some(remote) => verify_remote(remote, delete_corrupt, &named.keys.into_inner().unwrap_or_default())?,
+        None => true,
+    };
     // After removing what was broken, the store is whole again.
-    Ok(delete_corrupt || (corrupt == 0 && leftovers.is_empty()))
+    let local_whole = delete_corrupt || (corrupt == 0 && leftovers.is_empty());
+    Ok(local_whole && catalogs_whole && journal_whole && remote_whole)
+}
+
+/// The objects catalogs and the journal name, for checking on the remote.
+#[derive(Default)]
+struct Named {
+    keys: std::sync::Mutex<BTreeSet<ObjectKey>>,
+}
+
+impl Named {
+    fn add(&self, key: ObjectKey) {
+        self.keys.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+    }
+}
+
+/// Every catalog parses and every object it names is here and whole (or,
+/// with a remote, there: the run-time library reads through to it).
+fn verify_catalogs(
+    store: &Store,
+    delete_corrupt: bool,
+    removed: &BTreeSet<ObjectKey>,
+    remote: Option<&Remote>,
+    named: &Named,
+) -> anyhow::Result<bool> {
+    let (programs, errors) = catalog::read_all(store.root());
+    let mut problems = 0;
+    for error in &errors {
+        problems += 1;
+        println!("corrupt catalog: {error}");
+    }
+    if delete_corrupt && !errors.is_empty() {
+        // The files that did not parse; the next build writes them again.
+        let dir = catalog::dir(store.root());
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let parses = std::fs::read(&path)
+                .ok()
+                .is_some_and(|b| serde_json::from_slice::<catalog::CatalogProgram>(&b).is_ok());
+            if path.extension().is_some_and(|e| e == "json") && !parses {
+                std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+                println!("  removed {} (the next xr build writes it again)", path.display());
+            }
+        }
+    }
+    let mut objects = 0;
+    for program in programs.values() {
+        for (variant, entry) in &program.variants {
+            for (target, hex) in &entry.objects {
+                objects += 1;
+                let Some(key) = ObjectKey::from_hex(hex) else {
+                    problems += 1;
+                    println!(
+                        "corrupt catalog: '{}': {variant} ({target}) names '{hex}', not an object key",
+                        program.name
+                    );
+                    continue;
+                };
+                named.add(key);
+                let here = matches!(store.get(&key), Ok(Some(_)));
+                let there =
+                    !here && remote.is_some_and(|r| matches!(r.check(Kind::Object, &key), Ok(Checked::Whole(_))));
+                if !here && !there && !removed.contains(&key) {
+                    problems += 1;
+                    println!(
+                        "missing: catalog '{}' names {key} for {variant} ({target}), which is not {} (the next xr build makes it)",
+                        program.name,
+                        if remote.is_some() { "here or on the remote" } else { "in the store" }
+                    );
+                }
+            }
+        }
+    }
+    println!(
+        "xr store verify: {} catalogs, {} corrupt, {objects} objects named, {} problems{}",
+        programs.len() + errors.len(),
+        errors.len(),
+        problems,
+        if delete_corrupt && !errors.is_empty() { " (corrupt catalogs removed)" } else { "" }
+    );
+    Ok(problems == 0 || (delete_corrupt && problems == errors.len()))
+}
+
+/// Every whole line of the journal is an entry with object keys. A build
+/// killed mid-append leaves a torn line (no closing brace) that every
+/// reader skips: reported, not a failure. A whole line that does not read
+/// is corruption.
+fn verify_journal(root: &Path, delete_corrupt: bool, named: &Named) -> anyhow::Result<bool> {
+    let path = root.join("journal.jsonl");
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(true),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let (mut entries, mut corrupt, mut torn) = (0, 0, 0);
+    for (number, line) in text.lines().enumerate() {
+        let entry = serde_json::from_str::<Entry>(line)
+            .ok()
+            .filter(|e| ObjectKey::from_hex(&e.recipe).is_some() && ObjectKey::from_hex(&e.object).is_some());
+        match entry {
+            Some(entry) => {
+                entries += 1;
+                named.add(ObjectKey::from_hex(&entry.object).expect("checked above"));
+            }
+            None if !line.trim_end().ends_with('}') => torn += 1,
+            None => {
+                corrupt += 1;
+                let excerpt: String = line.chars().take(60).collect();
+                println!("corrupt journal line: {}:{}: {excerpt}…", path.display(), number + 1);
+            }
+        }
+    }
+    if delete_corrupt && (corrupt > 0 || torn > 0) {
+        xr_build::journal::Journal::rewrite(root, |_| true)
+            .with_context(|| format!("rewriting {} without its bad lines", path.display()))?;
+    }
+    println!(
+        "xr store verify: journal: {entries} entries, {corrupt} corrupt lines, {torn} torn lines of killed builds (skipped when read){}",
+        if delete_corrupt && (corrupt > 0 || torn > 0) { " (removed)" } else { "" }
+    );
+    Ok(corrupt == 0 || delete_corrupt)
+}
+
+/// The remote's copies: every object the catalogs and journal name that it
+/// has, and, where it can list (WebDAV, not Redis), everything it keeps.
+fn verify_remote(remote: &Remote, delete_corrupt: bool, named: &BTreeSet<ObjectKey>) -> anyhow::Result<bool> {
+    let listed = |kind| remote.keys(kind).map_err(|e| anyhow::anyhow!("remote: {e}"));
+    let objects = listed(Kind::Object)?;
+    let actions = listed(Kind::Action)?.unwrap_or_default();
+    let can_list = objects.is_some();
+    let mut to_check: Vec<(Kind, ObjectKey)> = named.iter().map(|k| (Kind::Object, *k)).collect();
+    to_check.extend(objects.unwrap_or_default().into_iter().filter(|k| !named.contains(k)).map(|k| (Kind::Object, k)));
+    to_check.extend(actions.into_iter().map(|k| (Kind::Action, k)));
+    let (mut whole, mut absent, mut corrupt) = (0, 0, 0);
+    for (kind, key) in &to_check {
+        match remote.check(*kind, key).map_err(|e| anyhow::anyhow!("remote: {e}"))? {
+            Checked::Whole(_) => whole += 1,
+            Checked::Absent => absent += 1,
+            Checked::Corrupt(why) => {
+                corrupt += 1;
+                println!("corrupt on the remote: {why}");
+                if delete_corrupt {
+                    remote.remove(*kind, key).map_err(|e| anyhow::anyhow!("remote: {e}"))?;
+                    println!("  removed it from the remote");
+                }
+            }
+        }
+    }
+    println!(
+        "xr store verify: remote {}: {} entries checked{}, {whole} whole, {corrupt} corrupt, {absent} named here but not uploaded{}",
+        remote.url(),
+        to_check.len(),
+        if can_list { "" } else { " (it cannot list: only what this store names)" },
+        if delete_corrupt && corrupt > 0 { " (removed)" } else { "" }
+    );
+    Ok(corrupt == 0 || delete_corrupt)
 }

@@ -207,7 +207,10 @@ fn test_write_pause() -> Option<std::time::Duration> {
     *PAUSE.get_or_init(|| std::env::var(TEST_WRITE_PAUSE_VAR).ok()?.parse().ok().map(std::time::Duration::from_millis))
 }
 
-fn encode(payload: &[u8]) -> Vec<u8> {
+/// An object file's bytes: header (magic, length, BLAKE3) then `payload`.
+/// Remote caches keep objects in this form too, so that a fetched object
+/// is checked exactly as a local one is.
+pub fn encode(payload: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(HEADER_LEN + payload.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
@@ -216,7 +219,9 @@ fn encode(payload: &[u8]) -> Vec<u8> {
     bytes
 }
 
-fn decode(path: &Path, mut bytes: Vec<u8>) -> Result<Vec<u8>, StoreError> {
+/// The payload of an object file's bytes read from `path` (a file, or a
+/// remote object's address), checked against its header.
+pub fn decode(path: &Path, mut bytes: Vec<u8>) -> Result<Vec<u8>, StoreError> {
     let corrupt = |reason: String| StoreError::Corrupt { path: path.to_path_buf(), reason };
     if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
         return Err(corrupt(format!("no XR object header ({} bytes)", bytes.len())));

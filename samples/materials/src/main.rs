@@ -5,8 +5,11 @@
 use anyhow::Context;
 use clap::Parser;
 use materials::{SCENE, render, runs, write_png};
-use std::path::PathBuf;
-use xr_build::library::ShaderLibrary;
+use std::{path::PathBuf, sync::Arc};
+use xr_build::{
+    library::ShaderLibrary,
+    xr_remote::{Remote, RemoteConfig},
+};
 use xr_sourcebuild::Registry;
 
 /// Render the material library (built with `xr build -m samples/materials/xr.toml`).
@@ -21,6 +24,9 @@ struct Args {
     /// Only this run (gl-source, gl-device-binary, gl-spirv, gl-best, vk-spirv, vk-source, vk-best).
     #[arg(long)]
     run: Option<String>,
+    /// Fetch objects the store lacks from this shared cache (default: XR_REMOTE).
+    #[arg(long, value_name = "URL")]
+    remote: Option<String>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -28,7 +34,14 @@ fn main() -> anyhow::Result<()> {
     let level = std::env::var("XR_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(tracing::Level::WARN);
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).init();
     let registry = Registry::discover();
-    let library = ShaderLibrary::open(&args.store).with_context(|| format!("opening {}", args.store.display()))?;
+    let mut library = ShaderLibrary::open(&args.store).with_context(|| format!("opening {}", args.store.display()))?;
+    let remote = match &args.remote {
+        Some(url) => Some(RemoteConfig::from_url(url)?),
+        None => RemoteConfig::from_env()?,
+    };
+    if let Some(config) = remote {
+        library = library.with_remote(Arc::new(Remote::open(&config)?));
+    }
     let selected: Vec<_> =
         runs().into_iter().filter(|r| args.run.as_deref().is_none_or(|name| name == r.name)).collect();
     anyhow::ensure!(!selected.is_empty(), "no run named {:?}", args.run);

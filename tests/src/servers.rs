@@ -1,0 +1,154 @@
+//! Real cache servers for the remote-store tests, each on a free port of
+//! 127.0.0.1 in its own directory, stopped when dropped: nginx serving
+//! WebDAV behind basic auth (the protocol of Bazel's HTTP remote cache)
+//! and redis-server with a password. Both are Debian packages that
+//! `scripts/setup.sh` installs.
+
+use std::{
+    net::{TcpListener, TcpStream},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+/// The user of the nginx server.
+pub const USER: &str = "ci";
+/// The password of both servers.
+pub const PASSWORD: &str = "s3cret";
+
+/// A running server.
+pub struct Server {
+    child: Child,
+    /// Its directory (configuration, logs, and nginx's files).
+    pub dir: PathBuf,
+    /// The URL to give `--remote`.
+    pub url: String,
+}
+
+impl Server {
+    /// Stops it now (SIGKILL), as a crash would.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Where nginx keeps the entry `kind/hex` (`cas` or `ac`).
+    pub fn file_of(&self, kind: &str, hex: &str) -> PathBuf {
+        self.dir.join("data/cache").join(kind).join(hex)
+    }
+
+    /// The files nginx keeps under `kind` (`cas` or `ac`).
+    pub fn files(&self, kind: &str) -> Vec<PathBuf> {
+        std::fs::read_dir(self.dir.join("data/cache").join(kind))
+            .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A port nothing listens on now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
+}
+
+fn wait_for(port: u16, child: &mut Child, log: &Path) {
+    let started = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the server exited ({status}): {}", std::fs::read_to_string(log).unwrap_or_default());
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "the server did not listen on {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// nginx with WebDAV (PUT, DELETE; PROPFIND for listing) under `/cache/`,
+/// behind basic auth ([`USER`], [`PASSWORD`]).
+pub fn nginx(label: &str) -> Server {
+    let dir = crate::temp_dir(label);
+    for sub in ["data", "temp"] {
+        std::fs::create_dir_all(dir.join(sub)).expect("nginx dirs");
+    }
+    std::fs::write(dir.join("htpasswd"), format!("{USER}:{{PLAIN}}{PASSWORD}\n")).expect("htpasswd");
+    let port = free_port();
+    let d = dir.display();
+    let module = "/usr/lib/nginx/modules/ngx_http_dav_ext_module.so";
+    assert!(Path::new(module).exists(), "{module} is missing: run scripts/setup.sh");
+    let config = format!(
+        r#"
+# The user directive counts only when the tests run as root (CI does).
+user root;
+# One process, so that killing it stops the server (a crash, for the tests).
+master_process off;
+daemon off;
+pid {d}/nginx.pid;
+error_log {d}/error.log;
+load_module {module};
+events {{ worker_connections 128; }}
+http {{
+    access_log {d}/access.log;
+    client_body_temp_path {d}/temp;
+    proxy_temp_path {d}/temp;
+    fastcgi_temp_path {d}/temp;
+    uwsgi_temp_path {d}/temp;
+    scgi_temp_path {d}/temp;
+    client_max_body_size 64m;
+    server {{
+        listen 127.0.0.1:{port};
+        location /cache/ {{
+            root {d}/data;
+            dav_methods PUT DELETE;
+            dav_ext_methods PROPFIND OPTIONS;
+            create_full_put_path on;
+            auth_basic "xr cache";
+            auth_basic_user_file {d}/htpasswd;
+        }}
+    }}
+}}
+"#
+    );
+    std::fs::write(dir.join("nginx.conf"), config).expect("nginx.conf");
+    let mut child = Command::new("nginx")
+        .args(["-p", &dir.to_string_lossy(), "-c", &dir.join("nginx.conf").to_string_lossy()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("nginx runs (scripts/setup.sh installs it)");
+    wait_for(port, &mut child, &dir.join("error.log"));
+    Server { child, dir, url: format!("http://127.0.0.1:{port}/cache") }
+}
+
+/// redis-server with a password ([`PASSWORD`]), nothing saved to disk.
+pub fn redis(label: &str) -> Server {
+    let dir = crate::temp_dir(label);
+    let port = free_port();
+    let mut child = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .args(["--requirepass", PASSWORD, "--dir", &dir.to_string_lossy(), "--daemonize", "no"])
+        .args(["--logfile", &dir.join("redis.log").to_string_lossy()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server runs (scripts/setup.sh installs it)");
+    wait_for(port, &mut child, &dir.join("redis.log"));
+    Server { child, dir, url: format!("redis://127.0.0.1:{port}") }
+}
+
+/// A server that accepts connections and never answers, for as long as
+/// the returned listener's thread runs (the test process).
+pub fn silent() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    format!("http://127.0.0.1:{port}/cache")
+}

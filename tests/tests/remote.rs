@@ -1,0 +1,373 @@
+//! A shared remote store on real servers (nginx with WebDAV, redis-server)
+//! on 127.0.0.1: machines simulated as separate checkouts with their own
+//! local stores, CI shards, and a remote that dies, lies, refuses or hangs.
+//! In every case the build ends with the objects a local build makes.
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    process::Command,
+};
+use xr_tests::{
+    executable, materials_copy,
+    servers::{self, PASSWORD, USER},
+    summary_count,
+};
+
+/// `xr` in `dir`, with the servers' credentials and nothing from the
+/// environment that would change the remote.
+fn xr(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(executable("xr"));
+    command
+        .current_dir(dir)
+        .args(args)
+        .env_remove("XR_PLUGIN_PATH")
+        .env_remove("XR_REMOTE")
+        .env_remove("XR_REMOTE_UPLOAD")
+        .env_remove("XR_REMOTE_TIMEOUT")
+        .env("XR_REMOTE_USER", USER)
+        .env("XR_REMOTE_PASSWORD", PASSWORD);
+    command
+}
+
+struct Run {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn of(command: &mut Command) -> Self {
+        let output = command.output().expect("xr runs");
+        Self {
+            ok: output.status.success(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// (built, fetched, reused, failed) of the summary line.
+    fn counts(&self) -> (usize, usize, usize, usize) {
+        let line = self
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("xr build"))
+            .unwrap_or_else(|| panic!("no summary in {}{}", self.stdout, self.stderr));
+        let count = |label| summary_count(line, label);
+        (count("built"), count("fetched"), count("reused"), count("failed"))
+    }
+
+    fn warnings(&self) -> Vec<&str> {
+        self.stderr.lines().filter(|l| l.contains(" WARN ")).collect()
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr)
+    }
+}
+
+fn build(dir: &Path, remote: &str, extra: &[&str]) -> Run {
+    Run::of(xr(dir, &["build", "-m", "xr.toml", "-q", "--remote", remote]).args(extra))
+}
+
+/// Program → variant → target → object, from a store's catalogs (the
+/// manifest's path, which differs between machines, left out).
+fn catalog(dir: &Path) -> BTreeMap<String, serde_json::Value> {
+    let mut programs = BTreeMap::new();
+    for entry in std::fs::read_dir(dir.join("store/catalog")).expect("a catalog").flatten() {
+        let program: serde_json::Value = serde_json::from_slice(&std::fs::read(entry.path()).unwrap()).unwrap();
+        programs.insert(program["name"].as_str().unwrap().to_owned(), program["variants"].clone());
+    }
+    programs
+}
+
+fn artifacts(catalog: &BTreeMap<String, serde_json::Value>) -> usize {
+    catalog
+        .values()
+        .flat_map(|v| v.as_object().unwrap().values())
+        .map(|v| v["objects"].as_object().unwrap().len())
+        .sum()
+}
+
+/// A machine that built alone, without any remote: what every degraded
+/// build must end with.
+fn local_reference(label: &str) -> (PathBuf, BTreeMap<String, serde_json::Value>) {
+    let dir = materials_copy(label);
+    let run = Run::of(&mut xr(&dir, &["build", "-m", "xr.toml", "-q"]));
+    assert!(run.ok, "{run}");
+    let catalog = catalog(&dir);
+    (dir, catalog)
+}
+
+/// The materials sample's Vulkan SPIR-V run over a machine's store, as PNG bytes.
+fn render(dir: &Path, remote: Option<&str>) -> Result<Vec<u8>, String> {
+    let out = dir.join("render");
+    let mut command = Command::new(executable("materials"));
+    command
+        .args(["--store", &dir.join("store").to_string_lossy(), "--out", &out.to_string_lossy(), "--run", "vk-spirv"])
+        .env_remove("XR_PLUGIN_PATH")
+        .env_remove("XR_REMOTE")
+        .env("XR_REMOTE_USER", USER)
+        .env("XR_REMOTE_PASSWORD", PASSWORD);
+    if let Some(remote) = remote {
+        command.args(["--remote", remote]);
+    }
+    let run = Run::of(&mut command);
+    if !run.ok {
+        return Err(run.to_string());
+    }
+    let png = out.join("materials-vk-spirv.png");
+    let image = image::open(&png).map_err(|e| format!("{}: {e}", png.display()))?;
+    Ok(image.to_rgba8().into_raw())
+}
+
+#[test]
+fn two_machines_share_a_webdav_remote_and_the_second_builds_nothing() {
+    let server = servers::nginx("remote-webdav");
+    let first = materials_copy("remote-webdav-a");
+    let run = build(&first, &server.url, &["--remote-upload"]);
+    assert!(run.ok, "{run}");
+    let (built, fetched, reused, failed) = run.counts();
+    assert!(built > 0 && (fetched, reused, failed) == (0, 0, 0), "{run}");
+    assert!(run.stdout.contains(&format!("0 fetched, {built} uploaded")), "{run}");
+    let unique = summary_count(run.stdout.lines().find(|l| l.starts_with("xr build")).unwrap(), "unique");
+    assert_eq!(server.files("cas").len(), unique, "each object once on the server");
+    assert_eq!(server.files("ac").len(), built, "one action record per artifact");
+
+    // Another checkout, in another directory: the keys do not depend on where it is.
+    let second = materials_copy("remote-webdav-b");
+    let run = build(&second, &server.url, &[]);
+    assert!(run.ok, "{run}");
+    assert_eq!(run.counts(), (0, built, 0, 0), "{run}");
+    assert!(run.warnings().is_empty(), "{run}");
+    assert_eq!(catalog(&second), catalog(&first));
+    // Fetched objects are local now, and journalled: the next build reuses them.
+    let run = build(&second, &server.url, &[]);
+    assert_eq!(run.counts(), (0, 0, built, 0), "{run}");
+
+    let verify = Run::of(&mut xr(&second, &["store", "verify", "--store", "store", "--remote", &server.url]));
+    assert!(verify.ok, "{verify}");
+    assert!(verify.stdout.contains(" 0 corrupt, 0 named here but not uploaded"), "{verify}");
+
+    // A third machine whose include differs: what read it is a miss (the
+    // action record lists every file read, with its hash), the rest a hit.
+    let third = materials_copy("remote-webdav-c");
+    let include = third.join("shaders/include/lighting.glsl");
+    let text = std::fs::read_to_string(&include).unwrap();
+    std::fs::write(&include, format!("// edited on the third machine\n{text}")).unwrap();
+    let run = build(&third, &server.url, &[]);
+    assert!(run.ok, "{run}");
+    let unlit = artifacts(&catalog(&first).into_iter().filter(|(name, _)| name == "unlit").collect());
+    assert_eq!(run.counts(), (built - unlit, unlit, 0, 0), "only unlit reads no lighting.glsl: {run}");
+}
+
+#[test]
+fn shards_build_disjoint_parts_into_redis_and_a_fourth_machine_fetches_everything() {
+    let server = servers::redis("remote-redis");
+    let mut total = 0;
+    for index in 1..=3 {
+        let machine = materials_copy(&format!("remote-shard-{index}"));
+        let shard = format!("{index}/3");
+        let run = Run::of(
+            xr(
+                &machine,
+                &["build", "-m", "xr.toml", "-q", "--remote", &server.url, "--remote-upload", "--shard", &shard],
+            )
+            // Redis here has a password only (its default user).
+            .env_remove("XR_REMOTE_USER"),
+        );
+        assert!(run.ok, "{run}");
+        let (built, fetched, reused, failed) = run.counts();
+        assert!(run.stdout.contains(&format!("xr build (shard {index}/3)")), "{run}");
+        assert!(built > 0 && (fetched, reused, failed) == (0, 0, 0), "shard {index}: {run}");
+        total += built;
+    }
+    let (_, reference) = local_reference("remote-shard-reference");
+    assert_eq!(total, artifacts(&reference), "the shards cover the matrix once");
+
+    let fourth = materials_copy("remote-shard-4");
+    let run = Run::of(
+        xr(&fourth, &["build", "-m", "xr.toml", "-q"]).env("XR_REMOTE", &server.url).env_remove("XR_REMOTE_USER"),
+    );
+    assert!(run.ok, "{run}");
+    assert_eq!(run.counts(), (0, total, 0, 0), "{run}");
+    assert_eq!(catalog(&fourth), reference);
+    let verify = Run::of(
+        xr(&fourth, &["store", "verify", "--store", "store", "--remote", &server.url]).env_remove("XR_REMOTE_USER"),
+    );
+    assert!(verify.ok, "{verify}");
+    assert!(verify.stdout.contains("it cannot list"), "Redis has no listing: {verify}");
+}
+
+#[test]
+fn a_corrupt_object_on_the_server_is_one_warning_and_built_here() {
+    let server = servers::nginx("remote-corrupt");
+    let (reference_dir, reference) = local_reference("remote-corrupt-reference");
+    let first = materials_copy("remote-corrupt-a");
+    assert!(build(&first, &server.url, &["--remote-upload"]).ok);
+
+    // An object exactly one artifact uses, so exactly one artifact must rebuild.
+    let mut uses: BTreeMap<String, usize> = BTreeMap::new();
+    for variants in reference.values() {
+        for variant in variants.as_object().unwrap().values() {
+            for object in variant["objects"].as_object().unwrap().values() {
+                *uses.entry(object.as_str().unwrap().to_owned()).or_default() += 1;
+            }
+        }
+    }
+    let hex = uses.iter().find(|(_, n)| **n == 1).map(|(hex, _)| hex.clone()).expect("an object used once");
+    let file = server.file_of("cas", &hex);
+    let mut bytes = std::fs::read(&file).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x20;
+    std::fs::write(&file, bytes).unwrap();
+
+    let second = materials_copy("remote-corrupt-b");
+    let run = build(&second, &server.url, &[]);
+    assert!(run.ok, "{run}");
+    assert_eq!(run.counts(), (1, artifacts(&reference) - 1, 0, 0), "{run}");
+    let warnings = run.warnings();
+    assert_eq!(warnings.len(), 1, "{run}");
+    assert!(warnings[0].contains(&format!("cas/{hex}")) && warnings[0].contains("checksum mismatch"), "{run}");
+    assert_eq!(catalog(&second), reference, "the right object, built here");
+    assert_eq!(render(&second, None).unwrap(), render(&reference_dir, None).unwrap(), "the right pixels");
+
+    // A whole object, but not the one its key names (a server that mixed
+    // up two files): refused as well.
+    let other = uses.keys().find(|h| **h != hex).unwrap();
+    std::fs::copy(server.file_of("cas", other), &file).unwrap();
+    let third = materials_copy("remote-corrupt-c");
+    let run = build(&third, &server.url, &[]);
+    assert_eq!(run.counts(), (1, artifacts(&reference) - 1, 0, 0), "{run}");
+    let warnings = run.warnings();
+    assert!(warnings.len() == 1 && warnings[0].contains("not the object it is named after"), "{run}");
+    assert_eq!(catalog(&third), reference);
+    let mut bytes = std::fs::read(&file).unwrap();
+    let half = bytes.len() / 2;
+    bytes[half] ^= 0x20;
+    std::fs::write(&file, bytes).unwrap();
+
+    // verify finds the server's bad copy and can remove it.
+    let verify = |extra: &[&str]| {
+        Run::of(xr(&second, &["store", "verify", "--store", "store", "--remote", &server.url]).args(extra))
+    };
+    let run = verify(&[]);
+    assert!(!run.ok, "{run}");
+    assert!(run.stdout.contains(&format!("corrupt on the remote: {}/cas/{hex}", server.url)), "{run}");
+    assert!(verify(&["--delete-corrupt"]).ok);
+    assert!(!file.exists(), "the corrupt copy is gone from the server");
+    assert!(verify(&[]).ok);
+}
+
+#[test]
+fn wrong_credentials_are_one_warning_and_a_local_build() {
+    let server = servers::nginx("remote-login");
+    let (_, reference) = local_reference("remote-login-reference");
+    let machine = materials_copy("remote-login-a");
+    let run = Run::of(
+        xr(&machine, &["build", "-m", "xr.toml", "-q", "--remote", &server.url, "--remote-upload"])
+            .env("XR_REMOTE_PASSWORD", "wrong"),
+    );
+    assert!(run.ok, "{run}");
+    assert_eq!(run.counts(), (artifacts(&reference), 0, 0, 0), "{run}");
+    let warnings = run.warnings();
+    assert_eq!(warnings.len(), 1, "{run}");
+    assert!(warnings[0].contains("HTTP 401: the server refused the credentials"), "{run}");
+    assert!(!run.stderr.contains("wrong"), "the password is never printed: {run}");
+    assert!(run.stdout.contains("unusable, built locally"), "{run}");
+    assert!(server.files("cas").is_empty(), "nothing was uploaded");
+    assert_eq!(catalog(&machine), reference);
+}
+
+#[test]
+fn a_server_that_never_answers_costs_one_timeout_and_a_warning() {
+    let url = servers::silent();
+    let (_, reference) = local_reference("remote-silent-reference");
+    let machine = materials_copy("remote-silent");
+    let run = Run::of(
+        xr(&machine, &["build", "-m", "xr.toml", "-q", "--remote", &url, "--remote-upload"])
+            .env("XR_REMOTE_TIMEOUT", "1"),
+    );
+    assert!(run.ok, "{run}");
+    assert_eq!(run.counts(), (artifacts(&reference), 0, 0, 0), "{run}");
+    let warnings = run.warnings();
+    assert_eq!(warnings.len(), 1, "{run}");
+    assert!(warnings[0].to_lowercase().contains("timeout") || warnings[0].contains("timed out"), "{run}");
+    assert_eq!(catalog(&machine), reference);
+}
+
+#[test]
+fn a_server_killed_mid_build_is_one_warning_and_the_build_finishes_locally() {
+    let mut server = servers::nginx("remote-killed");
+    let (_, reference) = local_reference("remote-killed-reference");
+    let machine = materials_copy("remote-killed");
+    let mut child =
+        xr(&machine, &["build", "-m", "xr.toml", "-q", "-j", "1", "--remote", &server.url, "--remote-upload"])
+            // Slow each object write a little, so that the kill lands mid-build.
+            .env(xr_sourcebuild::store::TEST_WRITE_PAUSE_VAR, "20")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("xr runs");
+    let started = std::time::Instant::now();
+    while server.files("cas").len() < 5 {
+        assert!(child.try_wait().unwrap().is_none(), "the build ended before the server could be killed");
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "no uploads");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    server.kill();
+    let output = child.wait_with_output().unwrap();
+    let run = Run {
+        ok: output.status.success(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    assert!(run.ok, "{run}");
+    assert_eq!(run.counts(), (artifacts(&reference), 0, 0, 0), "{run}");
+    assert_eq!(run.warnings().len(), 1, "{run}");
+    assert!(run.stdout.contains("unusable, built locally"), "{run}");
+    assert_eq!(catalog(&machine), reference);
+}
+
+#[test]
+fn the_run_time_library_reads_missing_objects_through_the_remote() {
+    let server = servers::nginx("remote-library");
+    let first = materials_copy("remote-library-a");
+    assert!(build(&first, &server.url, &["--remote-upload"]).ok);
+
+    // A machine with the catalog only (a game build that ships no objects).
+    let second = xr_tests::temp_dir("remote-library-b");
+    std::fs::create_dir_all(second.join("store/objects")).unwrap();
+    std::fs::create_dir_all(second.join("store/catalog")).unwrap();
+    for entry in std::fs::read_dir(first.join("store/catalog")).unwrap().flatten() {
+        std::fs::copy(entry.path(), second.join("store/catalog").join(entry.file_name())).unwrap();
+    }
+    let error = render(&second, None).unwrap_err();
+    assert!(error.contains("missing from the store"), "{error}");
+    let pixels = render(&second, Some(&server.url)).expect("loads through the remote");
+    assert_eq!(pixels, render(&first, None).unwrap(), "the same pixels as the machine that built");
+    let fetched = std::fs::read_dir(second.join("store/objects")).unwrap().count();
+    assert!(fetched > 0, "fetched objects are kept locally");
+    // Kept: the remote is not needed any more for what was loaded.
+    drop(server);
+    assert!(render(&second, None).is_ok());
+}
+
+#[test]
+fn remote_settings_that_cannot_work_are_one_clear_error() {
+    let machine = materials_copy("remote-bad-settings");
+    for (args, expected) in [
+        (vec!["--remote", "ftp://cache.example/x"], "unknown scheme 'ftp'"),
+        (vec!["--remote-upload"], "--remote-upload needs a remote"),
+        (vec!["--remote", "redis://127.0.0.1/notadb"], "the path must be a database number"),
+        (vec!["--shard", "4/3"], "'4/3' is not a shard"),
+        (vec!["--shard", "one"], "'one' is not a shard"),
+    ] {
+        let run = Run::of(xr(&machine, &["build", "-m", "xr.toml", "-q"]).args(&args));
+        assert!(!run.ok, "{args:?}: {run}");
+        assert!(run.stderr.contains(expected), "{args:?}: {run}");
+        assert!(!machine.join("store/catalog").exists(), "{args:?}: nothing was built");
+    }
+}
