@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 command -v make >/dev/null 2>&1 || (apt-get update && apt-get install -y make)
 command -v python3 >/dev/null 2>&1 || { echo "bench-build: python3 is needed for the arithmetic" >&2; exit 1; }
-cargo build --release --quiet -p xr-cli
+cargo build --release --quiet  # xr and the plugins it loads
 
 XR="$PWD/target/release/xr"
 JOBS=2

@@ -11,6 +11,8 @@ cargo build
 cargo test --workspace
 # A minute of fuzzing: the property tests over arbitrary input, fresh seeds.
 scripts/fuzz.sh 60
+# A smoke of the remote-store benchmark (real nginx and redis-server, a few seconds).
+scripts/bench-remote.sh --smoke
 # A smoke of mutation testing: every mutant of the journal is caught. On CI
 # only (it mutates the checkout in place; CI runs on a clean clone).
 if [ "${CI:-}" = true ]; then

@@ -68,7 +68,7 @@ fn wait_for(port: u16, child: &mut Child, log: &Path) {
 }
 
 /// nginx with WebDAV (PUT, DELETE; PROPFIND for listing) under `/cache/`,
-/// behind basic auth ([`USER`], [`PASSWORD`]).
+/// behind basic auth ([`USER`], [`PASSWORD`]); `/unavailable/` answers 503.
 pub fn nginx(label: &str) -> Server {
     let dir = crate::temp_dir(label);
     for sub in ["data", "temp"] {
@@ -107,6 +107,10 @@ http {{
             create_full_put_path on;
             auth_basic "xr cache";
             auth_basic_user_file {d}/htpasswd;
+        }}
+        # A cache whose backend is down.
+        location /unavailable/ {{
+            return 503;
         }}
     }}
 }}

@@ -282,6 +282,19 @@ fn wrong_credentials_are_one_warning_and_a_local_build() {
 }
 
 #[test]
+fn a_server_error_is_one_warning_and_a_local_build() {
+    let server = servers::nginx("remote-503");
+    let (_, reference) = local_reference("remote-503-reference");
+    let machine = materials_copy("remote-503");
+    let run = build(&machine, &server.url.replace("/cache", "/unavailable"), &["--remote-upload"]);
+    assert!(run.ok, "{run}");
+    assert_eq!(run.counts(), (artifacts(&reference), 0, 0, 0), "{run}");
+    let warnings = run.warnings();
+    assert!(warnings.len() == 1 && warnings[0].contains("HTTP 503"), "{run}");
+    assert_eq!(catalog(&machine), reference);
+}
+
+#[test]
 fn a_server_that_never_answers_costs_one_timeout_and_a_warning() {
     let url = servers::silent();
     let (_, reference) = local_reference("remote-silent-reference");

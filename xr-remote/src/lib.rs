@@ -427,9 +427,10 @@ fn operator_for(url: &url::Url, login: Option<&credentials::Login>, shown: &str)
                 .root(&format!("{}/", url.path().trim_end_matches('/')));
             Operator::new(builder).map_err(setup)
         }
-        "s3" | "gs" => {
-            Err(bad("this xr was built without object-store support (build with --features xr-remote/s3 or gcs)"))
-        }
+        #[cfg(not(feature = "s3"))]
+        "s3" => Err(bad("this xr was built without S3 support (build it with --features xr-remote/s3)")),
+        #[cfg(not(feature = "gcs"))]
+        "gs" => Err(bad("this xr was built without GCS support (build it with --features xr-remote/gcs)")),
         other => Err(bad(&format!("unknown scheme '{other}' (http, https, redis, rediss, s3, gs)"))),
     }
 }
@@ -452,7 +453,8 @@ mod tests {
             ("ftp://host/x", "unknown scheme 'ftp'"),
             ("not a url", "relative URL"),
             ("redis://host/notanumber", "database number"),
-            ("http:///nohost", "empty host"),
+            ("http://:8080/x", "empty host"),
+            ("s3://bucket/prefix", "without S3 support"),
         ] {
             let error = RemoteConfig { url: url.to_owned(), login: None, timeout: DEFAULT_TIMEOUT };
             let error = Remote::open(&error).unwrap_err().to_string();
