@@ -136,15 +136,23 @@ fn two_machines_share_a_webdav_remote_and_the_second_builds_nothing() {
     assert_eq!(server.files("cas").len(), unique, "each object once on the server");
     assert_eq!(server.files("ac").len(), built, "one action record per artifact");
 
-    // Another checkout, in another directory: the keys do not depend on where it is.
+    // Another checkout, in another directory, its manifest named by an
+    // absolute path from elsewhere: the keys do not depend on where it is.
     let second = materials_copy("remote-webdav-b");
-    let run = build(&second, &server.url, &[]);
+    let manifest = second.join("xr.toml");
+    let build_second = || {
+        Run::of(&mut xr(
+            &std::env::temp_dir(),
+            &["build", "-m", manifest.to_str().unwrap(), "-q", "--remote", &server.url],
+        ))
+    };
+    let run = build_second();
     assert!(run.ok, "{run}");
     assert_eq!(run.counts(), (0, built, 0, 0), "{run}");
     assert!(run.warnings().is_empty(), "{run}");
     assert_eq!(catalog(&second), catalog(&first));
     // Fetched objects are local now, and journalled: the next build reuses them.
-    let run = build(&second, &server.url, &[]);
+    let run = build_second();
     assert_eq!(run.counts(), (0, 0, built, 0), "{run}");
 
     let verify = Run::of(&mut xr(&second, &["store", "verify", "--store", "store", "--remote", &server.url]));
