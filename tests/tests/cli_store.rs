@@ -68,6 +68,21 @@ fn verify_checks_catalogs_and_the_journal_too() {
     assert!(ok && !unlit.exists(), "{out}");
     assert!(verify(&root, &[]).0);
 
+    // A catalog whose object names are not keys.
+    let lit = root.join("catalog/lit.json");
+    let text = std::fs::read_to_string(&lit).unwrap();
+    let mut edited: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let first = edited["variants"].as_object().unwrap().keys().next().unwrap().clone();
+    edited["variants"][&first]["objects"]["gl-glsl"] = "not-a-key".into();
+    std::fs::write(&lit, serde_json::to_vec(&edited).unwrap()).unwrap();
+    let (ok, out) = verify(&root, &[]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(&format!("corrupt catalog: 'lit': {first} (gl-glsl) names 'not-a-key', not an object key")),
+        "{out}"
+    );
+    std::fs::write(&lit, text).unwrap();
+
     // A catalog naming an object the store lost.
     let toon: serde_json::Value =
         serde_json::from_slice(&std::fs::read(root.join("catalog/toon.json")).unwrap()).unwrap();

@@ -267,6 +267,17 @@ fn a_corrupt_object_on_the_server_is_one_warning_and_built_here() {
     assert!(verify(&["--delete-corrupt"]).ok);
     assert!(!file.exists(), "the corrupt copy is gone from the server");
     assert!(verify(&[]).ok);
+
+    // An action record in a whole envelope that is not a record.
+    let action = server.files("ac").into_iter().next().unwrap();
+    std::fs::write(&action, xr_sourcebuild::store::encode(b"not a record")).unwrap();
+    let fourth = materials_copy("remote-corrupt-d");
+    let run = build(&fourth, &server.url, &[]);
+    let warnings = run.warnings();
+    assert!(warnings.len() == 1 && warnings[0].contains("not an action record"), "{run}");
+    let (built, _, _, failed) = run.counts();
+    assert!(built >= 2 && failed == 0, "that record's artifact and the one whose object is gone: {run}");
+    assert_eq!(catalog(&fourth), reference);
 }
 
 #[test]
@@ -367,6 +378,14 @@ fn the_run_time_library_reads_missing_objects_through_the_remote() {
     }
     let error = render(&second, None).unwrap_err();
     assert!(error.contains("missing from the store"), "{error}");
+    // A server that serves another whole object under a key: refused, not drawn.
+    let objects = server.files("cas");
+    let swapped = objects[0].clone();
+    let original = std::fs::read(&swapped).unwrap();
+    std::fs::copy(&objects[1], &swapped).unwrap();
+    let error = render(&second, Some(&server.url)).unwrap_err();
+    assert!(error.contains("its bytes are not the object it is named after; not used"), "{error}");
+    std::fs::write(&swapped, original).unwrap();
     let pixels = render(&second, Some(&server.url)).expect("loads through the remote");
     assert_eq!(pixels, render(&first, None).unwrap(), "the same pixels as the machine that built");
     let fetched = std::fs::read_dir(second.join("store/objects")).unwrap().count();
@@ -385,10 +404,26 @@ fn remote_settings_that_cannot_work_are_one_clear_error() {
         (vec!["--remote", "redis://127.0.0.1/notadb"], "the path must be a database number"),
         (vec!["--shard", "4/3"], "'4/3' is not a shard"),
         (vec!["--shard", "one"], "'one' is not a shard"),
+        (vec!["--remote", "http://127.0.0.1:1/cache", "--timeout-in-env"], "XR_REMOTE_TIMEOUT: 'soon' is not"),
     ] {
-        let run = Run::of(xr(&machine, &["build", "-m", "xr.toml", "-q"]).args(&args));
+        let timeout = args.contains(&"--timeout-in-env");
+        let args: Vec<&str> = args.into_iter().filter(|a| *a != "--timeout-in-env").collect();
+        let mut command = xr(&machine, &["build", "-m", "xr.toml", "-q"]);
+        if timeout {
+            command.env("XR_REMOTE_TIMEOUT", "soon");
+        }
+        let run = Run::of(command.args(&args));
         assert!(!run.ok, "{args:?}: {run}");
         assert!(run.stderr.contains(expected), "{args:?}: {run}");
         assert!(!machine.join("store/catalog").exists(), "{args:?}: nothing was built");
     }
+}
+
+#[test]
+fn verify_with_a_remote_it_cannot_reach_fails_naming_it() {
+    let machine = xr_tests::materials_built("remote-verify-down");
+    let url = format!("http://127.0.0.1:{}/cache", servers::free_port());
+    let run = Run::of(&mut xr(&machine, &["store", "verify", "--store", "store", "--remote", &url]));
+    assert!(!run.ok, "{run}");
+    assert!(run.stderr.contains(&format!("error: remote: {url}")), "{run}");
 }
