@@ -427,3 +427,30 @@ fn verify_with_a_remote_it_cannot_reach_fails_naming_it() {
     assert!(!run.ok, "{run}");
     assert!(run.stderr.contains(&format!("error: remote: {url}")), "{run}");
 }
+
+#[test]
+fn two_machines_uploading_the_same_objects_at_once_leave_a_whole_remote() {
+    let server = servers::nginx("remote-concurrent");
+    let machines: Vec<PathBuf> = (0..2).map(|i| materials_copy(&format!("remote-concurrent-{i}"))).collect();
+    let children: Vec<_> = machines
+        .iter()
+        .map(|dir| {
+            xr(dir, &["build", "-m", "xr.toml", "-q", "--remote", &server.url, "--remote-upload"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("xr runs")
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+    let third = materials_copy("remote-concurrent-2");
+    let run = build(&third, &server.url, &[]);
+    assert!(run.ok, "{run}");
+    let (built, fetched, _, _) = run.counts();
+    assert_eq!((built, fetched), (0, artifacts(&catalog(&machines[0]))), "{run}");
+    let verify = Run::of(&mut xr(&third, &["store", "verify", "--store", "store", "--remote", &server.url]));
+    assert!(verify.ok && verify.stdout.contains(" 0 corrupt, 0 named here but not uploaded"), "{verify}");
+}
