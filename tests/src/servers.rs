@@ -68,7 +68,8 @@ fn wait_for(port: u16, child: &mut Child, log: &Path) {
 }
 
 /// nginx with WebDAV (PUT, DELETE; PROPFIND for listing) under `/cache/`,
-/// behind basic auth ([`USER`], [`PASSWORD`]); `/unavailable/` answers 503.
+/// behind basic auth ([`USER`], [`PASSWORD`]); `/unavailable/` answers 503,
+/// `/login/` a page that is not a cache entry.
 pub fn nginx(label: &str) -> Server {
     let dir = crate::temp_dir(label);
     for sub in ["data", "temp"] {
@@ -111,6 +112,10 @@ http {{
         # A cache whose backend is down.
         location /unavailable/ {{
             return 503;
+        }}
+        # Not a cache at all: a login page for every path.
+        location /login/ {{
+            return 200 "<html>please log in</html>";
         }}
     }}
 }}

@@ -202,6 +202,10 @@ fn shards_build_disjoint_parts_into_redis_and_a_fourth_machine_fetches_everythin
     assert!(run.ok, "{run}");
     assert_eq!(run.counts(), (0, total, 0, 0), "{run}");
     assert_eq!(catalog(&fourth), reference);
+    // A shard built into a store with the whole catalog keeps the other shards' variants.
+    let run = Run::of(xr(&fourth, &["build", "-m", "xr.toml", "-q", "--shard", "2/3"]).env_remove("XR_REMOTE_USER"));
+    assert!(run.ok, "{run}");
+    assert_eq!(catalog(&fourth), reference, "the catalog still lists every variant");
     let verify = Run::of(
         xr(&fourth, &["store", "verify", "--store", "store", "--remote", &server.url]).env_remove("XR_REMOTE_USER"),
     );
@@ -310,6 +314,15 @@ fn a_server_error_is_one_warning_and_a_local_build() {
     assert_eq!(run.counts(), (artifacts(&reference), 0, 0, 0), "{run}");
     let warnings = run.warnings();
     assert!(warnings.len() == 1 && warnings[0].contains("HTTP 503"), "{run}");
+    assert_eq!(catalog(&machine), reference);
+
+    // A URL that reaches a page, not a cache: every answer would be as wrong.
+    let machine = materials_copy("remote-login-page");
+    let run = build(&machine, &server.url.replace("/cache", "/login"), &[]);
+    assert!(run.ok, "{run}");
+    assert_eq!(run.counts(), (artifacts(&reference), 0, 0, 0), "{run}");
+    let warnings = run.warnings();
+    assert!(warnings.len() == 1 && warnings[0].contains("is not an XR entry (is the URL right?)"), "{run}");
     assert_eq!(catalog(&machine), reference);
 }
 

@@ -23,7 +23,7 @@ use xr_sourcebuild::{
 pub(crate) const FORMAT: &str = "xr-build/1";
 
 /// The key of an object: its payload's, with the format's version.
-pub(crate) fn object_key(payload: &[u8]) -> ObjectKey {
+pub fn object_key(payload: &[u8]) -> ObjectKey {
     ObjectKey::from_parts([FORMAT.as_bytes(), payload])
 }
 
@@ -340,12 +340,17 @@ pub fn build(
         }
     }
     summary.unique_objects = objects.len();
-    if !request.targets.is_empty() {
-        // A build of some targets keeps the others' objects from the last catalog.
+    if !request.targets.is_empty() || request.shard.is_some() {
+        // A build of part of the matrix keeps the rest of the last catalog:
+        // the other targets' objects, the other shards' variants.
         let (previous, _) = catalog::read_all(store.root());
         for (name, catalog) in catalogs.iter_mut() {
-            if let Some(previous) = previous.get(*name) {
+            let Some(previous) = previous.get(*name) else { continue };
+            if !request.targets.is_empty() {
                 catalog.keep_other_targets(previous, &request.targets);
+            }
+            if let Some(shard) = request.shard {
+                catalog.keep_other_variants(previous, |variant| !shard.contains(name, variant));
             }
         }
     }
@@ -391,9 +396,11 @@ struct JobContext<'a> {
 /// inputs with these contents. Paths under the manifest's directory are
 /// relative to it.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct ActionRecord {
-    object: String,
-    files: Vec<(String, String)>,
+pub struct ActionRecord {
+    /// The object, hex.
+    pub object: String,
+    /// (file, BLAKE3 of its contents, hex) for every file the build read.
+    pub files: Vec<(String, String)>,
 }
 
 /// A target's build: its object's payload and the files it read.

@@ -76,6 +76,16 @@ impl CatalogProgram {
         }
     }
 
+    /// Takes from `previous` the variants `other` accepts that this build
+    /// did not make: a build of one shard keeps the other shards' variants.
+    pub fn keep_other_variants(&mut self, previous: &CatalogProgram, other: impl Fn(&str) -> bool) {
+        for (variant, entry) in &previous.variants {
+            if other(variant) && !self.variants.contains_key(variant) {
+                self.variants.insert(variant.clone(), entry.clone());
+            }
+        }
+    }
+
     /// The name of the variant with `values`: every axis must be given once
     /// (a lookup that misses an axis would pick some variant).
     pub fn variant_name(&self, values: &[(&str, &str)]) -> Result<String, String> {

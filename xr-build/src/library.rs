@@ -108,7 +108,9 @@ impl ShaderLibrary {
         Ok(Self { store, programs, remote: None })
     }
 
-    /// Reads objects missing from the local store through `remote`.
+    /// Reads objects missing from the local store through `remote`. The
+    /// remote blocks on its own runtime: load from a plain thread, not from
+    /// inside an async task.
     pub fn with_remote(mut self, remote: Arc<Remote>) -> Self {
         self.remote = Some(remote);
         self

@@ -5,6 +5,7 @@
 use anyhow::Context;
 use std::{collections::BTreeSet, path::Path, sync::Arc};
 use xr_build::{
+    build::{ActionRecord, object_key},
     catalog,
     journal::Entry,
     xr_remote::{Checked, Kind, Remote},
@@ -23,7 +24,6 @@ pub fn verify(root: &Path, delete_corrupt: bool, remote: Option<Arc<Remote>>) ->
     let store = Store::open(root).with_context(|| format!("opening the store at {}", root.display()))?;
     let keys = store.keys()?;
     let mut corrupt = 0;
-    let mut removed = BTreeSet::new();
     let mut bytes = 0u64;
     for key in &keys {
         match store.get(key) {
@@ -34,7 +34,6 @@ pub fn verify(root: &Path, delete_corrupt: bool, remote: Option<Arc<Remote>>) ->
                 println!("corrupt: {e}");
                 if delete_corrupt {
                     store.remove(key)?;
-                    removed.insert(*key);
                     println!("  removed {key}");
                 }
             }
@@ -57,7 +56,7 @@ pub fn verify(root: &Path, delete_corrupt: bool, remote: Option<Arc<Remote>>) ->
         if delete_corrupt && (corrupt > 0 || !leftovers.is_empty()) { " (removed)" } else { "" }
     );
     let named = Named::default();
-    let catalogs_whole = verify_catalogs(&store, delete_corrupt, &removed, remote.as_deref(), &named)?;
+    let catalogs_whole = verify_catalogs(&store, delete_corrupt, remote.as_deref(), &named)?;
     let journal_whole = verify_journal(root, delete_corrupt, &named)?;
     let remote_whole = match &remote {
         Some(remote) => verify_remote(remote, delete_corrupt, &named.keys.into_inner().unwrap_or_default())?,
@@ -85,7 +84,6 @@ impl Named {
 fn verify_catalogs(
     store: &Store,
     delete_corrupt: bool,
-    removed: &BTreeSet<ObjectKey>,
     remote: Option<&Remote>,
     named: &Named,
 ) -> anyhow::Result<bool> {
@@ -124,9 +122,11 @@ fn verify_catalogs(
                 };
                 named.add(key);
                 let here = matches!(store.get(&key), Ok(Some(_)));
-                let there =
-                    !here && remote.is_some_and(|r| matches!(r.check(Kind::Object, &key), Ok(Checked::Whole(_))));
-                if !here && !there && !removed.contains(&key) {
+                let there = !here
+                    && remote.is_some_and(
+                        |r| matches!(r.check(Kind::Object, &key), Ok(Checked::Whole(payload)) if object_key(&payload) == key),
+                    );
+                if !here && !there {
                     problems += 1;
                     println!(
                         "missing: catalog '{}' names {key} for {variant} ({target}), which is not {} (the next xr build makes it)",
@@ -161,16 +161,18 @@ fn verify_journal(root: &Path, delete_corrupt: bool, named: &Named) -> anyhow::R
     let text = String::from_utf8_lossy(&bytes);
     let (mut entries, mut corrupt, mut torn) = (0, 0, 0);
     for (number, line) in text.lines().enumerate() {
-        let entry = serde_json::from_str::<Entry>(line)
-            .ok()
-            .filter(|e| ObjectKey::from_hex(&e.recipe).is_some() && ObjectKey::from_hex(&e.object).is_some());
-        match entry {
-            Some(entry) => {
+        match journal_line(line) {
+            JournalLine::Entry(object) => {
                 entries += 1;
-                named.add(ObjectKey::from_hex(&entry.object).expect("checked above"));
+                named.add(object);
             }
-            None if !line.trim_end().ends_with('}') => torn += 1,
-            None => {
+            JournalLine::Torn => torn += 1,
+            JournalLine::TornThenEntry(object) => {
+                // Another build appended right after a killed one's torn line.
+                torn += 1;
+                named.add(object);
+            }
+            JournalLine::Corrupt => {
                 corrupt += 1;
                 let excerpt: String = line.chars().take(60).collect();
                 println!("corrupt journal line: {}:{}: {excerpt}…", path.display(), number + 1);
@@ -178,7 +180,7 @@ fn verify_journal(root: &Path, delete_corrupt: bool, named: &Named) -> anyhow::R
         }
     }
     if delete_corrupt && (corrupt > 0 || torn > 0) {
-        xr_build::journal::Journal::rewrite(root, |_| true)
+        xr_build::journal::Journal::rewrite(root, |e| entry_keys(e).is_some())
             .with_context(|| format!("rewriting {} without its bad lines", path.display()))?;
     }
     println!(
@@ -186,6 +188,42 @@ fn verify_journal(root: &Path, delete_corrupt: bool, named: &Named) -> anyhow::R
         if delete_corrupt && (corrupt > 0 || torn > 0) { " (removed)" } else { "" }
     );
     Ok(corrupt == 0 || delete_corrupt)
+}
+
+/// What one journal line is.
+#[derive(Debug, PartialEq)]
+enum JournalLine {
+    /// An entry naming this object.
+    Entry(ObjectKey),
+    /// The start of an entry whose write a kill cut short (JSON that ends
+    /// too early). Later builds append after it, so it can be anywhere.
+    Torn,
+    /// A torn start with another build's whole entry appended to it (the
+    /// other build opened the journal before the tear): the entry is lost
+    /// to readers, which rebuild it.
+    TornThenEntry(ObjectKey),
+    /// Anything else: bytes changed after they were written.
+    Corrupt,
+}
+
+fn entry_keys(entry: &Entry) -> Option<ObjectKey> {
+    ObjectKey::from_hex(&entry.recipe)?;
+    ObjectKey::from_hex(&entry.object)
+}
+
+fn journal_line(line: &str) -> JournalLine {
+    let whole = |text: &str| serde_json::from_str::<Entry>(text).ok().as_ref().and_then(entry_keys);
+    match serde_json::from_str::<Entry>(line) {
+        Ok(entry) => entry_keys(&entry).map_or(JournalLine::Corrupt, JournalLine::Entry),
+        Err(e) if e.is_eof() => JournalLine::Torn,
+        Err(_) => {
+            let glued = line.rfind("{\"recipe\":").filter(|&at| at > 0).and_then(|at| {
+                let torn = matches!(serde_json::from_str::<Entry>(&line[..at]), Err(e) if e.is_eof());
+                whole(&line[at..]).filter(|_| torn)
+            });
+            glued.map_or(JournalLine::Corrupt, JournalLine::TornThenEntry)
+        }
+    }
 }
 
 /// The remote's copies: every object the catalogs and journal name that it
@@ -198,9 +236,29 @@ fn verify_remote(remote: &Remote, delete_corrupt: bool, named: &BTreeSet<ObjectK
     let mut to_check: Vec<(Kind, ObjectKey)> = named.iter().map(|k| (Kind::Object, *k)).collect();
     to_check.extend(objects.unwrap_or_default().into_iter().filter(|k| !named.contains(k)).map(|k| (Kind::Object, k)));
     to_check.extend(actions.into_iter().map(|k| (Kind::Action, k)));
-    let (mut whole, mut absent, mut corrupt) = (0, 0, 0);
+    let (mut whole, mut absent, mut corrupt, mut dangling) = (0, 0, 0, 0);
     for (kind, key) in &to_check {
-        match remote.check(*kind, key).map_err(|e| anyhow::anyhow!("remote: {e}"))? {
+        let checked = match remote.check(*kind, key).map_err(|e| anyhow::anyhow!("remote: {e}"))? {
+            // The build and the library refuse these too.
+            Checked::Whole(payload) if *kind == Kind::Object && object_key(&payload) != *key => Checked::Corrupt(
+                format!("{}: its bytes are not the object it is named after", remote.address(&format!("cas/{key}"))),
+            ),
+            Checked::Whole(payload) if *kind == Kind::Action => {
+                match serde_json::from_slice::<ActionRecord>(&payload).ok().and_then(|r| ObjectKey::from_hex(&r.object))
+                {
+                    None => Checked::Corrupt(format!("{}: not an action record", remote.address(&format!("ac/{key}")))),
+                    Some(object) => {
+                        // An evicted object makes its action a miss, not an error.
+                        if matches!(remote.check(Kind::Object, &object), Ok(Checked::Absent)) {
+                            dangling += 1;
+                        }
+                        Checked::Whole(payload)
+                    }
+                }
+            }
+            checked => checked,
+        };
+        match checked {
             Checked::Whole(_) => whole += 1,
             Checked::Absent => absent += 1,
             Checked::Corrupt(why) => {
@@ -214,11 +272,32 @@ fn verify_remote(remote: &Remote, delete_corrupt: bool, named: &BTreeSet<ObjectK
         }
     }
     println!(
-        "xr store verify: remote {}: {} entries checked{}, {whole} whole, {corrupt} corrupt, {absent} named here but not uploaded{}",
+        "xr store verify: remote {}: {} entries checked{}, {whole} whole, {corrupt} corrupt, {absent} named here but not uploaded, {dangling} action records whose object is gone (a miss){}",
         remote.url(),
         to_check.len(),
         if can_list { "" } else { " (it cannot list: only what this store names)" },
         if delete_corrupt && corrupt > 0 { " (removed)" } else { "" }
     );
     Ok(corrupt == 0 || delete_corrupt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn journal_lines_tell_torn_writes_from_corruption() {
+        let key = ObjectKey::from_parts([b"k".as_slice()]);
+        let entry = serde_json::to_string(&Entry { recipe: key.hex(), object: key.hex(), files: vec![] }).unwrap();
+        assert_eq!(journal_line(&entry), JournalLine::Entry(key));
+        for cut in [1, 12, entry.len() / 2, entry.len() - 1] {
+            assert_eq!(journal_line(&entry[..cut]), JournalLine::Torn, "{}", &entry[..cut]);
+        }
+        let glued = format!("{}{entry}", &entry[..20]);
+        assert_eq!(journal_line(&glued), JournalLine::TornThenEntry(key));
+        assert_eq!(journal_line(&entry.replacen('"', "'", 1)), JournalLine::Corrupt);
+        assert_eq!(journal_line(&entry.replace(&key.hex(), "not-hex")), JournalLine::Corrupt);
+        assert_eq!(journal_line(&format!("junk{entry}")), JournalLine::Corrupt, "not a torn start");
+        assert_eq!(journal_line(&entry[..20].replace("recipe", "rec\u{1}ipe")), JournalLine::Corrupt);
+    }
 }

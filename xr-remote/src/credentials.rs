@@ -58,8 +58,24 @@ fn login_from(url: &url::Url, env: impl Fn(&str) -> Option<OsString>) -> Result<
     if !explicit && !file.exists() {
         return Ok(None);
     }
-    let netrc = netrc::Netrc::from_file(&file)
-        .map_err(|e| RemoteError::BadSetting { name: NETRC_VAR, reason: format!("{}: {e}", file.display()) })?;
+    // The parser's own message can quote a token of the file: a password.
+    let netrc = match netrc::Netrc::from_file(&file) {
+        Ok(netrc) => netrc,
+        Err(netrc::Error::Io(e)) if explicit => {
+            return Err(RemoteError::BadSetting { name: NETRC_VAR, reason: format!("{}: {e}", file.display()) });
+        }
+        Err(_) if explicit => {
+            return Err(RemoteError::BadSetting {
+                name: NETRC_VAR,
+                reason: format!("{}: does not parse as a netrc file", file.display()),
+            });
+        }
+        Err(_) => {
+            // Someone's ~/.netrc, written for other tools: not ours to fail on.
+            tracing::warn!("{}: does not parse as a netrc file; no credentials from it", file.display());
+            return Ok(None);
+        }
+    };
     let host = url.host_str().unwrap_or_default();
     Ok(netrc
         .hosts
@@ -107,5 +123,18 @@ mod tests {
         assert!(error.contains("XR_NETRC") && error.contains("/nonexistent/netrc"), "{error}");
         // No named file and no ~/.netrc: no login, no error.
         assert_eq!(login("https://h/x", &[("HOME", "/nonexistent")]).unwrap(), None);
+    }
+
+    #[test]
+    fn a_netrc_that_does_not_parse_never_shows_its_contents() {
+        let home = std::env::temp_dir().join(format!("xr-netrc-home-{}", std::process::id()));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join(".netrc"), "machine h login bob password two words\nbogus hunter2\n").unwrap();
+        let named = home.join(".netrc").to_string_lossy().into_owned();
+        let error = login("https://h/x", &[(NETRC_VAR, named.as_str())]).unwrap_err().to_string();
+        assert!(error.contains("does not parse as a netrc file") && !error.contains("hunter2"), "{error}");
+        // Found by default in HOME: a warning, and no credentials, not a failed build.
+        let home = home.to_string_lossy().into_owned();
+        assert_eq!(login("https://h/x", &[("HOME", home.as_str())]).unwrap(), None);
     }
 }

@@ -9,8 +9,11 @@
 //! - `ac/<key>`: an action record (what a build of one recipe produced),
 //!   in the same checked form; its contents belong to the caller.
 //!
-//! Entries are immutable and content-addressed: two machines uploading the
-//! same key upload the same bytes, so concurrent uploads are harmless.
+//! Objects are immutable and content-addressed: two machines uploading one
+//! object key upload the same bytes, so concurrent uploads are harmless. An
+//! action record is the last uploader's (two machines may have made
+//! different objects for one action, e.g. with their own file names in debug
+//! information); either is a correct build of that action.
 //!
 //! **A remote that fails costs time, never a build or a wrong object.**
 //! Every failure — server down, a timeout, a 5xx, a refused login — logs
@@ -82,14 +85,15 @@ impl RemoteConfig {
     pub fn from_url(url: &str) -> Result<Self, RemoteError> {
         let parsed = parse(url)?;
         let timeout = match std::env::var(TIMEOUT_VAR) {
-            Ok(text) => {
-                text.parse::<f64>().ok().filter(|s| s.is_finite() && *s > 0.0).map(Duration::from_secs_f64).ok_or_else(
-                    || RemoteError::BadSetting {
-                        name: TIMEOUT_VAR,
-                        reason: format!("'{text}' is not a positive number of seconds"),
-                    },
-                )?
-            }
+            Ok(text) => text
+                .parse::<f64>()
+                .ok()
+                .filter(|s| *s > 0.0)
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .ok_or_else(|| RemoteError::BadSetting {
+                    name: TIMEOUT_VAR,
+                    reason: format!("'{text}' is not a positive number of seconds"),
+                })?,
             Err(_) => DEFAULT_TIMEOUT,
         };
         Ok(Self { url: url.to_owned(), login: credentials::login_for(&parsed)?, timeout })
@@ -153,8 +157,9 @@ pub struct RemoteStats {
 /// One entry as [`Remote::check`] found it.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Checked {
-    /// Present and whole: its payload's length.
-    Whole(usize),
+    /// Present and whole: its payload (for the caller to check against
+    /// what the key names).
+    Whole(Vec<u8>),
     /// Not on the remote.
     Absent,
     /// Present, but its bytes do not match their checksum.
@@ -242,6 +247,15 @@ impl Remote {
         }
         let path = entry_path(kind, key);
         match self.operator.read(&path) {
+            Ok(buffer) if !store::is_object(&buffer.to_bytes()) => {
+                // Not a damaged entry but no entry at all: a wrong URL, or a
+                // proxy's page. Every other answer would be the same.
+                self.fail_with(&format!(
+                    "reading from it failed: {} is not an XR entry (is the URL right?)",
+                    self.address(&path)
+                ));
+                None
+            }
             Ok(buffer) => match store::decode(Path::new(&self.address(&path)), buffer.to_vec()) {
                 Ok(payload) => {
                     if kind == Kind::Object {
@@ -296,7 +310,7 @@ impl Remote {
         let path = entry_path(kind, key);
         match self.operator.read(&path) {
             Ok(buffer) => Ok(match store::decode(Path::new(&self.address(&path)), buffer.to_vec()) {
-                Ok(payload) => Checked::Whole(payload.len()),
+                Ok(payload) => Checked::Whole(payload),
                 Err(e) => Checked::Corrupt(e.to_string()),
             }),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(Checked::Absent),
@@ -332,11 +346,15 @@ impl Remote {
     }
 
     fn fail(&self, doing: &str, error: &opendal::Error) {
+        self.fail_with(&format!("{doing} it failed ({})", describe(error)));
+    }
+
+    /// Turns the remote off for the rest of the process, warning once.
+    fn fail_with(&self, what: &str) {
         if !self.failed.swap(true, Ordering::Relaxed) {
             tracing::warn!(
-                "remote cache {}: {doing} it failed ({}); building locally, without the remote for the rest of this run",
-                self.url,
-                describe(error)
+                "remote cache {}: {what}; building locally, without the remote for the rest of this run",
+                self.url
             );
         }
     }
@@ -365,7 +383,19 @@ fn describe(error: &opendal::Error) -> String {
 }
 
 fn parse(url: &str) -> Result<url::Url, RemoteError> {
-    url::Url::parse(url).map_err(|e| RemoteError::BadUrl { url: url.to_owned(), reason: e.to_string() })
+    url::Url::parse(url).map_err(|e| RemoteError::BadUrl { url: redact(url), reason: e.to_string() })
+}
+
+/// A URL that did not parse, with anything between `://` and `@` hidden:
+/// it may be a user and password.
+fn redact(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => match rest.rsplit_once('@') {
+            Some((_, host)) => format!("{scheme}://…@{host}"),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
 }
 
 /// The URL without user or password, for messages.
@@ -445,6 +475,17 @@ mod tests {
         assert_eq!(display_url(&url), "https://cache.example:8080/xr");
         let url = parse("redis://:secret@127.0.0.1:6379/2").unwrap();
         assert_eq!(display_url(&url), "redis://127.0.0.1:6379/2");
+    }
+
+    #[test]
+    fn a_url_that_does_not_parse_is_shown_without_its_password() {
+        let config = RemoteConfig {
+            url: "https://alice:hunter2@cache:99999/x".to_owned(),
+            login: None,
+            timeout: DEFAULT_TIMEOUT,
+        };
+        let error = Remote::open(&config).unwrap_err().to_string();
+        assert!(error.contains("https://…@cache:99999/x") && !error.contains("hunter2"), "{error}");
     }
 
     #[test]

@@ -56,7 +56,26 @@ pub fn searched_places(desc: &SourceDesc, includer_dir: Option<&Path>) -> String
     }
 }
 
-/// The directory relative includes of the root file start from, if it is a real file.
+/// The directory relative includes of the root file start from, if it is a
+/// real file (`shader.frag`, with no directory, is in the current one).
 pub fn root_dir(desc: &SourceDesc) -> Option<PathBuf> {
-    Path::new(desc.file_name.as_str()).parent().filter(|p| p.is_dir()).map(Path::to_path_buf)
+    let parent = Path::new(desc.file_name.as_str()).parent()?;
+    let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+    parent.is_dir().then(|| parent.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_root_file_without_a_directory_includes_from_the_current_one() {
+        let bare = SourceDesc::glsl(crate::ShaderStage::Fragment, "shader.frag", "");
+        assert_eq!(root_dir(&bare), Some(PathBuf::from(".")));
+        let dir = std::env::temp_dir();
+        let nested = SourceDesc::glsl(crate::ShaderStage::Fragment, dir.join("s.frag").to_string_lossy(), "");
+        assert_eq!(root_dir(&nested), Some(dir));
+        let virtual_file = SourceDesc::glsl(crate::ShaderStage::Fragment, "/no/such/dir/s.frag", "");
+        assert_eq!(root_dir(&virtual_file), None);
+    }
 }

@@ -207,6 +207,12 @@ fn test_write_pause() -> Option<std::time::Duration> {
     *PAUSE.get_or_init(|| std::env::var(TEST_WRITE_PAUSE_VAR).ok()?.parse().ok().map(std::time::Duration::from_millis))
 }
 
+/// Whether `bytes` begin like an object file (its magic), whole or not:
+/// what tells a damaged object from something that never was one.
+pub fn is_object(bytes: &[u8]) -> bool {
+    bytes.starts_with(MAGIC)
+}
+
 /// An object file's bytes: header (magic, length, BLAKE3) then `payload`.
 /// Remote caches keep objects in this form too, so that a fetched object
 /// is checked exactly as a local one is.
