@@ -10,7 +10,7 @@ use std::{
 };
 use xr_tests::{
     executable, materials_copy,
-    servers::{self, PASSWORD, USER},
+    servers::{self, PASSWORD, Server, USER},
     summary_count,
 };
 
@@ -171,46 +171,57 @@ fn two_machines_share_a_webdav_remote_and_the_second_builds_nothing() {
     assert_eq!(run.counts(), (built - unlit, unlit, 0, 0), "only unlit reads no lighting.glsl: {run}");
 }
 
-#[test]
-fn shards_build_disjoint_parts_into_redis_and_a_fourth_machine_fetches_everything() {
-    let server = servers::redis("remote-redis");
+/// Shards 1/3, 2/3 and 3/3 on three machines uploading to `server`, then a
+/// fourth machine building the whole manifest.
+fn shards_then_a_full_build(server: &Server, label: &str, user: Option<&str>) {
+    let xr = |dir: &Path, args: &[&str]| {
+        let mut command = xr(dir, args);
+        match user {
+            Some(user) => command.env("XR_REMOTE_USER", user),
+            // Redis here has a password only (its default user).
+            None => command.env_remove("XR_REMOTE_USER"),
+        };
+        command
+    };
     let mut total = 0;
     for index in 1..=3 {
-        let machine = materials_copy(&format!("remote-shard-{index}"));
+        let machine = materials_copy(&format!("{label}-{index}"));
         let shard = format!("{index}/3");
-        let run = Run::of(
-            xr(
-                &machine,
-                &["build", "-m", "xr.toml", "-q", "--remote", &server.url, "--remote-upload", "--shard", &shard],
-            )
-            // Redis here has a password only (its default user).
-            .env_remove("XR_REMOTE_USER"),
-        );
+        let run = Run::of(&mut xr(
+            &machine,
+            &["build", "-m", "xr.toml", "-q", "--remote", &server.url, "--remote-upload", "--shard", &shard],
+        ));
         assert!(run.ok, "{run}");
         let (built, fetched, reused, failed) = run.counts();
         assert!(run.stdout.contains(&format!("xr build (shard {index}/3)")), "{run}");
         assert!(built > 0 && (fetched, reused, failed) == (0, 0, 0), "shard {index}: {run}");
         total += built;
     }
-    let (_, reference) = local_reference("remote-shard-reference");
+    let (_, reference) = local_reference(&format!("{label}-reference"));
     assert_eq!(total, artifacts(&reference), "the shards cover the matrix once");
 
-    let fourth = materials_copy("remote-shard-4");
-    let run = Run::of(
-        xr(&fourth, &["build", "-m", "xr.toml", "-q"]).env("XR_REMOTE", &server.url).env_remove("XR_REMOTE_USER"),
-    );
+    let fourth = materials_copy(&format!("{label}-4"));
+    let run = Run::of(xr(&fourth, &["build", "-m", "xr.toml", "-q"]).env("XR_REMOTE", &server.url));
     assert!(run.ok, "{run}");
     assert_eq!(run.counts(), (0, total, 0, 0), "{run}");
     assert_eq!(catalog(&fourth), reference);
     // A shard built into a store with the whole catalog keeps the other shards' variants.
-    let run = Run::of(xr(&fourth, &["build", "-m", "xr.toml", "-q", "--shard", "2/3"]).env_remove("XR_REMOTE_USER"));
+    let run = Run::of(&mut xr(&fourth, &["build", "-m", "xr.toml", "-q", "--shard", "2/3"]));
     assert!(run.ok, "{run}");
     assert_eq!(catalog(&fourth), reference, "the catalog still lists every variant");
-    let verify = Run::of(
-        xr(&fourth, &["store", "verify", "--store", "store", "--remote", &server.url]).env_remove("XR_REMOTE_USER"),
-    );
+    let verify = Run::of(&mut xr(&fourth, &["store", "verify", "--store", "store", "--remote", &server.url]));
     assert!(verify.ok, "{verify}");
-    assert!(verify.stdout.contains("it cannot list"), "Redis has no listing: {verify}");
+    assert_eq!(verify.stdout.contains("it cannot list"), user.is_none(), "Redis has no listing: {verify}");
+}
+
+#[test]
+fn shards_build_disjoint_parts_into_redis_and_a_fourth_machine_fetches_everything() {
+    shards_then_a_full_build(&servers::redis("remote-redis"), "remote-shard-redis", None);
+}
+
+#[test]
+fn shards_build_disjoint_parts_into_webdav_and_a_fourth_machine_fetches_everything() {
+    shards_then_a_full_build(&servers::nginx("remote-shard-webdav"), "remote-shard-webdav", Some(USER));
 }
 
 #[test]
@@ -287,7 +298,7 @@ fn a_corrupt_object_on_the_server_is_one_warning_and_built_here() {
 #[test]
 fn wrong_credentials_are_one_warning_and_a_local_build() {
     let server = servers::nginx("remote-login");
-    let (_, reference) = local_reference("remote-login-reference");
+    let (reference_dir, reference) = local_reference("remote-login-reference");
     let machine = materials_copy("remote-login-a");
     let run = Run::of(
         xr(&machine, &["build", "-m", "xr.toml", "-q", "--remote", &server.url, "--remote-upload"])
@@ -302,12 +313,13 @@ fn wrong_credentials_are_one_warning_and_a_local_build() {
     assert!(run.stdout.contains("unusable, built locally"), "{run}");
     assert!(server.files("cas").is_empty(), "nothing was uploaded");
     assert_eq!(catalog(&machine), reference);
+    assert_eq!(render(&machine, None).unwrap(), render(&reference_dir, None).unwrap(), "the right pixels");
 }
 
 #[test]
 fn a_server_error_is_one_warning_and_a_local_build() {
     let server = servers::nginx("remote-503");
-    let (_, reference) = local_reference("remote-503-reference");
+    let (reference_dir, reference) = local_reference("remote-503-reference");
     let machine = materials_copy("remote-503");
     let run = build(&machine, &server.url.replace("/cache", "/unavailable"), &["--remote-upload"]);
     assert!(run.ok, "{run}");
@@ -315,6 +327,7 @@ fn a_server_error_is_one_warning_and_a_local_build() {
     let warnings = run.warnings();
     assert!(warnings.len() == 1 && warnings[0].contains("HTTP 503"), "{run}");
     assert_eq!(catalog(&machine), reference);
+    assert_eq!(render(&machine, None).unwrap(), render(&reference_dir, None).unwrap(), "the right pixels");
 
     // A URL that reaches a page, not a cache: every answer would be as wrong.
     let machine = materials_copy("remote-login-page");
@@ -329,7 +342,7 @@ fn a_server_error_is_one_warning_and_a_local_build() {
 #[test]
 fn a_server_that_never_answers_costs_one_timeout_and_a_warning() {
     let url = servers::silent();
-    let (_, reference) = local_reference("remote-silent-reference");
+    let (reference_dir, reference) = local_reference("remote-silent-reference");
     let machine = materials_copy("remote-silent");
     let run = Run::of(
         xr(&machine, &["build", "-m", "xr.toml", "-q", "--remote", &url, "--remote-upload"])
@@ -341,12 +354,13 @@ fn a_server_that_never_answers_costs_one_timeout_and_a_warning() {
     assert_eq!(warnings.len(), 1, "{run}");
     assert!(warnings[0].to_lowercase().contains("timeout") || warnings[0].contains("timed out"), "{run}");
     assert_eq!(catalog(&machine), reference);
+    assert_eq!(render(&machine, None).unwrap(), render(&reference_dir, None).unwrap(), "the right pixels");
 }
 
 #[test]
 fn a_server_killed_mid_build_is_one_warning_and_the_build_finishes_locally() {
     let mut server = servers::nginx("remote-killed");
-    let (_, reference) = local_reference("remote-killed-reference");
+    let (reference_dir, reference) = local_reference("remote-killed-reference");
     let machine = materials_copy("remote-killed");
     let mut child =
         xr(&machine, &["build", "-m", "xr.toml", "-q", "-j", "1", "--remote", &server.url, "--remote-upload"])
@@ -374,6 +388,7 @@ fn a_server_killed_mid_build_is_one_warning_and_the_build_finishes_locally() {
     assert_eq!(run.warnings().len(), 1, "{run}");
     assert!(run.stdout.contains("unusable, built locally"), "{run}");
     assert_eq!(catalog(&machine), reference);
+    assert_eq!(render(&machine, None).unwrap(), render(&reference_dir, None).unwrap(), "the right pixels");
 }
 
 #[test]
