@@ -132,9 +132,24 @@ pub fn write(store_root: &Path, program: &CatalogProgram) -> std::io::Result<Pat
     Ok(path)
 }
 
+/// A catalog file that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnreadCatalog {
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    pub reason: String,
+}
+
+impl std::fmt::Display for UnreadCatalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.reason)
+    }
+}
+
 /// Every program in a store's catalog, by name; files that do not parse are
-/// returned as errors beside them.
-pub fn read_all(store_root: &Path) -> (BTreeMap<String, CatalogProgram>, Vec<String>) {
+/// returned beside them.
+pub fn read_all(store_root: &Path) -> (BTreeMap<String, CatalogProgram>, Vec<UnreadCatalog>) {
     let mut programs = BTreeMap::new();
     let mut errors = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir(store_root)) else { return (programs, errors) };
@@ -148,7 +163,7 @@ pub fn read_all(store_root: &Path) -> (BTreeMap<String, CatalogProgram>, Vec<Str
             Ok(program) => {
                 programs.insert(program.name.clone(), program);
             }
-            Err(e) => errors.push(format!("{}: {e}", path.display())),
+            Err(reason) => errors.push(UnreadCatalog { path, reason }),
         }
     }
     (programs, errors)

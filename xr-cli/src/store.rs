@@ -3,7 +3,11 @@
 //! remote, the remote's copies too.
 
 use anyhow::Context;
-use std::{collections::BTreeSet, path::Path, sync::Arc};
+use std::{
+    collections::{BTreeSet, HashMap},
+    path::Path,
+    sync::Arc,
+};
 use xr_build::{
     build::{ActionRecord, object_key},
     catalog,
@@ -25,9 +29,14 @@ pub fn verify(root: &Path, delete_corrupt: bool, remote: Option<Arc<Remote>>) ->
     let keys = store.keys()?;
     let mut corrupt = 0;
     let mut bytes = 0u64;
+    // Read once here; the catalog check asks this set, not the disk.
+    let mut whole = BTreeSet::new();
     for key in &keys {
         match store.get(key) {
-            Ok(Some(payload)) => bytes += payload.len() as u64,
+            Ok(Some(payload)) => {
+                bytes += payload.len() as u64;
+                whole.insert(*key);
+            }
             Ok(None) => {}
             Err(e) => {
                 corrupt += 1;
@@ -55,11 +64,12 @@ pub fn verify(root: &Path, delete_corrupt: bool, remote: Option<Arc<Remote>>) ->
         leftovers.len(),
         if delete_corrupt && (corrupt > 0 || !leftovers.is_empty()) { " (removed)" } else { "" }
     );
-    let named = Named::default();
-    let catalogs_whole = verify_catalogs(&store, delete_corrupt, remote.as_deref(), &named)?;
-    let journal_whole = verify_journal(root, delete_corrupt, &named)?;
+    // The objects catalogs and the journal name, for checking on the remote.
+    let mut named = BTreeSet::new();
+    let catalogs_whole = verify_catalogs(root, &whole, delete_corrupt, remote.as_deref(), &mut named)?;
+    let journal_whole = verify_journal(root, delete_corrupt, &mut named)?;
     let remote_whole = match &remote {
-        Some(remote) => verify_remote(remote, delete_corrupt, &named.keys.into_inner().unwrap_or_default())?,
+        Some(remote) => verify_remote(remote, delete_corrupt, &named)?,
         None => true,
     };
     // After removing what was broken, the store is whole again.
@@ -67,44 +77,23 @@ pub fn verify(root: &Path, delete_corrupt: bool, remote: Option<Arc<Remote>>) ->
     Ok(local_whole && catalogs_whole && journal_whole && remote_whole)
 }
 
-/// The objects catalogs and the journal name, for checking on the remote.
-#[derive(Default)]
-struct Named {
-    keys: std::sync::Mutex<BTreeSet<ObjectKey>>,
-}
-
-impl Named {
-    fn add(&self, key: ObjectKey) {
-        self.keys.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
-    }
-}
-
 /// Every catalog parses and every object it names is here and whole (or,
 /// with a remote, there: the run-time library reads through to it).
 fn verify_catalogs(
-    store: &Store,
+    root: &Path,
+    whole: &BTreeSet<ObjectKey>,
     delete_corrupt: bool,
     remote: Option<&Remote>,
-    named: &Named,
+    named: &mut BTreeSet<ObjectKey>,
 ) -> anyhow::Result<bool> {
-    let (programs, errors) = catalog::read_all(store.root());
+    let (programs, errors) = catalog::read_all(root);
     let mut problems = 0;
     for error in &errors {
         problems += 1;
         println!("corrupt catalog: {error}");
-    }
-    if delete_corrupt && !errors.is_empty() {
-        // The files that did not parse; the next build writes them again.
-        let dir = catalog::dir(store.root());
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            let parses = std::fs::read(&path)
-                .ok()
-                .is_some_and(|b| serde_json::from_slice::<catalog::CatalogProgram>(&b).is_ok());
-            if path.extension().is_some_and(|e| e == "json") && !parses {
-                std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
-                println!("  removed {} (the next xr build writes it again)", path.display());
-            }
+        if delete_corrupt {
+            std::fs::remove_file(&error.path).with_context(|| format!("removing {}", error.path.display()))?;
+            println!("  removed {} (the next xr build writes it again)", error.path.display());
         }
     }
     let mut objects = 0;
@@ -120,8 +109,8 @@ fn verify_catalogs(
                     );
                     continue;
                 };
-                named.add(key);
-                let here = matches!(store.get(&key), Ok(Some(_)));
+                named.insert(key);
+                let here = whole.contains(&key);
                 let there = !here
                     && remote.is_some_and(
                         |r| matches!(r.check(Kind::Object, &key), Ok(Checked::Whole(payload)) if object_key(&payload) == key),
@@ -147,11 +136,10 @@ fn verify_catalogs(
     Ok(problems == 0 || (delete_corrupt && problems == errors.len()))
 }
 
-/// Every whole line of the journal is an entry with object keys. A build
-/// killed mid-append leaves a torn line (no closing brace) that every
-/// reader skips: reported, not a failure. A whole line that does not read
-/// is corruption.
-fn verify_journal(root: &Path, delete_corrupt: bool, named: &Named) -> anyhow::Result<bool> {
+/// Every line of the journal is an entry with object keys, or a torn line a
+/// killed build left (see [`JournalLine`]), which every reader skips:
+/// reported, not a failure. Anything else is corruption.
+fn verify_journal(root: &Path, delete_corrupt: bool, named: &mut BTreeSet<ObjectKey>) -> anyhow::Result<bool> {
     let path = root.join("journal.jsonl");
     let bytes = match std::fs::read(&path) {
         Ok(bytes) => bytes,
@@ -164,13 +152,13 @@ fn verify_journal(root: &Path, delete_corrupt: bool, named: &Named) -> anyhow::R
         match journal_line(line) {
             JournalLine::Entry(object) => {
                 entries += 1;
-                named.add(object);
+                named.insert(object);
             }
             JournalLine::Torn => torn += 1,
             JournalLine::TornThenEntry(object) => {
                 // Another build appended right after a killed one's torn line.
                 torn += 1;
-                named.add(object);
+                named.insert(object);
             }
             JournalLine::Corrupt => {
                 corrupt += 1;
@@ -237,6 +225,9 @@ fn verify_remote(remote: &Remote, delete_corrupt: bool, named: &BTreeSet<ObjectK
     to_check.extend(objects.unwrap_or_default().into_iter().filter(|k| !named.contains(k)).map(|k| (Kind::Object, k)));
     to_check.extend(actions.into_iter().map(|k| (Kind::Action, k)));
     let (mut whole, mut absent, mut corrupt, mut dangling) = (0, 0, 0, 0);
+    // Objects come first in `to_check`: whether each is on the remote, for
+    // the actions that name them.
+    let mut objects_present: HashMap<ObjectKey, bool> = HashMap::new();
     for (kind, key) in &to_check {
         let checked = match remote.check(*kind, key).map_err(|e| anyhow::anyhow!("remote: {e}"))? {
             // The build and the library refuse these too.
@@ -248,8 +239,11 @@ fn verify_remote(remote: &Remote, delete_corrupt: bool, named: &BTreeSet<ObjectK
                 {
                     None => Checked::Corrupt(format!("{}: not an action record", remote.address(&format!("ac/{key}")))),
                     Some(object) => {
+                        let present = *objects_present
+                            .entry(object)
+                            .or_insert_with(|| !matches!(remote.check(Kind::Object, &object), Ok(Checked::Absent)));
                         // An evicted object makes its action a miss, not an error.
-                        if matches!(remote.check(Kind::Object, &object), Ok(Checked::Absent)) {
+                        if !present {
                             dangling += 1;
                         }
                         Checked::Whole(payload)
@@ -258,6 +252,9 @@ fn verify_remote(remote: &Remote, delete_corrupt: bool, named: &BTreeSet<ObjectK
             }
             checked => checked,
         };
+        if *kind == Kind::Object {
+            objects_present.insert(*key, !matches!(checked, Checked::Absent));
+        }
         match checked {
             Checked::Whole(_) => whole += 1,
             Checked::Absent => absent += 1,
