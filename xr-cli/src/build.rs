@@ -11,7 +11,7 @@ use std::{
 };
 use xr_build::{
     ArtifactResult, BuildRequest, Manifest, Outcome, Shard, count_artifacts, gc, guarded, plugin_offer,
-    xr_remote::{Remote, RemoteConfig},
+    xr_remote::Remote,
 };
 use xr_sourcebuild::Registry;
 
@@ -65,11 +65,7 @@ pub struct RemoteArgs {
 
 /// The remote at `url`, else the one `XR_REMOTE` names, else none.
 pub fn open_remote(url: Option<&str>) -> anyhow::Result<Option<Arc<Remote>>> {
-    let config = match url {
-        Some(url) => Some(RemoteConfig::from_url(url)?),
-        None => RemoteConfig::from_env()?,
-    };
-    Ok(config.map(|c| Remote::open(&c)).transpose()?.map(Arc::new))
+    Ok(Remote::from_flag_or_env(url)?.map(Arc::new))
 }
 
 impl RemoteArgs {

@@ -166,6 +166,18 @@ pub enum Checked {
     Corrupt(String),
 }
 
+/// What reading one entry found.
+enum Read {
+    /// Whole: its payload.
+    Payload(Vec<u8>),
+    /// Not there.
+    Absent,
+    /// An entry whose bytes fail their checksum.
+    Damaged(store::StoreError),
+    /// Bytes that are no entry at all (no object header).
+    NotAnEntry(store::StoreError),
+}
+
 /// A shared remote cache (see the crate documentation).
 pub struct Remote {
     operator: blocking::Operator,
@@ -218,6 +230,16 @@ impl Remote {
         })
     }
 
+    /// The remote at `url`, else the one [`REMOTE_VAR`] names, else none:
+    /// what a `--remote` flag means.
+    pub fn from_flag_or_env(url: Option<&str>) -> Result<Option<Self>, RemoteError> {
+        let config = match url {
+            Some(url) => Some(RemoteConfig::from_url(url)?),
+            None => RemoteConfig::from_env()?,
+        };
+        config.map(|c| Self::open(&c)).transpose()
+    }
+
     /// The URL, without credentials.
     pub fn url(&self) -> &str {
         &self.url
@@ -245,32 +267,27 @@ impl Remote {
         if !self.is_usable() {
             return None;
         }
-        let path = entry_path(kind, key);
-        match self.operator.read(&path) {
-            Ok(buffer) if !store::is_object(&buffer.to_bytes()) => {
-                // Not a damaged entry but no entry at all: a wrong URL, or a
-                // proxy's page. Every other answer would be the same.
-                self.fail_with(&format!(
-                    "reading from it failed: {} is not an XR entry (is the URL right?)",
-                    self.address(&path)
-                ));
+        match self.read(kind, key) {
+            Ok(Read::Payload(payload)) => {
+                if kind == Kind::Object {
+                    self.fetched.fetch_add(1, Ordering::Relaxed);
+                    self.bytes.fetch_add(payload.len() as u64, Ordering::Relaxed);
+                }
+                Some(payload)
+            }
+            Ok(Read::Damaged(e)) => {
+                self.corrupt.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("{e}; not used, built here instead");
                 None
             }
-            Ok(buffer) => match store::decode(Path::new(&self.address(&path)), buffer.to_vec()) {
-                Ok(payload) => {
-                    if kind == Kind::Object {
-                        self.fetched.fetch_add(1, Ordering::Relaxed);
-                        self.bytes.fetch_add(payload.len() as u64, Ordering::Relaxed);
-                    }
-                    Some(payload)
-                }
-                Err(e) => {
-                    self.corrupt.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!("{e}; not used, built here instead");
-                    None
-                }
-            },
-            Err(e) if e.kind() == ErrorKind::NotFound => {
+            Ok(Read::NotAnEntry(_)) => {
+                // Not a damaged entry but no entry at all: a wrong URL, or a
+                // proxy's page. Every other answer would be the same.
+                let address = self.address(&entry_path(kind, key));
+                self.fail_with(&format!("reading from it failed: {address} is not an XR entry (is the URL right?)"));
+                None
+            }
+            Ok(Read::Absent) => {
                 self.missing.fetch_add(1, Ordering::Relaxed);
                 None
             }
@@ -279,6 +296,22 @@ impl Remote {
                 None
             }
         }
+    }
+
+    /// One entry, read and checked.
+    fn read(&self, kind: Kind, key: &ObjectKey) -> Result<Read, opendal::Error> {
+        let path = entry_path(kind, key);
+        let bytes = match self.operator.read(&path) {
+            Ok(buffer) => buffer.to_vec(),
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Read::Absent),
+            Err(e) => return Err(e),
+        };
+        let is_object = store::is_object(&bytes);
+        Ok(match store::decode(Path::new(&self.address(&path)), bytes) {
+            Ok(payload) => Read::Payload(payload),
+            Err(e) if is_object => Read::Damaged(e),
+            Err(e) => Read::NotAnEntry(e),
+        })
     }
 
     /// Uploads `payload` under `key`; whether it was uploaded (a failure is
@@ -307,14 +340,10 @@ impl Remote {
     ///
     /// [`get`]: Self::get
     pub fn check(&self, kind: Kind, key: &ObjectKey) -> Result<Checked, String> {
-        let path = entry_path(kind, key);
-        match self.operator.read(&path) {
-            Ok(buffer) => Ok(match store::decode(Path::new(&self.address(&path)), buffer.to_vec()) {
-                Ok(payload) => Checked::Whole(payload),
-                Err(e) => Checked::Corrupt(e.to_string()),
-            }),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(Checked::Absent),
-            Err(e) => Err(format!("{}: {e}", self.url)),
+        match self.read(kind, key).map_err(|e| format!("{}: {e}", self.url))? {
+            Read::Payload(payload) => Ok(Checked::Whole(payload)),
+            Read::Damaged(e) | Read::NotAnEntry(e) => Ok(Checked::Corrupt(e.to_string())),
+            Read::Absent => Ok(Checked::Absent),
         }
     }
 

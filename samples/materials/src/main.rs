@@ -6,10 +6,7 @@ use anyhow::Context;
 use clap::Parser;
 use materials::{SCENE, render, runs, write_png};
 use std::{path::PathBuf, sync::Arc};
-use xr_build::{
-    library::ShaderLibrary,
-    xr_remote::{Remote, RemoteConfig},
-};
+use xr_build::{library::ShaderLibrary, xr_remote::Remote};
 use xr_sourcebuild::Registry;
 
 /// Render the material library (built with `xr build -m samples/materials/xr.toml`).
@@ -35,12 +32,8 @@ fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).init();
     let registry = Registry::discover();
     let mut library = ShaderLibrary::open(&args.store).with_context(|| format!("opening {}", args.store.display()))?;
-    let remote = match &args.remote {
-        Some(url) => Some(RemoteConfig::from_url(url)?),
-        None => RemoteConfig::from_env()?,
-    };
-    if let Some(config) = remote {
-        library = library.with_remote(Arc::new(Remote::open(&config)?));
+    if let Some(remote) = Remote::from_flag_or_env(args.remote.as_deref())? {
+        library = library.with_remote(Arc::new(remote));
     }
     let selected: Vec<_> =
         runs().into_iter().filter(|r| args.run.as_deref().is_none_or(|name| name == r.name)).collect();
