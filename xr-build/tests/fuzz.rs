@@ -3,7 +3,7 @@
 //! report errors at a place inside the text, and read back what was written.
 
 use proptest::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use xr_build::{
     Manifest,
     catalog::{self, CatalogProgram},
@@ -11,16 +11,11 @@ use xr_build::{
 };
 use xr_sourcebuild::ObjectKey;
 
-fn temp(label: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "xr-build-fuzz-{label}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("tmp")).unwrap();
+/// A fresh directory, removed when dropped (so that a long fuzz run does
+/// not fill the disk, however a case ends).
+fn temp(label: &str) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix(&format!("xr-fuzz-{label}-")).tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("tmp")).unwrap();
     dir
 }
 
@@ -56,7 +51,8 @@ fn check_place(text: &str, error: &xr_build::ManifestError) -> Result<(), TestCa
 proptest! {
     #[test]
     fn any_text_parses_or_is_an_error_at_a_place_in_it(text in ".{0,300}") {
-        let dir = temp("manifest-any");
+        let dir_guard = temp("manifest-any");
+        let dir = dir_guard.path();
         if let Err(error) = Manifest::parse(&dir.join("xr.toml"), &text) {
             check_place(&text, &error)?;
         }
@@ -64,7 +60,8 @@ proptest! {
 
     #[test]
     fn manifest_shaped_text_parses_or_is_an_error_at_a_place_in_it(text in manifest_text()) {
-        let dir = temp("manifest");
+        let dir_guard = temp("manifest");
+        let dir = dir_guard.path();
         std::fs::write(dir.join("a.vert"), "#version 450\nvoid main() {}\n").unwrap();
         match Manifest::parse(&dir.join("xr.toml"), &text) {
             Ok(manifest) => {
@@ -74,27 +71,27 @@ proptest! {
             }
             Err(error) => check_place(&text, &error)?,
         }
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
     fn the_journal_reads_whole_lines_of_anything(bytes in proptest::collection::vec(any::<u8>(), 0..400), files in proptest::collection::vec((".{0,10}", "[0-9a-f]{0,8}"), 0..3)) {
-        let root = temp("journal");
+        let root_guard = temp("journal");
+        let root = root_guard.path();
         std::fs::write(root.join("journal.jsonl"), &bytes).unwrap();
-        let journal = Journal::open(&root);
+        let journal = Journal::open(root);
         // What is appended after anything is read back (a torn tail is cut off first).
         let recipe = ObjectKey::from_parts([bytes.as_slice()]);
         let entry = Entry { recipe: recipe.hex(), object: recipe.hex(), files };
         journal.append(&entry).unwrap();
-        let reread = Journal::open(&root);
+        let reread = Journal::open(root);
         prop_assert_eq!(reread.get(&recipe), Some(&entry));
-        let _ = Journal::rewrite(&root, |_| true);
-        let _ = std::fs::remove_dir_all(root);
+        let _ = Journal::rewrite(root, |_| true);
     }
 
     #[test]
     fn a_catalog_file_of_anything_is_an_error_beside_the_others(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
-        let root = temp("catalog");
+        let root_guard = temp("catalog");
+        let root = root_guard.path();
         let good = CatalogProgram {
             name: "good".into(),
             manifest: Path::new("xr.toml").to_path_buf(),
@@ -103,12 +100,11 @@ proptest! {
             targets: vec!["vk-spirv".into()],
             variants: Default::default(),
         };
-        catalog::write(&root, &good).unwrap();
-        std::fs::write(catalog::dir(&root).join("bad.json"), &bytes).unwrap();
-        let (programs, errors) = catalog::read_all(&root);
+        catalog::write(root, &good).unwrap();
+        std::fs::write(catalog::dir(root).join("bad.json"), &bytes).unwrap();
+        let (programs, errors) = catalog::read_all(root);
         prop_assert_eq!(programs.get("good"), Some(&good));
         prop_assert!(programs.len() + errors.len() == 2, "{:?} {:?}", programs.keys(), errors);
-        let _ = std::fs::remove_dir_all(root);
     }
 }
 
@@ -116,10 +112,11 @@ proptest! {
 /// build's first entry was glued to the torn line and lost.
 #[test]
 fn an_entry_appended_after_a_torn_line_is_read_back() {
-    let root = temp("journal-torn");
+    let root_guard = temp("journal-torn");
+    let root = root_guard.path();
     std::fs::write(root.join("journal.jsonl"), b"{\"recipe\": \"ab").unwrap();
     let entry = Entry { recipe: "cd".repeat(32), object: "ef".repeat(32), files: Vec::new() };
-    Journal::open(&root).append(&entry).unwrap();
+    Journal::open(root).append(&entry).unwrap();
     let recipe = ObjectKey::from_hex(&entry.recipe).unwrap();
-    assert_eq!(Journal::open(&root).get(&recipe), Some(&entry));
+    assert_eq!(Journal::open(root).get(&recipe), Some(&entry));
 }

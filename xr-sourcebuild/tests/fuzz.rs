@@ -4,23 +4,15 @@
 //! they read back.
 
 use proptest::prelude::*;
-use std::path::PathBuf;
 use xr_sourcebuild::{
     DriverIdentity, ObjectKey, ProgramBinary, ProgramDesc, ShaderStage, SourceBundle, SourceDesc, Store, StoreError,
     decode_binary_record, encode_binary_record, includes::resolve_include, program_cache::binary_record_program,
 };
 
-fn temp(label: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "xr-fuzz-{label}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory, removed when dropped (so that a long fuzz run does
+/// not fill the disk, however a case ends).
+fn temp(label: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("xr-fuzz-{label}-")).tempdir().unwrap()
 }
 
 proptest! {
@@ -29,8 +21,9 @@ proptest! {
         bytes in proptest::collection::vec(any::<u8>(), 0..200),
         payload in proptest::collection::vec(any::<u8>(), 0..100),
     ) {
-        let root = temp("store");
-        let store = Store::open(&root).unwrap();
+        let root_guard = temp("store");
+        let root = root_guard.path();
+        let store = Store::open(root).unwrap();
         let key = ObjectKey::from_parts([b"k".as_slice()]);
         store.put(&key, &payload).unwrap();
         prop_assert_eq!(store.get(&key).unwrap(), Some(payload.clone()));
@@ -49,7 +42,6 @@ proptest! {
         whole[at] ^= 1 << (bytes.len() % 8);
         std::fs::write(store.path_of(&key), &whole).unwrap();
         prop_assert!(matches!(store.get(&key), Err(StoreError::Corrupt { .. })), "a flipped bit at {} passed", at);
-        let _ = std::fs::remove_dir_all(root);
     }
 
     #[test]
@@ -97,15 +89,15 @@ proptest! {
 
     #[test]
     fn the_include_resolver_takes_any_name(name in ".{0,40}", virtual_name in "[a-z./]{1,12}") {
-        let dir = temp("includes");
+        let dir_guard = temp("includes");
+        let dir = dir_guard.path();
         std::fs::write(dir.join("common.glsl"), "// common").unwrap();
         let desc = SourceDesc::glsl(ShaderStage::Vertex, dir.join("a.vert").to_string_lossy(), "")
             .with_include_dir(dir.to_string_lossy())
             .with_virtual_file(virtual_name.clone(), "// virtual");
-        let _ = resolve_include(&desc, &name, Some(&dir));
-        let found = resolve_include(&desc, &virtual_name, Some(&dir)).expect("in-memory files first");
+        let _ = resolve_include(&desc, &name, Some(dir));
+        let found = resolve_include(&desc, &virtual_name, Some(dir)).expect("in-memory files first");
         prop_assert_eq!(found.text, "// virtual");
         prop_assert!(resolve_include(&desc, "common.glsl", None).is_some() || virtual_name == "common.glsl");
-        let _ = std::fs::remove_dir_all(dir);
     }
 }
