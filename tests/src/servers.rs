@@ -77,50 +77,11 @@ pub fn nginx(label: &str) -> Server {
     }
     std::fs::write(dir.join("htpasswd"), format!("{USER}:{{PLAIN}}{PASSWORD}\n")).expect("htpasswd");
     let port = free_port();
-    let d = dir.display();
     let module = "/usr/lib/nginx/modules/ngx_http_dav_ext_module.so";
     assert!(Path::new(module).exists(), "{module} is missing: run scripts/setup.sh");
-    let config = format!(
-        r#"
-# The user directive counts only when the tests run as root (CI does).
-user root;
-# One process, so that killing it stops the server (a crash, for the tests).
-master_process off;
-daemon off;
-pid {d}/nginx.pid;
-error_log {d}/error.log;
-load_module {module};
-events {{ worker_connections 128; }}
-http {{
-    access_log {d}/access.log;
-    client_body_temp_path {d}/temp;
-    proxy_temp_path {d}/temp;
-    fastcgi_temp_path {d}/temp;
-    uwsgi_temp_path {d}/temp;
-    scgi_temp_path {d}/temp;
-    client_max_body_size 64m;
-    server {{
-        listen 127.0.0.1:{port};
-        location /cache/ {{
-            root {d}/data;
-            dav_methods PUT DELETE;
-            dav_ext_methods PROPFIND OPTIONS;
-            create_full_put_path on;
-            auth_basic "xr cache";
-            auth_basic_user_file {d}/htpasswd;
-        }}
-        # A cache whose backend is down.
-        location /unavailable/ {{
-            return 503;
-        }}
-        # Not a cache at all: a login page for every path.
-        location /login/ {{
-            return 200 "<html>please log in</html>";
-        }}
-    }}
-}}
-"#
-    );
+    let config = include_str!("../servers/nginx-webdav.conf")
+        .replace("@DIR@", &dir.to_string_lossy())
+        .replace("@PORT@", &port.to_string());
     std::fs::write(dir.join("nginx.conf"), config).expect("nginx.conf");
     let mut child = Command::new("nginx")
         .args(["-p", &dir.to_string_lossy(), "-c", &dir.join("nginx.conf").to_string_lossy()])
