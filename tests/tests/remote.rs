@@ -8,6 +8,7 @@ use std::{
     path::{Path, PathBuf},
     process::Command,
 };
+use xr_build::catalog::CatalogVariant;
 use xr_tests::{
     executable, materials_copy,
     servers::{self, PASSWORD, Server, USER},
@@ -38,12 +39,7 @@ struct Run {
 
 impl Run {
     fn of(command: &mut Command) -> Self {
-        let output = command.output().expect("xr runs");
-        Self {
-            ok: output.status.success(),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
+        Self::from(command.output().expect("xr runs"))
     }
 
     /// (built, fetched, reused, failed) of the summary line.
@@ -62,6 +58,16 @@ impl Run {
     }
 }
 
+impl From<std::process::Output> for Run {
+    fn from(output: std::process::Output) -> Self {
+        Self {
+            ok: output.status.success(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
 impl std::fmt::Display for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr)
@@ -72,28 +78,28 @@ fn build(dir: &Path, remote: &str, extra: &[&str]) -> Run {
     Run::of(xr(dir, &["build", "-m", "xr.toml", "-q", "--remote", remote]).args(extra))
 }
 
-/// Program → variant → target → object, from a store's catalogs (the
+/// Program → variant → its objects, from a store's catalogs (the
 /// manifest's path, which differs between machines, left out).
-fn catalog(dir: &Path) -> BTreeMap<String, serde_json::Value> {
-    let mut programs = BTreeMap::new();
-    for entry in std::fs::read_dir(dir.join("store/catalog")).expect("a catalog").flatten() {
-        let program: serde_json::Value = serde_json::from_slice(&std::fs::read(entry.path()).unwrap()).unwrap();
-        programs.insert(program["name"].as_str().unwrap().to_owned(), program["variants"].clone());
-    }
-    programs
+type Catalog = BTreeMap<String, BTreeMap<String, CatalogVariant>>;
+
+fn catalog(dir: &Path) -> Catalog {
+    let (programs, unread) = xr_build::catalog::read_all(&dir.join("store"));
+    assert!(unread.is_empty() && !programs.is_empty(), "{unread:?}");
+    programs.into_iter().map(|(name, program)| (name, program.variants)).collect()
 }
 
-fn artifacts(catalog: &BTreeMap<String, serde_json::Value>) -> usize {
-    catalog
-        .values()
-        .flat_map(|v| v.as_object().unwrap().values())
-        .map(|v| v["objects"].as_object().unwrap().len())
-        .sum()
+/// Every (variant, target)'s object, one per artifact.
+fn objects(catalog: &Catalog) -> impl Iterator<Item = &String> {
+    catalog.values().flat_map(|variants| variants.values()).flat_map(|variant| variant.objects.values())
+}
+
+fn artifacts(catalog: &Catalog) -> usize {
+    objects(catalog).count()
 }
 
 /// A machine that built alone, without any remote: what every degraded
 /// build must end with.
-fn local_reference(label: &str) -> (PathBuf, BTreeMap<String, serde_json::Value>) {
+fn local_reference(label: &str) -> (PathBuf, Catalog) {
     let dir = materials_copy(label);
     let run = Run::of(&mut xr(&dir, &["build", "-m", "xr.toml", "-q"]));
     assert!(run.ok, "{run}");
@@ -233,12 +239,8 @@ fn a_corrupt_object_on_the_server_is_one_warning_and_built_here() {
 
     // An object exactly one artifact uses, so exactly one artifact must rebuild.
     let mut uses: BTreeMap<String, usize> = BTreeMap::new();
-    for variants in reference.values() {
-        for variant in variants.as_object().unwrap().values() {
-            for object in variant["objects"].as_object().unwrap().values() {
-                *uses.entry(object.as_str().unwrap().to_owned()).or_default() += 1;
-            }
-        }
+    for object in objects(&reference) {
+        *uses.entry(object.clone()).or_default() += 1;
     }
     let hex = uses.iter().find(|(_, n)| **n == 1).map(|(hex, _)| hex.clone()).expect("an object used once");
     let file = server.file_of("cas", &hex);
@@ -377,12 +379,7 @@ fn a_server_killed_mid_build_is_one_warning_and_the_build_finishes_locally() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     server.kill();
-    let output = child.wait_with_output().unwrap();
-    let run = Run {
-        ok: output.status.success(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    };
+    let run = Run::from(child.wait_with_output().unwrap());
     assert!(run.ok, "{run}");
     assert_eq!(run.counts(), (artifacts(&reference), 0, 0, 0), "{run}");
     assert_eq!(run.warnings().len(), 1, "{run}");
