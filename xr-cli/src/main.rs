@@ -84,7 +84,21 @@ enum StoreCommand {
     },
 }
 
+/// Keeps `RUST_BACKTRACE=1` (panic backtraces) from making every error
+/// value a library creates capture a backtrace. The SPIR-V reflection
+/// library builds an error value for each string it reads, even those it
+/// reads well, so with backtraces on a cold build spent a third of its time
+/// walking stacks. `RUST_LIB_BACKTRACE` set by the user still wins.
+fn quiet_library_backtraces() {
+    if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
+        // SAFETY: called first in `main`, before any thread exists that
+        // could read the environment.
+        unsafe { std::env::set_var("RUST_LIB_BACKTRACE", "0") };
+    }
+}
+
 fn main() -> std::process::ExitCode {
+    quiet_library_backtraces();
     let level = std::env::var("XR_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(tracing::Level::WARN);
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
