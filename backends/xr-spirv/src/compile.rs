@@ -1,6 +1,6 @@
 //! GLSL and HLSL to SPIR-V through shaderc.
 
-use crate::{messages, validate};
+use crate::{messages, stage_cache, validate};
 use std::{cell::RefCell, path::Path, rc::Rc};
 use xr_device::XrError;
 use xr_sourcebuild::{
@@ -352,7 +352,20 @@ impl SpirvCompiler {
     /// Compiles `desc` to SPIR-V without running the validator (for
     /// measuring, and for `xr build`'s check of GLSL the driver builds;
     /// everything XR hands on is validated).
+    ///
+    /// A stage is compiled once per process for the defines it reads (see
+    /// [`crate::stage_cache`]): the variants of a matrix that differ only in
+    /// defines a stage never mentions share one compile.
     pub fn compile_unvalidated(&self, desc: &SourceDesc, options: &SpirvOptions) -> Result<SpirvModule, BuildError> {
+        if let Some(module) = stage_cache::lookup(desc, options) {
+            return Ok(module);
+        }
+        let module = self.compile_uncached(desc, options)?;
+        stage_cache::keep(desc, options, &module);
+        Ok(module)
+    }
+
+    fn compile_uncached(&self, desc: &SourceDesc, options: &SpirvOptions) -> Result<SpirvModule, BuildError> {
         let file = desc.file_name.as_str();
         let context = format!("{file} ({} {})", desc.language, desc.stage.name());
         let fail = |message: String| BuildError::from_diagnostics(&context, vec![Diagnostic::error(file, 0, message)]);

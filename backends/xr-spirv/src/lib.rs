@@ -15,7 +15,9 @@ pub mod messages;
 pub mod offline;
 pub mod program;
 pub mod reflect;
+mod stage_cache;
 pub mod validate;
+mod work_cache;
 
 pub use compile::{
     CompiledProgram, IncludedFile, LANGUAGE_GLSL, LANGUAGE_HLSL, LazyCompiler, Optimization, SpirvCompiler,

@@ -3,11 +3,13 @@
 //! constants with their defaults, and stage inputs and outputs with their
 //! locations. Resources the entry point never uses do not appear.
 
+use crate::work_cache::{self, WorkCache};
 use spirq::{
     ReflectConfig,
     ty::{DescriptorType, Type},
     var::Variable,
 };
+use std::sync::LazyLock;
 use xr_device::XrError;
 pub use xr_sourcebuild::MemberLayout;
 use xr_sourcebuild::{ConstantType, ScalarKind};
@@ -128,8 +130,22 @@ pub fn entry_points(words: &[u32]) -> Result<Vec<String>, XrError> {
     Ok(names)
 }
 
-/// Reflects the entry point `entry_point` of `words`.
+/// Reflects the entry point `entry_point` of `words`. The reflection of
+/// the same words is worked out once per process (a matrix build reflects
+/// a shared stage once per variant).
 pub fn reflect(words: &[u32], entry_point: &str) -> Result<Reflection, XrError> {
+    static REFLECTED: LazyLock<WorkCache<Reflection>> = LazyLock::new(|| WorkCache::new(16 << 20));
+    let key =
+        work_cache::key([b"xr-spirv-reflect/1".as_slice(), entry_point.as_bytes(), work_cache::word_bytes(words)]);
+    if let Some(reflection) = REFLECTED.get(&key) {
+        return Ok(Reflection::clone(&reflection));
+    }
+    let reflection = reflect_uncached(words, entry_point)?;
+    // About what it holds: names and types of a few dozen items.
+    Ok(Reflection::clone(&REFLECTED.insert(key, reflection, 4096)))
+}
+
+fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrError> {
     let entries = ReflectConfig::new()
         .spv(words)
         .ref_all_rscs(false)

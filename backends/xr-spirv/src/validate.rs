@@ -1,11 +1,27 @@
 //! The SPIR-V validator, run on every module that enters or leaves XR.
 //!
-//! `spirv-tools` is used with `use-installed-tools`: it runs Debian's
-//! `spirv-val` (a process per module) instead of compiling a second copy of
-//! SPIRV-Tools into XR; see docs/SPIRV.md.
+//! It runs in process: the SPIRV-Tools that shaderc's optimiser needs is
+//! already linked into every SPIR-V plugin (Debian's static
+//! `libSPIRV-Tools.a`, see `build.rs`), so `spvValidate` is called through
+//! the C API declarations of `spirv-tools-sys`, one copy of SPIRV-Tools in
+//! the binary and no process per module. (`spirv-tools-sys`'s
+//! `use-installed-tools` feature only turns off its own C++ build; nothing
+//! here runs an installed tool.) Each thread keeps one validator context per
+//! target environment: creating one builds SPIRV-Tools' grammar tables.
+//! A module's verdict is kept per process by the hash of its words (a
+//! matrix build validates a shared stage once, not once per variant).
 
-use crate::{compile::TargetEnv, container::StageModule};
-use spirv_tools::val::Validator;
+use crate::{
+    compile::TargetEnv,
+    container::StageModule,
+    work_cache::{self, WorkCache},
+};
+use spirv_tools_sys::{
+    diagnostics::{Diagnostic, diagnostic_destroy},
+    shared::{self, Binary, SpirvResult, ToolContext},
+    val,
+};
+use std::{cell::RefCell, collections::HashMap, ffi::CStr, sync::LazyLock};
 use xr_device::XrError;
 
 /// Validates every stage module of a program for `target`; the error starts
@@ -20,26 +36,82 @@ pub fn validate_program(modules: &[StageModule], target: TargetEnv, context: &st
 
 /// Validates `words` for `target`; the error carries the validator's message.
 pub fn validate(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
-    let env = match target {
-        TargetEnv::OpenGl45 => spirv_tools::TargetEnv::OpenGL_4_5,
-        TargetEnv::Vulkan10 => spirv_tools::TargetEnv::Vulkan_1_0,
-        TargetEnv::Vulkan11 => spirv_tools::TargetEnv::Vulkan_1_1,
-        TargetEnv::Vulkan12 => spirv_tools::TargetEnv::Vulkan_1_2,
-        TargetEnv::Vulkan13 => spirv_tools::TargetEnv::Vulkan_1_3,
-    };
     if words.len() < 5 || words[0] != 0x0723_0203 {
         return Err(XrError::invalid_input(format!("invalid SPIR-V: {} words, no SPIR-V magic number", words.len())));
     }
-    let validator = spirv_tools::val::create(Some(env));
-    validator.validate(words, None).map_err(|e| {
-        let message = e.to_string();
-        let message = message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
-        if message.contains("failed to spawn executable") {
-            // Not a verdict on the module: the validator itself is missing.
-            return XrError::unavailable(format!(
-                "the SPIR-V validator `spirv-val` cannot be run ({message}); install Debian's spirv-tools or put spirv-val on PATH"
-            ));
+    static VALID: LazyLock<WorkCache<()>> = LazyLock::new(|| WorkCache::new(1 << 20));
+    let key =
+        work_cache::key([b"xr-spirv-valid/1".as_slice(), target.name().as_bytes(), work_cache::word_bytes(words)]);
+    if VALID.get(&key).is_some() {
+        return Ok(());
+    }
+    validate_uncached(words, target)?;
+    // A verdict weighs its key.
+    VALID.insert(key, (), 32);
+    Ok(())
+}
+
+fn validate_uncached(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
+    let env = match target {
+        TargetEnv::OpenGl45 => shared::TargetEnv::OpenGL_4_5,
+        TargetEnv::Vulkan10 => shared::TargetEnv::Vulkan_1_0,
+        TargetEnv::Vulkan11 => shared::TargetEnv::Vulkan_1_1,
+        TargetEnv::Vulkan12 => shared::TargetEnv::Vulkan_1_2,
+        TargetEnv::Vulkan13 => shared::TargetEnv::Vulkan_1_3,
+    };
+    CONTEXTS.with(|contexts| {
+        let mut contexts = contexts.borrow_mut();
+        let context = match contexts.0.get(&(env as u32)) {
+            Some(context) => *context,
+            None => {
+                // SAFETY: `env` is one of the values of the C enum it mirrors.
+                let context = unsafe { shared::context_create(env) };
+                if context.is_null() {
+                    return Err(XrError::unavailable(format!("SPIRV-Tools has no validator for {}", target.name())));
+                }
+                contexts.0.insert(env as u32, context);
+                context
+            }
+        };
+        let binary = Binary { code: words.as_ptr(), size: words.len() };
+        let mut diagnostic: *mut Diagnostic = std::ptr::null_mut();
+        // SAFETY: `context` is live and owned by this thread; `binary` points
+        // at `words`, which outlive the call; the validator only reads it.
+        let result = unsafe { val::validate(context, &binary, &mut diagnostic) };
+        let message = if diagnostic.is_null() {
+            None
+        } else {
+            // SAFETY: a non-null diagnostic is the validator's, its `error` a
+            // C string it owns until `spvDiagnosticDestroy`.
+            let text =
+                unsafe { ((*diagnostic).error).as_ref().map(|e| CStr::from_ptr(e).to_string_lossy().into_owned()) };
+            // SAFETY: destroyed once, after its text was copied.
+            unsafe { diagnostic_destroy(diagnostic) };
+            text
+        };
+        match result {
+            SpirvResult::Success => Ok(()),
+            other => {
+                let message = message.unwrap_or_else(|| format!("{other:?}"));
+                let message = message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+                Err(XrError::invalid_input(format!("invalid SPIR-V for {}: {message}", target.name())))
+            }
         }
-        XrError::invalid_input(format!("invalid SPIR-V for {}: {message}", target.name()))
     })
+}
+
+/// One thread's validator contexts, by target environment.
+struct Contexts(HashMap<u32, *mut ToolContext>);
+
+impl Drop for Contexts {
+    fn drop(&mut self) {
+        for context in self.0.values() {
+            // SAFETY: each was created by `spvContextCreate` and is destroyed once.
+            unsafe { shared::context_destroy(*context) };
+        }
+    }
+}
+
+thread_local! {
+    static CONTEXTS: RefCell<Contexts> = RefCell::new(Contexts(HashMap::new()));
 }

@@ -159,6 +159,29 @@ fn invalid_spirv_is_rejected_with_the_validator_message() {
     assert!(error.message.contains("no SPIR-V magic number"), "{error}");
 }
 
+/// The validator judges a module by the rules of the environment it is
+/// asked about, so XR's target names must reach SPIRV-Tools as the same
+/// environments: a module valid for one is refused by another.
+#[test]
+fn the_validator_applies_the_rules_of_the_target_environment() {
+    let compiler = SpirvCompiler::new().unwrap();
+    // Loose uniforms are OpenGL's: Vulkan refuses them.
+    let loose = "#version 450\nuniform float gain;\nlayout(location = 0) out vec4 color;\nvoid main() { color = vec4(gain); }\n";
+    let module = compiler
+        .compile(&glsl(ShaderStage::Fragment, "a.frag", loose), &SpirvOptions::new(TargetEnv::OpenGl45))
+        .unwrap();
+    validate(&module.words, TargetEnv::OpenGl45).unwrap();
+    let error = validate(&module.words, TargetEnv::Vulkan10).unwrap_err();
+    assert!(error.message.starts_with("invalid SPIR-V for vulkan1.0:"), "{error}");
+    // SPIR-V 1.6 is Vulkan 1.3's, too new for Vulkan 1.0.
+    let module = compiler
+        .compile(&glsl(ShaderStage::Vertex, "a.vert", VERTEX), &SpirvOptions::new(TargetEnv::Vulkan13))
+        .unwrap();
+    validate(&module.words, TargetEnv::Vulkan13).unwrap();
+    let error = validate(&module.words, TargetEnv::Vulkan10).unwrap_err();
+    assert!(error.message.contains("1.6"), "names the version: {error}");
+}
+
 #[test]
 fn reflection_lists_used_resources_with_layout() {
     let source = "#version 450
@@ -220,4 +243,44 @@ fn includes_work_without_the_extension_line_and_lines_stay_the_users() {
     let fixed = glsl(ShaderStage::Fragment, "plain.frag", &source.replace(" * not_declared", ""))
         .with_virtual_file("lib.glsl", "vec4 tint() { return vec4(1.0); }\n");
     compiler.compile(&fixed, &SpirvOptions::new(TargetEnv::OpenGl45)).unwrap();
+}
+
+/// A stage is compiled once per process for the defines it reads: each
+/// compile below follows others of the same source, so a cache that keyed
+/// on too few defines would hand back an earlier module, and a module that
+/// must differ would come out the same.
+#[test]
+fn a_stage_compiled_again_reads_every_define_that_reaches_its_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let include = dir.path().join("tint.glsl");
+    std::fs::write(&include, "vec4 tint() { return vec4(TINT_VALUE); }\n").unwrap();
+    let compiler = SpirvCompiler::new().unwrap();
+    let options = SpirvOptions::new(TargetEnv::Vulkan10);
+    let compile = |name: &str, body: &str, defines: &[(&str, &str)]| {
+        let source = format!("#version 450\n#include \"tint.glsl\"\nlayout(location = 0) out vec4 color;\n{body}\n");
+        let file = dir.path().join(name);
+        std::fs::write(&file, &source).unwrap();
+        let mut desc = SourceDesc::glsl(ShaderStage::Fragment, file.to_string_lossy(), source);
+        for (name, value) in defines {
+            desc.defines.push(xr_sourcebuild::Define::new(*name, *value));
+        }
+        compiler.compile_unvalidated(&desc, &options).unwrap().words
+    };
+    // Read only through the include.
+    let body = "void main() { color = tint(); }";
+    let base = compile("a.frag", body, &[("TINT_VALUE", "0.5"), ("UNUSED", "1")]);
+    assert_eq!(compile("a.frag", body, &[("TINT_VALUE", "0.5"), ("UNUSED", "7")]), base, "UNUSED is named nowhere");
+    assert_ne!(compile("a.frag", body, &[("TINT_VALUE", "0.75"), ("UNUSED", "1")]), base);
+    // Read only through another define's value.
+    let body = "void main() { color = tint() * float(SCALE); }";
+    let through = compile("b.frag", body, &[("TINT_VALUE", "0.5"), ("SCALE", "FACTOR"), ("FACTOR", "3")]);
+    assert_ne!(compile("b.frag", body, &[("TINT_VALUE", "0.5"), ("SCALE", "FACTOR"), ("FACTOR", "4")]), through);
+    // Named only by token pasting.
+    let body = "#define PASTE(a, b) a##b\nvoid main() { color = tint() * float(PASTE(LEV, EL)); }";
+    let pasted = compile("c.frag", body, &[("TINT_VALUE", "0.5"), ("LEVEL", "1")]);
+    assert_ne!(compile("c.frag", body, &[("TINT_VALUE", "0.5"), ("LEVEL", "2")]), pasted);
+    // An edited include is read again.
+    std::fs::write(&include, "vec4 tint() { return vec4(TINT_VALUE) * 0.5; }\n").unwrap();
+    let body = "void main() { color = tint(); }";
+    assert_ne!(compile("a.frag", body, &[("TINT_VALUE", "0.5"), ("UNUSED", "1")]), base);
 }
