@@ -269,6 +269,7 @@ pub fn build(
         remote: request.remote.as_deref().filter(|r| r.is_usable()),
         upload: request.upload,
         manifest_dir: manifest.path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        pending: Mutex::new(Pending::default()),
     };
 
     let mut summary = Summary::default();
@@ -299,6 +300,8 @@ pub fn build(
             })
             .collect()
     });
+    // Before any catalog names them.
+    context.flush_journal();
 
     let mut catalogs: BTreeMap<&str, CatalogProgram> = BTreeMap::new();
     let mut objects: BTreeSet<ObjectKey> = BTreeSet::new();
@@ -390,6 +393,8 @@ struct JobContext<'a> {
     /// Paths under it are written relative to it in what goes to the
     /// remote, so that machines with checkouts in different places share.
     manifest_dir: PathBuf,
+    /// Journal entries waiting for their objects to be synced.
+    pending: Mutex<Pending>,
 }
 
 /// What the remote keeps for an action: the object one recipe made from
@@ -582,15 +587,71 @@ impl JobContext<'_> {
         let bytes = made.payload.len() as u64;
         // Identical output from another variant or an earlier build: stored once.
         let stored = matches!(self.store.get(&object), Ok(Some(_)));
-        if !stored && let Err(e) = self.store.put(&object, &made.payload) {
+        if !stored && let Err(e) = self.store.put_unsynced(&object, &made.payload) {
             return Outcome::Failed(format!("writing to the store: {e}"));
         }
         let entry = Entry { recipe: recipe.hex(), object: object.hex(), files: made.files };
-        if let Err(e) = self.journal.append(&entry) {
-            tracing::warn!("cannot append to the build journal: {e} (the next build redoes this artifact)");
-        }
+        self.journal_when_durable(entry);
         Outcome::Built { object, bytes }
     }
+
+    /// Journals `entry` once its object is durable. Objects are written
+    /// without a sync each; a batch is synced at once (one `syncfs`), then
+    /// its entries appended, so that the journal never names an object a
+    /// power loss could still tear. A batch closes at [`SYNC_BATCH`] entries
+    /// or [`SYNC_INTERVAL`] after its first; a killed build loses at most
+    /// one batch's entries, which the next build redoes.
+    fn journal_when_durable(&self, entry: Entry) {
+        let batch = {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            let first = *pending.since.get_or_insert_with(Instant::now);
+            pending.entries.push(entry);
+            if pending.entries.len() < SYNC_BATCH && first.elapsed() < SYNC_INTERVAL {
+                return;
+            }
+            pending.since = None;
+            std::mem::take(&mut pending.entries)
+        };
+        self.journal_batch(batch);
+    }
+
+    /// Syncs the store and journals every entry still waiting.
+    fn flush_journal(&self) {
+        let batch = {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            pending.since = None;
+            std::mem::take(&mut pending.entries)
+        };
+        self.journal_batch(batch);
+    }
+
+    fn journal_batch(&self, batch: Vec<Entry>) {
+        if batch.is_empty() {
+            return;
+        }
+        if let Err(e) = self.store.sync() {
+            tracing::warn!("cannot sync the store: {e} (the next build redoes {} artifacts)", batch.len());
+            return;
+        }
+        for entry in &batch {
+            if let Err(e) = self.journal.append(entry) {
+                tracing::warn!("cannot append to the build journal: {e} (the next build redoes this artifact)");
+            }
+        }
+    }
+}
+
+/// Entries that close a batch of unsynced objects.
+const SYNC_BATCH: usize = 64;
+/// Age at which a batch of unsynced objects closes, so that a slow build
+/// keeps its work as it goes.
+const SYNC_INTERVAL: Duration = Duration::from_millis(250);
+
+/// Finished artifacts whose objects are not synced yet.
+#[derive(Default)]
+struct Pending {
+    entries: Vec<Entry>,
+    since: Option<Instant>,
 }
 
 /// Everything but file contents that changes an artifact's bytes.
