@@ -478,7 +478,8 @@ impl JobContext<'_> {
     }
 
     /// The journal's object for `recipe`, if every file it read is unchanged
-    /// and the object is whole.
+    /// and the object is whole: its stamp as journalled, or its checksum
+    /// checked.
     fn up_to_date(&self, recipe: &ObjectKey) -> Option<(ObjectKey, u64)> {
         let entry = self.journal.get(recipe)?;
         for (file, hash) in &entry.files {
@@ -487,6 +488,12 @@ impl JobContext<'_> {
             }
         }
         let object = ObjectKey::from_hex(&entry.object)?;
+        // Untouched since it was journalled: whole, without reading it.
+        if let Some(stamp) = entry.stamp
+            && self.store.stamp(&object) == Some(stamp)
+        {
+            return Some((object, stamp.payload_len()));
+        }
         match self.store.get(&object) {
             Ok(Some(payload)) => Some((object, payload.len() as u64)),
             Ok(None) => None,
@@ -590,7 +597,8 @@ impl JobContext<'_> {
         if !stored && let Err(e) = self.store.put_unsynced(&object, &made.payload) {
             return Outcome::Failed(format!("writing to the store: {e}"));
         }
-        let entry = Entry { recipe: recipe.hex(), object: object.hex(), files: made.files };
+        let entry =
+            Entry { recipe: recipe.hex(), object: object.hex(), files: made.files, stamp: self.store.stamp(&object) };
         self.journal_when_durable(entry);
         Outcome::Built { object, bytes }
     }

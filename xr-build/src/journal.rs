@@ -3,9 +3,10 @@
 //! Each finished artifact appends one line: its recipe key (everything that
 //! is not a file's contents: target, compiler, options, stage files, entry
 //! points, defines), the object it produced, and the hash of every file it
-//! read (its sources and every include). A later build whose recipe has an
-//! entry whose files all still hash the same, and whose object is whole in
-//! the store, reuses that object. Lines are appended whole with one write
+//! read (its sources and every include), and the object file's stamp. A
+//! later build whose recipe has an entry whose files all still hash the
+//! same, and whose object is whole in the store (its stamp unchanged, or
+//! else read and checked), reuses that object. Lines are appended whole with one write
 //! each, so a build killed at any point leaves a journal whose complete
 //! lines are all true; a torn last line is ignored, and the next append
 //! starts a new line after it. Several processes may append to one journal
@@ -19,7 +20,7 @@ use std::{
     path::{Path, PathBuf},
     sync::Mutex,
 };
-use xr_sourcebuild::ObjectKey;
+use xr_sourcebuild::{ObjectKey, store::ObjectStamp};
 
 /// One finished artifact.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,6 +31,11 @@ pub struct Entry {
     pub object: String,
     /// (file, BLAKE3 of its contents, hex) for every file it read.
     pub files: Vec<(String, String)>,
+    /// The object file as it was when journalled: while it is unchanged a
+    /// no-op build trusts the object without reading it back. Absent in
+    /// entries of older builds (those objects are read and checked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp: Option<ObjectStamp>,
 }
 
 /// The journal of a store.

@@ -82,7 +82,7 @@ fn store_root(label: &str) -> PathBuf {
 
 fn entry(n: u8) -> Entry {
     let key = ObjectKey::from_parts([[n].as_slice()]);
-    Entry { recipe: key.hex(), object: key.hex(), files: vec![("a.frag".into(), "00".into())] }
+    Entry { recipe: key.hex(), object: key.hex(), files: vec![("a.frag".into(), "00".into())], stamp: None }
 }
 
 #[test]

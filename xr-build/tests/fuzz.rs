@@ -81,7 +81,7 @@ proptest! {
         let journal = Journal::open(root);
         // What is appended after anything is read back (a torn tail is cut off first).
         let recipe = ObjectKey::from_parts([bytes.as_slice()]);
-        let entry = Entry { recipe: recipe.hex(), object: recipe.hex(), files };
+        let entry = Entry { recipe: recipe.hex(), object: recipe.hex(), files, stamp: None };
         journal.append(&entry).unwrap();
         let reread = Journal::open(root);
         prop_assert_eq!(reread.get(&recipe), Some(&entry));
@@ -115,7 +115,7 @@ fn an_entry_appended_after_a_torn_line_is_read_back() {
     let root_guard = temp("journal-torn");
     let root = root_guard.path();
     std::fs::write(root.join("journal.jsonl"), b"{\"recipe\": \"ab").unwrap();
-    let entry = Entry { recipe: "cd".repeat(32), object: "ef".repeat(32), files: Vec::new() };
+    let entry = Entry { recipe: "cd".repeat(32), object: "ef".repeat(32), files: Vec::new(), stamp: None };
     Journal::open(root).append(&entry).unwrap();
     let recipe = ObjectKey::from_hex(&entry.recipe).unwrap();
     assert_eq!(Journal::open(root).get(&recipe), Some(&entry));

@@ -285,7 +285,8 @@ mod tests {
     #[test]
     fn journal_lines_tell_torn_writes_from_corruption() {
         let key = ObjectKey::from_parts([b"k".as_slice()]);
-        let entry = serde_json::to_string(&Entry { recipe: key.hex(), object: key.hex(), files: vec![] }).unwrap();
+        let entry =
+            serde_json::to_string(&Entry { recipe: key.hex(), object: key.hex(), files: vec![], stamp: None }).unwrap();
         assert_eq!(journal_line(&entry), JournalLine::Entry(key));
         for cut in [1, 12, entry.len() / 2, entry.len() - 1] {
             assert_eq!(journal_line(&entry[..cut]), JournalLine::Torn, "{}", &entry[..cut]);

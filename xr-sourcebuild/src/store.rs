@@ -63,6 +63,30 @@ impl fmt::Display for ObjectKey {
     }
 }
 
+/// An object file's size, modification and change times and inode. Any
+/// write to the file or any file renamed over it changes one of them, so a
+/// build that finds an object's stamp as it journalled it takes the object
+/// as whole without reading it; the checksum is still checked whenever the
+/// object is loaded and by `xr store verify`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ObjectStamp {
+    /// File size in bytes (header included).
+    pub len: u64,
+    /// Modification time, nanoseconds since the Unix epoch.
+    pub modified_ns: i64,
+    /// Status change time, nanoseconds since the Unix epoch.
+    pub changed_ns: i64,
+    /// Inode number.
+    pub inode: u64,
+}
+
+impl ObjectStamp {
+    /// The payload's size: the file's, less the header.
+    pub fn payload_len(&self) -> u64 {
+        self.len.saturating_sub(HEADER_LEN as u64)
+    }
+}
+
 /// What can go wrong with the store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -178,6 +202,21 @@ impl Store {
             let _ = fs::remove_file(&temp);
         }
         result.map(|()| path)
+    }
+
+    /// What the filesystem says of the object of `key` now (`None`: absent
+    /// or unreadable): a build journals it with the object and trusts an
+    /// unchanged stamp without reading the object back.
+    pub fn stamp(&self, key: &ObjectKey) -> Option<ObjectStamp> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = fs::metadata(self.path_of(key)).ok()?;
+        let nanos = |secs: i64, nsec: i64| secs.saturating_mul(1_000_000_000).saturating_add(nsec);
+        Some(ObjectStamp {
+            len: meta.len(),
+            modified_ns: nanos(meta.mtime(), meta.mtime_nsec()),
+            changed_ns: nanos(meta.ctime(), meta.ctime_nsec()),
+            inode: meta.ino(),
+        })
     }
 
     /// Removes the object of `key`, if present.
@@ -297,6 +336,29 @@ mod tests {
         store.remove(&key).unwrap();
         assert_eq!(store.get(&key).unwrap(), None);
         assert!(fs::read_dir(store.root().join("tmp")).unwrap().next().is_none(), "no temp files left");
+    }
+
+    #[test]
+    fn a_stamp_changes_when_an_object_is_written_or_replaced() {
+        let store = temp_store("stamp");
+        let key = ObjectKey::from_parts([b"stamped".as_slice()]);
+        assert_eq!(store.stamp(&key), None, "absent");
+        store.put_unsynced(&key, b"payload").unwrap();
+        let stamp = store.stamp(&key).unwrap();
+        assert_eq!(stamp.payload_len(), 7);
+        assert_eq!(store.stamp(&key), Some(stamp), "the same file, untouched");
+        // Written in place, same size.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut bytes = fs::read(store.path_of(&key)).unwrap();
+        *bytes.last_mut().unwrap() ^= 1;
+        fs::write(store.path_of(&key), &bytes).unwrap();
+        let written = store.stamp(&key).unwrap();
+        assert_ne!(written, stamp);
+        assert_eq!((written.len, written.inode), (stamp.len, stamp.inode), "only the times tell");
+        // Replaced by another file of the same size.
+        store.put(&key, b"payload").unwrap();
+        assert_ne!(store.stamp(&key), Some(written));
+        store.sync().unwrap();
     }
 
     #[test]
