@@ -125,8 +125,13 @@ pub fn write(store_root: &Path, program: &CatalogProgram) -> std::io::Result<Pat
     let dir = dir(store_root);
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(format!("{}.json", program.name));
+    let text = serde_json::to_vec_pretty(program).map_err(std::io::Error::other)?;
+    // A no-op build's catalog is the one on disk: not written (nor synced) again.
+    if std::fs::read(&path).is_ok_and(|old| old == text) {
+        return Ok(path);
+    }
     let temp = store_root.join("tmp").join(format!("catalog-{}.{}.0.tmp", program.name, std::process::id()));
-    std::fs::write(&temp, serde_json::to_vec_pretty(program).map_err(std::io::Error::other)?)?;
+    std::fs::write(&temp, text)?;
     File::open(&temp)?.sync_all()?;
     std::fs::rename(&temp, &path)?;
     Ok(path)

@@ -111,3 +111,24 @@ fn a_rewrite_keeps_what_is_asked_and_counts_what_it_dropped() {
     assert_eq!(reread.objects().len(), 1);
     assert_eq!(Journal::rewrite(&root, |_| true).unwrap(), 0);
 }
+
+#[test]
+fn a_catalog_is_rewritten_only_when_it_changes() {
+    use std::os::unix::fs::MetadataExt;
+    let root = store_root("catalog-write");
+    std::fs::create_dir_all(root.join("tmp")).unwrap();
+    let inode = |path: &std::path::Path| std::fs::metadata(path).unwrap().ino();
+    let path = xr_build::catalog::write(&root, &program()).unwrap();
+    let first = inode(&path);
+    // The same catalog: the file is left as it is (a no-op build writes nothing).
+    assert_eq!(xr_build::catalog::write(&root, &program()).unwrap(), path);
+    assert_eq!(inode(&path), first);
+    // Another: replaced whole, by a rename.
+    let mut changed = program();
+    changed.variants.get_mut("p[A=0,B=x]").unwrap().objects.insert("vk-spirv".into(), "new".into());
+    xr_build::catalog::write(&root, &changed).unwrap();
+    assert_ne!(inode(&path), first);
+    let (read, unread) = xr_build::catalog::read_all(&root);
+    assert!(unread.is_empty(), "{unread:?}");
+    assert_eq!(read["p"].object("p[A=0,B=x]", "vk-spirv"), Some("new"));
+}
