@@ -400,3 +400,88 @@ fn variants_whose_stages_read_no_axis_share_their_objects() {
     let store = xr_sourcebuild::Store::open(dir.join("store")).unwrap();
     assert_eq!(store.keys().unwrap().len(), 4, "stored once each");
 }
+
+/// Whether a build took the no-op shortcut (it logs so at `XR_LOG=info`).
+fn shortcut(stderr: &str) -> bool {
+    stderr.contains("no plugin loaded")
+}
+
+#[test]
+fn a_no_op_loads_no_plugin_and_anything_changed_takes_the_ordinary_path() {
+    let dir = materials_copy("build-stamp");
+    let plugins = dir.join("extra-plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["build", "-m", "xr.toml"];
+        args.extend(extra);
+        output(xr(&dir, &args).env("XR_LOG", "info").env("XR_PLUGIN_PATH", &plugins))
+    };
+    let (ok, stdout, stderr) = run(&[]);
+    assert!(ok && !shortcut(&stderr), "{stdout}{stderr}");
+    let (ok, stdout, stderr) = run(&[]);
+    assert!(ok && shortcut(&stderr), "a no-op: {stdout}{stderr}");
+    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "the ordinary no-op's numbers: {stdout}");
+
+    // Another request: its own key.
+    let (_, stdout, stderr) = run(&["--target", "vk-spirv"]);
+    assert!(!shortcut(&stderr), "{stdout}{stderr}");
+    assert_eq!(summary(&stdout), (0, ARTIFACTS / 3, 0, ARTIFACTS / 3), "{stdout}");
+    let (_, _, stderr) = run(&[]);
+    assert!(!shortcut(&stderr), "the last build was another request: {stderr}");
+
+    // An edited include: the ordinary path, which rebuilds lit and toon.
+    let lighting = dir.join("shaders/include/lighting.glsl");
+    let text = std::fs::read_to_string(&lighting).unwrap();
+    std::fs::write(&lighting, text.replace("0.5, 0.5, 1.0", "0.4, 0.6, 1.0")).unwrap();
+    let (_, stdout, stderr) = run(&[]);
+    assert!(!shortcut(&stderr), "{stderr}");
+    assert_eq!(summary(&stdout).0, (18 + 12) * 3, "{stdout}");
+
+    // A new plugin file where plugins are searched (even one that fails to load).
+    assert!(shortcut(&run(&[]).2));
+    std::fs::write(plugins.join("libnew.so"), b"not a plugin").unwrap();
+    let (_, stdout, stderr) = run(&[]);
+    assert!(!shortcut(&stderr), "{stdout}{stderr}");
+    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+
+    // A removed object: the ordinary path finds it gone and builds it again.
+    assert!(shortcut(&run(&[]).2));
+    let catalog: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("store/catalog/toon.json")).unwrap()).unwrap();
+    let hex = catalog["variants"]["toon[PATTERN=flat,BANDS=2]"]["objects"]["gl-spirv"].as_str().unwrap().to_owned();
+    std::fs::remove_file(dir.join("store/objects").join(&hex[..2]).join(&hex[2..])).unwrap();
+    let (_, stdout, stderr) = run(&[]);
+    assert!(!shortcut(&stderr), "{stderr}");
+    assert_eq!(summary(&stdout), (1, ARTIFACTS - 1, 0, ARTIFACTS), "{stdout}");
+
+    // A removed catalog: written again.
+    assert!(shortcut(&run(&[]).2));
+    std::fs::remove_file(dir.join("store/catalog/unlit.json")).unwrap();
+    let (_, _, stderr) = run(&[]);
+    assert!(!shortcut(&stderr), "{stderr}");
+    assert!(dir.join("store/catalog/unlit.json").is_file());
+
+    // A failed build leaves no stamp: the next build takes the ordinary path.
+    assert!(shortcut(&run(&[]).2));
+    let toon = dir.join("shaders/toon.frag");
+    let good = std::fs::read_to_string(&toon).unwrap();
+    std::fs::write(&toon, good.replace("void main()", "void main() { broken")).unwrap();
+    assert!(!run(&[]).0);
+    std::fs::write(&toon, &good).unwrap();
+    let (ok, stdout, stderr) = run(&[]);
+    assert!(ok && !shortcut(&stderr), "{stdout}{stderr}");
+    assert!(shortcut(&run(&[]).2));
+
+    // A program no plugin can build fails alone; run again, it fails again.
+    let manifest = std::fs::read_to_string(dir.join("xr.toml")).unwrap();
+    let refused = manifest.replacen(
+        r#"targets = ["gl-glsl", "gl-spirv", "vk-spirv"]"#,
+        r#"targets = ["gl-glsl", "gl-spirv", "vk-spirv", "no-such-target"]"#,
+        1,
+    );
+    std::fs::write(dir.join("xr.toml"), refused).unwrap();
+    for attempt in 0..2 {
+        let (ok, stdout, stderr) = run(&[]);
+        assert!(!ok && !shortcut(&stderr), "attempt {attempt}: {stdout}{stderr}");
+    }
+}

@@ -150,6 +150,12 @@ pub struct Summary {
     pub bytes: u64,
     /// Wall time.
     pub elapsed: Duration,
+    /// The objects the built, fetched and reused artifacts are.
+    pub objects: BTreeSet<ObjectKey>,
+    /// Every file those artifacts read, with the BLAKE3 of its contents (hex).
+    pub inputs: BTreeMap<String, String>,
+    /// The catalog files written (or found unchanged).
+    pub catalogs: Vec<PathBuf>,
 }
 
 /// Why a build could not run at all.
@@ -270,6 +276,7 @@ pub fn build(
         upload: request.upload,
         manifest_dir: manifest.path.parent().map(Path::to_path_buf).unwrap_or_default(),
         pending: Mutex::new(Pending::default()),
+        inputs: Mutex::new(BTreeMap::new()),
     };
 
     let mut summary = Summary::default();
@@ -358,10 +365,13 @@ pub fn build(
         }
     }
     for (name, catalog) in &catalogs {
-        if let Err(e) = catalog::write(store.root(), catalog) {
-            summary.failed.push(Failure { what: format!("catalog of '{name}'"), message: e.to_string() });
+        match catalog::write(store.root(), catalog) {
+            Ok(path) => summary.catalogs.push(path),
+            Err(e) => summary.failed.push(Failure { what: format!("catalog of '{name}'"), message: e.to_string() }),
         }
     }
+    summary.inputs = std::mem::take(&mut *context.inputs.lock().unwrap_or_else(|p| p.into_inner()));
+    summary.objects = objects;
     summary.elapsed = started.elapsed();
     Ok(summary)
 }
@@ -395,6 +405,8 @@ struct JobContext<'a> {
     manifest_dir: PathBuf,
     /// Journal entries waiting for their objects to be synced.
     pending: Mutex<Pending>,
+    /// Every file the finished artifacts read, with its hash.
+    inputs: Mutex<BTreeMap<String, String>>,
 }
 
 /// What the remote keeps for an action: the object one recipe made from
@@ -492,15 +504,27 @@ impl JobContext<'_> {
         if let Some(stamp) = entry.stamp
             && self.store.stamp(&object) == Some(stamp)
         {
+            self.read_inputs(&entry.files);
             return Some((object, stamp.payload_len()));
         }
         match self.store.get(&object) {
-            Ok(Some(payload)) => Some((object, payload.len() as u64)),
+            Ok(Some(payload)) => {
+                self.read_inputs(&entry.files);
+                Some((object, payload.len() as u64))
+            }
             Ok(None) => None,
             Err(e) => {
                 tracing::warn!("{e}; rebuilding it");
                 None
             }
+        }
+    }
+
+    /// Notes the files a finished artifact read, for the build stamp.
+    fn read_inputs(&self, files: &[(String, String)]) {
+        let mut inputs = self.inputs.lock().unwrap_or_else(|p| p.into_inner());
+        for (file, hash) in files {
+            inputs.insert(file.clone(), hash.clone());
         }
     }
 
@@ -597,8 +621,9 @@ impl JobContext<'_> {
         if !stored && let Err(e) = self.store.put_unsynced(&object, &made.payload) {
             return Outcome::Failed(format!("writing to the store: {e}"));
         }
-        let entry =
-            Entry { recipe: recipe.hex(), object: object.hex(), files: made.files, stamp: self.store.stamp(&object) };
+        self.read_inputs(&made.files);
+        let stamp = self.store.stamp(&object);
+        let entry = Entry { recipe: recipe.hex(), object: object.hex(), files: made.files, stamp };
         self.journal_when_durable(entry);
         Outcome::Built { object, bytes }
     }

@@ -19,6 +19,7 @@
 //! - [`library`] is what an engine opens at start-up: a program by name and
 //!   variant, through the best path the device offers.
 //! - [`gc`] drops what no manifest references.
+//! - [`noop`] finds a whole build up to date without loading a plugin.
 
 pub mod build;
 pub mod catalog;
@@ -28,6 +29,7 @@ pub mod journal;
 pub mod library;
 pub mod manifest;
 pub mod matrix;
+pub mod noop;
 
 pub use build::{ArtifactResult, BuildRequest, Outcome, Shard, Summary, build, count_artifacts, plugin_offer};
 pub use library::{LoadPath, Loaded, ShaderLibrary};

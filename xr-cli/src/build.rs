@@ -10,7 +10,9 @@ use std::{
     sync::atomic::{AtomicUsize, Ordering},
 };
 use xr_build::{
-    ArtifactResult, BuildRequest, Manifest, Outcome, Shard, count_artifacts, gc, guarded, plugin_offer,
+    ArtifactResult, BuildRequest, Manifest, Outcome, Shard, count_artifacts, gc, guarded,
+    noop::{self, NoopQuery},
+    plugin_offer,
     xr_remote::Remote,
 };
 use xr_sourcebuild::Registry;
@@ -88,7 +90,27 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     if let Some(kind) = args.emit.as_deref().filter(|k| *k != "guarded") {
         anyhow::bail!("unknown --emit kind '{kind}' (guarded)");
     }
-    let registry = Registry::discover();
+    let remote = args.remote.open()?;
+    let upload = args.remote.upload();
+    anyhow::ensure!(!upload || remote.is_some(), "--remote-upload needs a remote (--remote URL or XR_REMOTE)");
+    let request = BuildRequest {
+        jobs: args.jobs,
+        targets: args.targets.clone(),
+        programs: args.programs.clone(),
+        shard: args.shard,
+        remote: remote.clone(),
+        upload,
+    };
+    let plugin_dirs = Registry::default_dirs();
+    if args.emit.is_none()
+        && let Some(summary) =
+            noop::check(&NoopQuery { manifest: &manifest, request: &request, plugin_dirs: &plugin_dirs })
+    {
+        tracing::info!("nothing changed since the last build (its build stamp holds); no plugin loaded");
+        print_summary(&args, &summary, 0, &manifest);
+        return Ok(true);
+    }
+    let registry = Registry::load_dirs(plugin_dirs.clone());
     let known = registry.targets();
     for name in &args.targets {
         anyhow::ensure!(
@@ -102,17 +124,6 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     for (_, error) in &refused {
         println!("{error}");
     }
-    let remote = args.remote.open()?;
-    let upload = args.remote.upload();
-    anyhow::ensure!(!upload || remote.is_some(), "--remote-upload needs a remote (--remote URL or XR_REMOTE)");
-    let request = BuildRequest {
-        jobs: args.jobs,
-        targets: args.targets.clone(),
-        programs: args.programs.clone(),
-        shard: args.shard,
-        remote: remote.clone(),
-        upload,
-    };
     let total = count_artifacts(&manifest, &request);
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new(total as u64);
@@ -160,18 +171,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
             if remote.is_usable() { "" } else { "; unusable, built locally" }
         );
     }
-    println!(
-        "xr build{}: {} built, {} fetched, {} reused, {} failed; {} unique objects, {} bytes; {:.2} s ({})",
-        args.shard.map(|s| format!(" (shard {s})")).unwrap_or_default(),
-        summary.built,
-        summary.fetched,
-        summary.reused,
-        summary.failed.len() + refused.len(),
-        summary.unique_objects,
-        summary.bytes,
-        summary.elapsed.as_secs_f64(),
-        manifest.store.display()
-    );
+    print_summary(&args, &summary, refused.len(), &manifest);
 
     if args.emit.is_some() {
         let dir = args.emit_dir.clone().unwrap_or_else(|| manifest.store.with_file_name("guarded"));
@@ -202,7 +202,27 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
             return Ok(false);
         }
     }
-    Ok(summary.failed.is_empty() && refused.is_empty())
+    let succeeded = summary.failed.is_empty() && refused.is_empty();
+    // A program refused for its plugins is out of `manifest` now; the build
+    // failed then, and the stamp is only removed.
+    let query = NoopQuery { manifest: &manifest, request: &request, plugin_dirs: &plugin_dirs };
+    noop::record(&query, &summary, succeeded && args.emit.is_none());
+    Ok(succeeded)
+}
+
+fn print_summary(args: &BuildArgs, summary: &xr_build::Summary, refused: usize, manifest: &Manifest) {
+    println!(
+        "xr build{}: {} built, {} fetched, {} reused, {} failed; {} unique objects, {} bytes; {:.2} s ({})",
+        args.shard.map(|s| format!(" (shard {s})")).unwrap_or_default(),
+        summary.built,
+        summary.fetched,
+        summary.reused,
+        summary.failed.len() + refused,
+        summary.unique_objects,
+        summary.bytes,
+        summary.elapsed.as_secs_f64(),
+        manifest.store.display()
+    );
 }
 
 fn indent(text: &str) -> String {

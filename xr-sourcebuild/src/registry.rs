@@ -171,10 +171,7 @@ impl Registry {
                 return;
             }
         };
-        let mut files: Vec<PathBuf> =
-            entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| is_shared_library(p)).collect();
-        files.sort();
-        for file in files {
+        for file in shared_libraries(entries) {
             self.load_file(&file);
         }
     }
@@ -404,6 +401,19 @@ fn sorted_unique(items: impl Iterator<Item = String>) -> Vec<String> {
     items.sort();
     items.dedup();
     items
+}
+
+/// The files [`Registry::load_dir`] would try to load from `dir`, sorted
+/// (none if it cannot be read).
+pub fn plugin_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir).map(shared_libraries).unwrap_or_default()
+}
+
+fn shared_libraries(entries: std::fs::ReadDir) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> =
+        entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| is_shared_library(p)).collect();
+    files.sort();
+    files
 }
 
 fn is_shared_library(path: &Path) -> bool {

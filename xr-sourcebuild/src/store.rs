@@ -80,6 +80,19 @@ pub struct ObjectStamp {
     pub inode: u64,
 }
 
+/// The stamp of any file (`None`: absent or unreadable).
+pub fn file_stamp(path: &Path) -> Option<ObjectStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::metadata(path).ok()?;
+    let nanos = |secs: i64, nsec: i64| secs.saturating_mul(1_000_000_000).saturating_add(nsec);
+    Some(ObjectStamp {
+        len: meta.len(),
+        modified_ns: nanos(meta.mtime(), meta.mtime_nsec()),
+        changed_ns: nanos(meta.ctime(), meta.ctime_nsec()),
+        inode: meta.ino(),
+    })
+}
+
 impl ObjectStamp {
     /// The payload's size: the file's, less the header.
     pub fn payload_len(&self) -> u64 {
@@ -208,15 +221,7 @@ impl Store {
     /// or unreadable): a build journals it with the object and trusts an
     /// unchanged stamp without reading the object back.
     pub fn stamp(&self, key: &ObjectKey) -> Option<ObjectStamp> {
-        use std::os::unix::fs::MetadataExt;
-        let meta = fs::metadata(self.path_of(key)).ok()?;
-        let nanos = |secs: i64, nsec: i64| secs.saturating_mul(1_000_000_000).saturating_add(nsec);
-        Some(ObjectStamp {
-            len: meta.len(),
-            modified_ns: nanos(meta.mtime(), meta.mtime_nsec()),
-            changed_ns: nanos(meta.ctime(), meta.ctime_nsec()),
-            inode: meta.ino(),
-        })
+        file_stamp(&self.path_of(key))
     }
 
     /// Removes the object of `key`, if present.

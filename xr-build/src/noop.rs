@@ -1,0 +1,166 @@
+//! A whole build found up to date without loading a plugin.
+//!
+//! A no-op build must compare the journal with every input, which is cheap;
+//! but loading the compiler plugins to learn their identities costs more
+//! than all the comparing (three shared libraries of ~11 MB each, ~5 ms).
+//! So a build in which every artifact succeeded leaves a *build stamp* in
+//! the store, `last-build.json`, as ninja leaves its log: the key of what
+//! was asked (manifest text, store, targets, programs, shard, and the stamp
+//! of `xr` and of every plugin file it could load), every input file with
+//! its hash, and the stamp of every object and catalog the build stands on.
+//!
+//! The next build with the same key is a no-op, without plugins, when every
+//! input still hashes the same and every object and catalog file still has
+//! its stamp ([`xr_sourcebuild::store::ObjectStamp`]: size, times, inode —
+//! any write or replacement changes one). Anything else — an edited source,
+//! a rebuilt plugin, an object removed by `xr store gc`, a catalog written
+//! by another build, a file that cannot be read — sends the build down the
+//! ordinary path, which decides per artifact. The stamp is only ever a
+//! shortcut to the answer the ordinary path would give; a build that fails
+//! anywhere removes it, so a stamp always describes a whole success.
+//! Like the journal, a new file that would shadow an include is not noticed.
+
+use crate::{BuildRequest, Manifest, Summary};
+use serde::{Deserialize, Serialize};
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+};
+use xr_sourcebuild::{
+    ObjectKey, Store,
+    registry::plugin_files,
+    store::{ObjectStamp, file_stamp},
+};
+
+/// File name of the stamp, in the store's directory.
+const FILE: &str = "last-build.json";
+
+/// What a successful build leaves for the next one.
+#[derive(Serialize, Deserialize)]
+struct BuildStamp {
+    /// [`key`] of the build.
+    key: String,
+    /// Every file the build's artifacts read, with the BLAKE3 of its contents.
+    inputs: BTreeMap<String, String>,
+    /// Every object its artifacts are, with its file's stamp.
+    objects: BTreeMap<String, ObjectStamp>,
+    /// Every catalog file, with its stamp.
+    catalogs: BTreeMap<String, ObjectStamp>,
+    /// The artifacts.
+    artifacts: usize,
+    /// Their payload bytes.
+    bytes: u64,
+}
+
+/// What a build needs to know to be keyed: the manifest as loaded, the
+/// request, and where plugins are loaded from.
+pub struct NoopQuery<'a> {
+    /// The manifest (its store resolved, or overridden).
+    pub manifest: &'a Manifest,
+    /// The request.
+    pub request: &'a BuildRequest,
+    /// The plugin directories the build would search.
+    pub plugin_dirs: &'a [PathBuf],
+}
+
+/// The key of a build: everything besides file contents and store contents
+/// that decides what it builds. `None` when something cannot be read.
+fn key(query: &NoopQuery<'_>) -> Option<String> {
+    let mut parts: Vec<Vec<u8>> = vec![b"xr-build-stamp/1".to_vec(), crate::build::FORMAT.into()];
+    parts.push(query.manifest.path.to_string_lossy().as_bytes().to_vec());
+    parts.push(std::fs::read(&query.manifest.path).ok()?);
+    parts.push(query.manifest.store.to_string_lossy().as_bytes().to_vec());
+    let request = query.request;
+    parts.push(
+        format!("targets {:?} programs {:?} shard {:?}", request.targets, request.programs, request.shard).into(),
+    );
+    let exe = std::env::current_exe().ok()?;
+    parts.push(stamp_text(&exe)?.into());
+    for dir in query.plugin_dirs {
+        parts.push(dir.to_string_lossy().as_bytes().to_vec());
+        for file in plugin_files(dir) {
+            parts.push(stamp_text(&file)?.into());
+        }
+    }
+    Some(ObjectKey::from_parts(parts.iter().map(Vec::as_slice)).hex())
+}
+
+fn stamp_text(path: &Path) -> Option<String> {
+    Some(format!("{} {:?}", path.display(), file_stamp(path)?))
+}
+
+/// The summary of a no-op, if the last build's stamp shows that nothing
+/// changed: every input hashes the same, every object and catalog is as it
+/// was. `None` sends the build down the ordinary path.
+pub fn check(query: &NoopQuery<'_>) -> Option<Summary> {
+    let started = std::time::Instant::now();
+    if query.request.remote.is_some() {
+        return None;
+    }
+    let store = Store::open(&query.manifest.store).ok()?;
+    let stamp: BuildStamp = serde_json::from_slice(&std::fs::read(store.root().join(FILE)).ok()?).ok()?;
+    if stamp.key != key(query)? {
+        return None;
+    }
+    for (file, hash) in &stamp.inputs {
+        let bytes = std::fs::read(file).ok()?;
+        if blake3::hash(&bytes).to_hex().as_str() != hash {
+            return None;
+        }
+    }
+    for (hex, object_stamp) in &stamp.objects {
+        if store.stamp(&ObjectKey::from_hex(hex)?) != Some(*object_stamp) {
+            return None;
+        }
+    }
+    for (path, catalog_stamp) in &stamp.catalogs {
+        if file_stamp(Path::new(path)) != Some(*catalog_stamp) {
+            return None;
+        }
+    }
+    Some(Summary {
+        reused: stamp.artifacts,
+        unique_objects: stamp.objects.len(),
+        bytes: stamp.bytes,
+        elapsed: started.elapsed(),
+        ..Summary::default()
+    })
+}
+
+/// After a build: leaves its stamp if everything succeeded, and removes any
+/// earlier one otherwise. Failing to write it only costs the next no-op
+/// its shortcut.
+pub fn record(query: &NoopQuery<'_>, summary: &Summary, succeeded: bool) {
+    let path = query.manifest.store.join(FILE);
+    let _ = std::fs::remove_file(&path);
+    if !succeeded || !summary.failed.is_empty() || query.request.remote.is_some() {
+        return;
+    }
+    let Ok(store) = Store::open(&query.manifest.store) else { return };
+    let Some(key) = key(query) else { return };
+    let mut objects = BTreeMap::new();
+    for object in &summary.objects {
+        let Some(object_stamp) = store.stamp(object) else { return };
+        objects.insert(object.hex(), object_stamp);
+    }
+    let mut catalogs = BTreeMap::new();
+    for catalog in &summary.catalogs {
+        let Some(catalog_stamp) = file_stamp(catalog) else { return };
+        catalogs.insert(catalog.to_string_lossy().into_owned(), catalog_stamp);
+    }
+    let stamp = BuildStamp {
+        key,
+        inputs: summary.inputs.clone(),
+        objects,
+        catalogs,
+        artifacts: summary.built + summary.fetched + summary.reused,
+        bytes: summary.bytes,
+    };
+    let Ok(text) = serde_json::to_vec(&stamp) else { return };
+    // Written whole or not at all: a torn stamp would only fail to parse,
+    // but a reader should never have to rely on that.
+    let temp = store.root().join("tmp").join(format!("last-build.{}.0.tmp", std::process::id()));
+    if std::fs::write(&temp, text).is_ok() && std::fs::rename(&temp, &path).is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+}
