@@ -260,3 +260,25 @@ fn uniform_block_bindings_run_out_with_a_clear_error_and_come_back() {
     let again = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result();
     assert!(again.is_ok(), "a dropped program's binding point is reused");
 }
+
+/// The constant table lists what the shader reads: a uniform it declares
+/// and never reads is not there (as on the driver's own GLSL path, which
+/// drops inactive uniforms), and the one it reads is set by name.
+#[test]
+fn a_uniform_the_shader_never_reads_is_not_in_the_constant_table() {
+    let source = "#version 450
+uniform vec4 u_color;
+uniform float u_unused_gain;
+layout(location = 0) out vec4 color;
+void main() { color = u_color; }
+";
+    let registry = registry();
+    for compiler in [GL_SPIRV, "xr-compiler-glsl"] {
+        let mut bench = GlBench::open(&registry, compiler);
+        let mut built = bench.build_fragment(SourceDesc::glsl(ShaderStage::Fragment, "unused.frag", source)).unwrap();
+        assert!(built.constants.handle("u_unused_gain").is_err(), "{compiler}");
+        let color = built.constants.handle("u_color").unwrap();
+        built.constants.set_vector(color, &[0.0, 1.0, 0.0, 1.0]).unwrap();
+        assert_eq!(bench.centre_pixel(&built), [0, 255, 0, 255], "{compiler}");
+    }
+}

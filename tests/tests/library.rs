@@ -367,3 +367,50 @@ fn each_device_attaches_the_loaders_that_declare_it_and_ranks_their_targets_by_p
         drop(loader);
     }
 }
+
+/// `optimize = "performance"` on every program: the SPIR-V objects change,
+/// and every path still finds its constants by name and renders the scene
+/// as the GLSL source path does.
+#[test]
+fn an_optimised_library_renders_the_same_scene_on_every_path() {
+    let dir = materials_built("library-optimised");
+    let catalog = |name: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(dir.join("store/catalog").join(format!("{name}.json"))).unwrap()).unwrap()
+    };
+    let before = catalog("lit");
+    let manifest = std::fs::read_to_string(dir.join("xr.toml")).unwrap();
+    std::fs::write(dir.join("xr.toml"), manifest.replace("targets = [", "optimize = \"performance\"\ntargets = ["))
+        .unwrap();
+    let build = Command::new(executable("xr"))
+        .current_dir(&dir)
+        .args(["build", "-m", "xr.toml", "-q"])
+        .env_remove("XR_PLUGIN_PATH")
+        .output()
+        .unwrap();
+    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stdout));
+    let after = catalog("lit");
+    for (variant, objects) in after["variants"].as_object().unwrap() {
+        for target in ["gl-spirv", "vk-spirv"] {
+            assert_ne!(
+                objects["objects"][target], before["variants"][variant]["objects"][target],
+                "{variant} {target}"
+            );
+        }
+    }
+
+    let out = dir.join("out");
+    let output = Command::new(executable("materials"))
+        .args(["--store", dir.join("store").to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .env("XR_GL_DEVICE", "software")
+        .env_remove("XR_PLUGIN_PATH")
+        .output()
+        .expect("sample runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    let reference = decode(&out.join("materials-gl-source.png"));
+    for run in ["gl-spirv", "vk-spirv", "vk-best"] {
+        let image = decode(&out.join(format!("materials-{run}.png")));
+        let worst = reference.iter().zip(&image).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
+        assert!(worst <= 1, "{run} (optimised) differs from gl-source by up to {worst}");
+    }
+}

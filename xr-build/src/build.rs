@@ -471,6 +471,9 @@ impl JobContext<'_> {
         };
         // One request for every target: only its target changes.
         let mut request = OfflineRequest::new(desc, "");
+        if let Some(level) = &program.optimize {
+            request = request.with_option("optimize", level);
+        }
         for (target, compiler, recipe, action) in stale {
             request.target = target.as_str().into();
             let outcome = match compiler.system.compile_offline(&request).into_result() {
@@ -710,6 +713,10 @@ fn recipe_key(
     }
     for define in &variant.defines {
         parts.push(format!("{}={}", define.name, define.value).into());
+    }
+    // Only when set: programs without it keep the keys they always had.
+    if let Some(level) = &program.optimize {
+        parts.push(format!("optimize={level}").into());
     }
     ObjectKey::from_parts(parts.iter().map(Vec::as_slice))
 }

@@ -205,7 +205,15 @@ pub struct Program {
     pub overrides: Vec<Override>,
     /// Points dropped from the matrix: each filter is clauses joined by `&&`.
     pub exclude: Vec<Vec<Clause>>,
+    /// Optimisation level for its SPIR-V targets (`optimize = "performance"`),
+    /// one of [`OPTIMIZATION_LEVELS`]; the build systems' default (none:
+    /// debuggable) when absent.
+    pub optimize: Option<String>,
 }
+
+/// The optimisation levels a program may ask for. Names, constants and
+/// resources stay reflectable at every level.
+pub const OPTIMIZATION_LEVELS: [&str; 3] = ["none", "size", "performance"];
 
 /// A parsed and checked manifest.
 #[derive(Clone, Debug, PartialEq)]
@@ -251,6 +259,7 @@ struct RawProgram {
     overrides: Vec<RawOverride>,
     #[serde(default)]
     exclude: Vec<Spanned<String>>,
+    optimize: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -549,8 +558,23 @@ impl Manifest {
             for filter in &raw_program.exclude {
                 exclude.push(parse_filter(&locate, filter, &program_axes)?);
             }
+            let optimize = match &raw_program.optimize {
+                None => None,
+                Some(level) if OPTIMIZATION_LEVELS.contains(&level.get_ref().as_str()) => Some(level.get_ref().clone()),
+                Some(level) => {
+                    return Err(locate.at(
+                        level.span(),
+                        format!(
+                            "unknown optimization level '{}' ({})",
+                            level.get_ref(),
+                            OPTIMIZATION_LEVELS.join(", ")
+                        ),
+                    ));
+                }
+            };
             programs.push(Program {
                 name: name.clone(),
+                optimize,
                 axes: program_axes,
                 targets,
                 stages,

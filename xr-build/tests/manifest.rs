@@ -106,7 +106,9 @@ fn bad_manifests_are_errors_at_file_line_and_column() {
         )
     };
     let unknown_stage = stage("pixel", "");
+    let optimize = format!("{PROGRAM}optimize = \"fast\"\n");
     let cases: Vec<(&str, &str, usize, usize, &str)> = vec![
+        ("unknown optimization level", &optimize, 5, 12, "unknown optimization level 'fast' (none, size, performance)"),
         (
             "axis twice",
             "[[axis]]\nname = \"A\"\nkind = \"bool\"\n[[axis]]\nname = \"A\"\nkind = \"bool\"\n",

@@ -166,11 +166,12 @@ fn reflect_blocks(modules: &[StageModule]) -> Vec<UniformBlockSpec> {
     blocks
 }
 
-/// The uniforms outside blocks of every stage, by location.
+/// The uniforms outside blocks that some stage reads, by location (one no
+/// code reads is not in the constant table, as on every other path).
 fn reflect_uniforms(modules: &[StageModule]) -> Result<Vec<(String, ConstantType, u32, u32)>, XrError> {
     let mut uniforms = Vec::new();
     for module in modules {
-        for u in xr_spirv::reflect::loose_uniforms(&module.words)? {
+        for u in xr_spirv::reflect(&module.words, &module.entry_point)?.uniforms {
             uniforms.push((u.name, u.constant_type, u.array_size, u.location));
         }
     }

@@ -313,7 +313,11 @@ impl SpirvCompiler {
         compile_options.set_auto_bind_uniforms(true);
         // Names (OpName) are kept without it; Mesa 22 refuses the entry point
         // of a module that carries full debug info (OpSource text, OpLine).
-        if options.target != TargetEnv::OpenGl45 {
+        // The optimiser strips names unless debug info is on, and the
+        // constant table finds everything by name: optimised OpenGL modules
+        // are compiled with it and lose the rest afterwards
+        // (`strip_source_debug_info`).
+        if options.target != TargetEnv::OpenGl45 || options.optimization != Optimization::None {
             compile_options.set_generate_debug_info();
         }
         for define in desc.defines.iter() {
@@ -399,8 +403,12 @@ impl SpirvCompiler {
             Err(e) => return Err(fail(e.to_string())),
         };
         let warnings = messages::parse(&artifact.get_warning_messages(), file);
+        let mut words = artifact.as_binary().to_vec();
+        if options.target == TargetEnv::OpenGl45 && options.optimization != Optimization::None {
+            words = strip_source_debug_info(&words);
+        }
         let module = SpirvModule {
-            words: artifact.as_binary().to_vec(),
+            words,
             stage: desc.stage,
             entry_point: desc.entry_point.to_string(),
             warnings,
@@ -468,4 +476,37 @@ fn shader_kind(stage: ShaderStage) -> shaderc::ShaderKind {
 pub fn compiler_identity() -> String {
     let (major, minor) = shaderc::get_spirv_version();
     format!("xr-spirv {} / glslang (shaderc-rs 0.10), SPIR-V {major}.{minor}", env!("CARGO_PKG_VERSION"))
+}
+
+/// `words` without the debug information that names source text and lines
+/// (`OpString`, `OpSourceContinued`, `OpLine`, `OpNoLine`,
+/// `OpModuleProcessed`, and `OpSource`'s file and text), keeping the names
+/// (`OpName`, `OpMemberName`) that reflection and the constant table use.
+pub fn strip_source_debug_info(words: &[u32]) -> Vec<u32> {
+    const OP_SOURCE_CONTINUED: u32 = 2;
+    const OP_SOURCE: u32 = 3;
+    const OP_STRING: u32 = 7;
+    const OP_LINE: u32 = 8;
+    const OP_NO_LINE: u32 = 317;
+    const OP_MODULE_PROCESSED: u32 = 330;
+    if words.len() < 5 {
+        return words.to_vec();
+    }
+    let mut out = words[..5].to_vec();
+    let mut at = 5;
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        if count == 0 || at + count > words.len() {
+            // Not a module this can read: left as it is, for the validator to judge.
+            return words.to_vec();
+        }
+        match words[at] & 0xffff {
+            OP_SOURCE_CONTINUED | OP_STRING | OP_LINE | OP_NO_LINE | OP_MODULE_PROCESSED => {}
+            // Language and version only.
+            OP_SOURCE => out.extend([(3 << 16) | OP_SOURCE, words[at + 1], words[at + 2]]),
+            _ => out.extend_from_slice(&words[at..at + count]),
+        }
+        at += count;
+    }
+    out
 }

@@ -206,8 +206,44 @@ fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrEr
         list.sort_by_key(|v| (v.location, v.component));
     }
     reflection.spec_constants.sort_by_key(|c| c.id);
-    reflection.uniforms = loose_uniforms(words)?;
+    // Like the resources above: only what the code reads.
+    let read = read_variables(words)?;
+    reflection.uniforms = loose_uniform_variables(words)?
+        .into_iter()
+        .filter(|(id, _)| read.contains(id))
+        .map(|(_, uniform)| uniform)
+        .collect();
     Ok(reflection)
+}
+
+/// The ids of the variables some function reads or writes through: the
+/// pointer operand of loads, stores, copies and access chains, and pointers
+/// passed to calls. A uniform no code touches is not part of what a program
+/// needs, at any optimisation level (unoptimised modules keep it declared).
+fn read_variables(words: &[u32]) -> Result<std::collections::HashSet<u32>, XrError> {
+    const OP_FUNCTION_CALL: u16 = 57;
+    const OP_LOAD: u16 = 61;
+    const OP_STORE: u16 = 62;
+    const OP_COPY_MEMORY: u16 = 63;
+    const OP_ACCESS_CHAIN: u16 = 65;
+    const OP_IN_BOUNDS_ACCESS_CHAIN: u16 = 66;
+    let mut read = std::collections::HashSet::new();
+    for i in instructions(words)? {
+        match (i.opcode, i.operands) {
+            (OP_LOAD, [_, _, pointer, ..]) | (OP_ACCESS_CHAIN | OP_IN_BOUNDS_ACCESS_CHAIN, [_, _, pointer, ..]) => {
+                read.insert(*pointer);
+            }
+            (OP_STORE, [pointer, ..]) => {
+                read.insert(*pointer);
+            }
+            (OP_COPY_MEMORY, [target, source, ..]) => {
+                read.extend([*target, *source]);
+            }
+            (OP_FUNCTION_CALL, [_, _, _, arguments @ ..]) => read.extend(arguments.iter().copied()),
+            _ => {}
+        }
+    }
+    Ok(read)
 }
 
 fn block(name: String, set: u32, binding: u32, ty: &Type) -> Block {
@@ -314,7 +350,14 @@ fn literal_string(words: &[u32]) -> String {
 /// Uniforms outside blocks with a location (OpenGL SPIR-V): scalars, vectors, matrices and
 /// arrays of them (samplers are reported as images). The reflection library
 /// covers Vulkan's resources only, so these are read from the words.
+/// Every one the module declares, read or not (their locations are
+/// assigned across a program, [`assign_uniform_locations`]).
 pub fn loose_uniforms(words: &[u32]) -> Result<Vec<LooseUniform>, XrError> {
+    Ok(loose_uniform_variables(words)?.into_iter().map(|(_, uniform)| uniform).collect())
+}
+
+/// [`loose_uniforms`] with their variables' ids.
+fn loose_uniform_variables(words: &[u32]) -> Result<Vec<(u32, LooseUniform)>, XrError> {
     use std::collections::HashMap;
     /// (display, element type, array length)
     type Known = (String, ConstantType, u32);
@@ -368,23 +411,24 @@ pub fn loose_uniforms(words: &[u32]) -> Result<Vec<LooseUniform>, XrError> {
             _ => {}
         }
     }
-    let mut uniforms: Vec<LooseUniform> = instructions
+    let mut uniforms: Vec<(u32, LooseUniform)> = instructions
         .iter()
         .filter_map(|i| match (i.opcode, i.operands) {
             (OP_VARIABLE, [pointer, result, STORAGE_UNIFORM_CONSTANT, ..]) => {
                 let (ty, constant_type, array_size) = types.get(pointers.get(pointer)?)?.clone();
-                Some(LooseUniform {
+                let uniform = LooseUniform {
                     name: names.get(result).cloned().unwrap_or_default(),
                     location: *locations.get(result)?,
                     ty,
                     constant_type,
                     array_size,
-                })
+                };
+                Some((*result, uniform))
             }
             _ => None,
         })
         .collect();
-    uniforms.sort_by_key(|u| u.location);
+    uniforms.sort_by_key(|(_, u)| u.location);
     Ok(uniforms)
 }
 

@@ -284,3 +284,46 @@ fn a_stage_compiled_again_reads_every_define_that_reaches_its_tokens() {
     let body = "void main() { color = tint(); }";
     assert_ne!(compile("a.frag", body, &[("TINT_VALUE", "0.5"), ("UNUSED", "1")]), base);
 }
+
+/// Optimised SPIR-V stays usable: constants and resources keep their names
+/// (the constant table finds everything by name), and what the shader never
+/// reads is absent from reflection at every level, on both environments.
+#[test]
+fn every_optimisation_level_keeps_names_and_drops_what_is_never_read() {
+    let gl = "#version 450
+uniform vec4 used_color;
+uniform float unused_gain;
+layout(std140, binding = 1) uniform Params { vec4 tint; } params;
+layout(std140, binding = 2) uniform Unused { vec4 nothing; } unused_block;
+layout(location = 0) out vec4 color;
+void main() { color = used_color * params.tint; }
+";
+    let vk = "#version 450
+layout(push_constant) uniform Push { vec4 used_color; } push;
+layout(std140, binding = 1) uniform Params { vec4 tint; } params;
+layout(std140, binding = 2) uniform Unused { vec4 nothing; } unused_block;
+layout(location = 0) out vec4 color;
+void main() { color = push.used_color * params.tint; }
+";
+    let compiler = SpirvCompiler::new().unwrap();
+    for level in [Optimization::None, Optimization::Size, Optimization::Performance] {
+        for (target, source) in [(TargetEnv::OpenGl45, gl), (TargetEnv::Vulkan10, vk)] {
+            let options = SpirvOptions { optimization: level, ..SpirvOptions::new(target) };
+            let module = compiler.compile(&glsl(ShaderStage::Fragment, "o.frag", source), &options).unwrap();
+            let r = reflect(&module.words, "main").unwrap();
+            let what = format!("{target:?} at {level:?}");
+            let blocks: Vec<&str> = r.uniform_blocks.iter().map(|b| b.name.as_str()).collect();
+            assert_eq!(blocks, ["params"], "{what}: {r:?}");
+            assert_eq!(r.uniform_blocks[0].members[0].name, "tint", "{what}");
+            let loose: Vec<&str> = r.uniforms.iter().map(|u| u.name.as_str()).collect();
+            let pushed: Vec<&str> =
+                r.push_constants.iter().flat_map(|b| b.members.iter().map(|m| m.name.as_str())).collect();
+            if target == TargetEnv::OpenGl45 {
+                assert_eq!(loose, ["used_color"], "{what}: unused_gain is never read");
+            } else {
+                assert_eq!(pushed, ["used_color"], "{what}");
+            }
+            assert_eq!(r.outputs[0].name, "color", "{what}");
+        }
+    }
+}
