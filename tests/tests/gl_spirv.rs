@@ -282,3 +282,37 @@ void main() { color = u_color; }
         assert_eq!(bench.centre_pixel(&built), [0, 255, 0, 255], "{compiler}");
     }
 }
+
+/// Each GL call makes its device's context current only when it is not
+/// already this thread's: two devices used in turn on one thread must
+/// still each draw with their own context and program.
+#[test]
+fn two_opengl_devices_used_in_turn_on_one_thread_each_draw_their_own() {
+    let source = "#version 450
+uniform vec4 u_color;
+layout(location = 0) out vec4 color;
+void main() { color = u_color; }
+";
+    let registry = registry();
+    let fragment = || SourceDesc::glsl(ShaderStage::Fragment, "turns.frag", source);
+    let mut first = GlBench::open(&registry, GL_SPIRV);
+    let mut a = first.build_fragment(fragment()).unwrap();
+    // Opening a device makes its new context current: the first device's
+    // next call must notice.
+    let opened = registry.open_device(xr_device::DeviceKind::OpenGl, &Default::default()).unwrap();
+    let handle = a.constants.handle("u_color").unwrap();
+    a.constants.set_vector(handle, &[0.0, 1.0, 0.0, 1.0]).unwrap();
+    assert_eq!(first.centre_pixel(&a), [0, 255, 0, 255], "the first device after another opened");
+    drop(opened);
+    let mut second = GlBench::open(&registry, "xr-compiler-glsl");
+    let mut b = second.build_fragment(fragment()).unwrap();
+    for round in 0..3u8 {
+        let (red, blue) = ([1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0]);
+        let handle = a.constants.handle("u_color").unwrap();
+        a.constants.set_vector(handle, &red).unwrap();
+        let handle = b.constants.handle("u_color").unwrap();
+        b.constants.set_vector(handle, &blue).unwrap();
+        assert_eq!(first.centre_pixel(&a), [255, 0, 0, 255], "round {round}: the first device");
+        assert_eq!(second.centre_pixel(&b), [0, 0, 255, 255], "round {round}: the second device");
+    }
+}

@@ -6,6 +6,7 @@ use glutin::{
     context::{ContextApi, ContextAttributesBuilder, GlProfile, Version},
     prelude::*,
 };
+use std::cell::Cell;
 use std::{
     cell::RefCell,
     ffi::{CStr, c_char, c_void},
@@ -76,6 +77,7 @@ impl GlContext {
             match unsafe { display.create_context(&config, &attributes) } {
                 Ok(context) => {
                     let context = context.make_current_surfaceless().map_err(|e| e.to_string())?;
+                    CURRENT.with(|current| current.set(context_address(&context)));
                     return Ok(Self {
                         display,
                         context: RefCell::new(Some(context)),
@@ -92,12 +94,29 @@ impl GlContext {
     pub fn make_current(&self) -> Result<(), XrError> {
         let context = self.context.try_borrow().map_err(|_| XrError::driver("GL context is busy"))?;
         let context = context.as_ref().ok_or_else(|| XrError::unavailable("the OpenGL device was closed"))?;
-        context.make_current_surfaceless().map_err(|e| XrError::driver(format!("eglMakeCurrent failed: {e}")))
+        // Every GL call of a build system or constant table asks for the
+        // context first, and every EGL call costs a system call (libglvnd
+        // checks for a fork with getpid): eglMakeCurrent cost six times a
+        // glProgramUniform4fv on llvmpipe. So the thread remembers which of
+        // XR's contexts it made current last and skips making it current
+        // again. An engine that makes a context of its own current on a
+        // thread that XR's device also uses must call
+        // `xr_rhi_opengl::context::forget_current` after (documented in
+        // docs/PLUGINS.md).
+        let raw = context_address(context);
+        if CURRENT.with(Cell::get) == raw {
+            return Ok(());
+        }
+        context.make_current_surfaceless().map_err(|e| XrError::driver(format!("eglMakeCurrent failed: {e}")))?;
+        CURRENT.with(|current| current.set(raw));
+        Ok(())
     }
 
     /// Destroys the EGL context; every later call fails with `Unavailable`.
     pub fn release(&self) {
         if let Ok(mut context) = self.context.try_borrow_mut() {
+            // A new context may get the same address: not "already current".
+            forget_current();
             context.take();
         }
     }
@@ -172,5 +191,26 @@ unsafe extern "C" fn loader_release_uniform_binding(context: *const c_void, bind
         && let Some(used) = bindings.get_mut(binding as usize)
     {
         *used = false;
+    }
+}
+
+thread_local! {
+    /// The address of the EGL context XR last made current on this thread.
+    static CURRENT: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Forgets which context this thread made current, so that the next GL use
+/// of an XR OpenGL device makes its context current again: for an engine
+/// that made a context of its own current on this thread in between.
+pub fn forget_current() {
+    CURRENT.with(|current| current.set(0));
+}
+
+fn context_address(context: &PossiblyCurrentContext) -> usize {
+    use glutin::context::AsRawContext;
+    match context.raw_context() {
+        glutin::context::RawContext::Egl(pointer) => pointer as usize,
+        #[allow(unreachable_patterns)]
+        _ => 0,
     }
 }
