@@ -1,6 +1,8 @@
 //! `xr-bench`: XR's benchmarks. Run `scripts/bench.sh` (it builds the
 //! plugins in release first).
 
+mod constant_setters;
+mod plot_build;
 mod program_binaries;
 mod spirv_throughput;
 
@@ -20,11 +22,17 @@ enum Bench {
     GlProgramBinaries(program_binaries::Args),
     /// XR's SPIR-V core in process against glslc once per file, 2 jobs each.
     SpirvThroughput(spirv_throughput::Args),
+    /// Setting a constant by handle against glProgramUniform* and push-constant writes.
+    ConstantSetters(constant_setters::Args),
+    /// Draws scripts/bench-build.sh's scale series as a PNG.
+    PlotBuild(plot_build::Args),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().bench {
         Bench::GlProgramBinaries(args) => program_binaries::run(args),
         Bench::SpirvThroughput(args) => spirv_throughput::run(args),
+        Bench::PlotBuild(args) => plot_build::run(args),
+        Bench::ConstantSetters(args) => constant_setters::run(args),
     }
 }

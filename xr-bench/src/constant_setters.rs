@@ -1,0 +1,294 @@
+//! `xr-bench constant-setters`: what setting one constant by its handle
+//! costs against the raw call an engine would make instead, side by side
+//! on the same device, alternating rounds:
+//!
+//! - OpenGL: `ConstantTable::set_vector` on a `vec4` uniform of a program
+//!   built by each GL build system, against `glProgramUniform4fv` on a
+//!   program the benchmark links itself from the same source.
+//! - Vulkan: `set_vector` on a `vec4` push constant of a vk-spirv program,
+//!   against `vkCmdPushConstants` of the same 16 bytes into a recording
+//!   command buffer, and against copying them into a byte array (what an
+//!   engine does before its one `vkCmdPushConstants` per draw, which is
+//!   also when XR pushes the table's bytes).
+
+use anyhow::{Context, bail};
+use ash::vk::{self, Handle};
+use glow::HasContext;
+use std::{ffi::CString, hint::black_box, time::Instant};
+use xr_device::{DeviceKind, DeviceOptions};
+use xr_sourcebuild::{BuildOptions, ConstantTableExt, ProgramDesc, Registry, ShaderStage, SourceDesc};
+
+/// Arguments of `xr-bench constant-setters`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Sets per round.
+    #[arg(long, default_value_t = 200_000)]
+    sets: usize,
+    /// Rounds of each side (alternating); the median round is reported.
+    #[arg(long, default_value_t = 7)]
+    rounds: usize,
+}
+
+const VERTEX: &str = "#version 450
+layout(location = 0) in vec2 p;
+void main() { gl_Position = vec4(p, 0.0, 1.0); }
+";
+const GL_FRAGMENT: &str = "#version 450
+layout(location = 0) uniform vec4 u_color;
+layout(location = 0) out vec4 color;
+void main() { color = u_color; }
+";
+const VK_FRAGMENT: &str = "#version 450
+layout(push_constant) uniform Push { vec4 u_color; } push;
+layout(location = 0) out vec4 color;
+void main() { color = push.u_color; }
+";
+
+/// Runs every comparison and prints a table.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let registry = Registry::discover();
+    let mut rows = Vec::new();
+    rows.extend(opengl(&registry, &args)?);
+    rows.extend(vulkan(&registry, &args)?);
+    println!(
+        "\n## Constant table setters vs the raw call ({} sets a round, median of {} rounds)\n",
+        args.sets, args.rounds
+    );
+    println!("| device | XR setter | ns per set | raw call | ns per set | XR / raw |");
+    println!("|---|---|---:|---|---:|---:|");
+    for row in rows {
+        println!(
+            "| {} | {} | {:.1} | {} | {:.1} | {:.2}x |",
+            row.device,
+            row.ours,
+            row.ours_ns,
+            row.raw,
+            row.raw_ns,
+            row.ours_ns / row.raw_ns
+        );
+    }
+    Ok(())
+}
+
+struct Row {
+    device: &'static str,
+    ours: String,
+    ours_ns: f64,
+    raw: &'static str,
+    raw_ns: f64,
+}
+
+/// Median nanoseconds per call of `ours` and `raw`, measured in alternating
+/// rounds so that both see the same machine.
+fn compare(args: &Args, mut ours: impl FnMut(usize), mut raw: impl FnMut(usize)) -> (f64, f64) {
+    let time = |f: &mut dyn FnMut(usize)| {
+        let started = Instant::now();
+        for i in 0..args.sets {
+            f(i);
+        }
+        started.elapsed().as_nanos() as f64 / args.sets as f64
+    };
+    // One warm-up round each.
+    time(&mut ours);
+    time(&mut raw);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..args.rounds {
+        a.push(time(&mut ours));
+        b.push(time(&mut raw));
+    }
+    (median(&mut a), median(&mut b))
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn color(i: usize) -> [f32; 4] {
+    let x = (i % 256) as f32 / 255.0;
+    [x, 1.0 - x, 0.5, 1.0]
+}
+
+fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for system in ["xr-compiler-glsl", "xr-compiler-gl-spirv"] {
+        let device = registry.open_device(DeviceKind::OpenGl, &DeviceOptions::default())?;
+        let capabilities = device.capabilities().into_result()?;
+        let handles = device.native_handles().into_result()?;
+        let Some(loader) = handles.gl.into_option() else { bail!("the OpenGL device has no GL loader") };
+        let mut compiler = registry
+            .build_system_named(system)
+            .with_context(|| format!("{system} is not loaded"))?
+            .attach(&handles, &capabilities)
+            .into_result()?;
+        let desc = ProgramDesc::new(
+            "setters",
+            [
+                SourceDesc::glsl(ShaderStage::Vertex, "setters.vert", VERTEX),
+                SourceDesc::glsl(ShaderStage::Fragment, "setters.frag", GL_FRAGMENT),
+            ],
+        );
+        let mut built = compiler.build_program(&desc, &BuildOptions::default()).into_result()?;
+        let handle = built.constants.handle("u_color")?;
+
+        // SAFETY: the loader comes from the live device above; its context is
+        // made current before GL is loaded and stays current on this thread.
+        let gl = unsafe {
+            if !(loader.make_current)(loader.context) {
+                bail!("the device's OpenGL context cannot be made current");
+            }
+            glow::Context::from_loader_function(|name| match CString::new(name) {
+                Ok(name) => (loader.get_proc_address)(loader.context, name.as_ptr()),
+                Err(_) => std::ptr::null(),
+            })
+        };
+        let (program, location) = raw_gl_program(&gl)?;
+        let (ours_ns, raw_ns) = compare(
+            args,
+            |i| {
+                built.constants.set_vector(handle, &color(i)).expect("set");
+            },
+            // SAFETY: `program` is a linked program of this context; the
+            // location is its vec4 uniform's.
+            |i| unsafe { gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&color(i))) },
+        );
+        rows.push(Row {
+            device: "OpenGL (llvmpipe)",
+            ours: format!("set_vector ({system})"),
+            ours_ns,
+            raw: "glProgramUniform4fv",
+            raw_ns,
+        });
+    }
+    Ok(rows)
+}
+
+/// The benchmark's own program from the same source, and its uniform.
+fn raw_gl_program(gl: &glow::Context) -> anyhow::Result<(glow::Program, glow::UniformLocation)> {
+    // SAFETY: plain GL object creation on the current context.
+    unsafe {
+        let program = gl.create_program().map_err(anyhow::Error::msg)?;
+        for (kind, source) in [(glow::VERTEX_SHADER, VERTEX), (glow::FRAGMENT_SHADER, GL_FRAGMENT)] {
+            let shader = gl.create_shader(kind).map_err(anyhow::Error::msg)?;
+            gl.shader_source(shader, source);
+            gl.compile_shader(shader);
+            if !gl.get_shader_compile_status(shader) {
+                bail!("raw GL shader: {}", gl.get_shader_info_log(shader));
+            }
+            gl.attach_shader(program, shader);
+        }
+        gl.link_program(program);
+        if !gl.get_program_link_status(program) {
+            bail!("raw GL program: {}", gl.get_program_info_log(program));
+        }
+        let location = gl.get_uniform_location(program, "u_color").context("u_color has no location")?;
+        Ok((program, location))
+    }
+}
+
+fn vulkan(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
+    let device = registry.open_device(DeviceKind::Vulkan, &DeviceOptions::default())?;
+    let capabilities = device.capabilities().into_result()?;
+    let handles = device.native_handles().into_result()?;
+    let Some(loader) = handles.vulkan.into_option() else { bail!("the Vulkan device has no loader") };
+    let mut compiler = registry
+        .build_system_named("xr-compiler-vk-spirv")
+        .context("xr-compiler-vk-spirv is not loaded")?
+        .attach(&handles, &capabilities)
+        .into_result()?;
+    let desc = ProgramDesc::new(
+        "setters",
+        [
+            SourceDesc::glsl(ShaderStage::Vertex, "setters.vert", VERTEX),
+            SourceDesc::glsl(ShaderStage::Fragment, "setters.frag", VK_FRAGMENT),
+        ],
+    );
+    let mut built = compiler.build_program(&desc, &BuildOptions::default()).into_result()?;
+    let handle = built.constants.handle("u_color")?;
+
+    // SAFETY: the handles are the live device's, loaded through its own
+    // `vkGetInstanceProcAddr`; names are NUL-terminated.
+    let (raw_device, pool, layout) = unsafe {
+        let (context, get) = (loader.context, loader.get_instance_proc_addr);
+        let instance = ash::Instance::load_with(
+            |name| get(context, loader.instance, name.as_ptr()),
+            vk::Instance::from_raw(loader.instance),
+        );
+        let raw_device = ash::Device::load(instance.fp_v1_0(), vk::Device::from_raw(loader.device));
+        let pool = raw_device.create_command_pool(
+            &vk::CommandPoolCreateInfo::default()
+                .queue_family_index(loader.queue_family)
+                .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
+            None,
+        )?;
+        let range = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::FRAGMENT).size(16)];
+        let layout = raw_device
+            .create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&range), None)?;
+        (raw_device, pool, layout)
+    };
+    // SAFETY: the pool is this thread's; one primary buffer.
+    let command_buffer = unsafe {
+        raw_device.allocate_command_buffers(
+            &vk::CommandBufferAllocateInfo::default().command_pool(pool).command_buffer_count(1),
+        )?[0]
+    };
+    let begin = || {
+        // SAFETY: a buffer of this pool, not in use by the device.
+        unsafe {
+            raw_device.reset_command_buffer(command_buffer, vk::CommandBufferResetFlags::empty()).expect("reset");
+            raw_device.begin_command_buffer(command_buffer, &vk::CommandBufferBeginInfo::default()).expect("begin");
+        }
+    };
+    let mut rows = Vec::new();
+    let (ours_ns, raw_ns) = compare(
+        args,
+        |i| {
+            built.constants.set_vector(handle, &color(i)).expect("set");
+        },
+        |i| {
+            // A recording buffer grows with every command: start a new one now and then.
+            if i % 4096 == 0 {
+                begin();
+            }
+            let value = color(i);
+            // SAFETY: `value` is 16 bytes of plain floats, read during the call.
+            let data = unsafe { std::slice::from_raw_parts(value.as_ptr().cast::<u8>(), 16) };
+            // SAFETY: the buffer is recording; the range fits the layout's.
+            unsafe { raw_device.cmd_push_constants(command_buffer, layout, vk::ShaderStageFlags::FRAGMENT, 0, data) };
+        },
+    );
+    rows.push(Row {
+        device: "Vulkan (lavapipe)",
+        ours: "set_vector (push constant)".into(),
+        ours_ns,
+        raw: "vkCmdPushConstants",
+        raw_ns,
+    });
+    let mut block = [0u8; 128];
+    let (ours_ns, raw_ns) = compare(
+        args,
+        |i| {
+            built.constants.set_vector(handle, &color(i)).expect("set");
+        },
+        |i| {
+            let value = color(i);
+            for (k, v) in value.iter().enumerate() {
+                block[k * 4..k * 4 + 4].copy_from_slice(&v.to_le_bytes());
+            }
+            black_box(&mut block);
+        },
+    );
+    rows.push(Row {
+        device: "Vulkan (lavapipe)",
+        ours: "set_vector (push constant)".into(),
+        ours_ns,
+        raw: "copy into a byte array",
+        raw_ns,
+    });
+    // SAFETY: nothing the device runs uses them.
+    unsafe {
+        raw_device.destroy_pipeline_layout(layout, None);
+        raw_device.destroy_command_pool(pool, None);
+    }
+    Ok(rows)
+}
