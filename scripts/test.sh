@@ -13,6 +13,8 @@ cargo test --workspace
 scripts/fuzz.sh 60
 # A smoke of the remote-store benchmark (real nginx and redis-server, a few seconds).
 scripts/bench-remote.sh --smoke
+# A smoke of the build benchmark: glslc batched, make, ninja and xr on 48 artifacts.
+scripts/bench-build.sh --smoke
 # A smoke of mutation testing: every mutant of the journal is caught. On CI
 # only (it mutates the checkout in place; CI runs on a clean clone).
 if [ "${CI:-}" = true ]; then
