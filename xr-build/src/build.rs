@@ -299,7 +299,17 @@ pub fn build(
     let results: Vec<ArtifactResult> = pool.install(|| {
         jobs.par_iter()
             .flat_map_iter(|(program, variant)| {
-                let results = context.build_variant(program, variant, &targets_of(program, request));
+                // Each compiler plugin starts its compiler on first use (its
+                // built-in symbol tables: a tenth of a second each, under a
+                // lock), and the workers meet their first jobs together:
+                // each worker takes the targets in its own order, so that
+                // they start different plugins at once instead of queueing.
+                let mut targets = targets_of(program, request);
+                if let (Some(worker), false) = (rayon::current_thread_index(), targets.is_empty()) {
+                    let turn = worker % targets.len();
+                    targets.rotate_left(turn);
+                }
+                let results = context.build_variant(program, variant, &targets);
                 for result in &results {
                     progress(result);
                 }
