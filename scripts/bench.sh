@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks: builds XR and its plugins in release, then runs xr-bench.
 #   scripts/bench.sh gl-program-binaries [--programs 100]
+#   scripts/bench.sh constant-setters
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
