@@ -171,7 +171,7 @@ fn reflect_blocks(modules: &[StageModule]) -> Vec<UniformBlockSpec> {
 fn reflect_uniforms(modules: &[StageModule]) -> Result<Vec<(String, ConstantType, u32, u32)>, XrError> {
     let mut uniforms = Vec::new();
     for module in modules {
-        for u in xr_spirv::reflect(&module.words, &module.entry_point)?.uniforms {
+        for u in xr_spirv::reflect::read_loose_uniforms(&module.words)? {
             uniforms.push((u.name, u.constant_type, u.array_size, u.location));
         }
     }

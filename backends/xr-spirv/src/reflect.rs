@@ -206,14 +206,16 @@ fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrEr
         list.sort_by_key(|v| (v.location, v.component));
     }
     reflection.spec_constants.sort_by_key(|c| c.id);
-    // Like the resources above: only what the code reads.
-    let read = read_variables(words)?;
-    reflection.uniforms = loose_uniform_variables(words)?
-        .into_iter()
-        .filter(|(id, _)| read.contains(id))
-        .map(|(_, uniform)| uniform)
-        .collect();
+    reflection.uniforms = read_loose_uniforms(words)?;
     Ok(reflection)
+}
+
+/// The [`loose_uniforms`] some function reads, like the resources the
+/// reflection library lists. Read from the words alone, so it also works
+/// where that library cannot evaluate a module's constants.
+pub fn read_loose_uniforms(words: &[u32]) -> Result<Vec<LooseUniform>, XrError> {
+    let read = read_variables(words)?;
+    Ok(loose_uniform_variables(words)?.into_iter().filter(|(id, _)| read.contains(id)).map(|(_, u)| u).collect())
 }
 
 /// The ids of the variables some function reads or writes through: the
