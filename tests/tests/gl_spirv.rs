@@ -316,3 +316,45 @@ void main() { color = u_color; }
         assert_eq!(second.centre_pixel(&b), [0, 0, 255, 255], "round {round}: the second device");
     }
 }
+
+/// An engine that makes its own context current on a thread the device
+/// also uses (here: none, as `eglMakeCurrent(display, 0, 0, 0)` leaves it)
+/// tells the device with the loader's `forget_current`, and the device's
+/// next call makes its own context current again.
+#[test]
+fn after_an_engine_changes_the_current_context_forget_current_brings_the_device_back() {
+    type GetCurrentDisplay = unsafe extern "C" fn() -> *mut std::ffi::c_void;
+    type MakeCurrent = unsafe extern "C" fn(
+        *mut std::ffi::c_void,
+        *mut std::ffi::c_void,
+        *mut std::ffi::c_void,
+        *mut std::ffi::c_void,
+    ) -> u32;
+    let source = "#version 450
+uniform vec4 u_color;
+layout(location = 0) out vec4 color;
+void main() { color = u_color; }
+";
+    let registry = registry();
+    let mut bench = GlBench::open(&registry, GL_SPIRV);
+    let mut built = bench.build_fragment(SourceDesc::glsl(ShaderStage::Fragment, "engine.frag", source)).unwrap();
+    let handle = built.constants.handle("u_color").unwrap();
+    built.constants.set_vector(handle, &[0.0, 1.0, 0.0, 1.0]).unwrap();
+    assert_eq!(bench.centre_pixel(&built), [0, 255, 0, 255]);
+
+    let loader = bench.device.native_handles().into_result().unwrap().gl.into_option().unwrap();
+    // SAFETY: EGL entry points looked up by the device's own loader, called
+    // with the display that is current on this thread.
+    unsafe {
+        let lookup = |name: &std::ffi::CStr| (loader.get_proc_address)(loader.context, name.as_ptr());
+        let get_display: GetCurrentDisplay = std::mem::transmute(lookup(c"eglGetCurrentDisplay"));
+        let make_current: MakeCurrent = std::mem::transmute(lookup(c"eglMakeCurrent"));
+        let display = get_display();
+        assert!(!display.is_null(), "the device's context is current");
+        let null = std::ptr::null_mut();
+        assert_eq!(make_current(display, null, null, null), 1, "the engine's eglMakeCurrent");
+        (loader.forget_current)();
+    }
+    built.constants.set_vector(handle, &[1.0, 0.0, 1.0, 1.0]).unwrap();
+    assert_eq!(bench.centre_pixel(&built), [255, 0, 255, 255], "the device made its context current again");
+}

@@ -25,6 +25,13 @@ pub struct GlLoader {
     pub allocate_uniform_binding: unsafe extern "C" fn(context: *const c_void) -> i32,
     /// Gives a binding point from `allocate_uniform_binding` back.
     pub release_uniform_binding: unsafe extern "C" fn(context: *const c_void, binding: u32),
+    /// Forgets which context the device system made current on this thread.
+    /// `make_current` is cheap when the device's context is the one it made
+    /// current last (every EGL call is a system call); an engine that makes
+    /// a context of its own current on a thread where it also uses the
+    /// device calls this afterwards, so that the next `make_current` really
+    /// makes the device's context current again.
+    pub forget_current: unsafe extern "C" fn(),
 }
 
 /// A Vulkan program a build system made, registered with the device so

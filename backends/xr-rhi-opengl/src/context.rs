@@ -29,6 +29,8 @@ const VERSIONS: [(u8, u8); 5] = [(4, 6), (4, 5), (4, 3), (4, 1), (3, 3)];
 /// closes: later loader calls then fail cleanly instead of touching freed
 /// memory.
 pub struct GlContext {
+    /// Unique in the process: what a thread remembers as made current.
+    id: u64,
     display: Display,
     context: RefCell<Option<PossiblyCurrentContext>>,
     /// Uniform buffer binding points handed out to build systems.
@@ -77,8 +79,10 @@ impl GlContext {
             match unsafe { display.create_context(&config, &attributes) } {
                 Ok(context) => {
                     let context = context.make_current_surfaceless().map_err(|e| e.to_string())?;
-                    CURRENT.with(|current| current.set(context_address(&context)));
+                    let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    CURRENT.with(|current| current.set(id));
                     return Ok(Self {
+                        id,
                         display,
                         context: RefCell::new(Some(context)),
                         bindings: std::sync::Mutex::new(Vec::new()),
@@ -98,24 +102,22 @@ impl GlContext {
         // context first, and every EGL call costs a system call (libglvnd
         // checks for a fork with getpid): eglMakeCurrent cost six times a
         // glProgramUniform4fv on llvmpipe. So the thread remembers which of
-        // XR's contexts it made current last and skips making it current
-        // again. An engine that makes a context of its own current on a
-        // thread that XR's device also uses must call
-        // `xr_rhi_opengl::context::forget_current` after (documented in
-        // docs/PLUGINS.md).
-        let raw = context_address(context);
-        if CURRENT.with(Cell::get) == raw {
+        // XR's contexts it made current last (by an id never reused, not by
+        // an address a later context could get) and skips making it
+        // current again. An engine that makes a context of its own current
+        // on a thread that XR's device also uses calls the loader's
+        // `forget_current` after (docs/PLUGINS.md).
+        if CURRENT.with(Cell::get) == self.id {
             return Ok(());
         }
         context.make_current_surfaceless().map_err(|e| XrError::driver(format!("eglMakeCurrent failed: {e}")))?;
-        CURRENT.with(|current| current.set(raw));
+        CURRENT.with(|current| current.set(self.id));
         Ok(())
     }
 
     /// Destroys the EGL context; every later call fails with `Unavailable`.
     pub fn release(&self) {
         if let Ok(mut context) = self.context.try_borrow_mut() {
-            // A new context may get the same address: not "already current".
             forget_current();
             context.take();
         }
@@ -141,6 +143,7 @@ impl GlContext {
             make_current: loader_make_current,
             allocate_uniform_binding: loader_allocate_uniform_binding,
             release_uniform_binding: loader_release_uniform_binding,
+            forget_current: loader_forget_current,
         }
     }
 }
@@ -195,22 +198,21 @@ unsafe extern "C" fn loader_release_uniform_binding(context: *const c_void, bind
 }
 
 thread_local! {
-    /// The address of the EGL context XR last made current on this thread.
-    static CURRENT: Cell<usize> = const { Cell::new(0) };
+    /// The id of the context XR last made current on this thread (0: none).
+    static CURRENT: Cell<u64> = const { Cell::new(0) };
 }
+
+/// Ids of contexts, never reused (0 means none).
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Forgets which context this thread made current, so that the next GL use
 /// of an XR OpenGL device makes its context current again: for an engine
-/// that made a context of its own current on this thread in between.
+/// that made a context of its own current on this thread in between
+/// (reached through [`GlLoader::forget_current`]).
 pub fn forget_current() {
     CURRENT.with(|current| current.set(0));
 }
 
-fn context_address(context: &PossiblyCurrentContext) -> usize {
-    use glutin::context::AsRawContext;
-    match context.raw_context() {
-        glutin::context::RawContext::Egl(pointer) => pointer as usize,
-        #[allow(unreachable_patterns)]
-        _ => 0,
-    }
+unsafe extern "C" fn loader_forget_current() {
+    forget_current();
 }
