@@ -485,3 +485,21 @@ fn a_no_op_loads_no_plugin_and_anything_changed_takes_the_ordinary_path() {
         assert!(!ok && !shortcut(&stderr), "attempt {attempt}: {stdout}{stderr}");
     }
 }
+
+/// A store that cannot be synced (a disk error; here the store's test hook)
+/// fails the build: nothing is journalled or catalogued that a power loss
+/// could tear, and the next build redoes it all.
+#[test]
+fn a_store_that_cannot_be_synced_fails_the_build_and_names_no_object() {
+    let dir = materials_copy("build-sync-failure");
+    let (ok, stdout, stderr) =
+        output(xr(&dir, &["build", "-m", "xr.toml", "-q"]).env(xr_sourcebuild::store::TEST_SYNC_FAILURE_VAR, "1"));
+    assert!(!ok, "{stdout}{stderr}");
+    assert!(stdout.contains("cannot make the written objects durable"), "{stdout}");
+    let journal = std::fs::read_to_string(dir.join("store/journal.jsonl")).unwrap_or_default();
+    assert_eq!(journal.lines().count(), 0, "{journal}");
+    assert!(!dir.join("store/catalog/lit.json").exists(), "no catalog names an unsynced object");
+    let (ok, stdout, stderr) = build(&dir, &[]);
+    assert!(ok, "{stdout}{stderr}");
+    assert_eq!(summary(&stdout), (ARTIFACTS, 0, 0, ARTIFACTS), "{stdout}");
+}

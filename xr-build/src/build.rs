@@ -277,6 +277,7 @@ pub fn build(
         manifest_dir: manifest.path.parent().map(Path::to_path_buf).unwrap_or_default(),
         pending: Mutex::new(Pending::default()),
         inputs: Mutex::new(BTreeMap::new()),
+        sync_failure: Mutex::new(None),
     };
 
     let mut summary = Summary::default();
@@ -319,6 +320,12 @@ pub fn build(
     });
     // Before any catalog names them.
     context.flush_journal();
+    if let Some(message) = context.sync_failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        // Objects that may not survive a power loss are named by no catalog.
+        summary.failed.push(Failure { what: format!("store {}", store.root().display()), message });
+        summary.elapsed = started.elapsed();
+        return Ok(summary);
+    }
 
     let mut catalogs: BTreeMap<&str, CatalogProgram> = BTreeMap::new();
     let mut objects: BTreeSet<ObjectKey> = BTreeSet::new();
@@ -417,6 +424,8 @@ struct JobContext<'a> {
     pending: Mutex<Pending>,
     /// Every file the finished artifacts read, with its hash.
     inputs: Mutex<BTreeMap<String, String>>,
+    /// Why syncing the store failed, if it did.
+    sync_failure: Mutex<Option<String>>,
 }
 
 /// What the remote keeps for an action: the object one recipe made from
@@ -645,8 +654,9 @@ impl JobContext<'_> {
     /// without a sync each; a batch is synced at once (one `syncfs`), then
     /// its entries appended, so that the journal never names an object a
     /// power loss could still tear. A batch closes at [`SYNC_BATCH`] entries
-    /// or [`SYNC_INTERVAL`] after its first; a killed build loses at most
-    /// one batch's entries, which the next build redoes.
+    /// or [`SYNC_INTERVAL`] after its first; a killed build loses the
+    /// entries of the batches not yet synced, which the next build redoes.
+    /// A sync that fails fails the build (no catalog names the objects).
     fn journal_when_durable(&self, entry: Entry) {
         let batch = {
             let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
@@ -676,7 +686,9 @@ impl JobContext<'_> {
             return;
         }
         if let Err(e) = self.store.sync() {
-            tracing::warn!("cannot sync the store: {e} (the next build redoes {} artifacts)", batch.len());
+            // Not journalled, and the build fails before any catalog names them.
+            let mut failure = self.sync_failure.lock().unwrap_or_else(|p| p.into_inner());
+            failure.get_or_insert_with(|| format!("cannot make the written objects durable: {e}"));
             return;
         }
         for entry in &batch {

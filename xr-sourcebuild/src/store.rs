@@ -184,6 +184,9 @@ impl Store {
     /// Makes every object written so far durable: one `syncfs` of the
     /// filesystem the store is on.
     pub fn sync(&self) -> Result<(), StoreError> {
+        if std::env::var_os(TEST_SYNC_FAILURE_VAR).is_some() {
+            return Err(StoreError::io(&self.root, std::io::Error::other("sync refused by a test")));
+        }
         let root = File::open(&self.root).map_err(|e| StoreError::io(&self.root, e))?;
         // SAFETY: the descriptor is open for the duration of the call.
         if unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&root)) } != 0 {
@@ -270,6 +273,11 @@ fn write_file(path: &Path, bytes: &[u8], synced: bool) -> Result<(), StoreError>
     };
     written.and_then(|()| if synced { file.sync_all() } else { Ok(()) }).map_err(|e| StoreError::io(path, e))
 }
+
+/// The environment variable of a test hook: when set, [`Store::sync`]
+/// fails, as it would on a disk error, so that the tests can check that a
+/// build then names no unsynced object.
+pub const TEST_SYNC_FAILURE_VAR: &str = "XR_STORE_TEST_SYNC_FAILURE";
 
 /// The environment variable of the test hook: a pause, in milliseconds,
 /// between an object's header and its payload.
