@@ -320,10 +320,8 @@ impl SpirvCompiler {
         if options.target != TargetEnv::OpenGl45 || options.optimization != Optimization::None {
             compile_options.set_generate_debug_info();
         }
+        check_defines(desc)?;
         for define in desc.defines.iter() {
-            if define.name.is_empty() || define.name.contains(|c: char| !c.is_ascii_alphanumeric() && c != '_') {
-                return Err(fail(format!("invalid define '{}={}'", define.name, define.value)));
-            }
             let value = (!define.value.is_empty()).then_some(define.value.as_str());
             compile_options.add_macro_definition(&define.name, value);
         }
@@ -361,6 +359,8 @@ impl SpirvCompiler {
     /// [`crate::stage_cache`]): the variants of a matrix that differ only in
     /// defines a stage never mentions share one compile.
     pub fn compile_unvalidated(&self, desc: &SourceDesc, options: &SpirvOptions) -> Result<SpirvModule, BuildError> {
+        // Before the cache: a bad define is an error even where the text never reads it.
+        check_defines(desc)?;
         if let Some(module) = stage_cache::lookup(desc, options) {
             return Ok(module);
         }
@@ -478,6 +478,19 @@ pub fn compiler_identity() -> String {
     format!("xr-spirv {} / glslang (shaderc-rs 0.10), SPIR-V {major}.{minor}", env!("CARGO_PKG_VERSION"))
 }
 
+/// Every define's name is an identifier.
+fn check_defines(desc: &SourceDesc) -> Result<(), BuildError> {
+    for define in desc.defines.iter() {
+        if define.name.is_empty() || define.name.contains(|c: char| !c.is_ascii_alphanumeric() && c != '_') {
+            let file = desc.file_name.as_str();
+            let context = format!("{file} ({} {})", desc.language, desc.stage.name());
+            let message = format!("invalid define '{}={}'", define.name, define.value);
+            return Err(BuildError::from_diagnostics(&context, vec![Diagnostic::error(file, 0, message)]));
+        }
+    }
+    Ok(())
+}
+
 /// `words` without the debug information that names source text and lines
 /// (`OpString`, `OpSourceContinued`, `OpLine`, `OpNoLine`,
 /// `OpModuleProcessed`, and `OpSource`'s file and text), keeping the names
@@ -489,10 +502,27 @@ pub fn strip_source_debug_info(words: &[u32]) -> Vec<u32> {
     const OP_LINE: u32 = 8;
     const OP_NO_LINE: u32 = 317;
     const OP_MODULE_PROCESSED: u32 = 330;
+    const OP_EXT_INST_IMPORT: u32 = 11;
     if words.len() < 5 {
         return words.to_vec();
     }
     let mut out = words[..5].to_vec();
+    let mut at = 5;
+    // Non-semantic instructions (debugPrintf's format strings) use OpString:
+    // such a module is left whole.
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        if count == 0 || at + count > words.len() {
+            return words.to_vec();
+        }
+        if words[at] & 0xffff == OP_EXT_INST_IMPORT {
+            let name: Vec<u8> = words[at + 2..at + count].iter().flat_map(|w| w.to_le_bytes()).collect();
+            if name.starts_with(b"NonSemantic.") {
+                return words.to_vec();
+            }
+        }
+        at += count;
+    }
     let mut at = 5;
     while at < words.len() {
         let count = (words[at] >> 16) as usize;
@@ -503,7 +533,7 @@ pub fn strip_source_debug_info(words: &[u32]) -> Vec<u32> {
         match words[at] & 0xffff {
             OP_SOURCE_CONTINUED | OP_STRING | OP_LINE | OP_NO_LINE | OP_MODULE_PROCESSED => {}
             // Language and version only.
-            OP_SOURCE => out.extend([(3 << 16) | OP_SOURCE, words[at + 1], words[at + 2]]),
+            OP_SOURCE if count >= 3 => out.extend([(3 << 16) | OP_SOURCE, words[at + 1], words[at + 2]]),
             _ => out.extend_from_slice(&words[at..at + count]),
         }
         at += count;

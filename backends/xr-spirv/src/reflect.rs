@@ -214,15 +214,15 @@ fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrEr
 /// reflection library lists. Read from the words alone, so it also works
 /// where that library cannot evaluate a module's constants.
 pub fn read_loose_uniforms(words: &[u32]) -> Result<Vec<LooseUniform>, XrError> {
-    let read = read_variables(words)?;
+    let read = touched_variables(words)?;
     Ok(loose_uniform_variables(words)?.into_iter().filter(|(id, _)| read.contains(id)).map(|(_, u)| u).collect())
 }
 
-/// The ids of the variables some function reads or writes through: the
-/// pointer operand of loads, stores, copies and access chains, and pointers
-/// passed to calls. A uniform no code touches is not part of what a program
-/// needs, at any optimisation level (unoptimised modules keep it declared).
-fn read_variables(words: &[u32]) -> Result<std::collections::HashSet<u32>, XrError> {
+/// The ids of the variables some function touches: the pointer operand of
+/// loads, stores, copies and access chains, and pointers passed to calls.
+/// A uniform no code touches is not part of what a program needs, at any
+/// optimisation level (unoptimised modules keep it declared).
+fn touched_variables(words: &[u32]) -> Result<std::collections::HashSet<u32>, XrError> {
     const OP_FUNCTION_CALL: u16 = 57;
     const OP_LOAD: u16 = 61;
     const OP_STORE: u16 = 62;

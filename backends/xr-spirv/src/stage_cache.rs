@@ -15,8 +15,9 @@
 //! identifier named in the source, in `F`, or (transitively) in the value of
 //! such a define — the same files get included, the same tokens come out.
 //! Words inside comments or strings count too (too many is only cautious).
-//! Token pasting (`##`) can make identifiers that appear nowhere, so a
-//! stage that uses it keys on every define.
+//! Token pasting (`##`) and line continuations can make identifiers that
+//! appear nowhere whole, so a stage (or a define value) that uses them keys
+//! on every define; names the compiler reserves (`GL_`, `__`) always count.
 //!
 //! Each compile of a source records its *shape*: the files it included and
 //! the identifiers they and the source name. A later compile of the same
@@ -67,7 +68,8 @@ pub(crate) fn lookup(desc: &SourceDesc, options: &SpirvOptions) -> Option<SpirvM
 pub(crate) fn keep(desc: &SourceDesc, options: &SpirvOptions, module: &SpirvModule) {
     let mut texts = vec![desc.source.as_str()];
     texts.extend(module.includes.iter().map(|i| i.text.as_str()));
-    let pastes = texts.iter().any(|t| t.contains("##"));
+    // Token pasting and line continuations make identifiers out of pieces.
+    let pastes = texts.iter().any(|t| t.contains("##") || t.contains("\\\n") || t.contains("\\\r\n"));
     let shape = Shape {
         includes: module.includes.iter().map(|i| i.path.clone()).collect(),
         identifiers: (!pastes).then(|| texts.iter().flat_map(|t| identifiers(t)).map(str::to_owned).collect()),
@@ -125,7 +127,9 @@ fn module_key(source: &[u8; 32], desc: &SourceDesc, shape: &Shape, include_texts
 /// named there, and those named in the values of those, and so on.
 fn read_defines<'a>(desc: &'a SourceDesc, named_in_text: Option<&BTreeSet<String>>) -> Vec<(&'a str, &'a str)> {
     let defines: Vec<(&str, &str)> = desc.defines.iter().map(|d| (d.name.as_str(), d.value.as_str())).collect();
-    let Some(named_in_text) = named_in_text else {
+    // A value that pastes tokens can name anything.
+    let pasting = defines.iter().any(|(_, value)| value.contains("##"));
+    let Some(named_in_text) = named_in_text.filter(|_| !pasting) else {
         let mut all = defines;
         all.sort();
         return all;
@@ -143,7 +147,11 @@ fn read_defines<'a>(desc: &'a SourceDesc, named_in_text: Option<&BTreeSet<String
         }
         named.extend(more);
     }
-    let mut read: Vec<(&str, &str)> = defines.into_iter().filter(|(name, _)| named.contains(name)).collect();
+    // Names the compiler reserves may matter without being named (defining
+    // one can be an error): they always count.
+    let reserved = |name: &str| name.starts_with("GL_") || name.starts_with("__");
+    let mut read: Vec<(&str, &str)> =
+        defines.into_iter().filter(|(name, _)| named.contains(name) || reserved(name)).collect();
     read.sort();
     read
 }
@@ -182,6 +190,15 @@ mod tests {
         assert_eq!(read_defines(&d, Some(&shape)), [("COLOR", "1"), ("LEVEL", "2"), ("TINT", "LEVEL")]);
         // Pasting: all of them.
         assert_eq!(read_defines(&d, None).len(), 4);
+    }
+
+    #[test]
+    fn a_value_that_pastes_makes_every_define_count_and_reserved_names_always_do() {
+        let shape: BTreeSet<String> = ["TINT".to_owned()].into();
+        let d = desc(&[("TINT", "LEV##EL"), ("LEVEL", "2"), ("BANDS", "3")]);
+        assert_eq!(read_defines(&d, Some(&shape)).len(), 3);
+        let d = desc(&[("TINT", "1"), ("GL_EXT_thing", "1"), ("__X", "1"), ("BANDS", "3")]);
+        assert_eq!(read_defines(&d, Some(&shape)), [("GL_EXT_thing", "1"), ("TINT", "1"), ("__X", "1")]);
     }
 
     #[test]

@@ -279,6 +279,10 @@ fn a_stage_compiled_again_reads_every_define_that_reaches_its_tokens() {
     let body = "#define PASTE(a, b) a##b\nvoid main() { color = tint() * float(PASTE(LEV, EL)); }";
     let pasted = compile("c.frag", body, &[("TINT_VALUE", "0.5"), ("LEVEL", "1")]);
     assert_ne!(compile("c.frag", body, &[("TINT_VALUE", "0.5"), ("LEVEL", "2")]), pasted);
+    // Named only across a line continuation.
+    let body = "void main() { color = tint() * float(LEV\\\nEL); }";
+    let continued = compile("d.frag", body, &[("TINT_VALUE", "0.5"), ("LEVEL", "1")]);
+    assert_ne!(compile("d.frag", body, &[("TINT_VALUE", "0.5"), ("LEVEL", "2")]), continued);
     // An edited include is read again.
     std::fs::write(&include, "vec4 tint() { return vec4(TINT_VALUE) * 0.5; }\n").unwrap();
     let body = "void main() { color = tint(); }";
