@@ -560,6 +560,8 @@ impl Manifest {
             }
             let optimize = match &raw_program.optimize {
                 None => None,
+                // The default, spelt out: the same keys as leaving it out.
+                Some(level) if level.get_ref() == "none" => None,
                 Some(level) if OPTIMIZATION_LEVELS.contains(&level.get_ref().as_str()) => Some(level.get_ref().clone()),
                 Some(level) => {
                     return Err(locate.at(

@@ -16,8 +16,9 @@
 //! a rebuilt plugin, an object removed by `xr store gc`, a catalog written
 //! by another build, a file that cannot be read — sends the build down the
 //! ordinary path, which decides per artifact. The stamp is only ever a
-//! shortcut to the answer the ordinary path would give; a build that fails
-//! anywhere removes it, so a stamp always describes a whole success.
+//! shortcut to the answer the ordinary path would give: a build that does
+//! not take it removes it before building and writes a new one only after
+//! a whole success, so a stamp always describes one.
 //! Like the journal, a new file that would shadow an include is not noticed.
 
 use crate::{BuildRequest, Manifest, Summary};
@@ -64,8 +65,11 @@ pub struct NoopQuery<'a> {
 }
 
 /// The key of a build: everything besides file contents and store contents
-/// that decides what it builds. `None` when something cannot be read.
-fn key(query: &NoopQuery<'_>) -> Option<String> {
+/// that decides what it builds. `None` when something cannot be read. Take
+/// it once, before building, and give the same to [`check`] and
+/// [`record`]: a manifest edited while the build runs must not be stamped
+/// as built.
+pub fn key(query: &NoopQuery<'_>) -> Option<String> {
     let mut parts: Vec<Vec<u8>> = vec![b"xr-build-stamp/1".to_vec(), crate::build::FORMAT.into()];
     parts.push(query.manifest.path.to_string_lossy().as_bytes().to_vec());
     parts.push(std::fs::read(&query.manifest.path).ok()?);
@@ -89,17 +93,27 @@ fn stamp_text(path: &Path) -> Option<String> {
     Some(format!("{} {:?}", path.display(), file_stamp(path)?))
 }
 
-/// The summary of a no-op, if the last build's stamp shows that nothing
-/// changed: every input hashes the same, every object and catalog is as it
-/// was. `None` sends the build down the ordinary path.
-pub fn check(query: &NoopQuery<'_>) -> Option<Summary> {
+/// The summary of a no-op, if the last build's stamp (under `key`) shows
+/// that nothing changed: every input hashes the same, every object and
+/// catalog is as it was. `None` sends the build down the ordinary path, and
+/// then the stamp is removed at once, so that no build that ends early or
+/// is killed leaves one behind.
+pub fn check(query: &NoopQuery<'_>, key: Option<&str>) -> Option<Summary> {
+    let summary = holds(query, key?);
+    if summary.is_none() {
+        let _ = std::fs::remove_file(query.manifest.store.join(FILE));
+    }
+    summary
+}
+
+fn holds(query: &NoopQuery<'_>, key: &str) -> Option<Summary> {
     let started = std::time::Instant::now();
     if query.request.remote.is_some() {
         return None;
     }
     let store = Store::open(&query.manifest.store).ok()?;
     let stamp: BuildStamp = serde_json::from_slice(&std::fs::read(store.root().join(FILE)).ok()?).ok()?;
-    if stamp.key != key(query)? {
+    if stamp.key != key {
         return None;
     }
     for (file, hash) in &stamp.inputs {
@@ -127,17 +141,17 @@ pub fn check(query: &NoopQuery<'_>) -> Option<Summary> {
     })
 }
 
-/// After a build: leaves its stamp if everything succeeded, and removes any
-/// earlier one otherwise. Failing to write it only costs the next no-op
-/// its shortcut.
-pub fn record(query: &NoopQuery<'_>, summary: &Summary, succeeded: bool) {
+/// After a build: leaves its stamp under `key` (taken before the build) if
+/// everything succeeded, and removes any earlier one otherwise. Failing to
+/// write it only costs the next no-op its shortcut.
+pub fn record(query: &NoopQuery<'_>, key: Option<String>, summary: &Summary, succeeded: bool) {
     let path = query.manifest.store.join(FILE);
     let _ = std::fs::remove_file(&path);
     if !succeeded || !summary.failed.is_empty() || query.request.remote.is_some() {
         return;
     }
     let Ok(store) = Store::open(&query.manifest.store) else { return };
-    let Some(key) = key(query) else { return };
+    let Some(key) = key else { return };
     let mut objects = BTreeMap::new();
     for object in &summary.objects {
         let Some(object_stamp) = store.stamp(object) else { return };

@@ -102,9 +102,12 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         upload,
     };
     let plugin_dirs = Registry::default_dirs();
+    let stamp_key = noop::key(&NoopQuery { manifest: &manifest, request: &request, plugin_dirs: &plugin_dirs });
     if args.emit.is_none()
-        && let Some(summary) =
-            noop::check(&NoopQuery { manifest: &manifest, request: &request, plugin_dirs: &plugin_dirs })
+        && let Some(summary) = noop::check(
+            &NoopQuery { manifest: &manifest, request: &request, plugin_dirs: &plugin_dirs },
+            stamp_key.as_deref(),
+        )
     {
         tracing::info!("nothing changed since the last build (its build stamp holds); no plugin loaded");
         print_summary(&args, &summary, 0, &manifest);
@@ -206,7 +209,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     // A program refused for its plugins is out of `manifest` now; the build
     // failed then, and the stamp is only removed.
     let query = NoopQuery { manifest: &manifest, request: &request, plugin_dirs: &plugin_dirs };
-    noop::record(&query, &summary, succeeded && args.emit.is_none());
+    noop::record(&query, stamp_key, &summary, succeeded && args.emit.is_none());
     Ok(succeeded)
 }
 
