@@ -22,11 +22,11 @@ use xr_sourcebuild::{BuildOptions, ConstantTableExt, ProgramDesc, Registry, Shad
 #[derive(clap::Args)]
 pub struct Args {
     /// Sets per round.
-    #[arg(long, default_value_t = 200_000)]
-    sets: usize,
+    #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..))]
+    sets: u64,
     /// Rounds of each side (alternating); the median round is reported.
-    #[arg(long, default_value_t = 7)]
-    rounds: usize,
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..))]
+    rounds: u64,
 }
 
 const VERTEX: &str = "#version 450
@@ -71,7 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 struct Row {
-    device: &'static str,
+    device: String,
     ours: String,
     ours_ns: f64,
     raw: &'static str,
@@ -83,7 +83,7 @@ struct Row {
 fn compare(args: &Args, mut ours: impl FnMut(usize), mut raw: impl FnMut(usize)) -> (f64, f64) {
     let time = |f: &mut dyn FnMut(usize)| {
         let started = Instant::now();
-        for i in 0..args.sets {
+        for i in 0..args.sets as usize {
             f(i);
         }
         started.elapsed().as_nanos() as f64 / args.sets as f64
@@ -153,7 +153,7 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
             |i| unsafe { gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&color(i))) },
         );
         rows.push(Row {
-            device: "OpenGL (llvmpipe)",
+            device: format!("OpenGL ({})", capabilities.renderer),
             ours: format!("set_vector ({system})"),
             ours_ns,
             raw: "glProgramUniform4fv",
@@ -257,8 +257,9 @@ fn vulkan(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
             unsafe { raw_device.cmd_push_constants(command_buffer, layout, vk::ShaderStageFlags::FRAGMENT, 0, data) };
         },
     );
+    let device = format!("Vulkan ({})", capabilities.renderer);
     rows.push(Row {
-        device: "Vulkan (lavapipe)",
+        device: device.clone(),
         ours: "set_vector (push constant)".into(),
         ours_ns,
         raw: "vkCmdPushConstants",
@@ -279,7 +280,7 @@ fn vulkan(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
         },
     );
     rows.push(Row {
-        device: "Vulkan (lavapipe)",
+        device,
         ours: "set_vector (push constant)".into(),
         ours_ns,
         raw: "copy into a byte array",
