@@ -496,47 +496,37 @@ fn check_defines(desc: &SourceDesc) -> Result<(), BuildError> {
 /// `OpModuleProcessed`, and `OpSource`'s file and text), keeping the names
 /// (`OpName`, `OpMemberName`) that reflection and the constant table use.
 pub fn strip_source_debug_info(words: &[u32]) -> Vec<u32> {
-    const OP_SOURCE_CONTINUED: u32 = 2;
-    const OP_SOURCE: u32 = 3;
-    const OP_STRING: u32 = 7;
-    const OP_LINE: u32 = 8;
-    const OP_NO_LINE: u32 = 317;
-    const OP_MODULE_PROCESSED: u32 = 330;
-    const OP_EXT_INST_IMPORT: u32 = 11;
-    if words.len() < 5 {
+    use crate::reflect::{instructions, literal_string};
+    const OP_SOURCE_CONTINUED: u16 = 2;
+    const OP_SOURCE: u16 = 3;
+    const OP_STRING: u16 = 7;
+    const OP_LINE: u16 = 8;
+    const OP_EXT_INST_IMPORT: u16 = 11;
+    const OP_NO_LINE: u16 = 317;
+    const OP_MODULE_PROCESSED: u16 = 330;
+    // Not a module this can read: left as it is, for the validator to judge.
+    let Ok(instructions) = instructions(words) else { return words.to_vec() };
+    // Non-semantic instructions (debugPrintf's format strings) use OpString:
+    // such a module is left whole.
+    let non_semantic = instructions.iter().any(|i| {
+        i.opcode == OP_EXT_INST_IMPORT && literal_string(i.operands.get(1..).unwrap_or(&[])).starts_with("NonSemantic.")
+    });
+    if non_semantic {
         return words.to_vec();
     }
     let mut out = words[..5].to_vec();
-    let mut at = 5;
-    // Non-semantic instructions (debugPrintf's format strings) use OpString:
-    // such a module is left whole.
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        if count == 0 || at + count > words.len() {
-            return words.to_vec();
-        }
-        if words[at] & 0xffff == OP_EXT_INST_IMPORT {
-            let name: Vec<u8> = words[at + 2..at + count].iter().flat_map(|w| w.to_le_bytes()).collect();
-            if name.starts_with(b"NonSemantic.") {
-                return words.to_vec();
-            }
-        }
-        at += count;
-    }
-    let mut at = 5;
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        if count == 0 || at + count > words.len() {
-            // Not a module this can read: left as it is, for the validator to judge.
-            return words.to_vec();
-        }
-        match words[at] & 0xffff {
+    for i in &instructions {
+        match i.opcode {
             OP_SOURCE_CONTINUED | OP_STRING | OP_LINE | OP_NO_LINE | OP_MODULE_PROCESSED => {}
             // Language and version only.
-            OP_SOURCE if count >= 3 => out.extend([(3 << 16) | OP_SOURCE, words[at + 1], words[at + 2]]),
-            _ => out.extend_from_slice(&words[at..at + count]),
+            OP_SOURCE if i.operands.len() >= 2 => {
+                out.extend([(3 << 16) | u32::from(OP_SOURCE), i.operands[0], i.operands[1]])
+            }
+            _ => {
+                out.push(((i.operands.len() as u32 + 1) << 16) | u32::from(i.opcode));
+                out.extend_from_slice(i.operands);
+            }
         }
-        at += count;
     }
     out
 }

@@ -322,12 +322,12 @@ const OP_SPEC_CONSTANT: u16 = 50;
 const OP_DECORATE: u16 = 71;
 const DECORATION_SPEC_ID: u32 = 1;
 
-struct Instruction<'a> {
-    opcode: u16,
-    operands: &'a [u32],
+pub(crate) struct Instruction<'a> {
+    pub(crate) opcode: u16,
+    pub(crate) operands: &'a [u32],
 }
 
-fn instructions(words: &[u32]) -> Result<Vec<Instruction<'_>>, XrError> {
+pub(crate) fn instructions(words: &[u32]) -> Result<Vec<Instruction<'_>>, XrError> {
     if words.len() < 5 || words[0] != 0x0723_0203 {
         return Err(XrError::invalid_input("not a SPIR-V module"));
     }
@@ -344,7 +344,7 @@ fn instructions(words: &[u32]) -> Result<Vec<Instruction<'_>>, XrError> {
     Ok(out)
 }
 
-fn literal_string(words: &[u32]) -> String {
+pub(crate) fn literal_string(words: &[u32]) -> String {
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).take_while(|b| *b != 0).collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }

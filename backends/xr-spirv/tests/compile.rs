@@ -287,6 +287,15 @@ fn a_stage_compiled_again_reads_every_define_that_reaches_its_tokens() {
     std::fs::write(&include, "vec4 tint() { return vec4(TINT_VALUE) * 0.5; }\n").unwrap();
     let body = "void main() { color = tint(); }";
     assert_ne!(compile("a.frag", body, &[("TINT_VALUE", "0.5"), ("UNUSED", "1")]), base);
+    // A bad define name is refused even where a compiled module is kept and
+    // the text never names it.
+    let file = dir.path().join("a.frag");
+    let mut desc =
+        SourceDesc::glsl(ShaderStage::Fragment, file.to_string_lossy(), std::fs::read_to_string(&file).unwrap());
+    desc.defines.push(xr_sourcebuild::Define::new("TINT_VALUE", "0.5"));
+    desc.defines.push(xr_sourcebuild::Define::new("NOT-A-NAME", "1"));
+    let error = compiler.compile_unvalidated(&desc, &options).unwrap_err();
+    assert!(error.to_string().contains("invalid define 'NOT-A-NAME=1'"), "{error}");
 }
 
 /// Optimised SPIR-V stays usable: constants and resources keep their names
@@ -330,4 +339,32 @@ void main() { color = push.used_color * params.tint; }
             assert_eq!(r.outputs[0].name, "color", "{what}");
         }
     }
+}
+
+/// The words of a literal string, NUL-padded.
+fn string_words(text: &str) -> Vec<u32> {
+    let mut bytes = text.as_bytes().to_vec();
+    bytes.resize((bytes.len() / 4 + 1) * 4, 0);
+    bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+#[test]
+fn stripping_keeps_names_drops_source_text_and_leaves_non_semantic_modules_whole() {
+    use xr_spirv::compile::strip_source_debug_info;
+    let header = [0x0723_0203, 0x0001_0000, 0, 10, 0];
+    let op = |opcode: u32, operands: &[u32]| {
+        let mut words = vec![((operands.len() as u32 + 1) << 16) | opcode];
+        words.extend_from_slice(operands);
+        words
+    };
+    let name = op(5, &[[4].as_slice(), &string_words("gain")].concat());
+    let string = op(7, &[[1].as_slice(), &string_words("a.frag")].concat());
+    let source = op(3, &[2, 450, 1]);
+    let module = [header.as_slice(), &string, &source, &name].concat();
+    // OpString gone, OpSource without its file, OpName kept.
+    assert_eq!(strip_source_debug_info(&module), [header.as_slice(), &op(3, &[2, 450]), &name].concat());
+    let import = op(11, &[[3].as_slice(), &string_words("NonSemantic.DebugPrintf")].concat());
+    let printing = [header.as_slice(), &import, &string, &source, &name].concat();
+    assert_eq!(strip_source_debug_info(&printing), printing, "debugPrintf's strings stay");
+    assert_eq!(strip_source_debug_info(&[1, 2, 3]), [1, 2, 3], "not SPIR-V: left alone");
 }
