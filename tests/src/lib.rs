@@ -125,14 +125,19 @@ pub fn materials_copy(label: &str) -> PathBuf {
 /// [`materials_copy`], built with `xr build` into its store.
 pub fn materials_built(label: &str) -> PathBuf {
     let dir = materials_copy(label);
+    xr_build(&dir);
+    dir
+}
+
+/// Runs `xr build -m xr.toml -q` in `dir`; it must succeed.
+pub fn xr_build(dir: &Path) {
     let output = Command::new(executable("xr"))
-        .current_dir(&dir)
+        .current_dir(dir)
         .args(["build", "-m", "xr.toml", "-q"])
         .env_remove("XR_PLUGIN_PATH")
         .output()
         .expect("xr runs");
     assert!(output.status.success(), "xr build failed:\n{}", String::from_utf8_lossy(&output.stdout));
-    dir
 }
 
 fn copy_dir(from: &Path, to: &Path) {

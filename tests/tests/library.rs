@@ -10,7 +10,7 @@ use xr_build::{
 };
 use xr_device::{DeviceKind, DeviceOptions, Image};
 use xr_sourcebuild::{ObjectKey, ProgramBinary, decode_binary_record, encode_binary_record};
-use xr_tests::{assert_rgba_near, executable, materials_built, registry, rgba8};
+use xr_tests::{assert_rgba_near, executable, materials_built, registry, rgba8, xr_build};
 
 /// The pixel at (`u`, `v`) of tile `index` (v up, as the shaders see it).
 fn pixel_at(image: &Image, index: usize, u: f32, v: f32) -> [u8; 4] {
@@ -37,9 +37,9 @@ fn decode(path: &std::path::Path) -> Vec<u8> {
     image::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).to_rgba8().into_raw()
 }
 
-#[test]
-fn the_sample_renders_the_scene_through_every_path_into_identical_images() {
-    let dir = materials_built("library-sample");
+/// Runs the materials sample on the store in `dir`, writing its images to
+/// `dir/out`; returns what it printed.
+fn render_sample(dir: &std::path::Path) -> String {
     let out = dir.join("out");
     let output = Command::new(executable("materials"))
         .args(["--store", dir.join("store").to_str().unwrap(), "--out", out.to_str().unwrap()])
@@ -47,8 +47,21 @@ fn the_sample_renders_the_scene_through_every_path_into_identical_images() {
         .env_remove("XR_PLUGIN_PATH")
         .output()
         .expect("sample runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    stdout
+}
+
+/// The largest difference of one channel between two images' bytes.
+fn worst_difference(a: &[u8], b: &[u8]) -> u8 {
+    a.iter().zip(b).map(|(a, b)| a.abs_diff(*b)).max().unwrap_or(0)
+}
+
+#[test]
+fn the_sample_renders_the_scene_through_every_path_into_identical_images() {
+    let dir = materials_built("library-sample");
+    let out = dir.join("out");
+    let stdout = render_sample(&dir);
 
     let rows = |run: &str| -> Vec<String> {
         stdout.lines().filter(|l| l.starts_with(&format!("{run} ")) && !l.contains("->")).map(str::to_owned).collect()
@@ -72,8 +85,7 @@ fn the_sample_renders_the_scene_through_every_path_into_identical_images() {
 
     let reference = decode(&out.join("materials-gl-source.png"));
     for run in ["gl-device-binary", "gl-spirv", "gl-best", "vk-spirv", "vk-source", "vk-best"] {
-        let image = decode(&out.join(format!("materials-{run}.png")));
-        let worst = reference.iter().zip(&image).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
+        let worst = worst_difference(&reference, &decode(&out.join(format!("materials-{run}.png"))));
         assert!(worst <= 1, "{run} differs from gl-source by up to {worst}");
     }
 
@@ -381,13 +393,7 @@ fn an_optimised_library_renders_the_same_scene_on_every_path() {
     let manifest = std::fs::read_to_string(dir.join("xr.toml")).unwrap();
     std::fs::write(dir.join("xr.toml"), manifest.replace("targets = [", "optimize = \"performance\"\ntargets = ["))
         .unwrap();
-    let build = Command::new(executable("xr"))
-        .current_dir(&dir)
-        .args(["build", "-m", "xr.toml", "-q"])
-        .env_remove("XR_PLUGIN_PATH")
-        .output()
-        .unwrap();
-    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stdout));
+    xr_build(&dir);
     let after = catalog("lit");
     for (variant, objects) in after["variants"].as_object().unwrap() {
         for target in ["gl-spirv", "vk-spirv"] {
@@ -398,19 +404,11 @@ fn an_optimised_library_renders_the_same_scene_on_every_path() {
         }
     }
 
+    render_sample(&dir);
     let out = dir.join("out");
-    let output = Command::new(executable("materials"))
-        .args(["--store", dir.join("store").to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .env("XR_GL_DEVICE", "software")
-        .env_remove("XR_PLUGIN_PATH")
-        .output()
-        .expect("sample runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
     let reference = decode(&out.join("materials-gl-source.png"));
     for run in ["gl-spirv", "vk-spirv", "vk-best"] {
-        let image = decode(&out.join(format!("materials-{run}.png")));
-        let worst = reference.iter().zip(&image).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
+        let worst = worst_difference(&reference, &decode(&out.join(format!("materials-{run}.png"))));
         assert!(worst <= 1, "{run} (optimised) differs from gl-source by up to {worst}");
     }
 }
