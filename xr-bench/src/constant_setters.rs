@@ -15,8 +15,11 @@ use anyhow::{Context, bail};
 use ash::vk::{self, Handle};
 use glow::HasContext;
 use std::{ffi::CString, hint::black_box, time::Instant};
-use xr_device::{DeviceKind, DeviceOptions};
-use xr_sourcebuild::{BuildOptions, ConstantTableExt, ProgramDesc, Registry, ShaderStage, SourceDesc};
+use xr_device::{DeviceBox, DeviceCapabilities, DeviceKind, DeviceOptions, NativeHandles};
+use xr_sourcebuild::{
+    AttachedBuildSystemBox, BuildOptions, BuiltProgram, ConstantTableExt, ProgramDesc, Registry, ShaderStage,
+    SourceDesc,
+};
 
 /// Arguments of `xr-bench constant-setters`.
 #[derive(clap::Args)]
@@ -109,13 +112,21 @@ fn color(i: usize) -> [f32; 4] {
     [x, 1.0 - x, 0.5, 1.0]
 }
 
-fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
-    let mut rows = Vec::new();
-    for system in ["xr-compiler-glsl", "xr-compiler-gl-spirv"] {
-        let device = registry.open_device(DeviceKind::OpenGl, &DeviceOptions::default())?;
+/// A device with the build system `system` attached and the benchmark's
+/// program built (the device and build system live as long as it).
+struct Setup {
+    _device: DeviceBox,
+    capabilities: DeviceCapabilities,
+    handles: NativeHandles,
+    _compiler: AttachedBuildSystemBox,
+    built: BuiltProgram,
+}
+
+impl Setup {
+    fn open(registry: &Registry, kind: DeviceKind, system: &str, fragment: &str) -> anyhow::Result<Self> {
+        let device = registry.open_device(kind, &DeviceOptions::default())?;
         let capabilities = device.capabilities().into_result()?;
         let handles = device.native_handles().into_result()?;
-        let Some(loader) = handles.gl.into_option() else { bail!("the OpenGL device has no GL loader") };
         let mut compiler = registry
             .build_system_named(system)
             .with_context(|| format!("{system} is not loaded"))?
@@ -125,10 +136,20 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
             "setters",
             [
                 SourceDesc::glsl(ShaderStage::Vertex, "setters.vert", VERTEX),
-                SourceDesc::glsl(ShaderStage::Fragment, "setters.frag", GL_FRAGMENT),
+                SourceDesc::glsl(ShaderStage::Fragment, "setters.frag", fragment),
             ],
         );
-        let mut built = compiler.build_program(&desc, &BuildOptions::default()).into_result()?;
+        let built = compiler.build_program(&desc, &BuildOptions::default()).into_result()?;
+        Ok(Self { _device: device, capabilities, handles, _compiler: compiler, built })
+    }
+}
+
+fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for system in ["xr-compiler-glsl", "xr-compiler-gl-spirv"] {
+        let Setup { _device, capabilities, handles, _compiler, mut built } =
+            Setup::open(registry, DeviceKind::OpenGl, system, GL_FRAGMENT)?;
+        let Some(loader) = handles.gl.into_option() else { bail!("the OpenGL device has no GL loader") };
         let handle = built.constants.handle("u_color")?;
 
         // SAFETY: the loader comes from the live device above; its context is
@@ -187,23 +208,9 @@ fn raw_gl_program(gl: &glow::Context) -> anyhow::Result<(glow::Program, glow::Un
 }
 
 fn vulkan(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
-    let device = registry.open_device(DeviceKind::Vulkan, &DeviceOptions::default())?;
-    let capabilities = device.capabilities().into_result()?;
-    let handles = device.native_handles().into_result()?;
+    let Setup { _device, capabilities, handles, _compiler, mut built } =
+        Setup::open(registry, DeviceKind::Vulkan, "xr-compiler-vk-spirv", VK_FRAGMENT)?;
     let Some(loader) = handles.vulkan.into_option() else { bail!("the Vulkan device has no loader") };
-    let mut compiler = registry
-        .build_system_named("xr-compiler-vk-spirv")
-        .context("xr-compiler-vk-spirv is not loaded")?
-        .attach(&handles, &capabilities)
-        .into_result()?;
-    let desc = ProgramDesc::new(
-        "setters",
-        [
-            SourceDesc::glsl(ShaderStage::Vertex, "setters.vert", VERTEX),
-            SourceDesc::glsl(ShaderStage::Fragment, "setters.frag", VK_FRAGMENT),
-        ],
-    );
-    let mut built = compiler.build_program(&desc, &BuildOptions::default()).into_result()?;
     let handle = built.constants.handle("u_color")?;
 
     // SAFETY: the handles are the live device's, loaded through its own
