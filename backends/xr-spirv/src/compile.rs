@@ -361,11 +361,12 @@ impl SpirvCompiler {
     pub fn compile_unvalidated(&self, desc: &SourceDesc, options: &SpirvOptions) -> Result<SpirvModule, BuildError> {
         // Before the cache: a bad define is an error even where the text never reads it.
         check_defines(desc)?;
-        if let Some(module) = stage_cache::lookup(desc, options) {
+        let source = stage_cache::source_key(desc, options);
+        if let Some(module) = stage_cache::lookup(&source, desc) {
             return Ok(module);
         }
         let module = self.compile_uncached(desc, options)?;
-        stage_cache::keep(desc, options, &module);
+        stage_cache::keep(source, desc, &module);
         Ok(module)
     }
 

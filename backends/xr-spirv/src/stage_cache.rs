@@ -53,19 +53,19 @@ struct Shape {
 }
 
 /// The module an earlier compile made for the same tokens, if any.
-pub(crate) fn lookup(desc: &SourceDesc, options: &SpirvOptions) -> Option<SpirvModule> {
-    let source = source_key(desc, options);
-    let shapes = SHAPES.get(&source)?;
+/// `source` is [`source_key`] of `desc`.
+pub(crate) fn lookup(source: &[u8; 32], desc: &SourceDesc) -> Option<SpirvModule> {
+    let shapes = SHAPES.get(source)?;
     let shapes: Vec<Arc<Shape>> = shapes.lock().unwrap_or_else(|p| p.into_inner()).clone();
     shapes.iter().find_map(|shape| {
         let texts: Vec<String> = shape.includes.iter().map(|path| include_text(desc, path)).collect::<Option<_>>()?;
-        let module = MODULES.get(&module_key(&source, desc, shape, &texts))?;
+        let module = MODULES.get(&module_key(source, desc, shape, &texts))?;
         Some(SpirvModule::clone(&module))
     })
 }
 
-/// Keeps `module`, which compiling `desc` with `options` just made.
-pub(crate) fn keep(desc: &SourceDesc, options: &SpirvOptions, module: &SpirvModule) {
+/// Keeps `module`, which compiling `desc` (of [`source_key`] `source`) just made.
+pub(crate) fn keep(source: [u8; 32], desc: &SourceDesc, module: &SpirvModule) {
     let mut texts = vec![desc.source.as_str()];
     texts.extend(module.includes.iter().map(|i| i.text.as_str()));
     // Token pasting and line continuations make identifiers out of pieces.
@@ -75,7 +75,6 @@ pub(crate) fn keep(desc: &SourceDesc, options: &SpirvOptions, module: &SpirvModu
         identifiers: (!pastes).then(|| texts.iter().flat_map(|t| identifiers(t)).map(str::to_owned).collect()),
     };
     let include_texts: Vec<String> = module.includes.iter().map(|i| i.text.clone()).collect();
-    let source = source_key(desc, options);
     let module_key = module_key(&source, desc, &shape, &include_texts);
     let weight = module.words.len() * 4 + include_texts.iter().map(String::len).sum::<usize>();
     MODULES.insert(module_key, module.clone(), weight);
@@ -89,7 +88,7 @@ pub(crate) fn keep(desc: &SourceDesc, options: &SpirvOptions, module: &SpirvModu
 
 /// Everything a module depends on besides the defines and the included
 /// files' contents.
-fn source_key(desc: &SourceDesc, options: &SpirvOptions) -> [u8; 32] {
+pub(crate) fn source_key(desc: &SourceDesc, options: &SpirvOptions) -> [u8; 32] {
     let spirv = options.spirv_version.unwrap_or_else(|| options.target.default_spirv());
     let settings = format!("{:?} {spirv:?} {:?}", options.target, options.optimization);
     let mut parts: Vec<&[u8]> = vec![
