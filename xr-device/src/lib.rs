@@ -14,6 +14,7 @@ pub mod handles;
 pub mod log_bridge;
 pub mod panic_guard;
 pub mod system;
+pub mod window;
 
 pub use capabilities::{DeviceCapabilities, DeviceKind};
 pub use commands::{
@@ -26,3 +27,4 @@ pub use panic_guard::{catch_panic, guard};
 pub use system::{
     Device, Device_TO, DeviceBox, DeviceOptions, DeviceSystem, DeviceSystem_TO, DeviceSystemBox, DeviceSystemInfo,
 };
+pub use window::{NativeWindow, PresentStatus, Presented, WindowSystem};

@@ -8,10 +8,11 @@ use crate::{
     commands::{DrawCall, Image, RenderTargetId, VertexBufferId, VertexLayout},
     error::XrResult,
     handles::NativeHandles,
+    window::{NativeWindow, Presented},
 };
 use abi_stable::{
     StableAbi, sabi_trait,
-    std_types::{RBox, RSlice, RString},
+    std_types::{RBox, ROption, RSlice, RString},
 };
 
 /// What a device system says about itself before it opens anything.
@@ -36,6 +37,9 @@ pub struct DeviceOptions {
     /// every validation error then fails the call that caused it. OpenGL
     /// devices check `glGetError` after every call already and ignore it.
     pub validation: bool,
+    /// A window to present into ([`Device::present`]); headless when absent.
+    /// The window must outlive the device.
+    pub window: ROption<NativeWindow>,
 }
 
 /// A device system, one per rendering API.
@@ -71,8 +75,18 @@ pub trait Device {
     fn draw(&mut self, draw: &DrawCall) -> XrResult<()>;
 
     /// Reads a target back, top row first.
-    #[sabi(last_prefix_field)]
     fn read_pixels(&mut self, target: RenderTargetId) -> XrResult<Image>;
+
+    /// Tells a windowed device the window's drawable size changed (0 × 0
+    /// while minimised); its surface or swapchain follows before the next
+    /// present.
+    fn resize_window(&mut self, width: u32, height: u32) -> XrResult<()>;
+
+    /// Shows `target` in the window, scaled to the window's size, and with
+    /// `capture` reads the presented image back from the window's buffer.
+    /// A window with no area skips the frame. Fails on a headless device.
+    #[sabi(last_prefix_field)]
+    fn present(&mut self, target: RenderTargetId, capture: bool) -> XrResult<Presented>;
 }
 
 /// A device system behind the ABI.

@@ -1,17 +1,23 @@
-//! A current OpenGL context on an EGL device, with no surface.
+//! A current OpenGL context: on an EGL device with no surface (headless),
+//! or on the window system's EGL display with a window surface.
 
 use glutin::{
-    api::egl::{context::PossiblyCurrentContext, device::Device as EglDevice, display::Display},
+    api::egl::{
+        config::Config, context::PossiblyCurrentContext, device::Device as EglDevice, display::Display,
+        surface::Surface,
+    },
     config::{Api, ConfigSurfaceTypes, ConfigTemplateBuilder},
     context::{ContextApi, ContextAttributesBuilder, GlProfile, Version},
     prelude::*,
+    surface::{SurfaceAttributesBuilder, WindowSurface},
 };
 use std::cell::Cell;
 use std::{
     cell::RefCell,
     ffi::{CStr, c_char, c_void},
+    num::NonZeroU32,
 };
-use xr_device::{GlLoader, XrError};
+use xr_device::{GlLoader, NativeWindow, XrError};
 
 /// Set to `software` to skip hardware EGL devices even where they exist.
 pub const DEVICE_VAR: &str = "XR_GL_DEVICE";
@@ -33,6 +39,8 @@ pub struct GlContext {
     id: u64,
     display: Display,
     context: RefCell<Option<PossiblyCurrentContext>>,
+    /// The window surface of a windowed device; made current with the context.
+    surface: RefCell<Option<Surface<WindowSurface>>>,
     /// Uniform buffer binding points handed out to build systems.
     bindings: std::sync::Mutex<Vec<bool>>,
 }
@@ -79,19 +87,93 @@ impl GlContext {
             match unsafe { display.create_context(&config, &attributes) } {
                 Ok(context) => {
                     let context = context.make_current_surfaceless().map_err(|e| e.to_string())?;
-                    let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    CURRENT.with(|current| current.set(id));
-                    return Ok(Self {
-                        id,
-                        display,
-                        context: RefCell::new(Some(context)),
-                        bindings: std::sync::Mutex::new(Vec::new()),
-                    });
+                    return Ok(Self::made_current(display, context, None));
                 }
                 Err(e) => last_error = format!("OpenGL {major}.{minor} core: {e}"),
             }
         }
         Err(last_error)
+    }
+
+    /// Opens a core context on the EGL display of `window`'s window system
+    /// (EGL_PLATFORM_X11 for Xlib), with a surface on the window.
+    pub fn open_window(window: &NativeWindow) -> Result<Self, XrError> {
+        let (raw_display, raw_window) = window.raw_handles()?;
+        let failed = |what: &str, e: &dyn std::fmt::Display| XrError::unavailable(format!("{what}: {e}"));
+        // SAFETY: the host keeps the display connection and the window alive
+        // while the device lives (`DeviceOptions::window`).
+        let display = unsafe { Display::new(raw_display) }
+            .map_err(|e| failed("no EGL display for the window's X11 connection", &e))?;
+        let template = ConfigTemplateBuilder::new()
+            .compatible_with_native_window(raw_window)
+            .with_surface_type(ConfigSurfaceTypes::WINDOW)
+            .with_api(Api::OPENGL)
+            .with_alpha_size(8)
+            .build();
+        // SAFETY: the template is valid for this display.
+        let config: Config = unsafe { display.find_configs(template) }
+            .map_err(|e| failed("no EGL config for the window", &e))?
+            .next()
+            .ok_or_else(|| XrError::unavailable("no EGL config draws OpenGL into this window"))?;
+        let size = |v: u32| NonZeroU32::new(v.max(1)).unwrap_or(NonZeroU32::MIN);
+        let attributes =
+            SurfaceAttributesBuilder::<WindowSurface>::new().build(raw_window, size(window.width), size(window.height));
+        // SAFETY: the window is alive (as above) and the config is this display's.
+        let surface = unsafe { display.create_window_surface(&config, &attributes) }
+            .map_err(|e| failed("cannot create an EGL window surface", &e))?;
+        let mut last_error = String::from("no core version accepted");
+        for (major, minor) in VERSIONS {
+            let attributes = ContextAttributesBuilder::new()
+                .with_profile(GlProfile::Core)
+                .with_context_api(ContextApi::OpenGl(Some(Version::new(major, minor))))
+                .build(Some(raw_window));
+            // SAFETY: config comes from this display; the window is alive.
+            match unsafe { display.create_context(&config, &attributes) } {
+                Ok(context) => {
+                    let context =
+                        context.make_current(&surface).map_err(|e| failed("eglMakeCurrent on the window", &e))?;
+                    return Ok(Self::made_current(display, context, Some(surface)));
+                }
+                Err(e) => last_error = format!("OpenGL {major}.{minor} core: {e}"),
+            }
+        }
+        Err(XrError::unavailable(format!("no OpenGL core context for the window ({last_error})")))
+    }
+
+    fn made_current(
+        display: Display,
+        context: PossiblyCurrentContext,
+        surface: Option<Surface<WindowSurface>>,
+    ) -> Self {
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        CURRENT.with(|current| current.set(id));
+        Self {
+            id,
+            display,
+            context: RefCell::new(Some(context)),
+            surface: RefCell::new(surface),
+            bindings: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Shows the back buffer of the window surface.
+    pub fn swap_buffers(&self) -> Result<(), XrError> {
+        let context = self.context.try_borrow().map_err(|_| XrError::driver("GL context is busy"))?;
+        let context = context.as_ref().ok_or_else(|| XrError::unavailable("the OpenGL device was closed"))?;
+        let surface = self.surface.try_borrow().map_err(|_| XrError::driver("GL surface is busy"))?;
+        let surface = surface.as_ref().ok_or_else(|| XrError::invalid_input("this OpenGL device has no window"))?;
+        surface.swap_buffers(context).map_err(|e| XrError::driver(format!("eglSwapBuffers failed: {e}")))
+    }
+
+    /// Follows a new window size (EGL on X11 follows by itself; other window
+    /// systems need to be told).
+    pub fn resize(&self, width: u32, height: u32) {
+        let (Some(width), Some(height)) = (NonZeroU32::new(width), NonZeroU32::new(height)) else { return };
+        if let (Ok(context), Ok(surface)) = (self.context.try_borrow(), self.surface.try_borrow())
+            && let (Some(context), Some(surface)) = (context.as_ref(), surface.as_ref())
+        {
+            surface.resize(context, width, height);
+        }
     }
 
     /// Makes the context current on this thread.
@@ -110,7 +192,12 @@ impl GlContext {
         if CURRENT.with(Cell::get) == self.id {
             return Ok(());
         }
-        context.make_current_surfaceless().map_err(|e| XrError::driver(format!("eglMakeCurrent failed: {e}")))?;
+        let surface = self.surface.try_borrow().map_err(|_| XrError::driver("GL surface is busy"))?;
+        match surface.as_ref() {
+            Some(surface) => context.make_current(surface),
+            None => context.make_current_surfaceless(),
+        }
+        .map_err(|e| XrError::driver(format!("eglMakeCurrent failed: {e}")))?;
         CURRENT.with(|current| current.set(self.id));
         Ok(())
     }
@@ -120,6 +207,9 @@ impl GlContext {
         if let Ok(mut context) = self.context.try_borrow_mut() {
             forget_current();
             context.take();
+            if let Ok(mut surface) = self.surface.try_borrow_mut() {
+                surface.take();
+            }
         }
     }
 

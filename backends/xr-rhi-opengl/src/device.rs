@@ -5,8 +5,8 @@ use abi_stable::std_types::{ROption, RSlice, RString, RVec};
 use glow::HasContext;
 use std::num::NonZeroU32;
 use xr_device::{
-    Device, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Image, NativeHandles, ProgramKind, RenderTargetId,
-    VertexBufferId, VertexLayout, XrError, XrResult, guard,
+    Device, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Image, NativeHandles, PresentStatus, Presented,
+    ProgramKind, RenderTargetId, VertexBufferId, VertexLayout, XrError, XrResult, guard,
 };
 
 struct RenderTarget {
@@ -30,6 +30,8 @@ pub struct GlDevice {
     vertex_buffers: Vec<VertexBuffer>,
     /// `glBindProgramPipeline`, which glow does not wrap; absent before GL 4.1.
     bind_program_pipeline: Option<BindProgramPipeline>,
+    /// The window's drawable size, for a device opened with a window.
+    window_size: Option<(u32, u32)>,
 }
 
 type BindProgramPipeline = unsafe extern "system" fn(pipeline: u32);
@@ -37,7 +39,12 @@ type BindProgramPipeline = unsafe extern "system" fn(pipeline: u32);
 impl GlDevice {
     /// Opens a context and loads GL through it.
     pub fn open(options: &DeviceOptions) -> Result<Self, XrError> {
-        let context: &'static GlContext = Box::leak(Box::new(GlContext::open(options.prefer_software)?));
+        let context = match options.window.as_ref() {
+            abi_stable::std_types::ROption::RSome(window) => GlContext::open_window(window)?,
+            abi_stable::std_types::ROption::RNone => GlContext::open(options.prefer_software)?,
+        };
+        let window_size = options.window.as_ref().map(|w| (w.width, w.height)).into_option();
+        let context: &'static GlContext = Box::leak(Box::new(context));
         // SAFETY: the context is current on this thread; pointers come from its display.
         let gl = unsafe { glow::Context::from_loader_function_cstr(|name| context.get_proc_address(name)) };
         // SAFETY: a plain query on the context just made current.
@@ -47,7 +54,7 @@ impl GlDevice {
         // SAFETY: a non-null pointer is the entry point of that name.
         let bind_program_pipeline = (!pointer.is_null())
             .then(|| unsafe { std::mem::transmute::<*const std::ffi::c_void, BindProgramPipeline>(pointer) });
-        Ok(Self { gl, context, targets: Vec::new(), vertex_buffers: Vec::new(), bind_program_pipeline })
+        Ok(Self { gl, context, targets: Vec::new(), vertex_buffers: Vec::new(), bind_program_pipeline, window_size })
     }
 
     /// The GL functions with this device's context current and no error
@@ -244,18 +251,32 @@ impl GlDevice {
 
     fn read_target(&self, id: RenderTargetId) -> Result<Image, XrError> {
         let target = self.target(id)?;
+        self.read_framebuffer(Some(target.framebuffer), target.width, target.height)
+    }
+
+    /// Reads `width` × `height` pixels of a framebuffer (`None`: the
+    /// window's back buffer), top row first.
+    fn read_framebuffer(
+        &self,
+        framebuffer: Option<glow::Framebuffer>,
+        width: u32,
+        height: u32,
+    ) -> Result<Image, XrError> {
         let gl = self.current()?;
-        let row = target.width as usize * 4;
-        let mut pixels = vec![0u8; row * target.height as usize];
+        let row = width as usize * 4;
+        let mut pixels = vec![0u8; row * height as usize];
         // SAFETY: the buffer holds exactly width*height RGBA8 pixels.
         unsafe {
-            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, Some(target.framebuffer));
+            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, framebuffer);
+            if framebuffer.is_none() {
+                gl.read_buffer(glow::BACK);
+            }
             gl.pixel_store_i32(glow::PACK_ALIGNMENT, 1);
             gl.read_pixels(
                 0,
                 0,
-                target.width as i32,
-                target.height as i32,
+                width as i32,
+                height as i32,
                 glow::RGBA,
                 glow::UNSIGNED_BYTE,
                 glow::PixelPackData::Slice(Some(&mut pixels)),
@@ -265,7 +286,53 @@ impl GlDevice {
         self.check_error("read pixels")?;
         // GL's first row is the bottom one; images start at the top.
         let rgba: Vec<u8> = pixels.chunks_exact(row).rev().flatten().copied().collect();
-        Ok(Image { width: target.width, height: target.height, rgba: RVec::from(rgba) })
+        Ok(Image { width, height, rgba: RVec::from(rgba) })
+    }
+
+    fn present_target(&mut self, id: RenderTargetId, capture: bool) -> Result<Presented, XrError> {
+        let (width, height) = self.window_size.ok_or_else(|| {
+            XrError::invalid_input(
+                "this OpenGL device is headless: open it with a window (DeviceOptions::window) to present",
+            )
+        })?;
+        if width == 0 || height == 0 {
+            return Ok(Presented { status: PresentStatus::Skipped, image: ROption::RNone });
+        }
+        let target = self.target(id)?;
+        let gl = self.current()?;
+        let filter = if (target.width, target.height) == (width, height) { glow::NEAREST } else { glow::LINEAR };
+        // SAFETY: the target's framebuffer belongs to this context; 0 is the window's.
+        unsafe {
+            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, Some(target.framebuffer));
+            gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, None);
+            gl.blit_framebuffer(
+                0,
+                0,
+                target.width as i32,
+                target.height as i32,
+                0,
+                0,
+                width as i32,
+                height as i32,
+                glow::COLOR_BUFFER_BIT,
+                filter,
+            );
+            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, None);
+        }
+        self.check_error("presenting")?;
+        let image = if capture { ROption::RSome(self.read_framebuffer(None, width, height)?) } else { ROption::RNone };
+        self.context.swap_buffers()?;
+        Ok(Presented { status: PresentStatus::Presented, image })
+    }
+
+    fn resize(&mut self, width: u32, height: u32) -> Result<(), XrError> {
+        if self.window_size.is_none() {
+            return Err(XrError::invalid_input("this OpenGL device is headless: it has no window to resize"));
+        }
+        self.context.make_current()?;
+        self.context.resize(width, height);
+        self.window_size = Some((width, height));
+        Ok(())
     }
 }
 
@@ -302,6 +369,14 @@ impl Device for GlDevice {
 
     fn read_pixels(&mut self, target: RenderTargetId) -> XrResult<Image> {
         guard(|| self.read_target(target))
+    }
+
+    fn resize_window(&mut self, width: u32, height: u32) -> XrResult<()> {
+        guard(|| self.resize(width, height))
+    }
+
+    fn present(&mut self, target: RenderTargetId, capture: bool) -> XrResult<Presented> {
+        guard(|| self.present_target(target, capture))
     }
 }
 

@@ -26,7 +26,7 @@ impl DeviceSystem for OpenGlSystem {
             Ok(DeviceSystemInfo {
                 name: "xr-rhi-opengl".into(),
                 kind: DeviceKind::OpenGl,
-                description: "OpenGL 4.x core through EGL (headless) and glow".into(),
+                description: "OpenGL 4.x core through EGL (headless, or an X11 window) and glow".into(),
             })
         })
     }

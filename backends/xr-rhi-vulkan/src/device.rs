@@ -1,6 +1,9 @@
 //! An open Vulkan device: capabilities, handles, and the command surface.
 
-use crate::instance::{Context, vk_error};
+use crate::{
+    instance::{Context, vk_error},
+    swapchain::{Frame, Swapchain},
+};
 use abi_stable::std_types::{ROption, RSlice, RString, RVec};
 use ash::vk::{self, Handle};
 use std::{
@@ -12,8 +15,8 @@ use std::{
     },
 };
 use xr_device::{
-    Device, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Image, NativeHandles, ProgramKind, RenderTargetId,
-    VertexBufferId, VertexLayout, VulkanLoader, VulkanProgram, XrError, XrResult, guard,
+    Device, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Image, NativeHandles, PresentStatus, Presented,
+    ProgramKind, RenderTargetId, VertexBufferId, VertexLayout, VulkanLoader, VulkanProgram, XrError, XrResult, guard,
 };
 
 /// The colour format of every render target.
@@ -109,12 +112,15 @@ pub struct VkDevice {
     vertex_input: ash::ext::vertex_input_dynamic_state::Device,
     targets: Vec<Target>,
     buffers: Vec<Buffer>,
+    /// The window's swapchain, for a device opened with a window.
+    swapchain: Option<Swapchain>,
 }
 
 impl VkDevice {
     /// Opens a device; `Unavailable` where there is no Vulkan driver.
     pub fn open(options: &DeviceOptions) -> Result<Self, XrError> {
-        let context = Context::create(options.prefer_software, options.validation)?;
+        let window = options.window.as_ref().into_option();
+        let context = Context::create(options.prefer_software, options.validation, window)?;
         let shared: &'static Shared = Box::leak(Box::new(Shared {
             get_instance_proc_addr: context.entry.static_fn().get_instance_proc_addr,
             programs: Mutex::new(HashMap::new()),
@@ -128,7 +134,11 @@ impl VkDevice {
         let pool =
             unsafe { context.device.create_command_pool(&info, None) }.map_err(vk_error("vkCreateCommandPool"))?;
         let vertex_input = ash::ext::vertex_input_dynamic_state::Device::new(&context.instance, &context.device);
-        let device = Self { context, shared, pool, vertex_input, targets: Vec::new(), buffers: Vec::new() };
+        let swapchain = match window {
+            Some(window) => Some(Swapchain::new(&context, window.width, window.height)?),
+            None => None,
+        };
+        let device = Self { context, shared, pool, vertex_input, targets: Vec::new(), buffers: Vec::new(), swapchain };
         device.check_validation("opening the device")?;
         Ok(device)
     }
@@ -289,6 +299,18 @@ impl VkDevice {
 
     /// Records with `record`, submits, and waits.
     fn submit(&self, what: &str, record: impl FnOnce(vk::CommandBuffer)) -> Result<(), XrError> {
+        self.submit_with(what, &[], &[], record)
+    }
+
+    /// Records with `record`, submits after the `waits` semaphores (each
+    /// before the stage with it), signals `signals`, and waits.
+    fn submit_with(
+        &self,
+        what: &str,
+        waits: &[(vk::Semaphore, vk::PipelineStageFlags)],
+        signals: &[vk::Semaphore],
+        record: impl FnOnce(vk::CommandBuffer),
+    ) -> Result<(), XrError> {
         let device = &self.context.device;
         let info = vk::CommandBufferAllocateInfo::default()
             .command_pool(self.pool)
@@ -303,7 +325,13 @@ impl VkDevice {
                 record(cb);
                 device.end_command_buffer(cb).map_err(vk_error("vkEndCommandBuffer"))?;
                 let buffers = [cb];
-                let submit = [vk::SubmitInfo::default().command_buffers(&buffers)];
+                let wait_semaphores: Vec<vk::Semaphore> = waits.iter().map(|(s, _)| *s).collect();
+                let wait_stages: Vec<vk::PipelineStageFlags> = waits.iter().map(|(_, stage)| *stage).collect();
+                let submit = [vk::SubmitInfo::default()
+                    .command_buffers(&buffers)
+                    .wait_semaphores(&wait_semaphores)
+                    .wait_dst_stage_mask(&wait_stages)
+                    .signal_semaphores(signals)];
                 device
                     .queue_submit(self.context.queue, &submit, vk::Fence::null())
                     .map_err(vk_error("vkQueueSubmit"))?;
@@ -316,14 +344,18 @@ impl VkDevice {
     }
 
     fn transition(&self, cb: vk::CommandBuffer, target: &Target, to: vk::ImageLayout) {
+        self.transition_image(cb, target.image, target.layout, to);
+    }
+
+    fn transition_image(&self, cb: vk::CommandBuffer, image: vk::Image, from: vk::ImageLayout, to: vk::ImageLayout) {
         let barrier = vk::ImageMemoryBarrier::default()
-            .old_layout(target.layout)
+            .old_layout(from)
             .new_layout(to)
             .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
             .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE)
             .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
             .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(target.image)
+            .image(image)
             .subresource_range(color_range());
         // SAFETY: recording into a command buffer in the recording state.
         unsafe {
@@ -472,34 +504,46 @@ impl VkDevice {
 
     fn read_target(&mut self, id: RenderTargetId) -> Result<Image, XrError> {
         let index = self.target_index(id)?;
-        let (width, height) = (self.targets[index].width, self.targets[index].height);
+        let target = &self.targets[index];
+        let (image, layout, width, height) = (target.image, target.layout, target.width, target.height);
+        let rgba = self.read_image("reading pixels", image, width, height, |cb| {
+            self.transition_image(cb, image, layout, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+        })?;
+        self.targets[index].layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+        Ok(Image { width, height, rgba: rgba.into() })
+    }
+
+    /// Copies a `width` × `height` 4-byte-per-pixel image into host memory
+    /// after `before` has recorded what makes it `TRANSFER_SRC_OPTIMAL`.
+    fn read_image(
+        &self,
+        what: &str,
+        image: vk::Image,
+        width: u32,
+        height: u32,
+        before: impl FnOnce(vk::CommandBuffer),
+    ) -> Result<Vec<u8>, XrError> {
         let size = u64::from(width) * u64::from(height) * 4;
         let (buffer, memory) = self.host_buffer(size, vk::BufferUsageFlags::TRANSFER_DST)?;
-        let target = &self.targets[index];
-        let result = self.submit("reading pixels", |cb| {
-            self.transition(cb, target, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
-            let region = vk::BufferImageCopy::default()
-                .image_subresource(vk::ImageSubresourceLayers {
-                    aspect_mask: vk::ImageAspectFlags::COLOR,
-                    mip_level: 0,
-                    base_array_layer: 0,
-                    layer_count: 1,
-                })
-                .image_extent(vk::Extent3D { width, height, depth: 1 });
-            // SAFETY: recording; the image is in TRANSFER_SRC_OPTIMAL and the buffer large enough.
-            unsafe {
-                self.context.device.cmd_copy_image_to_buffer(
-                    cb,
-                    target.image,
-                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                    buffer,
-                    &[region],
-                );
-            }
-        });
-        self.targets[index].layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+        let result =
+            self.submit(what, |cb| {
+                before(cb);
+                let region = vk::BufferImageCopy::default()
+                    .image_subresource(color_layers())
+                    .image_extent(vk::Extent3D { width, height, depth: 1 });
+                // SAFETY: recording; the image is in TRANSFER_SRC_OPTIMAL and the buffer large enough.
+                unsafe {
+                    self.context.device.cmd_copy_image_to_buffer(
+                        cb,
+                        image,
+                        vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                        buffer,
+                        &[region],
+                    );
+                }
+            });
         // SAFETY: the copy finished; the memory is host visible and coherent.
-        let pixels = unsafe {
+        unsafe {
             let pixels = result.and_then(|()| {
                 let mapped = self
                     .context
@@ -512,9 +556,105 @@ impl VkDevice {
             });
             self.context.device.destroy_buffer(buffer, None);
             self.context.device.free_memory(memory, None);
-            pixels?
+            pixels
+        }
+    }
+
+    fn present_target(&mut self, id: RenderTargetId, capture: bool) -> Result<Presented, XrError> {
+        let index = self.target_index(id)?;
+        let mut swapchain = self.swapchain.take().ok_or_else(|| {
+            XrError::invalid_input(
+                "this Vulkan device is headless: open it with a window (DeviceOptions::window) to present",
+            )
+        })?;
+        let result = self.present_with(&mut swapchain, index, capture);
+        self.swapchain = Some(swapchain);
+        result
+    }
+
+    fn present_with(&mut self, swapchain: &mut Swapchain, index: usize, capture: bool) -> Result<Presented, XrError> {
+        let Some(frame) = swapchain.acquire(&self.context)? else {
+            return Ok(Presented { status: PresentStatus::Skipped, image: ROption::RNone });
         };
-        Ok(Image { width, height, rgba: pixels.into() })
+        // The frame is presented either way: an acquired image must go back.
+        let unreadable = capture && !swapchain.readable;
+        let capture = capture && !unreadable;
+        let target = &self.targets[index];
+        let extent = swapchain.extent;
+        let filter = if (target.width, target.height) == (extent.width, extent.height) {
+            vk::Filter::NEAREST
+        } else {
+            vk::Filter::LINEAR
+        };
+        let corner = |width: u32, height: u32| vk::Offset3D { x: width as i32, y: height as i32, z: 1 };
+        let blit = vk::ImageBlit::default()
+            .src_subresource(color_layers())
+            .src_offsets([vk::Offset3D::default(), corner(target.width, target.height)])
+            .dst_subresource(color_layers())
+            .dst_offsets([vk::Offset3D::default(), corner(extent.width, extent.height)]);
+        let Frame { image, acquired, rendered, .. } = frame;
+        // With a capture, the image is read back before it is presented.
+        let last = if capture { vk::ImageLayout::TRANSFER_SRC_OPTIMAL } else { vk::ImageLayout::PRESENT_SRC_KHR };
+        self.submit_with("presenting", &[(acquired, vk::PipelineStageFlags::TRANSFER)], &[], |cb| {
+            self.transition(cb, target, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+            // The image is written whole: its old contents are not needed.
+            self.transition_image(cb, image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
+            // SAFETY: recording; both images are in the layouts named.
+            unsafe {
+                self.context.device.cmd_blit_image(
+                    cb,
+                    target.image,
+                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                    image,
+                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    &[blit],
+                    filter,
+                );
+            }
+            self.transition_image(cb, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, last);
+        })?;
+        self.targets[index].layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+        let captured = if capture {
+            let mut rgba =
+                self.read_image("reading the presented image", image, extent.width, extent.height, |_| {})?;
+            if swapchain.format == vk::Format::B8G8R8A8_UNORM {
+                rgba.chunks_exact_mut(4).for_each(|pixel| pixel.swap(0, 2));
+            }
+            ROption::RSome(Image { width: extent.width, height: extent.height, rgba: rgba.into() })
+        } else {
+            ROption::RNone
+        };
+        // The image goes to the presentation engine in its layout, after a
+        // submission that signals what the present waits on.
+        self.submit_with("presenting", &[], &[rendered], |cb| {
+            if capture {
+                self.transition_image(cb, image, last, vk::ImageLayout::PRESENT_SRC_KHR);
+            }
+        })?;
+        swapchain.present(&self.context, &Frame { index: frame.index, image, acquired, rendered })?;
+        self.check_validation("presenting")?;
+        if unreadable {
+            return Err(XrError::unavailable("this window's swapchain images cannot be read back"));
+        }
+        Ok(Presented { status: PresentStatus::Presented, image: captured })
+    }
+
+    fn resize(&mut self, width: u32, height: u32) -> Result<(), XrError> {
+        let swapchain = self
+            .swapchain
+            .as_mut()
+            .ok_or_else(|| XrError::invalid_input("this Vulkan device is headless: it has no window to resize"))?;
+        swapchain.resize(width, height);
+        Ok(())
+    }
+}
+
+fn color_layers() -> vk::ImageSubresourceLayers {
+    vk::ImageSubresourceLayers {
+        aspect_mask: vk::ImageAspectFlags::COLOR,
+        mip_level: 0,
+        base_array_layer: 0,
+        layer_count: 1,
     }
 }
 
@@ -556,6 +696,14 @@ impl Device for VkDevice {
     fn read_pixels(&mut self, target: RenderTargetId) -> XrResult<Image> {
         guard(|| self.read_target(target))
     }
+
+    fn resize_window(&mut self, width: u32, height: u32) -> XrResult<()> {
+        guard(|| self.resize(width, height))
+    }
+
+    fn present(&mut self, target: RenderTargetId, capture: bool) -> XrResult<Presented> {
+        guard(|| self.present_target(target, capture))
+    }
 }
 
 impl Drop for VkDevice {
@@ -565,6 +713,9 @@ impl Drop for VkDevice {
         // SAFETY: the device is idle; every object was created on it.
         unsafe {
             let _ = device.device_wait_idle();
+            if let Some(mut swapchain) = self.swapchain.take() {
+                swapchain.destroy(device);
+            }
             for target in self.targets.drain(..) {
                 device.destroy_image_view(target.view, None);
                 device.destroy_image(target.image, None);

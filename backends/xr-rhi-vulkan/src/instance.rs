@@ -5,7 +5,7 @@ use std::{
     ffi::{CStr, c_void},
     sync::{Arc, Mutex},
 };
-use xr_device::XrError;
+use xr_device::{NativeWindow, XrError};
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
@@ -24,6 +24,8 @@ pub struct Context {
     pub queue: vk::Queue,
     pub queue_family: u32,
     pub messages: Messages,
+    /// The window's surface, for a device opened with a window.
+    pub surface: Option<(ash::khr::surface::Instance, vk::SurfaceKHR)>,
 }
 
 unsafe extern "system" fn on_message(
@@ -52,8 +54,9 @@ pub(crate) fn vk_error(what: &str) -> impl Fn(vk::Result) -> XrError + '_ {
 }
 
 impl Context {
-    /// Loads Vulkan, creates an instance and a device with a graphics queue.
-    pub fn create(prefer_software: bool, validation: bool) -> Result<Self, XrError> {
+    /// Loads Vulkan, creates an instance and a device with a graphics queue
+    /// (that can also present to `window`'s surface, if there is one).
+    pub fn create(prefer_software: bool, validation: bool, window: Option<&NativeWindow>) -> Result<Self, XrError> {
         // SAFETY: loading the system's Vulkan loader library.
         let entry = unsafe { ash::Entry::load() }
             .map_err(|e| XrError::unavailable(format!("no Vulkan loader (libvulkan.so.1): {e}")))?;
@@ -70,6 +73,10 @@ impl Context {
             }
             layers.push(VALIDATION_LAYER.as_ptr());
             extensions.push(debug_utils::NAME.as_ptr());
+        }
+        if window.is_some() {
+            extensions.push(ash::khr::surface::NAME.as_ptr());
+            extensions.push(ash::khr::xlib_surface::NAME.as_ptr());
         }
         let create = vk::InstanceCreateInfo::default()
             .application_info(&app)
@@ -104,7 +111,14 @@ impl Context {
         } else {
             None
         };
-        match Self::pick_device(&instance, prefer_software) {
+        let surface = match window.map(|w| Self::create_surface(&entry, &instance, w)).transpose() {
+            Ok(surface) => surface,
+            Err(e) => {
+                Self::destroy_instance(&instance, debug);
+                return Err(e);
+            }
+        };
+        match Self::pick_device(&instance, prefer_software, surface.as_ref()) {
             Ok((physical, queue_family)) => {
                 // SAFETY: `physical` comes from this instance.
                 let (properties, memory) = unsafe {
@@ -113,26 +127,81 @@ impl Context {
                         instance.get_physical_device_memory_properties(physical),
                     )
                 };
-                let device = Self::create_device(&instance, physical, queue_family)?;
+                let device = match Self::create_device(&instance, physical, queue_family, surface.is_some()) {
+                    Ok(device) => device,
+                    Err(e) => {
+                        Self::destroy_surface(surface);
+                        Self::destroy_instance(&instance, debug);
+                        return Err(e);
+                    }
+                };
                 // SAFETY: queue 0 of the family was requested.
                 let queue = unsafe { device.get_device_queue(queue_family, 0) };
-                Ok(Self { entry, instance, debug, physical, properties, memory, device, queue, queue_family, messages })
+                Ok(Self {
+                    entry,
+                    instance,
+                    debug,
+                    physical,
+                    properties,
+                    memory,
+                    device,
+                    queue,
+                    queue_family,
+                    messages,
+                    surface,
+                })
             }
             Err(e) => {
-                // SAFETY: nothing else uses the instance.
-                unsafe {
-                    if let Some((loader, messenger, user)) = debug {
-                        loader.destroy_debug_utils_messenger(messenger, None);
-                        drop(Box::from_raw(user));
-                    }
-                    instance.destroy_instance(None);
-                }
+                Self::destroy_surface(surface);
+                Self::destroy_instance(&instance, debug);
                 Err(e)
             }
         }
     }
 
-    fn pick_device(instance: &ash::Instance, prefer_software: bool) -> Result<(vk::PhysicalDevice, u32), XrError> {
+    /// Destroys an instance no device was created on.
+    fn destroy_instance(
+        instance: &ash::Instance,
+        debug: Option<(debug_utils::Instance, vk::DebugUtilsMessengerEXT, *mut Messages)>,
+    ) {
+        // SAFETY: nothing else uses the instance.
+        unsafe {
+            if let Some((loader, messenger, user)) = debug {
+                loader.destroy_debug_utils_messenger(messenger, None);
+                drop(Box::from_raw(user));
+            }
+            instance.destroy_instance(None);
+        }
+    }
+
+    fn destroy_surface(surface: Option<(ash::khr::surface::Instance, vk::SurfaceKHR)>) {
+        if let Some((loader, surface)) = surface {
+            // SAFETY: no swapchain was made on the surface.
+            unsafe { loader.destroy_surface(surface, None) };
+        }
+    }
+
+    /// A `VkSurfaceKHR` on the host's window.
+    fn create_surface(
+        entry: &ash::Entry,
+        instance: &ash::Instance,
+        window: &NativeWindow,
+    ) -> Result<(ash::khr::surface::Instance, vk::SurfaceKHR), XrError> {
+        let xr_device::WindowSystem::Xlib = window.system;
+        let info = vk::XlibSurfaceCreateInfoKHR::default()
+            .dpy(window.display as *mut vk::Display)
+            .window(window.window as vk::Window);
+        let loader = ash::khr::xlib_surface::Instance::new(entry, instance);
+        // SAFETY: the host keeps the display connection and window alive while the device lives.
+        let surface = unsafe { loader.create_xlib_surface(&info, None) }.map_err(vk_error("vkCreateXlibSurfaceKHR"))?;
+        Ok((ash::khr::surface::Instance::new(entry, instance), surface))
+    }
+
+    fn pick_device(
+        instance: &ash::Instance,
+        prefer_software: bool,
+        surface: Option<&(ash::khr::surface::Instance, vk::SurfaceKHR)>,
+    ) -> Result<(vk::PhysicalDevice, u32), XrError> {
         // SAFETY: plain enumeration on a live instance.
         let devices =
             unsafe { instance.enumerate_physical_devices() }.map_err(vk_error("vkEnumeratePhysicalDevices"))?;
@@ -148,27 +217,42 @@ impl Context {
             if properties.api_version < vk::API_VERSION_1_3 {
                 continue;
             }
-            let Some(family) = families.iter().position(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS)) else {
+            let presents = |family: usize| {
+                surface.is_none_or(|(loader, surface)| {
+                    // SAFETY: the surface and physical device belong to this instance.
+                    unsafe { loader.get_physical_device_surface_support(physical, family as u32, *surface) }
+                        .unwrap_or(false)
+                })
+            };
+            let Some(family) = families
+                .iter()
+                .enumerate()
+                .position(|(i, f)| f.queue_flags.contains(vk::QueueFlags::GRAPHICS) && presents(i))
+            else {
                 continue;
             };
             let software = properties.device_type == vk::PhysicalDeviceType::CPU;
             candidates.push((physical, family as u32, software));
         }
         candidates.sort_by_key(|(_, _, software)| *software != prefer_software);
-        candidates
-            .first()
-            .map(|(physical, family, _)| (*physical, *family))
-            .ok_or_else(|| XrError::unavailable("no Vulkan 1.3 device with a graphics queue"))
+        candidates.first().map(|(physical, family, _)| (*physical, *family)).ok_or_else(|| match surface {
+            Some(_) => XrError::unavailable("no Vulkan 1.3 device with a graphics queue that presents to this window"),
+            None => XrError::unavailable("no Vulkan 1.3 device with a graphics queue"),
+        })
     }
 
     fn create_device(
         instance: &ash::Instance,
         physical: vk::PhysicalDevice,
         family: u32,
+        presents: bool,
     ) -> Result<ash::Device, XrError> {
         let priorities = [1.0];
         let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
-        let extensions = [ash::ext::vertex_input_dynamic_state::NAME.as_ptr()];
+        let mut extensions = vec![ash::ext::vertex_input_dynamic_state::NAME.as_ptr()];
+        if presents {
+            extensions.push(ash::khr::swapchain::NAME.as_ptr());
+        }
         let mut vertex_input =
             vk::PhysicalDeviceVertexInputDynamicStateFeaturesEXT::default().vertex_input_dynamic_state(true);
         let mut vulkan13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true).synchronization2(true);
@@ -206,6 +290,9 @@ impl Drop for Context {
         unsafe {
             let _ = self.device.device_wait_idle();
             self.device.destroy_device(None);
+            if let Some((loader, surface)) = self.surface.take() {
+                loader.destroy_surface(surface, None);
+            }
             if let Some((loader, messenger, user)) = self.debug.take() {
                 loader.destroy_debug_utils_messenger(messenger, None);
                 drop(Box::from_raw(user));

@@ -9,6 +9,7 @@
 
 mod device;
 mod instance;
+mod swapchain;
 
 use abi_stable::sabi_trait::TD_Opaque;
 use xr_device::{DeviceBox, DeviceKind, DeviceOptions, DeviceSystem, DeviceSystemInfo, XrResult, guard};
@@ -28,7 +29,8 @@ impl DeviceSystem for VulkanSystem {
             Ok(DeviceSystemInfo {
                 name: "xr-rhi-vulkan".into(),
                 kind: DeviceKind::Vulkan,
-                description: "Vulkan 1.3 through ash, headless, dynamic rendering".into(),
+                description: "Vulkan 1.3 through ash, headless or presenting to an X11 window, dynamic rendering"
+                    .into(),
             })
         })
     }
