@@ -17,7 +17,8 @@
 //! - [`guarded`] writes guarded GLSL: one source per program and
 //!   stage with an `#if` ladder over its variants.
 //! - [`library`] is what an engine opens at start-up: a program by name and
-//!   variant, through the best path the device offers.
+//!   variant, through the best path the device offers; [`hot_reload`]
+//!   rebuilds the programs it loaded when their sources change on disk.
 //! - [`gc`] drops what no manifest references.
 //! - [`noop`] finds a whole build up to date without loading a plugin.
 
@@ -25,6 +26,7 @@ pub mod build;
 pub mod catalog;
 pub mod gc;
 pub mod guarded;
+pub mod hot_reload;
 pub mod journal;
 pub mod library;
 pub mod manifest;

@@ -116,6 +116,25 @@ impl ShaderLibrary {
         self
     }
 
+    /// Reads the catalog again (after a build into the store, as
+    /// [`crate::hot_reload`] runs one); the programs with other objects now.
+    pub fn reread_catalog(&mut self) -> Result<Vec<String>, LibraryError> {
+        let (programs, errors) = catalog::read_all(self.store.root());
+        for error in errors {
+            tracing::warn!("skipping a catalog file: {error}");
+        }
+        if programs.is_empty() {
+            return Err(LibraryError::Empty { store: self.store.root().display().to_string() });
+        }
+        let changed = programs
+            .iter()
+            .filter(|(name, program)| self.programs.get(*name).is_none_or(|old| old.variants != program.variants));
+        let changed = changed.map(|(name, _)| name.clone());
+        let changed = changed.collect();
+        self.programs = programs;
+        Ok(changed)
+    }
+
     /// The store.
     pub fn store(&self) -> &Store {
         &self.store
