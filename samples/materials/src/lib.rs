@@ -8,10 +8,13 @@
 
 use std::path::Path;
 use xr_build::{
-    LoadPath,
+    LoadPath, Loaded,
     library::{DeviceLoader, LibraryError, LoadRequest, ShaderLibrary},
 };
-use xr_device::{DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, VertexLayout, XrError};
+use xr_device::{
+    DeviceBox, DeviceKind, DeviceOptions, DrawCall, Image, RenderTargetId, VertexAttribute, VertexBufferId,
+    VertexLayout, XrError,
+};
 use xr_sourcebuild::{ConstantTableExt, Registry, RegistryError};
 
 /// Width and height of the rendered image.
@@ -168,52 +171,123 @@ pub enum SampleError {
 pub fn render(registry: &Registry, library: &ShaderLibrary, run: &Run) -> Result<(Image, Vec<TileLoad>), SampleError> {
     let mut device = registry.open_device(run.kind, &DeviceOptions::default())?;
     let mut loader = DeviceLoader::attach(registry, &device, library)?;
-    let result = draw(&mut device, &mut loader, library, run);
-    // The loader's build systems go before the device.
+    let result = Scene::load(&mut device, &mut loader, library, &run.paths, SIZE).and_then(|scene| {
+        scene.draw(&mut device)?;
+        let image = device.read_pixels(scene.target()).into_result()?;
+        Ok((image, scene.loads()))
+    });
+    // The scene's programs and the loader's build systems go before the device.
     drop(loader);
     result
 }
 
-fn draw(
-    device: &mut xr_device::DeviceBox,
+/// The scene on one device: a render target, the quad, and every tile's
+/// program loaded from the library. Drop it before the [`DeviceLoader`]
+/// that loaded it, and that before the device.
+pub struct Scene {
+    target: RenderTargetId,
+    quad: VertexBufferId,
+    paths: Vec<LoadPath>,
+    tiles: Vec<Loaded>,
+}
+
+impl Scene {
+    /// Loads every tile's program through `paths` (all when empty) and
+    /// makes a `size` × `size` target to draw into.
+    pub fn load(
+        device: &mut DeviceBox,
+        loader: &mut DeviceLoader,
+        library: &ShaderLibrary,
+        paths: &[LoadPath],
+        size: u32,
+    ) -> Result<Self, SampleError> {
+        let target = device.create_render_target(size, size).into_result()?;
+        let layout = VertexLayout {
+            stride: 2,
+            attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into(),
+        };
+        let quad = device.create_vertex_buffer(QUAD.as_slice().into(), &layout).into_result()?;
+        let mut tiles = Vec::new();
+        for index in 0..SCENE.len() {
+            tiles.push(load_tile(loader, library, paths, index)?);
+        }
+        Ok(Self { target, quad, paths: paths.to_vec(), tiles })
+    }
+
+    /// Clears the target and draws every tile into it.
+    pub fn draw(&self, device: &mut DeviceBox) -> Result<(), SampleError> {
+        device.clear(self.target, &CLEAR).into_result()?;
+        for tile in &self.tiles {
+            let call = DrawCall {
+                target: self.target,
+                program: tile.built.program,
+                vertex_buffer: self.quad,
+                first_vertex: 0,
+                vertex_count: 6,
+            };
+            device.draw(&call).into_result()?;
+        }
+        Ok(())
+    }
+
+    /// The target the scene is drawn into.
+    pub fn target(&self) -> RenderTargetId {
+        self.target
+    }
+
+    /// How each tile's program was loaded.
+    pub fn loads(&self) -> Vec<TileLoad> {
+        self.tiles
+            .iter()
+            .map(|t| TileLoad {
+                variant: t.variant.clone(),
+                path: t.path,
+                target: t.target.clone(),
+                reason: t.reason.clone(),
+            })
+            .collect()
+    }
+
+    /// Loads the tiles of `program` again (after a hot reload rebuilt it)
+    /// and swaps them in; a tile whose load fails keeps its program, and
+    /// the first error is returned. The number of tiles swapped otherwise.
+    pub fn reload(
+        &mut self,
+        loader: &mut DeviceLoader,
+        library: &ShaderLibrary,
+        program: &str,
+    ) -> Result<usize, SampleError> {
+        let mut swapped = 0;
+        for index in (0..SCENE.len()).filter(|i| SCENE[*i].program == program) {
+            let loaded = load_tile(loader, library, &self.paths, index)?;
+            // The old program is dropped here, between frames.
+            self.tiles[index] = loaded;
+            swapped += 1;
+        }
+        Ok(swapped)
+    }
+}
+
+/// Loads tile `index`'s program and sets its constants.
+fn load_tile(
     loader: &mut DeviceLoader,
     library: &ShaderLibrary,
-    run: &Run,
-) -> Result<(Image, Vec<TileLoad>), SampleError> {
-    let target = device.create_render_target(SIZE, SIZE).into_result()?;
-    let layout =
-        VertexLayout { stride: 2, attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into() };
-    let quad = device.create_vertex_buffer(QUAD.as_slice().into(), &layout).into_result()?;
-    device.clear(target, &CLEAR).into_result()?;
-    let mut loads = Vec::new();
-    let mut programs = Vec::new();
-    for (index, tile) in SCENE.iter().enumerate() {
-        let request = LoadRequest {
-            program: tile.program,
-            variant: tile.variant.to_vec(),
-            overrides: tile.overrides.to_vec(),
-            paths: run.paths.clone(),
-        };
-        let mut loaded = loader.load(library, &request)?;
-        let rect = loaded.built.constants.handle("u_rect")?;
-        loaded.built.constants.set_vector(rect, &tile_rect(index))?;
-        let color = loaded.built.constants.handle("u_color")?;
-        loaded.built.constants.set_vector(color, &tile.color)?;
-        let call =
-            DrawCall { target, program: loaded.built.program, vertex_buffer: quad, first_vertex: 0, vertex_count: 6 };
-        device.draw(&call).into_result()?;
-        loads.push(TileLoad {
-            variant: loaded.variant,
-            path: loaded.path,
-            target: loaded.target,
-            reason: loaded.reason,
-        });
-        // Programs live until the image is read back.
-        programs.push(loaded.built);
-    }
-    let image = device.read_pixels(target).into_result()?;
-    drop(programs);
-    Ok((image, loads))
+    paths: &[LoadPath],
+    index: usize,
+) -> Result<Loaded, SampleError> {
+    let tile = &SCENE[index];
+    let request = LoadRequest {
+        program: tile.program,
+        variant: tile.variant.to_vec(),
+        overrides: tile.overrides.to_vec(),
+        paths: paths.to_vec(),
+    };
+    let mut loaded = loader.load(library, &request)?;
+    let rect = loaded.built.constants.handle("u_rect")?;
+    loaded.built.constants.set_vector(rect, &tile_rect(index))?;
+    let color = loaded.built.constants.handle("u_color")?;
+    loaded.built.constants.set_vector(color, &tile.color)?;
+    Ok(loaded)
 }
 
 /// Writes an image as PNG, creating its directory.
