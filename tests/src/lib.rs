@@ -2,6 +2,7 @@
 //! does, find them on disk, open a real device and attach a real compiler.
 
 pub mod servers;
+pub mod xvfb;
 
 use std::{
     path::{Path, PathBuf},
@@ -16,7 +17,7 @@ use xr_sourcebuild::{
 };
 
 /// The plugins, `xr` and the samples that the tests load from disk.
-const ARTIFACTS: [&str; 9] = [
+const ARTIFACTS: [&str; 10] = [
     "xr-rhi-opengl",
     "xr-rhi-vulkan",
     "xr-compiler-glsl",
@@ -26,6 +27,7 @@ const ARTIFACTS: [&str; 9] = [
     "triangle",
     "pipelines",
     "materials",
+    "viewer",
 ];
 
 /// Broken plugins, built into their own target directory so they never sit next to `xr`.

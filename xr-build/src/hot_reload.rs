@@ -77,6 +77,8 @@ pub struct Reload {
 
 /// Watches the sources of a set of programs and rebuilds them when they change.
 pub struct HotReload {
+    /// As the engine spelled it: file names reach the objects' debug
+    /// information, so `xr build -m` with the same spelling shares them.
     manifest: PathBuf,
     request: BuildRequest,
     watcher: notify::RecommendedWatcher,
@@ -118,7 +120,7 @@ impl HotReload {
         let request =
             BuildRequest { programs: programs.to_vec(), targets: targets.to_vec(), ..BuildRequest::default() };
         let mut reload = Self {
-            manifest: absolute(manifest),
+            manifest: manifest.to_path_buf(),
             request,
             watcher,
             events,
@@ -183,7 +185,7 @@ impl HotReload {
             errors.push(format!("{program}: {error}"));
         }
         // Keep watching the manifest and what the last build read even if this one stops early.
-        self.watch_file(&self.manifest.clone())?;
+        self.watch_file(&absolute(&self.manifest))?;
         let failures: Mutex<Vec<(String, String, String)>> = Mutex::new(Vec::new());
         let summary = build(&manifest, registry, &self.request, &|result| {
             if let Outcome::Failed(message) = &result.outcome
@@ -193,7 +195,7 @@ impl HotReload {
             }
         })
         .map_err(|e| HotReloadError::Build(e.to_string()))?;
-        let base = self.manifest.parent().map(Path::to_path_buf).unwrap_or_default();
+        let base = absolute(&self.manifest).parent().map(Path::to_path_buf).unwrap_or_default();
         for file in summary.inputs.keys() {
             self.watch_file(&absolute(&base.join(file)))?;
         }

@@ -119,3 +119,52 @@ pub struct Presented {
     /// for and presented.
     pub image: ROption<Image>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use raw_window_handle::{WaylandDisplayHandle, WaylandWindowHandle, XlibDisplayHandle, XlibWindowHandle};
+    use std::ptr::NonNull;
+
+    #[test]
+    fn an_xlib_window_goes_through_and_back() {
+        let mut connection = 0u8;
+        let display = NonNull::from(&mut connection).cast();
+        let window = NativeWindow::from_raw(
+            RawDisplayHandle::Xlib(XlibDisplayHandle::new(Some(display), 1)),
+            RawWindowHandle::Xlib(XlibWindowHandle::new(42)),
+            640,
+            480,
+        )
+        .expect("an Xlib window");
+        assert_eq!((window.screen, window.window, window.width, window.height), (1, 42, 640, 480));
+        match window.raw_handles().expect("handles") {
+            (RawDisplayHandle::Xlib(d), RawWindowHandle::Xlib(w)) => {
+                assert_eq!((d.display, d.screen, w.window), (Some(display), 1, 42));
+            }
+            other => panic!("not Xlib: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn other_window_systems_and_a_missing_display_are_refused_by_name() {
+        let mut surface = 0u8;
+        let pointer = NonNull::from(&mut surface).cast();
+        let error = NativeWindow::from_raw(
+            RawDisplayHandle::Wayland(WaylandDisplayHandle::new(pointer)),
+            RawWindowHandle::Wayland(WaylandWindowHandle::new(pointer)),
+            1,
+            1,
+        )
+        .expect_err("a Wayland window");
+        assert!(error.to_string().contains("Wayland"), "{error}");
+        let error = NativeWindow::from_raw(
+            RawDisplayHandle::Xlib(XlibDisplayHandle::new(None, 0)),
+            RawWindowHandle::Xlib(XlibWindowHandle::new(1)),
+            1,
+            1,
+        )
+        .expect_err("no Display pointer");
+        assert!(error.to_string().contains("Display pointer"), "{error}");
+    }
+}

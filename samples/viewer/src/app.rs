@@ -20,7 +20,7 @@ use xr_sourcebuild::Registry;
 /// A size change the tests ask for at a presented frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScriptedResize {
-    /// After this many presented frames.
+    /// After this many frames drawn (presented or skipped).
     pub frame: u64,
     /// The new size; 0 × 0 stands for a minimised window.
     pub width: u32,
@@ -96,10 +96,10 @@ impl App {
             window: abi_stable::std_types::ROption::RSome(native),
             ..DeviceOptions::default()
         };
-        let start = &self.start;
+        let start = &mut self.start;
         let session = Session::open(
             &start.registry,
-            &start.library,
+            &mut start.library,
             start.kind,
             &options,
             start.settings.clone(),
@@ -116,9 +116,9 @@ impl App {
 
     fn redraw(&mut self, event_loop: &ActiveEventLoop) -> anyhow::Result<()> {
         let (Some(session), Some(window)) = (self.session.as_mut(), self.window.as_ref()) else { return Ok(()) };
-        let before = session.presented();
+        let before = session.drawn();
         let next = session.frame(&self.start.registry, &mut self.start.library)?;
-        let now = session.presented();
+        let now = session.drawn();
         for resize in self.start.resizes.iter().filter(|r| r.frame > before && r.frame <= now) {
             println!("frame {now}: resizing to {}x{}", resize.width, resize.height);
             if resize.width == 0 || resize.height == 0 {

@@ -48,7 +48,7 @@ struct Args {
     /// Turn on the Vulkan validation layers; any message is an error.
     #[arg(long)]
     validation: bool,
-    /// Resize the window after a frame: WIDTHxHEIGHT@FRAME (0x0: minimised). For tests.
+    /// Resize the window after a frame drawn: WIDTHxHEIGHT@FRAME (0x0: minimised). For tests.
     #[arg(long, value_parser = parse_resize)]
     resize: Vec<ScriptedResize>,
     /// Write ready.png (the first frame) and reload-N.png (the first frame after reload N) here. For tests.
@@ -108,7 +108,7 @@ fn headless(
         settings.frames = Some(1);
     }
     let options = DeviceOptions { validation, ..DeviceOptions::default() };
-    let mut session = Session::open(&registry, &library, kind, &options, settings, watch.as_deref())?;
+    let mut session = Session::open(&registry, &mut library, kind, &options, settings, watch.as_deref())?;
     println!("{why} (headless)");
     session.print_loads();
     while session.frame(&registry, &mut library)? == Next::Continue {}

@@ -46,6 +46,7 @@ pub struct Session {
     settings: Settings,
     hot: Option<HotReload>,
     presented: u64,
+    drawn: u64,
     reloads: u32,
     /// The file to write the next presented frame to.
     capture_next: Option<PathBuf>,
@@ -57,7 +58,7 @@ impl Session {
     /// loads the scene, and with `watch` starts hot reload on `manifest`.
     pub fn open(
         registry: &Registry,
-        library: &ShaderLibrary,
+        library: &mut ShaderLibrary,
         kind: DeviceKind,
         options: &DeviceOptions,
         settings: Settings,
@@ -65,7 +66,6 @@ impl Session {
     ) -> anyhow::Result<Self> {
         let mut device = registry.open_device(kind, options)?;
         let mut loader = DeviceLoader::attach(registry, &device, library)?;
-        let scene = Scene::load(&mut device, &mut loader, library, &[], settings.size)?;
         let hot = match watch {
             Some(manifest) => {
                 let targets: Vec<String> = loader.targets().into_iter().map(|(target, _)| target).collect();
@@ -73,10 +73,13 @@ impl Session {
                 let hot = HotReload::watch(manifest, registry, &programs, &targets)
                     .with_context(|| format!("watching the sources of {}", manifest.display()))?;
                 println!("watching {} files of {} for changes", hot.inputs().count(), manifest.display());
+                // Its first build brought the store up to date with the sources.
+                library.reread_catalog()?;
                 Some(hot)
             }
             None => None,
         };
+        let scene = Scene::load(&mut device, &mut loader, library, &[], settings.size)?;
         let capture_next = settings.captures.as_ref().map(|dir| dir.join("ready.png"));
         Ok(Self {
             scene,
@@ -86,6 +89,7 @@ impl Session {
             settings,
             hot,
             presented: 0,
+            drawn: 0,
             reloads: 0,
             capture_next,
             last_image: None,
@@ -124,9 +128,9 @@ impl Session {
         Ok(())
     }
 
-    /// Presented frames so far.
-    pub fn presented(&self) -> u64 {
-        self.presented
+    /// Frames drawn so far, presented or skipped (while the window has no area).
+    pub fn drawn(&self) -> u64 {
+        self.drawn
     }
 
     /// Swaps rebuilt programs in, draws, and presents one frame.
@@ -135,6 +139,7 @@ impl Session {
             self.swap(library, reload);
         }
         self.scene.draw(&mut self.device)?;
+        self.drawn += 1;
         let last = self.settings.frames.is_some_and(|frames| self.presented + 1 >= frames);
         let capture = self.capture_next.is_some() || (last && self.settings.screenshot.is_some());
         let image = if self.windowed {
