@@ -125,7 +125,10 @@ impl App {
                 // X11 has no zero-size windows: tell the device what a
                 // minimised window (Resized to 0 × 0 elsewhere) tells it.
                 session.resize(0, 0)?;
-            } else if let Some(size) = window.request_inner_size(PhysicalSize::new(resize.width, resize.height)) {
+            } else {
+                // The device follows at once; winit's Resized event confirms the size later.
+                let asked = PhysicalSize::new(resize.width, resize.height);
+                let size = window.request_inner_size(asked).unwrap_or(asked);
                 session.resize(size.width, size.height)?;
             }
         }

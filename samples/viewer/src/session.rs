@@ -47,6 +47,8 @@ pub struct Session {
     hot: Option<HotReload>,
     presented: u64,
     drawn: u64,
+    /// Frames the device skipped: the window had no area.
+    skipped: u64,
     reloads: u32,
     /// The file to write the next presented frame to.
     capture_next: Option<PathBuf>,
@@ -90,6 +92,7 @@ impl Session {
             hot,
             presented: 0,
             drawn: 0,
+            skipped: 0,
             reloads: 0,
             capture_next,
             last_image: None,
@@ -145,6 +148,7 @@ impl Session {
         let image = if self.windowed {
             let presented = self.device.present(self.scene.target(), capture).into_result()?;
             if presented.status == PresentStatus::Skipped {
+                self.skipped += 1;
                 return Ok(Next::Continue);
             }
             presented.image.into_option()
@@ -171,7 +175,12 @@ impl Session {
         let Some(path) = &self.settings.screenshot else { return Ok(()) };
         let image = self.last_image.as_ref().context("no frame was presented, so there is no screenshot")?;
         materials::write_png(image, path)?;
-        println!("{} frames presented; screenshot {}", self.presented, path.display());
+        println!(
+            "{} frames presented, {} skipped (no window area); screenshot {}",
+            self.presented,
+            self.skipped,
+            path.display()
+        );
         Ok(())
     }
 
