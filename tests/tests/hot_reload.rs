@@ -99,7 +99,7 @@ fn a_swapped_program_draws_the_edited_shader() {
     let mut hot = HotReload::watch(&dir.join("xr.toml"), &registry, &[], &targets).expect("watching");
     library.reread_catalog().expect("the catalog after the watch's first build");
     let mut scene = materials::Scene::load(&mut device, &mut loader, &library, &[], 96).expect("the scene");
-    let mut centre = |scene: &materials::Scene, device: &mut xr_device::DeviceBox| {
+    let centre = |scene: &materials::Scene, device: &mut xr_device::DeviceBox| {
         scene.draw(device).expect("draws");
         let image = device.read_pixels(scene.target()).into_result().expect("pixels");
         image.pixel(16, 16).expect("inside")

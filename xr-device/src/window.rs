@@ -49,6 +49,8 @@ impl NativeWindow {
         height: u32,
     ) -> Result<Self, XrError> {
         match (display, window) {
+            // `Window` is a C `unsigned long`: 64 bits here, 32 on some targets.
+            #[allow(clippy::useless_conversion)]
             (RawDisplayHandle::Xlib(display), RawWindowHandle::Xlib(window)) => {
                 let connection = display
                     .display

@@ -187,6 +187,7 @@ impl Session {
     /// Loads again what a reload rebuilt; a failure keeps the running program.
     fn swap(&mut self, library: &ShaderLibrary, reload: Reload) {
         self.reloads += 1;
+        tracing::debug!(?reload, "hot reload");
         let number = self.reloads;
         let frame = self.presented + 1;
         for error in &reload.errors {
