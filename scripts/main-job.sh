@@ -20,3 +20,12 @@ echo
 target/release/xr build -m samples/materials/xr.toml --emit guarded
 echo
 target/release/materials --store target/xr-store/materials --out "$out"
+echo
+# The viewer: the same scene in a window on each back end, picked at
+# start-up, presented for 60 frames and read back from the window. Under
+# Xvfb where there is no display.
+run_in_x() { if [ -n "${DISPLAY:-}" ]; then "$@"; else xvfb-run -a "$@"; fi; }
+for backend in opengl vulkan; do
+    run_in_x target/release/viewer --backend "$backend" --store target/xr-store/materials \
+        --manifest samples/materials/xr.toml --no-watch --frames 60 --screenshot "$out/viewer-$backend.png"
+done

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what XR needs on a fresh Debian machine: Mesa's EGL and software
 # drivers (llvmpipe, lavapipe), the Vulkan loader and validation layers, and
-# shaderc's static libraries, and the cache servers the remote-store tests
-# run (nginx with WebDAV, redis-server). Installs nothing that is already there.
+# shaderc's static libraries, the cache servers the remote-store tests
+# run (nginx with WebDAV, redis-server), and Xvfb with the X11 libraries
+# winit opens for the viewer's window. Installs nothing that is already there.
 set -euo pipefail
 
 packages=(
@@ -12,6 +13,8 @@ packages=(
     vulkan-validationlayers                       # VK_LAYER_KHRONOS_validation for the tests
     glslc                                         # the baseline of the SPIR-V benchmark
     nginx libnginx-mod-http-dav-ext redis-server  # the remote-store tests' cache servers (WebDAV, Redis)
+    xvfb xauth                                    # a virtual X display for the window tests (Xvfb, xvfb-run)
+    libx11-6 libx11-xcb1 libxcursor1 libxrandr2 libxi6 libxkbcommon-x11-0  # what winit loads for an X11 window
 )
 missing=()
 for package in "${packages[@]}"; do
