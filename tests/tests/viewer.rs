@@ -24,7 +24,7 @@ fn viewer(dir: &Path, display: Option<&Xvfb>, backend: &str) -> Command {
     let mut command = Command::new(executable("viewer"));
     command
         .current_dir(dir)
-        .args(["--store", "store", "--manifest", "xr.toml", "--size", SIZE, "--backend", backend])
+        .args(["--store", "store", "--size", SIZE, "--backend", backend])
         .env_remove("XR_PLUGIN_PATH")
         .env_remove("WAYLAND_DISPLAY")
         .env_remove("WAYLAND_SOCKET")
@@ -149,7 +149,7 @@ fn hot_reload(backend: &str) {
     let xvfb = Xvfb::start();
     let captures = dir.join("captures");
     let mut child = viewer(&dir, Some(&xvfb), backend)
-        .args(["--exit-after-reloads", "2", "--captures"])
+        .args(["--manifest", "xr.toml", "--exit-after-reloads", "2", "--captures"])
         .arg(&captures)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -240,4 +240,25 @@ fn presenting_or_resizing_a_headless_device_is_an_error_naming_why() {
         let error = device.resize_window(4, 4).into_result().expect_err("resized with no window");
         assert!(error.to_string().contains("no window"), "{kind:?}: {error}");
     }
+}
+
+#[test]
+fn auto_picks_a_back_end_at_start_up_and_says_why() {
+    let dir = materials_built("viewer-auto");
+    let xvfb = Xvfb::start();
+    let stdout = run(viewer(&dir, Some(&xvfb), "auto").args(["--frames", "3", "--no-watch"]));
+    // Here both devices are Mesa's software renderers: Vulkan goes first
+    // among equals, and the line names what else was found.
+    let line = stdout.lines().find(|l| l.starts_with("--backend auto: ")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.contains("vulkan on") && line.contains("also found: opengl on"), "{line}");
+    assert!(stdout.contains("compatible-object vk-spirv"), "{stdout}");
+
+    // A manifest that is not there turns hot reload off with a warning; the scene still draws.
+    let output = viewer(&dir, Some(&xvfb), "opengl")
+        .args(["--frames", "3", "--manifest", "missing.toml"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("hot reload is off") && stderr.contains("missing.toml"), "{stderr}");
 }

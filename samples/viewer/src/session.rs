@@ -72,12 +72,19 @@ impl Session {
             Some(manifest) => {
                 let targets: Vec<String> = loader.targets().into_iter().map(|(target, _)| target).collect();
                 let programs: Vec<String> = library.programs().keys().cloned().collect();
-                let hot = HotReload::watch(manifest, registry, &programs, &targets)
-                    .with_context(|| format!("watching the sources of {}", manifest.display()))?;
-                println!("watching {} files of {} for changes", hot.inputs().count(), manifest.display());
-                // Its first build brought the store up to date with the sources.
-                library.reread_catalog()?;
-                Some(hot)
+                match HotReload::watch(manifest, registry, &programs, &targets) {
+                    Ok(hot) => {
+                        println!("watching {} files of {} for changes", hot.inputs().count(), manifest.display());
+                        // Its first build brought the store up to date with the sources.
+                        library.reread_catalog()?;
+                        Some(hot)
+                    }
+                    // The store still draws: hot reload is what is lost.
+                    Err(e) => {
+                        eprintln!("warning: hot reload is off: watching the sources of {}: {e}", manifest.display());
+                        None
+                    }
+                }
             }
             None => None,
         };
