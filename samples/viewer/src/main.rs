@@ -14,6 +14,7 @@ use backend::Backend;
 use clap::Parser;
 use session::{Next, Session, Settings};
 use std::path::PathBuf;
+use tracing_subscriber::{filter::Targets, prelude::*};
 use xr_build::library::ShaderLibrary;
 use xr_device::DeviceOptions;
 use xr_sourcebuild::Registry;
@@ -73,7 +74,13 @@ fn parse_resize(text: &str) -> Result<ScriptedResize, String> {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let level = std::env::var("XR_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(tracing::Level::WARN);
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).init();
+    // winit warns about every Xvfb (no XSETTINGS, a 0 mm screen): shown from XR_LOG=debug on.
+    let winit = if level >= tracing::Level::DEBUG { level } else { tracing::Level::ERROR };
+    let filter = Targets::new().with_default(level).with_target("winit", winit);
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(filter)
+        .init();
     if let Some(dir) = &args.captures {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
