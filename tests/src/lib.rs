@@ -240,8 +240,7 @@ impl GlBench {
         };
         let vertices = self.device.create_vertex_buffer(quad.as_slice().into(), &layout).into_result().expect("vb");
         self.device.clear(target, &[0.0, 0.0, 0.0, 0.0]).into_result().expect("clear");
-        let draw =
-            DrawCall { target, program: program.program, vertex_buffer: vertices, first_vertex: 0, vertex_count: 6 };
+        let draw = DrawCall::triangles(target, program.program, vertices, 6);
         self.device.draw(&draw).into_result().expect("draw");
         self.device.read_pixels(target).into_result().expect("read pixels")
     }

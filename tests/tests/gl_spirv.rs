@@ -39,7 +39,7 @@ fn draw_triangle(bench: &mut GlBench, built: &BuiltProgram) -> Image {
         VertexLayout { stride: 2, attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into() };
     let vertices = device.create_vertex_buffer(triangle::VERTICES.as_slice().into(), &layout).into_result().unwrap();
     device.clear(target, &triangle::CLEAR).into_result().unwrap();
-    let draw = DrawCall { target, program: built.program, vertex_buffer: vertices, first_vertex: 0, vertex_count: 3 };
+    let draw = DrawCall::triangles(target, built.program, vertices, 3);
     device.draw(&draw).into_result().unwrap();
     device.read_pixels(target).into_result().unwrap()
 }

@@ -237,8 +237,7 @@ fn render(
     let quad: [f32; 12] = [0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0];
     let buffer = device.create_vertex_buffer(quad.as_slice().into(), &layout).into_result().unwrap();
     device.clear(target, &[0.0, 0.0, 0.0, 1.0]).into_result().unwrap();
-    let call =
-        DrawCall { target, program: loaded.built.program, vertex_buffer: buffer, first_vertex: 0, vertex_count: 6 };
+    let call = DrawCall::triangles(target, loaded.built.program, buffer, 6);
     device.draw(&call).into_result().unwrap();
     let image = device.read_pixels(target).into_result().unwrap();
     let result = (loaded.path, loaded.target.clone(), loaded.reason.clone());

@@ -188,8 +188,7 @@ fn run_child(mode: Mode, programs: usize, store: &Path) -> anyhow::Result<Timing
             }
         };
         let ready = start.elapsed();
-        let draw =
-            DrawCall { target, program: built.program, vertex_buffer: vertices, first_vertex: 0, vertex_count: 3 };
+        let draw = DrawCall::triangles(target, built.program, vertices, 3);
         device.draw(&draw).into_result()?;
         device.read_pixels(target).into_result()?;
         let first_draw = start.elapsed();

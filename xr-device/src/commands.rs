@@ -1,7 +1,11 @@
 //! The small command surface samples and tests need: an offscreen target, a
 //! vertex buffer, a program to bind, a draw, and pixels read back.
 
-use abi_stable::{StableAbi, std_types::RVec};
+use crate::resources::BufferId;
+use abi_stable::{
+    StableAbi,
+    std_types::{ROption, RVec},
+};
 
 /// An offscreen colour target created by [`crate::Device::create_render_target`].
 #[repr(transparent)]
@@ -67,7 +71,7 @@ pub struct VertexLayout {
     pub attributes: RVec<VertexAttribute>,
 }
 
-/// A non-indexed triangle-list draw into a render target.
+/// A triangle-list draw into a render target.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
 pub struct DrawCall {
@@ -77,10 +81,47 @@ pub struct DrawCall {
     pub program: ProgramRef,
     /// The vertices.
     pub vertex_buffer: VertexBufferId,
-    /// First vertex to draw.
+    /// First vertex to draw (first index, for an indexed draw).
     pub first_vertex: u32,
-    /// Number of vertices (three per triangle).
+    /// Number of vertices (indices), three per triangle.
     pub vertex_count: u32,
+    /// 32-bit indices into the vertices (a buffer made with `BufferUsage::INDEX`).
+    pub index_buffer: ROption<BufferId>,
+    /// Test and write depth (less passes); the target needs a depth attachment.
+    pub depth_test: bool,
+}
+
+impl DrawCall {
+    /// `vertex_count` vertices from the first, no depth test, not indexed.
+    pub fn triangles(
+        target: RenderTargetId,
+        program: ProgramRef,
+        vertex_buffer: VertexBufferId,
+        vertex_count: u32,
+    ) -> Self {
+        Self {
+            target,
+            program,
+            vertex_buffer,
+            first_vertex: 0,
+            vertex_count,
+            index_buffer: ROption::RNone,
+            depth_test: false,
+        }
+    }
+
+    /// Drawn through `count` indices of `indices`.
+    pub fn indexed(mut self, indices: BufferId, count: u32) -> Self {
+        self.index_buffer = ROption::RSome(indices);
+        self.vertex_count = count;
+        self
+    }
+
+    /// With the depth test on.
+    pub fn with_depth_test(mut self) -> Self {
+        self.depth_test = true;
+        self
+    }
 }
 
 /// RGBA8 pixels read back from a render target, top row first.

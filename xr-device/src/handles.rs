@@ -19,12 +19,20 @@ pub struct GlLoader {
     pub get_proc_address: unsafe extern "C" fn(context: *const c_void, name: *const c_char) -> *const c_void,
     /// Makes the device's context current on this thread; false on failure.
     pub make_current: unsafe extern "C" fn(context: *const c_void) -> bool,
-    /// Hands out a uniform buffer binding point no one else on this device
-    /// uses (so a program's uniform blocks stay bound to its own buffers);
-    /// -1 when all are taken.
-    pub allocate_uniform_binding: unsafe extern "C" fn(context: *const c_void) -> i32,
-    /// Gives a binding point from `allocate_uniform_binding` back.
-    pub release_uniform_binding: unsafe extern "C" fn(context: *const c_void, binding: u32),
+    /// Hands out a binding point of `space` ([`GlBindingSpace`] as u32) that
+    /// no other program on this device uses, so that each program's
+    /// textures and buffers stay bound to it; -1 when all are taken.
+    pub allocate_binding: unsafe extern "C" fn(context: *const c_void, space: u32) -> i32,
+    /// Gives a binding point from `allocate_binding` back.
+    pub release_binding: unsafe extern "C" fn(context: *const c_void, space: u32, binding: u32),
+    /// How many binding points of `space` the device has for programs.
+    pub binding_limit: unsafe extern "C" fn(context: *const c_void, space: u32) -> u32,
+    /// Tells the device how many of `program`'s resources are still
+    /// unbound (read at each draw and dispatch: one that is not 0 is
+    /// refused); `unbound` stays valid until `unregister_program`.
+    pub register_program: unsafe extern "C" fn(context: *const c_void, program: u32, unbound: *const u32),
+    /// Forgets a program before it is deleted.
+    pub unregister_program: unsafe extern "C" fn(context: *const c_void, program: u32),
     /// Forgets which context the device system made current on this thread.
     /// `make_current` is cheap when the device's context is the one it made
     /// current last (every EGL call is a system call); an engine that makes
@@ -34,18 +42,68 @@ pub struct GlLoader {
     pub forget_current: unsafe extern "C" fn(),
 }
 
+/// The kinds of OpenGL binding points a device hands out to programs.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GlBindingSpace {
+    /// `GL_UNIFORM_BUFFER` binding points.
+    UniformBuffer = 0,
+    /// Texture units (unit 0 is the device's own).
+    TextureUnit = 1,
+    /// Image units (`image2D`).
+    ImageUnit = 2,
+    /// `GL_SHADER_STORAGE_BUFFER` binding points.
+    StorageBuffer = 3,
+}
+
+impl GlBindingSpace {
+    /// Every space.
+    pub const ALL: [GlBindingSpace; 4] = [
+        GlBindingSpace::UniformBuffer,
+        GlBindingSpace::TextureUnit,
+        GlBindingSpace::ImageUnit,
+        GlBindingSpace::StorageBuffer,
+    ];
+
+    /// The space numbered `space`.
+    pub fn from_u32(space: u32) -> Option<Self> {
+        Self::ALL.get(space as usize).copied()
+    }
+
+    /// How a message names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            GlBindingSpace::UniformBuffer => "uniform buffer binding points",
+            GlBindingSpace::TextureUnit => "texture units",
+            GlBindingSpace::ImageUnit => "image units",
+            GlBindingSpace::StorageBuffer => "storage buffer binding points",
+        }
+    }
+}
+
 /// A Vulkan program a build system made, registered with the device so
 /// that the device can draw with it: the pipeline and what to bind.
 #[repr(C)]
 #[derive(StableAbi, Clone, Copy, Debug)]
 pub struct VulkanProgram {
     /// `VkPipeline`; built for dynamic rendering into the device's colour
-    /// format, with viewport, scissor and vertex input left dynamic.
+    /// format, with viewport, scissor and vertex input left dynamic. A
+    /// compute pipeline for a compute program.
     pub pipeline: u64,
+    /// The same program for targets with a depth attachment (the device's
+    /// depth format, depth test and write on); 0 for compute programs.
+    pub depth_pipeline: u64,
+    /// A compute program (`pipeline` is bound at the compute bind point).
+    pub compute: bool,
     /// `VkPipelineLayout`.
     pub layout: u64,
-    /// `VkDescriptorSet` bound at set 0, or 0 for none.
-    pub descriptor_set: u64,
+    /// `VkDescriptorSet`s bound from set 0 on, owned by the build system.
+    pub descriptor_sets: *const u64,
+    /// Their number.
+    pub descriptor_set_count: u32,
+    /// Resources not bound yet; read at each draw and dispatch, which are
+    /// refused while it is not 0.
+    pub unbound: *const u32,
     /// Push constant bytes, read at each draw; owned by the build system.
     pub push_constants: *const u8,
     /// Their length.
@@ -75,6 +133,8 @@ pub struct VulkanLoader {
     pub queue_family: u32,
     /// The `VkFormat` of the device's render targets.
     pub color_format: u32,
+    /// The `VkFormat` of their depth attachments.
+    pub depth_format: u32,
     /// Registers a program; returns the name to draw it with (never 0), or 0 if the device is closed.
     pub register_program: unsafe extern "C" fn(context: *const c_void, program: *const VulkanProgram) -> u32,
     /// Forgets a program before its objects are destroyed.

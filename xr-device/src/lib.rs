@@ -13,6 +13,7 @@ pub mod error;
 pub mod handles;
 pub mod log_bridge;
 pub mod panic_guard;
+pub mod resources;
 pub mod system;
 pub mod window;
 
@@ -21,9 +22,13 @@ pub use commands::{
     DrawCall, Image, ProgramKind, ProgramRef, RenderTargetId, VertexAttribute, VertexBufferId, VertexLayout,
 };
 pub use error::{ErrorKind, XrError, XrResult};
-pub use handles::{GlLoader, NativeHandles, VulkanLoader, VulkanProgram};
+pub use handles::{GlBindingSpace, GlLoader, NativeHandles, VulkanLoader, VulkanProgram};
 pub use log_bridge::{LogSink, host_log_sink, install_plugin_logger};
 pub use panic_guard::{catch_panic, guard};
+pub use resources::{
+    BufferId, BufferUsage, ComputeCall, Filter, ResourceBinding, ResourceKind, SamplerDesc, SamplerId, TextureDesc,
+    TextureFormat, TextureId, Wrap,
+};
 pub use system::{
     Device, Device_TO, DeviceBox, DeviceOptions, DeviceSystem, DeviceSystem_TO, DeviceSystemBox, DeviceSystemInfo,
 };

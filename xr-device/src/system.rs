@@ -8,11 +8,12 @@ use crate::{
     commands::{DrawCall, Image, RenderTargetId, VertexBufferId, VertexLayout},
     error::XrResult,
     handles::NativeHandles,
+    resources::{BufferId, BufferUsage, ComputeCall, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId},
     window::{NativeWindow, Presented},
 };
 use abi_stable::{
     StableAbi, sabi_trait,
-    std_types::{RBox, ROption, RSlice, RString},
+    std_types::{RBox, ROption, RSlice, RString, RVec},
 };
 
 /// What a device system says about itself before it opens anything.
@@ -85,8 +86,43 @@ pub trait Device {
     /// Shows `target` in the window, scaled to the window's size, and with
     /// `capture` reads the presented image back from the window's buffer.
     /// A window with no area skips the frame. Fails on a headless device.
-    #[sabi(last_prefix_field)]
     fn present(&mut self, target: RenderTargetId, capture: bool) -> XrResult<Presented>;
+
+    /// Creates an RGBA8 colour target with a 32-bit float depth attachment;
+    /// `clear` sets its depth to 1.
+    fn create_depth_render_target(&mut self, width: u32, height: u32) -> XrResult<RenderTargetId>;
+
+    /// Creates a texture from `pixels`: its first `levels_given` levels,
+    /// tightly packed one after the other; with 1 level given and more in
+    /// the texture, the others are generated (box filter).
+    fn create_texture(&mut self, desc: &TextureDesc, pixels: RSlice<'_, u8>, levels_given: u32) -> XrResult<TextureId>;
+
+    /// Reads a texture's `level` back, tightly packed, rows from the first.
+    fn read_texture(&mut self, texture: TextureId, level: u32) -> XrResult<RVec<u8>>;
+
+    /// Creates a sampler.
+    fn create_sampler(&mut self, desc: &SamplerDesc) -> XrResult<SamplerId>;
+
+    /// Creates a buffer holding `data` (its size is `data`'s).
+    fn create_buffer(&mut self, usage: BufferUsage, data: RSlice<'_, u8>) -> XrResult<BufferId>;
+
+    /// Writes `data` into a buffer from byte `offset`.
+    fn write_buffer(&mut self, buffer: BufferId, offset: u64, data: RSlice<'_, u8>) -> XrResult<()>;
+
+    /// Reads a whole buffer back (after every draw and dispatch so far).
+    fn read_buffer(&mut self, buffer: BufferId) -> XrResult<RVec<u8>>;
+
+    /// What a constant table needs to bind `texture` (with `sampler`, for a
+    /// texture read through one), with its native handles.
+    fn texture_binding(&self, texture: TextureId, sampler: ROption<SamplerId>) -> XrResult<ResourceBinding>;
+
+    /// What a constant table needs to bind `buffer`, with its native handle.
+    fn buffer_binding(&self, buffer: BufferId) -> XrResult<ResourceBinding>;
+
+    /// Runs a compute program; what it wrote is visible to every later
+    /// draw, dispatch and read.
+    #[sabi(last_prefix_field)]
+    fn dispatch(&mut self, call: &ComputeCall) -> XrResult<()>;
 }
 
 /// A device system behind the ABI.

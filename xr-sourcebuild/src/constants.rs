@@ -14,7 +14,7 @@ use abi_stable::{
     std_types::{RBox, RStr, RString, RVec},
 };
 use std::fmt;
-use xr_device::{ProgramRef, XrResult};
+use xr_device::{ProgramRef, ResourceBinding, ResourceKind, XrResult};
 
 /// The scalar kind of a constant's components.
 #[repr(u8)]
@@ -187,6 +187,31 @@ impl MemberLayout {
     }
 }
 
+/// One resource of a built program: a texture, sampler, storage image or
+/// buffer the caller binds ([`ConstantTableExt::set_texture`],
+/// [`ConstantTableExt::set_buffer`]).
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct ResourceInfo {
+    /// The name in the source: `albedo`, `particles` (a block's instance
+    /// name, or its block name when it has none).
+    pub name: RString,
+    /// What is bound to it.
+    pub kind: ResourceKind,
+    /// Vulkan descriptor set; 0 on OpenGL.
+    pub set: u32,
+    /// Vulkan binding; on OpenGL the texture unit, image unit or buffer
+    /// binding point the device gave the program.
+    pub binding: u32,
+    /// Array length; 1 for a non-array.
+    pub array_size: u32,
+    /// Bytes a buffer must have at least (the block's fixed part); 0 when unknown.
+    pub min_size: u64,
+}
+
+/// Marks the handles of resources (their `index` counts resources, not constants).
+pub const RESOURCE_HANDLE: u32 = 1 << 30;
+
 /// A looked-up constant, valid for the table that returned it.
 #[repr(C)]
 #[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -266,13 +291,21 @@ pub trait ConstantTable {
     /// Sets a value the classic way, for hosts that use `glUniform*`: binds
     /// `pipeline`, makes this table's program its active program
     /// (`glActiveShaderProgram`), then calls `glUniform*`.
-    #[sabi(last_prefix_field)]
     fn set_through_pipeline(
         &mut self,
         pipeline: ProgramRef,
         handle: ConstantHandle,
         value: &ConstantValue,
     ) -> XrResult<()>;
+
+    /// Every resource the program binds.
+    fn resources(&self) -> XrResult<RVec<ResourceInfo>>;
+
+    /// Binds a texture or buffer of the program's device to a resource
+    /// (`handle` from `lookup`, array element included): the wrong kind, a
+    /// buffer smaller than the block, or another device's object is an error.
+    #[sabi(last_prefix_field)]
+    fn set_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> XrResult<()>;
 }
 
 /// A constant table's setters routed through a pipeline's active program;
@@ -297,6 +330,10 @@ impl ConstantTableExt for ThroughPipeline<'_> {
     fn set_value(&mut self, handle: ConstantHandle, value: ConstantValue) -> Result<(), xr_device::XrError> {
         self.table.set_through_pipeline(self.pipeline, handle, &value).into_result()
     }
+
+    fn set_binding(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> Result<(), xr_device::XrError> {
+        self.table.set_resource(handle, binding).into_result()
+    }
 }
 
 /// A constant table behind the ABI.
@@ -309,6 +346,24 @@ pub trait ConstantTableExt {
     fn handle(&self, name: &str) -> Result<ConstantHandle, xr_device::XrError>;
     /// Sets any value.
     fn set_value(&mut self, handle: ConstantHandle, value: ConstantValue) -> Result<(), xr_device::XrError>;
+    /// Binds a texture or buffer ([`ConstantTable::set_resource`]).
+    fn set_binding(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> Result<(), xr_device::XrError>;
+
+    /// A texture (with its sampler, for a texture read through one) from
+    /// `Device::texture_binding`.
+    fn set_texture(&mut self, h: ConstantHandle, texture: &ResourceBinding) -> Result<(), xr_device::XrError> {
+        if !texture.is_texture {
+            return Err(xr_device::XrError::invalid_input("set_texture was given a buffer: use set_buffer"));
+        }
+        self.set_binding(h, texture)
+    }
+    /// A uniform or storage buffer from `Device::buffer_binding`.
+    fn set_buffer(&mut self, h: ConstantHandle, buffer: &ResourceBinding) -> Result<(), xr_device::XrError> {
+        if buffer.is_texture {
+            return Err(xr_device::XrError::invalid_input("set_buffer was given a texture: use set_texture"));
+        }
+        self.set_binding(h, buffer)
+    }
 
     /// `bool`.
     fn set_bool(&mut self, h: ConstantHandle, v: bool) -> Result<(), xr_device::XrError> {
@@ -400,6 +455,54 @@ impl ConstantTableExt for ConstantTableBox {
 
     fn set_value(&mut self, handle: ConstantHandle, value: ConstantValue) -> Result<(), xr_device::XrError> {
         self.set(handle, &value).into_result()
+    }
+
+    fn set_binding(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> Result<(), xr_device::XrError> {
+        self.set_resource(handle, binding).into_result()
+    }
+}
+
+/// Checks that `binding` may go to `resource`: a texture to a texture
+/// kind, a buffer to a buffer kind, a storage image made for storage, a
+/// buffer as large as the block, an object of `device`.
+pub fn check_binding(
+    resource: &ResourceInfo,
+    binding: &ResourceBinding,
+    device: u64,
+) -> Result<(), xr_device::XrError> {
+    use xr_device::XrError;
+    let name = &resource.name;
+    if binding.device != device {
+        return Err(XrError::invalid_input(format!(
+            "'{name}': the {} belongs to another device than this program's",
+            if binding.is_texture { "texture" } else { "buffer" }
+        )));
+    }
+    if resource.kind.takes_texture() != binding.is_texture {
+        return Err(XrError::invalid_input(format!(
+            "'{name}' is a {}: it takes a {}, not a {}",
+            resource.kind.name(),
+            if resource.kind.takes_texture() { "texture" } else { "buffer" },
+            if binding.is_texture { "texture" } else { "buffer" }
+        )));
+    }
+    match resource.kind {
+        ResourceKind::CombinedImageSampler | ResourceKind::Sampler if binding.sampler == 0 => Err(
+            XrError::invalid_input(format!("'{name}' is a {}: bind a texture with a sampler", resource.kind.name())),
+        ),
+        ResourceKind::StorageImage if !binding.storage => Err(XrError::invalid_input(format!(
+            "'{name}' is a storage image: the texture must be made with TextureDesc::storage"
+        ))),
+        ResourceKind::StorageBuffer if !binding.storage => Err(XrError::invalid_input(format!(
+            "'{name}' is a storage buffer: the buffer must be made with BufferUsage::STORAGE"
+        ))),
+        ResourceKind::UniformBuffer | ResourceKind::StorageBuffer if binding.size < resource.min_size => {
+            Err(XrError::invalid_input(format!(
+                "'{name}' needs a buffer of at least {} bytes; this one has {}",
+                resource.min_size, binding.size
+            )))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -39,7 +39,8 @@ pub mod system;
 pub use availability::Availability;
 pub use constants::{
     ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantTable_TO, ConstantTableBox, ConstantTableExt,
-    ConstantType, ConstantValue, MemberLayout, ScalarKind, ThroughPipeline,
+    ConstantType, ConstantValue, MemberLayout, RESOURCE_HANDLE, ResourceInfo, ScalarKind, ThroughPipeline,
+    check_binding,
 };
 pub use diagnostics::{BuildError, Diagnostic, Severity, guard_build};
 pub use load::{ArtifactLoad, LoadPath, LoadedArtifact, OverrideKind, OverrideValue, TargetLoad};

@@ -7,18 +7,21 @@ use abi_stable::{
 };
 use glow::HasContext;
 use std::{collections::HashMap, ffi::CString, rc::Rc};
-use xr_device::{DeviceCapabilities, ProgramRef, XrError, XrResult, guard};
+use xr_device::{DeviceCapabilities, GlBindingSpace, ProgramRef, ResourceKind, XrError, XrResult, guard};
 use xr_gl_common::{
     constant_table::{GlConstantTable, UniformBlockSpec},
     device_gl::DeviceGl,
     info_log, link,
     pipelines::Pipelines,
+    resources::{GlResource, Points},
 };
 use xr_sourcebuild::{
     ArtifactLoad, AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO,
-    ConstantType, Diagnostic, LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, Severity, guard_build,
+    ConstantType, Diagnostic, LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, ResourceInfo, Severity,
+    guard_build,
 };
 use xr_spirv::container::{self, StageModule};
+use xr_spirv::reflect::GlBindingClass;
 use xr_spirv::{LazyCompiler, SpirvOptions, TargetEnv};
 
 /// The GL SPIR-V build system on one device.
@@ -60,10 +63,13 @@ impl AttachedGlSpirv {
         }
         // Every module that enters GL is validated, stored ones included.
         xr_spirv::validate_program(&modules, TargetEnv::OpenGl45, &context)?;
+        let loader = *self.gl.loader();
+        let mut points = Points::new(&loader, &desc.name);
+        let (bound_modules, resources) = rebind(&modules, &mut points)?;
         let gl = self.gl.current()?;
         let mut shaders = Vec::new();
         let result = (|| {
-            for module in &modules {
+            for module in &bound_modules {
                 shaders.push(self.load_stage(gl, module, &context)?);
             }
             link::link_program(gl, &self.pipelines, options, &shaders, &desc.name, &context)
@@ -82,6 +88,8 @@ impl AttachedGlSpirv {
             &desc.name,
             &uniforms,
             &blocks,
+            resources,
+            points.keep(),
         )?;
         if options.separable {
             let mut described = desc.clone();
@@ -232,4 +240,65 @@ impl Drop for AttachedGlSpirv {
     fn drop(&mut self) {
         self.pipelines.release(&self.gl);
     }
+}
+
+/// The modules with every sampler, storage image and storage buffer moved
+/// to binding points the device gave this program (GL's units are global:
+/// two programs on one unit would see each other's textures), and those
+/// resources as the constant table lists them. A resource that two stages
+/// declare at one binding gets one point.
+fn rebind(modules: &[StageModule], points: &mut Points<'_>) -> Result<(Vec<StageModule>, Vec<GlResource>), XrError> {
+    let mut resources: Vec<(GlBindingClass, u32, GlResource)> = Vec::new();
+    let mut bound = modules.to_vec();
+    for module in bound.iter_mut() {
+        let reflection = xr_spirv::reflect(&module.words, &module.entry_point)?;
+        for (word, class, binding, name) in xr_spirv::reflect::gl_bindings(&module.words)? {
+            let (kind, space) = match class {
+                GlBindingClass::TextureUnit => (ResourceKind::CombinedImageSampler, GlBindingSpace::TextureUnit),
+                GlBindingClass::ImageUnit => (ResourceKind::StorageImage, GlBindingSpace::ImageUnit),
+                GlBindingClass::StorageBuffer => (ResourceKind::StorageBuffer, GlBindingSpace::StorageBuffer),
+                // Uniform blocks get buffers of the table's own.
+                GlBindingClass::UniformBuffer => continue,
+            };
+            let point = match resources.iter().find(|(c, b, _)| *c == class && *b == binding) {
+                Some((_, _, resource)) => resource.points[0],
+                None => {
+                    let buffer = reflection.storage_buffers.iter().find(|b| b.binding == binding);
+                    let image = reflection.images.iter().find(|i| i.binding == binding);
+                    let (count, min_size, name) = match (class, buffer, image) {
+                        (GlBindingClass::StorageBuffer, Some(block), _) => {
+                            (block.count.max(1), block.size.unwrap_or(0) as u64, block.name.clone())
+                        }
+                        (_, _, Some(image)) => (image.count.max(1), 0, name),
+                        _ => (1, 0, name),
+                    };
+                    let taken = points.take(space, count, &name)?;
+                    if taken.windows(2).any(|w| w[1] != w[0] + 1) {
+                        return Err(XrError::unavailable(format!(
+                            "'{name}' needs {count} consecutive {}; the device's free ones are scattered",
+                            space.name()
+                        )));
+                    }
+                    let resource = GlResource {
+                        info: ResourceInfo {
+                            name: name.as_str().into(),
+                            kind,
+                            set: 0,
+                            binding: taken[0],
+                            array_size: count,
+                            min_size,
+                        },
+                        space,
+                        bound: vec![false; taken.len()],
+                        points: taken,
+                    };
+                    let point = resource.points[0];
+                    resources.push((class, binding, resource));
+                    point
+                }
+            };
+            module.words[word] = point;
+        }
+    }
+    Ok((bound, resources.into_iter().map(|(_, _, r)| r).collect()))
 }

@@ -1,11 +1,14 @@
 //! The constant table of a Vulkan program: the same interface as on
 //! OpenGL, writing uniform buffer members and push constants at the offsets
-//! reflection found. It owns the program's Vulkan objects.
+//! reflection found, and writing the descriptors of the textures, samplers
+//! and storage buffers the caller binds. It owns the program's Vulkan objects.
 
 use abi_stable::std_types::{RStr, RVec};
-use ash::vk;
-use xr_device::{ProgramRef, VulkanLoader, XrError, XrResult, guard};
-use xr_sourcebuild::{ConstantHandle, ConstantInfo, ConstantTable, ConstantValue};
+use ash::vk::{self, Handle};
+use xr_device::{ProgramRef, ResourceBinding, ResourceKind, VulkanLoader, XrError, XrResult, guard};
+use xr_sourcebuild::{
+    ConstantHandle, ConstantInfo, ConstantTable, ConstantValue, RESOURCE_HANDLE, ResourceInfo, check_binding,
+};
 use xr_spirv::reflect::MemberLayout;
 
 /// Where a constant lives.
@@ -34,14 +37,54 @@ pub struct UniformBuffer {
 }
 
 /// Everything a program owns on the device.
+#[derive(Default)]
 pub struct ProgramObjects {
     pub pipeline: vk::Pipeline,
+    /// The graphics pipeline for targets with depth (null for compute).
+    pub depth_pipeline: vk::Pipeline,
     pub layout: vk::PipelineLayout,
-    pub set_layout: vk::DescriptorSetLayout,
+    pub set_layouts: Vec<vk::DescriptorSetLayout>,
     pub pool: vk::DescriptorPool,
-    pub set: vk::DescriptorSet,
+    pub sets: Vec<vk::DescriptorSet>,
     pub buffers: Vec<UniformBuffer>,
     pub modules: Vec<vk::ShaderModule>,
+}
+
+impl ProgramObjects {
+    /// Destroys every object made so far.
+    ///
+    /// # Safety
+    /// Nothing may use them any more.
+    pub unsafe fn destroy(&self, device: &ash::Device) {
+        // SAFETY: per the contract; null handles are ignored by Vulkan.
+        unsafe {
+            device.destroy_pipeline(self.pipeline, None);
+            device.destroy_pipeline(self.depth_pipeline, None);
+            device.destroy_pipeline_layout(self.layout, None);
+            device.destroy_descriptor_pool(self.pool, None);
+            for layout in &self.set_layouts {
+                device.destroy_descriptor_set_layout(*layout, None);
+            }
+            for buffer in &self.buffers {
+                device.unmap_memory(buffer.memory);
+                device.destroy_buffer(buffer.buffer, None);
+                device.free_memory(buffer.memory, None);
+            }
+            for module in &self.modules {
+                device.destroy_shader_module(*module, None);
+            }
+        }
+    }
+}
+
+/// A texture, sampler, storage image or storage buffer the caller binds.
+pub struct ResourceEntry {
+    pub info: ResourceInfo,
+    pub ty: vk::DescriptorType,
+    /// The descriptor set it is in.
+    pub set: vk::DescriptorSet,
+    /// Which array elements have been bound.
+    pub bound: Vec<bool>,
 }
 
 /// The constant table; dropping it unregisters and destroys the program.
@@ -54,6 +97,11 @@ pub struct VkConstantTable {
     /// Push constant bytes; boxed so the device can read them at each draw.
     pub push: Box<[u8]>,
     pub entries: Vec<Entry>,
+    pub resources: Vec<ResourceEntry>,
+    /// The descriptor sets as the device binds them (set 0 first).
+    pub sets: Box<[u64]>,
+    /// Resource elements not bound yet; the device reads it at each draw.
+    pub unbound: Box<u32>,
 }
 
 impl VkConstantTable {
@@ -62,8 +110,25 @@ impl VkConstantTable {
             Some((base, index)) if index.parse::<u32>().is_ok() => (base, index.parse::<u32>().ok()),
             _ => (name, None),
         };
+        if let Some(position) = self.resources.iter().position(|r| r.info.name.as_str() == base) {
+            let element = index.unwrap_or(0);
+            let resource = &self.resources[position];
+            if element >= resource.info.array_size {
+                return Err(XrError::invalid_input(format!(
+                    "'{name}': index {element} is out of range, '{base}' has {} element(s)",
+                    resource.info.array_size
+                )));
+            }
+            return Ok(ConstantHandle {
+                owner: self.name,
+                index: position as u32 | RESOURCE_HANDLE,
+                element,
+                location: resource.info.binding as i32,
+            });
+        }
         let position = self.entries.iter().position(|e| e.info.name.as_str() == base).ok_or_else(|| {
-            let known: Vec<&str> = self.entries.iter().map(|e| e.info.name.as_str()).collect();
+            let mut known: Vec<&str> = self.entries.iter().map(|e| e.info.name.as_str()).collect();
+            known.extend(self.resources.iter().map(|r| r.info.name.as_str()));
             XrError::invalid_input(format!(
                 "program '{}' has no active constant '{name}' (not declared, or unused and removed by the compiler; active: {})",
                 self.program_name,
@@ -82,6 +147,16 @@ impl VkConstantTable {
     }
 
     fn write(&mut self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+        if handle.index & RESOURCE_HANDLE != 0 {
+            let resource = self.resource(handle)?;
+            return Err(XrError::invalid_input(format!(
+                "'{}' is a {}: bind it with {}, it takes no {} value",
+                resource.info.name,
+                resource.info.kind.name(),
+                if resource.info.kind.takes_texture() { "set_texture" } else { "set_buffer" },
+                value.ty
+            )));
+        }
         let entry = self.entries.get(handle.index as usize).filter(|_| handle.owner == self.name).ok_or_else(|| {
             XrError::invalid_input(format!("constant handle does not belong to program '{}'", self.program_name))
         })?;
@@ -103,6 +178,54 @@ impl VkConstantTable {
                 .ok_or_else(|| XrError::invalid_input(format!("'{name}' lies outside its block")))?;
             bytes.copy_from_slice(&v.to_le_bytes());
         }
+        Ok(())
+    }
+
+    fn resource(&self, handle: ConstantHandle) -> Result<&ResourceEntry, XrError> {
+        self.resources
+            .get((handle.index & !RESOURCE_HANDLE) as usize)
+            .filter(|_| handle.owner == self.name && handle.index & RESOURCE_HANDLE != 0)
+            .ok_or_else(|| {
+                XrError::invalid_input(format!("resource handle does not belong to program '{}'", self.program_name))
+            })
+    }
+
+    fn bind(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> Result<(), XrError> {
+        if handle.index & RESOURCE_HANDLE == 0 {
+            let entry = self.entries.get(handle.index as usize).filter(|_| handle.owner == self.name);
+            let what = entry
+                .map_or_else(|| "a constant".to_owned(), |e| format!("'{}', a {} constant", e.info.name, e.info.ty));
+            return Err(XrError::invalid_input(format!(
+                "{what} takes a value (set_vector, set_float, ...), not a {}",
+                if binding.is_texture { "texture" } else { "buffer" }
+            )));
+        }
+        let resource = self.resource(handle)?;
+        check_binding(&resource.info, binding, self.device.handle().as_raw())?;
+        let image = [vk::DescriptorImageInfo::default()
+            .image_view(vk::ImageView::from_raw(binding.handle))
+            .sampler(vk::Sampler::from_raw(binding.sampler))
+            .image_layout(vk::ImageLayout::GENERAL)];
+        let buffer = [vk::DescriptorBufferInfo::default()
+            .buffer(vk::Buffer::from_raw(binding.handle))
+            .offset(0)
+            .range(vk::WHOLE_SIZE)];
+        let mut write = vk::WriteDescriptorSet::default()
+            .dst_set(resource.set)
+            .dst_binding(resource.info.binding)
+            .dst_array_element(handle.element)
+            .descriptor_type(resource.ty);
+        write = match resource.info.kind {
+            ResourceKind::StorageBuffer | ResourceKind::UniformBuffer => write.buffer_info(&buffer),
+            _ => write.image_info(&image),
+        };
+        // SAFETY: the set belongs to this program; the device waits for every
+        // submission, so the set is not in use while it is written; the
+        // handles are the device's own (checked above).
+        unsafe { self.device.update_descriptor_sets(&[write], &[]) };
+        let index = (handle.index & !RESOURCE_HANDLE) as usize;
+        self.resources[index].bound[handle.element as usize] = true;
+        *self.unbound = self.resources.iter().flat_map(|r| &r.bound).filter(|b| !**b).count() as u32;
         Ok(())
     }
 
@@ -148,6 +271,14 @@ impl ConstantTable for VkConstantTable {
             ))
         })
     }
+
+    fn resources(&self) -> XrResult<RVec<ResourceInfo>> {
+        guard(|| Ok(self.resources.iter().map(|r| r.info.clone()).collect()))
+    }
+
+    fn set_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> XrResult<()> {
+        guard(|| self.bind(handle, binding))
+    }
 }
 
 impl Drop for VkConstantTable {
@@ -159,23 +290,10 @@ impl Drop for VkConstantTable {
         if !unsafe { (self.loader.is_open)(self.loader.context) } {
             return;
         }
-        let device = &self.device;
-        let o = &self.objects;
         // SAFETY: the program is no longer drawable; the queue is drained first.
         unsafe {
-            let _ = device.device_wait_idle();
-            device.destroy_pipeline(o.pipeline, None);
-            device.destroy_pipeline_layout(o.layout, None);
-            device.destroy_descriptor_pool(o.pool, None);
-            device.destroy_descriptor_set_layout(o.set_layout, None);
-            for buffer in &o.buffers {
-                device.unmap_memory(buffer.memory);
-                device.destroy_buffer(buffer.buffer, None);
-                device.free_memory(buffer.memory, None);
-            }
-            for module in &o.modules {
-                device.destroy_shader_module(*module, None);
-            }
+            let _ = self.device.device_wait_idle();
+            self.objects.destroy(&self.device);
         }
     }
 }

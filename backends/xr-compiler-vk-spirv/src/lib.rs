@@ -7,6 +7,7 @@
 //! table as on OpenGL: it writes the uniform buffers and push constants.
 
 mod constant_table;
+mod layout;
 mod pipeline_cache;
 mod runtime;
 

@@ -1,7 +1,8 @@
 //! The Vulkan SPIR-V build system attached to one Vulkan device.
 
 use crate::{
-    constant_table::{Entry, ProgramObjects, Storage, UniformBuffer, VkConstantTable, info},
+    constant_table::{Entry, ProgramObjects, ResourceEntry, Storage, UniformBuffer, VkConstantTable, info},
+    layout::{self, LayoutBinding, stage_flag},
     pipeline_cache::PersistentCache,
 };
 use abi_stable::{
@@ -13,8 +14,8 @@ use std::{collections::HashMap, ffi::CString};
 use xr_device::{DeviceCapabilities, ProgramRef, VulkanLoader, VulkanProgram, XrError, XrResult, guard};
 use xr_sourcebuild::{
     ArtifactLoad, AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO,
-    LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, ShaderStage, SourceBundle, Specialization, Store,
-    guard_build,
+    LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, ResourceInfo, ShaderStage, SourceBundle, Specialization,
+    Store, guard_build,
 };
 use xr_spirv::{
     LazyCompiler, SpirvOptions, TargetEnv,
@@ -73,12 +74,7 @@ impl AttachedVkSpirv {
     fn compile(&self, desc: &ProgramDesc) -> Result<Vec<StageModule>, BuildError> {
         let context = format!("program '{}'", desc.name);
         let stages: Vec<ShaderStage> = desc.stages.iter().map(|s| s.stage).collect();
-        if stages != [ShaderStage::Vertex, ShaderStage::Fragment] {
-            return Err(XrError::invalid_input(format!(
-                "{context}: Vulkan programs here are a vertex and a fragment stage, in that order"
-            ))
-            .into());
-        }
+        layout::check_stages(&context, &stages)?;
         let mut modules = self.compiler.get()?.compile_program(desc, &SpirvOptions::new(TargetEnv::Vulkan10))?.modules;
         xr_spirv::finish_program(&mut modules, TargetEnv::Vulkan10)?;
         Ok(modules)
@@ -92,6 +88,12 @@ impl AttachedVkSpirv {
     /// vertex stage, at the same location with the same type — checked here,
     /// before any driver sees the program, naming both stages.
     fn check_interface(modules: &[StageModule], reflections: &[Reflection]) -> Result<(), XrError> {
+        // Between other stages (tessellation, geometry) inputs are arrays
+        // per vertex: the driver's own checks apply there.
+        let stages: Vec<ShaderStage> = modules.iter().map(|m| m.stage).collect();
+        if stages != [ShaderStage::Vertex, ShaderStage::Fragment] {
+            return Ok(());
+        }
         let (vertex, fragment) = (&reflections[0], &reflections[1]);
         for input in &fragment.inputs {
             let by_location = vertex.outputs.iter().find(|o| o.location == input.location);
@@ -127,26 +129,55 @@ impl AttachedVkSpirv {
         xr_spirv::validate_program(&modules, TargetEnv::Vulkan10, &context)?;
         let reflections = Self::reflect(&modules)?;
         Self::check_interface(&modules, &reflections)?;
-        let objects = self.create_objects(&context, &modules, &reflections)?;
-        let (objects, entries, push) = objects;
+        let bindings = layout::merge(&context, &modules, &reflections)?;
+        let (objects, entries, push) = self.create_objects(&context, &modules, &reflections, &bindings)?;
+        let resources: Vec<ResourceEntry> = bindings
+            .iter()
+            .filter_map(|b| {
+                let kind = b.kind?;
+                Some(ResourceEntry {
+                    info: ResourceInfo {
+                        name: b.name.as_str().into(),
+                        kind,
+                        set: b.set,
+                        binding: b.binding,
+                        array_size: b.count,
+                        min_size: b.min_size,
+                    },
+                    ty: b.ty,
+                    set: objects.sets[b.set as usize],
+                    bound: vec![false; b.count as usize],
+                })
+            })
+            .collect();
+        let unbound: u32 = resources.iter().map(|r| r.bound.len() as u32).sum();
+        let compute = modules.iter().any(|m| m.stage == ShaderStage::Compute);
         let mut table = VkConstantTable {
             device: self.device.clone(),
             loader: self.loader,
             name: 0,
             program_name: desc.name.to_string(),
+            sets: objects.sets.iter().map(|s| s.as_raw()).collect(),
             objects,
             push: vec![0u8; push.1].into_boxed_slice(),
             entries,
+            resources,
+            unbound: Box::new(unbound),
         };
         let program = VulkanProgram {
             pipeline: table.objects.pipeline.as_raw(),
+            depth_pipeline: table.objects.depth_pipeline.as_raw(),
+            compute,
             layout: table.objects.layout.as_raw(),
-            descriptor_set: table.objects.set.as_raw(),
+            descriptor_sets: table.sets.as_ptr(),
+            descriptor_set_count: table.sets.len() as u32,
             push_constants: table.push.as_ptr(),
             push_constants_len: table.push.len() as u32,
             push_constant_stages: push.0.as_raw(),
+            unbound: &*table.unbound,
         };
-        // SAFETY: the loader belongs to a live device; the push bytes live as long as the table.
+        // SAFETY: the loader belongs to a live device; the push bytes, the
+        // sets and the unbound count live as long as the table.
         let name = unsafe { (self.loader.register_program)(self.loader.context, &program) };
         if name == 0 {
             return Err(XrError::unavailable("the Vulkan device is closed").into());
@@ -166,30 +197,22 @@ impl AttachedVkSpirv {
         context: &str,
         modules: &[StageModule],
         reflections: &[Reflection],
+        bindings: &[LayoutBinding],
     ) -> Result<(ProgramObjects, Vec<Entry>, (vk::ShaderStageFlags, usize)), XrError> {
         let device = &self.device;
-        // Uniform blocks at set 0, merged across stages by binding; push constants.
-        let mut blocks: Vec<(u32, vk::ShaderStageFlags, xr_spirv::reflect::Block)> = Vec::new();
         let mut push_stages = vk::ShaderStageFlags::empty();
         let mut push_size = 0usize;
         let mut push_members = Vec::new();
+        let mut block_specs: Vec<(usize, xr_spirv::reflect::Block)> = Vec::new();
         for (module, reflection) in modules.iter().zip(reflections) {
-            if !reflection.images.is_empty() || !reflection.storage_buffers.is_empty() {
-                return Err(XrError::invalid_input(format!(
-                    "{context}: {} uses textures or storage buffers, which this build system does not bind yet",
-                    module.file
-                )));
-            }
             for block in &reflection.uniform_blocks {
-                if block.set != 0 {
-                    return Err(XrError::invalid_input(format!(
-                        "{context}: uniform block '{}' is in set {}; only set 0 is bound",
-                        block.name, block.set
-                    )));
-                }
-                match blocks.iter_mut().find(|(binding, _, _)| *binding == block.binding) {
-                    Some((_, stages, _)) => *stages |= stage_flag(module.stage),
-                    None => blocks.push((block.binding, stage_flag(module.stage), block.clone())),
+                let index = bindings
+                    .iter()
+                    .find(|b| b.set == block.set && b.binding == block.binding)
+                    .and_then(|b| b.block)
+                    .ok_or_else(|| XrError::driver(format!("{context}: uniform block '{}' lost", block.name)))?;
+                if !block_specs.iter().any(|(i, _)| *i == index) {
+                    block_specs.push((index, block.clone()));
                 }
             }
             for block in &reflection.push_constants {
@@ -198,6 +221,7 @@ impl AttachedVkSpirv {
                 push_members.extend(block.members.iter().cloned());
             }
         }
+        block_specs.sort_by_key(|(index, _)| *index);
         let mut entries = Vec::new();
         let mut add = |name: String, storage: Storage, member: &xr_spirv::reflect::BlockMember| {
             if let Some(layout) = member.layout
@@ -206,9 +230,9 @@ impl AttachedVkSpirv {
                 entries.push(Entry { info: info(&name, &layout), storage, offset: member.offset, layout });
             }
         };
-        for (index, (_, _, block)) in blocks.iter().enumerate() {
+        for (index, block) in &block_specs {
             for member in &block.members {
-                add(member.name.clone(), Storage::Uniform(index), member);
+                add(member.name.clone(), Storage::Uniform(*index), member);
             }
         }
         for member in &push_members {
@@ -216,76 +240,128 @@ impl AttachedVkSpirv {
         }
         entries.sort_by(|a, b| a.info.name.cmp(&b.info.name));
 
-        // SAFETY: every create info below is valid and outlives its call; objects are
-        // owned by the returned ProgramObjects, which destroys them.
-        unsafe {
-            let bindings: Vec<vk::DescriptorSetLayoutBinding> = blocks
-                .iter()
-                .map(|(binding, stages, _)| {
-                    vk::DescriptorSetLayoutBinding::default()
-                        .binding(*binding)
-                        .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
-                        .descriptor_count(1)
-                        .stage_flags(*stages)
-                })
-                .collect();
-            let set_layout = device
-                .create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None)
-                .map_err(vk_error("vkCreateDescriptorSetLayout"))?;
+        let set_count = bindings.iter().map(|b| b.set + 1).max().unwrap_or(0) as usize;
+        let mut objects = ProgramObjects::default();
+        // SAFETY: every create info below is valid and outlives its call;
+        // each object goes into `objects` as soon as it exists, which
+        // destroys them all if a later step fails.
+        let result: Result<(), XrError> = (|| unsafe {
+            for set in 0..set_count as u32 {
+                let layout_bindings: Vec<vk::DescriptorSetLayoutBinding> = bindings
+                    .iter()
+                    .filter(|b| b.set == set)
+                    .map(|b| {
+                        vk::DescriptorSetLayoutBinding::default()
+                            .binding(b.binding)
+                            .descriptor_type(b.ty)
+                            .descriptor_count(b.count)
+                            .stage_flags(b.stages)
+                    })
+                    .collect();
+                let set_layout = device
+                    .create_descriptor_set_layout(
+                        &vk::DescriptorSetLayoutCreateInfo::default().bindings(&layout_bindings),
+                        None,
+                    )
+                    .map_err(vk_error("vkCreateDescriptorSetLayout"))?;
+                objects.set_layouts.push(set_layout);
+            }
             let ranges = [vk::PushConstantRange::default().stage_flags(push_stages).offset(0).size(push_size as u32)];
-            let set_layouts = [set_layout];
-            let mut layout_info = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts);
+            let mut layout_info = vk::PipelineLayoutCreateInfo::default().set_layouts(&objects.set_layouts);
             if push_size > 0 {
                 layout_info = layout_info.push_constant_ranges(&ranges);
             }
-            let layout =
+            objects.layout =
                 device.create_pipeline_layout(&layout_info, None).map_err(vk_error("vkCreatePipelineLayout"))?;
-            let sizes = [vk::DescriptorPoolSize::default()
-                .ty(vk::DescriptorType::UNIFORM_BUFFER)
-                .descriptor_count(bindings.len().max(1) as u32)];
-            let pool = device
-                .create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None)
-                .map_err(vk_error("vkCreateDescriptorPool"))?;
-            let set = device
-                .allocate_descriptor_sets(
-                    &vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&set_layouts),
-                )
-                .map_err(vk_error("vkAllocateDescriptorSets"))?[0];
-            let mut buffers = Vec::new();
-            for (binding, _, block) in &blocks {
+            if set_count > 0 {
+                // The pool holds exactly the program's descriptors.
+                let mut sizes: Vec<vk::DescriptorPoolSize> = Vec::new();
+                for b in bindings {
+                    match sizes.iter_mut().find(|s| s.ty == b.ty) {
+                        Some(size) => size.descriptor_count += b.count,
+                        None => sizes.push(vk::DescriptorPoolSize::default().ty(b.ty).descriptor_count(b.count)),
+                    }
+                }
+                let mut pool_info = vk::DescriptorPoolCreateInfo::default().max_sets(set_count as u32);
+                if !sizes.is_empty() {
+                    pool_info = pool_info.pool_sizes(&sizes);
+                }
+                objects.pool =
+                    device.create_descriptor_pool(&pool_info, None).map_err(vk_error("vkCreateDescriptorPool"))?;
+                objects.sets = device
+                    .allocate_descriptor_sets(
+                        &vk::DescriptorSetAllocateInfo::default()
+                            .descriptor_pool(objects.pool)
+                            .set_layouts(&objects.set_layouts),
+                    )
+                    .map_err(vk_error("vkAllocateDescriptorSets"))?;
+            }
+            for (index, block) in &block_specs {
                 let size = block.size.unwrap_or(16).max(16);
                 let buffer = self.uniform_buffer(size)?;
+                let binding = bindings.iter().find(|b| b.block == Some(*index)).map(|b| (b.set, b.binding));
+                let (set, binding) = binding.ok_or_else(|| XrError::driver("a uniform block without a binding"))?;
                 let info = [vk::DescriptorBufferInfo::default().buffer(buffer.buffer).offset(0).range(size as u64)];
                 let write = vk::WriteDescriptorSet::default()
-                    .dst_set(set)
-                    .dst_binding(*binding)
+                    .dst_set(objects.sets[set as usize])
+                    .dst_binding(binding)
                     .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
                     .buffer_info(&info);
                 device.update_descriptor_sets(&[write], &[]);
-                buffers.push(buffer);
+                objects.buffers.push(buffer);
             }
-            let mut shader_modules = Vec::new();
             for module in modules {
                 let info = vk::ShaderModuleCreateInfo::default().code(&module.words);
-                shader_modules
+                objects
+                    .modules
                     .push(device.create_shader_module(&info, None).map_err(vk_error("vkCreateShaderModule"))?);
             }
-            let pipeline = self.pipeline(context, modules, &shader_modules, layout)?;
-            let descriptor_set = if blocks.is_empty() { vk::DescriptorSet::null() } else { set };
-            Ok((
-                ProgramObjects {
-                    pipeline,
-                    layout,
-                    set_layout,
-                    pool,
-                    set: descriptor_set,
-                    buffers,
-                    modules: shader_modules,
-                },
-                entries,
-                (push_stages, push_size),
-            ))
+            if modules.iter().any(|m| m.stage == ShaderStage::Compute) {
+                objects.pipeline = self.compute_pipeline(context, &modules[0], objects.modules[0], objects.layout)?;
+            } else {
+                objects.pipeline = self.pipeline(context, modules, &objects.modules, objects.layout, false)?;
+                objects.depth_pipeline = self.pipeline(context, modules, &objects.modules, objects.layout, true)?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            // SAFETY: nothing uses the objects yet.
+            unsafe { objects.destroy(device) };
+            return Err(e);
         }
+        Ok((objects, entries, (push_stages, push_size)))
+    }
+
+    fn compute_pipeline(
+        &self,
+        context: &str,
+        module: &StageModule,
+        shader: vk::ShaderModule,
+        layout: vk::PipelineLayout,
+    ) -> Result<vk::Pipeline, XrError> {
+        let entry = CString::new(module.entry_point.as_str())
+            .map_err(|_| XrError::invalid_input(format!("{context}: entry point with a NUL byte")))?;
+        let map: Vec<vk::SpecializationMapEntry> = (0..module.specializations.len())
+            .map(|i| vk::SpecializationMapEntry {
+                constant_id: module.specializations[i].id,
+                offset: (i * 4) as u32,
+                size: 4,
+            })
+            .collect();
+        let data: Vec<u8> = module.specializations.iter().flat_map(|s| s.bits.to_le_bytes()).collect();
+        let specialization = vk::SpecializationInfo::default().map_entries(&map).data(&data);
+        let mut stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(shader)
+            .name(&entry);
+        if !module.specializations.is_empty() {
+            stage = stage.specialization_info(&specialization);
+        }
+        let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout);
+        // SAFETY: every structure referenced by `info` lives until the call returns.
+        unsafe { self.device.create_compute_pipelines(self.cache.cache, &[info], None) }
+            .map(|pipelines| pipelines[0])
+            .map_err(|(_, e)| XrError::driver(format!("{context}: vkCreateComputePipelines failed: {e}")))
     }
 
     fn uniform_buffer(&self, size: usize) -> Result<UniformBuffer, XrError> {
@@ -327,6 +403,7 @@ impl AttachedVkSpirv {
         modules: &[StageModule],
         shader_modules: &[vk::ShaderModule],
         layout: vk::PipelineLayout,
+        with_depth: bool,
     ) -> Result<vk::Pipeline, XrError> {
         let entries: Vec<CString> = modules
             .iter()
@@ -369,8 +446,20 @@ impl AttachedVkSpirv {
             })
             .collect();
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
-        let assembly =
-            vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
+        // With tessellation, each triangle's three vertices are a patch (or
+        // as many as the tess-control stage declares).
+        let tessellated = modules.iter().find(|m| m.stage == ShaderStage::TessControl);
+        let patch_size = match tessellated {
+            Some(module) => xr_spirv::reflect::output_vertices(&module.words)?.unwrap_or(3),
+            None => 3,
+        };
+        let topology = if tessellated.is_some() {
+            vk::PrimitiveTopology::PATCH_LIST
+        } else {
+            vk::PrimitiveTopology::TRIANGLE_LIST
+        };
+        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(topology);
+        let tessellation = vk::PipelineTessellationStateCreateInfo::default().patch_control_points(patch_size);
         let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
         let raster = vk::PipelineRasterizationStateCreateInfo::default()
             .polygon_mode(vk::PolygonMode::FILL)
@@ -382,12 +471,20 @@ impl AttachedVkSpirv {
         let attachments =
             [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
-        let dynamic_states =
-            [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR, vk::DynamicState::VERTEX_INPUT_EXT];
+        let mut dynamic_states =
+            vec![vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR, vk::DynamicState::VERTEX_INPUT_EXT];
+        if with_depth {
+            // Whether a draw tests depth is the draw's choice.
+            dynamic_states.extend([vk::DynamicState::DEPTH_TEST_ENABLE, vk::DynamicState::DEPTH_WRITE_ENABLE]);
+        }
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+        let depth_stencil = vk::PipelineDepthStencilStateCreateInfo::default().depth_compare_op(vk::CompareOp::LESS);
         let formats = [vk::Format::from_raw(self.loader.color_format as i32)];
         let mut rendering = vk::PipelineRenderingCreateInfo::default().color_attachment_formats(&formats);
-        let info = vk::GraphicsPipelineCreateInfo::default()
+        if with_depth {
+            rendering = rendering.depth_attachment_format(vk::Format::from_raw(self.loader.depth_format as i32));
+        }
+        let mut info = vk::GraphicsPipelineCreateInfo::default()
             .stages(&stages)
             .vertex_input_state(&vertex_input)
             .input_assembly_state(&assembly)
@@ -398,6 +495,12 @@ impl AttachedVkSpirv {
             .dynamic_state(&dynamic)
             .layout(layout)
             .push_next(&mut rendering);
+        if tessellated.is_some() {
+            info = info.tessellation_state(&tessellation);
+        }
+        if with_depth {
+            info = info.depth_stencil_state(&depth_stencil);
+        }
         // SAFETY: every structure referenced by `info` lives until the call returns.
         unsafe { self.device.create_graphics_pipelines(self.cache.cache, &[info], None) }
             .map(|pipelines| pipelines[0])
@@ -492,13 +595,5 @@ impl Drop for AttachedVkSpirv {
         if unsafe { (self.loader.is_open)(self.loader.context) } {
             self.cache.close(&self.device);
         }
-    }
-}
-
-/// The Vulkan stage of a program's stage (programs here are vertex + fragment).
-fn stage_flag(stage: ShaderStage) -> vk::ShaderStageFlags {
-    match stage {
-        ShaderStage::Vertex => vk::ShaderStageFlags::VERTEX,
-        _ => vk::ShaderStageFlags::FRAGMENT,
     }
 }

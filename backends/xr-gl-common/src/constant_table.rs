@@ -1,13 +1,18 @@
 //! The constant table of a GL program: active uniforms, set with
 //! `glProgramUniform*` on the program named explicitly.
 
-use crate::{device_gl::DeviceGl, gl_ext::PipelineFns};
+use crate::{
+    device_gl::DeviceGl,
+    gl_ext::PipelineFns,
+    resources::{self, GlResource, Points},
+};
 use abi_stable::std_types::{RStr, RVec};
 use glow::HasContext;
 use std::{cell::RefCell, rc::Rc};
-use xr_device::{ProgramKind, ProgramRef, XrError, XrResult, guard};
+use xr_device::{GlBindingSpace, ProgramKind, ProgramRef, ResourceBinding, ResourceKind, XrError, XrResult, guard};
 use xr_sourcebuild::{
-    ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantType, ConstantValue, MemberLayout, ScalarKind,
+    ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantType, ConstantValue, MemberLayout,
+    RESOURCE_HANDLE, ResourceInfo, ScalarKind,
 };
 
 /// A uniform block of a SPIR-V program, as reflection describes it.
@@ -56,6 +61,11 @@ pub struct GlConstantTable {
     entries: Vec<Entry>,
     blocks: Vec<UniformBlock>,
     block_entries: Vec<BlockEntry>,
+    resources: Vec<GlResource>,
+    /// Binding points the device gave this program (blocks' excepted).
+    points: Vec<(GlBindingSpace, u32)>,
+    /// Resource elements not bound yet; the device reads it at each draw.
+    unbound: Box<u32>,
 }
 
 impl GlConstantTable {
@@ -67,6 +77,9 @@ impl GlConstantTable {
         program_name: &str,
     ) -> Result<Self, XrError> {
         let mut entries = Vec::new();
+        let loader = *gl.loader();
+        let mut points = Points::new(&loader, program_name);
+        let mut resources = Vec::new();
         {
             let g = gl.current()?;
             // SAFETY: `program` is linked on the current context.
@@ -74,6 +87,10 @@ impl GlConstantTable {
                 for index in 0..g.get_active_uniforms(program) {
                     let Some(active) = g.get_active_uniform(program, index) else { continue };
                     let name = active.name.strip_suffix("[0]").unwrap_or(&active.name).to_owned();
+                    if let Some((kind, space)) = resources::uniform_resource(active.utype) {
+                        resources.push(sampler_resource(g, program, &name, kind, space, active.size, &mut points)?);
+                        continue;
+                    }
                     let ty = constant_type(active.utype);
                     let size = active.size.max(1) as u32;
                     let mut locations = Vec::new();
@@ -99,7 +116,18 @@ impl GlConstantTable {
             }
         }
         entries.sort_by(|a, b| a.info.name.cmp(&b.info.name));
-        Ok(Self {
+        if let Some(fns) = pipelines.as_deref() {
+            let g = gl.current()?;
+            // SAFETY: `program` is linked on the current context.
+            for (name, index, _, size) in unsafe { resources::storage_blocks(fns, program.0.get()) } {
+                let point = points.take(GlBindingSpace::StorageBuffer, 1, &name)?;
+                // SAFETY: as above.
+                unsafe { g.shader_storage_block_binding(program, index, point[0]) };
+                resources.push(storage_resource(name, size, point));
+            }
+        }
+        let points = points.keep();
+        let mut table = Self {
             gl,
             pipelines,
             program,
@@ -107,7 +135,12 @@ impl GlConstantTable {
             entries,
             blocks: Vec::new(),
             block_entries: Vec::new(),
-        })
+            resources,
+            points,
+            unbound: Box::new(0),
+        };
+        table.register();
+        Ok(table)
     }
 
     /// A table from known locations: for SPIR-V programs, whose uniforms
@@ -122,6 +155,8 @@ impl GlConstantTable {
         program_name: &str,
         uniforms: &[(String, ConstantType, u32, u32)],
         blocks: &[UniformBlockSpec],
+        resources: Vec<GlResource>,
+        points: Vec<(GlBindingSpace, u32)>,
     ) -> Result<Self, XrError> {
         let mut entries = Vec::new();
         {
@@ -148,9 +183,56 @@ impl GlConstantTable {
             entries,
             blocks: Vec::new(),
             block_entries: Vec::new(),
+            resources,
+            points,
+            unbound: Box::new(0),
         };
+        table.register();
         table.bind_blocks(blocks)?;
         Ok(table)
+    }
+
+    /// Tells the device how many resource elements are still unbound.
+    fn register(&mut self) {
+        *self.unbound = self.resources.iter().flat_map(|r| &r.bound).filter(|b| !**b).count() as u32;
+        if !self.resources.is_empty() {
+            let loader = *self.gl.loader();
+            // SAFETY: the count lives in a box as long as the table, which unregisters first.
+            unsafe { (loader.register_program)(loader.context, self.program.0.get(), &*self.unbound) };
+        }
+    }
+
+    fn resource_index(&self, handle: ConstantHandle) -> Result<usize, XrError> {
+        let index = (handle.index & !RESOURCE_HANDLE) as usize;
+        if handle.owner != self.program.0.get() || handle.index & RESOURCE_HANDLE == 0 || index >= self.resources.len()
+        {
+            return Err(XrError::invalid_input(format!(
+                "resource handle does not belong to program '{}'",
+                self.program_name
+            )));
+        }
+        Ok(index)
+    }
+
+    fn bind_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> Result<(), XrError> {
+        if handle.index & RESOURCE_HANDLE == 0 {
+            let name = if handle.index & BLOCK_MEMBER != 0 {
+                self.block_entries.get((handle.index & !BLOCK_MEMBER) as usize).map(|e| (&e.info.name, e.info.ty))
+            } else {
+                self.entries.get(handle.index as usize).map(|e| (&e.info.name, e.info.ty))
+            };
+            let what = name.map_or_else(|| "a constant".to_owned(), |(n, ty)| format!("'{n}', a {ty} constant,"));
+            return Err(XrError::invalid_input(format!(
+                "{what} takes a value (set_vector, set_float, ...), not a {}",
+                if binding.is_texture { "texture" } else { "buffer" }
+            )));
+        }
+        let index = self.resource_index(handle)?;
+        let device = self.gl.loader().context as u64;
+        let gl = self.gl.current()?;
+        resources::bind(gl, &mut self.resources[index], handle.element, binding, device)?;
+        *self.unbound = self.resources.iter().flat_map(|r| &r.bound).filter(|b| !**b).count() as u32;
+        Ok(())
     }
 
     /// Gives each block a buffer of its own at a binding point no other
@@ -168,7 +250,7 @@ impl GlConstantTable {
                 }) else {
                     continue;
                 };
-                let binding = (loader.allocate_uniform_binding)(loader.context);
+                let binding = (loader.allocate_binding)(loader.context, GlBindingSpace::UniformBuffer as u32);
                 if binding < 0 {
                     return Err(XrError::unavailable(format!(
                         "program '{}': every uniform buffer binding point of the device is taken",
@@ -229,6 +311,22 @@ impl GlConstantTable {
 
     fn find(&self, name: &str) -> Result<ConstantHandle, XrError> {
         let (base, index) = split_index(name);
+        if let Some(position) = self.resources.iter().position(|r| r.info.name.as_str() == base) {
+            let resource = &self.resources[position];
+            let element = index.unwrap_or(0);
+            if element >= resource.info.array_size {
+                return Err(XrError::invalid_input(format!(
+                    "'{name}': index {element} is out of range, '{base}' has {} element(s)",
+                    resource.info.array_size
+                )));
+            }
+            return Ok(ConstantHandle {
+                owner: self.program.0.get(),
+                index: position as u32 | RESOURCE_HANDLE,
+                element,
+                location: resource.points[element as usize] as i32,
+            });
+        }
         if let Some(position) = self.block_entries.iter().position(|e| e.info.name.as_str() == base) {
             let entry = &self.block_entries[position];
             let element = index.unwrap_or(0);
@@ -248,6 +346,7 @@ impl GlConstantTable {
         let Some(position) = self.entries.iter().position(|e| e.info.name.as_str() == base) else {
             let mut known: Vec<&str> = self.entries.iter().map(|e| e.info.name.as_str()).collect();
             known.extend(self.block_entries.iter().map(|e| e.info.name.as_str()));
+            known.extend(self.resources.iter().map(|r| r.info.name.as_str()));
             known.sort();
             return Err(XrError::invalid_input(format!(
                 "program '{}' has no active constant '{name}' (not declared, or unused and removed by the compiler; active: {})",
@@ -290,7 +389,22 @@ impl GlConstantTable {
         Ok((entry, entry.locations[handle.element as usize]))
     }
 
+    /// A value given for a resource: an error naming it.
+    fn refuse_value(&self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+        let resource = &self.resources[self.resource_index(handle)?];
+        Err(XrError::invalid_input(format!(
+            "'{}' is a {}: bind it with {}, it takes no {} value",
+            resource.info.name,
+            resource.info.kind.name(),
+            if resource.info.kind.takes_texture() { "set_texture" } else { "set_buffer" },
+            value.ty
+        )))
+    }
+
     fn set_value(&self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+        if handle.index & RESOURCE_HANDLE != 0 {
+            return self.refuse_value(handle, value);
+        }
         if handle.index & BLOCK_MEMBER != 0 {
             return self.set_block_member(handle, value);
         }
@@ -304,6 +418,9 @@ impl GlConstantTable {
     }
 
     fn set_classic(&self, pipeline: ProgramRef, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+        if handle.index & RESOURCE_HANDLE != 0 {
+            return self.refuse_value(handle, value);
+        }
         if handle.index & BLOCK_MEMBER != 0 {
             // Block members live in a buffer, not in the active program's state.
             return self.set_block_member(handle, value);
@@ -382,6 +499,63 @@ impl ConstantTable for GlConstantTable {
     ) -> XrResult<()> {
         guard(|| self.set_classic(pipeline, handle, value))
     }
+
+    fn resources(&self) -> XrResult<RVec<ResourceInfo>> {
+        guard(|| Ok(self.resources.iter().map(|r| r.info.clone()).collect()))
+    }
+
+    fn set_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> XrResult<()> {
+        guard(|| self.bind_resource(handle, binding))
+    }
+}
+
+/// A GLSL sampler or image uniform as a resource: a unit per element, the
+/// uniform pointed at it.
+///
+/// # Safety
+/// The device's context must be current and `program` linked on it.
+unsafe fn sampler_resource(
+    gl: &glow::Context,
+    program: glow::Program,
+    name: &str,
+    kind: ResourceKind,
+    space: GlBindingSpace,
+    size: i32,
+    points: &mut Points<'_>,
+) -> Result<GlResource, XrError> {
+    let count = size.max(1) as u32;
+    let units = points.take(space, count, name)?;
+    for (element, unit) in units.iter().enumerate() {
+        let element_name = if count > 1 { format!("{name}[{element}]") } else { name.to_owned() };
+        // SAFETY: upheld by the caller.
+        unsafe {
+            let location = gl.get_uniform_location(program, &element_name);
+            gl.program_uniform_1_i32(program, location.as_ref(), *unit as i32);
+        }
+    }
+    Ok(GlResource {
+        info: ResourceInfo { name: name.into(), kind, set: 0, binding: units[0], array_size: count, min_size: 0 },
+        space,
+        bound: vec![false; units.len()],
+        points: units,
+    })
+}
+
+/// A storage block as a resource at binding point `point`.
+pub fn storage_resource(name: String, min_size: u64, point: Vec<u32>) -> GlResource {
+    GlResource {
+        info: ResourceInfo {
+            name: name.into(),
+            kind: ResourceKind::StorageBuffer,
+            set: 0,
+            binding: point[0],
+            array_size: point.len() as u32,
+            min_size,
+        },
+        space: GlBindingSpace::StorageBuffer,
+        bound: vec![false; point.len()],
+        points: point,
+    }
 }
 
 /// Which program `glUniform*` calls set.
@@ -404,6 +578,11 @@ unsafe fn gl_result(gl: &glow::Context, name: &str) -> Result<(), XrError> {
 impl Drop for GlConstantTable {
     fn drop(&mut self) {
         let loader = *self.gl.loader();
+        if !self.resources.is_empty() {
+            // SAFETY: the loader's context outlives the device (it is leaked).
+            unsafe { (loader.unregister_program)(loader.context, self.program.0.get()) };
+        }
+        resources::release(&loader, &self.points);
         if let Ok(gl) = self.gl.current() {
             // SAFETY: the program and buffers were created on this context and are owned here.
             unsafe {
@@ -415,7 +594,7 @@ impl Drop for GlConstantTable {
         }
         for block in &self.blocks {
             // SAFETY: the loader's context outlives the device (it is leaked).
-            unsafe { (loader.release_uniform_binding)(loader.context, block.binding) };
+            unsafe { (loader.release_binding)(loader.context, GlBindingSpace::UniformBuffer as u32, block.binding) };
         }
     }
 }

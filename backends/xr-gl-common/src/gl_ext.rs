@@ -149,6 +149,47 @@ impl PipelineFns {
         Some(variables)
     }
 
+    /// Every resource of `interface` of a program, with the integer
+    /// properties `props` of each; `None` without interface queries.
+    ///
+    /// # Safety
+    /// The device's context must be current and `program` a linked program on it.
+    pub unsafe fn resources(&self, program: u32, interface: u32, props: &[u32]) -> Option<Vec<(String, Vec<i32>)>> {
+        let fns = self.interface.as_ref()?;
+        let mut out = Vec::new();
+        // SAFETY: upheld by the caller; out pointers are valid for their sizes.
+        unsafe {
+            let mut count = 0;
+            (fns.get_program_interface_iv)(program, interface, glow::ACTIVE_RESOURCES, &mut count);
+            for index in 0..count.max(0) as u32 {
+                let mut name = [0u8; 256];
+                let mut length = 0;
+                (fns.get_program_resource_name)(
+                    program,
+                    interface,
+                    index,
+                    name.len() as i32,
+                    &mut length,
+                    name.as_mut_ptr().cast(),
+                );
+                let name = String::from_utf8_lossy(&name[..length.clamp(0, 256) as usize]).into_owned();
+                let mut values = vec![0i32; props.len()];
+                (fns.get_program_resource_iv)(
+                    program,
+                    interface,
+                    index,
+                    props.len() as i32,
+                    props.as_ptr(),
+                    values.len() as i32,
+                    &mut length,
+                    values.as_mut_ptr(),
+                );
+                out.push((name, values));
+            }
+        }
+        Some(out)
+    }
+
     /// `glProgramParameteri(program, GL_PROGRAM_SEPARABLE, GL_TRUE)`.
     ///
     /// # Safety

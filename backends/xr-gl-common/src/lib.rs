@@ -10,3 +10,4 @@ pub mod gl_ext;
 pub mod info_log;
 pub mod link;
 pub mod pipelines;
+pub mod resources;

@@ -17,7 +17,7 @@ use std::{
     ffi::{CStr, c_char, c_void},
     num::NonZeroU32,
 };
-use xr_device::{GlLoader, NativeWindow, XrError};
+use xr_device::{GlBindingSpace, GlLoader, NativeWindow, XrError};
 
 /// Set to `software` to skip hardware EGL devices even where they exist.
 pub const DEVICE_VAR: &str = "XR_GL_DEVICE";
@@ -41,8 +41,10 @@ pub struct GlContext {
     context: RefCell<Option<PossiblyCurrentContext>>,
     /// The window surface of a windowed device; made current with the context.
     surface: RefCell<Option<Surface<WindowSurface>>>,
-    /// Uniform buffer binding points handed out to build systems.
-    bindings: std::sync::Mutex<Vec<bool>>,
+    /// Binding points handed out to programs, per [`GlBindingSpace`]: used or not.
+    bindings: std::sync::Mutex<[Vec<bool>; 4]>,
+    /// Programs with resources: where each keeps its count of unbound ones.
+    programs: std::sync::Mutex<std::collections::HashMap<u32, usize>>,
 }
 
 impl GlContext {
@@ -152,7 +154,8 @@ impl GlContext {
             display,
             context: RefCell::new(Some(context)),
             surface: RefCell::new(surface),
-            bindings: std::sync::Mutex::new(Vec::new()),
+            bindings: std::sync::Mutex::new(Default::default()),
+            programs: std::sync::Mutex::new(std::collections::HashMap::new()),
         }
     }
 
@@ -218,10 +221,27 @@ impl GlContext {
         self.display.get_proc_address(name)
     }
 
-    /// Sets how many uniform buffer binding points the device has.
-    pub fn set_uniform_bindings(&self, count: usize) {
+    /// Sets how many binding points of `space` the device has. Texture
+    /// unit 0 is the device's own (it binds textures there to fill them).
+    pub fn set_binding_limit(&self, space: GlBindingSpace, count: usize) {
         if let Ok(mut bindings) = self.bindings.lock() {
-            bindings.resize(count, false);
+            let points = &mut bindings[space as usize];
+            points.resize(count, false);
+            if space == GlBindingSpace::TextureUnit
+                && let Some(unit0) = points.first_mut()
+            {
+                *unit0 = true;
+            }
+        }
+    }
+
+    /// The unbound-resource count of `program`, if a build system registered one.
+    pub fn unbound_resources(&self, program: u32) -> u32 {
+        let Ok(programs) = self.programs.lock() else { return 0 };
+        match programs.get(&program) {
+            // SAFETY: the build system keeps the count alive until it unregisters the program.
+            Some(&count) if count != 0 => unsafe { *(count as *const u32) },
+            _ => 0,
         }
     }
 
@@ -231,8 +251,11 @@ impl GlContext {
             context: std::ptr::from_ref(self).cast(),
             get_proc_address: loader_get_proc_address,
             make_current: loader_make_current,
-            allocate_uniform_binding: loader_allocate_uniform_binding,
-            release_uniform_binding: loader_release_uniform_binding,
+            allocate_binding: loader_allocate_binding,
+            release_binding: loader_release_binding,
+            binding_limit: loader_binding_limit,
+            register_program: loader_register_program,
+            unregister_program: loader_unregister_program,
             forget_current: loader_forget_current,
         }
     }
@@ -258,32 +281,70 @@ unsafe extern "C" fn loader_make_current(context: *const c_void) -> bool {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| context.make_current().is_ok())).unwrap_or(false)
 }
 
-unsafe extern "C" fn loader_allocate_uniform_binding(context: *const c_void) -> i32 {
-    if context.is_null() {
-        return -1;
-    }
+/// The context behind a loader's pointer, if any.
+///
+/// # Safety
+/// `context` is null or came from [`GlContext::loader`] (the device leaks the context).
+unsafe fn context_of<'a>(context: *const c_void) -> Option<&'a GlContext> {
+    // SAFETY: per the contract.
+    (!context.is_null()).then(|| unsafe { &*context.cast::<GlContext>() })
+}
+
+unsafe extern "C" fn loader_allocate_binding(context: *const c_void, space: u32) -> i32 {
     // SAFETY: as in `loader_get_proc_address`.
-    let context = unsafe { &*context.cast::<GlContext>() };
+    let (Some(context), Some(space)) = (unsafe { context_of(context) }, GlBindingSpace::from_u32(space)) else {
+        return -1;
+    };
     let Ok(mut bindings) = context.bindings.lock() else { return -1 };
-    match bindings.iter().position(|used| !used) {
+    let points = &mut bindings[space as usize];
+    match points.iter().position(|used| !used) {
         Some(free) => {
-            bindings[free] = true;
+            points[free] = true;
             free as i32
         }
         None => -1,
     }
 }
 
-unsafe extern "C" fn loader_release_uniform_binding(context: *const c_void, binding: u32) {
-    if context.is_null() {
-        return;
-    }
+unsafe extern "C" fn loader_release_binding(context: *const c_void, space: u32, binding: u32) {
     // SAFETY: as in `loader_get_proc_address`.
-    let context = unsafe { &*context.cast::<GlContext>() };
+    let (Some(context), Some(space)) = (unsafe { context_of(context) }, GlBindingSpace::from_u32(space)) else {
+        return;
+    };
+    let never_given = space == GlBindingSpace::TextureUnit && binding == 0;
     if let Ok(mut bindings) = context.bindings.lock()
-        && let Some(used) = bindings.get_mut(binding as usize)
+        && !never_given
+        && let Some(used) = bindings[space as usize].get_mut(binding as usize)
     {
         *used = false;
+    }
+}
+
+unsafe extern "C" fn loader_binding_limit(context: *const c_void, space: u32) -> u32 {
+    // SAFETY: as in `loader_get_proc_address`.
+    let (Some(context), Some(space)) = (unsafe { context_of(context) }, GlBindingSpace::from_u32(space)) else {
+        return 0;
+    };
+    let Ok(bindings) = context.bindings.lock() else { return 0 };
+    let all = bindings[space as usize].len() as u32;
+    if space == GlBindingSpace::TextureUnit { all.saturating_sub(1) } else { all }
+}
+
+unsafe extern "C" fn loader_register_program(context: *const c_void, program: u32, unbound: *const u32) {
+    // SAFETY: as in `loader_get_proc_address`.
+    if let Some(context) = unsafe { context_of(context) }
+        && let Ok(mut programs) = context.programs.lock()
+    {
+        programs.insert(program, unbound as usize);
+    }
+}
+
+unsafe extern "C" fn loader_unregister_program(context: *const c_void, program: u32) {
+    // SAFETY: as in `loader_get_proc_address`.
+    if let Some(context) = unsafe { context_of(context) }
+        && let Ok(mut programs) = context.programs.lock()
+    {
+        programs.remove(&program);
     }
 }
 

@@ -5,15 +5,29 @@ use abi_stable::std_types::{ROption, RSlice, RString, RVec};
 use glow::HasContext;
 use std::num::NonZeroU32;
 use xr_device::{
-    Device, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Image, NativeHandles, PresentStatus, Presented,
-    ProgramKind, RenderTargetId, VertexBufferId, VertexLayout, XrError, XrResult, guard,
+    BufferId, BufferUsage, ComputeCall, Device, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter,
+    GlBindingSpace, Image, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetId, ResourceBinding,
+    SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, Wrap, XrError,
+    XrResult, guard,
 };
 
 struct RenderTarget {
     framebuffer: glow::Framebuffer,
     renderbuffer: glow::Renderbuffer,
+    depth: Option<glow::Renderbuffer>,
     width: u32,
     height: u32,
+}
+
+struct Texture {
+    texture: glow::Texture,
+    desc: TextureDesc,
+}
+
+struct Buffer {
+    buffer: glow::Buffer,
+    size: usize,
+    usage: BufferUsage,
 }
 
 struct VertexBuffer {
@@ -28,6 +42,9 @@ pub struct GlDevice {
     context: &'static GlContext,
     targets: Vec<RenderTarget>,
     vertex_buffers: Vec<VertexBuffer>,
+    textures: Vec<Texture>,
+    samplers: Vec<glow::Sampler>,
+    buffers: Vec<Buffer>,
     /// `glBindProgramPipeline`, which glow does not wrap; absent before GL 4.1.
     bind_program_pipeline: Option<BindProgramPipeline>,
     /// The window's drawable size, for a device opened with a window.
@@ -47,14 +64,31 @@ impl GlDevice {
         let context: &'static GlContext = Box::leak(Box::new(context));
         // SAFETY: the context is current on this thread; pointers come from its display.
         let gl = unsafe { glow::Context::from_loader_function_cstr(|name| context.get_proc_address(name)) };
-        // SAFETY: a plain query on the context just made current.
-        let uniform_bindings = unsafe { gl.get_parameter_i32(glow::MAX_UNIFORM_BUFFER_BINDINGS) };
-        context.set_uniform_bindings(uniform_bindings.max(0) as usize);
+        for (space, limit) in [
+            (GlBindingSpace::UniformBuffer, glow::MAX_UNIFORM_BUFFER_BINDINGS),
+            (GlBindingSpace::TextureUnit, glow::MAX_COMBINED_TEXTURE_IMAGE_UNITS),
+            (GlBindingSpace::ImageUnit, glow::MAX_IMAGE_UNITS),
+            (GlBindingSpace::StorageBuffer, glow::MAX_SHADER_STORAGE_BUFFER_BINDINGS),
+        ] {
+            // SAFETY: a plain query on the context just made current.
+            let count = unsafe { gl.get_parameter_i32(limit) };
+            context.set_binding_limit(space, count.max(0) as usize);
+        }
         let pointer = context.get_proc_address(c"glBindProgramPipeline");
         // SAFETY: a non-null pointer is the entry point of that name.
         let bind_program_pipeline = (!pointer.is_null())
             .then(|| unsafe { std::mem::transmute::<*const std::ffi::c_void, BindProgramPipeline>(pointer) });
-        Ok(Self { gl, context, targets: Vec::new(), vertex_buffers: Vec::new(), bind_program_pipeline, window_size })
+        Ok(Self {
+            gl,
+            context,
+            targets: Vec::new(),
+            vertex_buffers: Vec::new(),
+            textures: Vec::new(),
+            samplers: Vec::new(),
+            buffers: Vec::new(),
+            bind_program_pipeline,
+            window_size,
+        })
     }
 
     /// The GL functions with this device's context current and no error
@@ -122,7 +156,7 @@ impl GlDevice {
         }
     }
 
-    fn new_render_target(&mut self, width: u32, height: u32) -> Result<RenderTargetId, XrError> {
+    fn new_render_target(&mut self, width: u32, height: u32, with_depth: bool) -> Result<RenderTargetId, XrError> {
         if width == 0 || height == 0 || width > 16384 || height > 16384 {
             return Err(XrError::invalid_input(format!("render target size {width}x{height} is out of range")));
         }
@@ -132,6 +166,14 @@ impl GlDevice {
             let renderbuffer = gl.create_renderbuffer().map_err(XrError::driver)?;
             gl.bind_renderbuffer(glow::RENDERBUFFER, Some(renderbuffer));
             gl.renderbuffer_storage(glow::RENDERBUFFER, glow::RGBA8, width as i32, height as i32);
+            let depth = if with_depth {
+                let depth = gl.create_renderbuffer().map_err(XrError::driver)?;
+                gl.bind_renderbuffer(glow::RENDERBUFFER, Some(depth));
+                gl.renderbuffer_storage(glow::RENDERBUFFER, glow::DEPTH_COMPONENT32F, width as i32, height as i32);
+                Some(depth)
+            } else {
+                None
+            };
             let framebuffer = gl.create_framebuffer().map_err(XrError::driver)?;
             gl.bind_framebuffer(glow::FRAMEBUFFER, Some(framebuffer));
             gl.framebuffer_renderbuffer(
@@ -140,12 +182,15 @@ impl GlDevice {
                 glow::RENDERBUFFER,
                 Some(renderbuffer),
             );
+            if let Some(depth) = depth {
+                gl.framebuffer_renderbuffer(glow::FRAMEBUFFER, glow::DEPTH_ATTACHMENT, glow::RENDERBUFFER, Some(depth));
+            }
             let status = gl.check_framebuffer_status(glow::FRAMEBUFFER);
             gl.bind_framebuffer(glow::FRAMEBUFFER, None);
             if status != glow::FRAMEBUFFER_COMPLETE {
                 return Err(XrError::driver(format!("framebuffer incomplete: 0x{status:04x}")));
             }
-            RenderTarget { framebuffer, renderbuffer, width, height }
+            RenderTarget { framebuffer, renderbuffer, depth, width, height }
         };
         self.targets.push(target);
         Ok(RenderTargetId((self.targets.len() - 1) as u32))
@@ -201,7 +246,13 @@ impl GlDevice {
             gl.bind_framebuffer(glow::FRAMEBUFFER, Some(target.framebuffer));
             gl.viewport(0, 0, target.width as i32, target.height as i32);
             gl.clear_color(rgba[0], rgba[1], rgba[2], rgba[3]);
-            gl.clear(glow::COLOR_BUFFER_BIT);
+            if target.depth.is_some() {
+                gl.depth_mask(true);
+                gl.clear_depth_f32(1.0);
+                gl.clear(glow::COLOR_BUFFER_BIT | glow::DEPTH_BUFFER_BIT);
+            } else {
+                gl.clear(glow::COLOR_BUFFER_BIT);
+            }
             gl.bind_framebuffer(glow::FRAMEBUFFER, None);
         }
         self.check_error("clear")
@@ -213,13 +264,79 @@ impl GlDevice {
             .vertex_buffers
             .get(draw.vertex_buffer.0 as usize)
             .ok_or_else(|| XrError::invalid_input(format!("no vertex buffer {}", draw.vertex_buffer.0)))?;
-        let name = NonZeroU32::new(draw.program.name)
-            .ok_or_else(|| XrError::invalid_input("program 0 cannot be drawn with"))?;
+        let indices = match draw.index_buffer.into_option() {
+            Some(id) => {
+                let buffer = self.buffer(id)?;
+                if !buffer.usage.contains(BufferUsage::INDEX) {
+                    return Err(XrError::invalid_input(format!("buffer {} was not made for indices", id.0)));
+                }
+                let needed = (u64::from(draw.first_vertex) + u64::from(draw.vertex_count)) * 4;
+                if needed > buffer.size as u64 {
+                    return Err(XrError::invalid_input(format!(
+                        "indices {}..{} lie past the end of buffer {} ({} indices)",
+                        draw.first_vertex,
+                        u64::from(draw.first_vertex) + u64::from(draw.vertex_count),
+                        id.0,
+                        buffer.size / 4
+                    )));
+                }
+                Some(buffer.buffer)
+            }
+            None => None,
+        };
+        if draw.depth_test && target.depth.is_none() {
+            return Err(XrError::invalid_input(format!(
+                "render target {} has no depth attachment (create it with create_depth_render_target)",
+                draw.target.0
+            )));
+        }
         let gl = self.current()?;
-        // SAFETY: every object belongs to this context; the program or
-        // pipeline name comes from a build system attached to it and is checked.
+        self.use_program(gl, draw.program)?;
+        // SAFETY: every object belongs to this context and was checked above.
         unsafe {
-            match draw.program.kind {
+            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(target.framebuffer));
+            gl.viewport(0, 0, target.width as i32, target.height as i32);
+            if draw.depth_test {
+                gl.enable(glow::DEPTH_TEST);
+                gl.depth_func(glow::LESS);
+                gl.depth_mask(true);
+            }
+            gl.bind_vertex_array(Some(vertices.vertex_array));
+            match indices {
+                Some(indices) => {
+                    gl.bind_buffer(glow::ELEMENT_ARRAY_BUFFER, Some(indices));
+                    gl.draw_elements(
+                        glow::TRIANGLES,
+                        draw.vertex_count as i32,
+                        glow::UNSIGNED_INT,
+                        (draw.first_vertex * 4) as i32,
+                    );
+                    gl.bind_buffer(glow::ELEMENT_ARRAY_BUFFER, None);
+                }
+                None => gl.draw_arrays(glow::TRIANGLES, draw.first_vertex as i32, draw.vertex_count as i32),
+            }
+            gl.bind_vertex_array(None);
+            gl.disable(glow::DEPTH_TEST);
+            self.unuse_program(gl);
+            gl.bind_framebuffer(glow::FRAMEBUFFER, None);
+        }
+        self.check_error("draw")
+    }
+
+    /// Binds a program or pipeline after checking it is drawable: one of
+    /// this device, with every resource bound.
+    fn use_program(&self, gl: &glow::Context, program: xr_device::ProgramRef) -> Result<(), XrError> {
+        let name =
+            NonZeroU32::new(program.name).ok_or_else(|| XrError::invalid_input("program 0 cannot be drawn with"))?;
+        let unbound = self.context.unbound_resources(name.get());
+        if unbound > 0 {
+            return Err(XrError::invalid_input(format!(
+                "program {name} has {unbound} resource(s) not bound yet: set every texture and buffer it uses (set_texture, set_buffer) before drawing"
+            )));
+        }
+        // SAFETY: the name comes from a build system attached to this context and is checked.
+        unsafe {
+            match program.kind {
                 ProgramKind::Program => {
                     let program = glow::NativeProgram(name);
                     if !gl.is_program(program) {
@@ -235,18 +352,235 @@ impl GlDevice {
                     bind(name.get());
                 }
             }
-            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(target.framebuffer));
-            gl.viewport(0, 0, target.width as i32, target.height as i32);
-            gl.bind_vertex_array(Some(vertices.vertex_array));
-            gl.draw_arrays(glow::TRIANGLES, draw.first_vertex as i32, draw.vertex_count as i32);
-            gl.bind_vertex_array(None);
+        }
+        Ok(())
+    }
+
+    fn unuse_program(&self, gl: &glow::Context) {
+        // SAFETY: unbinding on the current context.
+        unsafe {
             gl.use_program(None);
             if let Some(bind) = self.bind_program_pipeline {
                 bind(0);
             }
-            gl.bind_framebuffer(glow::FRAMEBUFFER, None);
         }
-        self.check_error("draw")
+    }
+
+    fn run_compute(&self, call: &ComputeCall) -> Result<(), XrError> {
+        let gl = self.current()?;
+        self.use_program(gl, call.program)?;
+        let [x, y, z] = call.groups;
+        // SAFETY: the program is bound on the current context.
+        unsafe {
+            gl.dispatch_compute(x, y, z);
+            // Whatever a later draw, dispatch or read uses, it sees what this wrote.
+            gl.memory_barrier(glow::ALL_BARRIER_BITS);
+        }
+        self.unuse_program(gl);
+        self.check_error("dispatch")
+    }
+
+    fn buffer(&self, id: BufferId) -> Result<&Buffer, XrError> {
+        self.buffers.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no buffer {}", id.0)))
+    }
+
+    fn texture(&self, id: TextureId) -> Result<&Texture, XrError> {
+        self.textures.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no texture {}", id.0)))
+    }
+
+    fn new_texture(&mut self, desc: &TextureDesc, pixels: &[u8], levels_given: u32) -> Result<TextureId, XrError> {
+        desc.check_pixels(pixels.len(), levels_given)?;
+        let (internal, ty) = gl_format(desc.format);
+        let levels = desc.levels();
+        let gl = self.current()?;
+        // SAFETY: a new texture on the current context, filled level by level
+        // from `pixels`, whose length `check_texture` checked.
+        let texture = unsafe {
+            let texture = gl.create_texture().map_err(XrError::driver)?;
+            gl.active_texture(glow::TEXTURE0);
+            gl.bind_texture(glow::TEXTURE_2D, Some(texture));
+            gl.tex_storage_2d(glow::TEXTURE_2D, levels as i32, internal, desc.width as i32, desc.height as i32);
+            gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 1);
+            let mut at = 0;
+            for level in 0..levels_given {
+                let (w, h) = desc.level_size(level);
+                let bytes = w as usize * h as usize * desc.format.bytes_per_pixel();
+                gl.tex_sub_image_2d(
+                    glow::TEXTURE_2D,
+                    level as i32,
+                    0,
+                    0,
+                    w as i32,
+                    h as i32,
+                    glow::RGBA,
+                    ty,
+                    glow::PixelUnpackData::Slice(Some(&pixels[at..at + bytes])),
+                );
+                at += bytes;
+            }
+            if levels_given < levels {
+                gl.generate_mipmap(glow::TEXTURE_2D);
+            }
+            gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MAX_LEVEL, levels as i32 - 1);
+            gl.bind_texture(glow::TEXTURE_2D, None);
+            texture
+        };
+        self.check_error("creating a texture")?;
+        self.textures.push(Texture { texture, desc: *desc });
+        Ok(TextureId(self.textures.len() as u32 - 1))
+    }
+
+    fn read_texture_level(&self, id: TextureId, level: u32) -> Result<Vec<u8>, XrError> {
+        let texture = self.texture(id)?;
+        if level >= texture.desc.levels() {
+            return Err(XrError::invalid_input(format!(
+                "texture {} has {} level(s), not {}",
+                id.0,
+                texture.desc.levels(),
+                level + 1
+            )));
+        }
+        let (w, h) = texture.desc.level_size(level);
+        let mut pixels = vec![0u8; w as usize * h as usize * texture.desc.format.bytes_per_pixel()];
+        let (_, ty) = gl_format(texture.desc.format);
+        let gl = self.current()?;
+        // SAFETY: the buffer holds exactly one level in this format.
+        unsafe {
+            gl.active_texture(glow::TEXTURE0);
+            gl.bind_texture(glow::TEXTURE_2D, Some(texture.texture));
+            gl.pixel_store_i32(glow::PACK_ALIGNMENT, 1);
+            gl.get_tex_image(
+                glow::TEXTURE_2D,
+                level as i32,
+                glow::RGBA,
+                ty,
+                glow::PixelPackData::Slice(Some(&mut pixels)),
+            );
+            gl.bind_texture(glow::TEXTURE_2D, None);
+        }
+        self.check_error("reading a texture")?;
+        Ok(pixels)
+    }
+
+    fn new_sampler(&mut self, desc: &SamplerDesc) -> Result<SamplerId, XrError> {
+        let gl = self.current()?;
+        let filter = |f: Filter| if f == Filter::Nearest { glow::NEAREST } else { glow::LINEAR };
+        let min = match (desc.filter, desc.mipmap) {
+            (Filter::Nearest, Filter::Nearest) => glow::NEAREST_MIPMAP_NEAREST,
+            (Filter::Nearest, Filter::Linear) => glow::NEAREST_MIPMAP_LINEAR,
+            (Filter::Linear, Filter::Nearest) => glow::LINEAR_MIPMAP_NEAREST,
+            (Filter::Linear, Filter::Linear) => glow::LINEAR_MIPMAP_LINEAR,
+        };
+        let wrap = match desc.wrap {
+            Wrap::Repeat => glow::REPEAT,
+            Wrap::MirroredRepeat => glow::MIRRORED_REPEAT,
+            Wrap::ClampToEdge => glow::CLAMP_TO_EDGE,
+        };
+        // SAFETY: a new sampler object on the current context.
+        let sampler = unsafe {
+            let sampler = gl.create_sampler().map_err(XrError::driver)?;
+            gl.sampler_parameter_i32(sampler, glow::TEXTURE_MAG_FILTER, filter(desc.filter) as i32);
+            gl.sampler_parameter_i32(sampler, glow::TEXTURE_MIN_FILTER, min as i32);
+            gl.sampler_parameter_i32(sampler, glow::TEXTURE_WRAP_S, wrap as i32);
+            gl.sampler_parameter_i32(sampler, glow::TEXTURE_WRAP_T, wrap as i32);
+            sampler
+        };
+        self.check_error("creating a sampler")?;
+        self.samplers.push(sampler);
+        Ok(SamplerId(self.samplers.len() as u32 - 1))
+    }
+
+    fn new_buffer(&mut self, usage: BufferUsage, data: &[u8]) -> Result<BufferId, XrError> {
+        if data.is_empty() {
+            return Err(XrError::invalid_input("a buffer needs at least one byte"));
+        }
+        let gl = self.current()?;
+        // SAFETY: a new buffer on the current context, filled through the
+        // copy-write target, which no program binding uses.
+        let buffer = unsafe {
+            let buffer = gl.create_buffer().map_err(XrError::driver)?;
+            gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(buffer));
+            gl.buffer_data_u8_slice(glow::COPY_WRITE_BUFFER, data, glow::DYNAMIC_DRAW);
+            gl.bind_buffer(glow::COPY_WRITE_BUFFER, None);
+            buffer
+        };
+        self.check_error("creating a buffer")?;
+        self.buffers.push(Buffer { buffer, size: data.len(), usage });
+        Ok(BufferId(self.buffers.len() as u32 - 1))
+    }
+
+    fn write_buffer_range(&self, id: BufferId, offset: u64, data: &[u8]) -> Result<(), XrError> {
+        let buffer = self.buffer(id)?;
+        if offset.saturating_add(data.len() as u64) > buffer.size as u64 {
+            return Err(XrError::invalid_input(format!(
+                "{} bytes at {offset} do not fit buffer {} ({} bytes)",
+                data.len(),
+                id.0,
+                buffer.size
+            )));
+        }
+        let gl = self.current()?;
+        // SAFETY: the range lies inside the buffer (checked).
+        unsafe {
+            gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(buffer.buffer));
+            gl.buffer_sub_data_u8_slice(glow::COPY_WRITE_BUFFER, offset as i32, data);
+            gl.bind_buffer(glow::COPY_WRITE_BUFFER, None);
+        }
+        self.check_error("writing a buffer")
+    }
+
+    fn read_whole_buffer(&self, id: BufferId) -> Result<Vec<u8>, XrError> {
+        let buffer = self.buffer(id)?;
+        let mut data = vec![0u8; buffer.size];
+        let gl = self.current()?;
+        // SAFETY: `data` is the buffer's size.
+        unsafe {
+            gl.bind_buffer(glow::COPY_READ_BUFFER, Some(buffer.buffer));
+            gl.get_buffer_sub_data(glow::COPY_READ_BUFFER, 0, &mut data);
+            gl.bind_buffer(glow::COPY_READ_BUFFER, None);
+        }
+        self.check_error("reading a buffer")?;
+        Ok(data)
+    }
+
+    fn device_id(&self) -> u64 {
+        std::ptr::from_ref(self.context) as u64
+    }
+
+    fn bind_texture_for(&self, id: TextureId, sampler: Option<SamplerId>) -> Result<ResourceBinding, XrError> {
+        let texture = self.texture(id)?;
+        let sampler = match sampler {
+            Some(s) => self
+                .samplers
+                .get(s.0 as usize)
+                .map(|s| u64::from(s.0.get()))
+                .ok_or_else(|| XrError::invalid_input(format!("no sampler {}", s.0)))?,
+            None => 0,
+        };
+        let name = u64::from(texture.texture.0.get());
+        Ok(ResourceBinding {
+            device: self.device_id(),
+            is_texture: true,
+            handle: name,
+            object: name,
+            sampler,
+            size: texture.desc.format as u64,
+            storage: texture.desc.storage,
+        })
+    }
+
+    fn bind_buffer_for(&self, id: BufferId) -> Result<ResourceBinding, XrError> {
+        let buffer = self.buffer(id)?;
+        let name = u64::from(buffer.buffer.0.get());
+        Ok(ResourceBinding {
+            device: self.device_id(),
+            is_texture: false,
+            handle: name,
+            object: name,
+            sampler: 0,
+            size: buffer.size as u64,
+            storage: buffer.usage.contains(BufferUsage::STORAGE),
+        })
     }
 
     fn read_target(&self, id: RenderTargetId) -> Result<Image, XrError> {
@@ -336,6 +670,14 @@ impl GlDevice {
     }
 }
 
+/// The GL internal format and component type of a texture format.
+fn gl_format(format: TextureFormat) -> (u32, u32) {
+    match format {
+        TextureFormat::Rgba8 => (glow::RGBA8, glow::UNSIGNED_BYTE),
+        TextureFormat::Rgba32Float => (glow::RGBA32F, glow::FLOAT),
+    }
+}
+
 impl Device for GlDevice {
     fn capabilities(&self) -> XrResult<DeviceCapabilities> {
         guard(|| self.read_capabilities())
@@ -352,7 +694,7 @@ impl Device for GlDevice {
     }
 
     fn create_render_target(&mut self, width: u32, height: u32) -> XrResult<RenderTargetId> {
-        guard(|| self.new_render_target(width, height))
+        guard(|| self.new_render_target(width, height, false))
     }
 
     fn create_vertex_buffer(&mut self, vertices: RSlice<'_, f32>, layout: &VertexLayout) -> XrResult<VertexBufferId> {
@@ -378,6 +720,46 @@ impl Device for GlDevice {
     fn present(&mut self, target: RenderTargetId, capture: bool) -> XrResult<Presented> {
         guard(|| self.present_target(target, capture))
     }
+
+    fn create_depth_render_target(&mut self, width: u32, height: u32) -> XrResult<RenderTargetId> {
+        guard(|| self.new_render_target(width, height, true))
+    }
+
+    fn create_texture(&mut self, desc: &TextureDesc, pixels: RSlice<'_, u8>, levels_given: u32) -> XrResult<TextureId> {
+        guard(|| self.new_texture(desc, pixels.as_slice(), levels_given))
+    }
+
+    fn read_texture(&mut self, texture: TextureId, level: u32) -> XrResult<RVec<u8>> {
+        guard(|| self.read_texture_level(texture, level).map(RVec::from))
+    }
+
+    fn create_sampler(&mut self, desc: &SamplerDesc) -> XrResult<SamplerId> {
+        guard(|| self.new_sampler(desc))
+    }
+
+    fn create_buffer(&mut self, usage: BufferUsage, data: RSlice<'_, u8>) -> XrResult<BufferId> {
+        guard(|| self.new_buffer(usage, data.as_slice()))
+    }
+
+    fn write_buffer(&mut self, buffer: BufferId, offset: u64, data: RSlice<'_, u8>) -> XrResult<()> {
+        guard(|| self.write_buffer_range(buffer, offset, data.as_slice()))
+    }
+
+    fn read_buffer(&mut self, buffer: BufferId) -> XrResult<RVec<u8>> {
+        guard(|| self.read_whole_buffer(buffer).map(RVec::from))
+    }
+
+    fn texture_binding(&self, texture: TextureId, sampler: ROption<SamplerId>) -> XrResult<ResourceBinding> {
+        guard(|| self.bind_texture_for(texture, sampler.into_option()))
+    }
+
+    fn buffer_binding(&self, buffer: BufferId) -> XrResult<ResourceBinding> {
+        guard(|| self.bind_buffer_for(buffer))
+    }
+
+    fn dispatch(&mut self, call: &ComputeCall) -> XrResult<()> {
+        guard(|| self.run_compute(call))
+    }
 }
 
 impl Drop for GlDevice {
@@ -391,6 +773,18 @@ impl Drop for GlDevice {
             for target in self.targets.drain(..) {
                 self.gl.delete_framebuffer(target.framebuffer);
                 self.gl.delete_renderbuffer(target.renderbuffer);
+                if let Some(depth) = target.depth {
+                    self.gl.delete_renderbuffer(depth);
+                }
+            }
+            for texture in self.textures.drain(..) {
+                self.gl.delete_texture(texture.texture);
+            }
+            for sampler in self.samplers.drain(..) {
+                self.gl.delete_sampler(sampler);
+            }
+            for buffer in self.buffers.drain(..) {
+                self.gl.delete_buffer(buffer.buffer);
             }
             for vertices in self.vertex_buffers.drain(..) {
                 self.gl.delete_vertex_array(vertices.vertex_array);

@@ -15,12 +15,17 @@ use std::{
     },
 };
 use xr_device::{
-    Device, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Image, NativeHandles, PresentStatus, Presented,
-    ProgramKind, RenderTargetId, VertexBufferId, VertexLayout, VulkanLoader, VulkanProgram, XrError, XrResult, guard,
+    BufferId, BufferUsage, ComputeCall, Device, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter, Image,
+    NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetId, ResourceBinding, SamplerDesc, SamplerId,
+    TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, VulkanLoader, VulkanProgram, Wrap, XrError,
+    XrResult, guard,
 };
 
 /// The colour format of every render target.
 pub const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
+
+/// The format of every depth attachment.
+pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 
 /// What build systems reach through the loader's context pointer. Leaked,
 /// so that a build system that outlives the device fails cleanly.
@@ -96,12 +101,38 @@ struct Target {
     width: u32,
     height: u32,
     layout: vk::ImageLayout,
+    depth: Option<DepthAttachment>,
+}
+
+struct DepthAttachment {
+    image: vk::Image,
+    memory: vk::DeviceMemory,
+    view: vk::ImageView,
+    layout: vk::ImageLayout,
 }
 
 struct Buffer {
     buffer: vk::Buffer,
     memory: vk::DeviceMemory,
     layout: VertexLayout,
+}
+
+/// A texture: kept in `GENERAL` layout, which sampling, storage use and
+/// copies all accept, so no draw has to track it.
+struct Texture {
+    image: vk::Image,
+    memory: vk::DeviceMemory,
+    view: vk::ImageView,
+    desc: TextureDesc,
+}
+
+/// A buffer for shaders and indices: host-visible and coherent, so that
+/// writes and reads are plain copies.
+struct DataBuffer {
+    buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    size: usize,
+    usage: BufferUsage,
 }
 
 /// A Vulkan device.
@@ -112,6 +143,9 @@ pub struct VkDevice {
     vertex_input: ash::ext::vertex_input_dynamic_state::Device,
     targets: Vec<Target>,
     buffers: Vec<Buffer>,
+    textures: Vec<Texture>,
+    samplers: Vec<vk::Sampler>,
+    data_buffers: Vec<DataBuffer>,
     /// The window's swapchain, for a device opened with a window.
     swapchain: Option<Swapchain>,
 }
@@ -138,7 +172,18 @@ impl VkDevice {
             Some(window) => Some(Swapchain::new(&context, window.width, window.height)?),
             None => None,
         };
-        let device = Self { context, shared, pool, vertex_input, targets: Vec::new(), buffers: Vec::new(), swapchain };
+        let device = Self {
+            context,
+            shared,
+            pool,
+            vertex_input,
+            targets: Vec::new(),
+            buffers: Vec::new(),
+            textures: Vec::new(),
+            samplers: Vec::new(),
+            data_buffers: Vec::new(),
+            swapchain,
+        };
         device.check_validation("opening the device")?;
         Ok(device)
     }
@@ -198,6 +243,7 @@ impl VkDevice {
             queue: self.context.queue.as_raw(),
             queue_family: self.context.queue_family,
             color_format: COLOR_FORMAT.as_raw() as u32,
+            depth_format: DEPTH_FORMAT.as_raw() as u32,
             register_program: loader_register_program,
             unregister_program: loader_unregister_program,
             is_open: loader_is_open,
@@ -216,7 +262,7 @@ impl VkDevice {
         unsafe { self.context.device.allocate_memory(&info, None) }.map_err(vk_error("vkAllocateMemory"))
     }
 
-    fn new_target(&mut self, width: u32, height: u32) -> Result<RenderTargetId, XrError> {
+    fn new_target(&mut self, width: u32, height: u32, with_depth: bool) -> Result<RenderTargetId, XrError> {
         if width == 0 || height == 0 || width > 16384 || height > 16384 {
             return Err(XrError::invalid_input(format!("render target size {width}x{height} is out of range")));
         }
@@ -247,11 +293,40 @@ impl VkDevice {
                 .format(COLOR_FORMAT)
                 .subresource_range(color_range());
             let view = device.create_image_view(&view_info, None).map_err(vk_error("vkCreateImageView"))?;
-            Target { image, memory, view, width, height, layout: vk::ImageLayout::UNDEFINED }
+            let depth = if with_depth { Some(self.new_depth(width, height)?) } else { None };
+            Target { image, memory, view, width, height, layout: vk::ImageLayout::UNDEFINED, depth }
         };
         self.targets.push(target);
         self.check_validation("creating a render target")?;
         Ok(RenderTargetId(self.targets.len() as u32 - 1))
+    }
+
+    fn new_depth(&self, width: u32, height: u32) -> Result<DepthAttachment, XrError> {
+        let device = &self.context.device;
+        let info = vk::ImageCreateInfo::default()
+            .image_type(vk::ImageType::TYPE_2D)
+            .format(DEPTH_FORMAT)
+            .extent(vk::Extent3D { width, height, depth: 1 })
+            .mip_levels(1)
+            .array_layers(1)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .tiling(vk::ImageTiling::OPTIMAL)
+            .usage(vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_DST)
+            .initial_layout(vk::ImageLayout::UNDEFINED);
+        // SAFETY: valid create infos; the objects are destroyed with the target.
+        unsafe {
+            let image = device.create_image(&info, None).map_err(vk_error("vkCreateImage"))?;
+            let memory =
+                self.allocate(device.get_image_memory_requirements(image), vk::MemoryPropertyFlags::DEVICE_LOCAL)?;
+            device.bind_image_memory(image, memory, 0).map_err(vk_error("vkBindImageMemory"))?;
+            let view_info = vk::ImageViewCreateInfo::default()
+                .image(image)
+                .view_type(vk::ImageViewType::TYPE_2D)
+                .format(DEPTH_FORMAT)
+                .subresource_range(depth_range());
+            let view = device.create_image_view(&view_info, None).map_err(vk_error("vkCreateImageView"))?;
+            Ok(DepthAttachment { image, memory, view, layout: vk::ImageLayout::UNDEFINED })
+        }
     }
 
     fn host_buffer(&self, size: u64, usage: vk::BufferUsageFlags) -> Result<(vk::Buffer, vk::DeviceMemory), XrError> {
@@ -348,6 +423,17 @@ impl VkDevice {
     }
 
     fn transition_image(&self, cb: vk::CommandBuffer, image: vk::Image, from: vk::ImageLayout, to: vk::ImageLayout) {
+        self.barrier(cb, image, from, to, color_range());
+    }
+
+    fn barrier(
+        &self,
+        cb: vk::CommandBuffer,
+        image: vk::Image,
+        from: vk::ImageLayout,
+        to: vk::ImageLayout,
+        range: vk::ImageSubresourceRange,
+    ) {
         let barrier = vk::ImageMemoryBarrier::default()
             .old_layout(from)
             .new_layout(to)
@@ -356,7 +442,7 @@ impl VkDevice {
             .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
             .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
             .image(image)
-            .subresource_range(color_range());
+            .subresource_range(range);
         // SAFETY: recording into a command buffer in the recording state.
         unsafe {
             self.context.device.cmd_pipeline_barrier(
@@ -396,9 +482,90 @@ impl VkDevice {
                     &[color_range()],
                 );
             }
+            if let Some(depth) = &target.depth {
+                self.barrier(cb, depth.image, depth.layout, vk::ImageLayout::TRANSFER_DST_OPTIMAL, depth_range());
+                let value = vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 };
+                // SAFETY: recording; the depth image is in TRANSFER_DST_OPTIMAL.
+                unsafe {
+                    self.context.device.cmd_clear_depth_stencil_image(
+                        cb,
+                        depth.image,
+                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                        &value,
+                        &[depth_range()],
+                    );
+                }
+            }
         })?;
         self.targets[index].layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
+        if let Some(depth) = self.targets[index].depth.as_mut() {
+            depth.layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
+        }
         Ok(())
+    }
+
+    /// A registered program, checked to be drawable: every resource bound.
+    fn program(&self, program: xr_device::ProgramRef) -> Result<VulkanProgram, XrError> {
+        if program.kind != ProgramKind::Program {
+            return Err(XrError::invalid_input("Vulkan draws with programs; program pipelines are an OpenGL object"));
+        }
+        let registered = self
+            .shared
+            .programs
+            .lock()
+            .map_err(|_| XrError::driver("program table poisoned"))?
+            .get(&program.name)
+            .copied()
+            .ok_or_else(|| {
+                XrError::invalid_input(format!("{} is not a program registered with this device", program.name))
+            })?;
+        // SAFETY: the build system keeps the count alive while the program is registered.
+        let unbound = if registered.unbound.is_null() { 0 } else { unsafe { *registered.unbound } };
+        if unbound > 0 {
+            return Err(XrError::invalid_input(format!(
+                "program {} has {unbound} resource(s) not bound yet: set every texture and buffer it uses (set_texture, set_buffer) before drawing",
+                program.name
+            )));
+        }
+        Ok(registered)
+    }
+
+    /// Binds a program's descriptor sets and push constants at `bind_point`.
+    fn bind_program_state(&self, cb: vk::CommandBuffer, program: &VulkanProgram, bind_point: vk::PipelineBindPoint) {
+        let device = &self.context.device;
+        let layout = vk::PipelineLayout::from_raw(program.layout);
+        // SAFETY: the build system keeps both arrays alive while the program is registered.
+        let (sets, push) = unsafe {
+            let sets: Vec<vk::DescriptorSet> = if program.descriptor_sets.is_null() {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(program.descriptor_sets, program.descriptor_set_count as usize)
+                    .iter()
+                    .map(|s| vk::DescriptorSet::from_raw(*s))
+                    .collect()
+            };
+            let push = if program.push_constants.is_null() || program.push_constants_len == 0 {
+                &[][..]
+            } else {
+                std::slice::from_raw_parts(program.push_constants, program.push_constants_len as usize)
+            };
+            (sets, push)
+        };
+        // SAFETY: recording; every handle belongs to this device.
+        unsafe {
+            if !sets.is_empty() {
+                device.cmd_bind_descriptor_sets(cb, bind_point, layout, 0, &sets, &[]);
+            }
+            if !push.is_empty() {
+                device.cmd_push_constants(
+                    cb,
+                    layout,
+                    vk::ShaderStageFlags::from_raw(program.push_constant_stages),
+                    0,
+                    push,
+                );
+            }
+        }
     }
 
     fn draw_triangles(&mut self, draw: &DrawCall) -> Result<(), XrError> {
@@ -407,26 +574,46 @@ impl VkDevice {
             .buffers
             .get(draw.vertex_buffer.0 as usize)
             .ok_or_else(|| XrError::invalid_input(format!("no vertex buffer {}", draw.vertex_buffer.0)))?;
-        if draw.program.kind != ProgramKind::Program {
-            return Err(XrError::invalid_input("Vulkan draws with programs; program pipelines are an OpenGL object"));
+        let program = self.program(draw.program)?;
+        if program.compute {
+            return Err(XrError::invalid_input(format!(
+                "program {} is a compute program: dispatch it",
+                draw.program.name
+            )));
         }
-        let program = self
-            .shared
-            .programs
-            .lock()
-            .map_err(|_| XrError::driver("program table poisoned"))?
-            .get(&draw.program.name)
-            .copied()
-            .ok_or_else(|| {
-                XrError::invalid_input(format!("{} is not a program registered with this device", draw.program.name))
-            })?;
-        let target = &self.targets[index];
-        let push: Vec<u8> = if program.push_constants.is_null() || program.push_constants_len == 0 {
-            Vec::new()
-        } else {
-            // SAFETY: the build system keeps the bytes alive while the program is registered.
-            unsafe { std::slice::from_raw_parts(program.push_constants, program.push_constants_len as usize) }.to_vec()
+        let indices = match draw.index_buffer.into_option() {
+            Some(id) => {
+                let indices = self.data_buffer(id)?;
+                if !indices.usage.contains(BufferUsage::INDEX) {
+                    return Err(XrError::invalid_input(format!("buffer {} was not made for indices", id.0)));
+                }
+                let end = u64::from(draw.first_vertex) + u64::from(draw.vertex_count);
+                if end * 4 > indices.size as u64 {
+                    return Err(XrError::invalid_input(format!(
+                        "indices {}..{end} lie past the end of buffer {} ({} indices)",
+                        draw.first_vertex,
+                        id.0,
+                        indices.size / 4
+                    )));
+                }
+                Some(indices.buffer)
+            }
+            None => None,
         };
+        let target = &self.targets[index];
+        if draw.depth_test && target.depth.is_none() {
+            return Err(XrError::invalid_input(format!(
+                "render target {} has no depth attachment (create it with create_depth_render_target)",
+                draw.target.0
+            )));
+        }
+        let pipeline = if target.depth.is_some() { program.depth_pipeline } else { program.pipeline };
+        if pipeline == 0 {
+            return Err(XrError::invalid_input(format!(
+                "program {} has no pipeline for a target with depth",
+                draw.program.name
+            )));
+        }
         let bindings = [vk::VertexInputBindingDescription2EXT::default()
             .binding(0)
             .stride(buffer.layout.stride * 4)
@@ -457,12 +644,23 @@ impl VkDevice {
                 .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
                 .load_op(vk::AttachmentLoadOp::LOAD)
                 .store_op(vk::AttachmentStoreOp::STORE)];
+            let depth_attachment = target.depth.as_ref().map(|depth| {
+                self.barrier(cb, depth.image, depth.layout, vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL, depth_range());
+                vk::RenderingAttachmentInfo::default()
+                    .image_view(depth.view)
+                    .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+                    .load_op(vk::AttachmentLoadOp::LOAD)
+                    .store_op(vk::AttachmentStoreOp::STORE)
+            });
             let area = vk::Rect2D {
                 offset: vk::Offset2D::default(),
                 extent: vk::Extent2D { width: target.width, height: target.height },
             };
-            let rendering =
+            let mut rendering =
                 vk::RenderingInfo::default().render_area(area).layer_count(1).color_attachments(&attachment);
+            if let Some(depth) = depth_attachment.as_ref() {
+                rendering = rendering.depth_attachment(depth);
+            }
             // Negative height: +y is up in clip space, as in OpenGL, and row 0 is the top.
             let viewport = vk::Viewport {
                 x: 0.0,
@@ -475,31 +673,351 @@ impl VkDevice {
             // SAFETY: recording; every handle belongs to this device.
             unsafe {
                 device.cmd_begin_rendering(cb, &rendering);
-                device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, vk::Pipeline::from_raw(program.pipeline));
+                device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, vk::Pipeline::from_raw(pipeline));
                 device.cmd_set_viewport(cb, 0, &[viewport]);
                 device.cmd_set_scissor(cb, 0, &[area]);
+                if target.depth.is_some() {
+                    device.cmd_set_depth_test_enable(cb, draw.depth_test);
+                    device.cmd_set_depth_write_enable(cb, draw.depth_test);
+                }
                 self.vertex_input.cmd_set_vertex_input(cb, &bindings, &attributes);
                 device.cmd_bind_vertex_buffers(cb, 0, &[buffer.buffer], &[0]);
-                let layout = vk::PipelineLayout::from_raw(program.layout);
-                if program.descriptor_set != 0 {
-                    let sets = [vk::DescriptorSet::from_raw(program.descriptor_set)];
-                    device.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::GRAPHICS, layout, 0, &sets, &[]);
+                self.bind_program_state(cb, &program, vk::PipelineBindPoint::GRAPHICS);
+                match indices {
+                    Some(indices) => {
+                        device.cmd_bind_index_buffer(cb, indices, 0, vk::IndexType::UINT32);
+                        device.cmd_draw_indexed(cb, draw.vertex_count, 1, draw.first_vertex, 0, 0);
+                    }
+                    None => device.cmd_draw(cb, draw.vertex_count, 1, draw.first_vertex, 0),
                 }
-                if !push.is_empty() {
-                    device.cmd_push_constants(
-                        cb,
-                        layout,
-                        vk::ShaderStageFlags::from_raw(program.push_constant_stages),
-                        0,
-                        &push,
-                    );
-                }
-                device.cmd_draw(cb, draw.vertex_count, 1, draw.first_vertex, 0);
                 device.cmd_end_rendering(cb);
             }
         })?;
         self.targets[index].layout = vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL;
+        if let Some(depth) = self.targets[index].depth.as_mut() {
+            depth.layout = vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL;
+        }
         Ok(())
+    }
+
+    fn run_compute(&mut self, call: &ComputeCall) -> Result<(), XrError> {
+        let program = self.program(call.program)?;
+        if !program.compute {
+            return Err(XrError::invalid_input(format!(
+                "program {} is not a compute program: draw with it",
+                call.program.name
+            )));
+        }
+        let [x, y, z] = call.groups;
+        let device = &self.context.device;
+        self.submit("dispatching", |cb| {
+            // SAFETY: recording; every handle belongs to this device.
+            unsafe {
+                device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, vk::Pipeline::from_raw(program.pipeline));
+                self.bind_program_state(cb, &program, vk::PipelineBindPoint::COMPUTE);
+                device.cmd_dispatch(cb, x, y, z);
+                // What it wrote is visible to every later use, on the device and the host.
+                let barrier =
+                    vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(
+                        vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE | vk::AccessFlags::HOST_READ,
+                    );
+                device.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::PipelineStageFlags::ALL_COMMANDS | vk::PipelineStageFlags::HOST,
+                    vk::DependencyFlags::empty(),
+                    &[barrier],
+                    &[],
+                    &[],
+                );
+            }
+        })
+    }
+
+    fn data_buffer(&self, id: BufferId) -> Result<&DataBuffer, XrError> {
+        self.data_buffers.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no buffer {}", id.0)))
+    }
+
+    fn texture(&self, id: TextureId) -> Result<&Texture, XrError> {
+        self.textures.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no texture {}", id.0)))
+    }
+
+    fn new_data_buffer(&mut self, usage: BufferUsage, data: &[u8]) -> Result<BufferId, XrError> {
+        if data.is_empty() {
+            return Err(XrError::invalid_input("a buffer needs at least one byte"));
+        }
+        let mut flags = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+        for (bit, flag) in [
+            (BufferUsage::VERTEX, vk::BufferUsageFlags::VERTEX_BUFFER),
+            (BufferUsage::INDEX, vk::BufferUsageFlags::INDEX_BUFFER),
+            (BufferUsage::UNIFORM, vk::BufferUsageFlags::UNIFORM_BUFFER),
+            (BufferUsage::STORAGE, vk::BufferUsageFlags::STORAGE_BUFFER),
+        ] {
+            if usage.contains(bit) {
+                flags |= flag;
+            }
+        }
+        let (buffer, memory) = self.host_buffer(data.len() as u64, flags)?;
+        self.data_buffers.push(DataBuffer { buffer, memory, size: data.len(), usage });
+        let id = BufferId(self.data_buffers.len() as u32 - 1);
+        self.write_data_buffer(id, 0, data)?;
+        Ok(id)
+    }
+
+    fn write_data_buffer(&self, id: BufferId, offset: u64, data: &[u8]) -> Result<(), XrError> {
+        let buffer = self.data_buffer(id)?;
+        if offset.saturating_add(data.len() as u64) > buffer.size as u64 {
+            return Err(XrError::invalid_input(format!(
+                "{} bytes at {offset} do not fit buffer {} ({} bytes)",
+                data.len(),
+                id.0,
+                buffer.size
+            )));
+        }
+        // SAFETY: host-visible, coherent memory at least `size` long; the
+        // device is idle between calls (every submission is waited for).
+        unsafe {
+            let mapped = self
+                .context
+                .device
+                .map_memory(buffer.memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                .map_err(vk_error("vkMapMemory"))?;
+            std::ptr::copy_nonoverlapping(data.as_ptr(), mapped.cast::<u8>().add(offset as usize), data.len());
+            self.context.device.unmap_memory(buffer.memory);
+        }
+        Ok(())
+    }
+
+    fn read_data_buffer(&self, id: BufferId) -> Result<Vec<u8>, XrError> {
+        let buffer = self.data_buffer(id)?;
+        // SAFETY: as in `write_data_buffer`.
+        unsafe {
+            let mapped = self
+                .context
+                .device
+                .map_memory(buffer.memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                .map_err(vk_error("vkMapMemory"))?;
+            let data = std::slice::from_raw_parts(mapped.cast::<u8>(), buffer.size).to_vec();
+            self.context.device.unmap_memory(buffer.memory);
+            Ok(data)
+        }
+    }
+
+    fn new_texture(&mut self, desc: &TextureDesc, pixels: &[u8], levels_given: u32) -> Result<TextureId, XrError> {
+        desc.check_pixels(pixels.len(), levels_given)?;
+        let levels = desc.levels();
+        let format = vk_format(desc.format);
+        let device = &self.context.device;
+        let mut usage =
+            vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST;
+        if desc.storage {
+            usage |= vk::ImageUsageFlags::STORAGE;
+        }
+        let info = vk::ImageCreateInfo::default()
+            .image_type(vk::ImageType::TYPE_2D)
+            .format(format)
+            .extent(vk::Extent3D { width: desc.width, height: desc.height, depth: 1 })
+            .mip_levels(levels)
+            .array_layers(1)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .tiling(vk::ImageTiling::OPTIMAL)
+            .usage(usage)
+            .initial_layout(vk::ImageLayout::UNDEFINED);
+        let range = vk::ImageSubresourceRange {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            base_mip_level: 0,
+            level_count: levels,
+            base_array_layer: 0,
+            layer_count: 1,
+        };
+        // SAFETY: valid create infos; the objects are destroyed with the device.
+        let (image, memory, view) = unsafe {
+            let image = device.create_image(&info, None).map_err(vk_error("vkCreateImage"))?;
+            let memory =
+                self.allocate(device.get_image_memory_requirements(image), vk::MemoryPropertyFlags::DEVICE_LOCAL)?;
+            device.bind_image_memory(image, memory, 0).map_err(vk_error("vkBindImageMemory"))?;
+            let view_info = vk::ImageViewCreateInfo::default()
+                .image(image)
+                .view_type(vk::ImageViewType::TYPE_2D)
+                .format(format)
+                .subresource_range(range);
+            let view = device.create_image_view(&view_info, None).map_err(vk_error("vkCreateImageView"))?;
+            (image, memory, view)
+        };
+        self.textures.push(Texture { image, memory, view, desc: *desc });
+        let id = TextureId(self.textures.len() as u32 - 1);
+        let (staging, staging_memory) = self.host_buffer(pixels.len() as u64, vk::BufferUsageFlags::TRANSFER_SRC)?;
+        // SAFETY: host-visible memory at least `pixels.len()` long.
+        let filled = unsafe {
+            device.map_memory(staging_memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map(|mapped| {
+                std::ptr::copy_nonoverlapping(pixels.as_ptr(), mapped.cast::<u8>(), pixels.len());
+                device.unmap_memory(staging_memory);
+            })
+        };
+        let result = filled.map_err(vk_error("vkMapMemory")).and_then(|()| {
+            self.submit("filling a texture", |cb| {
+                self.barrier(cb, image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::GENERAL, range);
+                let mut offset = 0u64;
+                let regions: Vec<vk::BufferImageCopy> = (0..levels_given)
+                    .map(|level| {
+                        let (w, h) = desc.level_size(level);
+                        let region = vk::BufferImageCopy::default()
+                            .buffer_offset(offset)
+                            .image_subresource(vk::ImageSubresourceLayers {
+                                aspect_mask: vk::ImageAspectFlags::COLOR,
+                                mip_level: level,
+                                base_array_layer: 0,
+                                layer_count: 1,
+                            })
+                            .image_extent(vk::Extent3D { width: w, height: h, depth: 1 });
+                        offset += u64::from(w) * u64::from(h) * desc.format.bytes_per_pixel() as u64;
+                        region
+                    })
+                    .collect();
+                // SAFETY: recording; the image is in GENERAL and the buffer holds every region.
+                unsafe { device.cmd_copy_buffer_to_image(cb, staging, image, vk::ImageLayout::GENERAL, &regions) };
+                // The other levels, each a linear blit of the one above.
+                for level in levels_given..levels {
+                    let above = level - 1;
+                    let corner = |(w, h): (u32, u32)| vk::Offset3D { x: w as i32, y: h as i32, z: 1 };
+                    let layers = |mip_level| vk::ImageSubresourceLayers {
+                        aspect_mask: vk::ImageAspectFlags::COLOR,
+                        mip_level,
+                        base_array_layer: 0,
+                        layer_count: 1,
+                    };
+                    let blit = vk::ImageBlit::default()
+                        .src_subresource(layers(above))
+                        .src_offsets([vk::Offset3D::default(), corner(desc.level_size(above))])
+                        .dst_subresource(layers(level))
+                        .dst_offsets([vk::Offset3D::default(), corner(desc.level_size(level))]);
+                    let mut one = range;
+                    one.base_mip_level = above;
+                    one.level_count = 1;
+                    self.barrier(cb, image, vk::ImageLayout::GENERAL, vk::ImageLayout::GENERAL, one);
+                    // SAFETY: recording; both levels are in GENERAL.
+                    unsafe {
+                        device.cmd_blit_image(
+                            cb,
+                            image,
+                            vk::ImageLayout::GENERAL,
+                            image,
+                            vk::ImageLayout::GENERAL,
+                            &[blit],
+                            vk::Filter::LINEAR,
+                        );
+                    }
+                }
+                self.barrier(cb, image, vk::ImageLayout::GENERAL, vk::ImageLayout::GENERAL, range);
+            })
+        });
+        // SAFETY: the submission was waited for.
+        unsafe {
+            device.destroy_buffer(staging, None);
+            device.free_memory(staging_memory, None);
+        }
+        result?;
+        Ok(id)
+    }
+
+    fn read_texture_level(&self, id: TextureId, level: u32) -> Result<Vec<u8>, XrError> {
+        let texture = self.texture(id)?;
+        if level >= texture.desc.levels() {
+            return Err(XrError::invalid_input(format!(
+                "texture {} has {} level(s), not {}",
+                id.0,
+                texture.desc.levels(),
+                level + 1
+            )));
+        }
+        let (w, h) = texture.desc.level_size(level);
+        let size = u64::from(w) * u64::from(h) * texture.desc.format.bytes_per_pixel() as u64;
+        let (buffer, memory) = self.host_buffer(size, vk::BufferUsageFlags::TRANSFER_DST)?;
+        let device = &self.context.device;
+        let result = self.submit("reading a texture", |cb| {
+            let region = vk::BufferImageCopy::default()
+                .image_subresource(vk::ImageSubresourceLayers {
+                    aspect_mask: vk::ImageAspectFlags::COLOR,
+                    mip_level: level,
+                    base_array_layer: 0,
+                    layer_count: 1,
+                })
+                .image_extent(vk::Extent3D { width: w, height: h, depth: 1 });
+            // SAFETY: recording; the texture stays in GENERAL.
+            unsafe { device.cmd_copy_image_to_buffer(cb, texture.image, vk::ImageLayout::GENERAL, buffer, &[region]) };
+        });
+        // SAFETY: the copy finished; the memory is host visible and coherent.
+        unsafe {
+            let pixels = result.and_then(|()| {
+                let mapped = device
+                    .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                    .map_err(vk_error("vkMapMemory"))?;
+                let pixels = std::slice::from_raw_parts(mapped.cast::<u8>(), size as usize).to_vec();
+                device.unmap_memory(memory);
+                Ok(pixels)
+            });
+            device.destroy_buffer(buffer, None);
+            device.free_memory(memory, None);
+            pixels
+        }
+    }
+
+    fn new_sampler(&mut self, desc: &SamplerDesc) -> Result<SamplerId, XrError> {
+        let filter = |f: Filter| if f == Filter::Nearest { vk::Filter::NEAREST } else { vk::Filter::LINEAR };
+        let mipmap =
+            if desc.mipmap == Filter::Nearest { vk::SamplerMipmapMode::NEAREST } else { vk::SamplerMipmapMode::LINEAR };
+        let wrap = match desc.wrap {
+            Wrap::Repeat => vk::SamplerAddressMode::REPEAT,
+            Wrap::MirroredRepeat => vk::SamplerAddressMode::MIRRORED_REPEAT,
+            Wrap::ClampToEdge => vk::SamplerAddressMode::CLAMP_TO_EDGE,
+        };
+        let info = vk::SamplerCreateInfo::default()
+            .mag_filter(filter(desc.filter))
+            .min_filter(filter(desc.filter))
+            .mipmap_mode(mipmap)
+            .address_mode_u(wrap)
+            .address_mode_v(wrap)
+            .address_mode_w(wrap)
+            .max_lod(vk::LOD_CLAMP_NONE);
+        // SAFETY: a valid create info.
+        let sampler =
+            unsafe { self.context.device.create_sampler(&info, None) }.map_err(vk_error("vkCreateSampler"))?;
+        self.samplers.push(sampler);
+        Ok(SamplerId(self.samplers.len() as u32 - 1))
+    }
+
+    fn bind_texture_for(&self, id: TextureId, sampler: Option<SamplerId>) -> Result<ResourceBinding, XrError> {
+        let texture = self.texture(id)?;
+        let sampler = match sampler {
+            Some(s) => self
+                .samplers
+                .get(s.0 as usize)
+                .map(|s| s.as_raw())
+                .ok_or_else(|| XrError::invalid_input(format!("no sampler {}", s.0)))?,
+            None => 0,
+        };
+        Ok(ResourceBinding {
+            device: self.context.device.handle().as_raw(),
+            is_texture: true,
+            handle: texture.view.as_raw(),
+            object: texture.image.as_raw(),
+            sampler,
+            size: texture.desc.format as u64,
+            storage: texture.desc.storage,
+        })
+    }
+
+    fn bind_buffer_for(&self, id: BufferId) -> Result<ResourceBinding, XrError> {
+        let buffer = self.data_buffer(id)?;
+        Ok(ResourceBinding {
+            device: self.context.device.handle().as_raw(),
+            is_texture: false,
+            handle: buffer.buffer.as_raw(),
+            object: buffer.buffer.as_raw(),
+            sampler: 0,
+            size: buffer.size as u64,
+            storage: buffer.usage.contains(BufferUsage::STORAGE),
+        })
     }
 
     fn read_target(&mut self, id: RenderTargetId) -> Result<Image, XrError> {
@@ -658,6 +1176,24 @@ fn color_layers() -> vk::ImageSubresourceLayers {
     }
 }
 
+/// The Vulkan format of a texture format.
+fn vk_format(format: TextureFormat) -> vk::Format {
+    match format {
+        TextureFormat::Rgba8 => vk::Format::R8G8B8A8_UNORM,
+        TextureFormat::Rgba32Float => vk::Format::R32G32B32A32_SFLOAT,
+    }
+}
+
+fn depth_range() -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange {
+        aspect_mask: vk::ImageAspectFlags::DEPTH,
+        base_mip_level: 0,
+        level_count: 1,
+        base_array_layer: 0,
+        layer_count: 1,
+    }
+}
+
 fn color_range() -> vk::ImageSubresourceRange {
     vk::ImageSubresourceRange {
         aspect_mask: vk::ImageAspectFlags::COLOR,
@@ -678,7 +1214,7 @@ impl Device for VkDevice {
     }
 
     fn create_render_target(&mut self, width: u32, height: u32) -> XrResult<RenderTargetId> {
-        guard(|| self.new_target(width, height))
+        guard(|| self.new_target(width, height, false))
     }
 
     fn create_vertex_buffer(&mut self, vertices: RSlice<'_, f32>, layout: &VertexLayout) -> XrResult<VertexBufferId> {
@@ -704,6 +1240,46 @@ impl Device for VkDevice {
     fn present(&mut self, target: RenderTargetId, capture: bool) -> XrResult<Presented> {
         guard(|| self.present_target(target, capture))
     }
+
+    fn create_depth_render_target(&mut self, width: u32, height: u32) -> XrResult<RenderTargetId> {
+        guard(|| self.new_target(width, height, true))
+    }
+
+    fn create_texture(&mut self, desc: &TextureDesc, pixels: RSlice<'_, u8>, levels_given: u32) -> XrResult<TextureId> {
+        guard(|| self.new_texture(desc, pixels.as_slice(), levels_given))
+    }
+
+    fn read_texture(&mut self, texture: TextureId, level: u32) -> XrResult<RVec<u8>> {
+        guard(|| self.read_texture_level(texture, level).map(RVec::from))
+    }
+
+    fn create_sampler(&mut self, desc: &SamplerDesc) -> XrResult<SamplerId> {
+        guard(|| self.new_sampler(desc))
+    }
+
+    fn create_buffer(&mut self, usage: BufferUsage, data: RSlice<'_, u8>) -> XrResult<BufferId> {
+        guard(|| self.new_data_buffer(usage, data.as_slice()))
+    }
+
+    fn write_buffer(&mut self, buffer: BufferId, offset: u64, data: RSlice<'_, u8>) -> XrResult<()> {
+        guard(|| self.write_data_buffer(buffer, offset, data.as_slice()))
+    }
+
+    fn read_buffer(&mut self, buffer: BufferId) -> XrResult<RVec<u8>> {
+        guard(|| self.read_data_buffer(buffer).map(RVec::from))
+    }
+
+    fn texture_binding(&self, texture: TextureId, sampler: ROption<SamplerId>) -> XrResult<ResourceBinding> {
+        guard(|| self.bind_texture_for(texture, sampler.into_option()))
+    }
+
+    fn buffer_binding(&self, buffer: BufferId) -> XrResult<ResourceBinding> {
+        guard(|| self.bind_buffer_for(buffer))
+    }
+
+    fn dispatch(&mut self, call: &ComputeCall) -> XrResult<()> {
+        guard(|| self.run_compute(call))
+    }
 }
 
 impl Drop for VkDevice {
@@ -720,6 +1296,23 @@ impl Drop for VkDevice {
                 device.destroy_image_view(target.view, None);
                 device.destroy_image(target.image, None);
                 device.free_memory(target.memory, None);
+                if let Some(depth) = target.depth {
+                    device.destroy_image_view(depth.view, None);
+                    device.destroy_image(depth.image, None);
+                    device.free_memory(depth.memory, None);
+                }
+            }
+            for texture in self.textures.drain(..) {
+                device.destroy_image_view(texture.view, None);
+                device.destroy_image(texture.image, None);
+                device.free_memory(texture.memory, None);
+            }
+            for sampler in self.samplers.drain(..) {
+                device.destroy_sampler(sampler, None);
+            }
+            for buffer in self.data_buffers.drain(..) {
+                device.destroy_buffer(buffer.buffer, None);
+                device.free_memory(buffer.memory, None);
             }
             for buffer in self.buffers.drain(..) {
                 device.destroy_buffer(buffer.buffer, None);

@@ -256,8 +256,18 @@ impl Context {
         let mut vertex_input =
             vk::PhysicalDeviceVertexInputDynamicStateFeaturesEXT::default().vertex_input_dynamic_state(true);
         let mut vulkan13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true).synchronization2(true);
+        // Geometry and tessellation stages, where the device has them.
+        // SAFETY: `physical` belongs to this instance.
+        let supported = unsafe { instance.get_physical_device_features(physical) };
+        let features = vk::PhysicalDeviceFeatures::default()
+            .geometry_shader(supported.geometry_shader == vk::TRUE)
+            .tessellation_shader(supported.tessellation_shader == vk::TRUE)
+            .fragment_stores_and_atomics(supported.fragment_stores_and_atomics == vk::TRUE)
+            .vertex_pipeline_stores_and_atomics(supported.vertex_pipeline_stores_and_atomics == vk::TRUE)
+            .shader_storage_image_write_without_format(supported.shader_storage_image_write_without_format == vk::TRUE);
         let create = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
+            .enabled_features(&features)
             .enabled_extension_names(&extensions)
             .push_next(&mut vulkan13)
             .push_next(&mut vertex_input);

@@ -40,6 +40,8 @@ pub struct Block {
     pub size: Option<usize>,
     /// Members with offsets.
     pub members: Vec<BlockMember>,
+    /// Array length of the block; 1 for a non-array.
+    pub count: u32,
 }
 
 /// A sampler, texture or image.
@@ -53,6 +55,8 @@ pub struct ImageResource {
     pub binding: u32,
     /// `sampler`, `combined image sampler`, `sampled image` or `storage image`.
     pub kind: &'static str,
+    /// Array length; 1 for a non-array, 0 for a runtime-sized array.
+    pub count: u32,
 }
 
 /// A specialization constant.
@@ -149,7 +153,7 @@ fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrEr
     let entries = ReflectConfig::new()
         .spv(words)
         .ref_all_rscs(false)
-        .combine_img_samplers(true)
+        .combine_img_samplers(false)
         .reflect()
         .map_err(|e| XrError::invalid_input(format!("cannot reflect the SPIR-V: {e}")))?;
     let entry = entries
@@ -174,23 +178,17 @@ fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrEr
                 };
                 if is_input { reflection.inputs.push(io) } else { reflection.outputs.push(io) }
             }
-            Variable::Descriptor { desc_bind, desc_ty, ty, .. } => {
+            Variable::Descriptor { desc_bind, desc_ty, ty, nbind, .. } => {
                 let (set, binding) = (desc_bind.set(), desc_bind.bind());
+                let image = |kind| ImageResource { name: name.clone(), set, binding, kind, count: nbind };
+                let buffer = || Block { count: nbind, ..block(name.clone(), set, binding, &ty) };
                 match desc_ty {
-                    DescriptorType::UniformBuffer() => reflection.uniform_blocks.push(block(name, set, binding, &ty)),
-                    DescriptorType::StorageBuffer(_) => reflection.storage_buffers.push(block(name, set, binding, &ty)),
-                    DescriptorType::Sampler() => {
-                        reflection.images.push(ImageResource { name, set, binding, kind: "sampler" })
-                    }
-                    DescriptorType::CombinedImageSampler() => {
-                        reflection.images.push(ImageResource { name, set, binding, kind: "combined image sampler" })
-                    }
-                    DescriptorType::SampledImage() => {
-                        reflection.images.push(ImageResource { name, set, binding, kind: "sampled image" })
-                    }
-                    DescriptorType::StorageImage(_) => {
-                        reflection.images.push(ImageResource { name, set, binding, kind: "storage image" })
-                    }
+                    DescriptorType::UniformBuffer() => reflection.uniform_blocks.push(buffer()),
+                    DescriptorType::StorageBuffer(_) => reflection.storage_buffers.push(buffer()),
+                    DescriptorType::Sampler() => reflection.images.push(image("sampler")),
+                    DescriptorType::CombinedImageSampler() => reflection.images.push(image("combined image sampler")),
+                    DescriptorType::SampledImage() => reflection.images.push(image("sampled image")),
+                    DescriptorType::StorageImage(_) => reflection.images.push(image("storage image")),
                     _ => {}
                 }
             }
@@ -264,7 +262,15 @@ fn block(name: String, set: u32, binding: u32, ty: &Type) -> Block {
         ),
         _ => (Vec::new(), ty.nbyte()),
     };
-    Block { name, set, binding, size, members }
+    // Buffers are known by their block name, as OpenGL's program interface
+    // names them (the instance name where the block has none).
+    let name = match ty {
+        Type::Struct(s) => s.name.clone().filter(|n| !n.is_empty()).unwrap_or(name),
+        _ => name,
+    };
+    // A runtime-sized last member: the fixed part before it.
+    let size = size.or_else(|| members.last().map(|m| m.offset));
+    Block { name, set, binding, size, members, count: 1 }
 }
 
 fn member_layout(ty: &Type) -> Option<MemberLayout> {
@@ -299,6 +305,105 @@ fn member_layout(ty: &Type) -> Option<MemberLayout> {
         }
         other => single(other),
     }
+}
+
+/// The namespace of an OpenGL binding: GL counts texture units, image
+/// units, uniform buffer and storage buffer binding points separately.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GlBindingClass {
+    /// A sampler (`sampler2D`): a texture unit.
+    TextureUnit,
+    /// A storage image (`image2D`): an image unit.
+    ImageUnit,
+    /// A uniform block.
+    UniformBuffer,
+    /// A storage block.
+    StorageBuffer,
+}
+
+/// Every `Binding` decoration of an OpenGL module: (word index of the
+/// binding number, its class, the binding, the variable's name).
+pub fn gl_bindings(words: &[u32]) -> Result<Vec<(usize, GlBindingClass, u32, String)>, XrError> {
+    const OP_TYPE_IMAGE: u16 = 25;
+    const OP_TYPE_SAMPLED_IMAGE: u16 = 27;
+    const OP_TYPE_RUNTIME_ARRAY: u16 = 29;
+    const OP_TYPE_STRUCT: u16 = 30;
+    const DECORATION_BUFFER_BLOCK: u32 = 3;
+    const DECORATION_BINDING: u32 = 33;
+    const STORAGE_UNIFORM: u32 = 2;
+    const STORAGE_STORAGE_BUFFER: u32 = 12;
+    let mut types: std::collections::HashMap<u32, (u16, Vec<u32>)> = std::collections::HashMap::new();
+    let mut variables: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    let mut names: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
+    let mut buffer_blocks = std::collections::HashSet::new();
+    let mut decorations = Vec::new();
+    let mut at = 5;
+    for instruction in instructions(words)? {
+        let ops = instruction.operands;
+        match instruction.opcode {
+            OP_NAME if !ops.is_empty() => {
+                names.insert(ops[0], literal_string(&ops[1..]));
+            }
+            OP_TYPE_IMAGE
+            | OP_TYPE_SAMPLED_IMAGE
+            | OP_TYPE_ARRAY
+            | OP_TYPE_RUNTIME_ARRAY
+            | OP_TYPE_STRUCT
+            | OP_TYPE_POINTER
+                if !ops.is_empty() =>
+            {
+                types.insert(ops[0], (instruction.opcode, ops[1..].to_vec()));
+            }
+            OP_VARIABLE if ops.len() >= 3 => {
+                variables.insert(ops[1], ops[0]);
+            }
+            OP_DECORATE if ops.len() >= 2 && ops[1] == DECORATION_BUFFER_BLOCK => {
+                buffer_blocks.insert(ops[0]);
+            }
+            OP_DECORATE if ops.len() >= 3 && ops[1] == DECORATION_BINDING => {
+                // The binding number is the instruction's fourth word.
+                decorations.push((ops[0], at + 3, ops[2]));
+            }
+            _ => {}
+        }
+        at += 1 + ops.len();
+    }
+    let mut out = Vec::new();
+    for (variable, index, binding) in decorations {
+        let Some(pointer) = variables.get(&variable) else { continue };
+        let Some((OP_TYPE_POINTER, pointer_ops)) = types.get(pointer) else { continue };
+        let (storage, mut pointee) = (pointer_ops[0], pointer_ops[1]);
+        // Arrays of resources: the element type decides.
+        while let Some((OP_TYPE_ARRAY | OP_TYPE_RUNTIME_ARRAY, ops)) = types.get(&pointee) {
+            pointee = ops[0];
+        }
+        let class = match (storage, types.get(&pointee)) {
+            (STORAGE_UNIFORM_CONSTANT, Some((OP_TYPE_SAMPLED_IMAGE, _))) => GlBindingClass::TextureUnit,
+            // OpTypeImage: `Sampled` 2 is a storage image, 1 a texture.
+            (STORAGE_UNIFORM_CONSTANT, Some((OP_TYPE_IMAGE, ops))) if ops.get(5) == Some(&2) => {
+                GlBindingClass::ImageUnit
+            }
+            (STORAGE_UNIFORM_CONSTANT, Some((OP_TYPE_IMAGE, _))) => GlBindingClass::TextureUnit,
+            (STORAGE_STORAGE_BUFFER, _) => GlBindingClass::StorageBuffer,
+            (STORAGE_UNIFORM, _) if buffer_blocks.contains(&pointee) => GlBindingClass::StorageBuffer,
+            (STORAGE_UNIFORM, _) => GlBindingClass::UniformBuffer,
+            _ => continue,
+        };
+        let name = names.get(&variable).cloned().unwrap_or_default();
+        out.push((index, class, binding, name));
+    }
+    Ok(out)
+}
+
+/// The `OutputVertices` execution mode of a module (a tessellation control
+/// stage's patch size), if it declares one.
+pub fn output_vertices(words: &[u32]) -> Result<Option<u32>, XrError> {
+    const OP_EXECUTION_MODE: u16 = 16;
+    const MODE_OUTPUT_VERTICES: u32 = 26;
+    Ok(instructions(words)?
+        .iter()
+        .find(|i| i.opcode == OP_EXECUTION_MODE && i.operands.get(1) == Some(&MODE_OUTPUT_VERTICES))
+        .and_then(|i| i.operands.get(2).copied()))
 }
 
 const OP_NAME: u16 = 5;
@@ -439,14 +544,20 @@ fn loose_uniform_variables(words: &[u32]) -> Result<Vec<(u32, LooseUniform)>, Xr
 /// stage, different names never share one. glslang numbers each stage's
 /// uniforms from 0, which in one OpenGL program makes them collide.
 pub fn assign_uniform_locations(modules: &mut [&mut [u32]]) -> Result<(), XrError> {
-    use std::collections::HashMap;
+    use std::collections::{HashMap, HashSet};
     let mut assigned: HashMap<String, u32> = HashMap::new();
     let mut next = 0u32;
-    for words in modules.iter_mut() {
+    // Opaque uniforms (samplers, images) keep a location of their own too:
+    // glslang gives every stage's uniforms locations from 0, and a sampler
+    // left at a location a value uniform of another stage also has would
+    // alias it in the linked program. They go after every value uniform.
+    let mut opaque: Vec<(usize, String, usize)> = Vec::new();
+    for (module, words) in modules.iter_mut().enumerate() {
         let uniforms = loose_uniforms(words)?;
         // (variable id, name) of UniformConstant variables, and where each id's Location operand lives.
         let mut names = HashMap::new();
         let mut operand_at = HashMap::new();
+        let mut uniform_constants = HashSet::new();
         let mut at = 5;
         while at < words.len() {
             let count = (words[at] >> 16) as usize;
@@ -460,6 +571,9 @@ pub fn assign_uniform_locations(modules: &mut [&mut [u32]]) -> Result<(), XrErro
                 }
                 (OP_DECORATE, [target, DECORATION_LOCATION, _, ..]) => {
                     operand_at.insert(*target, at + 3);
+                }
+                (OP_VARIABLE, [_, id, STORAGE_UNIFORM_CONSTANT, ..]) => {
+                    uniform_constants.insert(*id);
                 }
                 _ => {}
             }
@@ -480,6 +594,23 @@ pub fn assign_uniform_locations(modules: &mut [&mut [u32]]) -> Result<(), XrErro
                 }
             }
         }
+        for id in uniform_constants {
+            let name = names.get(&id).cloned().unwrap_or_default();
+            if let Some(index) = operand_at.get(&id)
+                && !uniforms.iter().any(|u| u.name == name)
+            {
+                opaque.push((module, name, *index));
+            }
+        }
+    }
+    // An array of samplers takes a location per element; 64 covers any a driver allows.
+    for (module, name, index) in opaque {
+        let location = *assigned.entry(name).or_insert_with(|| {
+            let location = next;
+            next += 64;
+            location
+        });
+        modules[module][index] = location;
     }
     Ok(())
 }

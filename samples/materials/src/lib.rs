@@ -218,13 +218,7 @@ impl Scene {
     pub fn draw(&self, device: &mut DeviceBox) -> Result<(), SampleError> {
         device.clear(self.target, &CLEAR).into_result()?;
         for tile in &self.tiles {
-            let call = DrawCall {
-                target: self.target,
-                program: tile.built.program,
-                vertex_buffer: self.quad,
-                first_vertex: 0,
-                vertex_count: 6,
-            };
+            let call = DrawCall::triangles(self.target, tile.built.program, self.quad, 6);
             device.draw(&call).into_result()?;
         }
         Ok(())

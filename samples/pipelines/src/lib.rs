@@ -88,8 +88,7 @@ pub fn render(registry: &Registry, shader_dir: &Path, store: &Path) -> Result<Re
             }
             let target = device.create_render_target(TILE, TILE).into_result()?;
             device.clear(target, &[0.0, 0.0, 0.0, 1.0]).into_result()?;
-            let draw =
-                DrawCall { target, program: pipeline, vertex_buffer: vertices, first_vertex: 0, vertex_count: 3 };
+            let draw = DrawCall::triangles(target, pipeline, vertices, 3);
             device.draw(&draw).into_result()?;
             let tile = device.read_pixels(target).into_result()?;
             blit(&mut grid, &tile, column as u32 * TILE, row as u32 * TILE);

@@ -134,7 +134,7 @@ fn draw(
         VertexLayout { stride: 2, attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into() };
     let vertices = device.create_vertex_buffer(VERTICES.as_slice().into(), &layout).into_result()?;
     device.clear(target, &CLEAR).into_result()?;
-    let draw = DrawCall { target, program: built.program, vertex_buffer: vertices, first_vertex: 0, vertex_count: 3 };
+    let draw = DrawCall::triangles(target, built.program, vertices, 3);
     device.draw(&draw).into_result()?;
     Ok(device.read_pixels(target).into_result()?)
 }

@@ -1,0 +1,245 @@
+//! The textured sample as a library, so that tests render exactly what the
+//! sample renders: a compute program paints a texture from a palette in a
+//! storage buffer, then a lit cube samples it, drawn indexed with the depth
+//! test on, through each path (OpenGL GLSL, OpenGL SPIR-V, Vulkan SPIR-V).
+//! The mesh, the palette and the matrices are made here in code: no
+//! binary assets.
+
+use std::path::{Path, PathBuf};
+use xr_device::{
+    BufferUsage, ComputeCall, DeviceBox, DeviceKind, DeviceOptions, DrawCall, Filter, Image, SamplerDesc, TextureDesc,
+    TextureFormat, VertexAttribute, VertexLayout, Wrap, XrError,
+};
+use xr_sourcebuild::{
+    AttachedBuildSystemBox, BuildError, BuildOptions, ConstantTableExt, ProgramDesc, Registry, RegistryError,
+    ShaderStage, SourceDesc,
+};
+
+/// Width and height of the image.
+pub const SIZE: u32 = 160;
+
+/// Width and height of the painted texture.
+pub const TEXTURE_SIZE: u32 = 64;
+
+/// The background.
+pub const CLEAR: [f32; 4] = [0.02, 0.02, 0.05, 1.0];
+
+/// The palette the compute pass paints with: two RGBA colours.
+pub const PALETTE: [[f32; 4]; 2] = [[0.95, 0.55, 0.15, 1.0], [0.15, 0.45, 0.9, 1.0]];
+
+/// A path through the plugins: the device kind and the build system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RenderPath {
+    /// `gl-glsl`, `gl-spirv` or `vk-spirv`.
+    pub name: &'static str,
+    /// The device kind.
+    pub kind: DeviceKind,
+    /// The build system's name.
+    pub build_system: &'static str,
+}
+
+/// Every path.
+pub const PATHS: [RenderPath; 3] = [
+    RenderPath { name: "gl-glsl", kind: DeviceKind::OpenGl, build_system: "xr-compiler-glsl" },
+    RenderPath { name: "gl-spirv", kind: DeviceKind::OpenGl, build_system: "xr-compiler-gl-spirv" },
+    RenderPath { name: "vk-spirv", kind: DeviceKind::Vulkan, build_system: "xr-compiler-vk-spirv" },
+];
+
+/// Why the sample could not render.
+#[derive(Debug, thiserror::Error)]
+pub enum SampleError {
+    /// No suitable plugin was found.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// A plugin call failed.
+    #[error("{0}")]
+    Plugin(#[from] XrError),
+    /// The shaders did not build.
+    #[error("{0}")]
+    Build(#[from] BuildError),
+    /// A file could not be read or written.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// The sample's shaders.
+pub fn shader_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders")
+}
+
+/// A cube of side 1 around the origin: per vertex position (3), normal (3)
+/// and texture coordinate (2); 4 vertices and 6 indices per face.
+pub fn cube() -> (Vec<f32>, Vec<u32>) {
+    let faces: [([f32; 3], [f32; 3], [f32; 3]); 6] = [
+        ([1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]),
+        ([-1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]),
+        ([0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]),
+        ([0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
+        ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
+        ([0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
+    ];
+    let mut vertices = Vec::new();
+    let mut indices = Vec::new();
+    for (normal, u, v) in faces {
+        let base = (vertices.len() / 8) as u32;
+        for (su, sv) in [(-1.0f32, -1.0f32), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+            for axis in 0..3 {
+                vertices.push(0.5 * normal[axis] + 0.5 * su * u[axis] + 0.5 * sv * v[axis]);
+            }
+            vertices.extend_from_slice(&normal);
+            vertices.extend_from_slice(&[(su + 1.0) * 0.5, (sv + 1.0) * 0.5]);
+        }
+        indices.extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
+    }
+    (vertices, indices)
+}
+
+/// A column-major 4 × 4 matrix.
+pub type Mat4 = [f32; 16];
+
+/// `a * b`, column-major.
+pub fn multiply(a: &Mat4, b: &Mat4) -> Mat4 {
+    let mut out = [0.0; 16];
+    for column in 0..4 {
+        for row in 0..4 {
+            out[column * 4 + row] = (0..4).map(|k| a[k * 4 + row] * b[column * 4 + k]).sum();
+        }
+    }
+    out
+}
+
+/// The cube's model matrix (turned about y, then x) and its model-view-
+/// projection matrix: a camera 3 units back with a 50° field of view,
+/// depth mapped to 0..1 (Vulkan's and, as written to the depth buffer, GL's
+/// with a depth range that clips nothing the cube reaches).
+pub fn matrices() -> (Mat4, Mat4) {
+    let (ay, ax) = (0.6f32, 0.45f32);
+    let turn_y = [ay.cos(), 0.0, -ay.sin(), 0.0, 0.0, 1.0, 0.0, 0.0, ay.sin(), 0.0, ay.cos(), 0.0, 0.0, 0.0, 0.0, 1.0];
+    let turn_x = [1.0, 0.0, 0.0, 0.0, 0.0, ax.cos(), ax.sin(), 0.0, 0.0, -ax.sin(), ax.cos(), 0.0, 0.0, 0.0, 0.0, 1.0];
+    let model = multiply(&turn_x, &turn_y);
+    let view = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, -3.0, 1.0];
+    let (near, far) = (0.5f32, 10.0f32);
+    let f = 1.0 / (50.0f32.to_radians() / 2.0).tan();
+    // Clip z from 0 (near) to w (far), which both APIs keep.
+    let projection = [
+        f,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        f,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        far / (near - far),
+        -1.0,
+        0.0,
+        0.0,
+        near * far / (near - far),
+        0.0,
+    ];
+    (model, multiply(&projection, &multiply(&view, &model)))
+}
+
+/// Renders the sample through `path`.
+pub fn render(registry: &Registry, path: RenderPath, options: &DeviceOptions) -> Result<Image, SampleError> {
+    let mut device = registry.open_device(path.kind, options)?;
+    let capabilities = device.capabilities().into_result()?;
+    let handles = device.native_handles().into_result()?;
+    let system = registry.build_system_named(path.build_system).ok_or_else(|| {
+        XrError::unavailable(format!("build system {} is not among the plugins found", path.build_system))
+    })?;
+    let mut compiler = system.attach(&handles, &capabilities).into_result()?;
+    let image = draw(&mut device, &mut compiler);
+    // The build system goes before the device.
+    drop(compiler);
+    image
+}
+
+/// The compute program: `paint.comp`.
+pub fn paint_program() -> Result<ProgramDesc, SampleError> {
+    Ok(ProgramDesc::new("paint", [SourceDesc::glsl_file(ShaderStage::Compute, &shader_dir().join("paint.comp"))?]))
+}
+
+/// The mesh program: `mesh.vert` + `mesh.frag`.
+pub fn mesh_program() -> Result<ProgramDesc, SampleError> {
+    let dir = shader_dir();
+    Ok(ProgramDesc::new(
+        "mesh",
+        [
+            SourceDesc::glsl_file(ShaderStage::Vertex, &dir.join("mesh.vert"))?,
+            SourceDesc::glsl_file(ShaderStage::Fragment, &dir.join("mesh.frag"))?,
+        ],
+    ))
+}
+
+fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox) -> Result<Image, SampleError> {
+    let options = BuildOptions::default();
+    let mut paint = compiler.build_program(&paint_program()?, &options).into_result()?;
+    let mut mesh = compiler.build_program(&mesh_program()?, &options).into_result()?;
+
+    // The compute pass: the palette in, the texture out.
+    let palette: Vec<u8> = PALETTE.iter().flatten().flat_map(|c| c.to_le_bytes()).collect();
+    let palette = device.create_buffer(BufferUsage::STORAGE, palette.as_slice().into()).into_result()?;
+    let desc = TextureDesc {
+        width: TEXTURE_SIZE,
+        height: TEXTURE_SIZE,
+        format: TextureFormat::Rgba8,
+        mip_levels: 1,
+        storage: true,
+    };
+    let blank = vec![0u8; desc.bytes(1)];
+    let texture = device.create_texture(&desc, blank.as_slice().into(), 1).into_result()?;
+    let painted = paint.constants.handle("painted")?;
+    paint.constants.set_texture(painted, &device.texture_binding(texture, None.into()).into_result()?)?;
+    let colors = paint.constants.handle("Palette")?;
+    paint.constants.set_buffer(colors, &device.buffer_binding(palette).into_result()?)?;
+    let groups = TEXTURE_SIZE / 8;
+    device.dispatch(&ComputeCall { program: paint.program, groups: [groups, groups, 1] }).into_result()?;
+
+    // The cube, sampling what the compute pass painted.
+    let sampler = device
+        .create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap: Wrap::Repeat })
+        .into_result()?;
+    let (model, mvp) = matrices();
+    let handle = mesh.constants.handle("u_mvp")?;
+    mesh.constants.set_matrix4(handle, &mvp)?;
+    let handle = mesh.constants.handle("u_model")?;
+    mesh.constants.set_matrix4(handle, &model)?;
+    let albedo = mesh.constants.handle("albedo")?;
+    mesh.constants.set_texture(albedo, &device.texture_binding(texture, Some(sampler).into()).into_result()?)?;
+
+    let (vertices, indices) = cube();
+    let layout = VertexLayout {
+        stride: 8,
+        attributes: vec![
+            VertexAttribute { location: 0, components: 3, offset: 0 },
+            VertexAttribute { location: 1, components: 3, offset: 3 },
+            VertexAttribute { location: 2, components: 2, offset: 6 },
+        ]
+        .into(),
+    };
+    let vertex_buffer = device.create_vertex_buffer(vertices.as_slice().into(), &layout).into_result()?;
+    let index_bytes: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
+    let index_buffer = device.create_buffer(BufferUsage::INDEX, index_bytes.as_slice().into()).into_result()?;
+    let target = device.create_depth_render_target(SIZE, SIZE).into_result()?;
+    device.clear(target, &CLEAR).into_result()?;
+    let call = DrawCall::triangles(target, mesh.program, vertex_buffer, 0)
+        .indexed(index_buffer, indices.len() as u32)
+        .with_depth_test();
+    device.draw(&call).into_result()?;
+    let image = device.read_pixels(target).into_result()?;
+    drop((paint, mesh));
+    Ok(image)
+}
+
+/// Writes an image as PNG, creating its directory.
+pub fn write_png(image: &Image, path: &Path) -> Result<(), SampleError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    image::save_buffer(path, &image.rgba, image.width, image.height, image::ExtendedColorType::Rgba8)
+        .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
+    Ok(())
+}

@@ -1,0 +1,249 @@
+//! Textures, samplers and buffers on a device, and how a program's
+//! constant table is handed one to bind ([`ResourceBinding`]).
+
+use abi_stable::StableAbi;
+
+/// A 2D texture created by [`crate::Device::create_texture`].
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TextureId(pub u32);
+
+/// A sampler created by [`crate::Device::create_sampler`].
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SamplerId(pub u32);
+
+/// A buffer created by [`crate::Device::create_buffer`].
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BufferId(pub u32);
+
+/// The pixel format of a texture.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TextureFormat {
+    /// 8-bit unsigned normalised RGBA (`rgba8` in an image layout).
+    Rgba8,
+    /// 32-bit float RGBA (`rgba32f`).
+    Rgba32Float,
+}
+
+impl TextureFormat {
+    /// Bytes per pixel.
+    pub fn bytes_per_pixel(self) -> usize {
+        match self {
+            TextureFormat::Rgba8 => 4,
+            TextureFormat::Rgba32Float => 16,
+        }
+    }
+}
+
+/// What a texture is.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TextureDesc {
+    /// Width of level 0.
+    pub width: u32,
+    /// Height of level 0.
+    pub height: u32,
+    /// Its format.
+    pub format: TextureFormat,
+    /// Mip levels; 0 for the full chain down to 1 × 1.
+    pub mip_levels: u32,
+    /// Also writable by compute shaders as a storage image (`image2D`).
+    pub storage: bool,
+}
+
+impl TextureDesc {
+    /// The number of levels this texture has.
+    pub fn levels(&self) -> u32 {
+        let full = 32 - self.width.max(self.height).max(1).leading_zeros();
+        if self.mip_levels == 0 { full } else { self.mip_levels.min(full) }
+    }
+
+    /// The size of `level`.
+    pub fn level_size(&self, level: u32) -> (u32, u32) {
+        ((self.width >> level).max(1), (self.height >> level).max(1))
+    }
+
+    /// Checks the size, and that `pixels` bytes are exactly the first
+    /// `levels_given` levels.
+    pub fn check_pixels(&self, pixels: usize, levels_given: u32) -> Result<(), crate::XrError> {
+        use crate::XrError;
+        if self.width == 0 || self.height == 0 || self.width > 16384 || self.height > 16384 {
+            return Err(XrError::invalid_input(format!("texture size {}x{} is out of range", self.width, self.height)));
+        }
+        if levels_given == 0 || levels_given > self.levels() {
+            return Err(XrError::invalid_input(format!(
+                "{levels_given} level(s) given for a texture of {} level(s)",
+                self.levels()
+            )));
+        }
+        let expected = self.bytes(levels_given);
+        if pixels != expected {
+            return Err(XrError::invalid_input(format!(
+                "{pixels} bytes given for {levels_given} level(s) of a {}x{} {:?} texture, which take {expected}",
+                self.width, self.height, self.format
+            )));
+        }
+        Ok(())
+    }
+
+    /// Bytes of levels `0..levels`, tightly packed.
+    pub fn bytes(&self, levels: u32) -> usize {
+        (0..levels)
+            .map(|level| {
+                let (w, h) = self.level_size(level);
+                w as usize * h as usize * self.format.bytes_per_pixel()
+            })
+            .sum()
+    }
+}
+
+/// Texel filtering.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Filter {
+    /// The nearest texel (level).
+    Nearest,
+    /// Linear between texels (levels).
+    Linear,
+}
+
+/// What happens outside [0, 1].
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Wrap {
+    /// Tile.
+    Repeat,
+    /// Tile, mirrored every other time.
+    MirroredRepeat,
+    /// The edge texel.
+    ClampToEdge,
+}
+
+/// How a sampler reads a texture.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SamplerDesc {
+    /// Magnification and minification filter.
+    pub filter: Filter,
+    /// Between mip levels.
+    pub mipmap: Filter,
+    /// In both directions.
+    pub wrap: Wrap,
+}
+
+/// What a buffer is for; bits.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BufferUsage(pub u32);
+
+impl BufferUsage {
+    /// Vertices ([`crate::DrawCall::vertex_buffer`] takes vertex buffers made by
+    /// `create_vertex_buffer`; this flag is for engines that draw themselves).
+    pub const VERTEX: Self = Self(1);
+    /// 32-bit indices of an indexed draw.
+    pub const INDEX: Self = Self(2);
+    /// A uniform block's storage.
+    pub const UNIFORM: Self = Self(4);
+    /// A storage buffer (`buffer` blocks, read and written by shaders).
+    pub const STORAGE: Self = Self(8);
+
+    /// Both sets of bits.
+    pub const fn union(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    /// Whether every bit of `other` is set.
+    pub const fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+/// The kind of a resource a program binds.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResourceKind {
+    /// A texture read through a sampler (`sampler2D`, D3D `Texture2D` + `SamplerState` combined).
+    CombinedImageSampler,
+    /// A texture without a sampler (`texture2D`, HLSL `Texture2D`).
+    SampledImage,
+    /// A sampler on its own (`sampler`, HLSL `SamplerState`).
+    Sampler,
+    /// A texture written by a shader (`image2D`, HLSL `RWTexture2D`).
+    StorageImage,
+    /// A uniform block in a buffer the caller owns.
+    UniformBuffer,
+    /// A storage buffer (`buffer`, HLSL `RWStructuredBuffer`).
+    StorageBuffer,
+}
+
+impl ResourceKind {
+    /// How a message names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ResourceKind::CombinedImageSampler => "texture with sampler",
+            ResourceKind::SampledImage => "texture",
+            ResourceKind::Sampler => "sampler",
+            ResourceKind::StorageImage => "storage image",
+            ResourceKind::UniformBuffer => "uniform buffer",
+            ResourceKind::StorageBuffer => "storage buffer",
+        }
+    }
+
+    /// Whether a texture (and perhaps a sampler) is bound to it, rather than a buffer.
+    pub fn takes_texture(self) -> bool {
+        !matches!(self, ResourceKind::UniformBuffer | ResourceKind::StorageBuffer)
+    }
+}
+
+/// What a constant table needs to bind one of a device's textures or
+/// buffers: its native handles and the device it belongs to. Made by
+/// [`crate::Device::texture_binding`] and [`crate::Device::buffer_binding`].
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ResourceBinding {
+    /// The device that made it (a table refuses another device's objects).
+    pub device: u64,
+    /// Texture or buffer.
+    pub is_texture: bool,
+    /// GL texture or buffer name; `VkImageView` or `VkBuffer`.
+    pub handle: u64,
+    /// The object under the view: `VkImage` of a Vulkan texture; otherwise `handle`.
+    pub object: u64,
+    /// GL sampler name or `VkSampler`; 0 for none.
+    pub sampler: u64,
+    /// A buffer's size in bytes; a texture's format as [`TextureFormat`] index.
+    pub size: u64,
+    /// A texture that compute shaders may write (`TextureDesc::storage`).
+    pub storage: bool,
+}
+
+/// A dispatch of a compute program.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ComputeCall {
+    /// A program built from one compute stage.
+    pub program: crate::ProgramRef,
+    /// Work groups in x, y and z.
+    pub groups: [u32; 3],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mip_chains_end_at_one_pixel() {
+        let desc = TextureDesc { width: 64, height: 16, format: TextureFormat::Rgba8, mip_levels: 0, storage: false };
+        assert_eq!(desc.levels(), 7);
+        assert_eq!(desc.level_size(5), (2, 1));
+        assert_eq!(desc.level_size(6), (1, 1));
+        assert_eq!(desc.bytes(2), 64 * 16 * 4 + 32 * 8 * 4);
+        let capped = TextureDesc { mip_levels: 20, ..desc };
+        assert_eq!(capped.levels(), 7);
+        let float = TextureDesc { format: TextureFormat::Rgba32Float, mip_levels: 1, ..desc };
+        assert_eq!(float.bytes(1), 64 * 16 * 16);
+    }
+}
