@@ -17,7 +17,7 @@ use xr_sourcebuild::{
 };
 
 /// The plugins, `xr` and the samples that the tests load from disk.
-const ARTIFACTS: [&str; 10] = [
+const ARTIFACTS: [&str; 11] = [
     "xr-rhi-opengl",
     "xr-rhi-vulkan",
     "xr-compiler-glsl",
@@ -28,6 +28,7 @@ const ARTIFACTS: [&str; 10] = [
     "pipelines",
     "materials",
     "viewer",
+    "textured",
 ];
 
 /// Broken plugins, built into their own target directory so they never sit next to `xr`.

@@ -144,6 +144,17 @@ pub fn matrices() -> (Mat4, Mat4) {
 
 /// Renders the sample through `path`.
 pub fn render(registry: &Registry, path: RenderPath, options: &DeviceOptions) -> Result<Image, SampleError> {
+    render_scene(registry, path, options, true)
+}
+
+/// Renders the sample through `path`, with the depth test on or off (off,
+/// faces drawn later cover nearer ones: what the depth test is for).
+pub fn render_scene(
+    registry: &Registry,
+    path: RenderPath,
+    options: &DeviceOptions,
+    depth_test: bool,
+) -> Result<Image, SampleError> {
     let mut device = registry.open_device(path.kind, options)?;
     let capabilities = device.capabilities().into_result()?;
     let handles = device.native_handles().into_result()?;
@@ -151,7 +162,7 @@ pub fn render(registry: &Registry, path: RenderPath, options: &DeviceOptions) ->
         XrError::unavailable(format!("build system {} is not among the plugins found", path.build_system))
     })?;
     let mut compiler = system.attach(&handles, &capabilities).into_result()?;
-    let image = draw(&mut device, &mut compiler);
+    let image = draw(&mut device, &mut compiler, depth_test);
     // The build system goes before the device.
     drop(compiler);
     image
@@ -174,7 +185,7 @@ pub fn mesh_program() -> Result<ProgramDesc, SampleError> {
     ))
 }
 
-fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox) -> Result<Image, SampleError> {
+fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox, depth_test: bool) -> Result<Image, SampleError> {
     let options = BuildOptions::default();
     let mut paint = compiler.build_program(&paint_program()?, &options).into_result()?;
     let mut mesh = compiler.build_program(&mesh_program()?, &options).into_result()?;
@@ -225,9 +236,9 @@ fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox) -> Result
     let index_buffer = device.create_buffer(BufferUsage::INDEX, index_bytes.as_slice().into()).into_result()?;
     let target = device.create_depth_render_target(SIZE, SIZE).into_result()?;
     device.clear(target, &CLEAR).into_result()?;
-    let call = DrawCall::triangles(target, mesh.program, vertex_buffer, 0)
-        .indexed(index_buffer, indices.len() as u32)
-        .with_depth_test();
+    let mut call =
+        DrawCall::triangles(target, mesh.program, vertex_buffer, 0).indexed(index_buffer, indices.len() as u32);
+    call.depth_test = depth_test;
     device.draw(&call).into_result()?;
     let image = device.read_pixels(target).into_result()?;
     drop((paint, mesh));

@@ -1,0 +1,429 @@
+//! Textures, samplers, buffers, depth, indexed draws and compute on both
+//! device systems, bound by name through the constant table of every
+//! build system; and every way binding them can go wrong.
+
+use textured::{PALETTE, PATHS, RenderPath, SIZE, render, render_scene};
+use xr_device::{
+    BufferUsage, ComputeCall, DeviceBox, DeviceKind, DeviceOptions, DrawCall, Filter, Image, SamplerDesc, TextureDesc,
+    TextureFormat, VertexAttribute, VertexLayout, Wrap,
+};
+use xr_sourcebuild::{
+    AttachedBuildSystemBox, BuildOptions, BuiltProgram, ConstantTableExt, ProgramDesc, Registry, ShaderStage,
+    SourceDesc,
+};
+use xr_tests::registry;
+
+/// Vulkan runs under the validation layers: any message fails the call.
+fn options(kind: DeviceKind) -> DeviceOptions {
+    DeviceOptions { validation: kind == DeviceKind::Vulkan, ..DeviceOptions::default() }
+}
+
+fn worst(a: &Image, b: &Image) -> u8 {
+    a.rgba.iter().zip(b.rgba.iter()).map(|(x, y)| x.abs_diff(*y)).max().unwrap_or(0)
+}
+
+#[test]
+fn the_textured_cube_renders_the_same_through_every_path() {
+    let registry = registry();
+    let images: Vec<(RenderPath, Image)> =
+        PATHS.iter().map(|p| (*p, render(&registry, *p, &options(p.kind)).expect(p.name))).collect();
+    let (_, first) = &images[0];
+    for (path, image) in &images {
+        assert_eq!((image.width, image.height), (SIZE, SIZE));
+        // Same rasteriser (llvmpipe, lavapipe), same texels (nearest
+        // sampling of what the compute pass wrote); the lighting is
+        // computed by two compilers (GL's own, glslang's SPIR-V), which
+        // may round one step apart.
+        assert!(worst(first, image) <= 1, "{}: differs from gl-glsl by {}", path.name, worst(first, image));
+        let background = image.pixel(1, 1).unwrap();
+        let centre = image.pixel(SIZE / 2, SIZE / 2).unwrap();
+        assert_ne!(centre, background, "{}: the cube is not drawn", path.name);
+        // The texture the compute pass painted: both palette colours show,
+        // each with its hue (orange: red over blue; blue: blue over red).
+        let (mut orange, mut blue) = (0, 0);
+        for y in 0..SIZE {
+            for x in 0..SIZE {
+                let [r, _, b, _] = image.pixel(x, y).unwrap();
+                if r > b + 40 {
+                    orange += 1;
+                } else if b > r + 40 {
+                    blue += 1;
+                }
+            }
+        }
+        assert!(orange > 1500 && blue > 1500, "{}: {orange} orange and {blue} blue pixels", path.name);
+        assert!(PALETTE[0][0] > PALETTE[0][2] && PALETTE[1][2] > PALETTE[1][0]);
+    }
+}
+
+#[test]
+fn without_the_depth_test_the_far_faces_cover_the_near_ones() {
+    let registry = registry();
+    for path in PATHS {
+        let tested = render_scene(&registry, path, &options(path.kind), true).expect(path.name);
+        let untested = render_scene(&registry, path, &options(path.kind), false).expect(path.name);
+        let differing = tested.rgba.chunks(4).zip(untested.rgba.chunks(4)).filter(|(a, b)| a != b).count();
+        assert!(differing > 500, "{}: the depth test changed only {differing} pixels", path.name);
+    }
+}
+
+/// A device of `path` with its build system attached: the build system drops first.
+struct Bench {
+    compiler: AttachedBuildSystemBox,
+    device: DeviceBox,
+}
+
+impl Bench {
+    fn open(registry: &Registry, path: RenderPath) -> Self {
+        let device = registry.open_device(path.kind, &options(path.kind)).expect("a device");
+        let capabilities = device.capabilities().into_result().unwrap();
+        let handles = device.native_handles().into_result().unwrap();
+        let compiler = registry.build_system_named(path.build_system).unwrap().attach(&handles, &capabilities);
+        Self { compiler: compiler.into_result().expect("attaches"), device }
+    }
+
+    fn build(&mut self, name: &str, stages: &[(ShaderStage, &str)]) -> Result<BuiltProgram, String> {
+        let desc = ProgramDesc::new(
+            name,
+            stages.iter().map(|(stage, source)| SourceDesc::glsl(*stage, format!("{name}.{}", stage.name()), *source)),
+        );
+        self.compiler.build_program(&desc, &BuildOptions::default()).into_result().map_err(|e| e.to_string())
+    }
+}
+
+const QUAD_VERT: &str = "#version 450 core
+layout(location = 0) in vec2 in_position;
+layout(location = 0) out vec2 v_uv;
+void main() { v_uv = in_position * 0.5 + 0.5; gl_Position = vec4(in_position, 0.0, 1.0); }
+";
+
+const SAMPLING_FRAG: &str = "#version 450 core
+layout(binding = 0) uniform sampler2D albedo;
+layout(location = 0) in vec2 v_uv;
+layout(location = 0) out vec4 out_color;
+#ifdef VULKAN
+layout(push_constant) uniform Constants { vec4 u_tint; };
+#else
+uniform vec4 u_tint;
+#endif
+void main() { out_color = texture(albedo, v_uv) * u_tint; }
+";
+
+const COMPUTE: &str = "#version 450 core
+layout(local_size_x = 4) in;
+layout(std430, binding = 0) buffer Numbers { uint values[4]; uint total; };
+layout(binding = 1, rgba8) uniform writeonly image2D marks;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    values[i] = values[i] * 10u + i;
+    atomicAdd(total, values[i]);
+    imageStore(marks, ivec2(i, 0), vec4(float(i) / 4.0, 1.0, 0.0, 1.0));
+}
+";
+
+fn quad(device: &mut DeviceBox) -> xr_device::VertexBufferId {
+    let quad = [-1.0f32, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, 1.0, -1.0, 1.0];
+    let layout =
+        VertexLayout { stride: 2, attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into() };
+    device.create_vertex_buffer(quad.as_slice().into(), &layout).into_result().unwrap()
+}
+
+fn rgba8(width: u32, height: u32, texels: &[[u8; 4]]) -> (TextureDesc, Vec<u8>) {
+    let desc = TextureDesc { width, height, format: TextureFormat::Rgba8, mip_levels: 1, storage: false };
+    (desc, texels.iter().flatten().copied().collect())
+}
+
+#[test]
+fn a_compute_program_writes_a_storage_buffer_and_an_image_read_back_on_every_path() {
+    let registry = registry();
+    for path in PATHS {
+        let mut bench = Bench::open(&registry, path);
+        let mut program = bench.build("count", &[(ShaderStage::Compute, COMPUTE)]).expect(path.name);
+        let resources = program.constants.resources().into_result().unwrap();
+        let names: Vec<&str> = resources.iter().map(|r| r.name.as_str()).collect();
+        assert!(names.contains(&"Numbers") && names.contains(&"marks"), "{}: {names:?}", path.name);
+        let device = &mut bench.device;
+        // 20 bytes of std430 data; OpenGL (Mesa) sizes the block in 16-byte steps.
+        let start: Vec<u8> = [1u32, 2, 3, 4, 0, 0, 0, 0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let numbers = device.create_buffer(BufferUsage::STORAGE, start.as_slice().into()).into_result().unwrap();
+        let desc = TextureDesc { width: 4, height: 1, format: TextureFormat::Rgba8, mip_levels: 1, storage: true };
+        let marks = device.create_texture(&desc, vec![0u8; 16].as_slice().into(), 1).into_result().unwrap();
+
+        // Nothing bound yet: refused before the driver sees it.
+        let call = ComputeCall { program: program.program, groups: [1, 1, 1] };
+        let error = device.dispatch(&call).into_result().expect_err("dispatched with nothing bound").to_string();
+        assert!(error.contains("not bound"), "{}: {error}", path.name);
+
+        let h = program.constants.handle("Numbers").unwrap();
+        program.constants.set_buffer(h, &device.buffer_binding(numbers).into_result().unwrap()).unwrap();
+        let h = program.constants.handle("marks").unwrap();
+        program.constants.set_texture(h, &device.texture_binding(marks, None.into()).into_result().unwrap()).unwrap();
+        device.dispatch(&call).into_result().expect(path.name);
+        let words: Vec<u32> = device
+            .read_buffer(numbers)
+            .into_result()
+            .unwrap()
+            .chunks(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        assert_eq!(words[..5], [10, 21, 32, 43, 106], "{}", path.name);
+        let texels = device.read_texture(marks, 0).into_result().unwrap();
+        assert_eq!(&texels[4..8], &[64, 255, 0, 255], "{}: texel 1", path.name);
+        drop(program);
+    }
+}
+
+#[test]
+fn textures_upload_their_levels_or_have_them_generated_and_read_back() {
+    let registry = registry();
+    for kind in [DeviceKind::OpenGl, DeviceKind::Vulkan] {
+        let mut device = registry.open_device(kind, &options(kind)).unwrap();
+        // A 2 × 2 of black and white: the generated 1 × 1 level is their mean.
+        let (desc, level0) = rgba8(2, 2, &[[0, 0, 0, 255], [255, 255, 255, 255], [255, 255, 255, 255], [0, 0, 0, 255]]);
+        let full = TextureDesc { mip_levels: 0, ..desc };
+        let texture = device.create_texture(&full, level0.as_slice().into(), 1).into_result().unwrap();
+        assert_eq!(device.read_texture(texture, 0).into_result().unwrap().as_slice(), level0.as_slice());
+        let mean = device.read_texture(texture, 1).into_result().unwrap();
+        assert!((120..=135).contains(&mean[0]) && mean[3] == 255, "{kind:?}: generated level {mean:?}");
+        // Both levels given: kept as given.
+        let mut both = level0.clone();
+        both.extend_from_slice(&[10, 20, 30, 40]);
+        let texture = device.create_texture(&full, both.as_slice().into(), 2).into_result().unwrap();
+        assert_eq!(device.read_texture(texture, 1).into_result().unwrap().as_slice(), &[10, 20, 30, 40]);
+        // A float texture keeps its floats.
+        let float = TextureDesc { format: TextureFormat::Rgba32Float, mip_levels: 1, ..desc };
+        let values: Vec<u8> = (0..16).flat_map(|i| (i as f32 * 0.25).to_le_bytes()).collect();
+        let texture = device.create_texture(&float, values.as_slice().into(), 1).into_result().unwrap();
+        assert_eq!(device.read_texture(texture, 0).into_result().unwrap().as_slice(), values.as_slice());
+
+        // Wrong sizes, levels and ranges: one clear error each.
+        let error = device.create_texture(&desc, vec![0u8; 15].as_slice().into(), 1).into_result().unwrap_err();
+        assert!(error.to_string().contains("15 bytes given") && error.to_string().contains("which take 16"), "{error}");
+        let error = device.create_texture(&desc, level0.as_slice().into(), 2).into_result().unwrap_err();
+        assert!(error.to_string().contains("2 level(s) given for a texture of 1"), "{error}");
+        let error = device.read_texture(texture, 3).into_result().unwrap_err();
+        assert!(error.to_string().contains("has 1 level(s)"), "{error}");
+        let buffer = device.create_buffer(BufferUsage::UNIFORM, [0u8; 8].as_slice().into()).into_result().unwrap();
+        device.write_buffer(buffer, 4, [1u8, 2, 3, 4].as_slice().into()).into_result().unwrap();
+        assert_eq!(device.read_buffer(buffer).into_result().unwrap().as_slice(), &[0, 0, 0, 0, 1, 2, 3, 4]);
+        let error = device.write_buffer(buffer, 6, [0u8; 4].as_slice().into()).into_result().unwrap_err();
+        assert!(error.to_string().contains("do not fit buffer"), "{error}");
+        let binding = device.buffer_binding(buffer).into_result().unwrap();
+        assert!(!binding.is_texture && binding.size == 8 && binding.handle != 0);
+    }
+}
+
+/// Builds the sampling program on `path`'s device with a 2 × 2 texture bound and a quad.
+struct Sampling {
+    bench: Bench,
+    program: BuiltProgram,
+    texture: xr_device::TextureId,
+    sampler: xr_device::SamplerId,
+}
+
+fn sampling(registry: &Registry, path: RenderPath) -> Sampling {
+    let mut bench = Bench::open(registry, path);
+    let program = bench
+        .build("sampling", &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, SAMPLING_FRAG)])
+        .expect(path.name);
+    let (desc, texels) = rgba8(2, 2, &[[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255], [255, 255, 255, 255]]);
+    let texture = bench.device.create_texture(&desc, texels.as_slice().into(), 1).into_result().unwrap();
+    let sampler = bench
+        .device
+        .create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap: Wrap::ClampToEdge })
+        .into_result()
+        .unwrap();
+    Sampling { bench, program, texture, sampler }
+}
+
+#[test]
+fn a_sampled_texture_draws_its_texels_and_an_unbound_one_is_refused_before_the_draw() {
+    let registry = registry();
+    for path in PATHS {
+        let Sampling { mut bench, mut program, texture, sampler } = sampling(&registry, path);
+        let device = &mut bench.device;
+        let quad = quad(device);
+        let target = device.create_render_target(4, 4).into_result().unwrap();
+        let tint = program.constants.handle("u_tint").unwrap();
+        program.constants.set_vector(tint, &[1.0, 1.0, 1.0, 1.0]).unwrap();
+        let draw = DrawCall::triangles(target, program.program, quad, 6);
+        let error = device.draw(&draw).into_result().expect_err("drew with the texture unbound").to_string();
+        assert!(error.contains("not bound yet") && error.contains("set_texture"), "{}: {error}", path.name);
+
+        let albedo = program.constants.handle("albedo").unwrap();
+        let binding = device.texture_binding(texture, Some(sampler).into()).into_result().unwrap();
+        program.constants.set_texture(albedo, &binding).unwrap();
+        device.clear(target, &[0.0; 4]).into_result().unwrap();
+        device.draw(&draw).into_result().expect(path.name);
+        let image = device.read_pixels(target).into_result().unwrap();
+        // Texel (0, 0) is the first row in memory: the bottom of the quad (v = 0).
+        assert_eq!(image.pixel(0, 3), Some([255, 0, 0, 255]), "{}", path.name);
+        assert_eq!(image.pixel(3, 3), Some([0, 255, 0, 255]), "{}", path.name);
+        assert_eq!(image.pixel(0, 0), Some([0, 0, 255, 255]), "{}", path.name);
+        assert_eq!(image.pixel(3, 0), Some([255, 255, 255, 255]), "{}", path.name);
+        drop(program);
+    }
+}
+
+#[test]
+fn binding_the_wrong_thing_is_an_error_naming_the_resource() {
+    let registry = registry();
+    for path in PATHS {
+        let Sampling { mut bench, mut program, texture, sampler } = sampling(&registry, path);
+        let device = &mut bench.device;
+        let albedo = program.constants.handle("albedo").unwrap();
+        let tint = program.constants.handle("u_tint").unwrap();
+        let texture_binding = device.texture_binding(texture, Some(sampler).into()).into_result().unwrap();
+        let name = path.name;
+
+        // A value on a texture, a texture on a value.
+        let error = program.constants.set_vector(albedo, &[1.0; 4]).unwrap_err().to_string();
+        assert!(error.contains("'albedo'") && error.contains("set_texture"), "{name}: {error}");
+        let error = program.constants.set_texture(tint, &texture_binding).unwrap_err().to_string();
+        assert!(error.contains("'u_tint'") && error.contains("takes a value"), "{name}: {error}");
+        // A buffer on a texture; a texture with no sampler where one is read through it.
+        let buffer = device.create_buffer(BufferUsage::STORAGE, [0u8; 16].as_slice().into()).into_result().unwrap();
+        let buffer_binding = device.buffer_binding(buffer).into_result().unwrap();
+        let error = program.constants.set_binding(albedo, &buffer_binding).unwrap_err().to_string();
+        assert!(error.contains("'albedo'") && error.contains("not a buffer"), "{name}: {error}");
+        let bare = device.texture_binding(texture, None.into()).into_result().unwrap();
+        let error = program.constants.set_texture(albedo, &bare).unwrap_err().to_string();
+        assert!(error.contains("'albedo'") && error.contains("sampler"), "{name}: {error}");
+
+        // Another device's texture: an error, never a crash.
+        let mut other = registry.open_device(path.kind, &options(path.kind)).unwrap();
+        let (desc, texels) = rgba8(1, 1, &[[1, 2, 3, 4]]);
+        let foreign = other.create_texture(&desc, texels.as_slice().into(), 1).into_result().unwrap();
+        let foreign_sampler = other
+            .create_sampler(&SamplerDesc { filter: Filter::Linear, mipmap: Filter::Linear, wrap: Wrap::Repeat })
+            .into_result()
+            .unwrap();
+        let foreign = other.texture_binding(foreign, Some(foreign_sampler).into()).into_result().unwrap();
+        let error = program.constants.set_texture(albedo, &foreign).unwrap_err().to_string();
+        assert!(error.contains("'albedo'") && error.contains("another device"), "{name}: {error}");
+        drop(program);
+    }
+}
+
+#[test]
+fn a_storage_buffer_smaller_than_its_block_and_a_texture_not_made_for_storage_are_refused() {
+    let registry = registry();
+    const FIXED: &str = "#version 450 core
+layout(local_size_x = 1) in;
+layout(binding = 0) buffer Params { vec4 a; vec4 b; };
+layout(binding = 1, rgba8) uniform writeonly image2D written;
+void main() { a = b; imageStore(written, ivec2(0), b); }
+";
+    for path in PATHS {
+        let mut bench = Bench::open(&registry, path);
+        let mut program = bench.build("fixed", &[(ShaderStage::Compute, FIXED)]).expect(path.name);
+        let device = &mut bench.device;
+        let small = device.create_buffer(BufferUsage::STORAGE, [0u8; 16].as_slice().into()).into_result().unwrap();
+        let params = program.constants.handle("Params").unwrap();
+        let error = program
+            .constants
+            .set_buffer(params, &device.buffer_binding(small).into_result().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("'Params'") && error.contains("at least 32 bytes"), "{}: {error}", path.name);
+        let (desc, texels) = rgba8(1, 1, &[[0, 0, 0, 0]]);
+        let plain = device.create_texture(&desc, texels.as_slice().into(), 1).into_result().unwrap();
+        let written = program.constants.handle("written").unwrap();
+        let error = program
+            .constants
+            .set_texture(written, &device.texture_binding(plain, None.into()).into_result().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("'written'") && error.contains("TextureDesc::storage"), "{}: {error}", path.name);
+        drop(program);
+    }
+}
+
+#[test]
+fn two_stages_that_declare_one_binding_differently_are_an_error_naming_both() {
+    let registry = registry();
+    let vertex = "#version 450 core
+layout(location = 0) in vec2 in_position;
+layout(binding = 3) uniform sampler2D heights;
+void main() { gl_Position = vec4(in_position, texture(heights, in_position).r, 1.0); }
+";
+    let fragment = "#version 450 core
+layout(binding = 3) readonly buffer Colors { vec4 color; };
+layout(location = 0) out vec4 out_color;
+void main() { out_color = color; }
+";
+    let vk = PATHS.iter().find(|p| p.kind == DeviceKind::Vulkan).unwrap();
+    let mut bench = Bench::open(&registry, *vk);
+    let Err(error) = bench.build("clash", &[(ShaderStage::Vertex, vertex), (ShaderStage::Fragment, fragment)]) else {
+        panic!("a clash built");
+    };
+    assert!(
+        error.contains("set 0 binding 3")
+            && error.contains("vertex stage clash.vertex")
+            && error.contains("fragment stage clash.fragment")
+            && error.contains("'heights'")
+            && error.contains("'Colors'"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_program_needing_more_texture_units_than_the_device_has_is_an_error_naming_it_and_the_limit() {
+    let registry = registry();
+    for path in PATHS.iter().filter(|p| p.kind == DeviceKind::OpenGl) {
+        let mut bench = Bench::open(&registry, *path);
+        // Programs keep their units while they live: take them all.
+        let mut programs = Vec::new();
+        let error = loop {
+            match bench.build(
+                &format!("units{}", programs.len()),
+                &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, SAMPLING_FRAG)],
+            ) {
+                Ok(program) => programs.push(program),
+                Err(error) => break error,
+            }
+            assert!(programs.len() < 10_000, "{}: units never ran out", path.name);
+        };
+        assert!(programs.len() >= 16, "{}: only {} programs", path.name, programs.len());
+        assert!(
+            error.contains(&format!("program 'units{}'", programs.len()))
+                && error.contains("texture units")
+                && error.contains("for all programs"),
+            "{}: {error}",
+            path.name
+        );
+        // Dropping one gives its unit back.
+        programs.pop();
+        let again = bench.build("again", &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, SAMPLING_FRAG)]);
+        assert!(again.is_ok(), "{}: a freed unit was not given out again", path.name);
+    }
+}
+
+#[test]
+fn drawing_with_depth_on_a_target_without_depth_and_an_index_past_the_buffer_are_refused() {
+    let registry = registry();
+    for path in PATHS {
+        let Sampling { mut bench, mut program, texture, sampler } = sampling(&registry, path);
+        let device = &mut bench.device;
+        let albedo = program.constants.handle("albedo").unwrap();
+        let binding = device.texture_binding(texture, Some(sampler).into()).into_result().unwrap();
+        program.constants.set_texture(albedo, &binding).unwrap();
+        let quad = quad(device);
+        let target = device.create_render_target(4, 4).into_result().unwrap();
+        let error = device
+            .draw(&DrawCall::triangles(target, program.program, quad, 6).with_depth_test())
+            .into_result()
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("no depth attachment"), "{}: {error}", path.name);
+        let indices: Vec<u8> = [0u32, 1, 2].iter().flat_map(|i| i.to_le_bytes()).collect();
+        let indices = device.create_buffer(BufferUsage::INDEX, indices.as_slice().into()).into_result().unwrap();
+        let error = device
+            .draw(&DrawCall::triangles(target, program.program, quad, 0).indexed(indices, 6))
+            .into_result()
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("past the end of buffer"), "{}: {error}", path.name);
+        drop(program);
+    }
+}
