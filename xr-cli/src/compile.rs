@@ -4,7 +4,10 @@ use crate::hlsl;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
-use xr_sourcebuild::{BuildError, OfflineArtifact, OfflineRequest, ProgramDesc, Registry, ShaderStage, SourceDesc};
+use xr_device::DeviceOptions;
+use xr_sourcebuild::{
+    ArtifactLoad, BuildError, LoadPath, OfflineArtifact, OfflineRequest, ProgramDesc, Registry, ShaderStage, SourceDesc,
+};
 
 /// A stage on the command line.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,9 +53,11 @@ pub enum OptLevel {
 /// The source to build, shared by `xr compile` and `xr reflect`.
 #[derive(Args)]
 pub struct SourceArgs {
-    /// The shader source file.
-    file: PathBuf,
-    /// Stage; taken from the file extension (.vert, .frag, …) or the HLSL profile when left out.
+    /// The shader source files: one per stage of a program (`a.vert
+    /// a.frag`), or a single file.
+    #[arg(required = true, num_args = 1..)]
+    files: Vec<PathBuf>,
+    /// Stage of a single file; taken from the file extension (.vert, .frag, …) or the HLSL profile when left out.
     #[arg(long)]
     stage: Option<Stage>,
     /// HLSL profile (vs_5_0, ps_5_0, …): sets the stage and the language.
@@ -88,20 +93,35 @@ pub struct SourceArgs {
 }
 
 impl SourceArgs {
-    fn describe(&self, registry: &Registry) -> anyhow::Result<SourceDesc> {
+    fn describe(&self, registry: &Registry, file: &Path) -> anyhow::Result<SourceDesc> {
+        let single = self.files.len() == 1;
+        if !single && (self.stage.is_some() || self.profile.is_some()) {
+            anyhow::bail!(
+                "--stage and --profile name the stage of a single file; with several, each file's extension does"
+            );
+        }
         let profile_stage = match &self.profile {
             Some(profile) => {
                 Some(hlsl::stage_of_profile(profile).with_context(|| format!("unknown HLSL profile '{profile}'"))?)
             }
             None => None,
         };
-        let extension = self.file.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
         let stage = match (self.stage, profile_stage) {
             (Some(stage), _) => stage.into(),
             (None, Some(stage)) => stage,
-            (None, None) => stage_of_extension(extension).with_context(|| {
-                format!("cannot tell the stage of {}: give --stage or --profile", self.file.display())
-            })?,
+            (None, None) => stage_of_extension(extension)
+                .or_else(|| {
+                    // `lit.vs.hlsl`, `lit.frag.hlsl`: the stage before the language.
+                    let stem = Path::new(file.file_stem()?);
+                    stage_of_extension(stem.extension()?.to_str()?)
+                })
+                .with_context(|| {
+                    format!(
+                        "cannot tell the stage of {}: give --stage or --profile, or name it like a.vert / a.vs.hlsl",
+                        file.display()
+                    )
+                })?,
         };
         let language = match (&self.lang, &self.profile) {
             (Some(language), _) => language.clone(),
@@ -109,12 +129,12 @@ impl SourceArgs {
             (None, None) => registry.language_of_extension(extension).with_context(|| {
                 format!(
                     "cannot tell the language of {} from its extension: give --lang (the plugins found compile: {})",
-                    self.file.display(),
+                    file.display(),
                     registry.languages().join(", ")
                 )
             })?,
         };
-        let mut desc = SourceDesc::glsl_file(stage, &self.file)?.with_language(&language);
+        let mut desc = SourceDesc::glsl_file(stage, file)?.with_language(&language);
         desc.entry_point = self.entry.as_str().into();
         for define in &self.defines {
             let (name, value) = define.split_once('=').unwrap_or((define, ""));
@@ -126,28 +146,58 @@ impl SourceArgs {
         Ok(desc)
     }
 
-    /// Compiles the file through the build system that the plugins declare
-    /// for its (language → target) pair.
-    fn compile(&self) -> anyhow::Result<(String, OfflineArtifact)> {
-        let registry = Registry::discover();
-        let desc = self.describe(&registry)?;
+    /// The program: every file a stage, in pipeline order.
+    fn program(&self, registry: &Registry) -> anyhow::Result<ProgramDesc> {
+        let mut stages = Vec::new();
+        for file in &self.files {
+            stages.push(self.describe(registry, file)?);
+        }
+        stages.sort_by_key(|s| ShaderStage::ALL.iter().position(|a| *a == s.stage));
+        for pair in stages.windows(2) {
+            if pair[0].stage == pair[1].stage {
+                anyhow::bail!(
+                    "{} and {} are both {} stages",
+                    pair[0].file_name,
+                    pair[1].file_name,
+                    pair[0].stage.name()
+                );
+            }
+        }
+        let name = self.files[0].file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(ProgramDesc::new(name, stages))
+    }
+
+    /// Compiles the files through the build system that the plugins declare
+    /// for their (language → target) pair.
+    fn compile(&self, registry: &Registry) -> anyhow::Result<(String, ProgramDesc, OfflineArtifact)> {
+        let program = self.program(registry)?;
+        let language = program.stages[0].language.to_string();
+        if let Some(other) = program.stages.iter().find(|s| s.language != language.as_str()) {
+            anyhow::bail!(
+                "{} is {} but {} is {}: one program, one language",
+                program.stages[0].file_name,
+                language,
+                other.file_name,
+                other.language
+            );
+        }
         let target = match &self.target {
             Some(target) => target.clone(),
-            None => default_target(&registry, &desc.language)?,
+            None => default_target(registry, &language)?,
         };
-        let (info, system) = registry.offline_compiler(&desc.language, &target)?;
-        let mut request = OfflineRequest::new(ProgramDesc::new(desc.file_name.to_string(), [desc]), &target)
+        let (info, system) = registry.offline_compiler(&language, &target)?;
+        let mut request = OfflineRequest::new(program.clone(), &target)
             .with_option("vulkan", &self.vulkan)
             .with_option("optimize", self.optimization.name());
         if let Some(version) = &self.spirv_version {
             request = request.with_option("spirv-version", version);
         }
-        tracing::debug!(build_system = %info.name, "compiling {} for {target}", self.file.display());
+        tracing::debug!(build_system = %info.name, "compiling {} for {target}", program.name);
         let artifact = system.compile_offline(&request).into_result().map_err(build_failure)?;
         for warning in artifact.warnings.iter() {
             eprintln!("{warning}");
         }
-        Ok((target, artifact))
+        Ok((target, program, artifact))
     }
 }
 
@@ -199,15 +249,87 @@ fn build_failure(error: BuildError) -> anyhow::Error {
 }
 
 /// `xr compile`: writes the stage's own output where the target has one
-/// (a SPIR-V module), else the artifact as the store would keep it.
-pub fn compile(args: SourceArgs, out: PathBuf) -> anyhow::Result<()> {
-    let (_, artifact) = args.compile()?;
-    let bytes = match artifact.stages.as_slice() {
-        [only] => only.bytes.to_vec(),
-        _ => artifact.bytes.to_vec(),
+/// (a SPIR-V module), else the artifact as the store would keep it; with
+/// `device`, builds it on a live device and prints its table.
+pub fn compile(args: SourceArgs, out: Option<PathBuf>, device: bool) -> anyhow::Result<()> {
+    let registry = Registry::discover();
+    let (target, program, artifact) = args.compile(&registry)?;
+    if let Some(out) = &out {
+        let bytes = match artifact.stages.as_slice() {
+            [only] => only.bytes.to_vec(),
+            _ => artifact.bytes.to_vec(),
+        };
+        write(out, &bytes)?;
+        println!("xr compile: wrote {} bytes to {}", bytes.len(), out.display());
+    }
+    if device {
+        return on_device(&registry, &target, &program, artifact.bytes.to_vec());
+    }
+    anyhow::ensure!(out.is_some(), "nothing to do: give -o FILE, --device, or both");
+    Ok(())
+}
+
+/// Loads the artifact of `target` through the run-time build system that
+/// declares it, on a device it attaches to (Vulkan with its validation
+/// layers), and prints the program's constants and resources.
+fn on_device(registry: &Registry, target: &str, program: &ProgramDesc, artifact: Vec<u8>) -> anyhow::Result<()> {
+    let mut loaders: Vec<_> = registry
+        .build_system_entries()
+        .filter_map(|(info, system)| {
+            let load = info.loads.iter().filter(|l| l.target == target).min_by_key(|l| match l.path {
+                LoadPath::CompatibleObject => 0,
+                LoadPath::Source => 1,
+                LoadPath::DeviceBinary => 2,
+            })?;
+            Some((info, system, load.path))
+        })
+        .collect();
+    loaders.sort_by_key(|(info, _, _)| std::cmp::Reverse(info.priority));
+    let (info, system, path) =
+        loaders.into_iter().next().with_context(|| format!("no build system found loads {target} on a device"))?;
+    let kind = *info.attachable.first().with_context(|| format!("{} attaches to no device", info.name))?;
+    let options = DeviceOptions { validation: kind == xr_device::DeviceKind::Vulkan, ..DeviceOptions::default() };
+    let device = registry.open_device(kind, &options)?;
+    let capabilities = device.capabilities().into_result()?;
+    let handles = device.native_handles().into_result()?;
+    let mut attached = system.attach(&handles, &capabilities).into_result()?;
+    let request = ArtifactLoad {
+        name: program.name.clone(),
+        target: target.into(),
+        path,
+        artifact: artifact.into(),
+        overrides: Default::default(),
     };
-    write(&out, &bytes)?;
-    println!("xr compile: wrote {} bytes to {}", bytes.len(), out.display());
+    let loaded = attached.load_artifact(&request).into_result().map_err(build_failure)?;
+    let constants = loaded.program.constants.constants().into_result()?;
+    let resources = loaded.program.constants.resources().into_result()?;
+    println!(
+        "xr compile: {} built on {} ({}, {} {}.{}) by {}",
+        program.name,
+        capabilities.renderer,
+        kind.name(),
+        if kind == xr_device::DeviceKind::Vulkan { "Vulkan" } else { "OpenGL" },
+        capabilities.api_major,
+        capabilities.api_minor,
+        info.name
+    );
+    for constant in constants.iter() {
+        let array = if constant.array_size > 1 { format!("[{}]", constant.array_size) } else { String::new() };
+        println!("  constant {}{array} : {}", constant.name, constant.ty);
+    }
+    for resource in resources.iter() {
+        let array = if resource.array_size > 1 { format!("[{}]", resource.array_size) } else { String::new() };
+        let place = match kind {
+            xr_device::DeviceKind::Vulkan => format!("set {}, binding {}", resource.set, resource.binding),
+            xr_device::DeviceKind::OpenGl => format!("unit/binding {}", resource.binding),
+        };
+        let size =
+            if resource.min_size > 0 { format!(", at least {} bytes", resource.min_size) } else { String::new() };
+        println!("  {} {}{array} ({place}{size})", resource.kind.name(), resource.name);
+    }
+    drop(loaded);
+    drop(attached);
+    drop(device);
     Ok(())
 }
 
@@ -220,7 +342,8 @@ fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 /// `xr reflect`: what the build system says the program exposes.
 pub fn reflect(args: SourceArgs, json: bool) -> anyhow::Result<()> {
-    let (target, artifact) = args.compile()?;
+    let registry = Registry::discover();
+    let (target, _, artifact) = args.compile(&registry)?;
     let reflection = artifact.reflection;
     if json {
         let details: serde_json::Value = if reflection.json.is_empty() {
@@ -229,7 +352,7 @@ pub fn reflect(args: SourceArgs, json: bool) -> anyhow::Result<()> {
             serde_json::from_str(&reflection.json).context("the build system's reflection is not JSON")?
         };
         let value = serde_json::json!({
-            "file": args.file,
+            "files": args.files,
             "target": target,
             "constants": reflection.constants.iter().map(|c| serde_json::json!({"name": c.name.as_str(), "ty": c.ty.as_str(), "stage": c.stage.name()})).collect::<Vec<_>>(),
             "resources": reflection.resources.iter().map(|r| serde_json::json!({"name": r.name.as_str(), "kind": r.kind.as_str(), "set": r.set, "binding": r.binding, "stage": r.stage.name()})).collect::<Vec<_>>(),

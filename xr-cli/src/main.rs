@@ -31,13 +31,18 @@ enum Command {
         #[arg(long)]
         extensions: bool,
     },
-    /// Compile one shader file for a target through the plugin that compiles its language into it.
+    /// Compile a shader file, or one file per stage of a program, for a target through the plugin
+    /// that compiles its language into it; with --device, build it on a live device too.
     Compile {
         #[command(flatten)]
         source: compile::SourceArgs,
         /// Output file.
         #[arg(short = 'o', long = "out")]
-        out: PathBuf,
+        out: Option<PathBuf>,
+        /// Build the program on a live device through the run-time build system that loads the
+        /// target (Vulkan under its validation layers) and print its constants and resources.
+        #[arg(long)]
+        device: bool,
     },
     /// Build every program and variant of a manifest (xr.toml) into its store.
     Build(build::BuildArgs),
@@ -107,7 +112,7 @@ fn main() -> std::process::ExitCode {
         .init();
     let result = match Cli::parse().command {
         Command::Plugins { json, plugin_dirs, extensions } => plugins::run(json, plugin_dirs, extensions),
-        Command::Compile { source, out } => compile::compile(source, out),
+        Command::Compile { source, out, device } => compile::compile(source, out, device),
         Command::Reflect { source, json } => compile::reflect(source, json),
         Command::Build(args) => match build::run(args) {
             Ok(true) => Ok(()),

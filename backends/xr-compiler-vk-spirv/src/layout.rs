@@ -107,6 +107,18 @@ pub fn merge(
                     known.stages |= new.stages;
                     known.min_size = known.min_size.max(new.min_size);
                 }
+                Some(known) if known.declared_by == new.declared_by => {
+                    return Err(XrError::invalid_input(format!(
+                        "{context}: {} declares both '{}' ({}) and '{}' ({}) at set {} binding {}",
+                        new.declared_by,
+                        known.name,
+                        describe(known),
+                        new.name,
+                        describe(&new),
+                        new.set,
+                        new.binding
+                    )));
+                }
                 Some(known) => {
                     return Err(XrError::invalid_input(format!(
                         "{context}: set {} binding {} is declared differently by two stages: {} declares '{}' ({}), {} declares '{}' ({})",

@@ -126,6 +126,10 @@ impl AttachedVkSpirv {
 
     fn create(&mut self, desc: &ProgramDesc, modules: Vec<StageModule>) -> Result<BuiltProgram, BuildError> {
         let context = format!("program '{}'", desc.name);
+        // Stored objects come here without `compile`: a driver may crash on
+        // a pipeline without a vertex stage, so every program is checked.
+        let stages: Vec<ShaderStage> = modules.iter().map(|m| m.stage).collect();
+        layout::check_stages(&context, &stages)?;
         xr_spirv::validate_program(&modules, TargetEnv::Vulkan10, &context)?;
         let reflections = Self::reflect(&modules)?;
         Self::check_interface(&modules, &reflections)?;
