@@ -85,6 +85,8 @@ pub struct ResourceEntry {
     pub set: vk::DescriptorSet,
     /// Which array elements have been bound.
     pub bound: Vec<bool>,
+    /// Other names it is found by (the sampler of a texture and sampler at one binding).
+    pub aliases: Vec<String>,
 }
 
 /// The constant table; dropping it unregisters and destroys the program.
@@ -110,7 +112,9 @@ impl VkConstantTable {
             Some((base, index)) if index.parse::<u32>().is_ok() => (base, index.parse::<u32>().ok()),
             _ => (name, None),
         };
-        if let Some(position) = self.resources.iter().position(|r| r.info.name.as_str() == base) {
+        if let Some(position) =
+            self.resources.iter().position(|r| r.info.name.as_str() == base || r.aliases.iter().any(|a| a == base))
+        {
             let element = index.unwrap_or(0);
             let resource = &self.resources[position];
             if element >= resource.info.array_size {

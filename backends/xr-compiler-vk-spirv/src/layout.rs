@@ -29,6 +29,9 @@ pub struct LayoutBinding {
     pub min_size: u64,
     /// Index of the uniform block among the program's, for the table's own uniform buffers.
     pub block: Option<usize>,
+    /// Other names it is known by: the sampler of a texture and sampler
+    /// declared at one binding (HLSL's `register(t1)` + `register(s1)`).
+    pub aliases: Vec<String>,
     /// Which stage declared it first, and in which file: for messages.
     declared_by: String,
 }
@@ -56,6 +59,7 @@ pub fn merge(
                 stages: stage,
                 min_size: block.size.unwrap_or(0) as u64,
                 block: None,
+                aliases: Vec::new(),
                 declared_by: declared_by.clone(),
             });
         }
@@ -70,6 +74,7 @@ pub fn merge(
                 stages: stage,
                 min_size: block.size.unwrap_or(0) as u64,
                 block: None,
+                aliases: Vec::new(),
                 declared_by: declared_by.clone(),
             });
         }
@@ -98,11 +103,38 @@ pub fn merge(
                 stages: stage,
                 min_size: 0,
                 block: None,
+                aliases: Vec::new(),
                 declared_by: declared_by.clone(),
             });
         }
         for new in found {
             match bindings.iter_mut().find(|b| b.set == new.set && b.binding == new.binding) {
+                // A texture and a sampler at one binding read one combined
+                // image sampler, as GLSL's `sampler2D` at that binding does
+                // (Vulkan lets a shader see a combined descriptor as either).
+                Some(known) if combines(known.ty, new.ty) && known.count == new.count => {
+                    let sampler_name =
+                        if new.ty == vk::DescriptorType::SAMPLER { new.name.clone() } else { known.name.clone() };
+                    if known.ty == vk::DescriptorType::SAMPLER {
+                        known.name = new.name.clone();
+                    }
+                    if !known.aliases.contains(&sampler_name) && sampler_name != known.name {
+                        known.aliases.push(sampler_name);
+                    }
+                    known.ty = vk::DescriptorType::COMBINED_IMAGE_SAMPLER;
+                    known.kind = Some(ResourceKind::CombinedImageSampler);
+                    known.stages |= new.stages;
+                }
+                Some(known)
+                    if known.ty == vk::DescriptorType::COMBINED_IMAGE_SAMPLER
+                        && matches!(new.ty, vk::DescriptorType::SAMPLER | vk::DescriptorType::SAMPLED_IMAGE)
+                        && known.count == new.count =>
+                {
+                    if !known.aliases.contains(&new.name) && new.name != known.name {
+                        known.aliases.push(new.name.clone());
+                    }
+                    known.stages |= new.stages;
+                }
                 Some(known) if known.ty == new.ty && known.count == new.count => {
                     known.stages |= new.stages;
                     known.min_size = known.min_size.max(new.min_size);
@@ -142,6 +174,15 @@ pub fn merge(
         blocks += 1;
     }
     Ok(bindings)
+}
+
+/// A separate texture and sampler that together make a combined image sampler.
+fn combines(a: vk::DescriptorType, b: vk::DescriptorType) -> bool {
+    matches!(
+        (a, b),
+        (vk::DescriptorType::SAMPLED_IMAGE, vk::DescriptorType::SAMPLER)
+            | (vk::DescriptorType::SAMPLER, vk::DescriptorType::SAMPLED_IMAGE)
+    )
 }
 
 fn describe(binding: &LayoutBinding) -> String {

@@ -151,6 +151,7 @@ impl AttachedVkSpirv {
                     ty: b.ty,
                     set: objects.sets[b.set as usize],
                     bound: vec![false; b.count as usize],
+                    aliases: b.aliases.clone(),
                 })
             })
             .collect();

@@ -13,17 +13,6 @@ pub const LANGUAGE_GLSL: &str = "glsl";
 /// The name of HLSL, as the build systems declare it.
 pub const LANGUAGE_HLSL: &str = "hlsl";
 
-/// Where each HLSL register class starts in a set's bindings: `register(b2)`
-/// is binding 2, `t2` binding 18, `s2` binding 34, `u2` binding 50.
-pub const HLSL_BINDING_BASES: [(shaderc::ResourceKind, u32); 6] = [
-    (shaderc::ResourceKind::Buffer, 0),
-    (shaderc::ResourceKind::Texture, 16),
-    (shaderc::ResourceKind::Sampler, 32),
-    (shaderc::ResourceKind::UnorderedAccessView, 48),
-    (shaderc::ResourceKind::Image, 48),
-    (shaderc::ResourceKind::StorageBuffer, 48),
-];
-
 /// The languages shaderc compiles, with their file extensions.
 pub fn languages() -> Vec<xr_sourcebuild::LanguageInfo> {
     vec![glsl_language(), xr_sourcebuild::LanguageInfo::new(LANGUAGE_HLSL, &["hlsl", "hlsli", "fx"])]
@@ -322,16 +311,6 @@ impl SpirvCompiler {
         // Sources may leave interface locations and bindings to XR.
         compile_options.set_auto_map_locations(true);
         compile_options.set_auto_bind_uniforms(true);
-        if language == shaderc::SourceLanguage::HLSL {
-            // D3D numbers each register class on its own (b0, t0, s0 and u0
-            // can all be used at once); one Vulkan set has one numbering.
-            // `spaceN` is set N, and each class keeps its register number
-            // in a range of its own: b at 0, t at 16, s at 32, u at 48.
-            compile_options.set_hlsl_io_mapping(true);
-            for (kind, base) in HLSL_BINDING_BASES {
-                compile_options.set_binding_base(kind, base);
-            }
-        }
         // Names (OpName) are kept without it; Mesa 22 refuses the entry point
         // of a module that carries full debug info (OpSource text, OpLine).
         // The optimiser strips names unless debug info is on, and the
