@@ -233,8 +233,8 @@ fn stage_of_extension(extension: &str) -> Option<ShaderStage> {
         "vert" | "vs" => ShaderStage::Vertex,
         "frag" | "fs" | "ps" => ShaderStage::Fragment,
         "geom" | "gs" => ShaderStage::Geometry,
-        "tesc" => ShaderStage::TessControl,
-        "tese" => ShaderStage::TessEvaluation,
+        "tesc" | "tcs" => ShaderStage::TessControl,
+        "tese" | "tes" => ShaderStage::TessEvaluation,
         "comp" | "cs" => ShaderStage::Compute,
         _ => return None,
     })

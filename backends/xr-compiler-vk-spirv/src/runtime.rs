@@ -80,6 +80,16 @@ impl AttachedVkSpirv {
         Ok(modules)
     }
 
+    /// The validation rules of the device's Vulkan version.
+    fn device_env(&self) -> TargetEnv {
+        match (self.capabilities.api_major, self.capabilities.api_minor) {
+            (1, 0) => TargetEnv::Vulkan10,
+            (1, 1) => TargetEnv::Vulkan11,
+            (1, 2) => TargetEnv::Vulkan12,
+            _ => TargetEnv::Vulkan13,
+        }
+    }
+
     fn reflect(modules: &[StageModule]) -> Result<Vec<Reflection>, XrError> {
         modules.iter().map(|m| xr_spirv::reflect(&m.words, &m.entry_point)).collect()
     }
@@ -130,7 +140,9 @@ impl AttachedVkSpirv {
         // a pipeline without a vertex stage, so every program is checked.
         let stages: Vec<ShaderStage> = modules.iter().map(|m| m.stage).collect();
         layout::check_stages(&context, &stages)?;
-        xr_spirv::validate_program(&modules, TargetEnv::Vulkan10, &context)?;
+        // Validated for the device's own Vulkan version: objects built for a
+        // newer one than 1.0 (SPIR-V 1.3 to 1.6) load where the device has it.
+        xr_spirv::validate_program(&modules, self.device_env(), &context)?;
         let reflections = Self::reflect(&modules)?;
         Self::check_interface(&modules, &reflections)?;
         let bindings = layout::merge(&context, &modules, &reflections)?;

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Real shaders from public collections, built on a live device through
+# `xr compile --device`: every program glslc accepts must build.
+#
+#   scripts/real-world.sh vulkan-glsl DIR   # SaschaWillems/Vulkan: shaders/glsl/<sample>/<name>.<stage>
+#   scripts/real-world.sh vulkan-hlsl DIR   # the same collection's shaders/hlsl
+#   scripts/real-world.sh opengl DIR        # JoeyDeVries/LearnOpenGL: src/**/<name>.vs/.fs/.gs
+#   scripts/real-world.sh --smoke           # this repository's own samples (CI)
+#
+# DIR is a checkout (or a bare mirror) of the collection; nothing of it is
+# copied into this repository. A program is the files of one sample that
+# share a name (`phong.vert` + `phong.frag`), or one compute file. For each,
+# glslc is asked first (the baseline: a program counts if glslc compiles all
+# its files); then `xr compile FILES --target T --device` builds it on the
+# device (Vulkan under its validation layers) and prints its resource table.
+# Results: one line per program in target/real-world/<kind>.tsv and a
+# summary on stdout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+kind="${1:?usage: scripts/real-world.sh vulkan-glsl|vulkan-hlsl|opengl DIR | --smoke}"
+profile="${PROFILE:-release}"
+if [ "$kind" = --smoke ]; then
+    profile=debug
+fi
+xr="target/$profile/xr"
+if [ ! -x "$xr" ]; then
+    cargo build $([ "$profile" = release ] && echo --release) -p xr-cli -p xr-rhi-opengl -p xr-rhi-vulkan \
+        -p xr-compiler-glsl -p xr-compiler-gl-spirv -p xr-compiler-vk-spirv
+fi
+export XR_GL_DEVICE="${XR_GL_DEVICE:-software}"
+out=target/real-world
+mkdir -p "$out"
+
+# A checkout, or a bare mirror's `$2` exported into a scratch directory.
+source_dir() {
+    local dir="$1" part="$2"
+    if [ "$(git -C "$dir" rev-parse --is-bare-repository 2>/dev/null || echo false)" = true ]; then
+        local scratch="$out/source-$(basename "$(dirname "$dir")")"
+        if [ ! -d "$scratch" ]; then
+            mkdir -p "$scratch"
+            git -C "$dir" archive HEAD "$part" | tar -x -C "$scratch"
+        fi
+        echo "$scratch"
+    else
+        echo "$dir"
+    fi
+}
+
+# run NAME TARGET GLSLC_ARGS... -- FILES...: one program.
+results=""
+run() {
+    local name="$1" target="$2"
+    shift 2
+    local glslc_args=()
+    while [ "$1" != -- ]; do glslc_args+=("$1"); shift; done
+    shift
+    local files=("$@") accepted=yes
+    for file in "${files[@]}"; do
+        glslc "${glslc_args[@]}" "$file" -o /dev/null >/dev/null 2>&1 || accepted=no
+    done
+    local xr_args=()
+    [ -n "${LANG_ARG:-}" ] && xr_args+=(--lang "$LANG_ARG")
+    local log status first
+    if log=$("$xr" compile "${files[@]}" "${xr_args[@]}" --target "$target" --vulkan "${VULKAN:-1.0}" --device 2>&1); then
+        status=pass
+        first=$(echo "$log" | grep -c "^  " || true)" resources and constants"
+    else
+        status=fail
+        first=$(echo "$log" | grep -v "^\s*$" | grep -m1 -E "error|refused|failed|cannot|no " || echo "$log" | head -1)
+    fi
+    printf '%s\t%s\t%s\t%s\n' "$name" "$accepted" "$status" "${first//$'\t'/ }" >> "$results"
+}
+
+summary() {
+    local accepted passed
+    accepted=$(awk -F'\t' '$2 == "yes"' "$results" | wc -l)
+    passed=$(awk -F'\t' '$2 == "yes" && $3 == "pass"' "$results" | wc -l)
+    echo "$kind: $(wc -l < "$results") programs, glslc accepts $accepted, xr builds $passed of those on the device"
+    echo "glslc-accepted programs that failed (first line of each):"
+    awk -F'\t' '$2 == "yes" && $3 == "fail" { print "  " $1 ": " $4 }' "$results" | head -40
+    echo "results: $results"
+}
+
+stage_flag() {
+    case "$1" in
+        vert|vs) echo vert ;; frag|fs) echo frag ;; geom|gs) echo geom ;;
+        tesc|tcs) echo tesc ;; tese|tes) echo tese ;; comp|cs) echo comp ;;
+    esac
+}
+
+# Programs of one directory, one per line. Files that share a name make a
+# program (`phong.vert` + `phong.frag`), in pipeline order; each compute
+# file is one. Names with only tessellation or geometry stages
+# (`displacement.tesc` + `.tese`) go between the vertex and fragment
+# stages of each name that has those; vertex and fragment alone are then
+# not tried (their fragment stage reads what the middle stages write).
+programs_in() {
+    local dir="$1" vertex="$2" middle="$3" fragment="$4" compute="$5"
+    local stems graphics=() partial=()
+    stems=$(find "$dir" -maxdepth 1 -type f | sed -E 's/\.[^./]+$//' | sort -u)
+    while read -r stem; do
+        [ -z "$stem" ] && continue
+        [ -f "$stem.$compute" ] && echo "$stem.$compute"
+        local middles=()
+        for extension in $middle; do
+            [ -f "$stem.$extension" ] && middles+=("$stem.$extension")
+        done
+        if [ -f "$stem.$vertex" ]; then
+            graphics+=("$stem")
+        elif [ ${#middles[@]} -gt 0 ]; then
+            partial+=("${middles[*]}")
+        fi
+    done <<< "$stems"
+    for stem in "${graphics[@]}"; do
+        local own=()
+        for extension in $middle; do
+            [ -f "$stem.$extension" ] && own+=("$stem.$extension")
+        done
+        local end=""
+        [ -f "$stem.$fragment" ] && end="$stem.$fragment"
+        if [ ${#partial[@]} -eq 0 ] || [ ${#own[@]} -gt 0 ]; then
+            echo "$stem.$vertex ${own[*]} $end"
+        else
+            for part in "${partial[@]}"; do
+                echo "$stem.$vertex $part $end"
+            done
+        fi
+    done
+}
+
+case "$kind" in
+    --smoke)
+        results="$out/smoke.tsv"
+        : > "$results"
+        kind=smoke
+        run textured-mesh vk-spirv --target-env=vulkan1.0 -- samples/textured/shaders/mesh.vert samples/textured/shaders/mesh.frag
+        run textured-paint vk-spirv --target-env=vulkan1.0 -- samples/textured/shaders/paint.comp
+        run textured-mesh-gl gl-glsl --target-env=opengl -- samples/textured/shaders/mesh.vert samples/textured/shaders/mesh.frag
+        summary
+        failed=$(awk -F'\t' '$3 == "fail"' "$results" | wc -l)
+        [ "$failed" -eq 0 ] || { echo "real-world smoke: $failed failed"; exit 1; }
+        ;;
+    vulkan-glsl | vulkan-hlsl)
+        root=$(source_dir "${2:?give the directory of the collection}" shaders)
+        language=${kind#vulkan-}
+        results="$out/$kind.tsv"
+        : > "$results"
+        [ "$language" = hlsl ] && LANG_ARG=hlsl
+        for sample in "$root"/shaders/"$language"/*/; do
+            while read -r line; do
+                [ -z "$line" ] && continue
+                read -ra files <<< "$line"
+                glslc_args=(--target-env=vulkan${VULKAN:-1.0})
+                if [ "$language" = hlsl ]; then
+                    # glslc takes one stage per run: the first file's, for a lone file.
+                    glslc_args+=(-x hlsl -fshader-stage="$(stage_flag "${files[0]##*.}")")
+                fi
+                name="$(basename "$sample")/$(basename "${files[-1]%.*}")"
+                if [ "$language" = hlsl ]; then
+                    # Each HLSL file is checked with its own stage.
+                    accepted=yes
+                    for file in "${files[@]}"; do
+                        glslc --target-env=vulkan${VULKAN:-1.0} -x hlsl -fshader-stage="$(stage_flag "${file##*.}")" "$file" -o /dev/null >/dev/null 2>&1 || accepted=no
+                    done
+                    run "$name" vk-spirv --version -- "${files[@]}"
+                    sed -i "\$ s/^\([^\t]*\)\t[^\t]*\t/\1\t$accepted\t/" "$results"
+                else
+                    run "$name" vk-spirv "${glslc_args[@]}" -- "${files[@]}"
+                fi
+            done < <(programs_in "$sample" vert "tesc tese geom" frag comp)
+        done
+        summary
+        ;;
+    opengl)
+        root=$(source_dir "${2:?give the directory of the collection}" src)
+        results="$out/opengl.tsv"
+        : > "$results"
+        LANG_ARG=glsl
+        while read -r dir; do
+            while read -r line; do
+                [ -z "$line" ] && continue
+                read -ra files <<< "$line"
+                case "${files[0]##*.}" in vs|cs) ;; *) continue ;; esac
+                accepted=yes
+                for file in "${files[@]}"; do
+                    glslc --target-env=opengl -fauto-map-locations -fauto-bind-uniforms \
+                        -fshader-stage="$(stage_flag "${file##*.}")" "$file" -o /dev/null >/dev/null 2>&1 || accepted=no
+                done
+                name="${dir#"$root"/}/$(basename "${files[0]%.*}")"
+                run "$name" gl-glsl --version -- "${files[@]}"
+                sed -i "\$ s/^\([^\t]*\)\t[^\t]*\t/\1\t$accepted\t/" "$results"
+            done < <(programs_in "$dir" vs "tcs tes gs" fs cs)
+        done < <(find "$root/src" -type d | sort)
+        summary
+        ;;
+    *)
+        echo "unknown collection '$kind'" >&2
+        exit 2
+        ;;
+esac
