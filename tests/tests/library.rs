@@ -234,9 +234,12 @@ fn a_store_without_builds_or_with_a_broken_catalog_file_says_so() {
     let dir = materials_built("library-broken-catalog");
     std::fs::write(dir.join("store/catalog/lit.json"), b"{ not json").unwrap();
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
-    assert_eq!(library.programs().keys().cloned().collect::<Vec<_>>(), ["toon", "unlit"]);
+    assert_eq!(library.programs().keys().cloned().collect::<Vec<_>>(), ["textured", "toon", "unlit"]);
     let error = library.program("lit").expect_err("lit is gone");
-    assert!(error.to_string().contains("no program named 'lit' in the store (it has: toon, unlit)"), "{error}");
+    assert!(
+        error.to_string().contains("no program named 'lit' in the store (it has: textured, toon, unlit)"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -410,5 +413,58 @@ fn an_optimised_library_renders_the_same_scene_on_every_path() {
     for run in ["gl-spirv", "vk-spirv", "vk-best"] {
         let worst = worst_difference(&reference, &decode(&out.join(format!("materials-{run}.png"))));
         assert!(worst <= 1, "{run} (optimised) differs from gl-source by up to {worst}");
+    }
+}
+
+/// The materials library's textured program, from the store through every
+/// load path on both devices: its texture is bound by name and drawn.
+#[test]
+fn the_textured_material_loads_through_every_path_and_draws_the_texture_bound_by_name() {
+    use xr_device::{Filter, SamplerDesc, TextureDesc, TextureFormat, VertexAttribute, VertexLayout, Wrap};
+    use xr_sourcebuild::ConstantTableExt;
+    let dir = materials_built("library-textured");
+    let registry = registry();
+    let library = ShaderLibrary::open(&dir.join("store")).unwrap();
+    let texels: Vec<u8> = [[255u8, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255], [255, 255, 255, 255]].concat();
+    for run in materials::runs() {
+        let options = DeviceOptions { validation: run.kind == DeviceKind::Vulkan, ..DeviceOptions::default() };
+        let mut device = registry.open_device(run.kind, &options).unwrap();
+        let mut loader = DeviceLoader::attach(&registry, &device, &library).unwrap();
+        let request = LoadRequest { program: "textured", paths: run.paths.clone(), ..LoadRequest::default() };
+        let mut loaded = loader.load(&library, &request).unwrap_or_else(|e| panic!("{}: {e}", run.name));
+        let resources = loaded.built.constants.resources().into_result().unwrap();
+        assert_eq!(resources.len(), 1, "{}: {resources:?}", run.name);
+        assert_eq!(resources[0].kind, xr_device::ResourceKind::CombinedImageSampler);
+        let desc = TextureDesc { width: 2, height: 2, format: TextureFormat::Rgba8, mip_levels: 1, storage: false };
+        let texture = device.create_texture(&desc, texels.as_slice().into(), 1).into_result().unwrap();
+        let sampler = device
+            .create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap: Wrap::ClampToEdge })
+            .into_result()
+            .unwrap();
+        let constants = &mut loaded.built.constants;
+        let h = constants.handle("u_rect").unwrap();
+        constants.set_vector(h, &[-1.0, -1.0, 2.0, 2.0]).unwrap();
+        let h = constants.handle("u_color").unwrap();
+        constants.set_vector(h, &[1.0, 1.0, 1.0, 1.0]).unwrap();
+        let h = constants.handle("albedo").unwrap();
+        constants
+            .set_texture(h, &device.texture_binding(texture, Some(sampler).into()).into_result().unwrap())
+            .unwrap();
+        let layout = VertexLayout {
+            stride: 2,
+            attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into(),
+        };
+        let quad = device.create_vertex_buffer(materials::QUAD.as_slice().into(), &layout).into_result().unwrap();
+        let target = device.create_render_target(4, 4).into_result().unwrap();
+        device.clear(target, &[0.0; 4]).into_result().unwrap();
+        device.draw(&xr_device::DrawCall::triangles(target, loaded.built.program, quad, 6)).into_result().unwrap();
+        let image = device.read_pixels(target).into_result().unwrap();
+        // Texel (0, 0) at v = 0, the bottom row.
+        assert_eq!(image.pixel(0, 3), Some([255, 0, 0, 255]), "{} ({})", run.name, loaded.path);
+        assert_eq!(image.pixel(3, 3), Some([0, 255, 0, 255]), "{}", run.name);
+        assert_eq!(image.pixel(0, 0), Some([0, 0, 255, 255]), "{}", run.name);
+        assert_eq!(image.pixel(3, 0), Some([255, 255, 255, 255]), "{}", run.name);
+        drop(loaded);
+        drop(loader);
     }
 }

@@ -38,8 +38,8 @@ fn verify(dir: &Path) -> (bool, String) {
     (ok, format!("{stdout}{stderr}"))
 }
 
-/// 3 programs: unlit 2×3, lit 2×(1+2×4), toon 3×4 variants; 3 targets each.
-const ARTIFACTS: usize = (6 + 18 + 12) * 3;
+/// 4 programs: unlit 2×3, lit 2×(1+2×4), toon 3×4 variants, textured 1; 3 targets each.
+const ARTIFACTS: usize = (6 + 18 + 12 + 1) * 3;
 
 #[test]
 fn a_no_op_rebuild_reuses_everything_and_an_include_edit_rebuilds_only_its_users() {
@@ -54,14 +54,14 @@ fn a_no_op_rebuild_reuses_everything_and_an_include_edit_rebuilds_only_its_users
     assert!(ok);
     assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
 
-    // lighting.glsl is included by lit and toon, not by unlit.
+    // lighting.glsl is included by lit and toon, not by unlit or textured.
     let lighting = dir.join("shaders/include/lighting.glsl");
     let text = std::fs::read_to_string(&lighting).unwrap();
     std::fs::write(&lighting, text.replace("0.5, 0.5, 1.0", "0.4, 0.6, 1.0")).unwrap();
     let (ok, stdout, _) = build(&dir, &[]);
     assert!(ok);
     assert_eq!(summary(&stdout).0, (18 + 12) * 3, "{stdout}");
-    assert_eq!(summary(&stdout).1, 6 * 3, "{stdout}");
+    assert_eq!(summary(&stdout).1, (6 + 1) * 3, "{stdout}");
 
     // Touching without changing the contents rebuilds nothing.
     std::fs::write(&lighting, std::fs::read(&lighting).unwrap()).unwrap();
