@@ -21,6 +21,10 @@ target/release/xr build -m samples/materials/xr.toml --emit guarded
 echo
 target/release/materials --store target/xr-store/materials --out "$out"
 echo
+# Textures, buffers, depth and compute: a compute pass paints a texture, a
+# lit cube samples it, through every path.
+target/release/textured --out "$out"
+echo
 # The viewer: the same scene in a window on each back end, picked at
 # start-up, presented for 60 frames and read back from the window. Under
 # Xvfb where there is no display.

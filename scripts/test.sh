@@ -15,6 +15,8 @@ scripts/fuzz.sh 60
 scripts/bench-remote.sh --smoke
 # A smoke of the build benchmark: glslc batched, make, ninja and xr on 48 artifacts.
 scripts/bench-build.sh --smoke
+# A smoke of the real-world check (xr compile --device against glslc) on our own samples.
+scripts/real-world.sh --smoke
 # A smoke of mutation testing: every mutant of the journal is caught. On CI
 # only (it mutates the checkout in place; CI runs on a clean clone).
 if [ "${CI:-}" = true ]; then

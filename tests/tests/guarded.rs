@@ -75,6 +75,11 @@ fn every_branch_of_the_guarded_ladder_compiles_and_renders_like_its_variant() {
                 .build_program(&guarded, &BuildOptions::default())
                 .into_result()
                 .unwrap_or_else(|e| panic!("branch of {} does not build: {e}", variant.name));
+            // A program with a texture draws only with one bound: the
+            // library test draws it (one variant: its ladder is one branch).
+            if !built.constants.resources().into_result().unwrap().is_empty() {
+                continue;
+            }
             // Every branch is drawn and compared, as a whole image, with the
             // variant built from its own sources: a branch guarded by another
             // variant's condition draws another pattern, band count or tint.

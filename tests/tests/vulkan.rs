@@ -140,7 +140,8 @@ fn invalid_spirv_handed_to_the_loader_is_rejected_with_the_validators_message() 
         .into_result()
         .err()
         .expect("refused");
-    assert!(error.to_string().contains("invalid SPIR-V for vulkan1.0"), "{error}");
+    // Validated for the device's own Vulkan version (lavapipe: 1.3).
+    assert!(error.to_string().contains("invalid SPIR-V for vulkan1.3"), "{error}");
     let error = bench.compiler.create_pipeline([built.program].as_slice().into()).into_result().unwrap_err();
     assert!(error.message.contains("program pipelines are an OpenGL object"), "{error}");
 }

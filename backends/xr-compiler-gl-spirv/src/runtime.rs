@@ -251,8 +251,17 @@ fn rebind(modules: &[StageModule], points: &mut Points<'_>) -> Result<(Vec<Stage
     let mut resources: Vec<(GlBindingClass, u32, GlResource)> = Vec::new();
     let mut bound = modules.to_vec();
     for module in bound.iter_mut() {
-        let reflection = xr_spirv::reflect(&module.words, &module.entry_point)?;
-        for (word, class, binding, name) in xr_spirv::reflect::gl_bindings(&module.words)? {
+        let decorated = xr_spirv::reflect::gl_bindings(&module.words)?;
+        // Array sizes and block sizes come from the reflection library,
+        // which cannot read every module (some specialization constant
+        // expressions): without it, one element and no size check.
+        let needs_reflection = decorated.iter().any(|(_, class, _, _)| *class != GlBindingClass::UniformBuffer);
+        let reflection = if needs_reflection {
+            xr_spirv::reflect(&module.words, &module.entry_point).unwrap_or_default()
+        } else {
+            Default::default()
+        };
+        for (word, class, binding, name) in decorated {
             let (kind, space) = match class {
                 GlBindingClass::TextureUnit => (ResourceKind::CombinedImageSampler, GlBindingSpace::TextureUnit),
                 GlBindingClass::ImageUnit => (ResourceKind::StorageImage, GlBindingSpace::ImageUnit),

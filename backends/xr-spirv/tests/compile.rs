@@ -326,7 +326,7 @@ void main() { color = push.used_color * params.tint; }
             let r = reflect(&module.words, "main").unwrap();
             let what = format!("{target:?} at {level:?}");
             let blocks: Vec<&str> = r.uniform_blocks.iter().map(|b| b.name.as_str()).collect();
-            assert_eq!(blocks, ["params"], "{what}: {r:?}");
+            assert_eq!(blocks, ["Params"], "{what}: {r:?}");
             assert_eq!(r.uniform_blocks[0].members[0].name, "tint", "{what}");
             let loose: Vec<&str> = r.uniforms.iter().map(|u| u.name.as_str()).collect();
             let pushed: Vec<&str> =
