@@ -13,7 +13,7 @@ use xr_gl_common::{
     device_gl::DeviceGl,
     info_log, link,
     pipelines::Pipelines,
-    resources::{GlResource, Points},
+    resources::{GlResource, Points, ProgramResources},
 };
 use xr_sourcebuild::{
     ArtifactLoad, AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO,
@@ -88,8 +88,7 @@ impl AttachedGlSpirv {
             &desc.name,
             &uniforms,
             &blocks,
-            resources,
-            points.keep(),
+            ProgramResources { resources, points: points.keep() },
         )?;
         if options.separable {
             let mut described = desc.clone();

@@ -4,7 +4,7 @@
 use crate::{
     device_gl::DeviceGl,
     gl_ext::PipelineFns,
-    resources::{self, GlResource, Points},
+    resources::{self, GlResource, Points, ProgramResources},
 };
 use abi_stable::std_types::{RStr, RVec};
 use glow::HasContext;
@@ -155,9 +155,9 @@ impl GlConstantTable {
         program_name: &str,
         uniforms: &[(String, ConstantType, u32, u32)],
         blocks: &[UniformBlockSpec],
-        resources: Vec<GlResource>,
-        points: Vec<(GlBindingSpace, u32)>,
+        resources: ProgramResources,
     ) -> Result<Self, XrError> {
+        let ProgramResources { resources, points } = resources;
         let mut entries = Vec::new();
         {
             let g = gl.current()?;

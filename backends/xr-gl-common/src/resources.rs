@@ -30,6 +30,15 @@ pub struct GlResource {
     pub bound: Vec<bool>,
 }
 
+/// A program's resources with the binding points it holds.
+#[derive(Default)]
+pub struct ProgramResources {
+    /// The resources, as the table lists them.
+    pub resources: Vec<GlResource>,
+    /// Every point taken from the device for them.
+    pub points: Vec<(GlBindingSpace, u32)>,
+}
+
 /// Binding points taken from the device for one program.
 pub struct Points<'a> {
     loader: &'a GlLoader,
