@@ -427,3 +427,43 @@ fn drawing_with_depth_on_a_target_without_depth_and_an_index_past_the_buffer_are
         drop(program);
     }
 }
+
+/// OpenGL's units are global: each program holds its own, so a texture
+/// bound to one program stays what it draws after another program binds
+/// a texture of its own.
+#[test]
+fn two_programs_keep_their_own_textures_bound() {
+    let registry = registry();
+    for path in PATHS {
+        let mut bench = Bench::open(&registry, path);
+        let stages = [(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, SAMPLING_FRAG)];
+        let mut first = bench.build("first", &stages).expect(path.name);
+        let mut second = bench.build("second", &stages).expect(path.name);
+        let device = &mut bench.device;
+        let sampler = device
+            .create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap: Wrap::Repeat })
+            .into_result()
+            .unwrap();
+        let quad = quad(device);
+        let target = device.create_render_target(2, 2).into_result().unwrap();
+        let mut colours = Vec::new();
+        for (program, colour) in [(&mut first, [200u8, 10, 10, 255]), (&mut second, [10, 10, 200, 255])] {
+            let (desc, texels) = rgba8(1, 1, &[colour]);
+            let texture = device.create_texture(&desc, texels.as_slice().into(), 1).into_result().unwrap();
+            let h = program.constants.handle("albedo").unwrap();
+            program
+                .constants
+                .set_texture(h, &device.texture_binding(texture, Some(sampler).into()).into_result().unwrap())
+                .unwrap();
+            let h = program.constants.handle("u_tint").unwrap();
+            program.constants.set_vector(h, &[1.0; 4]).unwrap();
+            colours.push(colour);
+        }
+        for (program, colour) in [(&first, colours[0]), (&second, colours[1]), (&first, colours[0])] {
+            device.draw(&DrawCall::triangles(target, program.program, quad, 6)).into_result().unwrap();
+            let image = device.read_pixels(target).into_result().unwrap();
+            assert_eq!(image.pixel(1, 1), Some(colour), "{}: a program drew another's texture", path.name);
+        }
+        drop((first, second));
+    }
+}
