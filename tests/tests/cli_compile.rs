@@ -138,3 +138,117 @@ fn gl_glsl_writes_the_sources_a_driver_builds_with_their_includes() {
     );
     assert_eq!(bundle.defines, [("FANCY".to_owned(), "1".to_owned())]);
 }
+
+/// Writes `files` (name, text) into a fresh directory; returns their paths.
+fn shader_files(label: &str, files: &[(&str, &str)]) -> Vec<String> {
+    let dir = temp_dir(label);
+    files
+        .iter()
+        .map(|(name, text)| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            path.to_string_lossy().into_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn a_whole_program_builds_on_a_live_device_and_prints_its_table_on_every_target() {
+    let shaders = textured::shader_dir();
+    let (vert, frag, comp) = (shaders.join("mesh.vert"), shaders.join("mesh.frag"), shaders.join("paint.comp"));
+    let (vert, frag, comp) = (vert.to_str().unwrap(), frag.to_str().unwrap(), comp.to_str().unwrap());
+    for (target, device, place) in [
+        ("vk-spirv", "(vulkan, Vulkan 1.3)", "(set 0, binding 0)"),
+        ("gl-spirv", "(opengl, OpenGL 4.5)", "(unit/binding 1)"),
+        ("gl-glsl", "(opengl, OpenGL 4.5)", "(unit/binding 1)"),
+    ] {
+        let (ok, stdout, stderr) = xr(&["compile", frag, vert, "--target", target, "--device"]);
+        assert!(ok, "{target}: {stdout}{stderr}");
+        assert!(stdout.contains(device) && stdout.contains("constant u_mvp : mat4"), "{target}: {stdout}");
+        assert!(stdout.contains(&format!("texture with sampler albedo {place}")), "{target}: {stdout}");
+        let (ok, stdout, stderr) = xr(&["compile", comp, "--target", target, "--device"]);
+        assert!(ok, "{target}: {stdout}{stderr}");
+        assert!(
+            stdout.contains("storage image painted") && stdout.contains("storage buffer Palette"),
+            "{target}: {stdout}"
+        );
+    }
+}
+
+#[test]
+fn hlsl_registers_become_sets_and_bindings_and_a_texture_with_its_sampler_one_descriptor() {
+    let files = shader_files(
+        "cli-hlsl-registers",
+        &[
+            ("quad.vs.hlsl", "float4 main(float2 pos : POSITION) : SV_Position { return float4(pos, 0, 1); }"),
+            (
+                "lit.ps.hlsl",
+                "Texture2D albedo : register(t1, space2);
+SamplerState linear_sampler : register(s1, space2);
+cbuffer Material : register(b0, space1) { float4 tint; };
+RWStructuredBuffer<float4> results : register(u2);
+float4 main(float4 pos : SV_Position) : SV_Target {
+    results[0] = tint;
+    return albedo.Sample(linear_sampler, pos.xy) * tint;
+}",
+            ),
+        ],
+    );
+    let (ok, stdout, stderr) = xr(&["compile", &files[0], &files[1], "--target", "vk-spirv", "--device"]);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("constant tint : vec4"), "{stdout}");
+    assert!(stdout.contains("texture with sampler albedo (set 2, binding 1)"), "{stdout}");
+    assert!(stdout.contains("storage buffer results (set 0, binding 2)"), "{stdout}");
+}
+
+#[test]
+fn tessellation_and_geometry_stages_build_on_both_apis() {
+    let files = shader_files(
+        "cli-stages",
+        &[
+            ("p.vert", "#version 450\nlayout(location = 0) in vec3 p;\nvoid main() { gl_Position = vec4(p, 1.0); }\n"),
+            (
+                "p.tesc",
+                "#version 450\nlayout(vertices = 3) out;\nvoid main() {\n    gl_out[gl_InvocationID].gl_Position = gl_in[gl_InvocationID].gl_Position;\n    gl_TessLevelInner[0] = 2.0;\n    gl_TessLevelOuter[0] = 2.0; gl_TessLevelOuter[1] = 2.0; gl_TessLevelOuter[2] = 2.0;\n}\n",
+            ),
+            (
+                "p.tese",
+                "#version 450\nlayout(triangles) in;\nvoid main() {\n    gl_Position = gl_TessCoord.x * gl_in[0].gl_Position + gl_TessCoord.y * gl_in[1].gl_Position + gl_TessCoord.z * gl_in[2].gl_Position;\n}\n",
+            ),
+            (
+                "p.geom",
+                "#version 450\nlayout(triangles) in;\nlayout(triangle_strip, max_vertices = 3) out;\nvoid main() {\n    for (int i = 0; i < 3; i++) { gl_Position = gl_in[i].gl_Position; EmitVertex(); }\n    EndPrimitive();\n}\n",
+            ),
+            ("p.frag", "#version 450\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(1.0); }\n"),
+        ],
+    );
+    let all: Vec<&str> = files.iter().map(String::as_str).collect();
+    for target in ["vk-spirv", "gl-spirv", "gl-glsl"] {
+        let mut args = vec!["compile"];
+        args.extend(&all);
+        args.extend(["--target", target, "--device"]);
+        let (ok, stdout, stderr) = xr(&args);
+        assert!(ok, "{target}: {stdout}{stderr}");
+        assert!(stdout.contains("xr compile: p built on"), "{target}: {stdout}");
+    }
+}
+
+#[test]
+fn a_program_that_cannot_build_on_the_device_exits_non_zero_with_the_reason() {
+    let files = shader_files(
+        "cli-device-errors",
+        &[
+            ("only.frag", "#version 450\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(1.0); }\n"),
+            ("broken.vert", "#version 450\nvoid main() {\n    gl_Position = vec4(1.0)\n}\n"),
+            ("other.frag", "#version 450\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(0.0); }\n"),
+        ],
+    );
+    let (ok, _, stderr) = xr(&["compile", &files[0], "--target", "vk-spirv", "--device"]);
+    assert!(!ok && stderr.contains("a graphics program needs a vertex stage"), "{stderr}");
+    let (ok, _, stderr) = xr(&["compile", &files[1], &files[0], "--target", "vk-spirv", "--device"]);
+    assert!(!ok && stderr.contains("broken.vert:4:") && stderr.contains("error"), "{stderr}");
+    let (ok, _, stderr) = xr(&["compile", &files[0], &files[2], "--target", "vk-spirv", "--device"]);
+    assert!(!ok && stderr.contains("are both fragment stages"), "{stderr}");
+    let (ok, _, stderr) = xr(&["compile", &files[0], "--target", "vk-spirv"]);
+    assert!(!ok && stderr.contains("nothing to do: give -o FILE, --device, or both"), "{stderr}");
+}
