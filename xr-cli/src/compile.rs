@@ -300,7 +300,16 @@ fn on_device(registry: &Registry, target: &str, program: &ProgramDesc, artifact:
         artifact: artifact.into(),
         overrides: Default::default(),
     };
+    let mut device = device;
     let loaded = attached.load_artifact(&request).into_result().map_err(build_failure)?;
+    // The build system made its pipeline outside the device's calls.
+    let messages = device.take_validation_messages().into_result()?;
+    if !messages.is_empty() {
+        for message in messages.iter() {
+            eprintln!("validation: {message}");
+        }
+        anyhow::bail!("{}: {} Vulkan validation message(s) while building the program", program.name, messages.len());
+    }
     let constants = loaded.program.constants.constants().into_result()?;
     let resources = loaded.program.constants.resources().into_result()?;
     println!(

@@ -121,8 +121,14 @@ pub trait Device {
 
     /// Runs a compute program; what it wrote is visible to every later
     /// draw, dispatch and read.
-    #[sabi(last_prefix_field)]
     fn dispatch(&mut self, call: &ComputeCall) -> XrResult<()>;
+
+    /// The validation messages (Vulkan, with `DeviceOptions::validation`)
+    /// reported since the last call that checked them, taken: work done
+    /// outside the device's own calls (a build system making pipelines) is
+    /// checked this way. Always empty on OpenGL.
+    #[sabi(last_prefix_field)]
+    fn take_validation_messages(&mut self) -> XrResult<RVec<RString>>;
 }
 
 /// A device system behind the ABI.

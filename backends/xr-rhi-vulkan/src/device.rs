@@ -1280,6 +1280,13 @@ impl Device for VkDevice {
     fn dispatch(&mut self, call: &ComputeCall) -> XrResult<()> {
         guard(|| self.run_compute(call))
     }
+
+    fn take_validation_messages(&mut self) -> XrResult<RVec<RString>> {
+        guard(|| {
+            let taken = self.context.messages.lock().map(|mut list| std::mem::take(&mut *list)).unwrap_or_default();
+            Ok(taken.into_iter().map(RString::from).collect())
+        })
+    }
 }
 
 impl Drop for VkDevice {
