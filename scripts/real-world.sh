@@ -112,19 +112,31 @@ programs_in() {
             partial+=("${middles[*]}")
         fi
     done <<< "$stems"
+    # Middle stages go to the stem called `base` where there is one (the
+    # collections' convention: base.vert + displacement.tesc/.tese +
+    # base.frag), else to every stem without middle stages of its own.
+    local takers=()
+    for stem in "${graphics[@]}"; do
+        [ "$(basename "$stem")" = base ] && takers=("$stem")
+    done
     for stem in "${graphics[@]}"; do
         local own=()
         for extension in $middle; do
             [ -f "$stem.$extension" ] && own+=("$stem.$extension")
         done
-        local end=""
+        local end="" takes=no
         [ -f "$stem.$fragment" ] && end="$stem.$fragment"
-        if [ ${#partial[@]} -eq 0 ] || [ ${#own[@]} -gt 0 ]; then
-            echo "$stem.$vertex ${own[*]} $end"
-        else
+        if [ ${#partial[@]} -gt 0 ] && [ ${#own[@]} -eq 0 ]; then
+            if [ ${#takers[@]} -eq 0 ] || [ "${takers[0]}" = "$stem" ]; then
+                takes=yes
+            fi
+        fi
+        if [ $takes = yes ]; then
             for part in "${partial[@]}"; do
                 echo "$stem.$vertex $part $end"
             done
+        else
+            echo "$stem.$vertex ${own[*]} $end"
         fi
     done
 }

@@ -255,20 +255,40 @@ impl Context {
         }
         let mut vertex_input =
             vk::PhysicalDeviceVertexInputDynamicStateFeaturesEXT::default().vertex_input_dynamic_state(true);
-        let mut vulkan13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true).synchronization2(true);
-        // Geometry and tessellation stages, where the device has them.
-        // SAFETY: `physical` belongs to this instance.
-        let supported = unsafe { instance.get_physical_device_features(physical) };
-        let features = vk::PhysicalDeviceFeatures::default()
-            .geometry_shader(supported.geometry_shader == vk::TRUE)
-            .tessellation_shader(supported.tessellation_shader == vk::TRUE)
-            .fragment_stores_and_atomics(supported.fragment_stores_and_atomics == vk::TRUE)
-            .vertex_pipeline_stores_and_atomics(supported.vertex_pipeline_stores_and_atomics == vk::TRUE)
-            .shader_storage_image_write_without_format(supported.shader_storage_image_write_without_format == vk::TRUE);
+        // Every feature the device has, as shaders ask for them (clip
+        // distances, cube map arrays, multiview, storage formats, ...): a
+        // module that declares a capability whose feature is off is invalid.
+        // Robust access is left off: it costs on GPUs and hides bugs.
+        let mut vulkan11 = vk::PhysicalDeviceVulkan11Features::default();
+        let mut vulkan12 = vk::PhysicalDeviceVulkan12Features::default();
+        let mut vulkan13 = vk::PhysicalDeviceVulkan13Features::default();
+        {
+            let mut query = vk::PhysicalDeviceFeatures2::default()
+                .push_next(&mut vulkan11)
+                .push_next(&mut vulkan12)
+                .push_next(&mut vulkan13);
+            // SAFETY: `physical` belongs to this instance; the chain lives across the call.
+            unsafe { instance.get_physical_device_features2(physical, &mut query) };
+        }
+        let core = {
+            // SAFETY: as above.
+            let mut features = unsafe { instance.get_physical_device_features(physical) };
+            features.robust_buffer_access = vk::FALSE;
+            features
+        };
+        vulkan11.p_next = std::ptr::null_mut();
+        vulkan12.p_next = std::ptr::null_mut();
+        vulkan13.p_next = std::ptr::null_mut();
+        vulkan13.robust_image_access = vk::FALSE;
+        // What XR itself draws with.
+        vulkan13.dynamic_rendering = vk::TRUE;
+        vulkan13.synchronization2 = vk::TRUE;
         let create = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
-            .enabled_features(&features)
+            .enabled_features(&core)
             .enabled_extension_names(&extensions)
+            .push_next(&mut vulkan11)
+            .push_next(&mut vulkan12)
             .push_next(&mut vulkan13)
             .push_next(&mut vertex_input);
         // SAFETY: the create info and what it points to live across the call.

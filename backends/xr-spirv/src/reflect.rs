@@ -200,6 +200,7 @@ fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrEr
             }
         }
     }
+    add_atomic_images(words, entry_point, &mut reflection)?;
     for list in [&mut reflection.inputs, &mut reflection.outputs] {
         list.sort_by_key(|v| (v.location, v.component));
     }
@@ -244,6 +245,49 @@ fn touched_variables(words: &[u32]) -> Result<std::collections::HashSet<u32>, Xr
         }
     }
     Ok(read)
+}
+
+/// Storage images a shader uses only through atomics (`imageAtomicAdd`:
+/// an `OpImageTexelPointer`), which the reflection library does not count
+/// as a use: found by name among every declared resource.
+fn add_atomic_images(words: &[u32], entry_point: &str, reflection: &mut Reflection) -> Result<(), XrError> {
+    const OP_IMAGE_TEXEL_POINTER: u16 = 60;
+    let all = instructions(words)?;
+    let pointed: std::collections::HashSet<u32> = all
+        .iter()
+        .filter(|i| i.opcode == OP_IMAGE_TEXEL_POINTER && i.operands.len() > 2)
+        .map(|i| i.operands[2])
+        .collect();
+    if pointed.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = all
+        .iter()
+        .filter(|i| i.opcode == OP_NAME && !i.operands.is_empty() && pointed.contains(&i.operands[0]))
+        .map(|i| literal_string(&i.operands[1..]))
+        .collect();
+    let entries = ReflectConfig::new()
+        .spv(words)
+        .ref_all_rscs(true)
+        .combine_img_samplers(false)
+        .reflect()
+        .map_err(|e| XrError::invalid_input(format!("cannot reflect the SPIR-V: {e}")))?;
+    let Some(entry) = entries.into_iter().find(|e| e.name == entry_point) else { return Ok(()) };
+    for var in entry.vars {
+        if let Variable::Descriptor { desc_bind, desc_ty: DescriptorType::StorageImage(_), nbind, .. } = &var {
+            let name = var.name().unwrap_or("").to_owned();
+            if names.contains(&name) && !reflection.images.iter().any(|i| i.name == name) {
+                reflection.images.push(ImageResource {
+                    name,
+                    set: desc_bind.set(),
+                    binding: desc_bind.bind(),
+                    kind: "storage image",
+                    count: *nbind,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 fn block(name: String, set: u32, binding: u32, ty: &Type) -> Block {
