@@ -176,6 +176,74 @@ pub fn merge(
     Ok(bindings)
 }
 
+/// Checks a program's descriptors against the device's limits, per stage
+/// and per layout: an error naming the program, the kind and the limit.
+pub fn check_limits(
+    context: &str,
+    bindings: &[LayoutBinding],
+    limits: &vk::PhysicalDeviceLimits,
+) -> Result<(), XrError> {
+    use vk::DescriptorType as T;
+    // (what, the types it counts, per-stage limit, whole-layout limit).
+    let kinds: [(&str, &[T], u32, u32); 5] = [
+        (
+            "samplers",
+            &[T::SAMPLER, T::COMBINED_IMAGE_SAMPLER],
+            limits.max_per_stage_descriptor_samplers,
+            limits.max_descriptor_set_samplers,
+        ),
+        (
+            "sampled images",
+            &[T::SAMPLED_IMAGE, T::COMBINED_IMAGE_SAMPLER],
+            limits.max_per_stage_descriptor_sampled_images,
+            limits.max_descriptor_set_sampled_images,
+        ),
+        (
+            "storage images",
+            &[T::STORAGE_IMAGE],
+            limits.max_per_stage_descriptor_storage_images,
+            limits.max_descriptor_set_storage_images,
+        ),
+        (
+            "uniform buffers",
+            &[T::UNIFORM_BUFFER],
+            limits.max_per_stage_descriptor_uniform_buffers,
+            limits.max_descriptor_set_uniform_buffers,
+        ),
+        (
+            "storage buffers",
+            &[T::STORAGE_BUFFER],
+            limits.max_per_stage_descriptor_storage_buffers,
+            limits.max_descriptor_set_storage_buffers,
+        ),
+    ];
+    for (what, types, per_stage, per_layout) in kinds {
+        let counted = bindings.iter().filter(|b| types.contains(&b.ty));
+        let total: u64 = counted.clone().map(|b| u64::from(b.count)).sum();
+        if total > u64::from(per_layout) {
+            return Err(XrError::unavailable(format!(
+                "{context} uses {total} {what}; the device allows {per_layout} in a pipeline layout"
+            )));
+        }
+        for stage in [
+            vk::ShaderStageFlags::VERTEX,
+            vk::ShaderStageFlags::TESSELLATION_CONTROL,
+            vk::ShaderStageFlags::TESSELLATION_EVALUATION,
+            vk::ShaderStageFlags::GEOMETRY,
+            vk::ShaderStageFlags::FRAGMENT,
+            vk::ShaderStageFlags::COMPUTE,
+        ] {
+            let used: u64 = counted.clone().filter(|b| b.stages.contains(stage)).map(|b| u64::from(b.count)).sum();
+            if used > u64::from(per_stage) {
+                return Err(XrError::unavailable(format!(
+                    "{context} uses {used} {what} in its {stage:?} stage; the device allows {per_stage} per stage"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A separate texture and sampler that together make a combined image sampler.
 fn combines(a: vk::DescriptorType, b: vk::DescriptorType) -> bool {
     matches!(
@@ -230,4 +298,54 @@ pub fn check_stages(context: &str, stages: &[ShaderStage]) -> Result<(), XrError
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binding(ty: vk::DescriptorType, count: u32, stages: vk::ShaderStageFlags) -> LayoutBinding {
+        LayoutBinding {
+            name: "textures".into(),
+            set: 0,
+            binding: 0,
+            ty,
+            kind: Some(ResourceKind::CombinedImageSampler),
+            count,
+            stages,
+            min_size: 0,
+            block: None,
+            aliases: Vec::new(),
+            declared_by: "fragment stage a.frag".into(),
+        }
+    }
+
+    #[test]
+    fn a_program_over_the_device_limits_is_refused_naming_the_kind_and_the_limit() {
+        let limits = vk::PhysicalDeviceLimits {
+            max_per_stage_descriptor_samplers: 16,
+            max_descriptor_set_samplers: 32,
+            max_per_stage_descriptor_sampled_images: 16,
+            max_descriptor_set_sampled_images: 32,
+            max_per_stage_descriptor_storage_buffers: 4,
+            max_descriptor_set_storage_buffers: 8,
+            ..Default::default()
+        };
+        let fragment = vk::ShaderStageFlags::FRAGMENT;
+        let fits = [binding(vk::DescriptorType::COMBINED_IMAGE_SAMPLER, 16, fragment)];
+        assert!(check_limits("program 'p'", &fits, &limits).is_ok());
+        let over = [binding(vk::DescriptorType::COMBINED_IMAGE_SAMPLER, 17, fragment)];
+        let error = check_limits("program 'p'", &over, &limits).unwrap_err().to_string();
+        assert!(
+            error.contains("program 'p' uses 17 samplers in its FRAGMENT stage; the device allows 16 per stage"),
+            "{error}"
+        );
+        let spread = [
+            binding(vk::DescriptorType::STORAGE_BUFFER, 4, vk::ShaderStageFlags::VERTEX),
+            binding(vk::DescriptorType::STORAGE_BUFFER, 4, fragment),
+            binding(vk::DescriptorType::STORAGE_BUFFER, 1, vk::ShaderStageFlags::COMPUTE),
+        ];
+        let error = check_limits("program 'p'", &spread, &limits).unwrap_err().to_string();
+        assert!(error.contains("uses 9 storage buffers; the device allows 8 in a pipeline layout"), "{error}");
+    }
 }

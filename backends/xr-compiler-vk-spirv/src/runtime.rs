@@ -29,6 +29,8 @@ pub struct AttachedVkSpirv {
     capabilities: DeviceCapabilities,
     device: ash::Device,
     memory: vk::PhysicalDeviceMemoryProperties,
+    /// The device's descriptor limits, checked before a layout is made.
+    limits: vk::PhysicalDeviceLimits,
     compiler: LazyCompiler,
     cache: PersistentCache,
     /// Each registered program's stage modules, for `program_binary`.
@@ -49,15 +51,16 @@ impl AttachedVkSpirv {
         let context = loader.context;
         let get = loader.get_instance_proc_addr;
         // SAFETY: the handles are a live instance and device; names are NUL-terminated.
-        let (device, memory) = unsafe {
+        let (device, memory, limits) = unsafe {
             let instance = ash::Instance::load_with(
                 |name| get(context, loader.instance, name.as_ptr()),
                 vk::Instance::from_raw(loader.instance),
             );
             let device = ash::Device::load(instance.fp_v1_0(), vk::Device::from_raw(loader.device));
-            let memory =
-                instance.get_physical_device_memory_properties(vk::PhysicalDevice::from_raw(loader.physical_device));
-            (device, memory)
+            let physical = vk::PhysicalDevice::from_raw(loader.physical_device);
+            let memory = instance.get_physical_device_memory_properties(physical);
+            let limits = instance.get_physical_device_properties(physical).limits;
+            (device, memory, limits)
         };
         let cache = PersistentCache::empty(&device)?;
         Ok(Self {
@@ -65,6 +68,7 @@ impl AttachedVkSpirv {
             capabilities: capabilities.clone(),
             device,
             memory,
+            limits,
             compiler: LazyCompiler::default(),
             cache,
             modules: HashMap::new(),
@@ -146,6 +150,7 @@ impl AttachedVkSpirv {
         let reflections = Self::reflect(&modules)?;
         Self::check_interface(&modules, &reflections)?;
         let bindings = layout::merge(&context, &modules, &reflections)?;
+        layout::check_limits(&context, &bindings, &self.limits)?;
         let (objects, entries, push) = self.create_objects(&context, &modules, &reflections, &bindings)?;
         let resources: Vec<ResourceEntry> = bindings
             .iter()
