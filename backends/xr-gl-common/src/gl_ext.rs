@@ -110,43 +110,15 @@ impl PipelineFns {
     /// # Safety
     /// The device's context must be current and `program` a linked program on it.
     pub unsafe fn interface(&self, program: u32, interface: u32) -> Option<Vec<InterfaceVariable>> {
-        let fns = self.interface.as_ref()?;
-        let mut variables = Vec::new();
-        // SAFETY: upheld by the caller; out pointers are valid for their sizes.
-        unsafe {
-            let mut count = 0;
-            (fns.get_program_interface_iv)(program, interface, glow::ACTIVE_RESOURCES, &mut count);
-            for index in 0..count.max(0) as u32 {
-                let mut name = [0u8; 256];
-                let mut length = 0;
-                (fns.get_program_resource_name)(
-                    program,
-                    interface,
-                    index,
-                    name.len() as i32,
-                    &mut length,
-                    name.as_mut_ptr().cast(),
-                );
-                let name = String::from_utf8_lossy(&name[..length.clamp(0, 256) as usize]).into_owned();
-                if name.starts_with("gl_") {
-                    continue;
-                }
-                let props = [glow::TYPE, glow::LOCATION];
-                let mut values = [0i32; 2];
-                (fns.get_program_resource_iv)(
-                    program,
-                    interface,
-                    index,
-                    2,
-                    props.as_ptr(),
-                    2,
-                    &mut length,
-                    values.as_mut_ptr(),
-                );
-                variables.push(InterfaceVariable { name, gl_type: values[0] as u32, location: values[1] });
-            }
-        }
-        Some(variables)
+        // SAFETY: upheld by the caller.
+        let resources = unsafe { self.resources(program, interface, &[glow::TYPE, glow::LOCATION]) }?;
+        Some(
+            resources
+                .into_iter()
+                .filter(|(name, _)| !name.starts_with("gl_"))
+                .map(|(name, values)| InterfaceVariable { name, gl_type: values[0] as u32, location: values[1] })
+                .collect(),
+        )
     }
 
     /// Every resource of `interface` of a program, with the integer

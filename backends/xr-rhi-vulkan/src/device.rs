@@ -266,7 +266,6 @@ impl VkDevice {
         if width == 0 || height == 0 || width > 16384 || height > 16384 {
             return Err(XrError::invalid_input(format!("render target size {width}x{height} is out of range")));
         }
-        let device = &self.context.device;
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(COLOR_FORMAT)
@@ -281,28 +280,15 @@ impl VkDevice {
                     | vk::ImageUsageFlags::TRANSFER_DST,
             )
             .initial_layout(vk::ImageLayout::UNDEFINED);
-        // SAFETY: valid create infos; objects are destroyed in `drop`.
-        let target = unsafe {
-            let image = device.create_image(&info, None).map_err(vk_error("vkCreateImage"))?;
-            let memory =
-                self.allocate(device.get_image_memory_requirements(image), vk::MemoryPropertyFlags::DEVICE_LOCAL)?;
-            device.bind_image_memory(image, memory, 0).map_err(vk_error("vkBindImageMemory"))?;
-            let view_info = vk::ImageViewCreateInfo::default()
-                .image(image)
-                .view_type(vk::ImageViewType::TYPE_2D)
-                .format(COLOR_FORMAT)
-                .subresource_range(color_range());
-            let view = device.create_image_view(&view_info, None).map_err(vk_error("vkCreateImageView"))?;
-            let depth = if with_depth { Some(self.new_depth(width, height)?) } else { None };
-            Target { image, memory, view, width, height, layout: vk::ImageLayout::UNDEFINED, depth }
-        };
+        let (image, memory, view) = self.image_with_view(&info, color_range())?;
+        let depth = if with_depth { Some(self.new_depth(width, height)?) } else { None };
+        let target = Target { image, memory, view, width, height, layout: vk::ImageLayout::UNDEFINED, depth };
         self.targets.push(target);
         self.check_validation("creating a render target")?;
         Ok(RenderTargetId(self.targets.len() as u32 - 1))
     }
 
     fn new_depth(&self, width: u32, height: u32) -> Result<DepthAttachment, XrError> {
-        let device = &self.context.device;
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(DEPTH_FORMAT)
@@ -313,19 +299,30 @@ impl VkDevice {
             .tiling(vk::ImageTiling::OPTIMAL)
             .usage(vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_DST)
             .initial_layout(vk::ImageLayout::UNDEFINED);
-        // SAFETY: valid create infos; the objects are destroyed with the target.
+        let (image, memory, view) = self.image_with_view(&info, depth_range())?;
+        Ok(DepthAttachment { image, memory, view, layout: vk::ImageLayout::UNDEFINED })
+    }
+
+    /// A device-local 2D image as `info` describes it, with a view of `range`.
+    fn image_with_view(
+        &self,
+        info: &vk::ImageCreateInfo<'_>,
+        range: vk::ImageSubresourceRange,
+    ) -> Result<(vk::Image, vk::DeviceMemory, vk::ImageView), XrError> {
+        let device = &self.context.device;
+        // SAFETY: valid create infos; the caller owns and destroys the objects.
         unsafe {
-            let image = device.create_image(&info, None).map_err(vk_error("vkCreateImage"))?;
+            let image = device.create_image(info, None).map_err(vk_error("vkCreateImage"))?;
             let memory =
                 self.allocate(device.get_image_memory_requirements(image), vk::MemoryPropertyFlags::DEVICE_LOCAL)?;
             device.bind_image_memory(image, memory, 0).map_err(vk_error("vkBindImageMemory"))?;
             let view_info = vk::ImageViewCreateInfo::default()
                 .image(image)
                 .view_type(vk::ImageViewType::TYPE_2D)
-                .format(DEPTH_FORMAT)
-                .subresource_range(depth_range());
+                .format(info.format)
+                .subresource_range(range);
             let view = device.create_image_view(&view_info, None).map_err(vk_error("vkCreateImageView"))?;
-            Ok(DepthAttachment { image, memory, view, layout: vk::ImageLayout::UNDEFINED })
+            Ok((image, memory, view))
         }
     }
 
@@ -830,20 +827,7 @@ impl VkDevice {
             base_array_layer: 0,
             layer_count: 1,
         };
-        // SAFETY: valid create infos; the objects are destroyed with the device.
-        let (image, memory, view) = unsafe {
-            let image = device.create_image(&info, None).map_err(vk_error("vkCreateImage"))?;
-            let memory =
-                self.allocate(device.get_image_memory_requirements(image), vk::MemoryPropertyFlags::DEVICE_LOCAL)?;
-            device.bind_image_memory(image, memory, 0).map_err(vk_error("vkBindImageMemory"))?;
-            let view_info = vk::ImageViewCreateInfo::default()
-                .image(image)
-                .view_type(vk::ImageViewType::TYPE_2D)
-                .format(format)
-                .subresource_range(range);
-            let view = device.create_image_view(&view_info, None).map_err(vk_error("vkCreateImageView"))?;
-            (image, memory, view)
-        };
+        let (image, memory, view) = self.image_with_view(&info, range)?;
         self.textures.push(Texture { image, memory, view, desc: *desc });
         let id = TextureId(self.textures.len() as u32 - 1);
         let (staging, staging_memory) = self.host_buffer(pixels.len() as u64, vk::BufferUsageFlags::TRANSFER_SRC)?;
