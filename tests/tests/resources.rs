@@ -467,3 +467,65 @@ fn two_programs_keep_their_own_textures_bound() {
         drop((first, second));
     }
 }
+
+/// HLSL globals outside any `cbuffer` are one `$Global` block per stage,
+/// which glslang puts at binding 0: where the other stage's block, and
+/// here a `register(t0)` texture, also are. Vulkan programs move each
+/// stage's globals to a binding of its own, and every value still lands.
+#[test]
+fn hlsl_globals_in_two_stages_and_a_texture_at_t0_each_get_their_binding() {
+    let registry = registry();
+    let vk = *PATHS.iter().find(|p| p.kind == DeviceKind::Vulkan).unwrap();
+    let mut bench = Bench::open(&registry, vk);
+    let vs = "float2 Offset;
+float4 main(float2 position : POSITION, out float2 uv : TEXCOORD0) : SV_Position {
+    uv = position * 0.5 + 0.5;
+    return float4(position + Offset, 0.0, 1.0);
+}";
+    let ps = "float4 Tint;
+Texture2D Albedo : register(t0);
+SamplerState Nearest : register(s0);
+float4 main(float2 uv : TEXCOORD0) : SV_Target { return Albedo.Sample(Nearest, uv) * Tint; }";
+    let desc = ProgramDesc::new(
+        "globals",
+        [
+            xr_tests::hlsl(ShaderStage::Vertex, "globals.vs.hlsl", "main", vs),
+            xr_tests::hlsl(ShaderStage::Fragment, "globals.ps.hlsl", "main", ps),
+        ],
+    );
+    let mut program = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().expect("builds");
+    let resources = program.constants.resources().into_result().unwrap();
+    assert_eq!(resources.len(), 1, "{resources:?}");
+    assert_eq!((resources[0].name.as_str(), resources[0].binding), ("Albedo", 0));
+    let device = &mut bench.device;
+    let (tex_desc, texels) = rgba8(1, 1, &[[200, 100, 50, 255]]);
+    let texture = device.create_texture(&tex_desc, texels.as_slice().into(), 1).into_result().unwrap();
+    let sampler = device
+        .create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap: Wrap::Repeat })
+        .into_result()
+        .unwrap();
+    let h = program.constants.handle("Albedo").unwrap();
+    program
+        .constants
+        .set_texture(h, &device.texture_binding(texture, Some(sampler).into()).into_result().unwrap())
+        .unwrap();
+    let h = program.constants.handle("Nearest").unwrap();
+    assert_eq!(
+        h.index,
+        program.constants.handle("Albedo").unwrap().index,
+        "the sampler's name finds the same descriptor"
+    );
+    let h = program.constants.handle("Tint").unwrap();
+    program.constants.set_vector(h, &[1.0, 0.5, 1.0, 1.0]).unwrap();
+    let h = program.constants.handle("Offset").unwrap();
+    program.constants.set_vector(h, &[1.0, 0.0]).unwrap();
+    let quad = quad(device);
+    let target = device.create_render_target(4, 4).into_result().unwrap();
+    device.clear(target, &[0.0; 4]).into_result().unwrap();
+    device.draw(&DrawCall::triangles(target, program.program, quad, 6)).into_result().unwrap();
+    let image = device.read_pixels(target).into_result().unwrap();
+    // Moved right by half the target: the left half stays clear.
+    assert_eq!(image.pixel(0, 2), Some([0, 0, 0, 0]));
+    assert_eq!(image.pixel(3, 2), Some([200, 50, 50, 255]));
+    drop(program);
+}

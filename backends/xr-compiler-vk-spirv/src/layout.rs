@@ -176,6 +176,57 @@ pub fn merge(
     Ok(bindings)
 }
 
+/// HLSL's loose globals (`float4 tint;` outside any `cbuffer`) are a
+/// uniform block, `$Global`, that glslang places at set 0 in each stage on
+/// its own: at binding 0 unless a register took it. Two stages with
+/// globals would then share one binding with two different blocks, and a
+/// stage's globals can land where another stage declared `register(t0)`.
+/// Each stage's `$Global` that meets another declaration is moved to a
+/// binding no one uses (the modules' words are changed; its members are
+/// still found by name). Returns whether anything moved.
+pub fn separate_globals(modules: &mut [StageModule]) -> Result<bool, XrError> {
+    use std::collections::BTreeSet;
+    const GLOBALS: &str = "$Global";
+    let reflections: Vec<Reflection> =
+        modules.iter().map(|m| xr_spirv::reflect(&m.words, &m.entry_point)).collect::<Result<_, _>>()?;
+    let mut used: BTreeSet<u32> = BTreeSet::new();
+    let mut highest = 0;
+    for reflection in &reflections {
+        let blocks = reflection.uniform_blocks.iter().chain(&reflection.storage_buffers);
+        for (set, binding, globals) in blocks
+            .map(|b| (b.set, b.binding, b.name == GLOBALS))
+            .chain(reflection.images.iter().map(|i| (i.set, i.binding, false)))
+        {
+            if set == 0 {
+                highest = highest.max(binding);
+                if !globals {
+                    used.insert(binding);
+                }
+            }
+        }
+    }
+    let mut next = highest + 1;
+    let mut moved = false;
+    for (module, reflection) in modules.iter_mut().zip(&reflections) {
+        for block in reflection.uniform_blocks.iter().filter(|b| b.name == GLOBALS && b.set == 0) {
+            if used.insert(block.binding) {
+                continue;
+            }
+            let decorations = xr_spirv::reflect::gl_bindings(&module.words)?;
+            let Some((word, ..)) = decorations.iter().find(|(_, class, binding, _)| {
+                *class == xr_spirv::reflect::GlBindingClass::UniformBuffer && *binding == block.binding
+            }) else {
+                continue;
+            };
+            module.words[*word] = next;
+            used.insert(next);
+            next += 1;
+            moved = true;
+        }
+    }
+    Ok(moved)
+}
+
 /// Checks a program's descriptors against the device's limits, per stage
 /// and per layout: an error naming the program, the kind and the limit.
 pub fn check_limits(

@@ -138,7 +138,7 @@ impl AttachedVkSpirv {
         Ok(())
     }
 
-    fn create(&mut self, desc: &ProgramDesc, modules: Vec<StageModule>) -> Result<BuiltProgram, BuildError> {
+    fn create(&mut self, desc: &ProgramDesc, mut modules: Vec<StageModule>) -> Result<BuiltProgram, BuildError> {
         let context = format!("program '{}'", desc.name);
         // Stored objects come here without `compile`: a driver may crash on
         // a pipeline without a vertex stage, so every program is checked.
@@ -147,6 +147,7 @@ impl AttachedVkSpirv {
         // Validated for the device's own Vulkan version: objects built for a
         // newer one than 1.0 (SPIR-V 1.3 to 1.6) load where the device has it.
         xr_spirv::validate_program(&modules, self.device_env(), &context)?;
+        layout::separate_globals(&mut modules)?;
         let reflections = Self::reflect(&modules)?;
         Self::check_interface(&modules, &reflections)?;
         let bindings = layout::merge(&context, &modules, &reflections)?;
