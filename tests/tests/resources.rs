@@ -529,3 +529,91 @@ float4 main(float2 uv : TEXCOORD0) : SV_Target { return Albedo.Sample(Nearest, u
     assert_eq!(image.pixel(3, 2), Some([200, 50, 50, 255]));
     drop(program);
 }
+
+/// A global both stages declare (a shared header) is one constant: set
+/// once, it reaches both stages. Two different `cbuffer`s at one register
+/// in two stages are not one block: an error naming both stages.
+#[test]
+fn hlsl_globals_shared_by_two_stages_are_one_constant_and_two_blocks_at_one_register_clash() {
+    let registry = registry();
+    let vk = *PATHS.iter().find(|p| p.kind == DeviceKind::Vulkan).unwrap();
+    let mut bench = Bench::open(&registry, vk);
+    let shared = "float4 Tint;\n";
+    let vs = format!(
+        "{shared}float4 main(float2 position : POSITION) : SV_Position {{ return float4(position * Tint.w, 0.0, 1.0); }}"
+    );
+    let ps = format!("{shared}float4 main() : SV_Target {{ return float4(Tint.rgb, 1.0); }}");
+    let desc = ProgramDesc::new(
+        "shared",
+        [
+            xr_tests::hlsl(ShaderStage::Vertex, "shared.vs.hlsl", "main", &vs),
+            xr_tests::hlsl(ShaderStage::Fragment, "shared.ps.hlsl", "main", &ps),
+        ],
+    );
+    let mut program = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().expect("builds");
+    let h = program.constants.handle("Tint").unwrap();
+    // w scales the quad to half its size; rgb is the colour.
+    program.constants.set_vector(h, &[0.0, 1.0, 0.0, 0.5]).unwrap();
+    let device = &mut bench.device;
+    let quad = quad(device);
+    let target = device.create_render_target(8, 8).into_result().unwrap();
+    device.clear(target, &[0.0; 4]).into_result().unwrap();
+    device.draw(&DrawCall::triangles(target, program.program, quad, 6)).into_result().unwrap();
+    let image = device.read_pixels(target).into_result().unwrap();
+    assert_eq!(image.pixel(4, 4), Some([0, 255, 0, 255]), "the fragment stage saw the value");
+    assert_eq!(image.pixel(0, 0), Some([0, 0, 0, 0]), "the vertex stage saw the value (half size)");
+    drop(program);
+
+    let vs = "cbuffer Transform : register(b0) { float2 Offset; };
+float4 main(float2 position : POSITION) : SV_Position { return float4(position + Offset, 0.0, 1.0); }";
+    let ps = "cbuffer Material : register(b0) { float4 Colour; float Gloss; };
+float4 main() : SV_Target { return Colour * Gloss; }";
+    let desc = ProgramDesc::new(
+        "two-blocks",
+        [
+            xr_tests::hlsl(ShaderStage::Vertex, "blocks.vs.hlsl", "main", vs),
+            xr_tests::hlsl(ShaderStage::Fragment, "blocks.ps.hlsl", "main", ps),
+        ],
+    );
+    let Err(error) = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result() else {
+        panic!("two blocks at one binding built");
+    };
+    let error = error.to_string();
+    assert!(
+        error.contains("set 0 binding 0")
+            && error.contains("vertex stage blocks.vs.hlsl")
+            && error.contains("fragment stage blocks.ps.hlsl")
+            && error.contains("'Transform'")
+            && error.contains("'Material'"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_cube_map_sampler_refuses_a_2d_texture_by_name_on_opengl() {
+    let registry = registry();
+    let gl = *PATHS.iter().find(|p| p.build_system == "xr-compiler-glsl").unwrap();
+    let mut bench = Bench::open(&registry, gl);
+    let frag = "#version 450 core
+uniform samplerCube environment;
+layout(location = 0) in vec2 v_uv;
+layout(location = 0) out vec4 out_color;
+void main() { out_color = texture(environment, vec3(v_uv, 1.0)); }
+";
+    let mut program = bench.build("cube", &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, frag)]).unwrap();
+    let device = &mut bench.device;
+    let (desc, texels) = rgba8(1, 1, &[[1, 2, 3, 4]]);
+    let texture = device.create_texture(&desc, texels.as_slice().into(), 1).into_result().unwrap();
+    let sampler = device
+        .create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap: Wrap::Repeat })
+        .into_result()
+        .unwrap();
+    let h = program.constants.handle("environment").unwrap();
+    let error = program
+        .constants
+        .set_texture(h, &device.texture_binding(texture, Some(sampler).into()).into_result().unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("'environment'") && error.contains("cube map"), "{error}");
+    drop(program);
+}

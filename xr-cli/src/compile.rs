@@ -289,10 +289,40 @@ fn on_device(registry: &Registry, target: &str, program: &ProgramDesc, artifact:
         loaders.into_iter().next().with_context(|| format!("no build system found loads {target} on a device"))?;
     let kind = *info.attachable.first().with_context(|| format!("{} attaches to no device", info.name))?;
     let options = DeviceOptions { validation: kind == xr_device::DeviceKind::Vulkan, ..DeviceOptions::default() };
-    let device = registry.open_device(kind, &options)?;
+    let mut device = registry.open_device(kind, &options)?;
     let capabilities = device.capabilities().into_result()?;
     let handles = device.native_handles().into_result()?;
     let mut attached = system.attach(&handles, &capabilities).into_result()?;
+    // The build system (and the program it made) goes before the device, on every path.
+    let result = print_on_device(
+        &mut device,
+        &mut attached,
+        target,
+        program,
+        artifact,
+        path,
+        kind,
+        &capabilities,
+        info.name.as_str(),
+    );
+    drop(attached);
+    drop(device);
+    result
+}
+
+/// Builds the program through `attached` and prints its table.
+#[allow(clippy::too_many_arguments)]
+fn print_on_device(
+    device: &mut xr_device::DeviceBox,
+    attached: &mut xr_sourcebuild::AttachedBuildSystemBox,
+    target: &str,
+    program: &ProgramDesc,
+    artifact: Vec<u8>,
+    path: LoadPath,
+    kind: xr_device::DeviceKind,
+    capabilities: &xr_device::DeviceCapabilities,
+    build_system: &str,
+) -> anyhow::Result<()> {
     let request = ArtifactLoad {
         name: program.name.clone(),
         target: target.into(),
@@ -300,7 +330,6 @@ fn on_device(registry: &Registry, target: &str, program: &ProgramDesc, artifact:
         artifact: artifact.into(),
         overrides: Default::default(),
     };
-    let mut device = device;
     let loaded = attached.load_artifact(&request).into_result().map_err(build_failure)?;
     // The build system made its pipeline outside the device's calls.
     let messages = device.take_validation_messages().into_result()?;
@@ -320,7 +349,7 @@ fn on_device(registry: &Registry, target: &str, program: &ProgramDesc, artifact:
         if kind == xr_device::DeviceKind::Vulkan { "Vulkan" } else { "OpenGL" },
         capabilities.api_major,
         capabilities.api_minor,
-        info.name
+        build_system
     );
     for constant in constants.iter() {
         let array = if constant.array_size > 1 { format!("[{}]", constant.array_size) } else { String::new() };
@@ -337,8 +366,6 @@ fn on_device(registry: &Registry, target: &str, program: &ProgramDesc, artifact:
         println!("  {} {}{array} ({place}{size})", resource.kind.name(), resource.name);
     }
     drop(loaded);
-    drop(attached);
-    drop(device);
     Ok(())
 }
 

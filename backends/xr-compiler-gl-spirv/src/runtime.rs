@@ -63,6 +63,9 @@ impl AttachedGlSpirv {
         }
         // Every module that enters GL is validated, stored ones included.
         xr_spirv::validate_program(&modules, TargetEnv::OpenGl45, &context)?;
+        // Read before linking: past it, every failure must delete the program.
+        let uniforms = reflect_uniforms(&modules)?;
+        let blocks = reflect_blocks(&modules);
         let loader = *self.gl.loader();
         let mut points = Points::new(&loader, &desc.name);
         let (bound_modules, resources) = rebind(&modules, &mut points)?;
@@ -79,8 +82,6 @@ impl AttachedGlSpirv {
             unsafe { gl.delete_shader(shader) };
         }
         let (program, warnings) = result?;
-        let uniforms = reflect_uniforms(&modules)?;
-        let blocks = reflect_blocks(&modules);
         let table = GlConstantTable::with_locations(
             self.gl.clone(),
             self.pipelines.fns(),
@@ -254,13 +255,13 @@ fn rebind(modules: &[StageModule], points: &mut Points<'_>) -> Result<(Vec<Stage
         // Array sizes and block sizes come from the reflection library,
         // which cannot read every module (some specialization constant
         // expressions): without it, one element and no size check.
-        let needs_reflection = decorated.iter().any(|(_, class, _, _)| *class != GlBindingClass::UniformBuffer);
+        let needs_reflection = decorated.iter().any(|(_, class, ..)| *class != GlBindingClass::UniformBuffer);
         let reflection = if needs_reflection {
             xr_spirv::reflect(&module.words, &module.entry_point).unwrap_or_default()
         } else {
             Default::default()
         };
-        for (word, class, binding, name) in decorated {
+        for (word, class, binding, name, _) in decorated {
             let (kind, space) = match class {
                 GlBindingClass::TextureUnit => (ResourceKind::CombinedImageSampler, GlBindingSpace::TextureUnit),
                 GlBindingClass::ImageUnit => (ResourceKind::StorageImage, GlBindingSpace::ImageUnit),
@@ -271,14 +272,23 @@ fn rebind(modules: &[StageModule], points: &mut Points<'_>) -> Result<(Vec<Stage
             let point = match resources.iter().find(|(c, b, _)| *c == class && *b == binding) {
                 Some((_, _, resource)) => resource.points[0],
                 None => {
-                    let buffer = reflection.storage_buffers.iter().find(|b| b.binding == binding);
-                    let image = reflection.images.iter().find(|i| i.binding == binding);
-                    let (count, min_size, name) = match (class, buffer, image) {
-                        (GlBindingClass::StorageBuffer, Some(block), _) => {
-                            (block.count.max(1), block.size.unwrap_or(0) as u64, block.name.clone())
+                    // GL numbers each class on its own: match the class too.
+                    let (count, min_size, name) = match class {
+                        GlBindingClass::StorageBuffer => {
+                            match reflection.storage_buffers.iter().find(|b| b.binding == binding) {
+                                Some(block) => (block.count.max(1), block.size.unwrap_or(0) as u64, block.name.clone()),
+                                None => (1, 0, name),
+                            }
                         }
-                        (_, _, Some(image)) => (image.count.max(1), 0, name),
-                        _ => (1, 0, name),
+                        _ => {
+                            let storage = class == GlBindingClass::ImageUnit;
+                            let image = reflection.images.iter().find(|i| {
+                                i.binding == binding
+                                    && (i.kind == "storage image") == storage
+                                    && (name.is_empty() || i.name == name)
+                            });
+                            (image.map_or(1, |i| i.count.max(1)), 0, name)
+                        }
                     };
                     let taken = points.take(space, count, &name)?;
                     if taken.windows(2).any(|w| w[1] != w[0] + 1) {
@@ -299,6 +309,7 @@ fn rebind(modules: &[StageModule], points: &mut Points<'_>) -> Result<(Vec<Stage
                         space,
                         bound: vec![false; taken.len()],
                         points: taken,
+                        two_d: true,
                     };
                     let point = resource.points[0];
                     resources.push((class, binding, resource));

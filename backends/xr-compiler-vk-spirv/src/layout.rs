@@ -32,6 +32,9 @@ pub struct LayoutBinding {
     /// Other names it is known by: the sampler of a texture and sampler
     /// declared at one binding (HLSL's `register(t1)` + `register(s1)`).
     pub aliases: Vec<String>,
+    /// A uniform block's members (name, offset): two stages' blocks at one
+    /// binding must be the same block.
+    pub members: Vec<(String, usize)>,
     /// Which stage declared it first, and in which file: for messages.
     declared_by: String,
 }
@@ -60,6 +63,7 @@ pub fn merge(
                 min_size: block.size.unwrap_or(0) as u64,
                 block: None,
                 aliases: Vec::new(),
+                members: block_signature(block),
                 declared_by: declared_by.clone(),
             });
         }
@@ -75,6 +79,7 @@ pub fn merge(
                 min_size: block.size.unwrap_or(0) as u64,
                 block: None,
                 aliases: Vec::new(),
+                members: Vec::new(),
                 declared_by: declared_by.clone(),
             });
         }
@@ -104,6 +109,7 @@ pub fn merge(
                 min_size: 0,
                 block: None,
                 aliases: Vec::new(),
+                members: Vec::new(),
                 declared_by: declared_by.clone(),
             });
         }
@@ -135,7 +141,7 @@ pub fn merge(
                     }
                     known.stages |= new.stages;
                 }
-                Some(known) if known.ty == new.ty && known.count == new.count => {
+                Some(known) if known.ty == new.ty && known.count == new.count && known.members == new.members => {
                     known.stages |= new.stages;
                     known.min_size = known.min_size.max(new.min_size);
                 }
@@ -185,11 +191,13 @@ pub fn merge(
 /// binding no one uses (the modules' words are changed; its members are
 /// still found by name). Returns whether anything moved.
 pub fn separate_globals(modules: &mut [StageModule]) -> Result<bool, XrError> {
-    use std::collections::BTreeSet;
+    use std::collections::BTreeMap;
     const GLOBALS: &str = "$Global";
     let reflections: Vec<Reflection> =
         modules.iter().map(|m| xr_spirv::reflect(&m.words, &m.entry_point)).collect::<Result<_, _>>()?;
-    let mut used: BTreeSet<u32> = BTreeSet::new();
+    // Set-0 bindings of everything that is not a `$Global`: `None`; of a
+    // `$Global` kept where it is: its members (an identical one may share it).
+    let mut taken: BTreeMap<u32, Option<Vec<(String, usize)>>> = BTreeMap::new();
     let mut highest = 0;
     for reflection in &reflections {
         let blocks = reflection.uniform_blocks.iter().chain(&reflection.storage_buffers);
@@ -200,7 +208,7 @@ pub fn separate_globals(modules: &mut [StageModule]) -> Result<bool, XrError> {
             if set == 0 {
                 highest = highest.max(binding);
                 if !globals {
-                    used.insert(binding);
+                    taken.insert(binding, None);
                 }
             }
         }
@@ -209,17 +217,24 @@ pub fn separate_globals(modules: &mut [StageModule]) -> Result<bool, XrError> {
     let mut moved = false;
     for (module, reflection) in modules.iter_mut().zip(&reflections) {
         for block in reflection.uniform_blocks.iter().filter(|b| b.name == GLOBALS && b.set == 0) {
-            if used.insert(block.binding) {
-                continue;
+            let members = block_signature(block);
+            match taken.get(&block.binding) {
+                None => {
+                    taken.insert(block.binding, Some(members));
+                    continue;
+                }
+                // The same globals (a shared header): one block, one buffer.
+                Some(Some(known)) if *known == members => continue,
+                Some(_) => {}
             }
             let decorations = xr_spirv::reflect::gl_bindings(&module.words)?;
-            let Some((word, ..)) = decorations.iter().find(|(_, class, binding, _)| {
-                *class == xr_spirv::reflect::GlBindingClass::UniformBuffer && *binding == block.binding
+            let Some((word, ..)) = decorations.iter().find(|(_, class, binding, _, set)| {
+                *class == xr_spirv::reflect::GlBindingClass::UniformBuffer && *binding == block.binding && *set == 0
             }) else {
                 continue;
             };
             module.words[*word] = next;
-            used.insert(next);
+            taken.insert(next, Some(members));
             next += 1;
             moved = true;
         }
@@ -304,9 +319,18 @@ fn combines(a: vk::DescriptorType, b: vk::DescriptorType) -> bool {
     )
 }
 
+/// A uniform block's members by name and offset.
+fn block_signature(block: &xr_spirv::reflect::Block) -> Vec<(String, usize)> {
+    block.members.iter().map(|m| (m.name.clone(), m.offset)).collect()
+}
+
 fn describe(binding: &LayoutBinding) -> String {
     let what = match binding.kind {
         Some(kind) => kind.name(),
+        None if !binding.members.is_empty() => {
+            let names: Vec<&str> = binding.members.iter().map(|(n, _)| n.as_str()).collect();
+            return format!("uniform buffer of {}", names.join(", "));
+        }
         None => "uniform buffer",
     };
     if binding.count > 1 { format!("{what}[{}]", binding.count) } else { what.to_owned() }
@@ -367,6 +391,7 @@ mod tests {
             min_size: 0,
             block: None,
             aliases: Vec::new(),
+            members: Vec::new(),
             declared_by: "fragment stage a.frag".into(),
         }
     }

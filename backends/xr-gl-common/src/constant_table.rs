@@ -69,8 +69,24 @@ pub struct GlConstantTable {
 }
 
 impl GlConstantTable {
-    /// Reads the active uniforms (outside uniform blocks) and their initial values.
+    /// Reads the active uniforms (outside uniform blocks) and their initial
+    /// values, and gives the program's resources binding points. The table
+    /// owns the program: when this fails, the program is deleted.
     pub fn new(
+        gl: Rc<DeviceGl>,
+        pipelines: Option<Rc<PipelineFns>>,
+        program: glow::Program,
+        program_name: &str,
+    ) -> Result<Self, XrError> {
+        Self::read(gl.clone(), pipelines, program, program_name).inspect_err(|_| {
+            if let Ok(g) = gl.current() {
+                // SAFETY: the program was handed to this table and nothing else holds it.
+                unsafe { g.delete_program(program) };
+            }
+        })
+    }
+
+    fn read(
         gl: Rc<DeviceGl>,
         pipelines: Option<Rc<PipelineFns>>,
         program: glow::Program,
@@ -88,7 +104,9 @@ impl GlConstantTable {
                     let Some(active) = g.get_active_uniform(program, index) else { continue };
                     let name = active.name.strip_suffix("[0]").unwrap_or(&active.name).to_owned();
                     if let Some((kind, space)) = resources::uniform_resource(active.utype) {
-                        resources.push(sampler_resource(g, program, &name, kind, space, active.size, &mut points)?);
+                        let mut resource = sampler_resource(g, program, &name, kind, space, active.size, &mut points)?;
+                        resource.two_d = resources::is_two_d(active.utype);
+                        resources.push(resource);
                         continue;
                     }
                     let ty = constant_type(active.utype);
@@ -538,6 +556,7 @@ unsafe fn sampler_resource(
         space,
         bound: vec![false; units.len()],
         points: units,
+        two_d: true,
     })
 }
 
@@ -555,6 +574,7 @@ pub fn storage_resource(name: String, min_size: u64, point: Vec<u32>) -> GlResou
         space: GlBindingSpace::StorageBuffer,
         bound: vec![false; point.len()],
         points: point,
+        two_d: true,
     }
 }
 

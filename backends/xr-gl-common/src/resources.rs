@@ -28,6 +28,9 @@ pub struct GlResource {
     pub points: Vec<u32>,
     /// Which elements have been bound.
     pub bound: Vec<bool>,
+    /// What the shader samples or writes is a 2D texture (the devices make
+    /// 2D textures; a cube map or array sampler cannot take one).
+    pub two_d: bool,
 }
 
 /// A program's resources with the binding points it holds.
@@ -95,6 +98,19 @@ pub fn release(loader: &GlLoader, points: &[(GlBindingSpace, u32)]) {
     }
 }
 
+/// Whether a GL sampler or image type reads a 2D texture.
+pub fn is_two_d(gl_type: u32) -> bool {
+    [
+        glow::SAMPLER_2D,
+        glow::INT_SAMPLER_2D,
+        glow::UNSIGNED_INT_SAMPLER_2D,
+        glow::IMAGE_2D,
+        glow::INT_IMAGE_2D,
+        glow::UNSIGNED_INT_IMAGE_2D,
+    ]
+    .contains(&gl_type)
+}
+
 /// The resource kind and binding space of a GL sampler or image uniform type.
 pub fn uniform_resource(gl_type: u32) -> Option<(ResourceKind, GlBindingSpace)> {
     const IMAGES: [u32; 3] = [glow::IMAGE_2D, glow::INT_IMAGE_2D, glow::UNSIGNED_INT_IMAGE_2D];
@@ -138,6 +154,12 @@ pub fn bind(
     device: u64,
 ) -> Result<(), XrError> {
     check_binding(&resource.info, binding, device)?;
+    if binding.is_texture && !resource.two_d {
+        return Err(XrError::invalid_input(format!(
+            "'{}' samples a cube map, array or shadow texture; the device's textures are 2D",
+            resource.info.name
+        )));
+    }
     let point = *resource.points.get(element as usize).ok_or_else(|| {
         XrError::invalid_input(format!(
             "'{}': index {element} is out of range, it has {} element(s)",

@@ -328,7 +328,9 @@ impl GlDevice {
     fn use_program(&self, gl: &glow::Context, program: xr_device::ProgramRef) -> Result<(), XrError> {
         let name =
             NonZeroU32::new(program.name).ok_or_else(|| XrError::invalid_input("program 0 cannot be drawn with"))?;
-        let unbound = self.context.unbound_resources(name.get());
+        // Build systems register programs: a pipeline's stage programs were
+        // checked as programs (its own name is in another namespace).
+        let unbound = if program.kind == ProgramKind::Program { self.context.unbound_resources(name.get()) } else { 0 };
         if unbound > 0 {
             return Err(XrError::invalid_input(format!(
                 "program {name} has {unbound} resource(s) not bound yet: set every texture and buffer it uses (set_texture, set_buffer) before drawing"

@@ -383,6 +383,17 @@ impl VkDevice {
         signals: &[vk::Semaphore],
         record: impl FnOnce(vk::CommandBuffer),
     ) -> Result<(), XrError> {
+        self.record_and_submit(waits, signals, record)?;
+        self.check_validation(what)
+    }
+
+    /// Records, submits and waits, without looking at validation messages.
+    fn record_and_submit(
+        &self,
+        waits: &[(vk::Semaphore, vk::PipelineStageFlags)],
+        signals: &[vk::Semaphore],
+        record: impl FnOnce(vk::CommandBuffer),
+    ) -> Result<(), XrError> {
         let device = &self.context.device;
         let info = vk::CommandBufferAllocateInfo::default()
             .command_pool(self.pool)
@@ -410,9 +421,8 @@ impl VkDevice {
                 device.queue_wait_idle(self.context.queue).map_err(vk_error("vkQueueWaitIdle"))
             })();
             device.free_command_buffers(self.pool, &[cb]);
-            result?;
+            result
         }
-        self.check_validation(what)
     }
 
     fn transition(&self, cb: vk::CommandBuffer, target: &Target, to: vk::ImageLayout) {
@@ -1075,14 +1085,31 @@ impl VkDevice {
     }
 
     fn present_with(&mut self, swapchain: &mut Swapchain, index: usize, capture: bool) -> Result<Presented, XrError> {
+        // Messages of earlier work (a pipeline made by a build system) are
+        // that work's: reported before an image is taken.
+        self.check_validation("the work before presenting")?;
         let Some(frame) = swapchain.acquire(&self.context)? else {
             return Ok(Presented { status: PresentStatus::Skipped, image: ROption::RNone });
         };
-        // The frame is presented either way: an acquired image must go back.
         let unreadable = capture && !swapchain.readable;
         let capture = capture && !unreadable;
-        let target = &self.targets[index];
         let extent = swapchain.extent;
+        let size = u64::from(extent.width) * u64::from(extent.height) * 4;
+        // One submission waits for the image, blits, reads back (when asked)
+        // and signals the present: an acquired image always goes back, and
+        // a failure before it is submitted gives the image back empty.
+        let readback = if capture {
+            match self.host_buffer(size, vk::BufferUsageFlags::TRANSFER_DST) {
+                Ok(buffer) => Some(buffer),
+                Err(e) => {
+                    self.give_back(swapchain, &frame);
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
+        let target = &self.targets[index];
         let filter = if (target.width, target.height) == (extent.width, extent.height) {
             vk::Filter::NEAREST
         } else {
@@ -1094,51 +1121,90 @@ impl VkDevice {
             .src_offsets([vk::Offset3D::default(), corner(target.width, target.height)])
             .dst_subresource(color_layers())
             .dst_offsets([vk::Offset3D::default(), corner(extent.width, extent.height)]);
-        let Frame { image, acquired, rendered, .. } = frame;
-        // With a capture, the image is read back before it is presented.
-        let last = if capture { vk::ImageLayout::TRANSFER_SRC_OPTIMAL } else { vk::ImageLayout::PRESENT_SRC_KHR };
-        self.submit_with("presenting", &[(acquired, vk::PipelineStageFlags::TRANSFER)], &[], |cb| {
-            self.transition(cb, target, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
-            // The image is written whole: its old contents are not needed.
-            self.transition_image(cb, image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
-            // SAFETY: recording; both images are in the layouts named.
-            unsafe {
-                self.context.device.cmd_blit_image(
-                    cb,
-                    target.image,
-                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                    image,
-                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    &[blit],
-                    filter,
-                );
+        let image = frame.image;
+        let submitted =
+            self.record_and_submit(&[(frame.acquired, vk::PipelineStageFlags::TRANSFER)], &[frame.rendered], |cb| {
+                self.transition(cb, target, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+                // The image is written whole: its old contents are not needed.
+                self.transition_image(cb, image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
+                // SAFETY: recording; both images are in the layouts named, the
+                // buffer holds the whole image.
+                unsafe {
+                    self.context.device.cmd_blit_image(
+                        cb,
+                        target.image,
+                        vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                        image,
+                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                        &[blit],
+                        filter,
+                    );
+                    let mut layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
+                    if let Some((buffer, _)) = readback {
+                        self.transition_image(cb, image, layout, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+                        layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+                        let region = vk::BufferImageCopy::default()
+                            .image_subresource(color_layers())
+                            .image_extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
+                        self.context.device.cmd_copy_image_to_buffer(cb, image, layout, buffer, &[region]);
+                    }
+                    self.transition_image(cb, image, layout, vk::ImageLayout::PRESENT_SRC_KHR);
+                }
+            });
+        let free = |readback: Option<(vk::Buffer, vk::DeviceMemory)>| {
+            if let Some((buffer, memory)) = readback {
+                // SAFETY: the submission is over (waited for, or never made).
+                unsafe {
+                    self.context.device.destroy_buffer(buffer, None);
+                    self.context.device.free_memory(memory, None);
+                }
             }
-            self.transition_image(cb, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, last);
-        })?;
-        self.targets[index].layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
-        let captured = if capture {
-            let mut rgba =
-                self.read_image("reading the presented image", image, extent.width, extent.height, |_| {})?;
-            if swapchain.format == vk::Format::B8G8R8A8_UNORM {
-                rgba.chunks_exact_mut(4).for_each(|pixel| pixel.swap(0, 2));
-            }
-            ROption::RSome(Image { width: extent.width, height: extent.height, rgba: rgba.into() })
-        } else {
-            ROption::RNone
         };
-        // The image goes to the presentation engine in its layout, after a
-        // submission that signals what the present waits on.
-        self.submit_with("presenting", &[], &[rendered], |cb| {
-            if capture {
-                self.transition_image(cb, image, last, vk::ImageLayout::PRESENT_SRC_KHR);
+        if let Err(e) = submitted {
+            self.give_back(swapchain, &frame);
+            free(readback);
+            return Err(e);
+        }
+        self.targets[index].layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+        let presented = swapchain.present(&self.context, &frame);
+        let captured = match readback {
+            Some((_, memory)) => {
+                // SAFETY: the copy finished; the memory is host visible, coherent and `size` long.
+                let pixels = unsafe {
+                    self.context.device.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map(
+                        |mapped| {
+                            let pixels = std::slice::from_raw_parts(mapped.cast::<u8>(), size as usize).to_vec();
+                            self.context.device.unmap_memory(memory);
+                            pixels
+                        },
+                    )
+                };
+                free(readback);
+                let mut rgba = pixels.map_err(vk_error("vkMapMemory"))?;
+                if swapchain.format == vk::Format::B8G8R8A8_UNORM {
+                    rgba.chunks_exact_mut(4).for_each(|pixel| pixel.swap(0, 2));
+                }
+                ROption::RSome(Image { width: extent.width, height: extent.height, rgba: rgba.into() })
             }
-        })?;
-        swapchain.present(&self.context, &Frame { index: frame.index, image, acquired, rendered })?;
+            None => ROption::RNone,
+        };
+        presented?;
         self.check_validation("presenting")?;
         if unreadable {
             return Err(XrError::unavailable("this window's swapchain images cannot be read back"));
         }
         Ok(Presented { status: PresentStatus::Presented, image: captured })
+    }
+
+    /// Hands an acquired image back unwritten, after a failure: a submission
+    /// that waits for it and signals the present, then the present.
+    fn give_back(&self, swapchain: &mut Swapchain, frame: &Frame) {
+        let image = frame.image;
+        let _ =
+            self.record_and_submit(&[(frame.acquired, vk::PipelineStageFlags::TRANSFER)], &[frame.rendered], |cb| {
+                self.transition_image(cb, image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::PRESENT_SRC_KHR);
+            });
+        let _ = swapchain.present(&self.context, frame);
     }
 
     fn resize(&mut self, width: u32, height: u32) -> Result<(), XrError> {

@@ -157,12 +157,11 @@ impl Swapchain {
         if extent.width == 0 || extent.height == 0 {
             return Ok(false);
         }
-        let format = FORMATS
-            .iter()
-            .find_map(|wanted| formats.iter().find(|f| f.format == *wanted))
-            .or(formats.first())
-            .copied()
-            .ok_or_else(|| XrError::unavailable("the window's surface offers no colour format"))?;
+        // Only these: a blit copies values into them and a capture reads 4 bytes a pixel.
+        let format =
+            FORMATS.iter().find_map(|wanted| formats.iter().find(|f| f.format == *wanted)).copied().ok_or_else(
+                || XrError::unavailable("the window's surface offers no 8-bit UNORM RGBA or BGRA format"),
+            )?;
         if !capabilities.supported_usage_flags.contains(vk::ImageUsageFlags::TRANSFER_DST) {
             return Err(XrError::unavailable("the window's swapchain images cannot be written by a blit"));
         }
@@ -204,8 +203,10 @@ impl Swapchain {
         // old swapchain and its semaphores are no longer in use.
         unsafe {
             device.device_wait_idle().map_err(vk_error("vkDeviceWaitIdle"))?;
-            let swapchain = self.loader.create_swapchain(&info, None).map_err(vk_error("vkCreateSwapchainKHR"))?;
+            let created = self.loader.create_swapchain(&info, None);
+            // The old swapchain is retired either way: it goes now.
             self.destroy_swapchain(device);
+            let swapchain = created.map_err(vk_error("vkCreateSwapchainKHR"))?;
             self.swapchain = swapchain;
             self.images = self.loader.get_swapchain_images(swapchain).map_err(vk_error("vkGetSwapchainImagesKHR"))?;
             for _ in &self.images {
@@ -234,13 +235,14 @@ impl Swapchain {
     /// # Safety
     /// The device must be idle.
     unsafe fn destroy_swapchain(&mut self, device: &ash::Device) {
-        // SAFETY: per the contract, nothing uses them.
+        // SAFETY: per the contract, nothing uses them; the swapchain goes
+        // first, and with it the presents that waited on the semaphores.
         unsafe {
-            for semaphore in self.rendered.drain(..) {
-                device.destroy_semaphore(semaphore, None);
-            }
             if self.swapchain != vk::SwapchainKHR::null() {
                 self.loader.destroy_swapchain(self.swapchain, None);
+            }
+            for semaphore in self.rendered.drain(..) {
+                device.destroy_semaphore(semaphore, None);
             }
         }
         self.swapchain = vk::SwapchainKHR::null();

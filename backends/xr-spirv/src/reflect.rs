@@ -365,15 +365,17 @@ pub enum GlBindingClass {
     StorageBuffer,
 }
 
-/// Every `Binding` decoration of an OpenGL module: (word index of the
-/// binding number, its class, the binding, the variable's name).
-pub fn gl_bindings(words: &[u32]) -> Result<Vec<(usize, GlBindingClass, u32, String)>, XrError> {
+/// Every `Binding` decoration of a module: (word index of the binding
+/// number, its class, the binding, the variable's name, its descriptor set
+/// (0 where it has none, as on OpenGL)).
+pub fn gl_bindings(words: &[u32]) -> Result<Vec<(usize, GlBindingClass, u32, String, u32)>, XrError> {
     const OP_TYPE_IMAGE: u16 = 25;
     const OP_TYPE_SAMPLED_IMAGE: u16 = 27;
     const OP_TYPE_RUNTIME_ARRAY: u16 = 29;
     const OP_TYPE_STRUCT: u16 = 30;
     const DECORATION_BUFFER_BLOCK: u32 = 3;
     const DECORATION_BINDING: u32 = 33;
+    const DECORATION_DESCRIPTOR_SET: u32 = 34;
     const STORAGE_UNIFORM: u32 = 2;
     const STORAGE_STORAGE_BUFFER: u32 = 12;
     let mut types: std::collections::HashMap<u32, (u16, Vec<u32>)> = std::collections::HashMap::new();
@@ -381,6 +383,7 @@ pub fn gl_bindings(words: &[u32]) -> Result<Vec<(usize, GlBindingClass, u32, Str
     let mut names: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
     let mut buffer_blocks = std::collections::HashSet::new();
     let mut decorations = Vec::new();
+    let mut sets: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
     let mut at = 5;
     for instruction in instructions(words)? {
         let ops = instruction.operands;
@@ -408,6 +411,9 @@ pub fn gl_bindings(words: &[u32]) -> Result<Vec<(usize, GlBindingClass, u32, Str
                 // The binding number is the instruction's fourth word.
                 decorations.push((ops[0], at + 3, ops[2]));
             }
+            OP_DECORATE if ops.len() >= 3 && ops[1] == DECORATION_DESCRIPTOR_SET => {
+                sets.insert(ops[0], ops[2]);
+            }
             _ => {}
         }
         at += 1 + ops.len();
@@ -434,7 +440,7 @@ pub fn gl_bindings(words: &[u32]) -> Result<Vec<(usize, GlBindingClass, u32, Str
             _ => continue,
         };
         let name = names.get(&variable).cloned().unwrap_or_default();
-        out.push((index, class, binding, name));
+        out.push((index, class, binding, name, sets.get(&variable).copied().unwrap_or(0)));
     }
     Ok(out)
 }
