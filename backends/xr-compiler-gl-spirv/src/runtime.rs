@@ -255,13 +255,13 @@ fn rebind(modules: &[StageModule], points: &mut Points<'_>) -> Result<(Vec<Stage
         // Array sizes and block sizes come from the reflection library,
         // which cannot read every module (some specialization constant
         // expressions): without it, one element and no size check.
-        let needs_reflection = decorated.iter().any(|(_, class, ..)| *class != GlBindingClass::UniformBuffer);
+        let needs_reflection = decorated.iter().any(|d| d.class != GlBindingClass::UniformBuffer);
         let reflection = if needs_reflection {
             xr_spirv::reflect(&module.words, &module.entry_point).unwrap_or_default()
         } else {
             Default::default()
         };
-        for (word, class, binding, name, _) in decorated {
+        for xr_spirv::reflect::BindingDecoration { word, class, binding, name, .. } in decorated {
             let (kind, space) = match class {
                 GlBindingClass::TextureUnit => (ResourceKind::CombinedImageSampler, GlBindingSpace::TextureUnit),
                 GlBindingClass::ImageUnit => (ResourceKind::StorageImage, GlBindingSpace::ImageUnit),

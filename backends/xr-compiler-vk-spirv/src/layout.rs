@@ -228,12 +228,12 @@ pub fn separate_globals(modules: &mut [StageModule]) -> Result<bool, XrError> {
                 Some(_) => {}
             }
             let decorations = xr_spirv::reflect::gl_bindings(&module.words)?;
-            let Some((word, ..)) = decorations.iter().find(|(_, class, binding, _, set)| {
-                *class == xr_spirv::reflect::GlBindingClass::UniformBuffer && *binding == block.binding && *set == 0
+            let Some(decoration) = decorations.iter().find(|d| {
+                d.class == xr_spirv::reflect::GlBindingClass::UniformBuffer && d.binding == block.binding && d.set == 0
             }) else {
                 continue;
             };
-            module.words[*word] = next;
+            module.words[decoration.word] = next;
             taken.insert(next, Some(members));
             next += 1;
             moved = true;

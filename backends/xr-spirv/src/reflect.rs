@@ -365,10 +365,23 @@ pub enum GlBindingClass {
     StorageBuffer,
 }
 
-/// Every `Binding` decoration of a module: (word index of the binding
-/// number, its class, the binding, the variable's name, its descriptor set
-/// (0 where it has none, as on OpenGL)).
-pub fn gl_bindings(words: &[u32]) -> Result<Vec<(usize, GlBindingClass, u32, String, u32)>, XrError> {
+/// A `Binding` decoration of a module's resource variable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BindingDecoration {
+    /// Index of the binding number in the module's words (to rewrite it).
+    pub word: usize,
+    /// The OpenGL namespace of the binding.
+    pub class: GlBindingClass,
+    /// The binding.
+    pub binding: u32,
+    /// The variable's name (empty where it has none).
+    pub name: String,
+    /// Its descriptor set; 0 where it has none, as on OpenGL.
+    pub set: u32,
+}
+
+/// Every `Binding` decoration of a module's resources.
+pub fn gl_bindings(words: &[u32]) -> Result<Vec<BindingDecoration>, XrError> {
     const OP_TYPE_IMAGE: u16 = 25;
     const OP_TYPE_SAMPLED_IMAGE: u16 = 27;
     const OP_TYPE_RUNTIME_ARRAY: u16 = 29;
@@ -440,7 +453,13 @@ pub fn gl_bindings(words: &[u32]) -> Result<Vec<(usize, GlBindingClass, u32, Str
             _ => continue,
         };
         let name = names.get(&variable).cloned().unwrap_or_default();
-        out.push((index, class, binding, name, sets.get(&variable).copied().unwrap_or(0)));
+        out.push(BindingDecoration {
+            word: index,
+            class,
+            binding,
+            name,
+            set: sets.get(&variable).copied().unwrap_or(0),
+        });
     }
     Ok(out)
 }
