@@ -141,7 +141,14 @@ pub fn merge(
                     }
                     known.stages |= new.stages;
                 }
-                Some(known) if known.ty == new.ty && known.count == new.count && known.members == new.members => {
+                Some(known)
+                    if known.ty == new.ty && known.count == new.count && compatible(&known.members, &new.members) =>
+                {
+                    for member in &new.members {
+                        if !known.members.contains(member) {
+                            known.members.push(member.clone());
+                        }
+                    }
                     known.stages |= new.stages;
                     known.min_size = known.min_size.max(new.min_size);
                 }
@@ -224,7 +231,7 @@ pub fn separate_globals(modules: &mut [StageModule]) -> Result<bool, XrError> {
                     continue;
                 }
                 // The same globals (a shared header): one block, one buffer.
-                Some(Some(known)) if *known == members => continue,
+                Some(Some(known)) if compatible(known, &members) => continue,
                 Some(_) => {}
             }
             let decorations = xr_spirv::reflect::gl_bindings(&module.words)?;
@@ -319,6 +326,27 @@ fn combines(a: vk::DescriptorType, b: vk::DescriptorType) -> bool {
     )
 }
 
+/// Whether two declarations of one uniform block can be one buffer: every
+/// member both name is at the same offset, and they share a member (stages
+/// often declare only the members they read; two blocks with nothing in
+/// common at one binding are two blocks: HLSL `cbuffer A : register(b0)`
+/// and `cbuffer B : register(b0)`).
+pub fn compatible(a: &[(String, usize)], b: &[(String, usize)]) -> bool {
+    if a.is_empty() || b.is_empty() {
+        return true;
+    }
+    let mut shared = false;
+    for (name, offset) in a {
+        if let Some((_, other)) = b.iter().find(|(n, _)| n == name) {
+            if other != offset {
+                return false;
+            }
+            shared = true;
+        }
+    }
+    shared
+}
+
 /// A uniform block's members by name and offset.
 fn block_signature(block: &xr_spirv::reflect::Block) -> Vec<(String, usize)> {
     block.members.iter().map(|m| (m.name.clone(), m.offset)).collect()
@@ -394,6 +422,17 @@ mod tests {
             members: Vec::new(),
             declared_by: "fragment stage a.frag".into(),
         }
+    }
+
+    #[test]
+    fn declarations_of_one_block_must_agree_where_they_meet() {
+        let m = |list: &[(&str, usize)]| list.iter().map(|(n, o)| (n.to_string(), *o)).collect::<Vec<_>>();
+        let vertex = m(&[("projection", 0), ("model", 64), ("light", 128)]);
+        assert!(compatible(&vertex, &m(&[("light", 128)])), "a stage declares only what it reads");
+        assert!(compatible(&vertex, &vertex));
+        assert!(!compatible(&vertex, &m(&[("light", 112)])), "one member at two offsets");
+        assert!(!compatible(&m(&[("offset", 0)]), &m(&[("colour", 0), ("gloss", 16)])), "two blocks, nothing shared");
+        assert!(compatible(&[], &vertex), "a block with no members read");
     }
 
     #[test]

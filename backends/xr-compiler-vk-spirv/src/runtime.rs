@@ -234,9 +234,8 @@ impl AttachedVkSpirv {
                     .find(|b| b.set == block.set && b.binding == block.binding)
                     .and_then(|b| b.block)
                     .ok_or_else(|| XrError::driver(format!("{context}: uniform block '{}' lost", block.name)))?;
-                if !block_specs.iter().any(|(i, _)| *i == index) {
-                    block_specs.push((index, block.clone()));
-                }
+                // Every stage's declaration: each may name other members.
+                block_specs.push((index, block.clone()));
             }
             for block in &reflection.push_constants {
                 push_stages |= stage_flag(module.stage);
@@ -319,11 +318,11 @@ impl AttachedVkSpirv {
                     )
                     .map_err(vk_error("vkAllocateDescriptorSets"))?;
             }
-            for (index, block) in &block_specs {
-                let size = block.size.unwrap_or(16).max(16);
+            for layout_binding in bindings.iter().filter(|b| b.block.is_some()) {
+                // As large as the largest stage's declaration of it.
+                let size = (layout_binding.min_size as usize).max(16);
                 let buffer = self.uniform_buffer(size)?;
-                let binding = bindings.iter().find(|b| b.block == Some(*index)).map(|b| (b.set, b.binding));
-                let (set, binding) = binding.ok_or_else(|| XrError::driver("a uniform block without a binding"))?;
+                let (set, binding) = (layout_binding.set, layout_binding.binding);
                 let info = [vk::DescriptorBufferInfo::default().buffer(buffer.buffer).offset(0).range(size as u64)];
                 let write = vk::WriteDescriptorSet::default()
                     .dst_set(objects.sets[set as usize])
