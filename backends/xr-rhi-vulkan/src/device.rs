@@ -126,6 +126,17 @@ struct Texture {
     desc: TextureDesc,
 }
 
+/// One level of an image to read back.
+struct ImageRead {
+    image: vk::Image,
+    level: u32,
+    /// The layout it is in when copied.
+    layout: vk::ImageLayout,
+    width: u32,
+    height: u32,
+    bytes_per_pixel: u64,
+}
+
 /// A buffer for shaders and indices: host-visible and coherent, so that
 /// writes and reads are plain copies.
 struct DataBuffer {
@@ -326,6 +337,41 @@ impl VkDevice {
         }
     }
 
+    /// Copies `bytes` into host-visible, coherent `memory` from byte `offset`.
+    ///
+    /// # Safety
+    /// `memory` is this device's, host visible and coherent, at least
+    /// `offset + bytes.len()` long, and no submission uses it now.
+    unsafe fn write_host(&self, memory: vk::DeviceMemory, offset: usize, bytes: &[u8]) -> Result<(), XrError> {
+        let device = &self.context.device;
+        // SAFETY: upheld by the caller.
+        unsafe {
+            let mapped = device
+                .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                .map_err(vk_error("vkMapMemory"))?;
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), mapped.cast::<u8>().add(offset), bytes.len());
+            device.unmap_memory(memory);
+        }
+        Ok(())
+    }
+
+    /// The first `len` bytes of host-visible, coherent `memory`.
+    ///
+    /// # Safety
+    /// As for [`Self::write_host`], with `len` in place of the range.
+    unsafe fn read_host(&self, memory: vk::DeviceMemory, len: usize) -> Result<Vec<u8>, XrError> {
+        let device = &self.context.device;
+        // SAFETY: upheld by the caller.
+        unsafe {
+            let mapped = device
+                .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                .map_err(vk_error("vkMapMemory"))?;
+            let data = std::slice::from_raw_parts(mapped.cast::<u8>(), len).to_vec();
+            device.unmap_memory(memory);
+            Ok(data)
+        }
+    }
+
     fn host_buffer(&self, size: u64, usage: vk::BufferUsageFlags) -> Result<(vk::Buffer, vk::DeviceMemory), XrError> {
         let device = &self.context.device;
         let info = vk::BufferCreateInfo::default().size(size.max(4)).usage(usage);
@@ -355,16 +401,8 @@ impl VkDevice {
         }
         let bytes: Vec<u8> = vertices.iter().flat_map(|v| v.to_ne_bytes()).collect();
         let (buffer, memory) = self.host_buffer(bytes.len() as u64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
-        // SAFETY: the memory is host visible and at least `bytes.len()` long.
-        unsafe {
-            let mapped = self
-                .context
-                .device
-                .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-                .map_err(vk_error("vkMapMemory"))?;
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), mapped.cast::<u8>(), bytes.len());
-            self.context.device.unmap_memory(memory);
-        }
+        // SAFETY: the memory is new, host visible and `bytes.len()` long.
+        unsafe { self.write_host(memory, 0, &bytes)? };
         self.buffers.push(Buffer { buffer, memory, layout: layout.clone() });
         Ok(VertexBufferId(self.buffers.len() as u32 - 1))
     }
@@ -783,31 +821,13 @@ impl VkDevice {
         }
         // SAFETY: host-visible, coherent memory at least `size` long; the
         // device is idle between calls (every submission is waited for).
-        unsafe {
-            let mapped = self
-                .context
-                .device
-                .map_memory(buffer.memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-                .map_err(vk_error("vkMapMemory"))?;
-            std::ptr::copy_nonoverlapping(data.as_ptr(), mapped.cast::<u8>().add(offset as usize), data.len());
-            self.context.device.unmap_memory(buffer.memory);
-        }
-        Ok(())
+        unsafe { self.write_host(buffer.memory, offset as usize, data) }
     }
 
     fn read_data_buffer(&self, id: BufferId) -> Result<Vec<u8>, XrError> {
         let buffer = self.data_buffer(id)?;
         // SAFETY: as in `write_data_buffer`.
-        unsafe {
-            let mapped = self
-                .context
-                .device
-                .map_memory(buffer.memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-                .map_err(vk_error("vkMapMemory"))?;
-            let data = std::slice::from_raw_parts(mapped.cast::<u8>(), buffer.size).to_vec();
-            self.context.device.unmap_memory(buffer.memory);
-            Ok(data)
-        }
+        unsafe { self.read_host(buffer.memory, buffer.size) }
     }
 
     fn new_texture(&mut self, desc: &TextureDesc, pixels: &[u8], levels_given: u32) -> Result<TextureId, XrError> {
@@ -841,14 +861,9 @@ impl VkDevice {
         self.textures.push(Texture { image, memory, view, desc: *desc });
         let id = TextureId(self.textures.len() as u32 - 1);
         let (staging, staging_memory) = self.host_buffer(pixels.len() as u64, vk::BufferUsageFlags::TRANSFER_SRC)?;
-        // SAFETY: host-visible memory at least `pixels.len()` long.
-        let filled = unsafe {
-            device.map_memory(staging_memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map(|mapped| {
-                std::ptr::copy_nonoverlapping(pixels.as_ptr(), mapped.cast::<u8>(), pixels.len());
-                device.unmap_memory(staging_memory);
-            })
-        };
-        let result = filled.map_err(vk_error("vkMapMemory")).and_then(|()| {
+        // SAFETY: new host-visible memory `pixels.len()` long.
+        let filled = unsafe { self.write_host(staging_memory, 0, pixels) };
+        let result = filled.and_then(|()| {
             self.submit("filling a texture", |cb| {
                 self.barrier(cb, image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::GENERAL, range);
                 let mut offset = 0u64;
@@ -924,36 +939,12 @@ impl VkDevice {
                 level + 1
             )));
         }
-        let (w, h) = texture.desc.level_size(level);
-        let size = u64::from(w) * u64::from(h) * texture.desc.format.bytes_per_pixel() as u64;
-        let (buffer, memory) = self.host_buffer(size, vk::BufferUsageFlags::TRANSFER_DST)?;
-        let device = &self.context.device;
-        let result = self.submit("reading a texture", |cb| {
-            let region = vk::BufferImageCopy::default()
-                .image_subresource(vk::ImageSubresourceLayers {
-                    aspect_mask: vk::ImageAspectFlags::COLOR,
-                    mip_level: level,
-                    base_array_layer: 0,
-                    layer_count: 1,
-                })
-                .image_extent(vk::Extent3D { width: w, height: h, depth: 1 });
-            // SAFETY: recording; the texture stays in GENERAL.
-            unsafe { device.cmd_copy_image_to_buffer(cb, texture.image, vk::ImageLayout::GENERAL, buffer, &[region]) };
-        });
-        // SAFETY: the copy finished; the memory is host visible and coherent.
-        unsafe {
-            let pixels = result.and_then(|()| {
-                let mapped = device
-                    .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-                    .map_err(vk_error("vkMapMemory"))?;
-                let pixels = std::slice::from_raw_parts(mapped.cast::<u8>(), size as usize).to_vec();
-                device.unmap_memory(memory);
-                Ok(pixels)
-            });
-            device.destroy_buffer(buffer, None);
-            device.free_memory(memory, None);
-            pixels
-        }
+        let (width, height) = texture.desc.level_size(level);
+        let bytes_per_pixel = texture.desc.format.bytes_per_pixel() as u64;
+        // Textures stay in GENERAL, which a copy reads.
+        let read =
+            ImageRead { image: texture.image, level, layout: vk::ImageLayout::GENERAL, width, height, bytes_per_pixel };
+        self.read_image("reading a texture", read, |_| {})
     }
 
     fn new_sampler(&mut self, desc: &SamplerDesc) -> Result<SamplerId, XrError> {
@@ -1018,54 +1009,34 @@ impl VkDevice {
         let index = self.target_index(id)?;
         let target = &self.targets[index];
         let (image, layout, width, height) = (target.image, target.layout, target.width, target.height);
-        let rgba = self.read_image("reading pixels", image, width, height, |cb| {
-            self.transition_image(cb, image, layout, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
-        })?;
+        let to = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+        let read = ImageRead { image, level: 0, layout: to, width, height, bytes_per_pixel: 4 };
+        let rgba = self.read_image("reading pixels", read, |cb| self.transition_image(cb, image, layout, to))?;
         self.targets[index].layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
         Ok(Image { width, height, rgba: rgba.into() })
     }
 
-    /// Copies a `width` × `height` 4-byte-per-pixel image into host memory
-    /// after `before` has recorded what makes it `TRANSFER_SRC_OPTIMAL`.
+    /// Copies one level of an image into host memory, after `before` has
+    /// recorded what puts it in `read.layout`.
     fn read_image(
         &self,
         what: &str,
-        image: vk::Image,
-        width: u32,
-        height: u32,
+        read: ImageRead,
         before: impl FnOnce(vk::CommandBuffer),
     ) -> Result<Vec<u8>, XrError> {
-        let size = u64::from(width) * u64::from(height) * 4;
+        let size = u64::from(read.width) * u64::from(read.height) * read.bytes_per_pixel;
         let (buffer, memory) = self.host_buffer(size, vk::BufferUsageFlags::TRANSFER_DST)?;
-        let result =
-            self.submit(what, |cb| {
-                before(cb);
-                let region = vk::BufferImageCopy::default()
-                    .image_subresource(color_layers())
-                    .image_extent(vk::Extent3D { width, height, depth: 1 });
-                // SAFETY: recording; the image is in TRANSFER_SRC_OPTIMAL and the buffer large enough.
-                unsafe {
-                    self.context.device.cmd_copy_image_to_buffer(
-                        cb,
-                        image,
-                        vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                        buffer,
-                        &[region],
-                    );
-                }
-            });
+        let result = self.submit(what, |cb| {
+            before(cb);
+            let region = vk::BufferImageCopy::default()
+                .image_subresource(vk::ImageSubresourceLayers { mip_level: read.level, ..color_layers() })
+                .image_extent(vk::Extent3D { width: read.width, height: read.height, depth: 1 });
+            // SAFETY: recording; the image is in `read.layout` and the buffer large enough.
+            unsafe { self.context.device.cmd_copy_image_to_buffer(cb, read.image, read.layout, buffer, &[region]) };
+        });
         // SAFETY: the copy finished; the memory is host visible and coherent.
         unsafe {
-            let pixels = result.and_then(|()| {
-                let mapped = self
-                    .context
-                    .device
-                    .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-                    .map_err(vk_error("vkMapMemory"))?;
-                let pixels = std::slice::from_raw_parts(mapped.cast::<u8>(), size as usize).to_vec();
-                self.context.device.unmap_memory(memory);
-                Ok(pixels)
-            });
+            let pixels = result.and_then(|()| self.read_host(memory, size as usize));
             self.context.device.destroy_buffer(buffer, None);
             self.context.device.free_memory(memory, None);
             pixels
@@ -1170,17 +1141,9 @@ impl VkDevice {
         let captured = match readback {
             Some((_, memory)) => {
                 // SAFETY: the copy finished; the memory is host visible, coherent and `size` long.
-                let pixels = unsafe {
-                    self.context.device.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map(
-                        |mapped| {
-                            let pixels = std::slice::from_raw_parts(mapped.cast::<u8>(), size as usize).to_vec();
-                            self.context.device.unmap_memory(memory);
-                            pixels
-                        },
-                    )
-                };
+                let pixels = unsafe { self.read_host(memory, size as usize) };
                 free(readback);
-                let mut rgba = pixels.map_err(vk_error("vkMapMemory"))?;
+                let mut rgba = pixels?;
                 if swapchain.format == vk::Format::B8G8R8A8_UNORM {
                     rgba.chunks_exact_mut(4).for_each(|pixel| pixel.swap(0, 2));
                 }
