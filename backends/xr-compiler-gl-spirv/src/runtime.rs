@@ -306,7 +306,6 @@ fn rebind(modules: &[StageModule], points: &mut Points<'_>) -> Result<(Vec<Stage
                             array_size: count,
                             min_size,
                         },
-                        space,
                         bound: vec![false; taken.len()],
                         points: taken,
                         two_d: true,

@@ -104,9 +104,8 @@ impl GlConstantTable {
                     let Some(active) = g.get_active_uniform(program, index) else { continue };
                     let name = active.name.strip_suffix("[0]").unwrap_or(&active.name).to_owned();
                     if let Some((kind, space)) = resources::uniform_resource(active.utype) {
-                        let mut resource = sampler_resource(g, program, &name, kind, space, active.size, &mut points)?;
-                        resource.two_d = resources::is_two_d(active.utype);
-                        resources.push(resource);
+                        let resource = (name.as_str(), kind, space, resources::is_two_d(active.utype));
+                        resources.push(sampler_resource(g, program, resource, active.size, &mut points)?);
                         continue;
                     }
                     let ty = constant_type(active.utype);
@@ -535,9 +534,7 @@ impl ConstantTable for GlConstantTable {
 unsafe fn sampler_resource(
     gl: &glow::Context,
     program: glow::Program,
-    name: &str,
-    kind: ResourceKind,
-    space: GlBindingSpace,
+    (name, kind, space, two_d): (&str, ResourceKind, GlBindingSpace, bool),
     size: i32,
     points: &mut Points<'_>,
 ) -> Result<GlResource, XrError> {
@@ -553,10 +550,9 @@ unsafe fn sampler_resource(
     }
     Ok(GlResource {
         info: ResourceInfo { name: name.into(), kind, set: 0, binding: units[0], array_size: count, min_size: 0 },
-        space,
         bound: vec![false; units.len()],
         points: units,
-        two_d: true,
+        two_d,
     })
 }
 
@@ -571,7 +567,6 @@ pub fn storage_resource(name: String, min_size: u64, point: Vec<u32>) -> GlResou
             array_size: point.len() as u32,
             min_size,
         },
-        space: GlBindingSpace::StorageBuffer,
         bound: vec![false; point.len()],
         points: point,
         two_d: true,

@@ -22,8 +22,6 @@ use xr_sourcebuild::{ResourceInfo, check_binding};
 pub struct GlResource {
     /// What the table lists.
     pub info: ResourceInfo,
-    /// The kind of binding point.
-    pub space: GlBindingSpace,
     /// Each element's point.
     pub points: Vec<u32>,
     /// Which elements have been bound.
