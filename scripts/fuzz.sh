@@ -15,7 +15,7 @@ duration=${1:-60}
 cases=${PROPTEST_CASES:-1000}
 
 targets=(
-    "-p xr-sourcebuild --test fuzz"
+    "-p xr-plugin-kit --test fuzz"
     "-p xr-build --test fuzz"
     "-p xr-spirv-object --lib any_bytes"
     "-p xr-compiler-vk-spirv --lib only_this_devices"

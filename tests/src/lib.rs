@@ -12,8 +12,9 @@ use std::{
 use xr_device::{
     DeviceBox, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, VertexLayout,
 };
+use xr_host::Registry;
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, BuildError, BuildOptions, BuiltProgram, ProgramDesc, Registry, ShaderStage, SourceDesc,
+    AttachedBuildSystemBox, BuildError, BuildOptions, BuiltProgram, ProgramDesc, ShaderStage, SourceDesc,
 };
 
 /// The plugins, `xr` and the samples that the tests load from disk.
@@ -31,7 +32,7 @@ const ARTIFACTS: [&str; 11] = [
     "textured",
 ];
 
-/// Broken plugins, built into their own target directory so they never sit next to `xr`.
+/// Broken plugins (the workspace in `tests/fixtures`).
 const FIXTURES: [&str; 5] = [
     "xr-fixture-panic",
     "xr-fixture-incompatible",
@@ -54,10 +55,10 @@ fn profile_name() -> String {
     profile_dir().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "debug".into())
 }
 
-fn cargo_build(target_dir: &Path, packages: &[&str]) {
+fn cargo_build(manifest: &Path, target_dir: &Path, packages: &[&str]) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut command = Command::new(cargo);
-    command.arg("build").arg("--manifest-path").arg(workspace_root().join("Cargo.toml"));
+    command.arg("build").arg("--manifest-path").arg(manifest);
     command.arg("--target-dir").arg(target_dir);
     if profile_name() == "release" {
         command.arg("--release");
@@ -74,8 +75,11 @@ fn build_all() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
         let target = profile_dir().parent().expect("target dir").to_path_buf();
-        cargo_build(&target, &ARTIFACTS);
-        cargo_build(&target.join("fixtures"), &FIXTURES);
+        let root = workspace_root();
+        cargo_build(&root.join("Cargo.toml"), &target, &ARTIFACTS);
+        // The fixtures are a workspace of their own, built into their own
+        // target directory: never next to `xr`, where discovery would load them.
+        cargo_build(&root.join("tests/fixtures/Cargo.toml"), &target.join("fixtures"), &FIXTURES);
     });
 }
 
@@ -225,7 +229,7 @@ impl GlBench {
 
     /// Builds a program from a full-screen vertex shader and `fragment`.
     pub fn build_fragment(&mut self, fragment: SourceDesc) -> Result<BuiltProgram, BuildError> {
-        let vertex = SourceDesc::glsl(ShaderStage::Vertex, "fullscreen.vert", FULLSCREEN_VERT);
+        let vertex = SourceDesc::new("glsl", ShaderStage::Vertex, "fullscreen.vert", FULLSCREEN_VERT);
         self.compiler
             .build_program(&ProgramDesc::new("test", [vertex, fragment]), &BuildOptions::default())
             .into_result()
@@ -267,7 +271,7 @@ pub fn rgba8(color: [f32; 4]) -> [u8; 4] {
 
 /// An HLSL source for `stage` with entry point `entry`.
 pub fn hlsl(stage: ShaderStage, file: &str, entry: &str, source: &str) -> SourceDesc {
-    let mut desc = SourceDesc::glsl(stage, file, source);
+    let mut desc = SourceDesc::new("glsl", stage, file, source);
     desc.language = "hlsl".into();
     desc.entry_point = entry.into();
     desc

@@ -1,7 +1,7 @@
 //! `xr compile` and `xr reflect`, run as a user runs them.
 
 use std::process::Command;
-use xr_sourcebuild::SourceBundle;
+use xr_plugin_kit::SourceBundle;
 use xr_tests::{executable, temp_dir};
 
 const D3D9_STYLE_VS: &str = "float4x4 ViewProjMatrix;
@@ -39,8 +39,11 @@ fn compiles_d3d9_style_hlsl_to_valid_spirv_for_vulkan_and_opengl() {
     std::fs::write(&source, D3D9_STYLE_VS).unwrap();
     for (target, env) in [("vk-spirv", "vulkan1.1"), ("gl-spirv", "opengl4.5")] {
         let out = dir.join(format!("{target}.spv"));
-        let mut args = vec!["compile", source.to_str().unwrap(), "--profile", "vs_5_0", "--entry", "Main"];
-        args.extend(["--target", target, "--vulkan", "1.1", "-o", out.to_str().unwrap()]);
+        let mut args = vec!["compile", source.to_str().unwrap(), "--option", "profile=vs_5_0", "--entry", "Main"];
+        args.extend(["--target", target, "-o", out.to_str().unwrap()]);
+        if target == "vk-spirv" {
+            args.extend(["--option", "vulkan=1.1"]);
+        }
         let (ok, stdout, stderr) = xr(&args);
         assert!(ok, "{stderr}");
         assert!(stdout.contains(&format!("to {}", out.display())), "{stdout}");
@@ -49,10 +52,102 @@ fn compiles_d3d9_style_hlsl_to_valid_spirv_for_vulkan_and_opengl() {
         let validated = Command::new("spirv-val").args(["--target-env", env]).arg(&out).status().unwrap();
         assert!(validated.success(), "spirv-val rejects {}", out.display());
     }
-    let (ok, _, stderr) =
-        xr(&["compile", source.to_str().unwrap(), "--profile", "vs_5_0", "--entry", "VSMain", "-o", "/dev/null"]);
+    let (ok, _, stderr) = xr(&[
+        "compile",
+        source.to_str().unwrap(),
+        "--option",
+        "profile=vs_5_0",
+        "--entry",
+        "VSMain",
+        "-o",
+        "/dev/null",
+    ]);
     assert!(!ok);
     assert!(stderr.contains("entry point 'VSMain' not found"), "{stderr}");
+}
+
+/// Options are the compiler's: `xr plugins` lists them, `xr compile
+/// --help` has no flag of any one target, and an option the chosen
+/// compiler does not declare, or a value it does not take, is one error
+/// naming the compiler and what it takes — before anything compiles.
+#[test]
+fn compiler_options_are_declared_by_plugins_listed_and_checked() {
+    let (ok, help, _) = xr(&["compile", "--help"]);
+    assert!(ok);
+    assert!(help.contains("--option <NAME=VALUE>"), "{help}");
+    for gone in ["--vulkan", "--spirv-version", "--profile", "--optimize"] {
+        assert!(!help.contains(gone), "{gone} is a per-target flag: {help}");
+    }
+    let (ok, plugins, _) = xr(&["plugins"]);
+    assert!(ok);
+    assert!(
+        plugins.contains("vulkan = 1.0 | 1.1 | 1.2 | 1.3, default 1.0 [glsl → vk-spirv, hlsl → vk-spirv]"),
+        "{plugins}"
+    );
+    assert!(plugins.contains("profile = vs_* | ps_* | gs_* | hs_* | ds_* | cs_* [hlsl → vk-spirv]"), "{plugins}");
+    assert!(
+        plugins.contains("optimize = none | size | performance, default none [glsl → gl-spirv, hlsl → gl-spirv]"),
+        "{plugins}"
+    );
+
+    let dir = temp_dir("cli-options");
+    let frag = dir.join("a.frag");
+    std::fs::write(&frag, "#version 450\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(1.0); }\n").unwrap();
+    let out = dir.join("a.spv");
+    let compile = |target: &str, option: &str| {
+        xr(&["compile", frag.to_str().unwrap(), "--target", target, "--option", option, "-o", out.to_str().unwrap()])
+    };
+    let (ok, _, stderr) = compile("vk-spirv", "vulkn=1.3");
+    assert!(!ok);
+    assert!(
+        stderr.contains("xr-compiler-vk-spirv takes no option 'vulkn' for glsl → vk-spirv (it takes: optimize = none | size | performance; spirv-version = 1.0 |"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().filter(|l| l.contains("error")).count(), 1, "one error: {stderr}");
+    let (ok, _, stderr) = compile("vk-spirv", "vulkan=2.0");
+    assert!(!ok);
+    assert!(
+        stderr.contains("takes vulkan = 1.0 | 1.1 | 1.2 | 1.3 for glsl → vk-spirv, not vulkan = '2.0'"),
+        "{stderr}"
+    );
+    // The Vulkan version is the Vulkan compiler's: the GL SPIR-V one does not take it.
+    let (ok, _, stderr) = compile("gl-spirv", "vulkan=1.3");
+    assert!(!ok);
+    assert!(stderr.contains("xr-compiler-gl-spirv takes no option 'vulkan' for glsl → gl-spirv"), "{stderr}");
+    let (ok, _, stderr) = compile("vk-spirv", "novalue");
+    assert!(!ok);
+    assert!(stderr.contains("--option takes NAME=VALUE, not 'novalue'"), "{stderr}");
+    assert!(!out.exists(), "nothing written");
+    let (ok, _, stderr) = compile("vk-spirv", "vulkan=1.3");
+    assert!(ok, "{stderr}");
+    assert!(out.exists());
+}
+
+/// An HLSL profile names the stage of a file whose name does not, and a
+/// profile of another stage than the file's is refused by the compiler.
+#[test]
+fn an_hlsl_profile_option_names_the_stage() {
+    let dir = temp_dir("cli-profile");
+    let source = dir.join("shade.hlsl");
+    std::fs::write(&source, "float4 main() : SV_Target { return float4(1, 0, 0, 1); }\n").unwrap();
+    let out = dir.join("shade.spv");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["compile", source.to_str().unwrap(), "--target", "vk-spirv", "-o", out.to_str().unwrap()];
+        args.extend(extra);
+        xr(&args)
+    };
+    let (ok, _, stderr) = run(&[]);
+    assert!(!ok);
+    assert!(stderr.contains("cannot tell the stage of"), "{stderr}");
+    assert!(stderr.contains("--option profile = vs_* | ps_*"), "{stderr}");
+    let (ok, _, stderr) = run(&["--option", "profile=ps_5_0"]);
+    assert!(ok, "{stderr}");
+    let (ok, _, stderr) = run(&["--option", "profile=ps_five"]);
+    assert!(!ok);
+    assert!(stderr.contains("unknown HLSL profile 'ps_five'"), "{stderr}");
+    let (ok, _, stderr) = run(&["--stage", "vertex", "--option", "profile=ps_5_0"]);
+    assert!(!ok);
+    assert!(stderr.contains("profile ps_5_0 is for fragment stages"), "{stderr}");
 }
 
 #[test]
@@ -159,8 +254,8 @@ fn a_whole_program_builds_on_a_live_device_and_prints_its_table_on_every_target(
     let (vert, frag, comp) = (vert.to_str().unwrap(), frag.to_str().unwrap(), comp.to_str().unwrap());
     for (target, device, place) in [
         ("vk-spirv", "(vulkan, Vulkan 1.3)", "(set 0, binding 0)"),
-        ("gl-spirv", "(opengl, OpenGL 4.5)", "(unit/binding 1)"),
-        ("gl-glsl", "(opengl, OpenGL 4.5)", "(unit/binding 1)"),
+        ("gl-spirv", "(opengl, OpenGL 4.5)", "(set 0, binding 1)"),
+        ("gl-glsl", "(opengl, OpenGL 4.5)", "(set 0, binding 1)"),
     ] {
         let (ok, stdout, stderr) = xr(&["compile", frag, vert, "--target", target, "--device"]);
         assert!(ok, "{target}: {stdout}{stderr}");

@@ -1,7 +1,7 @@
 //! `xr store verify` on a store with a corrupt object and a torn write.
 
 use std::process::Command;
-use xr_sourcebuild::{ObjectKey, Store};
+use xr_store::{ObjectKey, Store};
 use xr_tests::{executable, temp_dir};
 
 fn verify(root: &std::path::Path, extra: &[&str]) -> (bool, String) {

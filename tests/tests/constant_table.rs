@@ -7,7 +7,7 @@ use xr_sourcebuild::{ConstantTableExt, ConstantType, ScalarKind, ShaderStage, So
 use xr_tests::{GlBench, assert_rgba_near, registry};
 
 fn fragment(source: &str) -> SourceDesc {
-    SourceDesc::glsl(ShaderStage::Fragment, "constants.frag", source)
+    SourceDesc::new("glsl", ShaderStage::Fragment, "constants.frag", source)
 }
 
 const STRUCT_AND_ARRAY: &str = "#version 450 core

@@ -12,9 +12,9 @@ use std::{
     process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
-use xr_build::library::{DeviceLoader, LoadPath, LoadRequest, ShaderLibrary};
 use xr_device::{DeviceKind, DeviceOptions};
-use xr_sourcebuild::{ObjectKey, Store, StoreError, store::TEST_WRITE_PAUSE_VAR};
+use xr_library::{DeviceLoader, LoadPath, LoadRequest, ShaderLibrary};
+use xr_store::{ObjectKey, Store, StoreError, test_hooks::WRITE_PAUSE_VAR};
 use xr_tests::{executable, materials_built, registry, temp_dir};
 
 /// A small deterministic generator: the same moments on every run.
@@ -57,7 +57,7 @@ fn builds_killed_at_random_moments_leave_no_corrupt_object_before_any_repair() {
         let mut build = Command::new(executable("xr"))
             .current_dir(&dir)
             .args(["build", "-m", "xr.toml", "-q", "-j", "2"])
-            .env(TEST_WRITE_PAUSE_VAR, "25")
+            .env(WRITE_PAUSE_VAR, "25")
             .env_remove("XR_PLUGIN_PATH")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -139,7 +139,7 @@ fn writer(store: &Path, number: u8) -> Child {
     Command::new(std::env::current_exe().unwrap())
         .args(["writer_process", "--exact", "--ignored", "--nocapture"])
         .env("XR_CRASH_WRITER", format!("{}|{number}", store.display()))
-        .env(TEST_WRITE_PAUSE_VAR, "1")
+        .env(WRITE_PAUSE_VAR, "1")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

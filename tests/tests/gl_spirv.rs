@@ -20,8 +20,8 @@ fn triangle_through(compiler: &str, params: &TriangleParams) -> Image {
     let desc = ProgramDesc::new(
         "triangle",
         [
-            SourceDesc::glsl_file(ShaderStage::Vertex, &dir.join("triangle.vert")).unwrap(),
-            SourceDesc::glsl_file(ShaderStage::Fragment, &dir.join("triangle.frag")).unwrap(),
+            SourceDesc::read("glsl", ShaderStage::Vertex, &dir.join("triangle.vert")).unwrap(),
+            SourceDesc::read("glsl", ShaderStage::Fragment, &dir.join("triangle.frag")).unwrap(),
         ],
     );
     let mut built = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().expect("builds");
@@ -61,7 +61,8 @@ fn one_scene_gives_the_same_pixels_through_gl_glsl_and_gl_spirv() {
 }
 
 fn fullscreen_vertex() -> SourceDesc {
-    SourceDesc::glsl(
+    SourceDesc::new(
+        "glsl",
         ShaderStage::Vertex,
         "fullscreen.vert",
         xr_tests::FULLSCREEN_VERT
@@ -84,11 +85,11 @@ void main() { c = vec4(RED, 0.0, BLUE ? 1.0 : 0.0, 1.0); }
         let desc = ProgramDesc::new("spec", [fullscreen_vertex(), frag]);
         bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().expect("builds")
     };
-    let defaults = build(&mut bench, SourceDesc::glsl(ShaderStage::Fragment, "spec.frag", fragment));
+    let defaults = build(&mut bench, SourceDesc::new("glsl", ShaderStage::Fragment, "spec.frag", fragment));
     assert_eq!(bench.centre_pixel(&defaults), [0, 0, 0, 255]);
     let special = build(
         &mut bench,
-        SourceDesc::glsl(ShaderStage::Fragment, "spec.frag", fragment)
+        SourceDesc::new("glsl", ShaderStage::Fragment, "spec.frag", fragment)
             .with_specialization(0, 1.0f32.to_bits())
             .with_specialization(1, 1),
     );
@@ -150,7 +151,7 @@ fn the_compatible_object_reloads_and_invalid_spirv_is_refused_with_the_validator
         "#version 450\nuniform vec4 u_color;\nlayout(location = 0) out vec4 c;\nvoid main() { c = u_color; }\n";
     let desc = ProgramDesc::new(
         "object",
-        [fullscreen_vertex(), SourceDesc::glsl(ShaderStage::Fragment, "object.frag", fragment)],
+        [fullscreen_vertex(), SourceDesc::new("glsl", ShaderStage::Fragment, "object.frag", fragment)],
     );
     let built = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().unwrap();
     let object = bench.compiler.program_binary(built.program).into_result().unwrap();
@@ -275,7 +276,8 @@ void main() { color = u_color; }
     let registry = registry();
     for compiler in [GL_SPIRV, "xr-compiler-glsl"] {
         let mut bench = GlBench::open(&registry, compiler);
-        let mut built = bench.build_fragment(SourceDesc::glsl(ShaderStage::Fragment, "unused.frag", source)).unwrap();
+        let mut built =
+            bench.build_fragment(SourceDesc::new("glsl", ShaderStage::Fragment, "unused.frag", source)).unwrap();
         assert!(built.constants.handle("u_unused_gain").is_err(), "{compiler}");
         let color = built.constants.handle("u_color").unwrap();
         built.constants.set_vector(color, &[0.0, 1.0, 0.0, 1.0]).unwrap();
@@ -294,7 +296,7 @@ layout(location = 0) out vec4 color;
 void main() { color = u_color; }
 ";
     let registry = registry();
-    let fragment = || SourceDesc::glsl(ShaderStage::Fragment, "turns.frag", source);
+    let fragment = || SourceDesc::new("glsl", ShaderStage::Fragment, "turns.frag", source);
     let mut first = GlBench::open(&registry, GL_SPIRV);
     let mut a = first.build_fragment(fragment()).unwrap();
     // Opening a device makes its new context current: the first device's
@@ -337,7 +339,8 @@ void main() { color = u_color; }
 ";
     let registry = registry();
     let mut bench = GlBench::open(&registry, GL_SPIRV);
-    let mut built = bench.build_fragment(SourceDesc::glsl(ShaderStage::Fragment, "engine.frag", source)).unwrap();
+    let mut built =
+        bench.build_fragment(SourceDesc::new("glsl", ShaderStage::Fragment, "engine.frag", source)).unwrap();
     let handle = built.constants.handle("u_color").unwrap();
     built.constants.set_vector(handle, &[0.0, 1.0, 0.0, 1.0]).unwrap();
     assert_eq!(bench.centre_pixel(&built), [0, 255, 0, 255]);

@@ -28,7 +28,7 @@ fn includes_from_disk_and_defines_change_the_pixels() {
     .unwrap();
     let source = |defines: &[(&str, &str)]| {
         let path = dir.join("shade.frag");
-        let mut desc = SourceDesc::glsl(ShaderStage::Fragment, path.to_string_lossy(), GREEN_OR_RED)
+        let mut desc = SourceDesc::new("glsl", ShaderStage::Fragment, path.to_string_lossy(), GREEN_OR_RED)
             .with_include_dir(dir.join("include").to_string_lossy());
         for (name, value) in defines {
             desc = desc.with_define(*name, *value);
@@ -57,7 +57,7 @@ fn a_syntax_error_in_an_included_file_names_that_file_and_line() {
     let registry = registry();
     let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
     let error =
-        bench.build_fragment(SourceDesc::glsl_file(ShaderStage::Fragment, &main).unwrap()).err().expect("fails");
+        bench.build_fragment(SourceDesc::read("glsl", ShaderStage::Fragment, &main).unwrap()).err().expect("fails");
     assert_eq!(error.error.kind, ErrorKind::Build);
     let first = error.diagnostics.iter().find(|d| d.severity == Severity::Error).expect("an error diagnostic");
     assert!(first.file.ends_with("lighting.glsl"), "error should point into the include: {first}");
@@ -72,7 +72,8 @@ fn a_syntax_error_in_an_included_file_names_that_file_and_line() {
 fn a_missing_include_names_the_including_file_and_line() {
     let registry = registry();
     let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
-    let source = SourceDesc::glsl(
+    let source = SourceDesc::new(
+        "glsl",
         ShaderStage::Fragment,
         "main.frag",
         "#version 450 core\n\n#include \"nowhere.glsl\"\nvoid main() {}\n",
@@ -88,7 +89,8 @@ fn a_missing_include_names_the_including_file_and_line() {
 fn a_fragment_input_no_vertex_output_writes_is_a_link_error_naming_it() {
     let registry = registry();
     let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
-    let source = SourceDesc::glsl(
+    let source = SourceDesc::new(
+        "glsl",
         ShaderStage::Fragment,
         "needs_normal.frag",
         "#version 450 core\nin vec3 v_normal;\nout vec4 c;\nvoid main() { c = vec4(v_normal, 1.0); }\n",
@@ -104,12 +106,14 @@ fn a_fragment_input_no_vertex_output_writes_is_a_link_error_naming_it() {
 fn errors_in_two_stages_are_all_reported() {
     let registry = registry();
     let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
-    let vertex = SourceDesc::glsl(
+    let vertex = SourceDesc::new(
+        "glsl",
         ShaderStage::Vertex,
         "a.vert",
         "#version 450 core\nvoid main() { gl_Position = undefined_a; }\n",
     );
-    let fragment = SourceDesc::glsl(
+    let fragment = SourceDesc::new(
+        "glsl",
         ShaderStage::Fragment,
         "b.frag",
         "#version 450 core\nout vec4 c;\nvoid main() { c = undefined_b; }\n",
@@ -130,17 +134,17 @@ fn errors_in_two_stages_are_all_reported() {
 fn wrong_language_entry_point_or_define_is_refused_before_the_driver() {
     let registry = registry();
     let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
-    let mut hlsl = SourceDesc::glsl(ShaderStage::Fragment, "x.hlsl", "float4 main() : SV_Target { return 1; }");
+    let mut hlsl = SourceDesc::new("glsl", ShaderStage::Fragment, "x.hlsl", "float4 main() : SV_Target { return 1; }");
     hlsl.language = "hlsl".into();
     assert!(bench.build_fragment(hlsl).err().unwrap().to_string().contains("builds GLSL, not hlsl"));
-    let mut entry = SourceDesc::glsl(ShaderStage::Fragment, "x.frag", "#version 450 core\nvoid ps_main() {}\n");
+    let mut entry = SourceDesc::new("glsl", ShaderStage::Fragment, "x.frag", "#version 450 core\nvoid ps_main() {}\n");
     entry.entry_point = "ps_main".into();
     assert!(bench.build_fragment(entry).err().unwrap().to_string().contains("entry point must be 'main'"));
-    let special = SourceDesc::glsl(ShaderStage::Fragment, "x.frag", "#version 450 core\nvoid main() {}\n")
+    let special = SourceDesc::new("glsl", ShaderStage::Fragment, "x.frag", "#version 450 core\nvoid main() {}\n")
         .with_specialization(0, 1);
     let error = bench.build_fragment(special).err().unwrap().to_string();
     assert!(error.contains("has no specialization constants"), "{error}");
-    let define = SourceDesc::glsl(ShaderStage::Fragment, "x.frag", "#version 450 core\nvoid main() {}\n")
+    let define = SourceDesc::new("glsl", ShaderStage::Fragment, "x.frag", "#version 450 core\nvoid main() {}\n")
         .with_define("A B", "1");
     assert!(bench.build_fragment(define).err().unwrap().to_string().contains("x.frag: error: invalid define 'A B=1'"));
 }

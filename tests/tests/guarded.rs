@@ -66,8 +66,14 @@ fn every_branch_of_the_guarded_ladder_compiles_and_renders_like_its_variant() {
             let guarded = ProgramDesc::new(
                 format!("guarded {}", variant.name),
                 [
-                    with_defines(SourceDesc::glsl(ShaderStage::Vertex, "guarded.vert", vertex.clone()), &defines),
-                    with_defines(SourceDesc::glsl(ShaderStage::Fragment, "guarded.frag", fragment.clone()), &defines),
+                    with_defines(
+                        SourceDesc::new("glsl", ShaderStage::Vertex, "guarded.vert", vertex.clone()),
+                        &defines,
+                    ),
+                    with_defines(
+                        SourceDesc::new("glsl", ShaderStage::Fragment, "guarded.frag", fragment.clone()),
+                        &defines,
+                    ),
                 ],
             );
             let built = bench
@@ -87,7 +93,7 @@ fn every_branch_of_the_guarded_ladder_compiles_and_renders_like_its_variant() {
                 variant.defines.iter().map(|d| (d.name.to_string(), d.value.to_string())).collect();
             own_defines.extend([("GAIN".to_owned(), "1.0".to_owned()), ("BIAS".to_owned(), "0.0".to_owned())]);
             let stage = |stage: &xr_build::Stage| {
-                let desc = SourceDesc::glsl_file(stage.stage, &stage.file).unwrap();
+                let desc = SourceDesc::read("glsl", stage.stage, &stage.file).unwrap();
                 with_defines(desc, &own_defines).with_include_dir(program.include_dirs[0].to_string_lossy())
             };
             let own = ProgramDesc::new(variant.name.clone(), program.stages.iter().map(stage));
@@ -110,8 +116,8 @@ fn every_branch_of_the_guarded_ladder_compiles_and_renders_like_its_variant() {
     let outside = ProgramDesc::new(
         "outside",
         [
-            with_defines(SourceDesc::glsl(ShaderStage::Vertex, "lit.vert", lit("vertex")), &defines),
-            with_defines(SourceDesc::glsl(ShaderStage::Fragment, "lit.frag", lit("fragment")), &defines),
+            with_defines(SourceDesc::new("glsl", ShaderStage::Vertex, "lit.vert", lit("vertex")), &defines),
+            with_defines(SourceDesc::new("glsl", ShaderStage::Fragment, "lit.frag", lit("fragment")), &defines),
         ],
     );
     let error = match bench.compiler.build_program(&outside, &BuildOptions::default()).into_result() {

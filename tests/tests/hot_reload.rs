@@ -6,12 +6,9 @@ use std::{
     path::Path,
     time::{Duration, Instant},
 };
-use xr_build::{
-    hot_reload::{HotReload, Reload},
-    library::{DeviceLoader, LoadRequest, ShaderLibrary},
-};
 use xr_device::{DeviceKind, DeviceOptions};
-use xr_sourcebuild::Registry;
+use xr_host::Registry;
+use xr_library::{DeviceLoader, LoadRequest, ShaderLibrary, hot_reload::HotReload, hot_reload::Reload};
 use xr_tests::{materials_built, registry};
 
 /// Polls until a reload comes, within 20 s.

@@ -4,12 +4,11 @@
 
 use materials::{SCENE, SIZE, tile_rect};
 use std::process::Command;
-use xr_build::{
-    LoadPath,
-    library::{DeviceLoader, LibraryError, LoadRequest, ShaderLibrary},
-};
 use xr_device::{DeviceKind, DeviceOptions, Image};
-use xr_sourcebuild::{ObjectKey, ProgramBinary, decode_binary_record, encode_binary_record};
+use xr_library::{DeviceLoader, LibraryError, LoadPath, LoadRequest, ShaderLibrary};
+use xr_plugin_kit::{decode_binary_record, encode_binary_record};
+use xr_sourcebuild::ProgramBinary;
+use xr_store::ObjectKey;
 use xr_tests::{assert_rgba_near, executable, materials_built, registry, rgba8, xr_build};
 
 /// The pixel at (`u`, `v`) of tile `index` (v up, as the shaders see it).
@@ -316,7 +315,7 @@ fn vulkan_run(dir: &std::path::Path) -> String {
 
 /// The store's Vulkan pipeline cache: the one object that starts with a
 /// pipeline cache header (32 bytes, version 1). The host never names it.
-fn pipeline_cache(store: &xr_sourcebuild::Store) -> (ObjectKey, Vec<u8>) {
+fn pipeline_cache(store: &xr_store::Store) -> (ObjectKey, Vec<u8>) {
     let caches: Vec<(ObjectKey, Vec<u8>)> = store
         .keys()
         .unwrap()
@@ -333,7 +332,7 @@ fn a_pipeline_cache_of_another_driver_is_discarded_and_the_log_says_so() {
     let dir = materials_built("library-pipeline-cache");
     let quiet = vulkan_run(&dir);
     assert!(!quiet.contains("discarding"), "{quiet}");
-    let store = xr_sourcebuild::Store::open(dir.join("store")).unwrap();
+    let store = xr_store::Store::open(dir.join("store")).unwrap();
     let (key, mine) = pipeline_cache(&store);
 
     // Whole (its checksum is right), but made by another driver build.

@@ -3,7 +3,8 @@
 
 use pipelines::{FRAGMENT_STAGES, SOLID, TILE, TINT, VERTEX_STAGES, default_shader_dir, render};
 use xr_device::ErrorKind;
-use xr_sourcebuild::{BuildOptions, LoadPath, ProgramDesc, ShaderStage, SourceDesc, Store};
+use xr_sourcebuild::{BuildOptions, LoadPath, ProgramDesc, ShaderStage, SourceDesc};
+use xr_store::Store;
 use xr_tests::{GlBench, assert_rgba_near, registry, rgba8, temp_dir};
 
 #[test]
@@ -48,7 +49,7 @@ fn six_pipelines_from_five_stored_stage_binaries() {
 }
 
 fn separable(stage: ShaderStage, file: &str, source: &str) -> ProgramDesc {
-    ProgramDesc::new(file, [SourceDesc::glsl(stage, file, source)])
+    ProgramDesc::new(file, [SourceDesc::new("glsl", stage, file, source)])
 }
 
 #[test]

@@ -10,9 +10,10 @@ use std::{
     process::Command,
     sync::OnceLock,
 };
-use xr_build::library::{DeviceLoader, LoadPath, LoadRequest, ShaderLibrary};
 use xr_device::{DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, VertexLayout};
-use xr_sourcebuild::{ConstantTableExt, Registry};
+use xr_host::Registry;
+use xr_library::{DeviceLoader, LoadPath, LoadRequest, ShaderLibrary};
+use xr_sourcebuild::ConstantTableExt;
 use xr_tests::{library, temp_dir};
 
 const BUILT_IN: [&str; 5] =

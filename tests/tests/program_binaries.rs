@@ -1,10 +1,12 @@
 //! The on-device offline path: program binaries in the store, checked by
 //! checksum and driver identity, and rebuilt whenever they cannot be used.
 
+use xr_host::Registry;
+use xr_plugin_kit::{DriverIdentity, LoadReport, ProgramCache, decode_binary_record, encode_binary_record};
 use xr_sourcebuild::{
-    BuildOptions, BuiltProgram, ConstantTableExt, DriverIdentity, LoadPath, LoadReport, ProgramBinary, ProgramCache,
-    ProgramDesc, Registry, ShaderStage, SourceDesc, Store, decode_binary_record, encode_binary_record,
+    BuildOptions, BuiltProgram, ConstantTableExt, LoadPath, ProgramBinary, ProgramDesc, ShaderStage, SourceDesc,
 };
+use xr_store::Store;
 use xr_tests::{FULLSCREEN_VERT, GlBench, registry, temp_dir};
 
 const FRAGMENT: &str = "#version 450 core
@@ -18,8 +20,8 @@ fn program() -> ProgramDesc {
     ProgramDesc::new(
         "cached",
         [
-            SourceDesc::glsl(ShaderStage::Vertex, "fullscreen.vert", FULLSCREEN_VERT),
-            SourceDesc::glsl(ShaderStage::Fragment, "cached.frag", FRAGMENT),
+            SourceDesc::new("glsl", ShaderStage::Vertex, "fullscreen.vert", FULLSCREEN_VERT),
+            SourceDesc::new("glsl", ShaderStage::Fragment, "cached.frag", FRAGMENT),
         ],
     )
 }
@@ -54,7 +56,7 @@ impl Setup {
         report
     }
 
-    fn key(&self) -> xr_sourcebuild::ObjectKey {
+    fn key(&self) -> xr_store::ObjectKey {
         let content = self.bench.compiler.content_key(&program(), &BuildOptions::default()).into_result().unwrap();
         self.cache().key(&content)
     }
@@ -113,7 +115,7 @@ fn a_corrupted_or_truncated_binary_is_caught_by_the_checksum_and_replaced() {
 #[test]
 fn a_binary_the_driver_refuses_falls_back_to_source_and_is_rewritten() {
     let mut s = setup("refused");
-    let identity = DriverIdentity::of(&s.bench.capabilities);
+    let identity = xr_plugin_kit::driver_identity(&s.bench.capabilities);
     let format = *identity.formats.first().expect("llvmpipe offers a program binary format");
     let key = s.key();
 
@@ -139,7 +141,7 @@ fn a_binary_the_driver_refuses_falls_back_to_source_and_is_rewritten() {
 #[test]
 fn a_binary_of_another_driver_is_never_loaded_and_both_are_kept() {
     let mut s = setup("identity");
-    let mine = DriverIdentity::of(&s.bench.capabilities);
+    let mine = xr_plugin_kit::driver_identity(&s.bench.capabilities);
     let other =
         DriverIdentity { renderer: "Imaginary GPU 9000".into(), version: "4.6 imaginary 1.0".into(), ..mine.clone() };
 
@@ -179,7 +181,8 @@ fn the_key_follows_includes_defines_and_options() {
     let with_include = |text: &str| {
         ProgramDesc::new(
             "k",
-            [SourceDesc::glsl(
+            [SourceDesc::new(
+                "glsl",
                 ShaderStage::Fragment,
                 "k.frag",
                 "#version 450 core\n#include \"inc.glsl\"\nvoid main() {}\n",
@@ -200,7 +203,7 @@ fn the_key_follows_includes_defines_and_options() {
     assert_eq!(base, key(&renamed, BuildOptions::default()), "the file name does not change the bytes");
 
     let missing =
-        ProgramDesc::new("m", [SourceDesc::glsl(ShaderStage::Fragment, "m.frag", "#include \"gone.glsl\"\n")]);
+        ProgramDesc::new("m", [SourceDesc::new("glsl", ShaderStage::Fragment, "m.frag", "#include \"gone.glsl\"\n")]);
     let error = s.bench.compiler.content_key(&missing, &BuildOptions::default()).into_result().unwrap_err();
     assert!(error.to_string().contains("m.frag:1: error: cannot find include file 'gone.glsl'"), "{error}");
 }

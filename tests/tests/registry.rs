@@ -1,7 +1,8 @@
 //! Plugin discovery and loading, with real and broken plugins on disk.
 
 use xr_device::{DeviceKind, DeviceOptions, ErrorKind};
-use xr_sourcebuild::{Availability, ProgramDesc, Registry, ShaderStage, SourceDesc};
+use xr_host::Registry;
+use xr_sourcebuild::{Availability, ProgramDesc, ShaderStage, SourceDesc};
 use xr_tests::{GlBench, library, plugin_dir, plugin_dir_with, registry, temp_dir};
 
 fn names(registry: &Registry) -> Vec<&str> {
@@ -79,7 +80,8 @@ fn broken_files_and_a_missing_directory_are_skipped_and_the_rest_still_works() {
 
     // The plugins that loaded next to the broken ones still build and draw.
     let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
-    let fragment = SourceDesc::glsl(
+    let fragment = SourceDesc::new(
+        "glsl",
         ShaderStage::Fragment,
         "white.frag",
         "#version 450 core\nout vec4 c;\nvoid main() { c = vec4(1.0); }\n",
@@ -114,7 +116,7 @@ fn a_plugin_that_panics_inside_calls_costs_only_those_calls() {
 
     // Its build system panics in `build_program`, again and again.
     let mut broken = GlBench::open(&registry, "xr-fixture-panic-build");
-    let program = ProgramDesc::new("any", [SourceDesc::glsl(ShaderStage::Fragment, "x.frag", "")]);
+    let program = ProgramDesc::new("any", [SourceDesc::new("glsl", ShaderStage::Fragment, "x.frag", "")]);
     for _ in 0..3 {
         let error =
             broken.compiler.build_program(&program, &Default::default()).into_result().err().expect("build fails");
@@ -125,7 +127,8 @@ fn a_plugin_that_panics_inside_calls_costs_only_those_calls() {
     // The real build system, on a device the registry opens past the broken
     // device system, still works.
     let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
-    let fragment = SourceDesc::glsl(
+    let fragment = SourceDesc::new(
+        "glsl",
         ShaderStage::Fragment,
         "red.frag",
         "#version 450 core\nout vec4 c;\nvoid main() { c = vec4(1.0, 0.0, 0.0, 1.0); }\n",

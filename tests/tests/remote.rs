@@ -8,7 +8,7 @@ use std::{
     path::{Path, PathBuf},
     process::Command,
 };
-use xr_build::catalog::CatalogVariant;
+use xr_store::catalog::CatalogVariant;
 use xr_tests::{
     executable, materials_copy,
     servers::{self, PASSWORD, Server, USER},
@@ -83,7 +83,7 @@ fn build(dir: &Path, remote: &str, extra: &[&str]) -> Run {
 type Catalog = BTreeMap<String, BTreeMap<String, CatalogVariant>>;
 
 fn catalog(dir: &Path) -> Catalog {
-    let (programs, unread) = xr_build::catalog::read_all(&dir.join("store"));
+    let (programs, unread) = xr_store::catalog::read_all(&dir.join("store"));
     assert!(unread.is_empty() && !programs.is_empty(), "{unread:?}");
     programs.into_iter().map(|(name, program)| (name, program.variants)).collect()
 }
@@ -288,7 +288,7 @@ fn a_corrupt_object_on_the_server_is_one_warning_and_built_here() {
 
     // An action record in a whole envelope that is not a record.
     let action = server.files("ac").into_iter().next().unwrap();
-    std::fs::write(&action, xr_sourcebuild::store::encode(b"not a record")).unwrap();
+    std::fs::write(&action, xr_store::object::encode(b"not a record")).unwrap();
     let fourth = materials_copy("remote-corrupt-d");
     let run = build(&fourth, &server.url, &[]);
     let warnings = run.warnings();
@@ -368,7 +368,7 @@ fn a_server_killed_mid_build_is_one_warning_and_the_build_finishes_locally() {
     let mut child =
         xr(&machine, &["build", "-m", "xr.toml", "-q", "-j", "1", "--remote", &server.url, "--remote-upload"])
             // Slow each object write a little, so that the kill lands mid-build.
-            .env(xr_sourcebuild::store::TEST_WRITE_PAUSE_VAR, "20")
+            .env(xr_store::test_hooks::WRITE_PAUSE_VAR, "20")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()

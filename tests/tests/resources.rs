@@ -7,9 +7,9 @@ use xr_device::{
     BufferUsage, ComputeCall, DeviceBox, DeviceKind, DeviceOptions, DrawCall, Filter, Image, SamplerDesc, TextureDesc,
     TextureFormat, VertexAttribute, VertexLayout, Wrap,
 };
+use xr_host::Registry;
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, BuildOptions, BuiltProgram, ConstantTableExt, ProgramDesc, Registry, ShaderStage,
-    SourceDesc,
+    AttachedBuildSystemBox, BuildOptions, BuiltProgram, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc,
 };
 use xr_tests::registry;
 
@@ -85,7 +85,9 @@ impl Bench {
     fn build(&mut self, name: &str, stages: &[(ShaderStage, &str)]) -> Result<BuiltProgram, String> {
         let desc = ProgramDesc::new(
             name,
-            stages.iter().map(|(stage, source)| SourceDesc::glsl(*stage, format!("{name}.{}", stage.name()), *source)),
+            stages
+                .iter()
+                .map(|(stage, source)| SourceDesc::new("glsl", *stage, format!("{name}.{}", stage.name()), *source)),
         );
         self.compiler.build_program(&desc, &BuildOptions::default()).into_result().map_err(|e| e.to_string())
     }

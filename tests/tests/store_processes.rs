@@ -5,7 +5,7 @@ use std::{
     path::{Path, PathBuf},
     process::{Command, Output},
 };
-use xr_sourcebuild::Store;
+use xr_store::Store;
 use xr_tests::{executable, library, temp_dir};
 
 fn run(command: &mut Command) -> (String, String) {

@@ -2,17 +2,18 @@
 //! validation layers: every validation error fails the call that caused it.
 
 use std::process::Command;
-use xr_sourcebuild::{BuildOptions, ConstantTableExt, ProgramBinary, ProgramDesc, ShaderStage, SourceDesc, Store};
+use xr_sourcebuild::{BuildOptions, ConstantTableExt, ProgramBinary, ProgramDesc, ShaderStage, SourceDesc};
+use xr_store::Store;
 use xr_tests::{FULLSCREEN_VERT, GlBench, assert_rgba_near, executable, registry, temp_dir};
 
 const VK_SPIRV: &str = "xr-compiler-vk-spirv";
 
 fn vertex() -> SourceDesc {
-    SourceDesc::glsl(ShaderStage::Vertex, "fullscreen.vert", FULLSCREEN_VERT)
+    SourceDesc::new("glsl", ShaderStage::Vertex, "fullscreen.vert", FULLSCREEN_VERT)
 }
 
 fn program(fragment: &str) -> ProgramDesc {
-    ProgramDesc::new("vk", [vertex(), SourceDesc::glsl(ShaderStage::Fragment, "vk.frag", fragment)])
+    ProgramDesc::new("vk", [vertex(), SourceDesc::new("glsl", ShaderStage::Fragment, "vk.frag", fragment)])
 }
 
 const MATERIAL: &str = "#version 450
@@ -62,7 +63,8 @@ fn uniform_buffers_push_constants_and_specialization_constants_set_the_pixels() 
         "vk",
         [
             vertex(),
-            SourceDesc::glsl(ShaderStage::Fragment, "vk.frag", MATERIAL).with_specialization(0, 0.5f32.to_bits()),
+            SourceDesc::new("glsl", ShaderStage::Fragment, "vk.frag", MATERIAL)
+                .with_specialization(0, 0.5f32.to_bits()),
         ],
     );
     let mut built = bench.compiler.build_program(&special, &BuildOptions::default()).into_result().expect("builds");
@@ -233,8 +235,8 @@ void main() { c = v_red; }
     let desc = ProgramDesc::new(
         "late-bound",
         [
-            SourceDesc::glsl(ShaderStage::Vertex, "late.vert", vertex),
-            SourceDesc::glsl(ShaderStage::Fragment, "late.frag", fragment),
+            SourceDesc::new("glsl", ShaderStage::Vertex, "late.vert", vertex),
+            SourceDesc::new("glsl", ShaderStage::Fragment, "late.frag", fragment),
         ],
     );
     let registry = registry();

@@ -397,7 +397,7 @@ fn variants_whose_stages_read_no_axis_share_their_objects() {
         assert_eq!(object("unlit[UNUSED=0]", target), object("unlit[UNUSED=1]", target), "{target}: one object");
     }
     assert_ne!(object("unlit[UNUSED=0]", "gl-glsl"), object("unlit[UNUSED=1]", "gl-glsl"));
-    let store = xr_sourcebuild::Store::open(dir.join("store")).unwrap();
+    let store = xr_store::Store::open(dir.join("store")).unwrap();
     assert_eq!(store.keys().unwrap().len(), 4, "stored once each");
 }
 
@@ -493,7 +493,7 @@ fn a_no_op_loads_no_plugin_and_anything_changed_takes_the_ordinary_path() {
 fn a_store_that_cannot_be_synced_fails_the_build_and_names_no_object() {
     let dir = materials_copy("build-sync-failure");
     let (ok, stdout, stderr) =
-        output(xr(&dir, &["build", "-m", "xr.toml", "-q"]).env(xr_sourcebuild::store::TEST_SYNC_FAILURE_VAR, "1"));
+        output(xr(&dir, &["build", "-m", "xr.toml", "-q"]).env(xr_store::test_hooks::SYNC_FAILURE_VAR, "1"));
     assert!(!ok, "{stdout}{stderr}");
     assert!(stdout.contains("cannot make the written objects durable"), "{stdout}");
     let journal = std::fs::read_to_string(dir.join("store/journal.jsonl")).unwrap_or_default();

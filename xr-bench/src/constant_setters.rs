@@ -16,9 +16,9 @@ use ash::vk::{self, Handle};
 use glow::HasContext;
 use std::{ffi::CString, hint::black_box, time::Instant};
 use xr_device::{DeviceBox, DeviceCapabilities, DeviceKind, DeviceOptions, NativeHandles};
+use xr_host::Registry;
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, BuildOptions, BuiltProgram, ConstantTableExt, ProgramDesc, Registry, ShaderStage,
-    SourceDesc,
+    AttachedBuildSystemBox, BuildOptions, BuiltProgram, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc,
 };
 
 /// Arguments of `xr-bench constant-setters`.
@@ -135,8 +135,8 @@ impl Setup {
         let desc = ProgramDesc::new(
             "setters",
             [
-                SourceDesc::glsl(ShaderStage::Vertex, "setters.vert", VERTEX),
-                SourceDesc::glsl(ShaderStage::Fragment, "setters.frag", fragment),
+                SourceDesc::new("glsl", ShaderStage::Vertex, "setters.vert", VERTEX),
+                SourceDesc::new("glsl", ShaderStage::Fragment, "setters.frag", fragment),
             ],
         );
         let built = compiler.build_program(&desc, &BuildOptions::default()).into_result()?;

@@ -13,10 +13,10 @@ use std::{
     time::Instant,
 };
 use xr_device::{DeviceKind, DeviceOptions, DrawCall, VertexAttribute, VertexLayout};
-use xr_sourcebuild::{
-    AttachedDevice, Availability, BuildOptions, LoadPath, ProgramCache, ProgramDesc, Registry, ShaderStage, SourceDesc,
-    Store,
-};
+use xr_host::{AttachedDevice, Registry};
+use xr_plugin_kit::ProgramCache;
+use xr_sourcebuild::{Availability, BuildOptions, LoadPath, ProgramDesc, ShaderStage, SourceDesc};
+use xr_store::Store;
 
 /// Arguments of `xr-bench gl-program-binaries`.
 #[derive(clap::Args)]
@@ -87,8 +87,9 @@ fn program(index: usize) -> ProgramDesc {
     ProgramDesc::new(
         format!("bench-{index}"),
         [
-            SourceDesc::glsl(ShaderStage::Vertex, "bench.vert", VERTEX),
-            SourceDesc::glsl(ShaderStage::Fragment, "bench.frag", FRAGMENT).with_define("VARIANT", index.to_string()),
+            SourceDesc::new("glsl", ShaderStage::Vertex, "bench.vert", VERTEX),
+            SourceDesc::new("glsl", ShaderStage::Fragment, "bench.frag", FRAGMENT)
+                .with_define("VARIANT", index.to_string()),
         ],
     )
 }

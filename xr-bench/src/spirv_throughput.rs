@@ -114,7 +114,7 @@ fn xr_side(files: &[PathBuf], out: &Path, jobs: usize) -> anyhow::Result<(f64, f
     let compile_all = |validate: bool| {
         // One compiler per worker, started inside the timing as glslc's start-up is.
         timed_pool(files, jobs, SpirvCompiler::new, |compiler, file| {
-            let desc = SourceDesc::glsl_file(ShaderStage::Vertex, file)?;
+            let desc = SourceDesc::read("glsl", ShaderStage::Vertex, file)?;
             let module = if validate {
                 compiler.compile(&desc, &options)?
             } else {

@@ -2,7 +2,6 @@
 //! store — reusing what the journal shows is still up to date.
 
 use crate::{
-    catalog::{self, CatalogProgram, CatalogVariant},
     journal::{Entry, Journal},
     manifest::{Manifest, PluginOffer, Program},
     matrix::{Variant, variants},
@@ -14,17 +13,26 @@ use std::{
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
+use xr_host::Registry;
 use xr_remote::{Kind, Remote};
-use xr_sourcebuild::{
-    ObjectKey, OfflineRequest, ProgramDesc, Registry, SourceBuildSystemBox, SourceDesc, Store, StoreError,
+use xr_sourcebuild::{CompileOption, OfflineRequest, ProgramDesc, SourceBuildSystemBox, SourceDesc};
+use xr_store::{
+    ObjectKey, Store, StoreError,
+    catalog::{self, CatalogAxis, CatalogProgram, CatalogVariant},
 };
 
-/// Version of the recipe and object formats; part of every key.
-pub(crate) const FORMAT: &str = "xr-build/1";
+pub(crate) use xr_store::{FORMAT, object_key};
 
-/// The key of an object: its payload's, with the format's version.
-pub fn object_key(payload: &[u8]) -> ObjectKey {
-    ObjectKey::from_parts([FORMAT.as_bytes(), payload])
+/// An empty catalog entry for `program` of the manifest at `manifest`.
+fn catalog_entry(program: &Program, manifest: &Path) -> CatalogProgram {
+    CatalogProgram {
+        name: program.name.clone(),
+        manifest: manifest.to_path_buf(),
+        axes: program.axes.iter().map(|a| CatalogAxis { name: a.name.clone(), values: a.values() }).collect(),
+        overrides: program.overrides.clone(),
+        targets: program.targets.iter().map(|t| t.name.clone()).collect(),
+        variants: BTreeMap::new(),
+    }
 }
 
 /// What to build.
@@ -203,6 +211,16 @@ pub fn plugin_offer(registry: &Registry) -> PluginOffer {
         }
         offer.pairs.extend(info.compiles.iter().map(|p| (p.language.to_string(), p.target.to_string())));
     }
+    offer.pairs.sort();
+    offer.pairs.dedup();
+    for (language, target) in &offer.pairs {
+        if let Ok((info, _)) = registry.offline_compiler(language, target)
+            && let Some(pair) =
+                info.compiles.iter().find(|p| p.language == language.as_str() && p.target == target.as_str())
+        {
+            offer.compilers.push((info.name.to_string(), pair.clone()));
+        }
+    }
     offer
 }
 
@@ -332,7 +350,7 @@ pub fn build(
     for (program, variant) in &jobs {
         catalogs
             .entry(program.name.as_str())
-            .or_insert_with(|| CatalogProgram::new(program, &manifest.path))
+            .or_insert_with(|| catalog_entry(program, &manifest.path))
             .variants
             .insert(
                 variant.name.clone(),
@@ -488,13 +506,15 @@ impl JobContext<'_> {
                 return results;
             }
         };
-        // One request for every target: only its target changes.
+        // One request for every target: only its target and options change.
         let mut request = OfflineRequest::new(desc, "");
-        if let Some(level) = &program.optimize {
-            request = request.with_option("optimize", level);
-        }
         for (target, compiler, recipe, action) in stale {
             request.target = target.as_str().into();
+            request.options = program
+                .options_for(&target)
+                .iter()
+                .map(|(name, value)| CompileOption { name: name.as_str().into(), value: value.as_str().into() })
+                .collect();
             let outcome = match compiler.system.compile_offline(&request).into_result() {
                 Ok(artifact) => {
                     let files = artifact.files_read.iter().map(|f| (f.path.to_string(), f.hash.to_string())).collect();
@@ -736,9 +756,9 @@ fn recipe_key(
     for define in &variant.defines {
         parts.push(format!("{}={}", define.name, define.value).into());
     }
-    // Only when set: programs without it keep the keys they always had.
-    if let Some(level) = &program.optimize {
-        parts.push(format!("optimize={level}").into());
+    // Only those given: programs without options keep the keys they always had.
+    for (name, value) in program.options_for(target) {
+        parts.push(format!("option:{name}={value}").into());
     }
     ObjectKey::from_parts(parts.iter().map(Vec::as_slice))
 }
@@ -750,7 +770,7 @@ pub(crate) fn program_desc(program: &Program, variant: &Variant) -> Result<Progr
         let source = std::fs::read_to_string(&stage.file)
             .map_err(|e| format!("{}: cannot read the source: {e}", stage.file.display()))?;
         let mut desc =
-            SourceDesc::glsl(stage.stage, stage.file.to_string_lossy(), source).with_language(stage.language());
+            SourceDesc::new("glsl", stage.stage, stage.file.to_string_lossy(), source).with_language(stage.language());
         desc.entry_point = stage.entry.clone().into();
         for define in &variant.defines {
             desc.defines.push(define.clone());

@@ -9,9 +9,9 @@
 //! points at, program binaries of other programs, and the catalogs of
 //! programs no manifest has. The journal loses the entries of dropped objects.
 
-use crate::{catalog, journal::Journal, manifest::Manifest};
+use crate::{journal::Journal, manifest::Manifest};
 use std::collections::BTreeSet;
-use xr_sourcebuild::{ObjectKey, Store, StoreError, program_cache::binary_record_program};
+use xr_store::{ObjectKey, Store, StoreError, binary_record::program_of, catalog};
 
 /// What `gc` did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -92,7 +92,7 @@ fn dropped(
     if referenced.contains(&key.hex()) {
         return false;
     }
-    if let Some(variant) = binary_record_program(payload) {
+    if let Some(variant) = program_of(payload) {
         // Stored by the run-time library under the variant's name.
         let program = variant.split('[').next().unwrap_or_default();
         return !programs.contains(program);

@@ -165,7 +165,7 @@ fn axis_help(program: &Program) -> String {
 
 /// The preprocessor of the build system that compiles GLSL into
 /// [`PREPROCESSED_TARGET`], from `registry`.
-pub fn preprocessor(registry: &xr_sourcebuild::Registry) -> Result<Box<Preprocessor<'_>>, String> {
+pub fn preprocessor(registry: &xr_host::Registry) -> Result<Box<Preprocessor<'_>>, String> {
     let (_, system) = registry.offline_compiler("glsl", PREPROCESSED_TARGET).map_err(|e| e.to_string())?;
     Ok(Box::new(move |desc: &ProgramDesc| {
         let request = xr_sourcebuild::OfflineRequest::new(desc.clone(), PREPROCESSED_TARGET);

@@ -20,7 +20,7 @@ use std::{
     path::{Path, PathBuf},
     sync::Mutex,
 };
-use xr_sourcebuild::{ObjectKey, store::ObjectStamp};
+use xr_store::{ObjectKey, object::ObjectStamp};
 
 /// One finished artifact.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

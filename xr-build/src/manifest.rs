@@ -20,13 +20,15 @@
 //! ```
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::{
     fmt,
     ops::Range,
     path::{Path, PathBuf},
 };
 use toml::Spanned;
-use xr_sourcebuild::ShaderStage;
+use xr_sourcebuild::{CompilePair, ShaderStage};
+use xr_store::catalog::{Override, OverrideType};
 
 /// An error in a manifest, at the file, line and column it comes from.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -122,61 +124,6 @@ impl Stage {
     }
 }
 
-/// The scalar type of an override.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OverrideType {
-    /// `float`.
-    Float,
-    /// `int`.
-    Int,
-    /// `uint`.
-    Uint,
-    /// `bool`.
-    Bool,
-}
-
-/// A specialization constant a variant may set at load time: variants
-/// that differ only by a value are one program with an override,
-/// not more variants. On SPIR-V targets it is the `constant_id`; on
-/// `gl-glsl`, which has no specialization constants, XR defines `NAME` to
-/// the value when it builds the source on the device, so sources declare it
-/// under `#if defined(GL_SPIRV) || defined(VULKAN)`.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Override {
-    /// Its name.
-    pub name: String,
-    /// Its `constant_id`.
-    pub id: u32,
-    /// Its type.
-    #[serde(rename = "type")]
-    pub kind: OverrideType,
-    /// Its default value.
-    pub default: f64,
-}
-
-impl Override {
-    /// `value` as a specialization constant's bits.
-    pub fn bits(&self, value: f64) -> u32 {
-        match self.kind {
-            OverrideType::Float => (value as f32).to_bits(),
-            OverrideType::Int => (value as i32) as u32,
-            OverrideType::Uint => value as u32,
-            OverrideType::Bool => u32::from(value != 0.0),
-        }
-    }
-
-    /// `value` as a GLSL literal of the override's type.
-    pub fn glsl_literal(&self, value: f64) -> String {
-        match self.kind {
-            OverrideType::Float => format!("{:?}", value as f32),
-            OverrideType::Int => (value as i32).to_string(),
-            OverrideType::Uint => format!("{}u", value as u32),
-            OverrideType::Bool => (value != 0.0).to_string(),
-        }
-    }
-}
-
 /// A filter clause: `AXIS op VALUE`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Clause {
@@ -205,15 +152,41 @@ pub struct Program {
     pub overrides: Vec<Override>,
     /// Points dropped from the matrix: each filter is clauses joined by `&&`.
     pub exclude: Vec<Vec<Clause>>,
-    /// Optimisation level for its SPIR-V targets (`optimize = "performance"`),
-    /// one of [`OPTIMIZATION_LEVELS`]; the build systems' default (none:
-    /// debuggable) when absent.
-    pub optimize: Option<String>,
+    /// Compiler options (`options = { optimize = "size" }` for every
+    /// target, `target_options = { vk-spirv = { vulkan = "1.3" } }` for
+    /// one), checked against what each target's compiler declares by
+    /// [`Manifest::check_plugins`].
+    pub options: Vec<ProgramOption>,
 }
 
-/// The optimisation levels a program may ask for. Names, constants and
-/// resources stay reflectable at every level.
-pub const OPTIMIZATION_LEVELS: [&str; 3] = ["none", "size", "performance"];
+/// A compiler option a program gives, for all its targets or one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgramOption {
+    /// The option's name, as the compiler declares it.
+    pub name: String,
+    /// Its value.
+    pub value: String,
+    /// The one target it is for; `None`: every target of the program.
+    pub target: Option<String>,
+    /// Where the manifest gives the value.
+    pub place: Place,
+}
+
+impl Program {
+    /// The options of the compile for `target`, by name: the program's,
+    /// then the target's own, which win.
+    pub fn options_for(&self, target: &str) -> Vec<(String, String)> {
+        let mut options: Vec<(String, String)> = Vec::new();
+        let general = self.options.iter().filter(|o| o.target.is_none());
+        let own = self.options.iter().filter(|o| o.target.as_deref() == Some(target));
+        for option in general.chain(own) {
+            options.retain(|(name, _)| *name != option.name);
+            options.push((option.name.clone(), option.value.clone()));
+        }
+        options.sort();
+        options
+    }
+}
 
 /// A parsed and checked manifest.
 #[derive(Clone, Debug, PartialEq)]
@@ -259,7 +232,10 @@ struct RawProgram {
     overrides: Vec<RawOverride>,
     #[serde(default)]
     exclude: Vec<Spanned<String>>,
-    optimize: Option<Spanned<String>>,
+    #[serde(default)]
+    options: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    target_options: BTreeMap<String, BTreeMap<String, Spanned<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -309,6 +285,9 @@ pub struct PluginOffer {
     pub languages: Vec<(String, Vec<String>)>,
     /// (language, target) pairs.
     pub pairs: Vec<(String, String)>,
+    /// The compiler chosen for each pair (by priority), with the pair as it
+    /// declares it: what a program's options are checked against.
+    pub compilers: Vec<(String, CompilePair)>,
 }
 
 impl PluginOffer {
@@ -324,6 +303,10 @@ impl PluginOffer {
         languages.sort();
         languages.dedup();
         languages
+    }
+
+    fn compiler(&self, language: &str, target: &str) -> Option<&(String, CompilePair)> {
+        self.compilers.iter().find(|(_, pair)| pair.language == language && pair.target == target)
     }
 
     fn language_of(&self, file: &Path) -> Option<&str> {
@@ -370,6 +353,15 @@ fn check_program(program: &mut Program, offer: &PluginOffer) -> Result<(), (Plac
                     ));
                 }
             },
+        }
+    }
+    for target in &program.targets {
+        for option in program.options.iter().filter(|o| o.target.as_deref().is_none_or(|t| t == target.name)) {
+            for stage in &program.stages {
+                let Some((compiler, pair)) = offer.compiler(stage.language(), &target.name) else { continue };
+                xr_host::check_option(compiler, pair, &option.name, &option.value)
+                    .map_err(|e| (option.place.clone(), e.to_string()))?;
+            }
         }
     }
     Ok(())
@@ -558,25 +550,35 @@ impl Manifest {
             for filter in &raw_program.exclude {
                 exclude.push(parse_filter(&locate, filter, &program_axes)?);
             }
-            let optimize = match &raw_program.optimize {
-                None => None,
-                // The default, spelt out: the same keys as leaving it out.
-                Some(level) if level.get_ref() == "none" => None,
-                Some(level) if OPTIMIZATION_LEVELS.contains(&level.get_ref().as_str()) => Some(level.get_ref().clone()),
-                Some(level) => {
-                    return Err(locate.at(
-                        level.span(),
-                        format!(
-                            "unknown optimization level '{}' ({})",
-                            level.get_ref(),
-                            OPTIMIZATION_LEVELS.join(", ")
-                        ),
-                    ));
+            let mut options: Vec<ProgramOption> = raw_program
+                .options
+                .iter()
+                .map(|(name, value)| ProgramOption {
+                    name: name.clone(),
+                    value: value.get_ref().clone(),
+                    target: None,
+                    place: locate.place(value.span()),
+                })
+                .collect();
+            for (target, given) in &raw_program.target_options {
+                for (name, value) in given {
+                    if !targets.iter().any(|t| &t.name == target) {
+                        return Err(locate.at(
+                            value.span(),
+                            format!("target_options names '{target}', which is not a target of this program"),
+                        ));
+                    }
+                    options.push(ProgramOption {
+                        name: name.clone(),
+                        value: value.get_ref().clone(),
+                        target: Some(target.clone()),
+                        place: locate.place(value.span()),
+                    });
                 }
-            };
+            }
             programs.push(Program {
                 name: name.clone(),
-                optimize,
+                options,
                 axes: program_axes,
                 targets,
                 stages,

@@ -27,11 +27,8 @@ use std::{
     collections::BTreeMap,
     path::{Path, PathBuf},
 };
-use xr_sourcebuild::{
-    ObjectKey, Store,
-    registry::plugin_files,
-    store::{ObjectStamp, file_stamp},
-};
+use xr_host::registry::plugin_files;
+use xr_store::{ObjectKey, Store, object::ObjectStamp, object::file_stamp};
 
 /// File name of the stamp, in the store's directory.
 const FILE: &str = "last-build.json";

@@ -2,11 +2,9 @@
 //! (the integration tests reach them through `xr build` and the library).
 
 use std::{collections::BTreeMap, path::PathBuf};
-use xr_build::{
-    catalog::{CatalogAxis, CatalogProgram, CatalogVariant},
-    journal::{Entry, Journal},
-};
-use xr_sourcebuild::ObjectKey;
+use xr_build::{journal::Entry, journal::Journal};
+use xr_store::ObjectKey;
+use xr_store::{catalog::CatalogAxis, catalog::CatalogProgram, catalog::CatalogVariant};
 
 fn program() -> CatalogProgram {
     let objects = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
@@ -118,17 +116,17 @@ fn a_catalog_is_rewritten_only_when_it_changes() {
     let root = store_root("catalog-write");
     std::fs::create_dir_all(root.join("tmp")).unwrap();
     let inode = |path: &std::path::Path| std::fs::metadata(path).unwrap().ino();
-    let path = xr_build::catalog::write(&root, &program()).unwrap();
+    let path = xr_store::catalog::write(&root, &program()).unwrap();
     let first = inode(&path);
     // The same catalog: the file is left as it is (a no-op build writes nothing).
-    assert_eq!(xr_build::catalog::write(&root, &program()).unwrap(), path);
+    assert_eq!(xr_store::catalog::write(&root, &program()).unwrap(), path);
     assert_eq!(inode(&path), first);
     // Another: replaced whole, by a rename.
     let mut changed = program();
     changed.variants.get_mut("p[A=0,B=x]").unwrap().objects.insert("vk-spirv".into(), "new".into());
-    xr_build::catalog::write(&root, &changed).unwrap();
+    xr_store::catalog::write(&root, &changed).unwrap();
     assert_ne!(inode(&path), first);
-    let (read, unread) = xr_build::catalog::read_all(&root);
+    let (read, unread) = xr_store::catalog::read_all(&root);
     assert!(unread.is_empty(), "{unread:?}");
     assert_eq!(read["p"].object("p[A=0,B=x]", "vk-spirv"), Some("new"));
 }

@@ -4,12 +4,9 @@
 
 use proptest::prelude::*;
 use std::path::Path;
-use xr_build::{
-    Manifest,
-    catalog::{self, CatalogProgram},
-    journal::{Entry, Journal},
-};
-use xr_sourcebuild::ObjectKey;
+use xr_build::{Manifest, journal::Entry, journal::Journal};
+use xr_store::ObjectKey;
+use xr_store::catalog::{self, CatalogProgram};
 
 /// A fresh directory, removed when dropped (so that a long fuzz run does
 /// not fill the disk, however a case ends).

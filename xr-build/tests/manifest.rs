@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use xr_build::{AxisKind, Manifest, PluginOffer, variants};
+use xr_sourcebuild::{CompilePair, OptionDecl};
 
 fn fixture(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("xr-build-manifest-{name}-{}", std::process::id()));
@@ -106,9 +107,15 @@ fn bad_manifests_are_errors_at_file_line_and_column() {
         )
     };
     let unknown_stage = stage("pixel", "");
-    let optimize = format!("{PROGRAM}optimize = \"fast\"\n");
+    let other_target = format!("{PROGRAM}target_options = {{ gl-glsl = {{ optimize = \"size\" }} }}\n");
     let cases: Vec<(&str, &str, usize, usize, &str)> = vec![
-        ("unknown optimization level", &optimize, 5, 12, "unknown optimization level 'fast' (none, size, performance)"),
+        (
+            "options for a target the program lacks",
+            &other_target,
+            5,
+            43,
+            "target_options names 'gl-glsl', which is not a target of this program",
+        ),
         (
             "axis twice",
             "[[axis]]\nname = \"A\"\nkind = \"bool\"\n[[axis]]\nname = \"A\"\nkind = \"bool\"\n",
@@ -237,7 +244,55 @@ fn spirv_offer() -> PluginOffer {
             ("hlsl".into(), vec!["hlsl".into()]),
         ],
         pairs: vec![("glsl".into(), "vk-spirv".into()), ("hlsl".into(), "vk-spirv".into())],
+        compilers: ["glsl", "hlsl"]
+            .into_iter()
+            .map(|language| {
+                let optimize = OptionDecl::choice("optimize", &["none", "size", "performance"], "none", "level");
+                let vulkan = OptionDecl::choice("vulkan", &["1.0", "1.3"], "1.0", "version");
+                (
+                    "xr-compiler-vk-spirv".to_owned(),
+                    CompilePair::new(language, "vk-spirv").with_options([optimize, vulkan]),
+                )
+            })
+            .collect(),
     }
+}
+
+#[test]
+fn options_the_compiler_does_not_take_fail_their_program_alone_at_line_and_column() {
+    let dir = fixture("options");
+    let program = |name: &str, options: &str| {
+        format!(
+            "[[program]]\nname = \"{name}\"\ntargets = [\"vk-spirv\"]\nstages = [{{ stage = \"vertex\", file = \"shaders/lit.vert\" }}]\n{options}\n"
+        )
+    };
+    let text = [
+        program("good", "options = { optimize = \"size\" }\ntarget_options = { vk-spirv = { vulkan = \"1.3\" } }"),
+        program("unknown", "options = { vulkn = \"1.3\" }"),
+        program("bad_value", "target_options = { vk-spirv = { optimize = \"fast\" } }"),
+    ]
+    .concat();
+    let mut manifest = parse(&dir, &text).unwrap();
+    let refused = manifest.check_plugins(&spirv_offer());
+    let kept: Vec<&str> = manifest.programs.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(kept, ["good"]);
+    assert_eq!(
+        manifest.programs[0].options_for("vk-spirv"),
+        [("optimize".to_owned(), "size".to_owned()), ("vulkan".to_owned(), "1.3".to_owned())]
+    );
+    let errors: Vec<(&str, usize, usize, String)> =
+        refused.iter().map(|(name, e)| (name.as_str(), e.line, e.column, e.message.clone())).collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert_eq!((errors[0].0, errors[0].1, errors[0].2), ("unknown", 11, 21), "{errors:?}");
+    assert_eq!(
+        errors[0].3,
+        "xr-compiler-vk-spirv takes no option 'vulkn' for glsl → vk-spirv (it takes: optimize = none | size | performance; vulkan = 1.0 | 1.3)"
+    );
+    assert_eq!((errors[1].0, errors[1].1, errors[1].2), ("bad_value", 16, 44), "{errors:?}");
+    assert_eq!(
+        errors[1].3,
+        "xr-compiler-vk-spirv takes optimize = none | size | performance for glsl → vk-spirv, not optimize = 'fast'"
+    );
 }
 
 #[test]

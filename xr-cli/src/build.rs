@@ -15,7 +15,7 @@ use xr_build::{
     plugin_offer,
     xr_remote::Remote,
 };
-use xr_sourcebuild::Registry;
+use xr_host::Registry;
 
 /// What `xr build` was asked.
 #[derive(clap::Args)]
@@ -247,7 +247,7 @@ pub fn gc(store: Option<PathBuf>, manifests: &[PathBuf], dry_run: bool) -> anyho
         None => manifests.first().map(|m| m.store.clone()).context("name a manifest with --manifest")?,
     };
     anyhow::ensure!(store.join("objects").is_dir(), "{} is not an XR store (no objects/ directory)", store.display());
-    let store = xr_sourcebuild::Store::open(store)?;
+    let store = xr_store::Store::open(store)?;
     let report = gc::gc(&store, &manifests, dry_run)?;
     for name in &report.catalogs_removed {
         println!("{} program '{name}' (in no manifest)", if dry_run { "would drop" } else { "dropped" });

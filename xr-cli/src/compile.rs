@@ -1,12 +1,13 @@
 //! `xr compile` and `xr reflect`: XR's `D3DXCompileShaderFromFile`.
 
-use crate::hlsl;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 use xr_device::DeviceOptions;
+use xr_host::Registry;
 use xr_sourcebuild::{
-    ArtifactLoad, BuildError, LoadPath, OfflineArtifact, OfflineRequest, ProgramDesc, Registry, ShaderStage, SourceDesc,
+    ArtifactLoad, BuildError, CompilePair, LoadPath, OfflineArtifact, OfflineRequest, ProgramDesc, ShaderStage,
+    SourceDesc,
 };
 
 /// A stage on the command line.
@@ -39,17 +40,6 @@ impl From<Stage> for ShaderStage {
     }
 }
 
-/// Optimisation level on the command line.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OptLevel {
-    /// None; debug names kept.
-    None,
-    /// Smaller code.
-    Size,
-    /// Faster code.
-    Performance,
-}
-
 /// The source to build, shared by `xr compile` and `xr reflect`.
 #[derive(Args)]
 pub struct SourceArgs {
@@ -57,12 +47,11 @@ pub struct SourceArgs {
     /// a.frag`), or a single file.
     #[arg(required = true, num_args = 1..)]
     files: Vec<PathBuf>,
-    /// Stage of a single file; taken from the file extension (.vert, .frag, …) or the HLSL profile when left out.
+    /// Stage of a single file; by default from the file extension (.vert,
+    /// .frag, …) or from an option whose value names a stage (an HLSL
+    /// `profile`).
     #[arg(long)]
     stage: Option<Stage>,
-    /// HLSL profile (vs_5_0, ps_5_0, …): sets the stage and the language.
-    #[arg(long)]
-    profile: Option<String>,
     /// Entry point.
     #[arg(long, default_value = "main")]
     entry: String,
@@ -81,78 +70,111 @@ pub struct SourceArgs {
     /// the language into a compatible (portable) object.
     #[arg(long)]
     target: Option<String>,
-    /// Vulkan version for vk-spirv: 1.0, 1.1, 1.2 or 1.3.
-    #[arg(long, default_value = "1.0")]
-    vulkan: String,
-    /// SPIR-V version (1.0 … 1.6); the target's newest by default.
-    #[arg(long)]
-    spirv_version: Option<String>,
-    /// Optimisation level.
-    #[arg(short = 'O', long = "optimize", value_enum, default_value = "none")]
-    optimization: OptLevel,
+    /// A compiler option, as the compiler of the (language → target) pair
+    /// declares it (`xr plugins` lists them): `--option vulkan=1.3`,
+    /// `--option optimize=size`, `--option profile=ps_5_0`. Repeatable.
+    #[arg(long = "option", value_name = "NAME=VALUE")]
+    options: Vec<String>,
 }
 
 impl SourceArgs {
-    fn describe(&self, registry: &Registry, file: &Path) -> anyhow::Result<SourceDesc> {
-        let single = self.files.len() == 1;
-        if !single && (self.stage.is_some() || self.profile.is_some()) {
-            anyhow::bail!(
-                "--stage and --profile name the stage of a single file; with several, each file's extension does"
-            );
-        }
-        let profile_stage = match &self.profile {
-            Some(profile) => {
-                Some(hlsl::stage_of_profile(profile).with_context(|| format!("unknown HLSL profile '{profile}'"))?)
-            }
-            None => None,
-        };
-        let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
-        let stage = match (self.stage, profile_stage) {
-            (Some(stage), _) => stage.into(),
-            (None, Some(stage)) => stage,
-            (None, None) => stage_of_extension(extension)
-                .or_else(|| {
-                    // `lit.vs.hlsl`, `lit.frag.hlsl`: the stage before the language.
-                    let stem = Path::new(file.file_stem()?);
-                    stage_of_extension(stem.extension()?.to_str()?)
-                })
-                .with_context(|| {
-                    format!(
-                        "cannot tell the stage of {}: give --stage or --profile, or name it like a.vert / a.vs.hlsl",
-                        file.display()
-                    )
-                })?,
-        };
-        let language = match (&self.lang, &self.profile) {
-            (Some(language), _) => language.clone(),
-            (None, Some(_)) => "hlsl".to_owned(),
-            (None, None) => registry.language_of_extension(extension).with_context(|| {
-                format!(
-                    "cannot tell the language of {} from its extension: give --lang (the plugins found compile: {})",
-                    file.display(),
-                    registry.languages().join(", ")
-                )
-            })?,
-        };
-        let mut desc = SourceDesc::glsl_file(stage, file)?.with_language(&language);
-        desc.entry_point = self.entry.as_str().into();
-        for define in &self.defines {
-            let (name, value) = define.split_once('=').unwrap_or((define, ""));
-            desc = desc.with_define(name, value);
-        }
-        for dir in &self.include_dirs {
-            desc = desc.with_include_dir(dir.to_string_lossy());
-        }
-        Ok(desc)
+    /// `--option` values as (name, value).
+    fn options(&self) -> anyhow::Result<Vec<(String, String)>> {
+        self.options
+            .iter()
+            .map(|option| match option.split_once('=') {
+                Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
+                _ => anyhow::bail!("--option takes NAME=VALUE, not '{option}'"),
+            })
+            .collect()
     }
 
-    /// The program: every file a stage, in pipeline order.
-    fn program(&self, registry: &Registry) -> anyhow::Result<ProgramDesc> {
+    /// The language of `file`: `--lang`, else its extension as the plugins
+    /// declare extensions.
+    fn language(&self, registry: &Registry, file: &Path) -> anyhow::Result<String> {
+        if let Some(language) = &self.lang {
+            return Ok(language.clone());
+        }
+        let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+        registry.language_of_extension(extension).with_context(|| {
+            format!(
+                "cannot tell the language of {} from its extension: give --lang (the plugins found compile: {})",
+                file.display(),
+                registry.languages().join(", ")
+            )
+        })
+    }
+
+    /// The stage of `file`: `--stage`, its extension (`a.vert`, `a.vs.hlsl`),
+    /// or an option of `pair` that names one.
+    fn stage(&self, file: &Path, pair: &CompilePair, options: &[(String, String)]) -> anyhow::Result<ShaderStage> {
+        if let Some(stage) = self.stage {
+            return Ok(stage.into());
+        }
+        let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+        stage_of_extension(extension)
+            .or_else(|| {
+                // `lit.vs.hlsl`, `lit.frag.hlsl`: the stage before the language.
+                let stem = Path::new(file.file_stem()?);
+                stage_of_extension(stem.extension()?.to_str()?)
+            })
+            .or_else(|| xr_host::stage_selected(pair, options))
+            .with_context(|| {
+                let selectors: Vec<String> = pair
+                    .options
+                    .iter()
+                    .filter(|o| o.values.iter().any(|v| v.stage.is_some()))
+                    .map(|o| format!("--option {}", o.usage()))
+                    .collect();
+                let or_option =
+                    if selectors.is_empty() { String::new() } else { format!(", {}", selectors.join(", ")) };
+                format!("cannot tell the stage of {}: give --stage{or_option}, or name it like a.vert", file.display())
+            })
+    }
+
+    /// Compiles the files through the build system that the plugins declare
+    /// for their (language → target) pair, with the options it declares.
+    fn compile(&self, registry: &Registry) -> anyhow::Result<(String, ProgramDesc, OfflineArtifact)> {
+        if self.files.len() > 1 && self.stage.is_some() {
+            anyhow::bail!("--stage names the stage of a single file; with several, each file's extension does");
+        }
+        let options = self.options()?;
+        let languages: Vec<String> = self.files.iter().map(|f| self.language(registry, f)).collect::<Result<_, _>>()?;
+        let language = &languages[0];
+        if let Some((file, other)) = self.files.iter().zip(&languages).find(|(_, l)| *l != language) {
+            anyhow::bail!(
+                "{} is {language} but {} is {other}: one program, one language",
+                self.files[0].display(),
+                file.display()
+            );
+        }
+        let target = match &self.target {
+            Some(target) => target.clone(),
+            None => default_target(registry, language)?,
+        };
+        let (info, system) = registry.offline_compiler(language, &target)?;
+        let pair = info
+            .compiles
+            .iter()
+            .find(|p| p.language == language.as_str() && p.target == target.as_str())
+            .with_context(|| format!("{} does not declare {language} → {target}", info.name))?;
+        for (name, value) in &options {
+            xr_host::check_option(&info.name, pair, name, value)?;
+        }
         let mut stages = Vec::new();
         for file in &self.files {
-            stages.push(self.describe(registry, file)?);
+            let mut desc = SourceDesc::read(language, self.stage(file, pair, &options)?, file)?;
+            desc.entry_point = self.entry.as_str().into();
+            for define in &self.defines {
+                let (name, value) = define.split_once('=').unwrap_or((define, ""));
+                desc = desc.with_define(name, value);
+            }
+            for dir in &self.include_dirs {
+                desc = desc.with_include_dir(dir.to_string_lossy());
+            }
+            stages.push(desc);
         }
-        stages.sort_by_key(|s| ShaderStage::ALL.iter().position(|a| *a == s.stage));
+        stages.sort_by_key(|s| s.stage);
         for pair in stages.windows(2) {
             if pair[0].stage == pair[1].stage {
                 anyhow::bail!(
@@ -164,33 +186,10 @@ impl SourceArgs {
             }
         }
         let name = self.files[0].file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        Ok(ProgramDesc::new(name, stages))
-    }
-
-    /// Compiles the files through the build system that the plugins declare
-    /// for their (language → target) pair.
-    fn compile(&self, registry: &Registry) -> anyhow::Result<(String, ProgramDesc, OfflineArtifact)> {
-        let program = self.program(registry)?;
-        let language = program.stages[0].language.to_string();
-        if let Some(other) = program.stages.iter().find(|s| s.language != language.as_str()) {
-            anyhow::bail!(
-                "{} is {} but {} is {}: one program, one language",
-                program.stages[0].file_name,
-                language,
-                other.file_name,
-                other.language
-            );
-        }
-        let target = match &self.target {
-            Some(target) => target.clone(),
-            None => default_target(registry, &language)?,
-        };
-        let (info, system) = registry.offline_compiler(&language, &target)?;
-        let mut request = OfflineRequest::new(program.clone(), &target)
-            .with_option("vulkan", &self.vulkan)
-            .with_option("optimize", self.optimization.name());
-        if let Some(version) = &self.spirv_version {
-            request = request.with_option("spirv-version", version);
+        let program = ProgramDesc::new(name, stages);
+        let mut request = OfflineRequest::new(program.clone(), &target);
+        for (name, value) in &options {
+            request = request.with_option(name, value);
         }
         tracing::debug!(build_system = %info.name, "compiling {} for {target}", program.name);
         let artifact = system.compile_offline(&request).into_result().map_err(build_failure)?;
@@ -216,16 +215,6 @@ fn default_target(registry: &Registry, language: &str) -> anyhow::Result<String>
         .find(|pair| pair.language == language)
         .map(|pair| pair.target.to_string())
         .with_context(|| format!("no plugin compiles {language} into a portable object: give --target"))
-}
-
-impl OptLevel {
-    fn name(self) -> &'static str {
-        match self {
-            OptLevel::None => "none",
-            OptLevel::Size => "size",
-            OptLevel::Performance => "performance",
-        }
-    }
 }
 
 fn stage_of_extension(extension: &str) -> Option<ShaderStage> {
@@ -288,7 +277,8 @@ fn on_device(registry: &Registry, target: &str, program: &ProgramDesc, artifact:
     let (info, system, path) =
         loaders.into_iter().next().with_context(|| format!("no build system found loads {target} on a device"))?;
     let kind = *info.attachable.first().with_context(|| format!("{} attaches to no device", info.name))?;
-    let options = DeviceOptions { validation: kind == xr_device::DeviceKind::Vulkan, ..DeviceOptions::default() };
+    // Validation where the API has it (devices without it ignore the flag).
+    let options = DeviceOptions { validation: true, ..DeviceOptions::default() };
     let mut device = registry.open_device(kind, &options)?;
     let capabilities = device.capabilities().into_result()?;
     let handles = device.native_handles().into_result()?;
@@ -337,7 +327,7 @@ fn print_on_device(
         for message in messages.iter() {
             eprintln!("validation: {message}");
         }
-        anyhow::bail!("{}: {} Vulkan validation message(s) while building the program", program.name, messages.len());
+        anyhow::bail!("{}: {} validation message(s) while building the program", program.name, messages.len());
     }
     let constants = loaded.program.constants.constants().into_result()?;
     let resources = loaded.program.constants.resources().into_result()?;
@@ -346,7 +336,7 @@ fn print_on_device(
         program.name,
         capabilities.renderer,
         kind.name(),
-        if kind == xr_device::DeviceKind::Vulkan { "Vulkan" } else { "OpenGL" },
+        kind.api_name(),
         capabilities.api_major,
         capabilities.api_minor,
         build_system
@@ -357,10 +347,7 @@ fn print_on_device(
     }
     for resource in resources.iter() {
         let array = if resource.array_size > 1 { format!("[{}]", resource.array_size) } else { String::new() };
-        let place = match kind {
-            xr_device::DeviceKind::Vulkan => format!("set {}, binding {}", resource.set, resource.binding),
-            xr_device::DeviceKind::OpenGl => format!("unit/binding {}", resource.binding),
-        };
+        let place = format!("set {}, binding {}", resource.set, resource.binding);
         let size =
             if resource.min_size > 0 { format!(", at least {} bytes", resource.min_size) } else { String::new() };
         println!("  {} {}{array} ({place}{size})", resource.kind.name(), resource.name);

@@ -2,7 +2,6 @@
 
 mod build;
 mod compile;
-mod hlsl;
 mod plugins;
 mod store;
 

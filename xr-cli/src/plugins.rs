@@ -2,8 +2,9 @@
 
 use serde::Serialize;
 use std::path::PathBuf;
-use xr_device::{DeviceCapabilities, DeviceKind, DeviceOptions};
-use xr_sourcebuild::{BuildSystemInfo, Registry, SourceBuildSystemBox};
+use xr_device::{DeviceCapabilities, DeviceOptions};
+use xr_host::Registry;
+use xr_sourcebuild::{BuildSystemInfo, SourceBuildSystemBox};
 
 #[derive(Serialize)]
 struct Report {
@@ -67,6 +68,15 @@ struct BuildSystemReport {
 struct CompileReport {
     language: String,
     target: String,
+    options: Vec<OptionReport>,
+}
+
+#[derive(Serialize, Clone, PartialEq)]
+struct OptionReport {
+    name: String,
+    values: Vec<String>,
+    default: String,
+    help: String,
 }
 
 #[derive(Serialize)]
@@ -161,12 +171,8 @@ fn build_report(registry: &Registry) -> Report {
 }
 
 fn capabilities_report(c: &DeviceCapabilities) -> CapabilitiesReport {
-    let api = match c.kind {
-        DeviceKind::OpenGl => "OpenGL",
-        DeviceKind::Vulkan => "Vulkan",
-    };
     CapabilitiesReport {
-        api: format!("{api} {}.{}", c.api_major, c.api_minor),
+        api: format!("{} {}.{}", c.kind.api_name(), c.api_major, c.api_minor),
         vendor: c.vendor.to_string(),
         renderer: c.renderer.to_string(),
         driver_version: c.driver_version.to_string(),
@@ -212,7 +218,20 @@ fn build_system_report(
         compiles: info
             .compiles
             .iter()
-            .map(|p| CompileReport { language: p.language.to_string(), target: p.target.to_string() })
+            .map(|p| CompileReport {
+                language: p.language.to_string(),
+                target: p.target.to_string(),
+                options: p
+                    .options
+                    .iter()
+                    .map(|o| OptionReport {
+                        name: o.name.to_string(),
+                        values: o.values.iter().map(|v| v.pattern.to_string()).collect(),
+                        default: o.default.to_string(),
+                        help: o.help.to_string(),
+                    })
+                    .collect(),
+            })
             .collect(),
         loads: info.loads.iter().map(|l| LoadReport { target: l.target.to_string(), path: l.path.name() }).collect(),
         on_devices,
@@ -233,10 +252,13 @@ fn print_text(report: &Report, all_extensions: bool) {
                 Ok(c) => {
                     println!("    device: {} — {} / {}", c.api, c.vendor, c.renderer);
                     println!("    driver: {}; shading language {}", c.driver_version, c.shading_language_version);
-                    let formats: Vec<String> = c.program_binary_formats.iter().map(|f| format!("0x{f:x}")).collect();
-                    if system.kind == "vulkan" {
+                    // What the device reports, whatever its kind: empty fields are not its API's.
+                    if !c.device_type.is_empty() || !c.pipeline_cache_uuid.is_empty() {
                         println!("    device type: {}; pipeline cache UUID: {}", c.device_type, c.pipeline_cache_uuid);
-                    } else {
+                    }
+                    if !c.shading_language_version.is_empty() {
+                        let formats: Vec<String> =
+                            c.program_binary_formats.iter().map(|f| format!("0x{f:x}")).collect();
                         println!(
                             "    program binary formats: {} [{}]; ARB_gl_spirv: {}; separate shader objects: {}",
                             formats.len(),
@@ -266,6 +288,7 @@ fn print_text(report: &Report, all_extensions: bool) {
             );
             if !system.compiles.is_empty() {
                 println!("    compiles: {}", compiles(&system.compiles));
+                print_options(&system.compiles);
             }
             if !system.loads.is_empty() {
                 let loads: Vec<String> = system.loads.iter().map(|l| format!("{} ({})", l.target, l.path)).collect();
@@ -297,6 +320,30 @@ fn compiles(pairs: &[CompileReport]) -> String {
         }
     }
     by_language.iter().map(|(l, targets)| format!("{l} → {}", targets.join(", "))).collect::<Vec<_>>().join("; ")
+}
+
+/// Each option once, with the pairs that take it: `--option NAME=VALUE`
+/// for `xr compile`, `options` in a manifest.
+fn print_options(pairs: &[CompileReport]) {
+    let mut options: Vec<(&OptionReport, Vec<String>)> = Vec::new();
+    for pair in pairs {
+        for option in &pair.options {
+            let taker = format!("{} → {}", pair.language, pair.target);
+            match options.iter_mut().find(|(o, _)| *o == option) {
+                Some((_, takers)) => takers.push(taker),
+                None => options.push((option, vec![taker])),
+            }
+        }
+    }
+    if options.is_empty() {
+        return;
+    }
+    println!("    options (--option NAME=VALUE; `options` in xr.toml):");
+    for (option, takers) in options {
+        let values = if option.values.is_empty() { "TEXT".to_owned() } else { option.values.join(" | ") };
+        let default = if option.default.is_empty() { String::new() } else { format!(", default {}", option.default) };
+        println!("      {} = {values}{default} [{}]: {}", option.name, takers.join(", "), option.help);
+    }
 }
 
 fn flags(names: &[&str]) -> String {

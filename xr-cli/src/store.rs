@@ -8,13 +8,10 @@ use std::{
     path::Path,
     sync::Arc,
 };
-use xr_build::{
-    build::{ActionRecord, object_key},
-    catalog,
-    journal::Entry,
-    xr_remote::{Checked, Kind, Remote},
-};
-use xr_sourcebuild::{ObjectKey, Store};
+use xr_build::{build::ActionRecord, journal::Entry, xr_remote::Checked, xr_remote::Kind, xr_remote::Remote};
+use xr_store::catalog;
+use xr_store::object_key;
+use xr_store::{ObjectKey, Store};
 
 /// Checks the store at `root` (and `remote`, if given); with
 /// `delete_corrupt`, removes what is corrupt — objects (rebuilt on next

@@ -23,6 +23,14 @@ impl DeviceKind {
             DeviceKind::Vulkan => "vulkan",
         }
     }
+
+    /// The API's own name, for people: `OpenGL`, `Vulkan`.
+    pub fn api_name(self) -> &'static str {
+        match self {
+            DeviceKind::OpenGl => "OpenGL",
+            DeviceKind::Vulkan => "Vulkan",
+        }
+    }
 }
 
 /// Capabilities of an opened device, read from the live driver.

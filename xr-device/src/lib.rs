@@ -7,6 +7,8 @@
 //! derive [`abi_stable::StableAbi`]: a plugin built against another layout is
 //! refused at load time instead of running into undefined behaviour.
 
+#![deny(missing_docs)]
+
 pub mod capabilities;
 pub mod commands;
 pub mod error;

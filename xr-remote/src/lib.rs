@@ -39,7 +39,7 @@ use std::{
     sync::atomic::{AtomicBool, AtomicU64, Ordering},
     time::Duration,
 };
-use xr_sourcebuild::{ObjectKey, store};
+use xr_store::{ObjectKey, object as store};
 
 /// The environment variable that names a remote when `--remote` does not.
 pub const REMOTE_VAR: &str = "XR_REMOTE";

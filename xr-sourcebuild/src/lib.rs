@@ -1,4 +1,4 @@
-//! The SourceBuildSystem contract of XR, the plugin ABI and the registry.
+//! The SourceBuildSystem contract of XR: the plugin ABI and nothing else.
 //!
 //! A *source build system* builds shader source into the form a device
 //! runs, or the form just before it. It advertises [`Availability`] flags,
@@ -6,7 +6,9 @@
 //! the (language → target) pairs it compiles without a device
 //! ([`offline`]) and the targets it loads on a device ([`load`]). Plugins
 //! export one [`XrPluginRef`] root module listing the device systems and
-//! build systems they provide; the [`Registry`] finds and loads them.
+//! build systems they provide; the host (`xr-host`) finds and loads them,
+//! the store (`xr-store`) keeps what they build, and `xr-plugin-kit` holds
+//! the helpers plugins share.
 //!
 //! # The ABI rule
 //!
@@ -22,18 +24,15 @@
 //! Targets and languages are names, not ABI: a new compiler or language
 //! needs no interface change.
 
+#![deny(missing_docs)]
+
 pub mod availability;
 pub mod constants;
 pub mod diagnostics;
-pub mod includes;
 pub mod load;
 pub mod offline;
 pub mod plugin;
-pub mod program_cache;
-pub mod registry;
 pub mod source;
-pub mod source_bundle;
-pub mod store;
 pub mod system;
 
 pub use availability::Availability;
@@ -45,15 +44,11 @@ pub use constants::{
 pub use diagnostics::{BuildError, Diagnostic, Severity, guard_build};
 pub use load::{ArtifactLoad, LoadPath, LoadedArtifact, OverrideKind, OverrideValue, TargetLoad};
 pub use offline::{
-    CompileOption, CompilePair, FileRead, LanguageInfo, OfflineArtifact, OfflineRequest, ProgramReflection,
-    ReflectedConstant, ReflectedOverride, ReflectedResource, StageOutput,
+    CompileOption, CompilePair, FileRead, LanguageInfo, OfflineArtifact, OfflineRequest, OptionDecl, OptionValue,
+    ProgramReflection, ReflectedConstant, ReflectedOverride, ReflectedResource, StageOutput,
 };
 pub use plugin::{XrPlugin, XrPluginRef};
-pub use program_cache::{DriverIdentity, LoadReport, ProgramCache, decode_binary_record, encode_binary_record};
-pub use registry::{AttachedDevice, LoadedPlugin, Registry, RegistryError, SkippedFile};
 pub use source::{Define, ProgramDesc, ShaderStage, SourceDesc, Specialization, VirtualFile};
-pub use source_bundle::SourceBundle;
-pub use store::{ObjectKey, Store, StoreError};
 pub use system::{
     AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBox, BuildOptions, BuildSystemInfo, BuiltProgram,
     ProgramBinary, SourceBuildSystem, SourceBuildSystem_TO, SourceBuildSystemBox,

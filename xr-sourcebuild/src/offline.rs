@@ -17,7 +17,7 @@ use crate::{
 };
 use abi_stable::{
     StableAbi,
-    std_types::{RString, RVec},
+    std_types::{ROption, RString, RVec},
 };
 
 /// A source language a build system accepts, with the file extensions that
@@ -38,7 +38,8 @@ impl LanguageInfo {
     }
 }
 
-/// One (language → target) pair a build system compiles without a device.
+/// One (language → target) pair a build system compiles without a device,
+/// with the options it takes.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CompilePair {
@@ -46,19 +47,116 @@ pub struct CompilePair {
     pub language: RString,
     /// The target produced.
     pub target: RString,
+    /// The options the compile takes: the host refuses any other, and any
+    /// value outside an option's declared values, before the compile.
+    pub options: RVec<OptionDecl>,
 }
 
 impl CompilePair {
-    /// `language → target`.
+    /// `language → target`, taking no options.
     pub fn new(language: &str, target: &str) -> Self {
-        Self { language: language.into(), target: target.into() }
+        Self { language: language.into(), target: target.into(), options: RVec::new() }
+    }
+
+    /// The same pair, taking `options`.
+    pub fn with_options(mut self, options: impl IntoIterator<Item = OptionDecl>) -> Self {
+        self.options = options.into_iter().collect();
+        self
+    }
+
+    /// The declaration of option `name`, if the pair takes it.
+    pub fn option(&self, name: &str) -> Option<&OptionDecl> {
+        self.options.iter().find(|o| o.name == name)
     }
 }
 
-/// An option of an offline compile, by name: `optimize` = `none` | `size` |
-/// `performance`, `vulkan` = `1.0` … `1.3`, `spirv-version` = `1.0` … `1.6`.
-/// A build system ignores options it does not know, and refuses a value
-/// it does not understand with a clear error.
+/// One value an option takes: a word (`1.3`), or a prefix ending in `*`
+/// (`vs_*`) that takes any non-empty rest; where the value names the stage
+/// it compiles (an HLSL profile), that stage.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OptionValue {
+    /// The value, or a prefix ending in `*`.
+    pub pattern: RString,
+    /// The stage a matching value selects, if it selects one.
+    pub stage: ROption<ShaderStage>,
+}
+
+impl OptionValue {
+    /// Whether `value` is this value (or starts with its prefix).
+    pub fn matches(&self, value: &str) -> bool {
+        match self.pattern.strip_suffix('*') {
+            Some(prefix) => value.len() > prefix.len() && value.starts_with(prefix),
+            None => self.pattern == value,
+        }
+    }
+}
+
+/// An option a (language → target) pair declares: its name, the values it
+/// takes, its default and one line of help, for `xr plugins`, `xr compile
+/// --option` and a manifest's `options`.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OptionDecl {
+    /// Its name, lower case with dashes: `optimize`, `spirv-version`.
+    pub name: RString,
+    /// The values it takes; empty: any text (the compile checks it).
+    pub values: RVec<OptionValue>,
+    /// What the compile uses when the option is not given; empty: nothing.
+    pub default: RString,
+    /// One line for `xr plugins`.
+    pub help: RString,
+}
+
+impl OptionDecl {
+    /// An option taking one of `values`.
+    pub fn choice(name: &str, values: &[&str], default: &str, help: &str) -> Self {
+        Self {
+            name: name.into(),
+            values: values.iter().map(|v| OptionValue { pattern: (*v).into(), stage: ROption::RNone }).collect(),
+            default: default.into(),
+            help: help.into(),
+        }
+    }
+
+    /// An option whose values each select a stage: `(pattern, stage)`.
+    pub fn stage_selector(name: &str, values: &[(&str, ShaderStage)], help: &str) -> Self {
+        Self {
+            name: name.into(),
+            values: values
+                .iter()
+                .map(|(pattern, stage)| OptionValue { pattern: (*pattern).into(), stage: ROption::RSome(*stage) })
+                .collect(),
+            default: RString::new(),
+            help: help.into(),
+        }
+    }
+
+    /// Whether `value` is one the option takes.
+    pub fn accepts(&self, value: &str) -> bool {
+        self.values.is_empty() || self.values.iter().any(|v| v.matches(value))
+    }
+
+    /// The stage `value` selects, if the option selects stages.
+    pub fn stage_of(&self, value: &str) -> Option<ShaderStage> {
+        self.values.iter().find(|v| v.matches(value)).and_then(|v| v.stage.into_option())
+    }
+
+    /// `name = a | b | c` (or `name = TEXT`), for messages.
+    pub fn usage(&self) -> String {
+        if self.values.is_empty() {
+            return format!("{} = TEXT", self.name);
+        }
+        let values: Vec<&str> = self.values.iter().map(|v| v.pattern.as_str()).collect();
+        format!("{} = {}", self.name, values.join(" | "))
+    }
+}
+
+/// An option of an offline compile, by name and value, as one of the
+/// pair's [`OptionDecl`]s declares it. The host has checked both before
+/// the compile; a build system still refuses a value it cannot use (a
+/// profile of the right stage prefix but an unknown model) with a clear
+/// error.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CompileOption {

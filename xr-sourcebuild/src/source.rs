@@ -7,7 +7,7 @@ use abi_stable::{
 
 /// A pipeline stage.
 #[repr(u8)]
-#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ShaderStage {
     /// Vertex shader.
     Vertex,
@@ -114,10 +114,11 @@ pub struct SourceDesc {
 }
 
 impl SourceDesc {
-    /// A GLSL source for `stage` with entry point `main`, no defines or includes.
-    pub fn glsl(stage: ShaderStage, file_name: impl Into<String>, source: impl Into<String>) -> Self {
+    /// A source in `language` (as build systems name it) for `stage`, with
+    /// entry point `main` and no defines or includes.
+    pub fn new(language: &str, stage: ShaderStage, file_name: impl Into<String>, source: impl Into<String>) -> Self {
         Self {
-            language: "glsl".into(),
+            language: language.into(),
             stage,
             entry_point: "main".into(),
             file_name: file_name.into().into(),
@@ -129,11 +130,11 @@ impl SourceDesc {
         }
     }
 
-    /// Reads `path` as a GLSL source for `stage`.
-    pub fn glsl_file(stage: ShaderStage, path: &std::path::Path) -> std::io::Result<Self> {
+    /// Reads `path` as a source in `language` for `stage`; an error names the file.
+    pub fn read(language: &str, stage: ShaderStage, path: &std::path::Path) -> std::io::Result<Self> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        Ok(Self::glsl(stage, path.to_string_lossy(), text))
+        Ok(Self::new(language, stage, path.to_string_lossy(), text))
     }
 
     /// The same source in another language (`hlsl`, `wgsl`, …).

@@ -13,7 +13,7 @@ use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::RResult;
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError, XrResult, guard};
 use xr_sourcebuild::{
-    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, LoadPath,
+    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, LoadPath,
     OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, TargetLoad, guard_build,
 };
 
@@ -47,7 +47,7 @@ impl SourceBuildSystem for GlSpirvSystem {
                 priority: -10,
                 compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
                     .into(),
-                compiles: xr_spirv::languages().iter().map(|l| CompilePair::new(&l.name, TARGET)).collect(),
+                compiles: xr_spirv::offline::compile_pairs(TARGET, xr_spirv::TargetEnv::OpenGl45),
                 loads: vec![TargetLoad::new(TARGET, LoadPath::CompatibleObject)].into(),
             })
         })

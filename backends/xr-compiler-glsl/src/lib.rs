@@ -13,9 +13,10 @@ use abi_stable::{
     std_types::{RResult, RVec},
 };
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError, XrResult, guard};
+use xr_plugin_kit::SourceBundle;
 use xr_sourcebuild::{
     AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, LoadPath,
-    OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, SourceBundle, TargetLoad, guard_build,
+    OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, TargetLoad, guard_build,
 };
 use xr_spirv::{LANGUAGE_GLSL, SpirvOptions, TargetEnv};
 

@@ -8,10 +8,10 @@
 //! Limitation: `#include` is resolved on every line, also inside `#if 0`
 //! blocks and block comments.
 
-use xr_sourcebuild::{
-    Diagnostic, SourceDesc,
-    includes::{ResolvedInclude, resolve_include, root_dir, searched_places},
+use xr_plugin_kit::{
+    includes::ResolvedInclude, includes::resolve_include, includes::root_dir, includes::searched_places,
 };
+use xr_sourcebuild::{Diagnostic, SourceDesc};
 
 /// Deepest include nesting accepted, against runaway recursion.
 const MAX_INCLUDE_DEPTH: usize = 32;
@@ -203,7 +203,7 @@ mod tests {
     use xr_sourcebuild::ShaderStage;
 
     fn desc(source: &str) -> SourceDesc {
-        SourceDesc::glsl(ShaderStage::Fragment, "main.frag", source)
+        SourceDesc::new("glsl", ShaderStage::Fragment, "main.frag", source)
     }
 
     /// Lines of GLSL-ish text with `#include`s of three in-memory files,
@@ -314,7 +314,7 @@ mod tests {
         std::fs::write(root.join("shaders/local.glsl"), "// local\n#include \"shared.glsl\"\n").unwrap();
         std::fs::write(root.join("lib/shared.glsl"), "// shared\n").unwrap();
         let main = root.join("shaders/main.frag");
-        let d = SourceDesc::glsl(ShaderStage::Fragment, main.to_string_lossy(), "#include \"local.glsl\"\n")
+        let d = SourceDesc::new("glsl", ShaderStage::Fragment, main.to_string_lossy(), "#include \"local.glsl\"\n")
             .with_include_dir(root.join("lib").to_string_lossy());
         let out = preprocess(&d).unwrap();
         assert_eq!(out.text, "// local\n// shared\n");

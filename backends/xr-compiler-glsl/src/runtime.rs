@@ -14,11 +14,12 @@ use glow::HasContext;
 use std::{num::NonZeroU32, rc::Rc};
 use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, guard};
 use xr_gl_common::{constant_table::GlConstantTable, device_gl::DeviceGl, info_log, link, pipelines::Pipelines};
+use xr_plugin_kit::{ProgramCache, SourceBundle};
 use xr_sourcebuild::{
     ArtifactLoad, AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO,
-    Diagnostic, LoadPath, LoadedArtifact, ProgramBinary, ProgramCache, ProgramDesc, Severity, SourceBundle, SourceDesc,
-    Store, guard_build,
+    Diagnostic, LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, Severity, SourceDesc, guard_build,
 };
+use xr_store::Store;
 
 /// The GLSL build system attached to one OpenGL device.
 pub struct AttachedGlsl {

@@ -14,7 +14,7 @@ mod runtime;
 use abi_stable::{sabi_trait::TD_Opaque, std_types::RResult};
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError, XrResult, guard};
 use xr_sourcebuild::{
-    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, LoadPath,
+    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, LoadPath,
     OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, TargetLoad, guard_build,
 };
 
@@ -52,7 +52,7 @@ impl SourceBuildSystem for VkSpirvSystem {
                 priority: 0,
                 compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
                     .into(),
-                compiles: xr_spirv::languages().iter().map(|l| CompilePair::new(&l.name, TARGET)).collect(),
+                compiles: xr_spirv::offline::compile_pairs(TARGET, xr_spirv::TargetEnv::Vulkan10),
                 loads: LOADS.iter().map(|(target, path)| TargetLoad::new(target, *path)).collect(),
             })
         })

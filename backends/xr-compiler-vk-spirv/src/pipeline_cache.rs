@@ -4,7 +4,7 @@
 
 use ash::vk;
 use xr_device::{DeviceCapabilities, XrError};
-use xr_sourcebuild::{ObjectKey, Store};
+use xr_store::{ObjectKey, Store};
 
 /// The header every pipeline cache starts with (`VkPipelineCacheHeaderVersionOne`).
 const HEADER_LEN: usize = 32;

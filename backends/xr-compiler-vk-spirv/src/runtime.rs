@@ -12,16 +12,17 @@ use abi_stable::{
 use ash::vk::{self, Handle};
 use std::{collections::HashMap, ffi::CString};
 use xr_device::{DeviceCapabilities, ProgramRef, VulkanLoader, VulkanProgram, XrError, XrResult, guard};
+use xr_plugin_kit::SourceBundle;
 use xr_sourcebuild::{
     ArtifactLoad, AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO,
-    LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, ResourceInfo, ShaderStage, SourceBundle, Specialization,
-    Store, guard_build,
+    LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, ResourceInfo, ShaderStage, Specialization, guard_build,
 };
 use xr_spirv::{
     LazyCompiler, SpirvOptions, TargetEnv,
     container::{self, StageModule},
     reflect::Reflection,
 };
+use xr_store::Store;
 
 /// The Vulkan SPIR-V build system on one device.
 pub struct AttachedVkSpirv {

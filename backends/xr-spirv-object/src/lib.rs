@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 use xr_device::{ProgramKind, ProgramRef, XrError};
-use xr_sourcebuild::{ObjectKey, ProgramBinary, ShaderStage, Specialization};
+use xr_sourcebuild::{ProgramBinary, ShaderStage, Specialization};
+use xr_store::ObjectKey;
 
 /// The `ProgramBinary::format` of these objects ("XRSV").
 pub const FORMAT: u32 = u32::from_le_bytes(*b"XRSV");

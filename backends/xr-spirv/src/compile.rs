@@ -3,10 +3,8 @@
 use crate::{messages, stage_cache, validate};
 use std::{cell::RefCell, path::Path, rc::Rc};
 use xr_device::XrError;
-use xr_sourcebuild::{
-    BuildError, Diagnostic, Severity, ShaderStage, SourceDesc,
-    includes::{resolve_include, root_dir, searched_places},
-};
+use xr_plugin_kit::{includes::resolve_include, includes::root_dir, includes::searched_places};
+use xr_sourcebuild::{BuildError, Diagnostic, Severity, ShaderStage, SourceDesc};
 
 /// The name of GLSL, as the build systems declare it.
 pub const LANGUAGE_GLSL: &str = "glsl";

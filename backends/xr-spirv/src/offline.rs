@@ -11,8 +11,8 @@ use serde_json::json;
 use std::fmt::Write as _;
 use xr_device::XrError;
 use xr_sourcebuild::{
-    BuildError, FileRead, OfflineArtifact, OfflineRequest, ProgramDesc, ProgramReflection, ReflectedConstant,
-    ReflectedOverride, ReflectedResource, StageOutput,
+    BuildError, CompilePair, FileRead, OfflineArtifact, OfflineRequest, OptionDecl, ProgramDesc, ProgramReflection,
+    ReflectedConstant, ReflectedOverride, ReflectedResource, ShaderStage, StageOutput,
 };
 
 thread_local! {
@@ -25,10 +25,84 @@ pub fn with_compiler<T>(body: impl FnOnce(&crate::SpirvCompiler) -> Result<T, Bu
     COMPILER.with(|compiler| body(compiler.get()?))
 }
 
+/// The (language → `target`) pairs of the SPIR-V compile for a target
+/// whose environment is `base`, each with the options it takes.
+pub fn compile_pairs(target: &str, base: TargetEnv) -> RVec<CompilePair> {
+    crate::languages()
+        .iter()
+        .map(|language| {
+            let mut options = vec![
+                OptionDecl::choice(
+                    "optimize",
+                    &["none", "size", "performance"],
+                    "none",
+                    "SPIR-V optimisation; names, constants and resources stay reflectable",
+                ),
+                OptionDecl::choice(
+                    "spirv-version",
+                    &["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6"],
+                    "",
+                    "SPIR-V version written (by default the target environment's own)",
+                ),
+            ];
+            if base != TargetEnv::OpenGl45 {
+                options.push(OptionDecl::choice(
+                    "vulkan",
+                    &["1.0", "1.1", "1.2", "1.3"],
+                    "1.0",
+                    "Vulkan version the modules are compiled and validated for",
+                ));
+            }
+            if language.name == crate::LANGUAGE_HLSL {
+                options.push(OptionDecl::stage_selector("profile", &HLSL_PROFILES, HLSL_PROFILE_HELP));
+            }
+            CompilePair::new(&language.name, target).with_options(options)
+        })
+        .collect()
+}
+
+/// HLSL shader profiles by the stage they name (`vs_5_0`, `ps_6_0`, …).
+const HLSL_PROFILES: [(&str, ShaderStage); 6] = [
+    ("vs_*", ShaderStage::Vertex),
+    ("ps_*", ShaderStage::Fragment),
+    ("gs_*", ShaderStage::Geometry),
+    ("hs_*", ShaderStage::TessControl),
+    ("ds_*", ShaderStage::TessEvaluation),
+    ("cs_*", ShaderStage::Compute),
+];
+
+const HLSL_PROFILE_HELP: &str = "HLSL shader profile (vs_5_0, ps_6_0, …): names the stage of a single file";
+
+/// Checks a `profile` option against the program: a shader model of
+/// digits (`5_0`, `4_0_level_9_1` is not one), and every stage the
+/// profile's.
+fn check_profile(request: &OfflineRequest) -> Result<(), XrError> {
+    let Some(profile) = request.option("profile") else { return Ok(()) };
+    let stage = HLSL_PROFILES.iter().find(|(pattern, _)| profile.starts_with(pattern.trim_end_matches('*')));
+    let model = profile.split_once('_').map_or("", |(_, model)| model);
+    let model_ok =
+        model.split('_').all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit() || c == 'x'));
+    let Some((_, stage)) = stage.filter(|_| model_ok) else {
+        return Err(XrError::invalid_input(format!(
+            "unknown HLSL profile '{profile}' (vs_5_0, ps_5_0, gs_5_0, hs_5_0, ds_5_0, cs_5_0, …)"
+        )));
+    };
+    match request.program.stages.iter().find(|s| s.stage != *stage) {
+        Some(other) => Err(XrError::invalid_input(format!(
+            "profile {profile} is for {} stages, but {} is a {} stage",
+            stage.name(),
+            other.file_name,
+            other.stage.name()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The SPIR-V options of `request`: `vulkan` (`1.0` … `1.3`, Vulkan targets
 /// only), `spirv-version` (`1.0` … `1.6`) and `optimize` (`none`, `size`,
 /// `performance`) on top of `base`.
 pub fn options_of(request: &OfflineRequest, base: TargetEnv) -> Result<SpirvOptions, XrError> {
+    check_profile(request)?;
     let mut options = SpirvOptions::new(base);
     if base != TargetEnv::OpenGl45
         && let Some(version) = request.option("vulkan")

@@ -175,7 +175,7 @@ mod tests {
     use xr_sourcebuild::{Define, ShaderStage};
 
     fn desc(defines: &[(&str, &str)]) -> SourceDesc {
-        let mut desc = SourceDesc::glsl(ShaderStage::Fragment, "a.frag", "#if TINT\n#define C COLOR\n#endif\n");
+        let mut desc = SourceDesc::new("glsl", ShaderStage::Fragment, "a.frag", "#if TINT\n#define C COLOR\n#endif\n");
         for (name, value) in defines {
             desc.defines.push(Define::new(*name, *value));
         }

@@ -61,9 +61,9 @@ impl<V> WorkCache<V> {
 }
 
 /// Hashes `parts`, each length-prefixed so that boundaries count: the
-/// store's own key function ([`xr_sourcebuild::ObjectKey::from_parts`]).
+/// store's own key function ([`xr_store::ObjectKey::from_parts`]).
 pub(crate) fn key<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> [u8; 32] {
-    xr_sourcebuild::ObjectKey::from_parts(parts).0
+    xr_store::ObjectKey::from_parts(parts).0
 }
 
 /// The bytes of `words`, for hashing.

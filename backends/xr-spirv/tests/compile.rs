@@ -4,7 +4,7 @@ use xr_sourcebuild::{Severity, ShaderStage, SourceDesc};
 use xr_spirv::{Optimization, SpirvCompiler, SpirvOptions, SpirvVersion, TargetEnv, reflect, validate};
 
 fn glsl(stage: ShaderStage, name: &str, source: &str) -> SourceDesc {
-    SourceDesc::glsl(stage, name, source)
+    SourceDesc::new("glsl", stage, name, source)
 }
 
 fn hlsl_source(profile: &str, name: &str, entry: &str, source: &str) -> SourceDesc {
@@ -13,7 +13,7 @@ fn hlsl_source(profile: &str, name: &str, entry: &str, source: &str) -> SourceDe
         "ps" => ShaderStage::Fragment,
         other => panic!("profile {other}"),
     };
-    let mut desc = SourceDesc::glsl(stage, name, source);
+    let mut desc = SourceDesc::new("glsl", stage, name, source);
     desc.language = "hlsl".into();
     desc.entry_point = entry.into();
     desc
@@ -260,7 +260,7 @@ fn a_stage_compiled_again_reads_every_define_that_reaches_its_tokens() {
         let source = format!("#version 450\n#include \"tint.glsl\"\nlayout(location = 0) out vec4 color;\n{body}\n");
         let file = dir.path().join(name);
         std::fs::write(&file, &source).unwrap();
-        let mut desc = SourceDesc::glsl(ShaderStage::Fragment, file.to_string_lossy(), source);
+        let mut desc = SourceDesc::new("glsl", ShaderStage::Fragment, file.to_string_lossy(), source);
         for (name, value) in defines {
             desc.defines.push(xr_sourcebuild::Define::new(*name, *value));
         }
@@ -291,7 +291,7 @@ fn a_stage_compiled_again_reads_every_define_that_reaches_its_tokens() {
     // the text never names it.
     let file = dir.path().join("a.frag");
     let mut desc =
-        SourceDesc::glsl(ShaderStage::Fragment, file.to_string_lossy(), std::fs::read_to_string(&file).unwrap());
+        SourceDesc::new("glsl", ShaderStage::Fragment, file.to_string_lossy(), std::fs::read_to_string(&file).unwrap());
     desc.defines.push(xr_sourcebuild::Define::new("TINT_VALUE", "0.5"));
     desc.defines.push(xr_sourcebuild::Define::new("NOT-A-NAME", "1"));
     let error = compiler.compile_unvalidated(&desc, &options).unwrap_err();

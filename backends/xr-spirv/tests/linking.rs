@@ -5,7 +5,7 @@ use xr_sourcebuild::{ShaderStage, SourceDesc};
 use xr_spirv::{SpirvCompiler, SpirvOptions, TargetEnv, assign_uniform_locations, link_interface_locations, reflect};
 
 fn module(compiler: &SpirvCompiler, stage: ShaderStage, source: &str) -> Vec<u32> {
-    let desc = SourceDesc::glsl(stage, format!("{}.glsl", stage.name()), source);
+    let desc = SourceDesc::new("glsl", stage, format!("{}.glsl", stage.name()), source);
     compiler.compile_unvalidated(&desc, &SpirvOptions::new(TargetEnv::OpenGl45)).unwrap().words
 }
 

@@ -43,7 +43,7 @@ pub mod spec;
 use xr_device::{DeviceCapabilities, NativeHandles, XrError, XrResult, guard};
 use xr_sourcebuild::{
     AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, LanguageInfo, OfflineArtifact,
-    OfflineRequest, ShaderStage, SourceBuildSystem, guard_build,
+    OfflineRequest, OptionDecl, ShaderStage, SourceBuildSystem, guard_build,
 };
 
 /// The build system's name.
@@ -53,6 +53,27 @@ xr_sourcebuild::export_plugin! {
     name: "xr-compiler-wgsl",
     device_systems: [],
     build_systems: [WgslSystem],
+}
+
+/// `wgsl → target` with the options the compile takes there: the SPIR-V
+/// version (1.0 only for `ARB_gl_spirv`), and the Vulkan version and
+/// optimisation level `xr build` passes to every SPIR-V compiler.
+fn pair(target: &str) -> CompilePair {
+    let versions: &[&str] =
+        if target == "gl-spirv" { &["1.0"] } else { &["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6"] };
+    let mut options = vec![
+        OptionDecl::choice("spirv-version", versions, "1.0", "SPIR-V version written"),
+        OptionDecl::choice("optimize", &["none", "size", "performance"], "none", "accepted; naga has no optimizer"),
+    ];
+    if target == "vk-spirv" {
+        options.push(OptionDecl::choice(
+            "vulkan",
+            &["1.0", "1.1", "1.2", "1.3"],
+            "1.0",
+            "accepted; SPIR-V 1.0 loads on every Vulkan version",
+        ));
+    }
+    CompilePair::new("wgsl", target).with_options(options)
 }
 
 /// The WGSL build system: WGSL → SPIR-V with naga, offline only.
@@ -71,7 +92,7 @@ impl SourceBuildSystem for WgslSystem {
                 priority: 0,
                 compiler_identity: format!("{NAME} {} / naga {}", env!("CARGO_PKG_VERSION"), compile::NAGA_VERSION)
                     .into(),
-                compiles: compile::TARGETS.iter().map(|t| CompilePair::new("wgsl", t)).collect::<Vec<_>>().into(),
+                compiles: compile::TARGETS.iter().map(|t| pair(t)).collect::<Vec<_>>().into(),
                 loads: Vec::new().into(),
             })
         })

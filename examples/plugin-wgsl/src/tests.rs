@@ -13,7 +13,7 @@ use xr_sourcebuild::{
 const UNLIT: &str = include_str!("../shaders/unlit.wgsl");
 
 fn wgsl(stage: ShaderStage, entry_point: &str, file: &str, source: &str) -> SourceDesc {
-    let mut desc = SourceDesc::glsl(stage, file, source).with_language("wgsl");
+    let mut desc = SourceDesc::new("glsl", stage, file, source).with_language("wgsl");
     desc.entry_point = entry_point.into();
     desc
 }

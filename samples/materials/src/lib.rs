@@ -1,21 +1,19 @@
 //! The materials sample as a library, so that tests render exactly what the
 //! sample renders: an engine that ships a store built by `xr build` and
-//! loads its programs at start-up through [`xr_build::library`].
+//! loads its programs at start-up through [`xr_library`].
 //!
 //! The scene is a 3 × 3 grid of tiles: one row per program (`unlit`,
 //! `lit`, `toon`), each tile a variant of it, some with overrides set at the
 //! load call.
 
 use std::path::Path;
-use xr_build::{
-    LoadPath, Loaded,
-    library::{DeviceLoader, LibraryError, LoadRequest, ShaderLibrary},
-};
 use xr_device::{
     DeviceBox, DeviceKind, DeviceOptions, DrawCall, Image, RenderTargetId, VertexAttribute, VertexBufferId,
     VertexLayout, XrError,
 };
-use xr_sourcebuild::{ConstantTableExt, Registry, RegistryError};
+use xr_host::{Registry, RegistryError};
+use xr_library::{DeviceLoader, LibraryError, LoadPath, LoadRequest, Loaded, ShaderLibrary};
+use xr_sourcebuild::ConstantTableExt;
 
 /// Width and height of the rendered image.
 pub const SIZE: u32 = 192;

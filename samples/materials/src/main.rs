@@ -6,8 +6,9 @@ use anyhow::Context;
 use clap::Parser;
 use materials::{SCENE, render, runs, write_png};
 use std::{path::PathBuf, sync::Arc};
-use xr_build::{library::ShaderLibrary, xr_remote::Remote};
-use xr_sourcebuild::Registry;
+use xr_host::Registry;
+use xr_library::ShaderLibrary;
+use xr_library::xr_remote::Remote;
 
 /// Render the material library (built with `xr build -m samples/materials/xr.toml`).
 #[derive(Parser)]

@@ -8,10 +8,12 @@
 use std::path::{Path, PathBuf};
 use triangle::SampleError;
 use xr_device::{DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, VertexLayout, XrError};
+use xr_host::{AttachedDevice, Registry};
+use xr_plugin_kit::{LoadReport, ProgramCache};
 use xr_sourcebuild::{
-    AttachedDevice, Availability, BuildOptions, BuiltProgram, ConstantTableExt, LoadReport, ProgramCache, ProgramDesc,
-    Registry, ShaderStage, SourceDesc, Store,
+    Availability, BuildOptions, BuiltProgram, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc,
 };
+use xr_store::Store;
 
 /// Size of one tile of the grid.
 pub const TILE: u32 = 64;
@@ -52,7 +54,7 @@ pub fn render(registry: &Registry, shader_dir: &Path, store: &Path) -> Result<Re
     let separable = BuildOptions { separable: true, retrievable: false };
     let mut loads = Vec::new();
     let mut load = |file: &str, stage: ShaderStage| -> Result<BuiltProgram, SampleError> {
-        let source = SourceDesc::glsl_file(stage, &shader_dir.join(file))?;
+        let source = SourceDesc::read("glsl", stage, &shader_dir.join(file))?;
         let (built, report) = cache.load(&mut compiler, &ProgramDesc::new(file, [source]), separable)?;
         loads.push((file.to_owned(), report));
         Ok(built)

@@ -4,7 +4,7 @@ use anyhow::Context;
 use clap::Parser;
 use pipelines::{default_shader_dir, render};
 use std::path::PathBuf;
-use xr_sourcebuild::Registry;
+use xr_host::Registry;
 
 /// Render every vertex × fragment stage combination through program pipelines.
 #[derive(Parser)]

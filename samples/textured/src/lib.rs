@@ -10,9 +10,9 @@ use xr_device::{
     BufferUsage, ComputeCall, DeviceBox, DeviceKind, DeviceOptions, DrawCall, Filter, Image, SamplerDesc, TextureDesc,
     TextureFormat, VertexAttribute, VertexLayout, Wrap, XrError,
 };
+use xr_host::{Registry, RegistryError};
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, BuildError, BuildOptions, ConstantTableExt, ProgramDesc, Registry, RegistryError,
-    ShaderStage, SourceDesc,
+    AttachedBuildSystemBox, BuildError, BuildOptions, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc,
 };
 
 /// Width and height of the image.
@@ -170,7 +170,7 @@ pub fn render_scene(
 
 /// The compute program: `paint.comp`.
 pub fn paint_program() -> Result<ProgramDesc, SampleError> {
-    Ok(ProgramDesc::new("paint", [SourceDesc::glsl_file(ShaderStage::Compute, &shader_dir().join("paint.comp"))?]))
+    Ok(ProgramDesc::new("paint", [SourceDesc::read("glsl", ShaderStage::Compute, &shader_dir().join("paint.comp"))?]))
 }
 
 /// The mesh program: `mesh.vert` + `mesh.frag`.
@@ -179,8 +179,8 @@ pub fn mesh_program() -> Result<ProgramDesc, SampleError> {
     Ok(ProgramDesc::new(
         "mesh",
         [
-            SourceDesc::glsl_file(ShaderStage::Vertex, &dir.join("mesh.vert"))?,
-            SourceDesc::glsl_file(ShaderStage::Fragment, &dir.join("mesh.frag"))?,
+            SourceDesc::read("glsl", ShaderStage::Vertex, &dir.join("mesh.vert"))?,
+            SourceDesc::read("glsl", ShaderStage::Fragment, &dir.join("mesh.frag"))?,
         ],
     ))
 }

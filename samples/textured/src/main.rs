@@ -6,7 +6,7 @@ use clap::Parser;
 use std::path::PathBuf;
 use textured::{PATHS, render, write_png};
 use xr_device::DeviceOptions;
-use xr_sourcebuild::Registry;
+use xr_host::Registry;
 
 /// Render the textured, compute-painted cube through every path.
 #[derive(Parser)]

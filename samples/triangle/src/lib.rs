@@ -9,10 +9,8 @@
 
 use std::path::{Path, PathBuf};
 use xr_device::{DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, VertexLayout, XrError};
-use xr_sourcebuild::{
-    AttachedDevice, Availability, BuildError, BuildOptions, ConstantTableExt, ProgramDesc, Registry, RegistryError,
-    ShaderStage, SourceDesc,
-};
+use xr_host::{AttachedDevice, Registry, RegistryError};
+use xr_sourcebuild::{Availability, BuildError, BuildOptions, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc};
 
 /// Width and height of the rendered image.
 pub const SIZE: u32 = 128;
@@ -119,8 +117,8 @@ fn draw(
     let program = ProgramDesc::new(
         "triangle",
         [
-            SourceDesc::glsl_file(ShaderStage::Vertex, &shader_dir.join("triangle.vert"))?,
-            SourceDesc::glsl_file(ShaderStage::Fragment, &shader_dir.join("triangle.frag"))?,
+            SourceDesc::read("glsl", ShaderStage::Vertex, &shader_dir.join("triangle.vert"))?,
+            SourceDesc::read("glsl", ShaderStage::Fragment, &shader_dir.join("triangle.frag"))?,
         ],
     );
     let mut built = compiler.build_program(&program, &BuildOptions::default()).into_result()?;

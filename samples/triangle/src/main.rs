@@ -5,7 +5,7 @@ use clap::Parser;
 use std::path::PathBuf;
 use triangle::{PATHS, TriangleParams, default_shader_dir, render_path, translation, write_png};
 use xr_device::DeviceOptions;
-use xr_sourcebuild::Registry;
+use xr_host::Registry;
 
 /// Render a triangle through XR's plugins into a PNG.
 #[derive(Parser)]

@@ -13,9 +13,9 @@ use winit::{
     raw_window_handle::{HasDisplayHandle, HasWindowHandle},
     window::{Window, WindowId},
 };
-use xr_build::library::ShaderLibrary;
 use xr_device::{DeviceKind, DeviceOptions, NativeWindow};
-use xr_sourcebuild::Registry;
+use xr_host::Registry;
+use xr_library::ShaderLibrary;
 
 /// A size change the tests ask for at a presented frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

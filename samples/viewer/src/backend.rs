@@ -3,7 +3,7 @@
 
 use clap::ValueEnum;
 use xr_device::{DeviceCapabilities, DeviceKind, DeviceOptions};
-use xr_sourcebuild::Registry;
+use xr_host::Registry;
 
 /// The back end asked for on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

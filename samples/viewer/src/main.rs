@@ -15,9 +15,9 @@ use clap::Parser;
 use session::{Next, Session, Settings};
 use std::path::PathBuf;
 use tracing_subscriber::{filter::Targets, prelude::*};
-use xr_build::library::ShaderLibrary;
 use xr_device::DeviceOptions;
-use xr_sourcebuild::Registry;
+use xr_host::Registry;
+use xr_library::ShaderLibrary;
 
 /// View the material library (built with `xr build -m samples/materials/xr.toml`) in a window.
 #[derive(Parser)]

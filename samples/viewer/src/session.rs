@@ -5,12 +5,9 @@
 use anyhow::Context;
 use materials::{SCENE, Scene};
 use std::path::{Path, PathBuf};
-use xr_build::{
-    hot_reload::{HotReload, Reload},
-    library::{DeviceLoader, ShaderLibrary},
-};
 use xr_device::{DeviceBox, DeviceKind, DeviceOptions, Image, PresentStatus};
-use xr_sourcebuild::Registry;
+use xr_host::Registry;
+use xr_library::{DeviceLoader, ShaderLibrary, hot_reload::HotReload, hot_reload::Reload};
 
 /// What the session does besides drawing, from the command line.
 #[derive(Clone, Debug, Default)]

@@ -1,8 +1,8 @@
 //! `#include` resolution shared by every build system: in-memory files
 //! first, then the including file's directory, then the include directories.
 
-use crate::source::SourceDesc;
 use std::path::{Path, PathBuf};
+use xr_sourcebuild::SourceDesc;
 
 /// A file found for an `#include`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,12 +70,13 @@ mod tests {
 
     #[test]
     fn a_root_file_without_a_directory_includes_from_the_current_one() {
-        let bare = SourceDesc::glsl(crate::ShaderStage::Fragment, "shader.frag", "");
+        let bare = SourceDesc::new("glsl", xr_sourcebuild::ShaderStage::Fragment, "shader.frag", "");
         assert_eq!(root_dir(&bare), Some(PathBuf::from(".")));
         let dir = std::env::temp_dir();
-        let nested = SourceDesc::glsl(crate::ShaderStage::Fragment, dir.join("s.frag").to_string_lossy(), "");
+        let nested =
+            SourceDesc::new("glsl", xr_sourcebuild::ShaderStage::Fragment, dir.join("s.frag").to_string_lossy(), "");
         assert_eq!(root_dir(&nested), Some(dir));
-        let virtual_file = SourceDesc::glsl(crate::ShaderStage::Fragment, "/no/such/dir/s.frag", "");
+        let virtual_file = SourceDesc::new("glsl", xr_sourcebuild::ShaderStage::Fragment, "/no/such/dir/s.frag", "");
         assert_eq!(root_dir(&virtual_file), None);
     }
 }

@@ -21,18 +21,20 @@
 //! names that is missing or corrupt here is fetched from the shared cache,
 //! checked against its key, and kept in the local store.
 
-use crate::{
-    build::object_key,
-    catalog::{self, CatalogProgram},
-    manifest::{Override, OverrideType},
-};
-use std::{collections::BTreeMap, path::Path, sync::Arc};
+use std::{collections::BTreeMap, path::Path};
 use xr_device::DeviceBox;
-use xr_remote::{Kind, Remote};
+use xr_host::Registry;
 pub use xr_sourcebuild::LoadPath;
-use xr_sourcebuild::{
-    ArtifactLoad, AttachedBuildSystemBox, BuiltProgram, ObjectKey, OverrideKind, OverrideValue, Registry, Store,
-    TargetLoad,
+use xr_sourcebuild::{ArtifactLoad, AttachedBuildSystemBox, BuiltProgram, OverrideKind, OverrideValue, TargetLoad};
+use xr_store::{
+    ObjectKey, Store,
+    catalog::{self, CatalogProgram, Override, OverrideType},
+};
+#[cfg(feature = "remote")]
+use {
+    std::sync::Arc,
+    xr_remote::{Kind, Remote},
+    xr_store::object_key,
 };
 
 /// Why a program could not be loaded.
@@ -46,7 +48,7 @@ pub enum LibraryError {
     },
     /// The store could not be opened.
     #[error(transparent)]
-    Store(#[from] xr_sourcebuild::StoreError),
+    Store(#[from] xr_store::StoreError),
     /// The program is not in the catalog.
     #[error("no program named '{name}' in the store (it has: {known})")]
     UnknownProgram {
@@ -91,6 +93,7 @@ pub struct Loaded {
 pub struct ShaderLibrary {
     store: Store,
     programs: BTreeMap<String, CatalogProgram>,
+    #[cfg(feature = "remote")]
     remote: Option<Arc<Remote>>,
 }
 
@@ -105,19 +108,25 @@ impl ShaderLibrary {
         if programs.is_empty() {
             return Err(LibraryError::Empty { store: root.display().to_string() });
         }
-        Ok(Self { store, programs, remote: None })
+        Ok(Self {
+            store,
+            programs,
+            #[cfg(feature = "remote")]
+            remote: None,
+        })
     }
 
     /// Reads objects missing from the local store through `remote`. The
     /// remote blocks on its own runtime: load from a plain thread, not from
     /// inside an async task.
+    #[cfg(feature = "remote")]
     pub fn with_remote(mut self, remote: Arc<Remote>) -> Self {
         self.remote = Some(remote);
         self
     }
 
     /// Reads the catalog again (after a build into the store, as
-    /// [`crate::hot_reload`] runs one); the programs with other objects now.
+    /// `hot_reload` runs one); the programs with other objects now.
     pub fn reread_catalog(&mut self) -> Result<Vec<String>, LibraryError> {
         let (programs, errors) = catalog::read_all(self.store.root());
         for error in errors {
@@ -161,15 +170,14 @@ impl ShaderLibrary {
             Ok(None) => format!("its {target} object {hex} is missing from the store"),
             Err(e) => format!("its {target} object is unusable: {e}"),
         };
-        match self.remote.as_deref().and_then(|remote| fetch(remote, &key)) {
-            Some(payload) => {
-                if let Err(e) = self.store.put(&key, &payload) {
-                    tracing::warn!("cannot keep an object fetched from the remote: {e}");
-                }
-                Ok(payload)
+        #[cfg(feature = "remote")]
+        if let Some(payload) = self.remote.as_deref().and_then(|remote| fetch(remote, &key)) {
+            if let Err(e) = self.store.put(&key, &payload) {
+                tracing::warn!("cannot keep an object fetched from the remote: {e}");
             }
-            None => Err(local),
+            return Ok(payload);
         }
+        Err(local)
     }
 }
 
@@ -319,6 +327,7 @@ impl DeviceLoader {
 
 /// The object of `key` from `remote`, if it has it and it is the object
 /// its key names.
+#[cfg(feature = "remote")]
 fn fetch(remote: &Remote, key: &ObjectKey) -> Option<Vec<u8>> {
     let payload = remote.get(Kind::Object, key)?;
     if object_key(&payload) == *key {

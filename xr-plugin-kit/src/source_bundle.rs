@@ -6,8 +6,8 @@
 //! the `#include` asks for) and the defines of the variant, so that it
 //! builds on a device with no access to the files it came from.
 
-use crate::source::{ProgramDesc, ShaderStage, SourceDesc};
 use serde::{Deserialize, Serialize};
+use xr_sourcebuild::{ProgramDesc, ShaderStage, SourceDesc};
 
 const BUNDLE_MAGIC: &[u8] = b"XRGLSL1\n";
 
@@ -90,8 +90,7 @@ impl SourceBundle {
         for stage in &self.stages {
             let kind = ShaderStage::from_name(&stage.stage)
                 .ok_or_else(|| format!("unknown stage '{}' in a source bundle", stage.stage))?;
-            let mut desc =
-                SourceDesc::glsl(kind, stage.file.clone(), stage.source.clone()).with_language(&stage.language);
+            let mut desc = SourceDesc::new(&stage.language, kind, stage.file.clone(), stage.source.clone());
             desc.entry_point = stage.entry.clone().into();
             for (name, value) in self.defines.iter().chain(extra) {
                 desc = desc.with_define(name.clone(), value.clone());

@@ -4,10 +4,11 @@
 //! they read back.
 
 use proptest::prelude::*;
-use xr_sourcebuild::{
-    DriverIdentity, ObjectKey, ProgramBinary, ProgramDesc, ShaderStage, SourceBundle, SourceDesc, Store, StoreError,
-    decode_binary_record, encode_binary_record, includes::resolve_include, program_cache::binary_record_program,
+use xr_plugin_kit::{
+    DriverIdentity, SourceBundle, decode_binary_record, encode_binary_record, includes::resolve_include,
 };
+use xr_sourcebuild::{ProgramBinary, ProgramDesc, ShaderStage, SourceDesc};
+use xr_store::{ObjectKey, Store, StoreError, binary_record::program_of};
 
 /// A fresh directory, removed when dropped (so that a long fuzz run does
 /// not fill the disk, however a case ends).
@@ -53,11 +54,11 @@ proptest! {
         binary in proptest::collection::vec(any::<u8>(), 0..64),
     ) {
         if decode_binary_record(&bytes).is_err() {
-            prop_assert_eq!(binary_record_program(&bytes), None);
+            prop_assert_eq!(program_of(&bytes), None);
         }
         let identity = DriverIdentity { vendor, renderer: "r".into(), version: "v".into(), formats: vec![format] };
         let record = encode_binary_record(&program, &identity, &ProgramBinary { format, bytes: binary.clone().into() });
-        prop_assert_eq!(binary_record_program(&record), Some(program.clone()));
+        prop_assert_eq!(program_of(&record), Some(program.clone()));
         let (read, read_binary) = decode_binary_record(&record).unwrap();
         prop_assert_eq!(read, identity);
         prop_assert_eq!(read_binary.bytes.to_vec(), binary);
@@ -78,7 +79,7 @@ proptest! {
         let mut with_magic = b"XRGLSL1\n".to_vec();
         with_magic.extend(&bytes);
         let _ = SourceBundle::decode(&with_magic);
-        let stage = SourceDesc::glsl(ShaderStage::Fragment, "a.frag", source).with_define(define, "1");
+        let stage = SourceDesc::new("glsl", ShaderStage::Fragment, "a.frag", source).with_define(define, "1");
         let program = ProgramDesc::new("p", [stage]);
         let bundle = SourceBundle::of_program(&program, vec![("inc.glsl".into(), include)]);
         let read = SourceBundle::decode(&bundle.encode()).unwrap();
@@ -92,7 +93,7 @@ proptest! {
         let dir_guard = temp("includes");
         let dir = dir_guard.path();
         std::fs::write(dir.join("common.glsl"), "// common").unwrap();
-        let desc = SourceDesc::glsl(ShaderStage::Vertex, dir.join("a.vert").to_string_lossy(), "")
+        let desc = SourceDesc::new("glsl", ShaderStage::Vertex, dir.join("a.vert").to_string_lossy(), "")
             .with_include_dir(dir.to_string_lossy())
             .with_virtual_file(virtual_name.clone(), "// virtual");
         let _ = resolve_include(&desc, &name, Some(dir));

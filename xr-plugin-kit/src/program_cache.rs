@@ -11,46 +11,24 @@
 //! `glProgramBinary`): then the program is built from source and the stored
 //! binary overwritten. Every step says in the log which path was taken.
 
-use crate::{
-    availability::Availability,
-    diagnostics::BuildError,
-    load::LoadPath,
-    source::ProgramDesc,
-    store::{ObjectKey, Store},
-    system::{AttachedBuildSystem, BuildOptions, BuiltProgram, ProgramBinary},
-};
-use serde::{Deserialize, Serialize};
-use std::{cell::Cell, fmt, path::PathBuf};
+use std::{cell::Cell, path::PathBuf};
 use xr_device::DeviceCapabilities;
+use xr_sourcebuild::{
+    AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, LoadPath, ProgramBinary, ProgramDesc,
+};
+pub use xr_store::binary_record::DriverIdentity;
+use xr_store::{
+    ObjectKey, Store,
+    binary_record::{self, NotARecord},
+};
 
-/// The driver a program binary is valid for.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct DriverIdentity {
-    /// `GL_VENDOR`.
-    pub vendor: String,
-    /// `GL_RENDERER`.
-    pub renderer: String,
-    /// `GL_VERSION`, which names the driver version.
-    pub version: String,
-    /// `GL_PROGRAM_BINARY_FORMATS`.
-    pub formats: Vec<u32>,
-}
-
-impl DriverIdentity {
-    /// The identity of a live device.
-    pub fn of(capabilities: &DeviceCapabilities) -> Self {
-        Self {
-            vendor: capabilities.vendor.to_string(),
-            renderer: capabilities.renderer.to_string(),
-            version: capabilities.driver_version.to_string(),
-            formats: capabilities.program_binary_formats.to_vec(),
-        }
-    }
-}
-
-impl fmt::Display for DriverIdentity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} / {} / {}", self.vendor, self.renderer, self.version)
+/// The identity of a live device, as program binaries are keyed by it.
+pub fn driver_identity(capabilities: &DeviceCapabilities) -> DriverIdentity {
+    DriverIdentity {
+        vendor: capabilities.vendor.to_string(),
+        renderer: capabilities.renderer.to_string(),
+        version: capabilities.driver_version.to_string(),
+        formats: capabilities.program_binary_formats.to_vec(),
     }
 }
 
@@ -69,17 +47,6 @@ pub struct LoadReport {
     pub store_error: Option<String>,
 }
 
-/// What a stored program binary records about itself, before its bytes.
-#[derive(Serialize, Deserialize)]
-struct BinaryRecord {
-    kind: String,
-    program: String,
-    identity: DriverIdentity,
-    format: u32,
-}
-
-const RECORD_KIND: &str = "gl-program-binary";
-
 /// Program binaries of one device, in a store.
 pub struct ProgramCache {
     store: Store,
@@ -90,7 +57,7 @@ pub struct ProgramCache {
 impl ProgramCache {
     /// A cache in `store` for the device with `capabilities`.
     pub fn new(store: Store, capabilities: &DeviceCapabilities) -> Self {
-        Self::for_identity(store, DriverIdentity::of(capabilities))
+        Self::for_identity(store, driver_identity(capabilities))
     }
 
     /// A cache in `store` for a given driver identity.
@@ -219,7 +186,7 @@ impl ProgramCache {
         options: BuildOptions,
         payload: &[u8],
     ) -> Result<BuiltProgram, String> {
-        let (record, bytes) = decode_payload(payload)?;
+        let (record, bytes) = binary_record::decode(payload).map_err(|e| e.to_string())?;
         if record.identity != self.identity {
             return Err(format!("stored binary was built by another driver ({})", record.identity));
         }
@@ -256,45 +223,13 @@ impl ProgramCache {
     }
 }
 
-fn encode_payload(record: &BinaryRecord, bytes: &[u8]) -> Vec<u8> {
-    let header = serde_json::to_vec(record).expect("a record always serialises");
-    let mut payload = Vec::with_capacity(4 + header.len() + bytes.len());
-    payload.extend_from_slice(&(header.len() as u32).to_le_bytes());
-    payload.extend_from_slice(&header);
-    payload.extend_from_slice(bytes);
-    payload
-}
-
-fn decode_payload(payload: &[u8]) -> Result<(BinaryRecord, &[u8]), String> {
-    let bad = || "stored object is not a program binary record".to_owned();
-    let length = u32::from_le_bytes(payload.get(..4).ok_or_else(bad)?.try_into().map_err(|_| bad())?) as usize;
-    let header = payload.get(4..4 + length).ok_or_else(bad)?;
-    let record: BinaryRecord = serde_json::from_slice(header).map_err(|e| format!("{}: {e}", bad()))?;
-    if record.kind != RECORD_KIND {
-        return Err(bad());
-    }
-    Ok((record, &payload[4 + length..]))
-}
-
 /// Writes a record for tests and tools that need to plant a specific binary.
 pub fn encode_binary_record(program: &str, identity: &DriverIdentity, binary: &ProgramBinary) -> Vec<u8> {
-    let record = BinaryRecord {
-        kind: RECORD_KIND.to_owned(),
-        program: program.to_owned(),
-        identity: identity.clone(),
-        format: binary.format,
-    };
-    encode_payload(&record, &binary.bytes)
+    binary_record::encode(program, identity, binary.format, &binary.bytes)
 }
 
 /// Reads a record's identity and binary back, for tests and tools.
-pub fn decode_binary_record(payload: &[u8]) -> Result<(DriverIdentity, ProgramBinary), String> {
-    let (record, bytes) = decode_payload(payload)?;
+pub fn decode_binary_record(payload: &[u8]) -> Result<(DriverIdentity, ProgramBinary), NotARecord> {
+    let (record, bytes) = binary_record::decode(payload)?;
     Ok((record.identity, ProgramBinary { format: record.format, bytes: bytes.to_vec().into() }))
-}
-
-/// The program name a stored binary record was written for, if `payload`
-/// is one (for `xr store gc`).
-pub fn binary_record_program(payload: &[u8]) -> Option<String> {
-    decode_payload(payload).ok().map(|(record, _)| record.program)
 }

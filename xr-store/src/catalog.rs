@@ -2,13 +2,67 @@
 //! file per program in the store's `catalog/` directory, replaced whole
 //! (write, fsync, rename) at the end of each build.
 
-use crate::manifest::{Override, Program};
 use serde::{Deserialize, Serialize};
 use std::{
     collections::BTreeMap,
     fs::File,
     path::{Path, PathBuf},
 };
+
+/// The scalar type of an override.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OverrideType {
+    /// `float`.
+    Float,
+    /// `int`.
+    Int,
+    /// `uint`.
+    Uint,
+    /// `bool`.
+    Bool,
+}
+
+/// A specialization constant a variant may set at load time: variants
+/// that differ only by a value are one program with an override,
+/// not more variants. On SPIR-V targets it is the `constant_id`; on
+/// `gl-glsl`, which has no specialization constants, XR defines `NAME` to
+/// the value when it builds the source on the device, so sources declare it
+/// under `#if defined(GL_SPIRV) || defined(VULKAN)`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Override {
+    /// Its name.
+    pub name: String,
+    /// Its `constant_id`.
+    pub id: u32,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub kind: OverrideType,
+    /// Its default value.
+    pub default: f64,
+}
+
+impl Override {
+    /// `value` as a specialization constant's bits.
+    pub fn bits(&self, value: f64) -> u32 {
+        match self.kind {
+            OverrideType::Float => (value as f32).to_bits(),
+            OverrideType::Int => (value as i32) as u32,
+            OverrideType::Uint => value as u32,
+            OverrideType::Bool => u32::from(value != 0.0),
+        }
+    }
+
+    /// `value` as a GLSL literal of the override's type.
+    pub fn glsl_literal(&self, value: f64) -> String {
+        match self.kind {
+            OverrideType::Float => format!("{:?}", value as f32),
+            OverrideType::Int => (value as i32).to_string(),
+            OverrideType::Uint => format!("{}u", value as u32),
+            OverrideType::Bool => (value != 0.0).to_string(),
+        }
+    }
+}
 
 /// One axis as the catalog records it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,18 +100,6 @@ pub struct CatalogProgram {
 }
 
 impl CatalogProgram {
-    /// An empty catalog entry for `program` of the manifest at `manifest`.
-    pub fn new(program: &Program, manifest: &Path) -> Self {
-        Self {
-            name: program.name.clone(),
-            manifest: manifest.to_path_buf(),
-            axes: program.axes.iter().map(|a| CatalogAxis { name: a.name.clone(), values: a.values() }).collect(),
-            overrides: program.overrides.clone(),
-            targets: program.targets.iter().map(|t| t.name.clone()).collect(),
-            variants: BTreeMap::new(),
-        }
-    }
-
     /// The object of `variant` for `target`, if it was built.
     pub fn object(&self, variant: &str, target: &str) -> Option<&str> {
         self.variants.get(variant)?.objects.get(target).map(String::as_str)

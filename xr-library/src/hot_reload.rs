@@ -20,11 +20,7 @@
 //! distinct error is reported once, with its file and line as the compiler
 //! gave them. Fixing the file makes the next poll swap again.
 
-use crate::{
-    build::{BuildRequest, Outcome, build, plugin_offer},
-    library::{LibraryError, ShaderLibrary},
-    manifest::{Manifest, ManifestError},
-};
+use crate::library::{LibraryError, ShaderLibrary};
 use notify::{RecursiveMode, Watcher};
 use std::{
     collections::BTreeSet,
@@ -32,7 +28,10 @@ use std::{
     sync::{Mutex, mpsc},
     time::{Duration, Instant},
 };
-use xr_sourcebuild::Registry;
+use xr_build::{
+    build::BuildRequest, build::Outcome, build::build, build::plugin_offer, manifest::Manifest, manifest::ManifestError,
+};
+use xr_host::Registry;
 
 /// Why watching could not start.
 #[derive(Debug, thiserror::Error)]

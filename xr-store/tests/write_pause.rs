@@ -3,7 +3,7 @@
 //! header, in its temporary file, for that long (the window a kill lands in).
 
 use std::time::{Duration, Instant};
-use xr_sourcebuild::{ObjectKey, Store, store::TEST_WRITE_PAUSE_VAR};
+use xr_store::{ObjectKey, Store, test_hooks::WRITE_PAUSE_VAR};
 
 /// Run as a child with the hook on: writes one object and exits. Not a
 /// test of its own: ignored unless the parent runs it.
@@ -23,7 +23,7 @@ fn a_paused_write_leaves_only_the_header_in_its_temporary_file_meanwhile() {
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["paused_writer", "--exact", "--ignored"])
         .env("XR_PAUSED_WRITER_STORE", &root)
-        .env(TEST_WRITE_PAUSE_VAR, "1500")
+        .env(WRITE_PAUSE_VAR, "1500")
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();

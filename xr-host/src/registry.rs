@@ -5,11 +5,6 @@
 //! one that is not an XR plugin, or was built against another interface, is
 //! skipped with a one-line reason and the others still load.
 
-use crate::{
-    availability::Availability,
-    plugin::XrPluginRef,
-    system::{AttachedBuildSystemBox, BuildSystemInfo, SourceBuildSystemBox},
-};
 use abi_stable::library::{LibraryError, RootModuleError, lib_header_from_path};
 use abi_stable::std_types::RVec;
 use std::{
@@ -19,6 +14,7 @@ use std::{
 use xr_device::{
     DeviceBox, DeviceCapabilities, DeviceKind, DeviceOptions, DeviceSystemBox, DeviceSystemInfo, XrError, XrResult,
 };
+use xr_sourcebuild::{AttachedBuildSystemBox, Availability, BuildSystemInfo, SourceBuildSystemBox, XrPluginRef};
 
 /// The environment variable listing plugin directories.
 pub const PLUGIN_PATH_VAR: &str = "XR_PLUGIN_PATH";

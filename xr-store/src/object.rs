@@ -184,7 +184,7 @@ impl Store {
     /// Makes every object written so far durable: one `syncfs` of the
     /// filesystem the store is on.
     pub fn sync(&self) -> Result<(), StoreError> {
-        if std::env::var_os(TEST_SYNC_FAILURE_VAR).is_some() {
+        if crate::test_hooks::sync_fails() {
             return Err(StoreError::io(&self.root, std::io::Error::other("sync refused by a test")));
         }
         let root = File::open(&self.root).map_err(|e| StoreError::io(&self.root, e))?;
@@ -264,7 +264,7 @@ impl Store {
 
 fn write_file(path: &Path, bytes: &[u8], synced: bool) -> Result<(), StoreError> {
     let mut file = File::create(path).map_err(|e| StoreError::io(path, e))?;
-    let written = match test_write_pause() {
+    let written = match crate::test_hooks::write_pause() {
         Some(pause) if bytes.len() > HEADER_LEN => file.write_all(&bytes[..HEADER_LEN]).and_then(|()| {
             std::thread::sleep(pause);
             file.write_all(&bytes[HEADER_LEN..])
@@ -272,23 +272,6 @@ fn write_file(path: &Path, bytes: &[u8], synced: bool) -> Result<(), StoreError>
         _ => file.write_all(bytes),
     };
     written.and_then(|()| if synced { file.sync_all() } else { Ok(()) }).map_err(|e| StoreError::io(path, e))
-}
-
-/// The environment variable of a test hook: when set, [`Store::sync`]
-/// fails, as it would on a disk error, so that the tests can check that a
-/// build then names no unsynced object.
-pub const TEST_SYNC_FAILURE_VAR: &str = "XR_STORE_TEST_SYNC_FAILURE";
-
-/// The environment variable of the test hook: a pause, in milliseconds,
-/// between an object's header and its payload.
-pub const TEST_WRITE_PAUSE_VAR: &str = "XR_STORE_TEST_WRITE_PAUSE_MS";
-
-/// A test hook: [`TEST_WRITE_PAUSE_VAR`] widens the moment in which a
-/// writer killed mid-object leaves half a file, so that the crash tests can
-/// land a kill there on purpose and check that no reader ever sees it.
-fn test_write_pause() -> Option<std::time::Duration> {
-    static PAUSE: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
-    *PAUSE.get_or_init(|| std::env::var(TEST_WRITE_PAUSE_VAR).ok()?.parse().ok().map(std::time::Duration::from_millis))
 }
 
 /// Whether `bytes` begin like an object file (its magic), whole or not:

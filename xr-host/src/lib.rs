@@ -1,0 +1,12 @@
+//! XR's plugin host: finds plugins on disk, loads them behind the
+//! contracts' ABI checks, and chooses among what they declare — a device
+//! system by kind, a compiler by (language → target) pair and priority,
+//! compiler options by the names the chosen compiler declares. It names no
+//! language, target, option or back end: everything it matches comes from
+//! the plugins.
+
+pub mod options;
+pub mod registry;
+
+pub use options::{OptionError, check_option, check_options, stage_selected};
+pub use registry::{AttachedDevice, LoadedPlugin, PLUGIN_PATH_VAR, Registry, RegistryError, SkippedFile};

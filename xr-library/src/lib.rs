@@ -1,0 +1,19 @@
+//! What an engine links to load the shaders `xr build` made: a program by
+//! name and variant, through the best path the device offers (see
+//! [`library`]). It reads the store and attaches the build systems the
+//! plugins provide; it never compiles offline.
+//!
+//! Cargo features, off by default so that an engine that only loads
+//! shaders links no file watcher, build host, async runtime or HTTP client:
+//! - `hot-reload`: [`hot_reload`], the programs an engine loaded rebuilt
+//!   when their sources change on disk (links the offline build);
+//! - `remote`: objects missing from the local store read through a shared
+//!   remote cache ([`ShaderLibrary::with_remote`]).
+
+#[cfg(feature = "hot-reload")]
+pub mod hot_reload;
+pub mod library;
+
+pub use library::{DeviceLoader, LibraryError, LoadPath, LoadRequest, Loaded, ShaderLibrary};
+#[cfg(feature = "remote")]
+pub use xr_remote;
