@@ -2,6 +2,17 @@
 //! stage's SPIR-V with its entry point and specialization constants — a
 //! compatible object, valid on any driver of the target API. Whoever
 //! compiles into these targets writes it; their loaders read it.
+//!
+//! It also holds the one walker of SPIR-V words every producer and reader
+//! of these objects uses ([`walk`]), with the `spirv` crate's names for
+//! opcodes and operands ([`spirv`]).
+
+pub mod walk;
+
+/// The `spirv` crate (the SPIR-V grammar's enums: [`spirv::Op`],
+/// [`spirv::Decoration`], [`spirv::StorageClass`]…), the version [`walk`]
+/// names opcodes with.
+pub use spirv;
 
 use std::collections::HashMap;
 use xr_device::{ProgramKind, ProgramRef, XrError};

@@ -495,36 +495,27 @@ fn check_defines(desc: &SourceDesc) -> Result<(), BuildError> {
 /// `OpModuleProcessed`, and `OpSource`'s file and text), keeping the names
 /// (`OpName`, `OpMemberName`) that reflection and the constant table use.
 pub fn strip_source_debug_info(words: &[u32]) -> Vec<u32> {
-    use crate::reflect::{instructions, literal_string};
-    const OP_SOURCE_CONTINUED: u16 = 2;
-    const OP_SOURCE: u16 = 3;
-    const OP_STRING: u16 = 7;
-    const OP_LINE: u16 = 8;
-    const OP_EXT_INST_IMPORT: u16 = 11;
-    const OP_NO_LINE: u16 = 317;
-    const OP_MODULE_PROCESSED: u16 = 330;
+    use crate::reflect::instructions;
+    use xr_spirv_object::spirv::Op;
+    use xr_spirv_object::walk::{self, literal_string};
     // Not a module this can read: left as it is, for the validator to judge.
     let Ok(instructions) = instructions(words) else { return words.to_vec() };
     // Non-semantic instructions (debugPrintf's format strings) use OpString:
     // such a module is left whole.
     let non_semantic = instructions.iter().any(|i| {
-        i.opcode == OP_EXT_INST_IMPORT && literal_string(i.operands.get(1..).unwrap_or(&[])).starts_with("NonSemantic.")
+        i.op() == Some(Op::ExtInstImport)
+            && literal_string(i.operands.get(1..).unwrap_or(&[])).starts_with("NonSemantic.")
     });
     if non_semantic {
         return words.to_vec();
     }
-    let mut out = words[..5].to_vec();
+    let mut out = words[..walk::HEADER_WORDS].to_vec();
     for i in &instructions {
-        match i.opcode {
-            OP_SOURCE_CONTINUED | OP_STRING | OP_LINE | OP_NO_LINE | OP_MODULE_PROCESSED => {}
+        match i.op() {
+            Some(Op::SourceContinued | Op::String | Op::Line | Op::NoLine | Op::ModuleProcessed) => {}
             // Language and version only.
-            OP_SOURCE if i.operands.len() >= 2 => {
-                out.extend([(3 << 16) | u32::from(OP_SOURCE), i.operands[0], i.operands[1]])
-            }
-            _ => {
-                out.push(((i.operands.len() as u32 + 1) << 16) | u32::from(i.opcode));
-                out.extend_from_slice(i.operands);
-            }
+            Some(Op::Source) if i.operands.len() >= 2 => out.extend(walk::instruction(Op::Source, &i.operands[..2])),
+            _ => out.extend_from_slice(&words[i.offset..i.end()]),
         }
     }
     out

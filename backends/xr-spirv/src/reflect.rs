@@ -13,6 +13,8 @@ use std::sync::LazyLock;
 use xr_device::XrError;
 pub use xr_sourcebuild::MemberLayout;
 use xr_sourcebuild::{ConstantType, ScalarKind};
+use xr_spirv_object::spirv::{Decoration, ExecutionMode, Op, StorageClass};
+use xr_spirv_object::walk::{self, Instruction, literal_string};
 
 /// A member of a block.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,7 +129,7 @@ pub struct Reflection {
 pub fn entry_points(words: &[u32]) -> Result<Vec<String>, XrError> {
     let mut names = Vec::new();
     for instruction in instructions(words)? {
-        if instruction.opcode == OP_ENTRY_POINT && instruction.operands.len() > 2 {
+        if instruction.op() == Some(Op::EntryPoint) && instruction.operands.len() > 2 {
             names.push(literal_string(&instruction.operands[2..]));
         }
     }
@@ -222,25 +224,19 @@ pub fn read_loose_uniforms(words: &[u32]) -> Result<Vec<LooseUniform>, XrError> 
 /// A uniform no code touches is not part of what a program needs, at any
 /// optimisation level (unoptimised modules keep it declared).
 fn touched_variables(words: &[u32]) -> Result<std::collections::HashSet<u32>, XrError> {
-    const OP_FUNCTION_CALL: u16 = 57;
-    const OP_LOAD: u16 = 61;
-    const OP_STORE: u16 = 62;
-    const OP_COPY_MEMORY: u16 = 63;
-    const OP_ACCESS_CHAIN: u16 = 65;
-    const OP_IN_BOUNDS_ACCESS_CHAIN: u16 = 66;
     let mut read = std::collections::HashSet::new();
     for i in instructions(words)? {
-        match (i.opcode, i.operands) {
-            (OP_LOAD, [_, _, pointer, ..]) | (OP_ACCESS_CHAIN | OP_IN_BOUNDS_ACCESS_CHAIN, [_, _, pointer, ..]) => {
+        match (i.op(), i.operands) {
+            (Some(Op::Load | Op::AccessChain | Op::InBoundsAccessChain), [_, _, pointer, ..]) => {
                 read.insert(*pointer);
             }
-            (OP_STORE, [pointer, ..]) => {
+            (Some(Op::Store), [pointer, ..]) => {
                 read.insert(*pointer);
             }
-            (OP_COPY_MEMORY, [target, source, ..]) => {
+            (Some(Op::CopyMemory), [target, source, ..]) => {
                 read.extend([*target, *source]);
             }
-            (OP_FUNCTION_CALL, [_, _, _, arguments @ ..]) => read.extend(arguments.iter().copied()),
+            (Some(Op::FunctionCall), [_, _, _, arguments @ ..]) => read.extend(arguments.iter().copied()),
             _ => {}
         }
     }
@@ -251,11 +247,10 @@ fn touched_variables(words: &[u32]) -> Result<std::collections::HashSet<u32>, Xr
 /// an `OpImageTexelPointer`), which the reflection library does not count
 /// as a use: found by name among every declared resource.
 fn add_atomic_images(words: &[u32], entry_point: &str, reflection: &mut Reflection) -> Result<(), XrError> {
-    const OP_IMAGE_TEXEL_POINTER: u16 = 60;
     let all = instructions(words)?;
     let pointed: std::collections::HashSet<u32> = all
         .iter()
-        .filter(|i| i.opcode == OP_IMAGE_TEXEL_POINTER && i.operands.len() > 2)
+        .filter(|i| i.op() == Some(Op::ImageTexelPointer) && i.operands.len() > 2)
         .map(|i| i.operands[2])
         .collect();
     if pointed.is_empty() {
@@ -263,7 +258,7 @@ fn add_atomic_images(words: &[u32], entry_point: &str, reflection: &mut Reflecti
     }
     let names: Vec<String> = all
         .iter()
-        .filter(|i| i.opcode == OP_NAME && !i.operands.is_empty() && pointed.contains(&i.operands[0]))
+        .filter(|i| i.op() == Some(Op::Name) && !i.operands.is_empty() && pointed.contains(&i.operands[0]))
         .map(|i| literal_string(&i.operands[1..]))
         .collect();
     let entries = ReflectConfig::new()
@@ -382,71 +377,65 @@ pub struct BindingDecoration {
 
 /// Every `Binding` decoration of a module's resources.
 pub fn gl_bindings(words: &[u32]) -> Result<Vec<BindingDecoration>, XrError> {
-    const OP_TYPE_IMAGE: u16 = 25;
-    const OP_TYPE_SAMPLED_IMAGE: u16 = 27;
-    const OP_TYPE_RUNTIME_ARRAY: u16 = 29;
-    const OP_TYPE_STRUCT: u16 = 30;
-    const DECORATION_BUFFER_BLOCK: u32 = 3;
-    const DECORATION_BINDING: u32 = 33;
-    const DECORATION_DESCRIPTOR_SET: u32 = 34;
-    const STORAGE_UNIFORM: u32 = 2;
-    const STORAGE_STORAGE_BUFFER: u32 = 12;
-    let mut types: std::collections::HashMap<u32, (u16, Vec<u32>)> = std::collections::HashMap::new();
+    const DECORATION_BUFFER_BLOCK: u32 = Decoration::BufferBlock as u32;
+    const DECORATION_BINDING: u32 = Decoration::Binding as u32;
+    const DECORATION_DESCRIPTOR_SET: u32 = Decoration::DescriptorSet as u32;
+    const STORAGE_UNIFORM: u32 = StorageClass::Uniform as u32;
+    const STORAGE_STORAGE_BUFFER: u32 = StorageClass::StorageBuffer as u32;
+    let mut types: std::collections::HashMap<u32, (Op, Vec<u32>)> = std::collections::HashMap::new();
     let mut variables: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
     let mut names: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
     let mut buffer_blocks = std::collections::HashSet::new();
     let mut decorations = Vec::new();
     let mut sets: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
-    let mut at = 5;
     for instruction in instructions(words)? {
         let ops = instruction.operands;
-        match instruction.opcode {
-            OP_NAME if !ops.is_empty() => {
+        match instruction.op() {
+            Some(Op::Name) if !ops.is_empty() => {
                 names.insert(ops[0], literal_string(&ops[1..]));
             }
-            OP_TYPE_IMAGE
-            | OP_TYPE_SAMPLED_IMAGE
-            | OP_TYPE_ARRAY
-            | OP_TYPE_RUNTIME_ARRAY
-            | OP_TYPE_STRUCT
-            | OP_TYPE_POINTER
-                if !ops.is_empty() =>
-            {
-                types.insert(ops[0], (instruction.opcode, ops[1..].to_vec()));
+            Some(
+                op @ (Op::TypeImage
+                | Op::TypeSampledImage
+                | Op::TypeArray
+                | Op::TypeRuntimeArray
+                | Op::TypeStruct
+                | Op::TypePointer),
+            ) if !ops.is_empty() => {
+                types.insert(ops[0], (op, ops[1..].to_vec()));
             }
-            OP_VARIABLE if ops.len() >= 3 => {
+            Some(Op::Variable) if ops.len() >= 3 => {
                 variables.insert(ops[1], ops[0]);
             }
-            OP_DECORATE if ops.len() >= 2 && ops[1] == DECORATION_BUFFER_BLOCK => {
+            Some(Op::Decorate) if ops.len() >= 2 && ops[1] == DECORATION_BUFFER_BLOCK => {
                 buffer_blocks.insert(ops[0]);
             }
-            OP_DECORATE if ops.len() >= 3 && ops[1] == DECORATION_BINDING => {
+            Some(Op::Decorate) if ops.len() >= 3 && ops[1] == DECORATION_BINDING => {
                 // The binding number is the instruction's fourth word.
-                decorations.push((ops[0], at + 3, ops[2]));
+                decorations.push((ops[0], instruction.offset + 3, ops[2]));
             }
-            OP_DECORATE if ops.len() >= 3 && ops[1] == DECORATION_DESCRIPTOR_SET => {
+            Some(Op::Decorate) if ops.len() >= 3 && ops[1] == DECORATION_DESCRIPTOR_SET => {
                 sets.insert(ops[0], ops[2]);
             }
             _ => {}
         }
-        at += 1 + ops.len();
     }
     let mut out = Vec::new();
     for (variable, index, binding) in decorations {
         let Some(pointer) = variables.get(&variable) else { continue };
-        let Some((OP_TYPE_POINTER, pointer_ops)) = types.get(pointer) else { continue };
+        let Some((Op::TypePointer, pointer_ops)) = types.get(pointer) else { continue };
         let (storage, mut pointee) = (pointer_ops[0], pointer_ops[1]);
         // Arrays of resources: the element type decides.
-        while let Some((OP_TYPE_ARRAY | OP_TYPE_RUNTIME_ARRAY, ops)) = types.get(&pointee) {
+        while let Some((Op::TypeArray | Op::TypeRuntimeArray, ops)) = types.get(&pointee) {
             pointee = ops[0];
         }
         let class = match (storage, types.get(&pointee)) {
-            (STORAGE_UNIFORM_CONSTANT, Some((OP_TYPE_SAMPLED_IMAGE, _))) => GlBindingClass::TextureUnit,
+            (STORAGE_UNIFORM_CONSTANT, Some((Op::TypeSampledImage, _))) => GlBindingClass::TextureUnit,
             // OpTypeImage: `Sampled` 2 is a storage image, 1 a texture.
-            (STORAGE_UNIFORM_CONSTANT, Some((OP_TYPE_IMAGE, ops))) if ops.get(5) == Some(&2) => {
+            (STORAGE_UNIFORM_CONSTANT, Some((Op::TypeImage, ops))) if ops.get(5) == Some(&2) => {
                 GlBindingClass::ImageUnit
             }
-            (STORAGE_UNIFORM_CONSTANT, Some((OP_TYPE_IMAGE, _))) => GlBindingClass::TextureUnit,
+            (STORAGE_UNIFORM_CONSTANT, Some((Op::TypeImage, _))) => GlBindingClass::TextureUnit,
             (STORAGE_STORAGE_BUFFER, _) => GlBindingClass::StorageBuffer,
             (STORAGE_UNIFORM, _) if buffer_blocks.contains(&pointee) => GlBindingClass::StorageBuffer,
             (STORAGE_UNIFORM, _) => GlBindingClass::UniformBuffer,
@@ -467,60 +456,24 @@ pub fn gl_bindings(words: &[u32]) -> Result<Vec<BindingDecoration>, XrError> {
 /// The `OutputVertices` execution mode of a module (a tessellation control
 /// stage's patch size), if it declares one.
 pub fn output_vertices(words: &[u32]) -> Result<Option<u32>, XrError> {
-    const OP_EXECUTION_MODE: u16 = 16;
-    const MODE_OUTPUT_VERTICES: u32 = 26;
+    const MODE_OUTPUT_VERTICES: u32 = ExecutionMode::OutputVertices as u32;
     Ok(instructions(words)?
         .iter()
-        .find(|i| i.opcode == OP_EXECUTION_MODE && i.operands.get(1) == Some(&MODE_OUTPUT_VERTICES))
+        .find(|i| i.op() == Some(Op::ExecutionMode) && i.operands.get(1) == Some(&MODE_OUTPUT_VERTICES))
         .and_then(|i| i.operands.get(2).copied()))
 }
 
-const OP_NAME: u16 = 5;
-const OP_ENTRY_POINT: u16 = 15;
-const OP_TYPE_VECTOR: u16 = 23;
-const OP_TYPE_MATRIX: u16 = 24;
-const OP_TYPE_ARRAY: u16 = 28;
-const OP_TYPE_POINTER: u16 = 32;
-const OP_CONSTANT: u16 = 43;
-const OP_VARIABLE: u16 = 59;
-const DECORATION_LOCATION: u32 = 30;
-const STORAGE_UNIFORM_CONSTANT: u32 = 0;
-const STORAGE_INPUT: u32 = 1;
-const STORAGE_OUTPUT: u32 = 3;
-const OP_TYPE_BOOL: u16 = 20;
-const OP_TYPE_INT: u16 = 21;
-const OP_TYPE_FLOAT: u16 = 22;
-const OP_SPEC_CONSTANT_TRUE: u16 = 48;
-const OP_SPEC_CONSTANT_FALSE: u16 = 49;
-const OP_SPEC_CONSTANT: u16 = 50;
-const OP_DECORATE: u16 = 71;
-const DECORATION_SPEC_ID: u32 = 1;
+// Operand values matched in slice patterns (which take constants, not casts).
+const DECORATION_LOCATION: u32 = Decoration::Location as u32;
+const DECORATION_SPEC_ID: u32 = Decoration::SpecId as u32;
+const STORAGE_UNIFORM_CONSTANT: u32 = StorageClass::UniformConstant as u32;
+const STORAGE_INPUT: u32 = StorageClass::Input as u32;
+const STORAGE_OUTPUT: u32 = StorageClass::Output as u32;
 
-pub(crate) struct Instruction<'a> {
-    pub(crate) opcode: u16,
-    pub(crate) operands: &'a [u32],
-}
-
+/// Every instruction of the module `words`, walked with
+/// [`xr_spirv_object::walk`]; a malformed module is an invalid input.
 pub(crate) fn instructions(words: &[u32]) -> Result<Vec<Instruction<'_>>, XrError> {
-    if words.len() < 5 || words[0] != 0x0723_0203 {
-        return Err(XrError::invalid_input("not a SPIR-V module"));
-    }
-    let mut out = Vec::new();
-    let mut at = 5;
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        if count == 0 || at + count > words.len() {
-            return Err(XrError::invalid_input(format!("truncated SPIR-V instruction at word {at}")));
-        }
-        out.push(Instruction { opcode: (words[at] & 0xffff) as u16, operands: &words[at + 1..at + count] });
-        at += count;
-    }
-    Ok(out)
-}
-
-pub(crate) fn literal_string(words: &[u32]) -> String {
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).take_while(|b| *b != 0).collect();
-    String::from_utf8_lossy(&bytes).into_owned()
+    walk::instruction_list(words).map_err(|e| XrError::invalid_input(e.to_string()))
 }
 
 /// Uniforms outside blocks with a location (OpenGL SPIR-V): scalars, vectors, matrices and
@@ -544,44 +497,44 @@ fn loose_uniform_variables(words: &[u32]) -> Result<Vec<(u32, LooseUniform)>, Xr
     let mut pointers = HashMap::new();
     let mut constants = HashMap::new();
     for i in &instructions {
-        match (i.opcode, i.operands) {
-            (OP_NAME, [target, name @ ..]) => {
+        match (i.op(), i.operands) {
+            (Some(Op::Name), [target, name @ ..]) => {
                 names.insert(*target, literal_string(name));
             }
-            (OP_DECORATE, [target, DECORATION_LOCATION, location, ..]) => {
+            (Some(Op::Decorate), [target, DECORATION_LOCATION, location, ..]) => {
                 locations.insert(*target, *location);
             }
-            (OP_TYPE_BOOL, [result]) => {
+            (Some(Op::TypeBool), [result]) => {
                 types.insert(*result, ("bool".into(), ConstantType::vector(ScalarKind::Bool, 1), 1));
             }
-            (OP_TYPE_INT, [result, 32, signed]) => {
+            (Some(Op::TypeInt), [result, 32, signed]) => {
                 let (name, kind) = if *signed != 0 { ("i32", ScalarKind::Int) } else { ("u32", ScalarKind::UInt) };
                 types.insert(*result, (name.into(), ConstantType::vector(kind, 1), 1));
             }
-            (OP_TYPE_FLOAT, [result, 32, ..]) => {
+            (Some(Op::TypeFloat), [result, 32, ..]) => {
                 types.insert(*result, ("f32".into(), ConstantType::vector(ScalarKind::Float, 1), 1));
             }
-            (OP_TYPE_VECTOR, [result, component, count]) => {
+            (Some(Op::TypeVector), [result, component, count]) => {
                 if let Some((c, ty, 1)) = types.get(component).cloned() {
                     let ty = ConstantType::vector(ty.scalar, *count as u8);
                     types.insert(*result, (format!("vec{count}<{c}>"), ty, 1));
                 }
             }
-            (OP_TYPE_MATRIX, [result, column, count]) => {
+            (Some(Op::TypeMatrix), [result, column, count]) => {
                 if let Some((c, column_ty, 1)) = types.get(column).cloned() {
                     let ty = ConstantType::matrix(*count as u8, column_ty.rows);
                     types.insert(*result, (format!("mat{count}x{}", c.trim_start_matches("vec")), ty, 1));
                 }
             }
-            (OP_CONSTANT, [_, result, value, ..]) => {
+            (Some(Op::Constant), [_, result, value, ..]) => {
                 constants.insert(*result, *value);
             }
-            (OP_TYPE_ARRAY, [result, element, length]) => {
+            (Some(Op::TypeArray), [result, element, length]) => {
                 if let (Some((e, ty, 1)), Some(n)) = (types.get(element).cloned(), constants.get(length)) {
                     types.insert(*result, (format!("[{e}; {n}]"), ty, *n));
                 }
             }
-            (OP_TYPE_POINTER, [result, STORAGE_UNIFORM_CONSTANT, pointee]) => {
+            (Some(Op::TypePointer), [result, STORAGE_UNIFORM_CONSTANT, pointee]) => {
                 pointers.insert(*result, *pointee);
             }
             _ => {}
@@ -589,8 +542,8 @@ fn loose_uniform_variables(words: &[u32]) -> Result<Vec<(u32, LooseUniform)>, Xr
     }
     let mut uniforms: Vec<(u32, LooseUniform)> = instructions
         .iter()
-        .filter_map(|i| match (i.opcode, i.operands) {
-            (OP_VARIABLE, [pointer, result, STORAGE_UNIFORM_CONSTANT, ..]) => {
+        .filter_map(|i| match (i.op(), i.operands) {
+            (Some(Op::Variable), [pointer, result, STORAGE_UNIFORM_CONSTANT, ..]) => {
                 let (ty, constant_type, array_size) = types.get(pointers.get(pointer)?)?.clone();
                 let uniform = LooseUniform {
                     name: names.get(result).cloned().unwrap_or_default(),
@@ -613,7 +566,7 @@ fn loose_uniform_variables(words: &[u32]) -> Result<Vec<(u32, LooseUniform)>, Xr
 /// stage, different names never share one. glslang numbers each stage's
 /// uniforms from 0, which in one OpenGL program makes them collide.
 pub fn assign_uniform_locations(modules: &mut [&mut [u32]]) -> Result<(), XrError> {
-    use std::collections::{HashMap, HashSet};
+    use std::collections::HashMap;
     let mut assigned: HashMap<String, u32> = HashMap::new();
     let mut next = 0u32;
     // Opaque uniforms (samplers, images) keep a location of their own too:
@@ -626,27 +579,22 @@ pub fn assign_uniform_locations(modules: &mut [&mut [u32]]) -> Result<(), XrErro
         // (variable id, name) of UniformConstant variables, and where each id's Location operand lives.
         let mut names = HashMap::new();
         let mut operand_at = HashMap::new();
-        let mut uniform_constants = HashSet::new();
-        let mut at = 5;
-        while at < words.len() {
-            let count = (words[at] >> 16) as usize;
-            let opcode = (words[at] & 0xffff) as u16;
-            if count == 0 || at + count > words.len() {
-                return Err(XrError::invalid_input(format!("truncated SPIR-V instruction at word {at}")));
-            }
-            match (opcode, &words[at + 1..at + count]) {
-                (OP_NAME, [target, name @ ..]) => {
+        // In declaration order, so that opaque uniforms get the same
+        // locations on every run (not in a hash set's order).
+        let mut uniform_constants = Vec::new();
+        for i in instructions(words)? {
+            match (i.op(), i.operands) {
+                (Some(Op::Name), [target, name @ ..]) => {
                     names.insert(*target, literal_string(name));
                 }
-                (OP_DECORATE, [target, DECORATION_LOCATION, _, ..]) => {
-                    operand_at.insert(*target, at + 3);
+                (Some(Op::Decorate), [target, DECORATION_LOCATION, _, ..]) => {
+                    operand_at.insert(*target, i.offset + 3);
                 }
-                (OP_VARIABLE, [_, id, STORAGE_UNIFORM_CONSTANT, ..]) => {
-                    uniform_constants.insert(*id);
+                (Some(Op::Variable), [_, id, STORAGE_UNIFORM_CONSTANT, ..]) => {
+                    uniform_constants.push(*id);
                 }
                 _ => {}
             }
-            at += count;
         }
         for uniform in &uniforms {
             let location = *assigned.entry(uniform.name.clone()).or_insert_with(|| {
@@ -708,27 +656,17 @@ fn interface_variables(words: &[u32], storage: u32) -> Result<Vec<(String, u32, 
     let mut names = HashMap::new();
     let mut locations = HashMap::new();
     let mut variables = Vec::new();
-    let mut at = 5;
-    if words.len() < 5 || words[0] != 0x0723_0203 {
-        return Err(XrError::invalid_input("not a SPIR-V module"));
-    }
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        if count == 0 || at + count > words.len() {
-            return Err(XrError::invalid_input(format!("truncated SPIR-V instruction at word {at}")));
-        }
-        let opcode = (words[at] & 0xffff) as u16;
-        match (opcode, &words[at + 1..at + count]) {
-            (OP_NAME, [target, name @ ..]) => {
+    for i in instructions(words)? {
+        match (i.op(), i.operands) {
+            (Some(Op::Name), [target, name @ ..]) => {
                 names.insert(*target, literal_string(name));
             }
-            (OP_DECORATE, [target, DECORATION_LOCATION, location, ..]) => {
-                locations.insert(*target, (*location, at + 3));
+            (Some(Op::Decorate), [target, DECORATION_LOCATION, location, ..]) => {
+                locations.insert(*target, (*location, i.offset + 3));
             }
-            (OP_VARIABLE, [_, result, class, ..]) if *class == storage => variables.push(*result),
+            (Some(Op::Variable), [_, result, class, ..]) if *class == storage => variables.push(*result),
             _ => {}
         }
-        at += count;
     }
     Ok(variables
         .into_iter()
@@ -752,17 +690,17 @@ fn spec_constant_defaults(words: &[u32]) -> Result<Vec<(u32, String)>, XrError> 
     let mut spec_ids = std::collections::HashMap::new();
     let mut scalar_types = std::collections::HashMap::new();
     for i in &instructions {
-        match (i.opcode, i.operands) {
-            (OP_DECORATE, [target, DECORATION_SPEC_ID, id, ..]) => {
+        match (i.op(), i.operands) {
+            (Some(Op::Decorate), [target, DECORATION_SPEC_ID, id, ..]) => {
                 spec_ids.insert(*target, *id);
             }
-            (OP_TYPE_BOOL, [result]) => {
+            (Some(Op::TypeBool), [result]) => {
                 scalar_types.insert(*result, ('b', 32, false));
             }
-            (OP_TYPE_INT, [result, width, signed]) => {
+            (Some(Op::TypeInt), [result, width, signed]) => {
                 scalar_types.insert(*result, ('i', *width, *signed != 0));
             }
-            (OP_TYPE_FLOAT, [result, width, ..]) => {
+            (Some(Op::TypeFloat), [result, width, ..]) => {
                 scalar_types.insert(*result, ('f', *width, true));
             }
             _ => {}
@@ -770,10 +708,10 @@ fn spec_constant_defaults(words: &[u32]) -> Result<Vec<(u32, String)>, XrError> 
     }
     let mut defaults = Vec::new();
     for i in &instructions {
-        let (result, value) = match (i.opcode, i.operands) {
-            (OP_SPEC_CONSTANT_TRUE, [_, result]) => (*result, "true".to_owned()),
-            (OP_SPEC_CONSTANT_FALSE, [_, result]) => (*result, "false".to_owned()),
-            (OP_SPEC_CONSTANT, [ty, result, value, ..]) => {
+        let (result, value) = match (i.op(), i.operands) {
+            (Some(Op::SpecConstantTrue), [_, result]) => (*result, "true".to_owned()),
+            (Some(Op::SpecConstantFalse), [_, result]) => (*result, "false".to_owned()),
+            (Some(Op::SpecConstant), [ty, result, value, ..]) => {
                 let text = match scalar_types.get(ty) {
                     Some(('f', 32, _)) => f32::from_bits(*value).to_string(),
                     Some(('i', 32, true)) => (*value as i32).to_string(),

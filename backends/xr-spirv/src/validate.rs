@@ -36,7 +36,7 @@ pub fn validate_program(modules: &[StageModule], target: TargetEnv, context: &st
 
 /// Validates `words` for `target`; the error carries the validator's message.
 pub fn validate(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
-    if words.len() < 5 || words[0] != 0x0723_0203 {
+    if words.len() < xr_spirv_object::walk::HEADER_WORDS || words[0] != xr_spirv_object::walk::MAGIC {
         return Err(XrError::invalid_input(format!("invalid SPIR-V: {} words, no SPIR-V magic number", words.len())));
     }
     static VALID: LazyLock<WorkCache<()>> = LazyLock::new(|| WorkCache::new(1 << 20));

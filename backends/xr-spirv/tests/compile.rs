@@ -341,29 +341,19 @@ void main() { color = push.used_color * params.tint; }
     }
 }
 
-/// The words of a literal string, NUL-padded.
-fn string_words(text: &str) -> Vec<u32> {
-    let mut bytes = text.as_bytes().to_vec();
-    bytes.resize((bytes.len() / 4 + 1) * 4, 0);
-    bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
-}
-
 #[test]
 fn stripping_keeps_names_drops_source_text_and_leaves_non_semantic_modules_whole() {
     use xr_spirv::compile::strip_source_debug_info;
-    let header = [0x0723_0203, 0x0001_0000, 0, 10, 0];
-    let op = |opcode: u32, operands: &[u32]| {
-        let mut words = vec![((operands.len() as u32 + 1) << 16) | opcode];
-        words.extend_from_slice(operands);
-        words
-    };
-    let name = op(5, &[[4].as_slice(), &string_words("gain")].concat());
-    let string = op(7, &[[1].as_slice(), &string_words("a.frag")].concat());
-    let source = op(3, &[2, 450, 1]);
+    use xr_spirv::container::spirv::Op;
+    use xr_spirv::container::walk::{MAGIC, instruction as op, string_operand};
+    let header = [MAGIC, 0x0001_0000, 0, 10, 0];
+    let name = op(Op::Name, &[[4].as_slice(), &string_operand("gain")].concat());
+    let string = op(Op::String, &[[1].as_slice(), &string_operand("a.frag")].concat());
+    let source = op(Op::Source, &[2, 450, 1]);
     let module = [header.as_slice(), &string, &source, &name].concat();
     // OpString gone, OpSource without its file, OpName kept.
-    assert_eq!(strip_source_debug_info(&module), [header.as_slice(), &op(3, &[2, 450]), &name].concat());
-    let import = op(11, &[[3].as_slice(), &string_words("NonSemantic.DebugPrintf")].concat());
+    assert_eq!(strip_source_debug_info(&module), [header.as_slice(), &op(Op::Source, &[2, 450]), &name].concat());
+    let import = op(Op::ExtInstImport, &[[3].as_slice(), &string_operand("NonSemantic.DebugPrintf")].concat());
     let printing = [header.as_slice(), &import, &string, &source, &name].concat();
     assert_eq!(strip_source_debug_info(&printing), printing, "debugPrintf's strings stay");
     assert_eq!(strip_source_debug_info(&[1, 2, 3]), [1, 2, 3], "not SPIR-V: left alone");

@@ -81,7 +81,7 @@ fn truncated_modules_are_refused_not_read_past_their_end() {
         module(&compiler, ShaderStage::Vertex, "#version 450\nuniform vec4 a;\nvoid main() { gl_Position = a; }\n");
     // A last instruction that claims five words where one is left.
     let mut cut = vertex.clone();
-    cut.push((5 << 16) | 1);
+    cut.push(xr_spirv::container::walk::first_word(xr_spirv::container::spirv::Op::Undef, 5));
     assert!(assign_uniform_locations(&mut [cut.as_mut_slice()]).is_err());
     let mut fragment = module(
         &compiler,

@@ -15,74 +15,39 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use xr_spirv_object::spirv::{Decoration, Op};
+use xr_spirv_object::walk::{self, Instruction, WalkError, instruction_list};
+pub use xr_spirv_object::walk::{HEADER_WORDS, MAGIC};
 
-/// The SPIR-V magic number.
-pub const MAGIC: u32 = 0x0723_0203;
-
-pub(crate) const HEADER_WORDS: usize = 5;
-
-const OP_SOURCE_CONTINUED: u16 = 2;
-const OP_SOURCE: u16 = 3;
-const OP_SOURCE_EXTENSION: u16 = 4;
-const OP_NAME: u16 = 5;
-const OP_MEMBER_NAME: u16 = 6;
-const OP_STRING: u16 = 7;
-const OP_EXTENSION: u16 = 10;
-const OP_EXT_INST_IMPORT: u16 = 11;
-const OP_MEMORY_MODEL: u16 = 14;
-const OP_ENTRY_POINT: u16 = 15;
-const OP_EXECUTION_MODE: u16 = 16;
-const OP_CAPABILITY: u16 = 17;
-const OP_TYPE_INT: u16 = 21;
-const OP_TYPE_FLOAT: u16 = 22;
-/// `OpConstant`.
-pub const OP_CONSTANT: u16 = 43;
-/// `OpConstantComposite`.
-pub const OP_CONSTANT_COMPOSITE: u16 = 44;
-/// `OpSpecConstant`.
-pub const OP_SPEC_CONSTANT: u16 = 50;
-/// `OpSpecConstantComposite`.
-pub const OP_SPEC_CONSTANT_COMPOSITE: u16 = 51;
-/// `OpDecorate`.
-pub const OP_DECORATE: u16 = 71;
-const OP_MEMBER_DECORATE: u16 = 72;
-const OP_DECORATION_GROUP: u16 = 73;
-const OP_GROUP_DECORATE: u16 = 74;
-const OP_GROUP_MEMBER_DECORATE: u16 = 75;
-const OP_MODULE_PROCESSED: u16 = 330;
-const OP_EXECUTION_MODE_ID: u16 = 331;
-const OP_DECORATE_ID: u16 = 332;
-const OP_DECORATE_STRING: u16 = 5632;
-const OP_MEMBER_DECORATE_STRING: u16 = 5633;
 /// The `SpecId` decoration.
-pub const DECORATION_SPEC_ID: u32 = 1;
+pub const DECORATION_SPEC_ID: u32 = Decoration::SpecId as u32;
 
 /// The instructions that come before the first type declaration: the
 /// preamble, debug names and annotations. [`patch`] adds its `OpDecorate`s
 /// at the end of this run.
-const BEFORE_TYPES: [u16; 22] = [
-    OP_CAPABILITY,
-    OP_EXTENSION,
-    OP_EXT_INST_IMPORT,
-    OP_MEMORY_MODEL,
-    OP_ENTRY_POINT,
-    OP_EXECUTION_MODE,
-    OP_EXECUTION_MODE_ID,
-    OP_STRING,
-    OP_SOURCE_EXTENSION,
-    OP_SOURCE,
-    OP_SOURCE_CONTINUED,
-    OP_NAME,
-    OP_MEMBER_NAME,
-    OP_MODULE_PROCESSED,
-    OP_DECORATE,
-    OP_MEMBER_DECORATE,
-    OP_DECORATION_GROUP,
-    OP_GROUP_DECORATE,
-    OP_GROUP_MEMBER_DECORATE,
-    OP_DECORATE_ID,
-    OP_DECORATE_STRING,
-    OP_MEMBER_DECORATE_STRING,
+const BEFORE_TYPES: [Op; 22] = [
+    Op::Capability,
+    Op::Extension,
+    Op::ExtInstImport,
+    Op::MemoryModel,
+    Op::EntryPoint,
+    Op::ExecutionMode,
+    Op::ExecutionModeId,
+    Op::String,
+    Op::SourceExtension,
+    Op::Source,
+    Op::SourceContinued,
+    Op::Name,
+    Op::MemberName,
+    Op::ModuleProcessed,
+    Op::Decorate,
+    Op::MemberDecorate,
+    Op::DecorationGroup,
+    Op::GroupDecorate,
+    Op::GroupMemberDecorate,
+    Op::DecorateId,
+    Op::DecorateString,
+    Op::MemberDecorateString,
 ];
 
 /// The 32-bit scalar types an override may have.
@@ -207,51 +172,17 @@ impl fmt::Display for PatchError {
 
 impl std::error::Error for PatchError {}
 
-/// One instruction: where it starts, its opcode and its length in words.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Instruction {
-    /// Index of its first word.
-    pub at: usize,
-    /// Its opcode.
-    pub opcode: u16,
-    /// Its length in words, the first included.
-    pub count: usize,
-}
-
-impl Instruction {
-    /// Its operands (the words after the first).
-    pub fn operands(self, words: &[u32]) -> &[u32] {
-        &words[self.at + 1..self.at + self.count]
+impl From<WalkError> for PatchError {
+    fn from(error: WalkError) -> Self {
+        PatchError::Malformed(error.to_string())
     }
-}
-
-/// The instructions of `words` after the header.
-pub(crate) fn instructions(words: &[u32]) -> Result<Vec<Instruction>, PatchError> {
-    if words.len() < HEADER_WORDS {
-        return Err(PatchError::Malformed(format!("{} words is shorter than the header", words.len())));
-    }
-    if words[0] != MAGIC {
-        return Err(PatchError::Malformed(format!("magic number 0x{:08x}", words[0])));
-    }
-    let mut list = Vec::new();
-    let mut at = HEADER_WORDS;
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        let opcode = (words[at] & 0xFFFF) as u16;
-        if count == 0 || at + count > words.len() {
-            return Err(PatchError::Malformed(format!("instruction {opcode} at word {at} has a bad length {count}")));
-        }
-        list.push(Instruction { at, opcode, count });
-        at += count;
-    }
-    Ok(list)
 }
 
 /// `words` with every override of `patches` made a specialization constant
 /// (see the module documentation). Every patch must find exactly one
 /// `OpConstant` of its type holding its sentinel.
 pub fn patch(words: &[u32], patches: &[SpecPatch]) -> Result<Vec<u32>, PatchError> {
-    let list = instructions(words)?;
+    let list = instruction_list(words)?;
     let mut ids = HashSet::new();
     for p in patches {
         if !ids.insert(p.id) {
@@ -262,12 +193,11 @@ pub fn patch(words: &[u32], patches: &[SpecPatch]) -> Result<Vec<u32>, PatchErro
     // The 32-bit scalar types, by result id.
     let mut scalars: HashMap<u32, SpecScalar> = HashMap::new();
     for i in &list {
-        let operands = &words[i.at + 1..i.at + i.count];
-        match (i.opcode, operands) {
-            (OP_TYPE_FLOAT, [result, 32, ..]) => {
+        match (i.op(), i.operands) {
+            (Some(Op::TypeFloat), [result, 32, ..]) => {
                 scalars.insert(*result, SpecScalar::Float);
             }
-            (OP_TYPE_INT, [result, 32, signed]) => {
+            (Some(Op::TypeInt), [result, 32, signed]) => {
                 scalars.insert(*result, if *signed != 0 { SpecScalar::Int } else { SpecScalar::UInt });
             }
             _ => {}
@@ -281,11 +211,9 @@ pub fn patch(words: &[u32], patches: &[SpecPatch]) -> Result<Vec<u32>, PatchErro
     for p in patches {
         let found: Vec<&Instruction> = list
             .iter()
-            .filter(|i| {
-                i.opcode == OP_CONSTANT
-                    && i.count == 4
-                    && scalars.get(&words[i.at + 1]) == Some(&p.scalar)
-                    && words[i.at + 3] == p.sentinel
+            .filter(|i| match (i.op(), i.operands) {
+                (Some(Op::Constant), [ty, _, value]) => scalars.get(ty) == Some(&p.scalar) && *value == p.sentinel,
+                _ => false,
             })
             .collect();
         let i = match found.as_slice() {
@@ -293,9 +221,10 @@ pub fn patch(words: &[u32], patches: &[SpecPatch]) -> Result<Vec<u32>, PatchErro
             [] => return Err(PatchError::NotFound { name: p.name.clone(), id: p.id }),
             many => return Err(PatchError::Ambiguous { name: p.name.clone(), id: p.id, count: many.len() }),
         };
-        out[i.at] = (4 << 16) | u32::from(OP_SPEC_CONSTANT);
-        out[i.at + 3] = p.default;
-        let result = words[i.at + 2];
+        // Same operands, the literal now the default.
+        out[i.offset] = walk::first_word(Op::SpecConstant, i.word_count());
+        out[i.offset + 3] = p.default;
+        let result = i.operands[1];
         spec_ids.insert(result);
         decorations.push((result, p.id));
     }
@@ -303,12 +232,11 @@ pub fn patch(words: &[u32], patches: &[SpecPatch]) -> Result<Vec<u32>, PatchErro
     // Composites of specialization constants must be specialization
     // constant composites; definitions come before uses, so one pass does.
     for i in &list {
-        if i.opcode == OP_CONSTANT_COMPOSITE && i.count >= 3 {
-            let constituents = &words[i.at + 3..i.at + i.count];
-            if constituents.iter().any(|c| spec_ids.contains(c)) {
-                out[i.at] = ((i.count as u32) << 16) | u32::from(OP_SPEC_CONSTANT_COMPOSITE);
-                spec_ids.insert(words[i.at + 2]);
-            }
+        if let (Some(Op::ConstantComposite), [_, result, constituents @ ..]) = (i.op(), i.operands)
+            && constituents.iter().any(|c| spec_ids.contains(c))
+        {
+            out[i.offset] = walk::first_word(Op::SpecConstantComposite, i.word_count());
+            spec_ids.insert(*result);
         }
     }
 
@@ -316,13 +244,13 @@ pub fn patch(words: &[u32], patches: &[SpecPatch]) -> Result<Vec<u32>, PatchErro
     // before the first type declaration.
     let insert_at = list
         .iter()
-        .take_while(|i| BEFORE_TYPES.contains(&i.opcode))
+        .take_while(|i| i.op().is_some_and(|op| BEFORE_TYPES.contains(&op)))
         .last()
-        .map(|i| i.at + i.count)
+        .map(Instruction::end)
         .unwrap_or(HEADER_WORDS);
     let new: Vec<u32> = decorations
         .iter()
-        .flat_map(|&(target, id)| [(4 << 16) | u32::from(OP_DECORATE), target, DECORATION_SPEC_ID, id])
+        .flat_map(|&(target, id)| walk::instruction(Op::Decorate, &[target, DECORATION_SPEC_ID, id]))
         .collect();
     out.splice(insert_at..insert_at, new);
     Ok(out)
@@ -332,18 +260,18 @@ pub fn patch(words: &[u32], patches: &[SpecPatch]) -> Result<Vec<u32>, PatchErro
 /// decorated with a `SpecId`, in module order: what [`patch`] made, read
 /// back (for tests and checks).
 pub fn spec_constants(words: &[u32]) -> Result<Vec<(u32, SpecScalar, u32)>, PatchError> {
-    let list = instructions(words)?;
+    let list = instruction_list(words)?;
     let mut scalars = HashMap::new();
     let mut spec_ids = HashMap::new();
     for i in &list {
-        match (i.opcode, &words[i.at + 1..i.at + i.count]) {
-            (OP_TYPE_FLOAT, [result, 32, ..]) => {
+        match (i.op(), i.operands) {
+            (Some(Op::TypeFloat), [result, 32, ..]) => {
                 scalars.insert(*result, SpecScalar::Float);
             }
-            (OP_TYPE_INT, [result, 32, signed]) => {
+            (Some(Op::TypeInt), [result, 32, signed]) => {
                 scalars.insert(*result, if *signed != 0 { SpecScalar::Int } else { SpecScalar::UInt });
             }
-            (OP_DECORATE, [target, DECORATION_SPEC_ID, id]) => {
+            (Some(Op::Decorate), [target, DECORATION_SPEC_ID, id]) => {
                 spec_ids.insert(*target, *id);
             }
             _ => {}
@@ -351,10 +279,9 @@ pub fn spec_constants(words: &[u32]) -> Result<Vec<(u32, SpecScalar, u32)>, Patc
     }
     Ok(list
         .iter()
-        .filter(|i| i.opcode == OP_SPEC_CONSTANT && i.count == 4)
-        .filter_map(|i| {
-            let id = spec_ids.get(&words[i.at + 2])?;
-            Some((*id, *scalars.get(&words[i.at + 1])?, words[i.at + 3]))
+        .filter_map(|i| match (i.op(), i.operands) {
+            (Some(Op::SpecConstant), [ty, result, value]) => Some((*spec_ids.get(result)?, *scalars.get(ty)?, *value)),
+            _ => None,
         })
         .collect())
 }
@@ -363,11 +290,7 @@ pub fn spec_constants(words: &[u32]) -> Result<Vec<(u32, SpecScalar, u32)>, Patc
 mod tests {
     use super::*;
 
-    fn op(opcode: u16, operands: &[u32]) -> Vec<u32> {
-        let mut words = vec![(((operands.len() + 1) as u32) << 16) | u32::from(opcode)];
-        words.extend_from_slice(operands);
-        words
-    }
+    use xr_spirv_object::walk::instruction as op;
 
     /// A small module: float (id 1), int (id 2), uint (id 3) types, a
     /// float sentinel constant (4), a vec3 type (5) and a composite of the
@@ -376,20 +299,20 @@ mod tests {
         let float_sentinel = sentinel(SpecScalar::Float, 0);
         let int_sentinel = sentinel(SpecScalar::Int, 1);
         let mut words = vec![MAGIC, 0x0001_0000, 0, 20, 0];
-        words.extend(op(OP_CAPABILITY, &[1]));
-        words.extend(op(OP_MEMORY_MODEL, &[0, 1]));
-        words.extend(op(OP_NAME, &[4, u32::from_le_bytes(*b"GAIN"), 0]));
+        words.extend(op(Op::Capability, &[1]));
+        words.extend(op(Op::MemoryModel, &[0, 1]));
+        words.extend(op(Op::Name, &[4, u32::from_le_bytes(*b"GAIN"), 0]));
         if with_decoration {
-            words.extend(op(OP_DECORATE, &[9, 30, 0]));
+            words.extend(op(Op::Decorate, &[9, Decoration::Location as u32, 0]));
         }
-        words.extend(op(OP_TYPE_FLOAT, &[1, 32]));
-        words.extend(op(OP_TYPE_INT, &[2, 32, 1]));
-        words.extend(op(OP_TYPE_INT, &[3, 32, 0]));
-        words.extend(op(OP_CONSTANT, &[1, 4, float_sentinel]));
-        words.extend(op(23, &[5, 1, 3])); // OpTypeVector
-        words.extend(op(OP_CONSTANT_COMPOSITE, &[5, 6, 4, 4, 4]));
-        words.extend(op(OP_CONSTANT, &[2, 7, int_sentinel]));
-        words.extend(op(OP_CONSTANT, &[1, 8, 1.0f32.to_bits()]));
+        words.extend(op(Op::TypeFloat, &[1, 32]));
+        words.extend(op(Op::TypeInt, &[2, 32, 1]));
+        words.extend(op(Op::TypeInt, &[3, 32, 0]));
+        words.extend(op(Op::Constant, &[1, 4, float_sentinel]));
+        words.extend(op(Op::TypeVector, &[5, 1, 3]));
+        words.extend(op(Op::ConstantComposite, &[5, 6, 4, 4, 4]));
+        words.extend(op(Op::Constant, &[2, 7, int_sentinel]));
+        words.extend(op(Op::Constant, &[1, 8, 1.0f32.to_bits()]));
         words
     }
 
@@ -436,18 +359,18 @@ mod tests {
                 spec_constants(&out).expect("read back"),
                 vec![(3, SpecScalar::Float, 0.5f32.to_bits()), (7, SpecScalar::Int, (-2i32) as u32)]
             );
-            let list = instructions(&out).expect("well formed");
-            let ops: Vec<u16> = list.iter().map(|i| i.opcode).collect();
+            let list = instruction_list(&out).expect("well formed");
+            let ops: Vec<Op> = list.iter().map(|i| i.op().expect("a known opcode")).collect();
             // The decorations come after the existing annotations and names,
             // before the first type.
-            let first_type = ops.iter().position(|o| *o == OP_TYPE_FLOAT).expect("float type");
-            assert_eq!(&ops[first_type - 2..first_type], &[OP_DECORATE, OP_DECORATE]);
-            assert!(ops[..first_type - 2].contains(&OP_NAME));
+            let first_type = ops.iter().position(|o| *o == Op::TypeFloat).expect("float type");
+            assert_eq!(&ops[first_type - 2..first_type], &[Op::Decorate, Op::Decorate]);
+            assert!(ops[..first_type - 2].contains(&Op::Name));
             // The composite of the float became a spec constant composite.
-            assert!(ops.contains(&OP_SPEC_CONSTANT_COMPOSITE));
-            assert!(!ops.contains(&OP_CONSTANT_COMPOSITE));
+            assert!(ops.contains(&Op::SpecConstantComposite));
+            assert!(!ops.contains(&Op::ConstantComposite));
             // The plain 1.0 is untouched.
-            assert_eq!(ops.iter().filter(|o| **o == OP_CONSTANT).count(), 1);
+            assert_eq!(ops.iter().filter(|o| **o == Op::Constant).count(), 1);
         }
     }
 
@@ -465,7 +388,7 @@ mod tests {
         assert_eq!(patch(&words, &wrong_type), Err(PatchError::NotFound { name: "COUNT".into(), id: 7 }));
 
         let mut twice = words.clone();
-        twice.extend(op(OP_CONSTANT, &[1, 10, sentinel(SpecScalar::Float, 0)]));
+        twice.extend(op(Op::Constant, &[1, 10, sentinel(SpecScalar::Float, 0)]));
         assert_eq!(patch(&twice, &patches()), Err(PatchError::Ambiguous { name: "GAIN".into(), id: 3, count: 2 }));
 
         let mut same_id = patches();
@@ -478,7 +401,8 @@ mod tests {
         assert!(matches!(patch(&[MAGIC, 0, 0], &[]), Err(PatchError::Malformed(_))));
         assert!(matches!(patch(&[1, 0, 0, 0, 0], &[]), Err(PatchError::Malformed(_))));
         let mut words = module(false);
-        words.push(5 << 16 | 43);
+        // An OpConstant that claims five words, with one left.
+        words.push(walk::first_word(Op::Constant, 5));
         assert!(matches!(patch(&words, &[]), Err(PatchError::Malformed(_))));
         let mut zero = module(false);
         zero.push(0);

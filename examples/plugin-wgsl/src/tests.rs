@@ -9,6 +9,8 @@ use xr_device::ErrorKind;
 use xr_sourcebuild::{
     Availability, BuildError, OfflineArtifact, OfflineRequest, ProgramDesc, ShaderStage, SourceBuildSystem, SourceDesc,
 };
+use xr_spirv_object::spirv::Op;
+use xr_spirv_object::walk::instruction_list;
 
 const UNLIT: &str = include_str!("../shaders/unlit.wgsl");
 
@@ -110,16 +112,10 @@ fn unlit_compiles_for_both_targets_with_spec_constants() {
             spec::spec_constants(&modules[1].words).expect("fragment"),
             vec![(0, SpecScalar::Float, 1.0f32.to_bits()), (1, SpecScalar::Float, 0.0f32.to_bits())]
         );
-        let opcodes = |words: &[u32], opcode: u16| {
-            let mut at = 5;
-            let mut count = 0;
-            while at < words.len() {
-                count += usize::from((words[at] & 0xFFFF) as u16 == opcode);
-                at += (words[at] >> 16) as usize;
-            }
-            count
+        let count = |words: &[u32], op: Op| {
+            instruction_list(words).expect("well formed").iter().filter(|i| i.op() == Some(op)).count()
         };
-        assert_eq!(opcodes(&modules[1].words, spec::OP_SPEC_CONSTANT), 2);
+        assert_eq!(count(&modules[1].words, Op::SpecConstant), 2);
         // No sentinel survived anywhere.
         for m in &modules {
             for index in 0..2 {
