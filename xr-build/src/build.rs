@@ -52,6 +52,14 @@ pub struct BuildRequest {
     pub upload: bool,
 }
 
+/// A shard that is not `I/N` with 1 ≤ I ≤ N.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{text}' is not a shard: write I/N with 1 <= I <= N, e.g. 2/3")]
+pub struct BadShard {
+    /// What was given.
+    pub text: String,
+}
+
 /// One of `count` disjoint parts of a matrix (`index` from 1): a variant
 /// belongs to the part its program's and its own name hash to, so every
 /// machine splits a manifest the same way, and adding a variant moves no
@@ -66,8 +74,8 @@ pub struct Shard {
 
 impl Shard {
     /// Parses `I/N` with 1 ≤ I ≤ N.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let bad = || format!("'{text}' is not a shard: write I/N with 1 <= I <= N, e.g. 2/3");
+    pub fn parse(text: &str) -> Result<Self, BadShard> {
+        let bad = || BadShard { text: text.to_owned() };
         let (index, count) = text.split_once('/').ok_or_else(bad)?;
         let (index, count) = (index.trim().parse().map_err(|_| bad())?, count.trim().parse().map_err(|_| bad())?);
         if index == 0 || index > count {
@@ -307,7 +315,9 @@ pub fn build(
                     .filter(|v| request.shard.is_none_or(|s| s.contains(&program.name, &v.name)))
                     .map(|v| (program, v)),
             ),
-            Err(message) => summary.failed.push(Failure { what: format!("program '{}'", program.name), message }),
+            Err(message) => summary
+                .failed
+                .push(Failure { what: format!("program '{}'", program.name), message: message.to_string() }),
         }
     }
     let threads = request.jobs.unwrap_or(0);
@@ -511,7 +521,7 @@ impl JobContext<'_> {
         for (target, compiler, recipe, action) in stale {
             request.target = target.as_str().into();
             request.options = program
-                .options_for(&target)
+                .options_for(target)
                 .iter()
                 .map(|(name, value)| CompileOption { name: name.as_str().into(), value: value.as_str().into() })
                 .collect();
@@ -832,7 +842,7 @@ mod tests {
         assert_eq!(Shard::parse(" 1 / 1 ").map(|s| s.to_string()), Ok("1/1".to_owned()));
         for bad in ["0/3", "4/3", "3", "a/b", "1/0", "-1/3", ""] {
             let error = Shard::parse(bad).unwrap_err();
-            assert!(error.contains(&format!("'{bad}' is not a shard")), "{error}");
+            assert!(error.to_string().contains(&format!("'{bad}' is not a shard")), "{error}");
         }
     }
 }

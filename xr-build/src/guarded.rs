@@ -1,21 +1,67 @@
-//! Guarded GLSL: per program and stage, one
-//! source holding every variant behind an `#if` ladder over its axes, with
-//! the lines all variants share hoisted above the ladder — for hosts that
-//! already hold the defines and want one file to hand the driver.
+//! Guarded sources: per program and stage, one source holding every
+//! variant behind an `#if` ladder over its axes, with the lines all
+//! variants share hoisted above the ladder — for hosts that already hold
+//! the defines and want one file to hand the driver.
 //!
-//! Each branch is the variant's source preprocessed by glslang (includes
-//! expanded, its axes' defines applied), so it holds no `#include` and no
-//! axis macro of its own; the host selects a branch by defining every axis
-//! (`NAME` to the value; an enum axis to the value's index).
+//! Each branch is the variant's source as the language's own preprocessor
+//! leaves it (includes expanded, its axes' defines applied), so it holds no
+//! `#include` and no axis macro of its own; the host selects a branch by
+//! defining every axis (`NAME` to the value; an enum axis to the value's
+//! index). The preprocessing is a plugin's: a build system that compiles a
+//! language `L` into the target `L-preprocessed` (see
+//! [`preprocessed_target`]) gives each stage's preprocessed text as its
+//! stage output. Any language with a C-style preprocessor fits.
 
 use crate::{
     manifest::{AxisKind, Program, Stage},
     matrix::{Variant, variants},
 };
+use std::path::PathBuf;
 use xr_sourcebuild::{ProgramDesc, ShaderStage};
 
-/// The target whose stage outputs are GLSL preprocessed as a driver sees it.
-pub const PREPROCESSED_TARGET: &str = "glsl-preprocessed";
+/// The target whose stage outputs are `language` sources preprocessed as a
+/// driver sees them: `glsl` → `glsl-preprocessed`.
+pub fn preprocessed_target(language: &str) -> String {
+    format!("{language}-preprocessed")
+}
+
+/// Why a program has no guarded sources.
+#[derive(Debug, thiserror::Error)]
+pub enum GuardedError {
+    /// Its stages are in several languages.
+    #[error("{}: a guarded source needs every stage of the program in one language", file.display())]
+    MixedLanguages {
+        /// The first stage in another language.
+        file: PathBuf,
+    },
+    /// Its variants begin with different `#version` lines.
+    #[error("{}: variants declare different #version lines", file.display())]
+    Versions {
+        /// The stage's file.
+        file: PathBuf,
+    },
+    /// Its matrix or sources could not be read.
+    #[error("{0}")]
+    Program(String),
+    /// The plugin's preprocessing of one variant failed.
+    #[error("{variant}: {message}")]
+    Preprocess {
+        /// The variant.
+        variant: String,
+        /// The plugin's error.
+        message: String,
+    },
+    /// No plugin preprocesses the language.
+    #[error("no plugin preprocesses {language} (a build system compiling {language} into {target}): {reason}")]
+    NoPreprocessor {
+        /// The language.
+        language: String,
+        /// The target looked for.
+        target: String,
+        /// The registry's answer.
+        reason: String,
+    },
+}
 
 /// One guarded source.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,7 +70,9 @@ pub struct GuardedSource {
     pub program: String,
     /// The stage.
     pub stage: ShaderStage,
-    /// The GLSL text.
+    /// The source language, as the plugins name it (the file's extension).
+    pub language: String,
+    /// The source text.
     pub text: String,
     /// How many branches the ladder has (one per variant).
     pub branches: usize,
@@ -33,26 +81,34 @@ pub struct GuardedSource {
 }
 
 impl GuardedSource {
-    /// `<program>.<stage>.glsl`.
+    /// `<program>.<stage>.<language>`.
     pub fn file_name(&self) -> String {
-        format!("{}.{}.glsl", self.program, self.stage.name())
+        format!("{}.{}.{}", self.program, self.stage.name(), self.language)
     }
 }
 
 /// Preprocesses a variant's program: one text per stage, in order. The
-/// build passes a plugin's [`PREPROCESSED_TARGET`] compile.
+/// build passes a plugin's [`preprocessed_target`] compile ([`preprocessor`]).
 pub type Preprocessor<'a> = dyn Fn(&ProgramDesc) -> Result<Vec<String>, String> + 'a;
 
-/// The guarded sources of every GLSL stage of `program`.
-pub fn emit(program: &Program, preprocess: &Preprocessor<'_>) -> Result<Vec<GuardedSource>, String> {
-    let variants = variants(program)?;
-    if let Some(stage) = program.stages.iter().find(|s| s.language() != "glsl") {
-        return Err(format!("{}: guarded GLSL needs GLSL sources", stage.file.display()));
+/// The one language of every stage of `program`.
+pub fn language(program: &Program) -> Result<&str, GuardedError> {
+    let language = program.stages.first().map_or("", |s| s.language());
+    match program.stages.iter().find(|s| s.language() != language) {
+        Some(other) => Err(GuardedError::MixedLanguages { file: other.file.clone() }),
+        None => Ok(language),
     }
+}
+
+/// The guarded sources of every stage of `program`.
+pub fn emit(program: &Program, preprocess: &Preprocessor<'_>) -> Result<Vec<GuardedSource>, GuardedError> {
+    let language = language(program)?;
+    let variants = variants(program).map_err(|e| GuardedError::Program(e.to_string()))?;
     let mut texts: Vec<Vec<String>> = Vec::new();
     for variant in &variants {
-        let desc = crate::build::program_desc(program, variant)?;
-        let stages = preprocess(&desc).map_err(|e| format!("{}: {e}", variant.name))?;
+        let desc = crate::build::program_desc(program, variant).map_err(GuardedError::Program)?;
+        let stages =
+            preprocess(&desc).map_err(|message| GuardedError::Preprocess { variant: variant.name.clone(), message })?;
         texts.push(stages);
     }
     program
@@ -61,12 +117,18 @@ pub fn emit(program: &Program, preprocess: &Preprocessor<'_>) -> Result<Vec<Guar
         .enumerate()
         .map(|(index, stage)| {
             let stage_texts: Vec<&str> = texts.iter().map(|t| t.get(index).map_or("", String::as_str)).collect();
-            emit_stage(program, stage, &variants, &stage_texts)
+            emit_stage(program, stage, language, &variants, &stage_texts)
         })
         .collect()
 }
 
-fn emit_stage(program: &Program, stage: &Stage, variants: &[Variant], texts: &[&str]) -> Result<GuardedSource, String> {
+fn emit_stage(
+    program: &Program,
+    stage: &Stage,
+    language: &str,
+    variants: &[Variant],
+    texts: &[&str],
+) -> Result<GuardedSource, GuardedError> {
     let mut version: Option<String> = None;
     let mut branches: Vec<(String, Vec<String>)> = Vec::new();
     for (variant, text) in variants.iter().zip(texts) {
@@ -74,7 +136,7 @@ fn emit_stage(program: &Program, stage: &Stage, variants: &[Variant], texts: &[&
         if lines.first().is_some_and(|l| l.trim_start().starts_with("#version")) {
             let first = lines.remove(0);
             if version.get_or_insert_with(|| first.clone()) != &first {
-                return Err(format!("{}: variants declare different #version lines", stage.file.display()));
+                return Err(GuardedError::Versions { file: stage.file.clone() });
             }
         }
         branches.push((condition(program, variant), lines));
@@ -117,13 +179,14 @@ fn emit_stage(program: &Program, stage: &Stage, variants: &[Variant], texts: &[&
     Ok(GuardedSource {
         program: program.name.clone(),
         stage: stage.stage,
+        language: language.to_owned(),
         text,
         branches: branches.len(),
         hoisted_lines: hoisted,
     })
 }
 
-/// The code lines of glslang's preprocessed output: no `#line`, no include
+/// The code lines of a preprocessor's output: no `#line`, no include
 /// extension, no blank lines.
 fn code_lines(text: &str) -> Vec<String> {
     text.lines()
@@ -163,12 +226,20 @@ fn axis_help(program: &Program) -> String {
         .join("; ")
 }
 
-/// The preprocessor of the build system that compiles GLSL into
-/// [`PREPROCESSED_TARGET`], from `registry`.
-pub fn preprocessor(registry: &xr_host::Registry) -> Result<Box<Preprocessor<'_>>, String> {
-    let (_, system) = registry.offline_compiler("glsl", PREPROCESSED_TARGET).map_err(|e| e.to_string())?;
+/// The preprocessor of the build system that compiles `language` into its
+/// [`preprocessed_target`], from `registry`.
+pub fn preprocessor<'r>(
+    registry: &'r xr_host::Registry,
+    language: &str,
+) -> Result<Box<Preprocessor<'r>>, GuardedError> {
+    let target = preprocessed_target(language);
+    let (_, system) = registry.offline_compiler(language, &target).map_err(|e| GuardedError::NoPreprocessor {
+        language: language.to_owned(),
+        target: target.clone(),
+        reason: e.to_string(),
+    })?;
     Ok(Box::new(move |desc: &ProgramDesc| {
-        let request = xr_sourcebuild::OfflineRequest::new(desc.clone(), PREPROCESSED_TARGET);
+        let request = xr_sourcebuild::OfflineRequest::new(desc.clone(), &target);
         let artifact = system.compile_offline(&request).into_result().map_err(|e| e.to_string())?;
         Ok(artifact.stages.iter().map(|s| String::from_utf8_lossy(&s.bytes).into_owned()).collect())
     }))

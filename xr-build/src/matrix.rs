@@ -15,10 +15,24 @@ pub struct Variant {
     pub defines: Vec<Define>,
 }
 
+/// Two points of a program's matrix with one name: a name that misses an
+/// axis would silently share one program between them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("program '{program}': variants {first:?} and {second:?} are both named '{name}'")]
+pub struct DuplicateVariant {
+    /// The program.
+    pub program: String,
+    /// The name both points have.
+    pub name: String,
+    /// The first point's (axis, value) pairs.
+    pub first: Vec<(String, String)>,
+    /// The second's.
+    pub second: Vec<(String, String)>,
+}
+
 /// Every variant of `program`, in matrix order. Two points with the same
-/// name are an error naming both (a name that misses an axis
-/// would silently share one program between them).
-pub fn variants(program: &Program) -> Result<Vec<Variant>, String> {
+/// name are an error naming both.
+pub fn variants(program: &Program) -> Result<Vec<Variant>, DuplicateVariant> {
     let mut points: Vec<Vec<usize>> = vec![Vec::new()];
     for axis in &program.axes {
         let count = axis.values().len();
@@ -50,10 +64,12 @@ pub fn variants(program: &Program) -> Result<Vec<Variant>, String> {
             format!("{}[{}]", program.name, parts.join(","))
         };
         if let Some(first) = variants.iter().find(|v| v.name == name) {
-            return Err(format!(
-                "program '{}': variants {:?} and {:?} are both named '{name}'",
-                program.name, first.values, values
-            ));
+            return Err(DuplicateVariant {
+                program: program.name.clone(),
+                name,
+                first: first.values.clone(),
+                second: values,
+            });
         }
         variants.push(Variant { name, values, defines });
     }

@@ -43,7 +43,7 @@ fn objects_are_found_by_variant_and_target() {
 fn a_variant_is_named_by_every_axis_once_in_the_programs_order() {
     let p = program();
     assert_eq!(p.variant_name(&[("B", "x"), ("A", "0")]).unwrap(), "p[A=0,B=x]");
-    let error = |values: &[(&str, &str)]| p.variant_name(values).unwrap_err();
+    let error = |values: &[(&str, &str)]| p.variant_name(values).unwrap_err().to_string();
     assert_eq!(error(&[("A", "0")]), "program 'p' needs a value for axis 'B'");
     assert_eq!(error(&[("A", "0"), ("B", "w")]), "'w' is not a value of axis 'B' of program 'p' (x, y, z)");
     assert_eq!(error(&[("A", "0"), ("B", "x"), ("B", "y")]), "axis 'B' is given more than once");

@@ -220,7 +220,7 @@ fn two_variants_with_one_name_are_an_error_naming_both() {
     // A name that leaves out a value (here: two spellings the names cannot tell apart).
     program.axes[1].kind = AxisKind::Enum(vec!["soft".into(), "soft".into()]);
     program.exclude.clear();
-    let error = variants(&program).unwrap_err();
+    let error = variants(&program).unwrap_err().to_string();
     assert!(error.contains("are both named 'lit[NORMAL_MAP=0,SHADOWS=soft,LIGHTS=1]'"), "{error}");
     assert!(error.contains("(\"SHADOWS\", \"soft\")"), "names both points: {error}");
 }

@@ -32,7 +32,7 @@ pub struct BuildArgs {
     /// Only this program (repeatable).
     #[arg(long = "program", value_name = "NAME")]
     programs: Vec<String>,
-    /// Also write guarded GLSL: `guarded` writes, per program and
+    /// Also write guarded sources: `guarded` writes, per program and
     /// stage, one source with an `#if` ladder over the variants.
     #[arg(long, value_name = "KIND")]
     emit: Option<String>,
@@ -179,10 +179,12 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     if args.emit.is_some() {
         let dir = args.emit_dir.clone().unwrap_or_else(|| manifest.store.with_file_name("guarded"));
         let mut failed = false;
-        let preprocess = guarded::preprocessor(&registry).map_err(|e| anyhow::anyhow!("guarded GLSL: {e}"))?;
         for program in manifest.programs.iter().filter(|p| args.programs.is_empty() || args.programs.contains(&p.name))
         {
-            match guarded::emit(program, &*preprocess) {
+            let emitted = guarded::language(program)
+                .and_then(|language| guarded::preprocessor(&registry, language))
+                .and_then(|preprocess| guarded::emit(program, &*preprocess));
+            match emitted {
                 Ok(sources) => {
                     for source in sources {
                         let path = dir.join(source.file_name());
@@ -197,7 +199,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
                 }
                 Err(e) => {
                     failed = true;
-                    println!("error: guarded GLSL of '{}': {e}", program.name);
+                    println!("error: guarded sources of '{}': {e}", program.name);
                 }
             }
         }

@@ -13,28 +13,24 @@ use xr_sourcebuild::{CompileOption, CompilePair, OptionDecl, ShaderStage};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OptionError {
     /// The compiler declares no option of that name.
-    #[error("{compiler} takes no option '{name}' for {language} → {target} ({})", takes_list(.takes))]
+    #[error("{compiler} takes no option '{name}' for {pair} ({})", takes_list(.takes))]
     Unknown {
         /// The build system.
         compiler: String,
-        /// The source language.
-        language: String,
-        /// The target.
-        target: String,
+        /// The pair, `language → target`.
+        pair: String,
         /// The option given.
         name: String,
         /// What it takes, as `name = a | b`.
         takes: Vec<String>,
     },
     /// The option is declared, but not with that value.
-    #[error("{compiler} takes {usage} for {language} → {target}, not {name} = '{value}'")]
+    #[error("{compiler} takes {usage} for {pair}, not {name} = '{value}'")]
     BadValue {
         /// The build system.
         compiler: String,
-        /// The source language.
-        language: String,
-        /// The target.
-        target: String,
+        /// The pair, `language → target`.
+        pair: String,
         /// The option given.
         name: String,
         /// The value given.
@@ -42,6 +38,10 @@ pub enum OptionError {
         /// What it takes.
         usage: String,
     },
+}
+
+fn pair_name(pair: &CompilePair) -> String {
+    format!("{} → {}", pair.language, pair.target)
 }
 
 fn takes_list(takes: &[String]) -> String {
@@ -53,8 +53,7 @@ pub fn check_option(compiler: &str, pair: &CompilePair, name: &str, value: &str)
     let Some(declared) = pair.option(name) else {
         return Err(OptionError::Unknown {
             compiler: compiler.to_owned(),
-            language: pair.language.to_string(),
-            target: pair.target.to_string(),
+            pair: pair_name(pair),
             name: name.to_owned(),
             takes: pair.options.iter().map(OptionDecl::usage).collect(),
         });
@@ -64,8 +63,7 @@ pub fn check_option(compiler: &str, pair: &CompilePair, name: &str, value: &str)
     }
     Err(OptionError::BadValue {
         compiler: compiler.to_owned(),
-        language: pair.language.to_string(),
-        target: pair.target.to_string(),
+        pair: pair_name(pair),
         name: name.to_owned(),
         value: value.to_owned(),
         usage: declared.usage(),

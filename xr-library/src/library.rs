@@ -252,7 +252,7 @@ impl DeviceLoader {
     /// Loads a program through the best allowed path.
     pub fn load(&mut self, library: &ShaderLibrary, request: &LoadRequest<'_>) -> Result<Loaded, LibraryError> {
         let program = library.program(request.program)?;
-        let variant = program.variant_name(&request.variant).map_err(LibraryError::BadRequest)?;
+        let variant = program.variant_name(&request.variant).map_err(|e| LibraryError::BadRequest(e.to_string()))?;
         let Some(stored) = program.variants.get(&variant) else {
             return Err(LibraryError::BadRequest(format!(
                 "{variant} is not a variant of the build (dropped by a filter, or the store is older than the manifest)"

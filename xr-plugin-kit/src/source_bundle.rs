@@ -11,6 +11,20 @@ use xr_sourcebuild::{ProgramDesc, ShaderStage, SourceDesc};
 
 const BUNDLE_MAGIC: &[u8] = b"XRGLSL1\n";
 
+/// Stored bytes that are not a usable source bundle.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BundleError {
+    /// The bytes do not begin like a bundle.
+    #[error("not a source bundle")]
+    NotABundle,
+    /// They do, but the rest does not parse.
+    #[error("damaged source bundle: {0}")]
+    Damaged(String),
+    /// A stage name no stage has.
+    #[error("unknown stage '{0}' in a source bundle")]
+    UnknownStage(String),
+}
+
 /// One stage of a source bundle.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BundleStage {
@@ -51,9 +65,9 @@ impl SourceBundle {
     }
 
     /// A bundle from stored bytes.
-    pub fn decode(bytes: &[u8]) -> Result<Self, String> {
-        let json = bytes.strip_prefix(BUNDLE_MAGIC).ok_or("not a source bundle")?;
-        serde_json::from_slice(json).map_err(|e| format!("damaged source bundle: {e}"))
+    pub fn decode(bytes: &[u8]) -> Result<Self, BundleError> {
+        let json = bytes.strip_prefix(BUNDLE_MAGIC).ok_or(BundleError::NotABundle)?;
+        serde_json::from_slice(json).map_err(|e| BundleError::Damaged(e.to_string()))
     }
 
     /// The bundle of `program` as it was compiled, with the text of every
@@ -85,11 +99,11 @@ impl SourceBundle {
 
     /// The program to build on the device, named `name`, with `extra`
     /// defines after the variant's (the overrides' values).
-    pub fn program(&self, name: &str, extra: &[(String, String)]) -> Result<ProgramDesc, String> {
+    pub fn program(&self, name: &str, extra: &[(String, String)]) -> Result<ProgramDesc, BundleError> {
         let mut stages = Vec::new();
         for stage in &self.stages {
-            let kind = ShaderStage::from_name(&stage.stage)
-                .ok_or_else(|| format!("unknown stage '{}' in a source bundle", stage.stage))?;
+            let kind =
+                ShaderStage::from_name(&stage.stage).ok_or_else(|| BundleError::UnknownStage(stage.stage.clone()))?;
             let mut desc = SourceDesc::new(&stage.language, kind, stage.file.clone(), stage.source.clone());
             desc.entry_point = stage.entry.clone().into();
             for (name, value) in self.defines.iter().chain(extra) {

@@ -136,6 +136,17 @@ pub enum RemoteError {
         /// The storage layer's error.
         source: opendal::Error,
     },
+    /// The remote could not be reached or answered with an error, where a
+    /// caller asked to know (`xr store verify`), not only to be warned.
+    #[error("{url}: {doing}{source}")]
+    Unreachable {
+        /// The URL, without credentials.
+        url: String,
+        /// What was being done (`listing cas: `), or nothing.
+        doing: String,
+        /// The storage layer's error.
+        source: opendal::Error,
+    },
 }
 
 /// What a remote did in this process, in objects (action records are
@@ -339,8 +350,8 @@ impl Remote {
     /// a failure to reach the remote is an error here.
     ///
     /// [`get`]: Self::get
-    pub fn check(&self, kind: Kind, key: &ObjectKey) -> Result<Checked, String> {
-        match self.read(kind, key).map_err(|e| format!("{}: {e}", self.url))? {
+    pub fn check(&self, kind: Kind, key: &ObjectKey) -> Result<Checked, RemoteError> {
+        match self.read(kind, key).map_err(|source| self.unreachable("", source))? {
             Read::Payload(payload) => Ok(Checked::Whole(payload)),
             Read::Damaged(e) | Read::NotAnEntry(e) => Ok(Checked::Corrupt(e.to_string())),
             Read::Absent => Ok(Checked::Absent),
@@ -349,7 +360,7 @@ impl Remote {
 
     /// Every key of `kind` on the remote, or `None` if the remote cannot
     /// list (Redis); a failure to reach it is an error.
-    pub fn keys(&self, kind: Kind) -> Result<Option<Vec<ObjectKey>>, String> {
+    pub fn keys(&self, kind: Kind) -> Result<Option<Vec<ObjectKey>>, RemoteError> {
         if !self.operator.info().capability().list {
             return Ok(None);
         }
@@ -360,13 +371,17 @@ impl Remote {
                 Ok(Some(keys))
             }
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(Some(Vec::new())),
-            Err(e) => Err(format!("{}: listing {}: {e}", self.url, kind.dir())),
+            Err(e) => Err(self.unreachable(&format!("listing {}: ", kind.dir()), e)),
         }
     }
 
+    fn unreachable(&self, doing: &str, source: opendal::Error) -> RemoteError {
+        RemoteError::Unreachable { url: self.url.clone(), doing: doing.to_owned(), source }
+    }
+
     /// Removes `key` (for `xr store verify --delete-corrupt`).
-    pub fn remove(&self, kind: Kind, key: &ObjectKey) -> Result<(), String> {
-        self.operator.delete(&entry_path(kind, key)).map_err(|e| format!("{}: {e}", self.url))
+    pub fn remove(&self, kind: Kind, key: &ObjectKey) -> Result<(), RemoteError> {
+        self.operator.delete(&entry_path(kind, key)).map_err(|e| self.unreachable("", e))
     }
 
     /// Where an entry is, for messages.

@@ -130,10 +130,11 @@ impl CatalogProgram {
 
     /// The name of the variant with `values`: every axis must be given once
     /// (a lookup that misses an axis would pick some variant).
-    pub fn variant_name(&self, values: &[(&str, &str)]) -> Result<String, String> {
+    pub fn variant_name(&self, values: &[(&str, &str)]) -> Result<String, VariantError> {
+        let program = || self.name.clone();
         for (axis, _) in values {
             if !self.axes.iter().any(|a| a.name == *axis) {
-                return Err(format!("program '{}' has no axis '{axis}'", self.name));
+                return Err(VariantError::NoAxis { program: program(), axis: (*axis).to_owned() });
             }
         }
         let mut parts = Vec::new();
@@ -142,19 +143,58 @@ impl CatalogProgram {
             match given.as_slice() {
                 [value] if axis.values.iter().any(|v| v == **value) => parts.push(format!("{}={value}", axis.name)),
                 [value] => {
-                    return Err(format!(
-                        "'{value}' is not a value of axis '{}' of program '{}' ({})",
-                        axis.name,
-                        self.name,
-                        axis.values.join(", ")
-                    ));
+                    return Err(VariantError::NotAValue {
+                        program: program(),
+                        axis: axis.name.clone(),
+                        value: (**value).to_owned(),
+                        values: axis.values.join(", "),
+                    });
                 }
-                [] => return Err(format!("program '{}' needs a value for axis '{}'", self.name, axis.name)),
-                _ => return Err(format!("axis '{}' is given more than once", axis.name)),
+                [] => return Err(VariantError::Missing { program: program(), axis: axis.name.clone() }),
+                _ => return Err(VariantError::Twice { axis: axis.name.clone() }),
             }
         }
         Ok(if parts.is_empty() { self.name.clone() } else { format!("{}[{}]", self.name, parts.join(",")) })
     }
+}
+
+/// Axis values that name no variant of a program.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VariantError {
+    /// The program has no such axis.
+    #[error("program '{program}' has no axis '{axis}'")]
+    NoAxis {
+        /// The program.
+        program: String,
+        /// The axis given.
+        axis: String,
+    },
+    /// The value is not one of the axis's.
+    #[error("'{value}' is not a value of axis '{axis}' of program '{program}' ({values})")]
+    NotAValue {
+        /// The program.
+        program: String,
+        /// The axis.
+        axis: String,
+        /// The value given.
+        value: String,
+        /// The axis's values, listed.
+        values: String,
+    },
+    /// An axis was not given.
+    #[error("program '{program}' needs a value for axis '{axis}'")]
+    Missing {
+        /// The program.
+        program: String,
+        /// The axis.
+        axis: String,
+    },
+    /// An axis was given more than once.
+    #[error("axis '{axis}' is given more than once")]
+    Twice {
+        /// The axis.
+        axis: String,
+    },
 }
 
 /// The catalog directory of a store.
