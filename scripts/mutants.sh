@@ -46,12 +46,12 @@ if [ "$ONLY" = smoke ]; then
     exit
 fi
 
-run store -f xr-sourcebuild/src/store.rs --test-package xr-sourcebuild
-run journal-catalog-manifest -f xr-build/src/journal.rs -f xr-build/src/catalog.rs -f xr-build/src/manifest.rs \
-    --test-package xr-build
+run store -f xr-store/src/object.rs --test-package xr-store,xr-plugin-kit
+run journal-catalog-manifest -f xr-build/src/journal.rs -f xr-store/src/catalog.rs -f xr-build/src/manifest.rs \
+    --test-package xr-build,xr-store
 run pipeline-cache -f backends/xr-compiler-vk-spirv/src/pipeline_cache.rs --test-package xr-compiler-vk-spirv,xr-tests \
-    --cargo-test-arg=--lib --cargo-test-arg=--test=vulkan --cargo-test-arg=--test=library
+    --cargo-test-arg=--lib --cargo-test-arg=--test=render
 run interface-linking -f backends/xr-spirv/src/reflect.rs -F 'link_interface_locations|assign_uniform_locations' \
     --test-package xr-spirv
-run program-cache -f xr-sourcebuild/src/program_cache.rs --test-package xr-sourcebuild,xr-tests \
-    --cargo-test-arg=--test=fuzz --cargo-test-arg=--test=program_binaries --cargo-test-arg=--test=store_processes
+run program-cache -f xr-plugin-kit/src/program_cache.rs --test-package xr-plugin-kit,xr-tests \
+    --cargo-test-arg=--test=fuzz --cargo-test-arg=--test=render --cargo-test-arg=--test=build

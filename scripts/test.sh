@@ -1,24 +1,38 @@
 #!/usr/bin/env bash
-# The tests: formatting, lints, then every test. The integration tests build
-# the plugins (and the broken fixture plugins) before they load them from disk.
+# The tests: formatting, lints, the crate layering, then every test. The
+# integration tests build the plugins (and the broken fixture plugins, a
+# workspace of their own) before they load them from disk. Each step's wall
+# time is printed, and the whole suite's at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+suite_start=$SECONDS
+step_start=$SECONDS
+step() { # name, command…
+    local name=$1
+    shift
+    step_start=$SECONDS
+    echo "== $name"
+    "$@"
+    echo "== $name: $((SECONDS - step_start)) s"
+}
 
-cargo fmt --all -- --check
-cargo clippy --workspace --all-targets -- -D warnings
-cargo build
-cargo test --workspace
+step setup scripts/setup.sh
+step fmt cargo fmt --all -- --check
+step clippy cargo clippy --workspace --all-targets -- -D warnings
+step layering scripts/check-layering.sh
+step build cargo build
+step test cargo test --workspace
 # A minute of fuzzing: the property tests over arbitrary input, fresh seeds.
-scripts/fuzz.sh 60
+step fuzz scripts/fuzz.sh 60
 # A smoke of the remote-store benchmark (real nginx and redis-server, a few seconds).
-scripts/bench-remote.sh --smoke
+step bench-remote scripts/bench-remote.sh --smoke
 # A smoke of the build benchmark: glslc batched, make, ninja and xr on 48 artifacts.
-scripts/bench-build.sh --smoke
+step bench-build scripts/bench-build.sh --smoke
 # A smoke of the real-world check (xr compile --device against glslc) on our own samples.
-scripts/real-world.sh --smoke
+step real-world scripts/real-world.sh --smoke
 # A smoke of mutation testing: every mutant of the journal is caught. On CI
 # only (it mutates the checkout in place; CI runs on a clean clone).
 if [ "${CI:-}" = true ]; then
-    scripts/mutants.sh smoke
+    step mutants scripts/mutants.sh smoke
 fi
+echo "== the suite took $((SECONDS - suite_start)) s"

@@ -106,20 +106,164 @@ pub fn library(crate_name: &str) -> PathBuf {
     }
 }
 
-/// A fresh empty directory under the system temp dir, unique per call.
-pub fn temp_dir(label: &str) -> PathBuf {
+/// A test's own directory under the system temp dir: removed when the test
+/// passes, kept (and named on stderr) when it fails, for a look at what the
+/// test left.
+#[derive(Debug)]
+pub struct TestDir {
+    path: PathBuf,
+}
+
+impl TestDir {
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for TestDir {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl From<&TestDir> for PathBuf {
+    fn from(dir: &TestDir) -> PathBuf {
+        dir.path.clone()
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("kept {} for the failed test", self.path.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// A fresh empty directory for one test, unique per call (see [`TestDir`]).
+pub fn temp_dir(label: &str) -> TestDir {
     use std::sync::atomic::{AtomicU32, Ordering};
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("xr-test-{label}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create temp dir");
-    dir
+    TestDir { path: dir }
+}
+
+/// `xr` as a user runs it: the built executable, with no `XR_PLUGIN_PATH`
+/// unless a test gives one (so it finds the plugins next to itself).
+pub struct Xr {
+    command: Command,
+    /// Directories the run uses, removed after it.
+    dirs: Vec<TestDir>,
+}
+
+/// What a finished `xr` said.
+#[derive(Debug)]
+pub struct XrRun {
+    /// Whether it exited with status 0.
+    pub ok: bool,
+    /// Its exit code (`None`: ended by a signal).
+    pub code: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Xr {
+    /// `xr ARGS…`.
+    pub fn new<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> Self {
+        let mut command = Command::new(executable("xr"));
+        command.args(args).env_remove("XR_PLUGIN_PATH");
+        Self { command, dirs: Vec::new() }
+    }
+
+    /// On llvmpipe with a Mesa shader cache of its own (empty, so that
+    /// program binaries are on offer), whatever the machine's GPU.
+    pub fn software_device(mut self) -> Self {
+        let cache = temp_dir("mesa-cache");
+        self.command
+            .env("XR_GL_DEVICE", "software")
+            .env("MESA_SHADER_CACHE_DIR", cache.path())
+            .env_remove("MESA_SHADER_CACHE_DISABLE");
+        self.dirs.push(cache);
+        self
+    }
+
+    /// Runs in `dir`.
+    pub fn dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.command.current_dir(dir);
+        self
+    }
+
+    /// Finds plugins in `dir` (`XR_PLUGIN_PATH`).
+    pub fn plugins(mut self, dir: impl AsRef<Path>) -> Self {
+        self.command.env("XR_PLUGIN_PATH", dir.as_ref());
+        self
+    }
+
+    /// Sets an environment variable.
+    pub fn env(mut self, name: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.env(name, value);
+        self
+    }
+
+    /// The command, for a test that spawns and signals it.
+    pub fn command(self) -> Command {
+        self.command
+    }
+
+    /// Runs it to the end.
+    pub fn run(mut self) -> XrRun {
+        let output = self.command.output().expect("xr runs");
+        XrRun {
+            ok: output.status.success(),
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// Runs it; it must succeed (the failure shows both streams).
+    #[track_caller]
+    pub fn ok(self) -> XrRun {
+        let run = self.run();
+        assert!(run.ok, "xr failed ({:?}):\n{}\n{}", run.code, run.stdout, run.stderr);
+        run
+    }
+
+    /// Runs it; it must fail.
+    #[track_caller]
+    pub fn fails(self) -> XrRun {
+        let run = self.run();
+        assert!(!run.ok, "xr succeeded where it must fail:\n{}\n{}", run.stdout, run.stderr);
+        run
+    }
+}
+
+impl XrRun {
+    /// (ok, stdout, stderr).
+    pub fn parts(self) -> (bool, String, String) {
+        (self.ok, self.stdout, self.stderr)
+    }
 }
 
 /// A copy of the materials sample (manifest and shaders) in a fresh
 /// directory, with its store at `store/` inside it.
-pub fn materials_copy(label: &str) -> PathBuf {
+pub fn materials_copy(label: &str) -> TestDir {
     let dir = temp_dir(label);
     let sample = workspace_root().join("samples/materials");
     copy_dir(&sample.join("shaders"), &dir.join("shaders"));
@@ -130,7 +274,7 @@ pub fn materials_copy(label: &str) -> PathBuf {
 }
 
 /// [`materials_copy`], built with `xr build` into its store.
-pub fn materials_built(label: &str) -> PathBuf {
+pub fn materials_built(label: &str) -> TestDir {
     let dir = materials_copy(label);
     xr_build(&dir);
     dir
@@ -138,13 +282,7 @@ pub fn materials_built(label: &str) -> PathBuf {
 
 /// Runs `xr build -m xr.toml -q` in `dir`; it must succeed.
 pub fn xr_build(dir: &Path) {
-    let output = Command::new(executable("xr"))
-        .current_dir(dir)
-        .args(["build", "-m", "xr.toml", "-q"])
-        .env_remove("XR_PLUGIN_PATH")
-        .output()
-        .expect("xr runs");
-    assert!(output.status.success(), "xr build failed:\n{}", String::from_utf8_lossy(&output.stdout));
+    Xr::new(["build", "-m", "xr.toml", "-q"]).dir(dir).ok();
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -159,7 +297,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// A directory holding copies of the given plugin and fixture libraries.
-pub fn plugin_dir_with(label: &str, crates: &[&str]) -> PathBuf {
+pub fn plugin_dir_with(label: &str, crates: &[&str]) -> TestDir {
     let dir = temp_dir(label);
     for name in crates {
         let from = library(name);

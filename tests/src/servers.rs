@@ -20,7 +20,7 @@ pub const PASSWORD: &str = "s3cret";
 pub struct Server {
     child: Child,
     /// Its directory (configuration, logs, and nginx's files).
-    pub dir: PathBuf,
+    pub dir: crate::TestDir,
     /// The URL to give `--remote`.
     pub url: String,
 }

@@ -1,25 +1,15 @@
 //! `xr plugins`, run as a user runs it.
 
-use std::process::Command;
-use xr_tests::{executable, plugin_dir_with};
+use xr_tests::{Xr, plugin_dir_with};
 
 fn xr(args: &[&str], plugin_path: Option<&std::path::Path>) -> (bool, String, String) {
-    let mut command = Command::new(executable("xr"));
-    command
-        .args(args)
-        .env("XR_GL_DEVICE", "software")
-        .env("MESA_SHADER_CACHE_DIR", xr_tests::temp_dir("cli-mesa-cache"))
-        .env_remove("MESA_SHADER_CACHE_DISABLE")
-        .env_remove("XR_PLUGIN_PATH");
-    if let Some(path) = plugin_path {
-        command.env("XR_PLUGIN_PATH", path);
+    let xr = Xr::new(args).software_device();
+    match plugin_path {
+        Some(path) => xr.plugins(path),
+        None => xr,
     }
-    let output = command.output().expect("xr runs");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into(),
-        String::from_utf8_lossy(&output.stderr).into(),
-    )
+    .run()
+    .parts()
 }
 
 #[test]

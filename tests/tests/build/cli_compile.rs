@@ -2,7 +2,7 @@
 
 use std::process::Command;
 use xr_plugin_kit::SourceBundle;
-use xr_tests::{executable, temp_dir};
+use xr_tests::{Xr, temp_dir};
 
 const D3D9_STYLE_VS: &str = "float4x4 ViewProjMatrix;
 float4 Blue = {0.0f, 0.0f, 1.0f, 1.0f};
@@ -17,19 +17,7 @@ VS_OUTPUT Main(VS_INPUT input) {
 ";
 
 fn xr(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(executable("xr"))
-        .args(args)
-        .env("XR_GL_DEVICE", "software")
-        .env("MESA_SHADER_CACHE_DIR", temp_dir("cli-compile-mesa"))
-        .env_remove("MESA_SHADER_CACHE_DISABLE")
-        .env_remove("XR_PLUGIN_PATH")
-        .output()
-        .expect("xr runs");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into(),
-        String::from_utf8_lossy(&output.stderr).into(),
-    )
+    Xr::new(args).software_device().run().parts()
 }
 
 #[test]

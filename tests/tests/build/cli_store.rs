@@ -1,25 +1,17 @@
 //! `xr store verify` on a store with a corrupt object and a torn write.
 
-use std::process::Command;
 use xr_store::{ObjectKey, Store};
-use xr_tests::{executable, temp_dir};
+use xr_tests::{Xr, temp_dir};
 
 fn verify(root: &std::path::Path, extra: &[&str]) -> (bool, String) {
-    let output = Command::new(executable("xr"))
-        .args(["store", "verify", "--store", root.to_str().unwrap()])
-        .args(extra)
-        .output()
-        .expect("xr runs");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr),
-    )
+    let run = Xr::new(["store", "verify", "--store", root.to_str().unwrap()].iter().chain(extra)).run();
+    (run.ok, run.stdout + &run.stderr)
 }
 
 #[test]
 fn verify_names_corrupt_objects_and_unfinished_writes_and_can_remove_them() {
     let root = temp_dir("store-verify");
-    let store = Store::open(&root).unwrap();
+    let store = Store::open(root.path()).unwrap();
     let good = ObjectKey::from_parts([b"good".as_slice()]);
     let bad = ObjectKey::from_parts([b"bad".as_slice()]);
     store.put(&good, b"whole").unwrap();
@@ -92,13 +84,8 @@ fn verify_checks_catalogs_and_the_journal_too() {
     let (ok, out) = verify(&root, &[]);
     assert!(!ok, "{out}");
     assert!(out.contains(&format!("missing: catalog 'toon' names {hex} for {variant} (vk-spirv)")), "{out}");
-    let rebuild = Command::new(executable("xr"))
-        .current_dir(&dir)
-        .args(["build", "-m", "xr.toml", "-q"])
-        .env_remove("XR_PLUGIN_PATH")
-        .env_remove("XR_REMOTE")
-        .output()
-        .unwrap();
+    let rebuild =
+        Xr::new(["build", "-m", "xr.toml", "-q"]).dir(&dir).command().env_remove("XR_REMOTE").output().unwrap();
     assert!(rebuild.status.success());
     let (ok, out) = verify(&root, &[]);
     assert!(ok, "the build made it again and rewrote unlit's catalog: {out}");

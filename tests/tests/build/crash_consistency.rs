@@ -15,7 +15,7 @@ use std::{
 use xr_device::{DeviceKind, DeviceOptions};
 use xr_library::{DeviceLoader, LoadPath, LoadRequest, ShaderLibrary};
 use xr_store::{ObjectKey, Store, StoreError, test_hooks::WRITE_PAUSE_VAR};
-use xr_tests::{executable, materials_built, registry, temp_dir};
+use xr_tests::{Xr, materials_built, registry, temp_dir};
 
 /// A small deterministic generator: the same moments on every run.
 struct Moments(u64);
@@ -54,11 +54,10 @@ fn builds_killed_at_random_moments_leave_no_corrupt_object_before_any_repair() {
         let edited = original.replace("0.25", &format!("0.{}", 30 + round));
         assert_ne!(edited, original);
         std::fs::write(&pattern, edited).unwrap();
-        let mut build = Command::new(executable("xr"))
-            .current_dir(&dir)
-            .args(["build", "-m", "xr.toml", "-q", "-j", "2"])
+        let mut build = Xr::new(["build", "-m", "xr.toml", "-q", "-j", "2"])
+            .dir(&dir)
             .env(WRITE_PAUSE_VAR, "25")
-            .env_remove("XR_PLUGIN_PATH")
+            .command()
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -68,12 +67,8 @@ fn builds_killed_at_random_moments_leave_no_corrupt_object_before_any_repair() {
         build.wait().unwrap();
 
         // Before anything rebuilds: `xr store verify` finds no corrupt object …
-        let verify = Command::new(executable("xr"))
-            .args(["store", "verify", "--store", dir.join("store").to_str().unwrap()])
-            .env_remove("XR_PLUGIN_PATH")
-            .output()
-            .unwrap();
-        let report = String::from_utf8_lossy(&verify.stdout).into_owned() + &String::from_utf8_lossy(&verify.stderr);
+        let verify = Xr::new(["store", "verify", "--store", dir.join("store").to_str().unwrap()]).run();
+        let report = verify.stdout + &verify.stderr;
         assert!(!report.contains("corrupt:") && report.contains(" 0 corrupt"), "round {round}: {report}");
         if std::fs::read_dir(dir.join("store/tmp")).map(|d| d.count()).unwrap_or(0) > 0 {
             unfinished_seen += 1;
@@ -98,13 +93,7 @@ fn builds_killed_at_random_moments_leave_no_corrupt_object_before_any_repair() {
     // The kills did land inside writes: unfinished temporary files were left.
     assert!(unfinished_seen > 0, "no kill landed inside a write; the test proves nothing");
     // And a build that is left to finish repairs everything.
-    let finished = Command::new(executable("xr"))
-        .current_dir(&dir)
-        .args(["build", "-m", "xr.toml", "-q"])
-        .env_remove("XR_PLUGIN_PATH")
-        .output()
-        .unwrap();
-    assert!(finished.status.success(), "{}", String::from_utf8_lossy(&finished.stdout));
+    Xr::new(["build", "-m", "xr.toml", "-q"]).dir(&dir).ok();
     assert_eq!(std::fs::read_dir(dir.join("store/tmp")).unwrap().count(), 0, "temporary files cleared");
 }
 
@@ -137,7 +126,7 @@ fn payload(writer: u8, round: u32) -> Vec<u8> {
 
 fn writer(store: &Path, number: u8) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["writer_process", "--exact", "--ignored", "--nocapture"])
+        .args(["crash_consistency::writer_process", "--exact", "--ignored", "--nocapture"])
         .env("XR_CRASH_WRITER", format!("{}|{number}", store.display()))
         .env(WRITE_PAUSE_VAR, "1")
         .stdout(Stdio::null())
@@ -148,7 +137,8 @@ fn writer(store: &Path, number: u8) -> Child {
 
 #[test]
 fn a_reader_never_sees_a_corrupt_object_while_writers_replace_it() {
-    let root = temp_dir("crash-readers").join("store");
+    let dir = temp_dir("crash-readers");
+    let root = dir.join("store");
     let store = Store::open(&root).unwrap();
     let key = ObjectKey::from_parts([b"one key".as_slice()]);
     let mut writers = [writer(&root, 1), writer(&root, 2)];

@@ -2,10 +2,9 @@
 //! OpenGL driver, renders what the variant's own source renders, and axis
 //! values outside the matrix stop at the ladder's `#error`.
 
-use std::process::Command;
 use xr_build::{AxisKind, Manifest, variants};
 use xr_sourcebuild::{BuildOptions, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc};
-use xr_tests::{GlBench, executable, materials_copy, registry};
+use xr_tests::{GlBench, Xr, materials_copy, registry};
 
 /// The defines a host sets to pick a variant's branch: every axis, an enum
 /// axis as its value's index.
@@ -41,12 +40,12 @@ fn image(bench: &mut GlBench, mut built: xr_sourcebuild::BuiltProgram) -> Vec<u8
 #[test]
 fn every_branch_of_the_guarded_ladder_compiles_and_renders_like_its_variant() {
     let dir = materials_copy("guarded");
-    let output = Command::new(executable("xr"))
-        .current_dir(&dir)
-        .args(["build", "-m", "xr.toml", "-q", "--target", "gl-glsl", "--emit", "guarded", "--emit-dir", "guarded"])
-        .env_remove("XR_PLUGIN_PATH")
-        .output()
-        .expect("xr runs");
+    let output =
+        Xr::new(["build", "-m", "xr.toml", "-q", "--target", "gl-glsl", "--emit", "guarded", "--emit-dir", "guarded"])
+            .dir(&dir)
+            .command()
+            .output()
+            .expect("xr runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains("lit.fragment.glsl (18 branches"), "{stdout}");

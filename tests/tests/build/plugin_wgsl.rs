@@ -14,7 +14,7 @@ use xr_device::{DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, Ver
 use xr_host::Registry;
 use xr_library::{DeviceLoader, LoadPath, LoadRequest, ShaderLibrary};
 use xr_sourcebuild::ConstantTableExt;
-use xr_tests::{library, temp_dir};
+use xr_tests::{TestDir, Xr, library, temp_dir};
 
 const BUILT_IN: [&str; 5] =
     ["xr-rhi-opengl", "xr-rhi-vulkan", "xr-compiler-glsl", "xr-compiler-gl-spirv", "xr-compiler-vk-spirv"];
@@ -46,7 +46,7 @@ fn wgsl_plugin() -> PathBuf {
 }
 
 /// A plugin directory with the built-in plugins, and the WGSL one if `wgsl`.
-fn plugin_dir(label: &str, wgsl: bool) -> PathBuf {
+fn plugin_dir(label: &str, wgsl: bool) -> TestDir {
     let dir = temp_dir(label);
     let mut files: Vec<PathBuf> = BUILT_IN.iter().map(|name| library(name)).collect();
     if wgsl {
@@ -60,18 +60,7 @@ fn plugin_dir(label: &str, wgsl: bool) -> PathBuf {
 }
 
 fn xr(plugins: &Path, dir: &Path, args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(xr_tests::executable("xr"))
-        .current_dir(dir)
-        .args(args)
-        .env("XR_PLUGIN_PATH", plugins)
-        .env("XR_GL_DEVICE", "software")
-        .output()
-        .expect("xr runs");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into(),
-        String::from_utf8_lossy(&output.stderr).into(),
-    )
+    Xr::new(args).dir(dir).plugins(plugins).env("XR_GL_DEVICE", "software").run().parts()
 }
 
 const HLSL: &str = "struct VSOut { float4 pos : SV_Position; };\n\
@@ -81,7 +70,7 @@ const HLSL: &str = "struct VSOut { float4 pos : SV_Position; };\n\
 
 /// The materials sample's `unlit` (GLSL), an HLSL program and the WGSL
 /// port of `unlit` in one manifest.
-fn three_languages(label: &str) -> PathBuf {
+fn three_languages(label: &str) -> TestDir {
     let dir = temp_dir(label);
     let sample = root().join("samples/materials/shaders");
     std::fs::create_dir_all(dir.join("shaders/include")).unwrap();
@@ -173,7 +162,7 @@ fn one_manifest_of_glsl_hlsl_and_wgsl_builds_and_wgsl_renders_like_glsl_on_both_
     // unlit: 6 variants × 3 targets; tint_hlsl and unlit_wgsl: 1 × 2.
     assert_eq!(summary(&stdout), (18 + 2 + 2, 0, 0), "{stdout}");
 
-    let registry = Registry::load_dirs([plugins.clone()]);
+    let registry = Registry::load_dirs([plugins.to_path_buf()]);
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
     let overrides = vec![("GAIN", 0.5), ("BIAS", 0.2)];
     for kind in [DeviceKind::Vulkan, DeviceKind::OpenGl] {

@@ -55,9 +55,10 @@ fn broken_files_and_a_missing_directory_are_skipped_and_the_rest_still_works() {
     );
     std::fs::write(dir.join("garbage.so"), b"this is not an ELF file").unwrap();
     std::fs::write(dir.join("notes.txt"), b"not a library, not even looked at").unwrap();
-    let missing = temp_dir("missing").join("does-not-exist");
+    let parent = temp_dir("missing");
+    let missing = parent.join("does-not-exist");
 
-    let registry = Registry::load_dirs([missing.clone(), dir.clone()]);
+    let registry = Registry::load_dirs([missing.clone(), dir.to_path_buf()]);
     assert_eq!(names(&registry), ["xr-compiler-glsl", "xr-rhi-opengl"]);
 
     let reason = |file: &std::path::Path| -> String {
@@ -94,9 +95,9 @@ fn broken_files_and_a_missing_directory_are_skipped_and_the_rest_still_works() {
 fn a_plugin_found_twice_loads_once() {
     let first = plugin_dir_with("first", &["xr-rhi-opengl"]);
     let second = plugin_dir_with("second", &["xr-rhi-opengl"]);
-    let registry = Registry::load_dirs([first.clone(), second.clone()]);
+    let registry = Registry::load_dirs([first.to_path_buf(), second.to_path_buf()]);
     assert_eq!(names(&registry), ["xr-rhi-opengl"]);
-    assert_eq!(registry.plugins()[0].path.parent(), Some(first.as_path()));
+    assert_eq!(registry.plugins()[0].path.parent(), Some(first.path()));
     assert_eq!(registry.skipped().len(), 1);
     assert!(registry.skipped()[0].reason.starts_with("plugin 'xr-rhi-opengl' already loaded from"));
     assert!(registry.skipped()[0].path.starts_with(&second));
@@ -105,7 +106,7 @@ fn a_plugin_found_twice_loads_once() {
 #[test]
 fn a_plugin_that_panics_inside_calls_costs_only_those_calls() {
     let dir = plugin_dir_with("panics", &["xr-rhi-opengl", "xr-compiler-glsl", "xr-fixture-panic"]);
-    let registry = Registry::load_dirs([dir]);
+    let registry = Registry::load_dirs([dir.to_path_buf()]);
     assert_eq!(names(&registry), ["xr-compiler-glsl", "xr-fixture-panic", "xr-rhi-opengl"]);
 
     // Its device system panics in `open`: an error, and the host goes on.

@@ -3,14 +3,10 @@
 //! local stores, CI shards, and a remote that dies, lies, refuses or hangs.
 //! In every case the build ends with the objects a local build makes.
 
-use std::{
-    collections::BTreeMap,
-    path::{Path, PathBuf},
-    process::Command,
-};
+use std::{collections::BTreeMap, path::Path, process::Command};
 use xr_store::catalog::CatalogVariant;
 use xr_tests::{
-    executable, materials_copy,
+    TestDir, Xr, executable, materials_copy,
     servers::{self, PASSWORD, Server, USER},
     summary_count,
 };
@@ -18,11 +14,8 @@ use xr_tests::{
 /// `xr` in `dir`, with the servers' credentials and nothing from the
 /// environment that would change the remote.
 fn xr(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(executable("xr"));
+    let mut command = Xr::new(args).dir(dir).command();
     command
-        .current_dir(dir)
-        .args(args)
-        .env_remove("XR_PLUGIN_PATH")
         .env_remove("XR_REMOTE")
         .env_remove("XR_REMOTE_UPLOAD")
         .env_remove("XR_REMOTE_TIMEOUT")
@@ -99,7 +92,7 @@ fn artifacts(catalog: &Catalog) -> usize {
 
 /// A machine that built alone, without any remote: what every degraded
 /// build must end with.
-fn local_reference(label: &str) -> (PathBuf, Catalog) {
+fn local_reference(label: &str) -> (TestDir, Catalog) {
     let dir = materials_copy(label);
     let run = Run::of(&mut xr(&dir, &["build", "-m", "xr.toml", "-q"]));
     assert!(run.ok, "{run}");
@@ -457,7 +450,7 @@ fn verify_with_a_remote_it_cannot_reach_fails_naming_it() {
 #[test]
 fn two_machines_uploading_the_same_objects_at_once_leave_a_whole_remote() {
     let server = servers::nginx("remote-concurrent");
-    let machines: Vec<PathBuf> = (0..2).map(|i| materials_copy(&format!("remote-concurrent-{i}"))).collect();
+    let machines: Vec<TestDir> = (0..2).map(|i| materials_copy(&format!("remote-concurrent-{i}"))).collect();
     let children: Vec<_> = machines
         .iter()
         .map(|dir| {

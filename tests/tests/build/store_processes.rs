@@ -6,7 +6,7 @@ use std::{
     process::{Command, Output},
 };
 use xr_store::Store;
-use xr_tests::{executable, library, temp_dir};
+use xr_tests::{Xr, executable, library, temp_dir};
 
 fn run(command: &mut Command) -> (String, String) {
     let Output { status, stdout, stderr } = command.output().expect("runs");
@@ -38,14 +38,8 @@ fn loads(stdout: &str) -> Vec<(String, String)> {
 }
 
 fn glsl_live_availability(disable_mesa_cache: bool) -> (serde_json::Value, serde_json::Value) {
-    let mut command = Command::new(executable("xr"));
-    command.args(["plugins", "--json"]).env("XR_GL_DEVICE", "software").env_remove("XR_PLUGIN_PATH");
-    if disable_mesa_cache {
-        command.env("MESA_SHADER_CACHE_DISABLE", "true");
-    } else {
-        command.env_remove("MESA_SHADER_CACHE_DISABLE").env("MESA_SHADER_CACHE_DIR", temp_dir("mesa-cache"));
-    }
-    let (stdout, _) = run(&mut command);
+    let xr = Xr::new(["plugins", "--json"]).software_device();
+    let stdout = if disable_mesa_cache { xr.env("MESA_SHADER_CACHE_DISABLE", "true") } else { xr }.ok().stdout;
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let plugins = report["plugins"].as_array().unwrap();
     let find = |name: &str| plugins.iter().find(|p| p["name"] == name).unwrap().clone();

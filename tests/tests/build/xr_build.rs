@@ -7,12 +7,10 @@ use std::{
     process::{Command, Output},
     time::{Duration, Instant},
 };
-use xr_tests::{executable, materials_copy};
+use xr_tests::{Xr, materials_copy};
 
 fn xr(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(executable("xr"));
-    command.current_dir(dir).args(args).env_remove("XR_PLUGIN_PATH");
-    command
+    Xr::new(args).dir(dir).command()
 }
 
 fn output(command: &mut Command) -> (bool, String, String) {
@@ -255,6 +253,80 @@ fn gc_drops_what_no_manifest_references() {
     assert_eq!(summary(&stdout), (36, ARTIFACTS - 36, 0, ARTIFACTS), "{stdout}");
 }
 
+/// A program renamed in the manifest: its objects are the same bytes under
+/// the new name, so the store holds each once, named by both catalogs.
+/// `xr store gc` drops the old name's catalog and must keep every object
+/// the kept program's catalog still names.
+#[test]
+fn gc_keeps_the_objects_a_dropped_program_shared_with_a_kept_one() {
+    let dir = materials_copy("build-gc-shared");
+    let manifest = std::fs::read_to_string(dir.join("xr.toml")).unwrap();
+    let toon = &manifest[manifest.rfind("[[program]]").unwrap()..];
+    let copy = toon.replacen("name = \"toon\"", "name = \"toon_renamed\"", 1);
+    assert_ne!(copy, toon, "the sample's last program is toon");
+    std::fs::write(dir.join("xr.toml"), format!("{manifest}\n{copy}")).unwrap();
+    let (ok, stdout, _) = build(&dir, &[]);
+    assert!(ok, "{stdout}");
+    let (built, _, failed, unique) = summary(&stdout);
+    assert_eq!((built, failed, unique), (ARTIFACTS + 36, 0, ARTIFACTS), "the copy's objects are shared: {stdout}");
+
+    // The old name goes from the manifest: only the renamed program is left.
+    let renamed = format!("{}\n{copy}", &manifest[..manifest.rfind("[[program]]").unwrap()]);
+    std::fs::write(dir.join("xr.toml"), renamed).unwrap();
+    let (ok, stdout, stderr) = output(&mut xr(&dir, &["store", "gc", "-m", "xr.toml"]));
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("dropped program 'toon'"), "{stdout}");
+    assert!(stdout.contains(", 0 removed"), "every object is still named by toon_renamed: {stdout}");
+    let (whole, report) = verify(&dir);
+    assert!(whole, "{report}");
+    assert!(!report.contains("missing:"), "{report}");
+    // Nothing to rebuild.
+    let (ok, stdout, _) = build(&dir, &[]);
+    assert!(ok);
+    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+}
+
+/// `optimize = "size"` reaches the compiler: the SPIR-V objects of a
+/// program built for size are smaller than those built without
+/// optimisation, and differ from those built for performance.
+#[test]
+fn the_optimize_option_of_a_manifest_reaches_the_compiler() {
+    let dir = materials_copy("build-optimize");
+    let manifest = std::fs::read_to_string(dir.join("xr.toml")).unwrap();
+    let sizes = |level: Option<&str>| -> usize {
+        let text = match level {
+            Some(level) => manifest.replace(
+                "targets = [",
+                &format!(
+                    "target_options = {{ gl-spirv = {{ optimize = \"{level}\" }}, vk-spirv = {{ optimize = \"{level}\" }} }}\ntargets = ["
+                ),
+            ),
+            None => manifest.clone(),
+        };
+        std::fs::write(dir.join("xr.toml"), text).unwrap();
+        let (ok, stdout, stderr) = build(&dir, &[]);
+        assert!(ok, "{stdout}{stderr}");
+        let catalog: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("store/catalog/lit.json")).unwrap()).unwrap();
+        let store = xr_store::Store::open(dir.join("store")).unwrap();
+        catalog["variants"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|variant| {
+                let key = xr_store::ObjectKey::from_hex(variant["objects"]["vk-spirv"].as_str().unwrap()).unwrap();
+                store.get(&key).unwrap().unwrap().len()
+            })
+            .sum()
+    };
+    let none = sizes(None);
+    let size = sizes(Some("size"));
+    let performance = sizes(Some("performance"));
+    assert!(size < none, "optimize = size: {size} bytes against {none} without");
+    assert_ne!(size, performance, "size and performance are two levels");
+    assert_eq!(sizes(Some("none")), none, "none is what no option gives");
+}
+
 #[test]
 fn hlsl_programs_build_for_spirv_and_are_refused_for_gl_glsl() {
     let dir = xr_tests::temp_dir("build-hlsl");
@@ -284,12 +356,13 @@ fn hlsl_programs_build_for_spirv_and_are_refused_for_gl_glsl() {
     let (ok, stdout, _) = build(&dir, &["--target", "gl-spirv", "--target", "vk-spirv"]);
     assert!(ok, "{stdout}");
     assert_eq!(summary(&stdout), (0, 4, 0, 4), "{stdout}");
-    // Guarded GLSL is GLSL only: the build is fine, the emit fails.
+    // Guarded sources need a plugin that preprocesses the language: the
+    // build is fine, the emit fails naming what is missing.
     let (ok, stdout, _) = build(&dir, &["--target", "vk-spirv", "--emit", "guarded"]);
     assert!(!ok);
     assert_eq!(summary(&stdout), (0, 2, 0, 2), "{stdout}");
     assert!(
-        stdout.contains("error: guarded GLSL of 'tint':") && stdout.contains("guarded GLSL needs GLSL sources"),
+        stdout.contains("error: guarded sources of 'tint': no plugin preprocesses hlsl (a build system compiling hlsl into hlsl-preprocessed)"),
         "{stdout}"
     );
 }
@@ -336,7 +409,7 @@ fn a_plugin_whose_offline_compile_panics_fails_its_artifacts_and_the_rest_lands(
     // The fixture beside the built-in plugins (which load from next to `xr`).
     let plugins = xr_tests::plugin_dir_with("build-panic-plugins", &["xr-fixture-panic"]);
     let (ok, stdout, stderr) =
-        output(xr(&dir, &["build", "-m", "xr.toml"]).env("XR_PLUGIN_PATH", &plugins).env("XR_LOG", "info"));
+        output(xr(&dir, &["build", "-m", "xr.toml"]).env("XR_PLUGIN_PATH", plugins.path()).env("XR_LOG", "info"));
     assert!(!ok, "{stdout}");
     let variants = ARTIFACTS / 3;
     assert_eq!(summary(&stdout), (variants, 0, variants, variants), "{stdout}");
@@ -362,7 +435,7 @@ fn a_plugin_whose_offline_compile_panics_fails_its_artifacts_and_the_rest_lands(
 fn two_build_systems_of_one_priority_for_one_pair_are_an_error_naming_both() {
     let dir = materials_copy("build-rival");
     let plugins = xr_tests::plugin_dir_with("build-rival-plugins", &["xr-fixture-rival"]);
-    let (ok, stdout, _) = output(xr(&dir, &["build", "-m", "xr.toml"]).env("XR_PLUGIN_PATH", &plugins));
+    let (ok, stdout, _) = output(xr(&dir, &["build", "-m", "xr.toml"]).env("XR_PLUGIN_PATH", plugins.path()));
     assert!(!ok, "{stdout}");
     // Every vk-spirv artifact fails with the choice it would not make; the GL targets build.
     let variants = ARTIFACTS / 3;

@@ -2,13 +2,12 @@
 //! ARB_gl_spirv, specialization constants, the constant table by location,
 //! its compatible object, and the same pixels as the driver's own GLSL path.
 
-use std::process::Command;
 use triangle::{TriangleParams, default_shader_dir, translation};
 use xr_device::{DrawCall, Image, VertexAttribute, VertexLayout};
 use xr_sourcebuild::{
     BuildOptions, BuiltProgram, ConstantTableExt, ProgramBinary, ProgramDesc, ShaderStage, SourceDesc,
 };
-use xr_tests::{GlBench, executable, registry, rgba8, temp_dir};
+use xr_tests::{GlBench, Xr, registry, rgba8};
 
 const GL_SPIRV: &str = "xr-compiler-gl-spirv";
 
@@ -191,16 +190,9 @@ fn the_compatible_object_reloads_and_invalid_spirv_is_refused_with_the_validator
 
 #[test]
 fn a_device_without_arb_gl_spirv_makes_the_system_unavailable_and_glsl_still_works() {
-    let output = Command::new(executable("xr"))
-        .args(["plugins", "--json"])
-        .env("MESA_EXTENSION_OVERRIDE", "-GL_ARB_gl_spirv")
-        .env("XR_GL_DEVICE", "software")
-        .env("MESA_SHADER_CACHE_DIR", temp_dir("no-spirv-mesa"))
-        .env_remove("XR_PLUGIN_PATH")
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let output =
+        Xr::new(["plugins", "--json"]).software_device().env("MESA_EXTENSION_OVERRIDE", "-GL_ARB_gl_spirv").ok();
+    let report: serde_json::Value = serde_json::from_str(&output.stdout).unwrap();
     let plugins = report["plugins"].as_array().unwrap();
     let find = |name: &str| plugins.iter().find(|p| p["name"] == name).unwrap().clone();
     assert_eq!(find("xr-rhi-opengl")["device_systems"][0]["device"]["Ok"]["gl_spirv"], false);

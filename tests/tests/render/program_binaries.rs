@@ -7,7 +7,7 @@ use xr_sourcebuild::{
     BuildOptions, BuiltProgram, ConstantTableExt, LoadPath, ProgramBinary, ProgramDesc, ShaderStage, SourceDesc,
 };
 use xr_store::Store;
-use xr_tests::{FULLSCREEN_VERT, GlBench, registry, temp_dir};
+use xr_tests::{FULLSCREEN_VERT, GlBench, TestDir, registry, temp_dir};
 
 const FRAGMENT: &str = "#version 450 core
 uniform vec4 u_color = vec4(0.2, 0.4, 0.6, 1.0);
@@ -30,13 +30,15 @@ struct Setup {
     _registry: Registry,
     bench: GlBench,
     store: Store,
+    _dir: TestDir,
 }
 
 fn setup(label: &str) -> Setup {
     let registry = registry();
     let bench = GlBench::open(&registry, "xr-compiler-glsl");
-    let store = Store::open(temp_dir(label)).unwrap();
-    Setup { _registry: registry, bench, store }
+    let dir = temp_dir(label);
+    let store = Store::open(dir.path()).unwrap();
+    Setup { _registry: registry, bench, store, _dir: dir }
 }
 
 impl Setup {

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Checks the crate layering of docs/ARCHITECTURE.md with `cargo tree`:
+# - no plugin (anything under backends/) depends on the host, the build,
+#   the run-time library or the remote;
+# - the run-time library with default features pulls none of opendal,
+#   tokio, rayon, toml or notify (an engine that only loads shaders);
+# - the store links no plugin ABI (abi_stable);
+# - the build-system contract depends on the device contract alone among
+#   the workspace's crates.
+# Prints each rule it checks; exits 1 on the first broken one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+failed=0
+deps() { # the normal dependencies of package $1 (crate names), transitively
+    cargo tree -p "$1" -e normal --prefix none --offline "${@:2}" 2>/dev/null | awk '{print $1}' | sort -u
+}
+check() { # rule, package, forbidden regex, [cargo tree options]
+    local rule=$1 package=$2 forbidden=$3
+    local found
+    found=$(deps "$package" "${@:4}" | grep -Ex "$forbidden" | grep -vx "$package" | tr '\n' ' ' || true)
+    if [ -n "$found" ]; then
+        echo "layering: FAIL $rule: $package depends on $found"
+        failed=1
+    else
+        echo "layering: ok   $rule: $package"
+    fi
+}
+
+for manifest in backends/*/Cargo.toml; do
+    package=$(sed -n 's/^name = "\(.*\)"/\1/p' "$manifest" | head -1)
+    check "a plugin never links the host" "$package" 'xr-host|xr-build|xr-library|xr-remote|xr-cli'
+done
+check "an engine that only loads shaders gets no build host" xr-library 'opendal|tokio|rayon|toml|notify|xr-build|xr-remote'
+check "the store links no plugin ABI" xr-store 'abi_stable|xr-sourcebuild|xr-device'
+check "the remote needs only the store" xr-remote 'abi_stable|xr-sourcebuild|xr-device|xr-host'
+check "the contract is the ABI alone" xr-sourcebuild "xr-store|xr-plugin-kit|xr-host|xr-build|xr-library|xr-remote|serde|serde_json|libc" --depth 1
+check "the host loads plugins, it does not build" xr-host 'xr-build|xr-library|xr-remote|xr-store|rayon|toml|opendal|tokio'
+exit $failed

@@ -1,0 +1,13 @@
+//! The `xr` command and what it does to a store, run as a user runs it: builds, compiles,
+//! gc and verify, crashes and concurrent processes, the remote cache, plugins from disk.
+
+mod cli;
+mod cli_compile;
+mod cli_store;
+mod crash_consistency;
+mod guarded;
+mod plugin_wgsl;
+mod registry;
+mod remote;
+mod store_processes;
+mod xr_build;

@@ -1,0 +1,12 @@
+//! Shaders built and rendered on real drivers (llvmpipe, lavapipe) through every load
+//! path, with the plugins loaded from disk.
+
+mod constant_table;
+mod gl_spirv;
+mod glsl_build;
+mod library;
+mod pipelines;
+mod program_binaries;
+mod resources;
+mod triangle;
+mod vulkan;
