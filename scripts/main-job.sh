@@ -16,7 +16,7 @@ echo
 target/release/pipelines --store target/xr-store --out "$out/pipelines.png"
 echo
 # The material library: every program, variant and target into its store
-# (target/xr-store/materials), plus seed 001's guarded GLSL beside it.
+# (target/xr-store/materials), plus its guarded sources (every variant of a stage in one file) beside it.
 target/release/xr build -m samples/materials/xr.toml --emit guarded
 echo
 target/release/materials --store target/xr-store/materials --out "$out"
