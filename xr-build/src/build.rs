@@ -780,7 +780,7 @@ pub(crate) fn program_desc(program: &Program, variant: &Variant) -> Result<Progr
         let source = std::fs::read_to_string(&stage.file)
             .map_err(|e| format!("{}: cannot read the source: {e}", stage.file.display()))?;
         let mut desc =
-            SourceDesc::new("glsl", stage.stage, stage.file.to_string_lossy(), source).with_language(stage.language());
+            SourceDesc::new(stage.language(), stage.stage, stage.file.to_string_lossy(), source);
         desc.entry_point = stage.entry.clone().into();
         for define in &variant.defines {
             desc.defines.push(define.clone());

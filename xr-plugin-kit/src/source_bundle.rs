@@ -37,12 +37,7 @@ pub struct BundleStage {
     /// The source text.
     pub source: String,
     /// Its language.
-    #[serde(default = "glsl")]
     pub language: String,
-}
-
-fn glsl() -> String {
-    "glsl".to_owned()
 }
 
 /// Sources, includes and defines of one program variant.
