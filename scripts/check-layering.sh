@@ -6,7 +6,8 @@
 #   tokio, rayon, toml or notify (an engine that only loads shaders);
 # - the store links no plugin ABI (abi_stable);
 # - the build-system contract depends on the device contract alone among
-#   the workspace's crates.
+#   the workspace's crates;
+# - no broken fixture plugin is a member of the workspace.
 # Prints each rule it checks; exits 1 on the first broken one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,4 +37,14 @@ check "the store links no plugin ABI" xr-store 'abi_stable|xr-sourcebuild|xr-dev
 check "the remote needs only the store" xr-remote 'abi_stable|xr-sourcebuild|xr-device|xr-host'
 check "the contract is the ABI alone" xr-sourcebuild "xr-store|xr-plugin-kit|xr-host|xr-build|xr-library|xr-remote|serde|serde_json|libc" --depth 1
 check "the host loads plugins, it does not build" xr-host 'xr-build|xr-library|xr-remote|xr-store|rayon|toml|opendal|tokio'
+# The broken fixture plugins are a workspace of their own: no cargo command
+# run in this workspace may build them next to `xr`, where discovery loads them.
+fixtures=$(cargo metadata --no-deps --format-version 1 --offline 2>/dev/null |
+    python3 -c 'import json, sys; print(" ".join(p["name"] for p in json.load(sys.stdin)["packages"] if p["name"].startswith("xr-fixture")))')
+if [ -n "$fixtures" ]; then
+    echo "layering: FAIL the fixtures are workspace members: $fixtures"
+    failed=1
+else
+    echo "layering: ok   no fixture plugin is a member of the workspace"
+fi
 exit $failed
