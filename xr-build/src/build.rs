@@ -779,8 +779,7 @@ pub(crate) fn program_desc(program: &Program, variant: &Variant) -> Result<Progr
     for stage in &program.stages {
         let source = std::fs::read_to_string(&stage.file)
             .map_err(|e| format!("{}: cannot read the source: {e}", stage.file.display()))?;
-        let mut desc =
-            SourceDesc::new(stage.language(), stage.stage, stage.file.to_string_lossy(), source);
+        let mut desc = SourceDesc::new(stage.language(), stage.stage, stage.file.to_string_lossy(), source);
         desc.entry_point = stage.entry.clone().into();
         for define in &variant.defines {
             desc.defines.push(define.clone());

@@ -6,9 +6,14 @@
 //! here crosses the plugin boundary, so all of them are `#[repr(C)]` and
 //! derive [`abi_stable::StableAbi`]: a plugin built against another layout is
 //! refused at load time instead of running into undefined behaviour.
+//!
+//! Plugins do not implement the ABI traits of [`system`] by hand: they
+//! implement the plain traits of [`backend`], and [`Guarded`] puts them
+//! behind the ABI with the panic guard every call needs.
 
 #![deny(missing_docs)]
 
+pub mod backend;
 pub mod capabilities;
 pub mod commands;
 pub mod error;
@@ -19,6 +24,7 @@ pub mod resources;
 pub mod system;
 pub mod window;
 
+pub use backend::{DeviceBackend, DeviceSystemBackend, Guarded, device_box};
 pub use capabilities::{DeviceCapabilities, DeviceKind};
 pub use commands::{
     DrawCall, Image, ProgramKind, ProgramRef, RenderTargetId, VertexAttribute, VertexBufferId, VertexLayout,

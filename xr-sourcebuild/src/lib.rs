@@ -10,6 +10,10 @@
 //! the store (`xr-store`) keeps what they build, and `xr-plugin-kit` holds
 //! the helpers plugins share.
 //!
+//! Plugins implement the plain traits of [`backend`] rather than the ABI
+//! traits, and put them behind the ABI with [`Guarded`], which catches
+//! every panic at the boundary.
+//!
 //! # The ABI rule
 //!
 //! Everything that crosses the plugin boundary is declared in this crate
@@ -27,6 +31,7 @@
 #![deny(missing_docs)]
 
 pub mod availability;
+pub mod backend;
 pub mod constants;
 pub mod diagnostics;
 pub mod load;
@@ -36,6 +41,9 @@ pub mod source;
 pub mod system;
 
 pub use availability::Availability;
+pub use backend::{
+    AttachedBuildSystemBackend, ConstantTableBackend, SourceBuildSystemBackend, attached_box, constant_table_box,
+};
 pub use constants::{
     ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantTable_TO, ConstantTableBox, ConstantTableExt,
     ConstantType, ConstantValue, MemberLayout, RESOURCE_HANDLE, ResourceInfo, ScalarKind, ThroughPipeline,
@@ -54,3 +62,4 @@ pub use system::{
     ProgramBinary, SourceBuildSystem, SourceBuildSystem_TO, SourceBuildSystemBox,
 };
 pub use xr_device;
+pub use xr_device::Guarded;

@@ -11,9 +11,15 @@
 //! xr_sourcebuild::export_plugin! {
 //!     name: "my-compiler",
 //!     device_systems: [],
-//!     build_systems: [MyCompiler],
+//!     build_systems: [xr_sourcebuild::Guarded(MyCompiler)],
 //! }
 //! ```
+//!
+//! where `MyCompiler` implements
+//! [`SourceBuildSystemBackend`](crate::SourceBuildSystemBackend) (a device
+//! system, [`DeviceSystemBackend`](xr_device::DeviceSystemBackend)), and
+//! [`Guarded`](crate::Guarded) makes it the ABI trait with every call
+//! guarded. A value that implements the ABI trait itself is taken as it is.
 
 use crate::system::SourceBuildSystemBox;
 use abi_stable::{
@@ -54,8 +60,10 @@ impl RootModule for XrPluginRef {
 
 /// Exports a plugin's root module: its name, the crate's version, and
 /// guarded functions that list the given device systems and build systems
-/// (values implementing `DeviceSystem` / `SourceBuildSystem`). The plugin
-/// crate depends on `abi_stable`, whose attribute this expands to.
+/// (values implementing `DeviceSystem` / `SourceBuildSystem`: a backend
+/// wrapped in [`Guarded`](crate::Guarded), or a value that implements the
+/// ABI trait itself). The plugin crate depends on `abi_stable`, whose
+/// attribute this expands to.
 #[macro_export]
 macro_rules! export_plugin {
     (

@@ -9,12 +9,10 @@
 mod runtime;
 mod spirv_fns;
 
-use abi_stable::sabi_trait::TD_Opaque;
-use abi_stable::std_types::RResult;
-use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError, XrResult, guard};
+use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError};
 use xr_sourcebuild::{
-    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, LoadPath,
-    OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, TargetLoad, guard_build,
+    AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, Guarded, LoadPath, OfflineArtifact,
+    OfflineRequest, ShaderStage, SourceBuildSystemBackend, TargetLoad, attached_box,
 };
 
 /// The build system's name.
@@ -25,61 +23,56 @@ pub const TARGET: &str = "gl-spirv";
 xr_sourcebuild::export_plugin! {
     name: "xr-compiler-gl-spirv",
     device_systems: [],
-    build_systems: [GlSpirvSystem],
+    build_systems: [Guarded(GlSpirvSystem)],
 }
 
 /// The GL SPIR-V build system.
 struct GlSpirvSystem;
 
-impl SourceBuildSystem for GlSpirvSystem {
-    fn info(&self) -> XrResult<BuildSystemInfo> {
-        guard(|| {
-            Ok(BuildSystemInfo {
-                name: NAME.into(),
-                description: "GLSL and HLSL to SPIR-V (shaderc), loaded with ARB_gl_spirv".into(),
-                availability: Availability::RUNTIME_COMPILE
-                    | Availability::OFFLINE_COMPILE
-                    | Availability::COMPATIBLE_OBJECT,
-                attachable: vec![DeviceKind::OpenGl].into(),
-                languages: xr_spirv::languages().into(),
-                stages: ShaderStage::ALL.to_vec().into(),
-                // Below the driver's own GLSL compiler for plain GLSL at run time.
-                priority: -10,
-                compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
-                    .into(),
-                compiles: xr_spirv::offline::compile_pairs(TARGET, xr_spirv::TargetEnv::OpenGl45),
-                loads: vec![TargetLoad::new(TARGET, LoadPath::CompatibleObject)].into(),
-            })
+impl SourceBuildSystemBackend for GlSpirvSystem {
+    fn info(&self) -> Result<BuildSystemInfo, XrError> {
+        Ok(BuildSystemInfo {
+            name: NAME.into(),
+            description: "GLSL and HLSL to SPIR-V (shaderc), loaded with ARB_gl_spirv".into(),
+            availability: Availability::RUNTIME_COMPILE
+                | Availability::OFFLINE_COMPILE
+                | Availability::COMPATIBLE_OBJECT,
+            attachable: vec![DeviceKind::OpenGl].into(),
+            languages: xr_spirv::languages().into(),
+            stages: ShaderStage::ALL.to_vec().into(),
+            // Below the driver's own GLSL compiler for plain GLSL at run time.
+            priority: -10,
+            compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
+                .into(),
+            compiles: xr_spirv::offline::compile_pairs(TARGET, xr_spirv::TargetEnv::OpenGl45),
+            loads: vec![TargetLoad::new(TARGET, LoadPath::CompatibleObject)].into(),
         })
     }
 
-    fn attach(&self, handles: &NativeHandles, capabilities: &DeviceCapabilities) -> XrResult<AttachedBuildSystemBox> {
-        guard(|| {
-            let loader = handles
-                .gl
-                .into_option()
-                .filter(|_| handles.kind == DeviceKind::OpenGl)
-                .ok_or_else(|| XrError::unavailable(format!("{NAME} attaches to OpenGL devices only")))?;
-            if !capabilities.gl_spirv {
-                return Err(XrError::unavailable(format!(
-                    "{NAME} needs GL_ARB_gl_spirv or OpenGL 4.6; this device ({}, OpenGL {}.{}) has neither",
-                    capabilities.renderer, capabilities.api_major, capabilities.api_minor
-                )));
-            }
-            let gl = xr_gl_common::device_gl::DeviceGl::new(loader)?;
-            let attached = runtime::AttachedGlSpirv::new(gl, capabilities)?;
-            Ok(AttachedBuildSystem_TO::from_value(attached, TD_Opaque))
-        })
+    fn attach(
+        &self,
+        handles: &NativeHandles,
+        capabilities: &DeviceCapabilities,
+    ) -> Result<AttachedBuildSystemBox, XrError> {
+        let loader = handles
+            .gl
+            .into_option()
+            .filter(|_| handles.kind == DeviceKind::OpenGl)
+            .ok_or_else(|| XrError::unavailable(format!("{NAME} attaches to OpenGL devices only")))?;
+        if !capabilities.gl_spirv {
+            return Err(XrError::unavailable(format!(
+                "{NAME} needs GL_ARB_gl_spirv or OpenGL 4.6; this device ({}, OpenGL {}.{}) has neither",
+                capabilities.renderer, capabilities.api_major, capabilities.api_minor
+            )));
+        }
+        let gl = xr_gl_common::device_gl::DeviceGl::new(loader)?;
+        Ok(attached_box(runtime::AttachedGlSpirv::new(gl, capabilities)?))
     }
 
-    fn compile_offline(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError> {
-        guard_build(|| {
-            if request.target != TARGET {
-                return Err(
-                    XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into()
-                );
-            }
-            xr_spirv::offline::compile_object(request, xr_spirv::TargetEnv::OpenGl45)
-        })
+    fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
+        if request.target != TARGET {
+            return Err(XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into());
+        }
+        xr_spirv::offline::compile_object(request, xr_spirv::TargetEnv::OpenGl45)
     }
 }

@@ -1,13 +1,10 @@
 //! The GL SPIR-V build system attached to one OpenGL device.
 
 use crate::spirv_fns::SpirvFns;
-use abi_stable::{
-    sabi_trait::TD_Opaque,
-    std_types::{RResult, RSlice, RStr, RString, RVec},
-};
+use abi_stable::std_types::RString;
 use glow::HasContext;
 use std::{collections::HashMap, ffi::CString, rc::Rc};
-use xr_device::{DeviceCapabilities, GlBindingSpace, ProgramRef, ResourceKind, XrError, XrResult, guard};
+use xr_device::{DeviceCapabilities, GlBindingSpace, ProgramRef, ResourceKind, XrError};
 use xr_gl_common::{
     constant_table::{GlConstantTable, UniformBlockSpec},
     device_gl::DeviceGl,
@@ -16,9 +13,8 @@ use xr_gl_common::{
     resources::{GlResource, Points, ProgramResources},
 };
 use xr_sourcebuild::{
-    ArtifactLoad, AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO,
-    ConstantType, Diagnostic, LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, ResourceInfo, Severity,
-    guard_build,
+    ArtifactLoad, AttachedBuildSystemBackend, Availability, BuildError, BuildOptions, BuiltProgram, ConstantType,
+    Diagnostic, LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, ResourceInfo, Severity, constant_table_box,
 };
 use xr_spirv::container::{self, StageModule};
 use xr_spirv::reflect::GlBindingClass;
@@ -101,7 +97,7 @@ impl AttachedGlSpirv {
         self.modules.insert(program.0.get(), modules);
         Ok(BuiltProgram {
             program: ProgramRef::program(program.0.get()),
-            constants: ConstantTable_TO::from_value(table, TD_Opaque),
+            constants: constant_table_box(table),
             warnings: warnings.into(),
         })
     }
@@ -133,26 +129,6 @@ impl AttachedGlSpirv {
             }
             Err(BuildError::from_diagnostics(context, messages))
         }
-    }
-
-    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> Result<RVec<u8>, BuildError> {
-        let modules = self.compile(desc)?;
-        Ok(container::content_key(crate::NAME, env!("CARGO_PKG_VERSION"), &[u8::from(options.separable)], &modules)
-            .into())
-    }
-
-    fn program_binary(&self, program: ProgramRef) -> Result<ProgramBinary, XrError> {
-        container::object_of(&self.modules, program)
-    }
-
-    fn load_binary(
-        &mut self,
-        desc: &ProgramDesc,
-        options: &BuildOptions,
-        binary: &ProgramBinary,
-    ) -> Result<BuiltProgram, BuildError> {
-        let modules = container::from_object(binary, &format!("program '{}'", desc.name), crate::NAME)?;
-        self.link(desc, options, modules)
     }
 }
 
@@ -186,24 +162,23 @@ fn reflect_uniforms(modules: &[StageModule]) -> Result<Vec<(String, ConstantType
     Ok(uniforms)
 }
 
-impl AttachedBuildSystem for AttachedGlSpirv {
-    fn availability(&self) -> XrResult<Availability> {
-        guard(|| Ok(Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE | Availability::COMPATIBLE_OBJECT))
+impl AttachedBuildSystemBackend for AttachedGlSpirv {
+    fn availability(&self) -> Result<Availability, XrError> {
+        Ok(Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE | Availability::COMPATIBLE_OBJECT)
     }
 
-    fn build_program(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> RResult<BuiltProgram, BuildError> {
-        guard_build(|| {
-            let modules = self.compile(desc)?;
-            self.link(desc, options, modules)
-        })
+    fn build_program(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> Result<BuiltProgram, BuildError> {
+        let modules = self.compile(desc)?;
+        self.link(desc, options, modules)
     }
 
-    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> RResult<RVec<u8>, BuildError> {
-        guard_build(|| self.content_key(desc, options))
+    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> Result<Vec<u8>, BuildError> {
+        let modules = self.compile(desc)?;
+        Ok(container::content_key(crate::NAME, env!("CARGO_PKG_VERSION"), &[u8::from(options.separable)], &modules))
     }
 
-    fn program_binary(&self, program: ProgramRef) -> XrResult<ProgramBinary> {
-        guard(|| self.program_binary(program))
+    fn program_binary(&self, program: ProgramRef) -> Result<ProgramBinary, XrError> {
+        container::object_of(&self.modules, program)
     }
 
     fn load_program_binary(
@@ -211,28 +186,27 @@ impl AttachedBuildSystem for AttachedGlSpirv {
         desc: &ProgramDesc,
         options: &BuildOptions,
         binary: &ProgramBinary,
-    ) -> RResult<BuiltProgram, BuildError> {
-        guard_build(|| self.load_binary(desc, options, binary))
+    ) -> Result<BuiltProgram, BuildError> {
+        let modules = container::from_object(binary, &format!("program '{}'", desc.name), crate::NAME)?;
+        self.link(desc, options, modules)
     }
 
-    fn create_pipeline(&mut self, programs: RSlice<'_, ProgramRef>) -> XrResult<ProgramRef> {
-        guard(|| self.pipelines.create(&self.gl, programs.as_slice()))
+    fn create_pipeline(&mut self, programs: &[ProgramRef]) -> Result<ProgramRef, XrError> {
+        self.pipelines.create(&self.gl, programs)
     }
 
-    fn set_store(&mut self, _root: RStr<'_>) -> XrResult<()> {
+    fn set_store(&mut self, _root: &str) -> Result<(), XrError> {
         // OpenGL keeps no pipeline cache, and SPIR-V programs keep no binaries.
-        guard(|| Ok(()))
+        Ok(())
     }
 
-    fn load_artifact(&mut self, request: &ArtifactLoad) -> RResult<LoadedArtifact, BuildError> {
-        guard_build(|| {
-            xr_spirv::offline::check_load(request, crate::NAME, &[(crate::TARGET, LoadPath::CompatibleObject)])?;
-            let context = format!("program '{}'", request.name);
-            let modules = xr_spirv::offline::specialized_modules(&request.artifact, &request.overrides, &context)?;
-            let desc = ProgramDesc::new(request.name.as_str(), []);
-            let program = self.load_binary(&desc, &BuildOptions::default(), &container::to_object(&modules))?;
-            Ok(LoadedArtifact { program, note: RString::new() })
-        })
+    fn load_artifact(&mut self, request: &ArtifactLoad) -> Result<LoadedArtifact, BuildError> {
+        xr_spirv::offline::check_load(request, crate::NAME, &[(crate::TARGET, LoadPath::CompatibleObject)])?;
+        let context = format!("program '{}'", request.name);
+        let modules = xr_spirv::offline::specialized_modules(&request.artifact, &request.overrides, &context)?;
+        let desc = ProgramDesc::new(request.name.as_str(), []);
+        let program = self.load_program_binary(&desc, &BuildOptions::default(), &container::to_object(&modules))?;
+        Ok(LoadedArtifact { program, note: RString::new() })
     }
 }
 

@@ -8,15 +8,12 @@
 pub mod preprocess;
 mod runtime;
 
-use abi_stable::{
-    sabi_trait::TD_Opaque,
-    std_types::{RResult, RVec},
-};
-use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError, XrResult, guard};
+use abi_stable::std_types::RVec;
+use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError};
 use xr_plugin_kit::SourceBundle;
 use xr_sourcebuild::{
-    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, LoadPath,
-    OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, TargetLoad, guard_build,
+    AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, Guarded, LoadPath, OfflineArtifact,
+    OfflineRequest, ShaderStage, SourceBuildSystemBackend, TargetLoad, attached_box,
 };
 use xr_spirv::{LANGUAGE_GLSL, SpirvOptions, TargetEnv};
 
@@ -34,88 +31,84 @@ pub(crate) const LOADS: [(&str, LoadPath); 2] = [(TARGET, LoadPath::DeviceBinary
 xr_sourcebuild::export_plugin! {
     name: "xr-compiler-glsl",
     device_systems: [],
-    build_systems: [GlslSystem],
+    build_systems: [Guarded(GlslSystem)],
 }
 
 /// The GLSL build system.
 struct GlslSystem;
 
-impl SourceBuildSystem for GlslSystem {
-    fn info(&self) -> XrResult<BuildSystemInfo> {
-        guard(|| {
-            Ok(BuildSystemInfo {
-                name: NAME.into(),
-                description: "GLSL built by the OpenGL driver; program binaries and pipelines on GL 4.1+".into(),
-                availability: Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE,
-                attachable: vec![DeviceKind::OpenGl].into(),
-                languages: vec![xr_spirv::glsl_language()].into(),
-                stages: ShaderStage::ALL.to_vec().into(),
-                priority: 0,
-                compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
-                    .into(),
-                compiles: vec![
-                    CompilePair::new(LANGUAGE_GLSL, TARGET),
-                    CompilePair::new(LANGUAGE_GLSL, PREPROCESSED_TARGET),
-                ]
+impl SourceBuildSystemBackend for GlslSystem {
+    fn info(&self) -> Result<BuildSystemInfo, XrError> {
+        Ok(BuildSystemInfo {
+            name: NAME.into(),
+            description: "GLSL built by the OpenGL driver; program binaries and pipelines on GL 4.1+".into(),
+            availability: Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE,
+            attachable: vec![DeviceKind::OpenGl].into(),
+            languages: vec![xr_spirv::glsl_language()].into(),
+            stages: ShaderStage::ALL.to_vec().into(),
+            priority: 0,
+            compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
                 .into(),
-                loads: LOADS.iter().map(|(target, path)| TargetLoad::new(target, *path)).collect(),
-            })
+            compiles: vec![
+                CompilePair::new(LANGUAGE_GLSL, TARGET),
+                CompilePair::new(LANGUAGE_GLSL, PREPROCESSED_TARGET),
+            ]
+            .into(),
+            loads: LOADS.iter().map(|(target, path)| TargetLoad::new(target, *path)).collect(),
         })
     }
 
-    fn attach(&self, handles: &NativeHandles, capabilities: &DeviceCapabilities) -> XrResult<AttachedBuildSystemBox> {
-        guard(|| {
-            let loader = handles
-                .gl
-                .into_option()
-                .filter(|_| handles.kind == DeviceKind::OpenGl)
-                .ok_or_else(|| XrError::unavailable(format!("{NAME} attaches to OpenGL devices only")))?;
-            if !capabilities.separate_shader_objects {
-                return Err(XrError::unavailable(format!(
-                    "{NAME} needs glProgramUniform (OpenGL 4.1 or GL_ARB_separate_shader_objects); the device has OpenGL {}.{}",
-                    capabilities.api_major, capabilities.api_minor
-                )));
-            }
-            let gl = xr_gl_common::device_gl::DeviceGl::new(loader)?;
-            Ok(AttachedBuildSystem_TO::from_value(runtime::AttachedGlsl::new(gl, capabilities), TD_Opaque))
+    fn attach(
+        &self,
+        handles: &NativeHandles,
+        capabilities: &DeviceCapabilities,
+    ) -> Result<AttachedBuildSystemBox, XrError> {
+        let loader = handles
+            .gl
+            .into_option()
+            .filter(|_| handles.kind == DeviceKind::OpenGl)
+            .ok_or_else(|| XrError::unavailable(format!("{NAME} attaches to OpenGL devices only")))?;
+        if !capabilities.separate_shader_objects {
+            return Err(XrError::unavailable(format!(
+                "{NAME} needs glProgramUniform (OpenGL 4.1 or GL_ARB_separate_shader_objects); the device has OpenGL {}.{}",
+                capabilities.api_major, capabilities.api_minor
+            )));
+        }
+        let gl = xr_gl_common::device_gl::DeviceGl::new(loader)?;
+        Ok(attached_box(runtime::AttachedGlsl::new(gl, capabilities)))
+    }
+
+    /// glslang is the closest judge (it catches what every driver refuses).
+    fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
+        if request.target == PREPROCESSED_TARGET {
+            return preprocess(request);
+        }
+        if request.target != TARGET {
+            return Err(XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into());
+        }
+        let desc = &request.program;
+        if let Some(stage) = desc.stages.iter().find(|s| s.language != LANGUAGE_GLSL) {
+            return Err(XrError::invalid_input(format!(
+                "{}: {TARGET} builds GLSL only; this stage is {}",
+                stage.file_name, stage.language
+            ))
+            .into());
+        }
+        let compiled =
+            xr_spirv::offline::with_compiler(|c| c.compile_program(desc, &SpirvOptions::new(TargetEnv::OpenGl45)))?;
+        let files = compiled.includes.iter().map(|i| (i.requested.clone(), i.text.clone())).collect();
+        let reflection = xr_spirv::offline::reflection_of(&compiled.modules).unwrap_or_else(|e| {
+            tracing::debug!("{NAME}: no reflection for program '{}': {e}", desc.name);
+            Default::default()
+        });
+        Ok(OfflineArtifact {
+            bytes: SourceBundle::of_program(desc, files).encode().into(),
+            files_read: xr_spirv::offline::files_read(desc, &compiled),
+            warnings: RVec::new(),
+            reflection,
+            stages: RVec::new(),
         })
     }
-
-    fn compile_offline(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError> {
-        guard_build(|| compile_offline(request))
-    }
-}
-
-/// glslang is the closest judge (it catches what every driver refuses).
-fn compile_offline(request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
-    if request.target == PREPROCESSED_TARGET {
-        return preprocess(request);
-    }
-    if request.target != TARGET {
-        return Err(XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into());
-    }
-    let desc = &request.program;
-    if let Some(stage) = desc.stages.iter().find(|s| s.language != LANGUAGE_GLSL) {
-        return Err(XrError::invalid_input(format!(
-            "{}: {TARGET} builds GLSL only; this stage is {}",
-            stage.file_name, stage.language
-        ))
-        .into());
-    }
-    let compiled =
-        xr_spirv::offline::with_compiler(|c| c.compile_program(desc, &SpirvOptions::new(TargetEnv::OpenGl45)))?;
-    let files = compiled.includes.iter().map(|i| (i.requested.clone(), i.text.clone())).collect();
-    let reflection = xr_spirv::offline::reflection_of(&compiled.modules).unwrap_or_else(|e| {
-        tracing::debug!("{NAME}: no reflection for program '{}': {e}", desc.name);
-        Default::default()
-    });
-    Ok(OfflineArtifact {
-        bytes: SourceBundle::of_program(desc, files).encode().into(),
-        files_read: xr_spirv::offline::files_read(desc, &compiled),
-        warnings: RVec::new(),
-        reflection,
-        stages: RVec::new(),
-    })
 }
 
 /// Each stage preprocessed by glslang as the OpenGL driver sees it.

@@ -6,18 +6,15 @@
 //! pipelines, and program binaries read back and loaded again.
 
 use crate::preprocess;
-use abi_stable::{
-    sabi_trait::TD_Opaque,
-    std_types::{RResult, RSlice, RStr, RString, RVec},
-};
+use abi_stable::std_types::RString;
 use glow::HasContext;
 use std::{num::NonZeroU32, rc::Rc};
-use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError, XrResult, guard};
+use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError};
 use xr_gl_common::{constant_table::GlConstantTable, device_gl::DeviceGl, info_log, link, pipelines::Pipelines};
 use xr_plugin_kit::{ProgramCache, SourceBundle};
 use xr_sourcebuild::{
-    ArtifactLoad, AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO,
-    Diagnostic, LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, Severity, SourceDesc, guard_build,
+    ArtifactLoad, AttachedBuildSystemBackend, Availability, BuildError, BuildOptions, BuiltProgram, Diagnostic,
+    Guarded, LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, Severity, SourceDesc, constant_table_box,
 };
 use xr_store::Store;
 
@@ -46,28 +43,6 @@ impl AttachedGlsl {
         }
     }
 
-    fn build(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> Result<BuiltProgram, BuildError> {
-        let context = format!("program '{}'", desc.name);
-        self.check_request(desc, options, &context)?;
-        let mut warnings = Vec::new();
-        let mut shaders = Vec::new();
-        let result = self.compile_stages(desc, &context, &mut shaders, &mut warnings).and_then(|()| {
-            let gl = self.gl.current()?;
-            let (program, mut linker) =
-                link::link_program(gl, &self.pipelines, options, &shaders, &desc.name, &context)?;
-            warnings.append(&mut linker);
-            self.finish(desc, options, program, warnings)
-        });
-        if let Ok(gl) = self.gl.current() {
-            for shader in shaders {
-                // SAFETY: shaders were created on this context; a linked
-                // program keeps its own copy of the code.
-                unsafe { gl.delete_shader(shader) };
-            }
-        }
-        result
-    }
-
     fn check_request(&self, desc: &ProgramDesc, options: &BuildOptions, context: &str) -> Result<(), BuildError> {
         if desc.stages.is_empty() {
             return Err(XrError::invalid_input(format!("{context} has no stages")).into());
@@ -92,7 +67,7 @@ impl AttachedGlsl {
         }
         Ok(BuiltProgram {
             program: ProgramRef::program(program.0.get()),
-            constants: ConstantTable_TO::from_value(table, TD_Opaque),
+            constants: constant_table_box(table),
             warnings: warnings.into(),
         })
     }
@@ -149,7 +124,43 @@ impl AttachedGlsl {
         }
     }
 
-    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> Result<RVec<u8>, BuildError> {
+    fn gl_program(&self, program: ProgramRef) -> Result<glow::Program, XrError> {
+        NonZeroU32::new(program.name)
+            .filter(|_| program.kind == ProgramKind::Program)
+            .map(glow::NativeProgram)
+            .ok_or_else(|| XrError::invalid_input(format!("{program:?} is not a program")))
+    }
+}
+
+impl AttachedBuildSystemBackend for AttachedGlsl {
+    fn availability(&self) -> Result<Availability, XrError> {
+        let offline = if self.binaries { Availability::OFFLINE_COMPILE } else { Availability::NONE };
+        Ok(Availability::RUNTIME_COMPILE | offline)
+    }
+
+    fn build_program(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> Result<BuiltProgram, BuildError> {
+        let context = format!("program '{}'", desc.name);
+        self.check_request(desc, options, &context)?;
+        let mut warnings = Vec::new();
+        let mut shaders = Vec::new();
+        let result = self.compile_stages(desc, &context, &mut shaders, &mut warnings).and_then(|()| {
+            let gl = self.gl.current()?;
+            let (program, mut linker) =
+                link::link_program(gl, &self.pipelines, options, &shaders, &desc.name, &context)?;
+            warnings.append(&mut linker);
+            self.finish(desc, options, program, warnings)
+        });
+        if let Ok(gl) = self.gl.current() {
+            for shader in shaders {
+                // SAFETY: shaders were created on this context; a linked
+                // program keeps its own copy of the code.
+                unsafe { gl.delete_shader(shader) };
+            }
+        }
+        result
+    }
+
+    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> Result<Vec<u8>, BuildError> {
         let context = format!("program '{}'", desc.name);
         let mut hasher = blake3::Hasher::new();
         let mut part = |bytes: &[u8]| {
@@ -166,10 +177,10 @@ impl AttachedGlsl {
             // The flattened text holds every include and define.
             part(flat.text.as_bytes());
         }
-        Ok(hasher.finalize().as_bytes().to_vec().into())
+        Ok(hasher.finalize().as_bytes().to_vec())
     }
 
-    fn read_binary(&self, program: ProgramRef) -> Result<ProgramBinary, XrError> {
+    fn program_binary(&self, program: ProgramRef) -> Result<ProgramBinary, XrError> {
         let program = self.gl_program(program)?;
         let gl = self.gl.current()?;
         // SAFETY: the program is a linked program on the current context.
@@ -184,7 +195,7 @@ impl AttachedGlsl {
         }
     }
 
-    fn load_binary(
+    fn load_program_binary(
         &mut self,
         desc: &ProgramDesc,
         options: &BuildOptions,
@@ -219,62 +230,16 @@ impl AttachedGlsl {
         self.finish(desc, options, program, Vec::new())
     }
 
-    fn gl_program(&self, program: ProgramRef) -> Result<glow::Program, XrError> {
-        NonZeroU32::new(program.name)
-            .filter(|_| program.kind == ProgramKind::Program)
-            .map(glow::NativeProgram)
-            .ok_or_else(|| XrError::invalid_input(format!("{program:?} is not a program")))
-    }
-}
-
-impl AttachedBuildSystem for AttachedGlsl {
-    fn availability(&self) -> XrResult<Availability> {
-        guard(|| {
-            let offline = if self.binaries { Availability::OFFLINE_COMPILE } else { Availability::NONE };
-            Ok(Availability::RUNTIME_COMPILE | offline)
-        })
+    fn create_pipeline(&mut self, programs: &[ProgramRef]) -> Result<ProgramRef, XrError> {
+        self.pipelines.create(&self.gl, programs)
     }
 
-    fn build_program(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> RResult<BuiltProgram, BuildError> {
-        guard_build(|| self.build(desc, options))
+    fn set_store(&mut self, root: &str) -> Result<(), XrError> {
+        let store = Store::open(root).map_err(|e| XrError::new(xr_device::ErrorKind::Io, e.to_string()))?;
+        self.cache = Some(Rc::new(ProgramCache::new(store, &self.capabilities)));
+        Ok(())
     }
 
-    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> RResult<RVec<u8>, BuildError> {
-        guard_build(|| self.content_key(desc, options))
-    }
-
-    fn program_binary(&self, program: ProgramRef) -> XrResult<ProgramBinary> {
-        guard(|| self.read_binary(program))
-    }
-
-    fn load_program_binary(
-        &mut self,
-        desc: &ProgramDesc,
-        options: &BuildOptions,
-        binary: &ProgramBinary,
-    ) -> RResult<BuiltProgram, BuildError> {
-        guard_build(|| self.load_binary(desc, options, binary))
-    }
-
-    fn create_pipeline(&mut self, programs: RSlice<'_, ProgramRef>) -> XrResult<ProgramRef> {
-        guard(|| self.pipelines.create(&self.gl, programs.as_slice()))
-    }
-
-    fn set_store(&mut self, root: RStr<'_>) -> XrResult<()> {
-        guard(|| {
-            let store =
-                Store::open(root.as_str()).map_err(|e| XrError::new(xr_device::ErrorKind::Io, e.to_string()))?;
-            self.cache = Some(Rc::new(ProgramCache::new(store, &self.capabilities)));
-            Ok(())
-        })
-    }
-
-    fn load_artifact(&mut self, request: &ArtifactLoad) -> RResult<LoadedArtifact, BuildError> {
-        guard_build(|| self.load_artifact(request))
-    }
-}
-
-impl AttachedGlsl {
     /// Loads stored sources (a source bundle) with the overrides as defines:
     /// from this driver's program binary, or built on the device with the
     /// binary written back for next time.
@@ -297,7 +262,8 @@ impl AttachedGlsl {
             LoadPath::DeviceBinary => {
                 let cache = cache.map_err(XrError::unavailable)?;
                 let key = cache.key(&self.content_key(&desc, &options)?);
-                match cache.load_binary(self, &desc, options, &key) {
+                // The cache drives a build system through the ABI trait: it gets this one, guarded.
+                match cache.load_binary(&mut Guarded(&mut *self), &desc, options, &key) {
                     Ok(Some(program)) => Ok(LoadedArtifact { program, note: RString::new() }),
                     Ok(None) => Err(XrError::unavailable("no program binary of this driver yet").into()),
                     Err(why) => Err(XrError::driver(why).into()),
@@ -306,7 +272,7 @@ impl AttachedGlsl {
             LoadPath::Source => match cache {
                 Ok(cache) => {
                     let key = cache.key(&self.content_key(&desc, &options)?);
-                    let (program, stored) = cache.build_and_store(self, &desc, options, &key)?;
+                    let (program, stored) = cache.build_and_store(&mut Guarded(&mut *self), &desc, options, &key)?;
                     let note = match stored {
                         Ok(_) => "program binary written back to the store".to_owned(),
                         Err(e) => format!("program binary not stored: {e}"),
@@ -314,7 +280,7 @@ impl AttachedGlsl {
                     Ok(LoadedArtifact { program, note: note.into() })
                 }
                 Err(why) => {
-                    let program = self.build(&desc, &options)?;
+                    let program = self.build_program(&desc, &options)?;
                     Ok(LoadedArtifact { program, note: format!("built on the device; {why}").into() })
                 }
             },

@@ -3,11 +3,10 @@
 //! reflection found, and writing the descriptors of the textures, samplers
 //! and storage buffers the caller binds. It owns the program's Vulkan objects.
 
-use abi_stable::std_types::{RStr, RVec};
 use ash::vk::{self, Handle};
-use xr_device::{ProgramRef, ResourceBinding, ResourceKind, VulkanLoader, XrError, XrResult, guard};
+use xr_device::{ProgramRef, ResourceBinding, ResourceKind, VulkanLoader, XrError};
 use xr_sourcebuild::{
-    ConstantHandle, ConstantInfo, ConstantTable, ConstantValue, RESOURCE_HANDLE, ResourceInfo, check_binding,
+    ConstantHandle, ConstantInfo, ConstantTableBackend, ConstantValue, RESOURCE_HANDLE, ResourceInfo, check_binding,
 };
 use xr_spirv::reflect::MemberLayout;
 
@@ -107,7 +106,22 @@ pub struct VkConstantTable {
 }
 
 impl VkConstantTable {
-    fn find(&self, name: &str) -> Result<ConstantHandle, XrError> {
+    fn resource(&self, handle: ConstantHandle) -> Result<&ResourceEntry, XrError> {
+        self.resources
+            .get((handle.index & !RESOURCE_HANDLE) as usize)
+            .filter(|_| handle.owner == self.name && handle.index & RESOURCE_HANDLE != 0)
+            .ok_or_else(|| {
+                XrError::invalid_input(format!("resource handle does not belong to program '{}'", self.program_name))
+            })
+    }
+}
+
+impl ConstantTableBackend for VkConstantTable {
+    fn constants(&self) -> Result<Vec<ConstantInfo>, XrError> {
+        Ok(self.entries.iter().map(|e| e.info.clone()).collect())
+    }
+
+    fn lookup(&self, name: &str) -> Result<ConstantHandle, XrError> {
         let (base, index) = match name.strip_suffix(']').and_then(|n| n.rsplit_once('[')) {
             Some((base, index)) if index.parse::<u32>().is_ok() => (base, index.parse::<u32>().ok()),
             _ => (name, None),
@@ -150,7 +164,7 @@ impl VkConstantTable {
         Ok(ConstantHandle { owner: self.name, index: position as u32, element, location: entry.offset as i32 })
     }
 
-    fn write(&mut self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
         if handle.index & RESOURCE_HANDLE != 0 {
             let resource = self.resource(handle)?;
             return Err(XrError::invalid_input(format!(
@@ -185,16 +199,33 @@ impl VkConstantTable {
         Ok(())
     }
 
-    fn resource(&self, handle: ConstantHandle) -> Result<&ResourceEntry, XrError> {
-        self.resources
-            .get((handle.index & !RESOURCE_HANDLE) as usize)
-            .filter(|_| handle.owner == self.name && handle.index & RESOURCE_HANDLE != 0)
-            .ok_or_else(|| {
-                XrError::invalid_input(format!("resource handle does not belong to program '{}'", self.program_name))
-            })
+    fn set_defaults(&mut self) -> Result<(), XrError> {
+        // SPIR-V for Vulkan carries no initialisers for uniforms: the defaults are zeros.
+        self.push.fill(0);
+        for buffer in &self.objects.buffers {
+            // SAFETY: the buffer stays mapped while the table lives, and
+            // `size` bytes from `mapped` are its whole mapping.
+            unsafe { std::ptr::write_bytes(buffer.mapped, 0, buffer.size) };
+        }
+        Ok(())
     }
 
-    fn bind(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> Result<(), XrError> {
+    fn set_through_pipeline(
+        &mut self,
+        _pipeline: ProgramRef,
+        _handle: ConstantHandle,
+        _value: &ConstantValue,
+    ) -> Result<(), XrError> {
+        Err(XrError::invalid_input(
+            "glActiveShaderProgram is OpenGL's: on Vulkan set constants with `set`, which writes the uniform buffer or push constants",
+        ))
+    }
+
+    fn resources(&self) -> Result<Vec<ResourceInfo>, XrError> {
+        Ok(self.resources.iter().map(|r| r.info.clone()).collect())
+    }
+
+    fn set_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> Result<(), XrError> {
         if handle.index & RESOURCE_HANDLE == 0 {
             let entry = self.entries.get(handle.index as usize).filter(|_| handle.owner == self.name);
             let what = entry
@@ -232,69 +263,21 @@ impl VkConstantTable {
         *self.unbound = self.resources.iter().flat_map(|r| &r.bound).filter(|b| !**b).count() as u32;
         Ok(())
     }
-
-    fn zero(&mut self) {
-        self.push.fill(0);
-        for buffer in &self.objects.buffers {
-            // SAFETY: as in `write`.
-            unsafe { std::ptr::write_bytes(buffer.mapped, 0, buffer.size) };
-        }
-    }
-}
-
-impl ConstantTable for VkConstantTable {
-    fn constants(&self) -> XrResult<RVec<ConstantInfo>> {
-        guard(|| Ok(self.entries.iter().map(|e| e.info.clone()).collect()))
-    }
-
-    fn lookup(&self, name: RStr<'_>) -> XrResult<ConstantHandle> {
-        guard(|| self.find(name.as_str()))
-    }
-
-    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue) -> XrResult<()> {
-        guard(|| self.write(handle, value))
-    }
-
-    fn set_defaults(&mut self) -> XrResult<()> {
-        // SPIR-V for Vulkan carries no initialisers for uniforms: the defaults are zeros.
-        guard(|| {
-            self.zero();
-            Ok(())
-        })
-    }
-
-    fn set_through_pipeline(
-        &mut self,
-        _pipeline: ProgramRef,
-        _handle: ConstantHandle,
-        _value: &ConstantValue,
-    ) -> XrResult<()> {
-        guard(|| {
-            Err(XrError::invalid_input(
-                "glActiveShaderProgram is OpenGL's: on Vulkan set constants with `set`, which writes the uniform buffer or push constants",
-            ))
-        })
-    }
-
-    fn resources(&self) -> XrResult<RVec<ResourceInfo>> {
-        guard(|| Ok(self.resources.iter().map(|r| r.info.clone()).collect()))
-    }
-
-    fn set_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> XrResult<()> {
-        guard(|| self.bind(handle, binding))
-    }
 }
 
 impl Drop for VkConstantTable {
     fn drop(&mut self) {
-        // SAFETY: the loader's context stays valid (the device leaks it); a
+        // SAFETY: the loader's functions take any context: the device looks
+        // it up among its open devices and never dereferences it, so a
         // closed device ignores the call.
         unsafe { (self.loader.unregister_program)(self.loader.context, self.name) };
-        // SAFETY: as above.
+        // SAFETY: as above; a closed device answers false.
         if !unsafe { (self.loader.is_open)(self.loader.context) } {
             return;
         }
-        // SAFETY: the program is no longer drawable; the queue is drained first.
+        // SAFETY: the device is open, so `self.device` is live; the program
+        // is no longer drawable (unregistered) and the queue is drained
+        // first, so nothing uses its objects.
         unsafe {
             let _ = self.device.device_wait_idle();
             self.objects.destroy(&self.device);

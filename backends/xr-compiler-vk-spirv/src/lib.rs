@@ -11,11 +11,10 @@ mod layout;
 mod pipeline_cache;
 mod runtime;
 
-use abi_stable::{sabi_trait::TD_Opaque, std_types::RResult};
-use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError, XrResult, guard};
+use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError};
 use xr_sourcebuild::{
-    AttachedBuildSystem_TO, AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, LoadPath,
-    OfflineArtifact, OfflineRequest, ShaderStage, SourceBuildSystem, TargetLoad, guard_build,
+    AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, Guarded, LoadPath, OfflineArtifact,
+    OfflineRequest, ShaderStage, SourceBuildSystemBackend, TargetLoad, attached_box,
 };
 
 /// The build system's name.
@@ -32,52 +31,48 @@ const LOADS: [(&str, LoadPath); 2] = [(TARGET, LoadPath::CompatibleObject), (SOU
 xr_sourcebuild::export_plugin! {
     name: "xr-compiler-vk-spirv",
     device_systems: [],
-    build_systems: [VkSpirvSystem],
+    build_systems: [Guarded(VkSpirvSystem)],
 }
 
+/// The Vulkan SPIR-V build system.
 struct VkSpirvSystem;
 
-impl SourceBuildSystem for VkSpirvSystem {
-    fn info(&self) -> XrResult<BuildSystemInfo> {
-        guard(|| {
-            Ok(BuildSystemInfo {
-                name: NAME.into(),
-                description: "GLSL and HLSL to SPIR-V (shaderc), Vulkan shader modules and pipelines".into(),
-                availability: Availability::RUNTIME_COMPILE
-                    | Availability::OFFLINE_COMPILE
-                    | Availability::COMPATIBLE_OBJECT,
-                attachable: vec![DeviceKind::Vulkan].into(),
-                languages: xr_spirv::languages().into(),
-                stages: vec![ShaderStage::Vertex, ShaderStage::Fragment].into(),
-                priority: 0,
-                compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
-                    .into(),
-                compiles: xr_spirv::offline::compile_pairs(TARGET, xr_spirv::TargetEnv::Vulkan10),
-                loads: LOADS.iter().map(|(target, path)| TargetLoad::new(target, *path)).collect(),
-            })
+impl SourceBuildSystemBackend for VkSpirvSystem {
+    fn info(&self) -> Result<BuildSystemInfo, XrError> {
+        Ok(BuildSystemInfo {
+            name: NAME.into(),
+            description: "GLSL and HLSL to SPIR-V (shaderc), Vulkan shader modules and pipelines".into(),
+            availability: Availability::RUNTIME_COMPILE
+                | Availability::OFFLINE_COMPILE
+                | Availability::COMPATIBLE_OBJECT,
+            attachable: vec![DeviceKind::Vulkan].into(),
+            languages: xr_spirv::languages().into(),
+            stages: vec![ShaderStage::Vertex, ShaderStage::Fragment].into(),
+            priority: 0,
+            compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
+                .into(),
+            compiles: xr_spirv::offline::compile_pairs(TARGET, xr_spirv::TargetEnv::Vulkan10),
+            loads: LOADS.iter().map(|(target, path)| TargetLoad::new(target, *path)).collect(),
         })
     }
 
-    fn attach(&self, handles: &NativeHandles, capabilities: &DeviceCapabilities) -> XrResult<AttachedBuildSystemBox> {
-        guard(|| {
-            let loader = handles
-                .vulkan
-                .into_option()
-                .filter(|_| handles.kind == DeviceKind::Vulkan)
-                .ok_or_else(|| XrError::unavailable(format!("{NAME} attaches to Vulkan devices only")))?;
-            let attached = runtime::AttachedVkSpirv::new(loader, capabilities)?;
-            Ok(AttachedBuildSystem_TO::from_value(attached, TD_Opaque))
-        })
+    fn attach(
+        &self,
+        handles: &NativeHandles,
+        capabilities: &DeviceCapabilities,
+    ) -> Result<AttachedBuildSystemBox, XrError> {
+        let loader = handles
+            .vulkan
+            .into_option()
+            .filter(|_| handles.kind == DeviceKind::Vulkan)
+            .ok_or_else(|| XrError::unavailable(format!("{NAME} attaches to Vulkan devices only")))?;
+        Ok(attached_box(runtime::AttachedVkSpirv::new(loader, capabilities)?))
     }
 
-    fn compile_offline(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError> {
-        guard_build(|| {
-            if request.target != TARGET {
-                return Err(
-                    XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into()
-                );
-            }
-            xr_spirv::offline::compile_object(request, xr_spirv::TargetEnv::Vulkan10)
-        })
+    fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
+        if request.target != TARGET {
+            return Err(XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into());
+        }
+        xr_spirv::offline::compile_object(request, xr_spirv::TargetEnv::Vulkan10)
     }
 }

@@ -5,17 +5,14 @@ use crate::{
     layout::{self, LayoutBinding, stage_flag},
     pipeline_cache::PersistentCache,
 };
-use abi_stable::{
-    sabi_trait::TD_Opaque,
-    std_types::{RResult, RSlice, RStr, RString, RVec},
-};
+use abi_stable::std_types::{RString, RVec};
 use ash::vk::{self, Handle};
 use std::{collections::HashMap, ffi::CString};
-use xr_device::{DeviceCapabilities, ProgramRef, VulkanLoader, VulkanProgram, XrError, XrResult, guard};
+use xr_device::{DeviceCapabilities, ProgramRef, VulkanLoader, VulkanProgram, XrError};
 use xr_plugin_kit::SourceBundle;
 use xr_sourcebuild::{
-    ArtifactLoad, AttachedBuildSystem, Availability, BuildError, BuildOptions, BuiltProgram, ConstantTable_TO,
-    LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, ResourceInfo, ShaderStage, Specialization, guard_build,
+    ArtifactLoad, AttachedBuildSystemBackend, Availability, BuildError, BuildOptions, BuiltProgram, LoadPath,
+    LoadedArtifact, ProgramBinary, ProgramDesc, ResourceInfo, ShaderStage, Specialization, constant_table_box,
 };
 use xr_spirv::{
     LazyCompiler, SpirvOptions, TargetEnv,
@@ -45,7 +42,8 @@ fn vk_error(what: &str) -> impl Fn(vk::Result) -> XrError + '_ {
 impl AttachedVkSpirv {
     /// Loads the instance and device functions through the device's loader.
     pub fn new(loader: VulkanLoader, capabilities: &DeviceCapabilities) -> Result<Self, XrError> {
-        // SAFETY: the loader's context and handles belong to a live device.
+        // SAFETY: `is_open` takes any context (the device system looks it up
+        // among its open devices, never dereferencing it).
         if !unsafe { (loader.is_open)(loader.context) } {
             return Err(XrError::unavailable("the Vulkan device is closed"));
         }
@@ -210,7 +208,7 @@ impl AttachedVkSpirv {
         self.modules.insert(name, modules);
         Ok(BuiltProgram {
             program: ProgramRef::program(name),
-            constants: ConstantTable_TO::from_value(table, TD_Opaque),
+            constants: constant_table_box(table),
             warnings: RVec::new(),
         })
     }
@@ -529,31 +527,25 @@ impl AttachedVkSpirv {
             .map(|pipelines| pipelines[0])
             .map_err(|(_, e)| XrError::driver(format!("{context}: vkCreateGraphicsPipelines failed: {e}")))
     }
-
-    fn content_key(&self, desc: &ProgramDesc) -> Result<RVec<u8>, BuildError> {
-        let modules = self.compile(desc)?;
-        Ok(container::content_key(crate::NAME, env!("CARGO_PKG_VERSION"), &[], &modules).into())
-    }
 }
 
-impl AttachedBuildSystem for AttachedVkSpirv {
-    fn availability(&self) -> XrResult<Availability> {
-        guard(|| Ok(Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE | Availability::COMPATIBLE_OBJECT))
+impl AttachedBuildSystemBackend for AttachedVkSpirv {
+    fn availability(&self) -> Result<Availability, XrError> {
+        Ok(Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE | Availability::COMPATIBLE_OBJECT)
     }
 
-    fn build_program(&mut self, desc: &ProgramDesc, _options: &BuildOptions) -> RResult<BuiltProgram, BuildError> {
-        guard_build(|| {
-            let modules = self.compile(desc)?;
-            self.create(desc, modules)
-        })
+    fn build_program(&mut self, desc: &ProgramDesc, _options: &BuildOptions) -> Result<BuiltProgram, BuildError> {
+        let modules = self.compile(desc)?;
+        self.create(desc, modules)
     }
 
-    fn content_key(&self, desc: &ProgramDesc, _options: &BuildOptions) -> RResult<RVec<u8>, BuildError> {
-        guard_build(|| self.content_key(desc))
+    fn content_key(&self, desc: &ProgramDesc, _options: &BuildOptions) -> Result<Vec<u8>, BuildError> {
+        let modules = self.compile(desc)?;
+        Ok(container::content_key(crate::NAME, env!("CARGO_PKG_VERSION"), &[], &modules))
     }
 
-    fn program_binary(&self, program: ProgramRef) -> XrResult<ProgramBinary> {
-        guard(|| container::object_of(&self.modules, program))
+    fn program_binary(&self, program: ProgramRef) -> Result<ProgramBinary, XrError> {
+        container::object_of(&self.modules, program)
     }
 
     fn load_program_binary(
@@ -561,60 +553,52 @@ impl AttachedBuildSystem for AttachedVkSpirv {
         desc: &ProgramDesc,
         _options: &BuildOptions,
         binary: &ProgramBinary,
-    ) -> RResult<BuiltProgram, BuildError> {
-        guard_build(|| {
-            let modules = container::from_object(binary, &format!("program '{}'", desc.name), crate::NAME)?;
-            self.create(desc, modules)
-        })
+    ) -> Result<BuiltProgram, BuildError> {
+        let modules = container::from_object(binary, &format!("program '{}'", desc.name), crate::NAME)?;
+        self.create(desc, modules)
     }
 
-    fn create_pipeline(&mut self, _programs: RSlice<'_, ProgramRef>) -> XrResult<ProgramRef> {
-        guard(|| {
-            Err(XrError::invalid_input(
-                "program pipelines are an OpenGL object: a Vulkan program already is a whole pipeline of its stages",
-            ))
-        })
+    fn create_pipeline(&mut self, _programs: &[ProgramRef]) -> Result<ProgramRef, XrError> {
+        Err(XrError::invalid_input(
+            "program pipelines are an OpenGL object: a Vulkan program already is a whole pipeline of its stages",
+        ))
     }
 
-    fn set_store(&mut self, root: RStr<'_>) -> XrResult<()> {
-        guard(|| {
-            let store =
-                Store::open(root.as_str()).map_err(|e| XrError::new(xr_device::ErrorKind::Io, e.to_string()))?;
-            self.cache.load(&self.device, store, &self.capabilities)
-        })
+    fn set_store(&mut self, root: &str) -> Result<(), XrError> {
+        let store = Store::open(root).map_err(|e| XrError::new(xr_device::ErrorKind::Io, e.to_string()))?;
+        self.cache.load(&self.device, store, &self.capabilities)
     }
 
-    fn load_artifact(&mut self, request: &ArtifactLoad) -> RResult<LoadedArtifact, BuildError> {
-        guard_build(|| {
-            xr_spirv::offline::check_load(request, crate::NAME, &crate::LOADS)?;
-            let context = format!("program '{}'", request.name);
-            let desc = ProgramDesc::new(request.name.as_str(), []);
-            if request.path == LoadPath::CompatibleObject {
-                let modules = xr_spirv::offline::specialized_modules(&request.artifact, &request.overrides, &context)?;
-                let program = self.create(&desc, modules)?;
-                return Ok(LoadedArtifact { program, note: RString::new() });
-            }
-            // Stored sources, compiled for Vulkan here, overrides as specialization constants.
-            let bundle = SourceBundle::decode(&request.artifact)
-                .map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
-            let mut desc =
-                bundle.program(&request.name, &[]).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
-            for stage in desc.stages.iter_mut() {
-                for value in request.overrides.iter() {
-                    stage.specializations.retain(|s| s.id != value.id);
-                    stage.specializations.push(Specialization { id: value.id, bits: value.bits });
-                }
-            }
-            let modules = self.compile(&desc)?;
+    fn load_artifact(&mut self, request: &ArtifactLoad) -> Result<LoadedArtifact, BuildError> {
+        xr_spirv::offline::check_load(request, crate::NAME, &crate::LOADS)?;
+        let context = format!("program '{}'", request.name);
+        let desc = ProgramDesc::new(request.name.as_str(), []);
+        if request.path == LoadPath::CompatibleObject {
+            let modules = xr_spirv::offline::specialized_modules(&request.artifact, &request.overrides, &context)?;
             let program = self.create(&desc, modules)?;
-            Ok(LoadedArtifact { program, note: "built from the stored sources".into() })
-        })
+            return Ok(LoadedArtifact { program, note: RString::new() });
+        }
+        // Stored sources, compiled for Vulkan here, overrides as specialization constants.
+        let bundle =
+            SourceBundle::decode(&request.artifact).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
+        let mut desc =
+            bundle.program(&request.name, &[]).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
+        for stage in desc.stages.iter_mut() {
+            for value in request.overrides.iter() {
+                stage.specializations.retain(|s| s.id != value.id);
+                stage.specializations.push(Specialization { id: value.id, bits: value.bits });
+            }
+        }
+        let modules = self.compile(&desc)?;
+        let program = self.create(&desc, modules)?;
+        Ok(LoadedArtifact { program, note: "built from the stored sources".into() })
     }
 }
 
 impl Drop for AttachedVkSpirv {
     fn drop(&mut self) {
-        // SAFETY: as in `new`.
+        // SAFETY: as in `new`: `is_open` takes any context, and a closed
+        // device answers false, so the cache is only closed on a live device.
         if unsafe { (self.loader.is_open)(self.loader.context) } {
             self.cache.close(&self.device);
         }

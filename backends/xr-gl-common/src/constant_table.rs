@@ -6,12 +6,12 @@ use crate::{
     gl_ext::PipelineFns,
     resources::{self, GlResource, Points, ProgramResources},
 };
-use abi_stable::std_types::{RStr, RVec};
+use abi_stable::std_types::RVec;
 use glow::HasContext;
 use std::{cell::RefCell, rc::Rc};
-use xr_device::{GlBindingSpace, ProgramKind, ProgramRef, ResourceBinding, ResourceKind, XrError, XrResult, guard};
+use xr_device::{GlBindingSpace, ProgramKind, ProgramRef, ResourceBinding, ResourceKind, XrError};
 use xr_sourcebuild::{
-    ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantType, ConstantValue, MemberLayout,
+    ConstantData, ConstantHandle, ConstantInfo, ConstantTableBackend, ConstantType, ConstantValue, MemberLayout,
     RESOURCE_HANDLE, ResourceInfo, ScalarKind,
 };
 
@@ -138,7 +138,8 @@ impl GlConstantTable {
             // SAFETY: `program` is linked on the current context.
             for (name, index, _, size) in unsafe { resources::storage_blocks(fns, program.0.get()) } {
                 let point = points.take(GlBindingSpace::StorageBuffer, 1, &name)?;
-                // SAFETY: as above.
+                // SAFETY: `program` is linked on the current context and
+                // `index` is one of its storage blocks, just enumerated.
                 unsafe { g.shader_storage_block_binding(program, index, point[0]) };
                 resources.push(storage_resource(name, size, point));
             }
@@ -231,27 +232,6 @@ impl GlConstantTable {
         Ok(index)
     }
 
-    fn bind_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> Result<(), XrError> {
-        if handle.index & RESOURCE_HANDLE == 0 {
-            let name = if handle.index & BLOCK_MEMBER != 0 {
-                self.block_entries.get((handle.index & !BLOCK_MEMBER) as usize).map(|e| (&e.info.name, e.info.ty))
-            } else {
-                self.entries.get(handle.index as usize).map(|e| (&e.info.name, e.info.ty))
-            };
-            let what = name.map_or_else(|| "a constant".to_owned(), |(n, ty)| format!("'{n}', a {ty} constant,"));
-            return Err(XrError::invalid_input(format!(
-                "{what} takes a value (set_vector, set_float, ...), not a {}",
-                if binding.is_texture { "texture" } else { "buffer" }
-            )));
-        }
-        let index = self.resource_index(handle)?;
-        let device = self.gl.loader().context as u64;
-        let gl = self.gl.current()?;
-        resources::bind(gl, &mut self.resources[index], handle.element, binding, device)?;
-        *self.unbound = self.resources.iter().flat_map(|r| &r.bound).filter(|b| !**b).count() as u32;
-        Ok(())
-    }
-
     /// Gives each block a buffer of its own at a binding point no other
     /// program on the device uses, so no draw needs to rebind it.
     fn bind_blocks(&mut self, specs: &[UniformBlockSpec]) -> Result<(), XrError> {
@@ -326,7 +306,54 @@ impl GlConstantTable {
         }
     }
 
-    fn find(&self, name: &str) -> Result<ConstantHandle, XrError> {
+    fn entry(&self, handle: ConstantHandle) -> Result<&Entry, XrError> {
+        self.entries
+            .get(handle.index as usize)
+            .filter(|_| handle.owner == self.program.0.get())
+            .filter(|e| e.locations.get(handle.element as usize).is_some_and(|l| l.0 as i32 == handle.location))
+            .ok_or_else(|| {
+                XrError::invalid_input(format!("constant handle does not belong to program '{}'", self.program_name))
+            })
+    }
+
+    /// Checks `value` against the declaration; returns the entry and the first location.
+    fn check(
+        &self,
+        handle: ConstantHandle,
+        value: &ConstantValue,
+    ) -> Result<(&Entry, glow::NativeUniformLocation), XrError> {
+        let entry = self.entry(handle)?;
+        if entry.info.ty.scalar == ScalarKind::Unsupported {
+            return Err(XrError::invalid_input(format!("constant '{}' has a type XR cannot set", entry.info.name)));
+        }
+        entry.info.check(handle.element, value)?;
+        Ok((entry, entry.locations[handle.element as usize]))
+    }
+
+    /// A value given for a resource: an error naming it.
+    fn refuse_value(&self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+        let resource = &self.resources[self.resource_index(handle)?];
+        Err(XrError::invalid_input(format!(
+            "'{}' is a {}: bind it with {}, it takes no {} value",
+            resource.info.name,
+            resource.info.kind.name(),
+            if resource.info.kind.takes_texture() { "set_texture" } else { "set_buffer" },
+            value.ty
+        )))
+    }
+}
+
+impl ConstantTableBackend for GlConstantTable {
+    fn constants(&self) -> Result<Vec<ConstantInfo>, XrError> {
+        Ok(self
+            .entries
+            .iter()
+            .map(|e| e.info.clone())
+            .chain(self.block_entries.iter().map(|e| e.info.clone()))
+            .collect())
+    }
+
+    fn lookup(&self, name: &str) -> Result<ConstantHandle, XrError> {
         let (base, index) = split_index(name);
         if let Some(position) = self.resources.iter().position(|r| r.info.name.as_str() == base) {
             let resource = &self.resources[position];
@@ -382,43 +409,7 @@ impl GlConstantTable {
         Ok(ConstantHandle { owner: self.program.0.get(), index: position as u32, element, location: location.0 as i32 })
     }
 
-    fn entry(&self, handle: ConstantHandle) -> Result<&Entry, XrError> {
-        self.entries
-            .get(handle.index as usize)
-            .filter(|_| handle.owner == self.program.0.get())
-            .filter(|e| e.locations.get(handle.element as usize).is_some_and(|l| l.0 as i32 == handle.location))
-            .ok_or_else(|| {
-                XrError::invalid_input(format!("constant handle does not belong to program '{}'", self.program_name))
-            })
-    }
-
-    /// Checks `value` against the declaration; returns the entry and the first location.
-    fn check(
-        &self,
-        handle: ConstantHandle,
-        value: &ConstantValue,
-    ) -> Result<(&Entry, glow::NativeUniformLocation), XrError> {
-        let entry = self.entry(handle)?;
-        if entry.info.ty.scalar == ScalarKind::Unsupported {
-            return Err(XrError::invalid_input(format!("constant '{}' has a type XR cannot set", entry.info.name)));
-        }
-        entry.info.check(handle.element, value)?;
-        Ok((entry, entry.locations[handle.element as usize]))
-    }
-
-    /// A value given for a resource: an error naming it.
-    fn refuse_value(&self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
-        let resource = &self.resources[self.resource_index(handle)?];
-        Err(XrError::invalid_input(format!(
-            "'{}' is a {}: bind it with {}, it takes no {} value",
-            resource.info.name,
-            resource.info.kind.name(),
-            if resource.info.kind.takes_texture() { "set_texture" } else { "set_buffer" },
-            value.ty
-        )))
-    }
-
-    fn set_value(&self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
         if handle.index & RESOURCE_HANDLE != 0 {
             return self.refuse_value(handle, value);
         }
@@ -434,7 +425,33 @@ impl GlConstantTable {
         }
     }
 
-    fn set_classic(&self, pipeline: ProgramRef, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+    fn set_defaults(&mut self) -> Result<(), XrError> {
+        let gl = self.gl.current()?;
+        for block in &self.blocks {
+            let mut shadow = block.shadow.borrow_mut();
+            shadow.fill(0);
+            // SAFETY: the buffer belongs to this table.
+            unsafe {
+                gl.bind_buffer(glow::UNIFORM_BUFFER, Some(block.buffer));
+                gl.buffer_sub_data_u8_slice(glow::UNIFORM_BUFFER, 0, &shadow);
+                gl.bind_buffer(glow::UNIFORM_BUFFER, None);
+            }
+        }
+        for entry in &self.entries {
+            for (location, data) in entry.locations.iter().zip(&entry.defaults) {
+                // SAFETY: defaults were read from this program with the same type.
+                unsafe { write_value(gl, Target::Program(self.program), location, entry.info.ty, false, data) };
+            }
+        }
+        Ok(())
+    }
+
+    fn set_through_pipeline(
+        &mut self,
+        pipeline: ProgramRef,
+        handle: ConstantHandle,
+        value: &ConstantValue,
+    ) -> Result<(), XrError> {
         if handle.index & RESOURCE_HANDLE != 0 {
             return self.refuse_value(handle, value);
         }
@@ -462,67 +479,29 @@ impl GlConstantTable {
         }
     }
 
-    fn restore_defaults(&self) -> Result<(), XrError> {
+    fn resources(&self) -> Result<Vec<ResourceInfo>, XrError> {
+        Ok(self.resources.iter().map(|r| r.info.clone()).collect())
+    }
+
+    fn set_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> Result<(), XrError> {
+        if handle.index & RESOURCE_HANDLE == 0 {
+            let name = if handle.index & BLOCK_MEMBER != 0 {
+                self.block_entries.get((handle.index & !BLOCK_MEMBER) as usize).map(|e| (&e.info.name, e.info.ty))
+            } else {
+                self.entries.get(handle.index as usize).map(|e| (&e.info.name, e.info.ty))
+            };
+            let what = name.map_or_else(|| "a constant".to_owned(), |(n, ty)| format!("'{n}', a {ty} constant,"));
+            return Err(XrError::invalid_input(format!(
+                "{what} takes a value (set_vector, set_float, ...), not a {}",
+                if binding.is_texture { "texture" } else { "buffer" }
+            )));
+        }
+        let index = self.resource_index(handle)?;
+        let device = self.gl.loader().context as u64;
         let gl = self.gl.current()?;
-        for block in &self.blocks {
-            let mut shadow = block.shadow.borrow_mut();
-            shadow.fill(0);
-            // SAFETY: the buffer belongs to this table.
-            unsafe {
-                gl.bind_buffer(glow::UNIFORM_BUFFER, Some(block.buffer));
-                gl.buffer_sub_data_u8_slice(glow::UNIFORM_BUFFER, 0, &shadow);
-                gl.bind_buffer(glow::UNIFORM_BUFFER, None);
-            }
-        }
-        for entry in &self.entries {
-            for (location, data) in entry.locations.iter().zip(&entry.defaults) {
-                // SAFETY: defaults were read from this program with the same type.
-                unsafe { write_value(gl, Target::Program(self.program), location, entry.info.ty, false, data) };
-            }
-        }
+        resources::bind(gl, &mut self.resources[index], handle.element, binding, device)?;
+        *self.unbound = self.resources.iter().flat_map(|r| &r.bound).filter(|b| !**b).count() as u32;
         Ok(())
-    }
-}
-
-impl ConstantTable for GlConstantTable {
-    fn constants(&self) -> XrResult<RVec<ConstantInfo>> {
-        guard(|| {
-            Ok(self
-                .entries
-                .iter()
-                .map(|e| e.info.clone())
-                .chain(self.block_entries.iter().map(|e| e.info.clone()))
-                .collect())
-        })
-    }
-
-    fn lookup(&self, name: RStr<'_>) -> XrResult<ConstantHandle> {
-        guard(|| self.find(name.as_str()))
-    }
-
-    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue) -> XrResult<()> {
-        guard(|| self.set_value(handle, value))
-    }
-
-    fn set_defaults(&mut self) -> XrResult<()> {
-        guard(|| self.restore_defaults())
-    }
-
-    fn set_through_pipeline(
-        &mut self,
-        pipeline: ProgramRef,
-        handle: ConstantHandle,
-        value: &ConstantValue,
-    ) -> XrResult<()> {
-        guard(|| self.set_classic(pipeline, handle, value))
-    }
-
-    fn resources(&self) -> XrResult<RVec<ResourceInfo>> {
-        guard(|| Ok(self.resources.iter().map(|r| r.info.clone()).collect()))
-    }
-
-    fn set_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> XrResult<()> {
-        guard(|| self.bind_resource(handle, binding))
     }
 }
 
@@ -542,7 +521,9 @@ unsafe fn sampler_resource(
     let units = points.take(space, count, name)?;
     for (element, unit) in units.iter().enumerate() {
         let element_name = if count > 1 { format!("{name}[{element}]") } else { name.to_owned() };
-        // SAFETY: upheld by the caller.
+        // SAFETY: the caller guarantees the device's context is current and
+        // `program` linked on it; a missing location is passed as `None`,
+        // which GL ignores.
         unsafe {
             let location = gl.get_uniform_location(program, &element_name);
             gl.program_uniform_1_i32(program, location.as_ref(), *unit as i32);

@@ -1,14 +1,13 @@
 //! An open OpenGL device: capabilities and the small command surface.
 
 use crate::context::GlContext;
-use abi_stable::std_types::{ROption, RSlice, RString, RVec};
+use abi_stable::std_types::{ROption, RString, RVec};
 use glow::HasContext;
 use std::num::NonZeroU32;
 use xr_device::{
-    BufferId, BufferUsage, ComputeCall, Device, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter,
+    BufferId, BufferUsage, ComputeCall, DeviceBackend, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter,
     GlBindingSpace, Image, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetId, ResourceBinding,
     SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, Wrap, XrError,
-    XrResult, guard,
 };
 
 struct RenderTarget {
@@ -120,42 +119,6 @@ impl GlDevice {
         }
     }
 
-    fn read_capabilities(&self) -> Result<DeviceCapabilities, XrError> {
-        let gl = self.current()?;
-        // SAFETY: queries on the current context with valid enums.
-        unsafe {
-            let api_major = u32::try_from(gl.get_parameter_i32(glow::MAJOR_VERSION)).unwrap_or(0);
-            let api_minor = u32::try_from(gl.get_parameter_i32(glow::MINOR_VERSION)).unwrap_or(0);
-            let mut extensions: Vec<String> = gl.supported_extensions().iter().cloned().collect();
-            extensions.sort();
-            let format_count = gl.get_parameter_i32(glow::NUM_PROGRAM_BINARY_FORMATS).max(0) as usize;
-            let mut formats = vec![0i32; format_count];
-            if format_count > 0 {
-                gl.get_parameter_i32_slice(glow::PROGRAM_BINARY_FORMATS, &mut formats);
-            }
-            let version = (api_major, api_minor);
-            let has = |name: &str| extensions.iter().any(|e| e == name);
-            Ok(DeviceCapabilities {
-                kind: DeviceKind::OpenGl,
-                api_major,
-                api_minor,
-                vendor: gl.get_parameter_string(glow::VENDOR).into(),
-                renderer: gl.get_parameter_string(glow::RENDERER).into(),
-                driver_version: gl.get_parameter_string(glow::VERSION).into(),
-                shading_language_version: gl.get_parameter_string(glow::SHADING_LANGUAGE_VERSION).into(),
-                gl_spirv: version >= (4, 6) || has("GL_ARB_gl_spirv"),
-                separate_shader_objects: version >= (4, 1) || has("GL_ARB_separate_shader_objects"),
-                extensions: extensions.into_iter().map(Into::into).collect(),
-                program_binary_formats: formats.into_iter().map(|f| f as u32).collect(),
-                pipeline_cache_uuid: [0; 16],
-                vendor_id: 0,
-                device_id: 0,
-                driver_version_code: 0,
-                device_type: RString::new(),
-            })
-        }
-    }
-
     fn new_render_target(&mut self, width: u32, height: u32, with_depth: bool) -> Result<RenderTargetId, XrError> {
         if width == 0 || height == 0 || width > 16384 || height > 16384 {
             return Err(XrError::invalid_input(format!("render target size {width}x{height} is out of range")));
@@ -196,7 +159,157 @@ impl GlDevice {
         Ok(RenderTargetId((self.targets.len() - 1) as u32))
     }
 
-    fn new_vertex_buffer(&mut self, vertices: &[f32], layout: &VertexLayout) -> Result<VertexBufferId, XrError> {
+    /// Binds a program or pipeline after checking it is drawable: one of
+    /// this device, with every resource bound.
+    fn use_program(&self, gl: &glow::Context, program: xr_device::ProgramRef) -> Result<(), XrError> {
+        let name =
+            NonZeroU32::new(program.name).ok_or_else(|| XrError::invalid_input("program 0 cannot be drawn with"))?;
+        // Build systems register programs: a pipeline's stage programs were
+        // checked as programs (its own name is in another namespace).
+        let unbound = if program.kind == ProgramKind::Program { self.context.unbound_resources(name.get()) } else { 0 };
+        if unbound > 0 {
+            return Err(XrError::invalid_input(format!(
+                "program {name} has {unbound} resource(s) not bound yet: set every texture and buffer it uses (set_texture, set_buffer) before drawing"
+            )));
+        }
+        // SAFETY: the name comes from a build system attached to this context and is checked.
+        unsafe {
+            match program.kind {
+                ProgramKind::Program => {
+                    let program = glow::NativeProgram(name);
+                    if !gl.is_program(program) {
+                        return Err(XrError::invalid_input(format!("{} is not a program on this device", name)));
+                    }
+                    gl.use_program(Some(program));
+                }
+                ProgramKind::Pipeline => {
+                    let bind = self.bind_program_pipeline.ok_or_else(|| {
+                        XrError::unavailable("program pipelines need OpenGL 4.1 or GL_ARB_separate_shader_objects")
+                    })?;
+                    gl.use_program(None);
+                    bind(name.get());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn unuse_program(&self, gl: &glow::Context) {
+        // SAFETY: unbinding on the current context.
+        unsafe {
+            gl.use_program(None);
+            if let Some(bind) = self.bind_program_pipeline {
+                bind(0);
+            }
+        }
+    }
+
+    fn buffer(&self, id: BufferId) -> Result<&Buffer, XrError> {
+        self.buffers.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no buffer {}", id.0)))
+    }
+
+    fn texture(&self, id: TextureId) -> Result<&Texture, XrError> {
+        self.textures.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no texture {}", id.0)))
+    }
+
+    fn device_id(&self) -> u64 {
+        std::ptr::from_ref(self.context) as u64
+    }
+
+    /// Reads `width` × `height` pixels of a framebuffer (`None`: the
+    /// window's back buffer), top row first.
+    fn read_framebuffer(
+        &self,
+        framebuffer: Option<glow::Framebuffer>,
+        width: u32,
+        height: u32,
+    ) -> Result<Image, XrError> {
+        let gl = self.current()?;
+        let row = width as usize * 4;
+        let mut pixels = vec![0u8; row * height as usize];
+        // SAFETY: the buffer holds exactly width*height RGBA8 pixels.
+        unsafe {
+            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, framebuffer);
+            if framebuffer.is_none() {
+                gl.read_buffer(glow::BACK);
+            }
+            gl.pixel_store_i32(glow::PACK_ALIGNMENT, 1);
+            gl.read_pixels(
+                0,
+                0,
+                width as i32,
+                height as i32,
+                glow::RGBA,
+                glow::UNSIGNED_BYTE,
+                glow::PixelPackData::Slice(Some(&mut pixels)),
+            );
+            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, None);
+        }
+        self.check_error("read pixels")?;
+        // GL's first row is the bottom one; images start at the top.
+        let rgba: Vec<u8> = pixels.chunks_exact(row).rev().flatten().copied().collect();
+        Ok(Image { width, height, rgba: RVec::from(rgba) })
+    }
+}
+
+/// The GL internal format and component type of a texture format.
+fn gl_format(format: TextureFormat) -> (u32, u32) {
+    match format {
+        TextureFormat::Rgba8 => (glow::RGBA8, glow::UNSIGNED_BYTE),
+        TextureFormat::Rgba32Float => (glow::RGBA32F, glow::FLOAT),
+    }
+}
+
+impl DeviceBackend for GlDevice {
+    fn capabilities(&self) -> Result<DeviceCapabilities, XrError> {
+        let gl = self.current()?;
+        // SAFETY: queries on the current context with valid enums.
+        unsafe {
+            let api_major = u32::try_from(gl.get_parameter_i32(glow::MAJOR_VERSION)).unwrap_or(0);
+            let api_minor = u32::try_from(gl.get_parameter_i32(glow::MINOR_VERSION)).unwrap_or(0);
+            let mut extensions: Vec<String> = gl.supported_extensions().iter().cloned().collect();
+            extensions.sort();
+            let format_count = gl.get_parameter_i32(glow::NUM_PROGRAM_BINARY_FORMATS).max(0) as usize;
+            let mut formats = vec![0i32; format_count];
+            if format_count > 0 {
+                gl.get_parameter_i32_slice(glow::PROGRAM_BINARY_FORMATS, &mut formats);
+            }
+            let version = (api_major, api_minor);
+            let has = |name: &str| extensions.iter().any(|e| e == name);
+            Ok(DeviceCapabilities {
+                kind: DeviceKind::OpenGl,
+                api_major,
+                api_minor,
+                vendor: gl.get_parameter_string(glow::VENDOR).into(),
+                renderer: gl.get_parameter_string(glow::RENDERER).into(),
+                driver_version: gl.get_parameter_string(glow::VERSION).into(),
+                shading_language_version: gl.get_parameter_string(glow::SHADING_LANGUAGE_VERSION).into(),
+                gl_spirv: version >= (4, 6) || has("GL_ARB_gl_spirv"),
+                separate_shader_objects: version >= (4, 1) || has("GL_ARB_separate_shader_objects"),
+                extensions: extensions.into_iter().map(Into::into).collect(),
+                program_binary_formats: formats.into_iter().map(|f| f as u32).collect(),
+                pipeline_cache_uuid: [0; 16],
+                vendor_id: 0,
+                device_id: 0,
+                driver_version_code: 0,
+                device_type: RString::new(),
+            })
+        }
+    }
+
+    fn native_handles(&self) -> Result<NativeHandles, XrError> {
+        Ok(NativeHandles {
+            kind: DeviceKind::OpenGl,
+            gl: ROption::RSome(self.context.loader()),
+            vulkan: ROption::RNone,
+        })
+    }
+
+    fn create_render_target(&mut self, width: u32, height: u32) -> Result<RenderTargetId, XrError> {
+        self.new_render_target(width, height, false)
+    }
+
+    fn create_vertex_buffer(&mut self, vertices: &[f32], layout: &VertexLayout) -> Result<VertexBufferId, XrError> {
         if layout.stride == 0 {
             return Err(XrError::invalid_input("vertex layout stride is 0"));
         }
@@ -238,7 +351,7 @@ impl GlDevice {
         Ok(VertexBufferId((self.vertex_buffers.len() - 1) as u32))
     }
 
-    fn clear_target(&self, id: RenderTargetId, rgba: &[f32; 4]) -> Result<(), XrError> {
+    fn clear(&mut self, id: RenderTargetId, rgba: &[f32; 4]) -> Result<(), XrError> {
         let target = self.target(id)?;
         let gl = self.current()?;
         // SAFETY: the framebuffer belongs to this context.
@@ -258,7 +371,7 @@ impl GlDevice {
         self.check_error("clear")
     }
 
-    fn draw_triangles(&self, draw: &DrawCall) -> Result<(), XrError> {
+    fn draw(&mut self, draw: &DrawCall) -> Result<(), XrError> {
         let target = self.target(draw.target)?;
         let vertices = self
             .vertex_buffers
@@ -323,309 +436,22 @@ impl GlDevice {
         self.check_error("draw")
     }
 
-    /// Binds a program or pipeline after checking it is drawable: one of
-    /// this device, with every resource bound.
-    fn use_program(&self, gl: &glow::Context, program: xr_device::ProgramRef) -> Result<(), XrError> {
-        let name =
-            NonZeroU32::new(program.name).ok_or_else(|| XrError::invalid_input("program 0 cannot be drawn with"))?;
-        // Build systems register programs: a pipeline's stage programs were
-        // checked as programs (its own name is in another namespace).
-        let unbound = if program.kind == ProgramKind::Program { self.context.unbound_resources(name.get()) } else { 0 };
-        if unbound > 0 {
-            return Err(XrError::invalid_input(format!(
-                "program {name} has {unbound} resource(s) not bound yet: set every texture and buffer it uses (set_texture, set_buffer) before drawing"
-            )));
-        }
-        // SAFETY: the name comes from a build system attached to this context and is checked.
-        unsafe {
-            match program.kind {
-                ProgramKind::Program => {
-                    let program = glow::NativeProgram(name);
-                    if !gl.is_program(program) {
-                        return Err(XrError::invalid_input(format!("{} is not a program on this device", name)));
-                    }
-                    gl.use_program(Some(program));
-                }
-                ProgramKind::Pipeline => {
-                    let bind = self.bind_program_pipeline.ok_or_else(|| {
-                        XrError::unavailable("program pipelines need OpenGL 4.1 or GL_ARB_separate_shader_objects")
-                    })?;
-                    gl.use_program(None);
-                    bind(name.get());
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn unuse_program(&self, gl: &glow::Context) {
-        // SAFETY: unbinding on the current context.
-        unsafe {
-            gl.use_program(None);
-            if let Some(bind) = self.bind_program_pipeline {
-                bind(0);
-            }
-        }
-    }
-
-    fn run_compute(&self, call: &ComputeCall) -> Result<(), XrError> {
-        let gl = self.current()?;
-        self.use_program(gl, call.program)?;
-        let [x, y, z] = call.groups;
-        // SAFETY: the program is bound on the current context.
-        unsafe {
-            gl.dispatch_compute(x, y, z);
-            // Whatever a later draw, dispatch or read uses, it sees what this wrote.
-            gl.memory_barrier(glow::ALL_BARRIER_BITS);
-        }
-        self.unuse_program(gl);
-        self.check_error("dispatch")
-    }
-
-    fn buffer(&self, id: BufferId) -> Result<&Buffer, XrError> {
-        self.buffers.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no buffer {}", id.0)))
-    }
-
-    fn texture(&self, id: TextureId) -> Result<&Texture, XrError> {
-        self.textures.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no texture {}", id.0)))
-    }
-
-    fn new_texture(&mut self, desc: &TextureDesc, pixels: &[u8], levels_given: u32) -> Result<TextureId, XrError> {
-        desc.check_pixels(pixels.len(), levels_given)?;
-        let (internal, ty) = gl_format(desc.format);
-        let levels = desc.levels();
-        let gl = self.current()?;
-        // SAFETY: a new texture on the current context, filled level by level
-        // from `pixels`, whose length `check_texture` checked.
-        let texture = unsafe {
-            let texture = gl.create_texture().map_err(XrError::driver)?;
-            gl.active_texture(glow::TEXTURE0);
-            gl.bind_texture(glow::TEXTURE_2D, Some(texture));
-            gl.tex_storage_2d(glow::TEXTURE_2D, levels as i32, internal, desc.width as i32, desc.height as i32);
-            gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 1);
-            let mut at = 0;
-            for level in 0..levels_given {
-                let (w, h) = desc.level_size(level);
-                let bytes = w as usize * h as usize * desc.format.bytes_per_pixel();
-                gl.tex_sub_image_2d(
-                    glow::TEXTURE_2D,
-                    level as i32,
-                    0,
-                    0,
-                    w as i32,
-                    h as i32,
-                    glow::RGBA,
-                    ty,
-                    glow::PixelUnpackData::Slice(Some(&pixels[at..at + bytes])),
-                );
-                at += bytes;
-            }
-            if levels_given < levels {
-                gl.generate_mipmap(glow::TEXTURE_2D);
-            }
-            gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MAX_LEVEL, levels as i32 - 1);
-            gl.bind_texture(glow::TEXTURE_2D, None);
-            texture
-        };
-        self.check_error("creating a texture")?;
-        self.textures.push(Texture { texture, desc: *desc });
-        Ok(TextureId(self.textures.len() as u32 - 1))
-    }
-
-    fn read_texture_level(&self, id: TextureId, level: u32) -> Result<Vec<u8>, XrError> {
-        let texture = self.texture(id)?;
-        if level >= texture.desc.levels() {
-            return Err(XrError::invalid_input(format!(
-                "texture {} has {} level(s), not {}",
-                id.0,
-                texture.desc.levels(),
-                level + 1
-            )));
-        }
-        let (w, h) = texture.desc.level_size(level);
-        let mut pixels = vec![0u8; w as usize * h as usize * texture.desc.format.bytes_per_pixel()];
-        let (_, ty) = gl_format(texture.desc.format);
-        let gl = self.current()?;
-        // SAFETY: the buffer holds exactly one level in this format.
-        unsafe {
-            gl.active_texture(glow::TEXTURE0);
-            gl.bind_texture(glow::TEXTURE_2D, Some(texture.texture));
-            gl.pixel_store_i32(glow::PACK_ALIGNMENT, 1);
-            gl.get_tex_image(
-                glow::TEXTURE_2D,
-                level as i32,
-                glow::RGBA,
-                ty,
-                glow::PixelPackData::Slice(Some(&mut pixels)),
-            );
-            gl.bind_texture(glow::TEXTURE_2D, None);
-        }
-        self.check_error("reading a texture")?;
-        Ok(pixels)
-    }
-
-    fn new_sampler(&mut self, desc: &SamplerDesc) -> Result<SamplerId, XrError> {
-        let gl = self.current()?;
-        let filter = |f: Filter| if f == Filter::Nearest { glow::NEAREST } else { glow::LINEAR };
-        let min = match (desc.filter, desc.mipmap) {
-            (Filter::Nearest, Filter::Nearest) => glow::NEAREST_MIPMAP_NEAREST,
-            (Filter::Nearest, Filter::Linear) => glow::NEAREST_MIPMAP_LINEAR,
-            (Filter::Linear, Filter::Nearest) => glow::LINEAR_MIPMAP_NEAREST,
-            (Filter::Linear, Filter::Linear) => glow::LINEAR_MIPMAP_LINEAR,
-        };
-        let wrap = match desc.wrap {
-            Wrap::Repeat => glow::REPEAT,
-            Wrap::MirroredRepeat => glow::MIRRORED_REPEAT,
-            Wrap::ClampToEdge => glow::CLAMP_TO_EDGE,
-        };
-        // SAFETY: a new sampler object on the current context.
-        let sampler = unsafe {
-            let sampler = gl.create_sampler().map_err(XrError::driver)?;
-            gl.sampler_parameter_i32(sampler, glow::TEXTURE_MAG_FILTER, filter(desc.filter) as i32);
-            gl.sampler_parameter_i32(sampler, glow::TEXTURE_MIN_FILTER, min as i32);
-            gl.sampler_parameter_i32(sampler, glow::TEXTURE_WRAP_S, wrap as i32);
-            gl.sampler_parameter_i32(sampler, glow::TEXTURE_WRAP_T, wrap as i32);
-            sampler
-        };
-        self.check_error("creating a sampler")?;
-        self.samplers.push(sampler);
-        Ok(SamplerId(self.samplers.len() as u32 - 1))
-    }
-
-    fn new_buffer(&mut self, usage: BufferUsage, data: &[u8]) -> Result<BufferId, XrError> {
-        if data.is_empty() {
-            return Err(XrError::invalid_input("a buffer needs at least one byte"));
-        }
-        let gl = self.current()?;
-        // SAFETY: a new buffer on the current context, filled through the
-        // copy-write target, which no program binding uses.
-        let buffer = unsafe {
-            let buffer = gl.create_buffer().map_err(XrError::driver)?;
-            gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(buffer));
-            gl.buffer_data_u8_slice(glow::COPY_WRITE_BUFFER, data, glow::DYNAMIC_DRAW);
-            gl.bind_buffer(glow::COPY_WRITE_BUFFER, None);
-            buffer
-        };
-        self.check_error("creating a buffer")?;
-        self.buffers.push(Buffer { buffer, size: data.len(), usage });
-        Ok(BufferId(self.buffers.len() as u32 - 1))
-    }
-
-    fn write_buffer_range(&self, id: BufferId, offset: u64, data: &[u8]) -> Result<(), XrError> {
-        let buffer = self.buffer(id)?;
-        if offset.saturating_add(data.len() as u64) > buffer.size as u64 {
-            return Err(XrError::invalid_input(format!(
-                "{} bytes at {offset} do not fit buffer {} ({} bytes)",
-                data.len(),
-                id.0,
-                buffer.size
-            )));
-        }
-        let gl = self.current()?;
-        // SAFETY: the range lies inside the buffer (checked).
-        unsafe {
-            gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(buffer.buffer));
-            gl.buffer_sub_data_u8_slice(glow::COPY_WRITE_BUFFER, offset as i32, data);
-            gl.bind_buffer(glow::COPY_WRITE_BUFFER, None);
-        }
-        self.check_error("writing a buffer")
-    }
-
-    fn read_whole_buffer(&self, id: BufferId) -> Result<Vec<u8>, XrError> {
-        let buffer = self.buffer(id)?;
-        let mut data = vec![0u8; buffer.size];
-        let gl = self.current()?;
-        // SAFETY: `data` is the buffer's size.
-        unsafe {
-            gl.bind_buffer(glow::COPY_READ_BUFFER, Some(buffer.buffer));
-            gl.get_buffer_sub_data(glow::COPY_READ_BUFFER, 0, &mut data);
-            gl.bind_buffer(glow::COPY_READ_BUFFER, None);
-        }
-        self.check_error("reading a buffer")?;
-        Ok(data)
-    }
-
-    fn device_id(&self) -> u64 {
-        std::ptr::from_ref(self.context) as u64
-    }
-
-    fn bind_texture_for(&self, id: TextureId, sampler: Option<SamplerId>) -> Result<ResourceBinding, XrError> {
-        let texture = self.texture(id)?;
-        let sampler = match sampler {
-            Some(s) => self
-                .samplers
-                .get(s.0 as usize)
-                .map(|s| u64::from(s.0.get()))
-                .ok_or_else(|| XrError::invalid_input(format!("no sampler {}", s.0)))?,
-            None => 0,
-        };
-        let name = u64::from(texture.texture.0.get());
-        Ok(ResourceBinding {
-            device: self.device_id(),
-            is_texture: true,
-            handle: name,
-            object: name,
-            sampler,
-            size: texture.desc.format as u64,
-            storage: texture.desc.storage,
-        })
-    }
-
-    fn bind_buffer_for(&self, id: BufferId) -> Result<ResourceBinding, XrError> {
-        let buffer = self.buffer(id)?;
-        let name = u64::from(buffer.buffer.0.get());
-        Ok(ResourceBinding {
-            device: self.device_id(),
-            is_texture: false,
-            handle: name,
-            object: name,
-            sampler: 0,
-            size: buffer.size as u64,
-            storage: buffer.usage.contains(BufferUsage::STORAGE),
-        })
-    }
-
-    fn read_target(&self, id: RenderTargetId) -> Result<Image, XrError> {
+    fn read_pixels(&mut self, id: RenderTargetId) -> Result<Image, XrError> {
         let target = self.target(id)?;
         self.read_framebuffer(Some(target.framebuffer), target.width, target.height)
     }
 
-    /// Reads `width` × `height` pixels of a framebuffer (`None`: the
-    /// window's back buffer), top row first.
-    fn read_framebuffer(
-        &self,
-        framebuffer: Option<glow::Framebuffer>,
-        width: u32,
-        height: u32,
-    ) -> Result<Image, XrError> {
-        let gl = self.current()?;
-        let row = width as usize * 4;
-        let mut pixels = vec![0u8; row * height as usize];
-        // SAFETY: the buffer holds exactly width*height RGBA8 pixels.
-        unsafe {
-            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, framebuffer);
-            if framebuffer.is_none() {
-                gl.read_buffer(glow::BACK);
-            }
-            gl.pixel_store_i32(glow::PACK_ALIGNMENT, 1);
-            gl.read_pixels(
-                0,
-                0,
-                width as i32,
-                height as i32,
-                glow::RGBA,
-                glow::UNSIGNED_BYTE,
-                glow::PixelPackData::Slice(Some(&mut pixels)),
-            );
-            gl.bind_framebuffer(glow::READ_FRAMEBUFFER, None);
+    fn resize_window(&mut self, width: u32, height: u32) -> Result<(), XrError> {
+        if self.window_size.is_none() {
+            return Err(XrError::invalid_input("this OpenGL device is headless: it has no window to resize"));
         }
-        self.check_error("read pixels")?;
-        // GL's first row is the bottom one; images start at the top.
-        let rgba: Vec<u8> = pixels.chunks_exact(row).rev().flatten().copied().collect();
-        Ok(Image { width, height, rgba: RVec::from(rgba) })
+        self.context.make_current()?;
+        self.context.resize(width, height);
+        self.window_size = Some((width, height));
+        Ok(())
     }
 
-    fn present_target(&mut self, id: RenderTargetId, capture: bool) -> Result<Presented, XrError> {
+    fn present(&mut self, id: RenderTargetId, capture: bool) -> Result<Presented, XrError> {
         let (width, height) = self.window_size.ok_or_else(|| {
             XrError::invalid_input(
                 "this OpenGL device is headless: open it with a window (DeviceOptions::window) to present",
@@ -661,111 +487,218 @@ impl GlDevice {
         Ok(Presented { status: PresentStatus::Presented, image })
     }
 
-    fn resize(&mut self, width: u32, height: u32) -> Result<(), XrError> {
-        if self.window_size.is_none() {
-            return Err(XrError::invalid_input("this OpenGL device is headless: it has no window to resize"));
+    fn create_depth_render_target(&mut self, width: u32, height: u32) -> Result<RenderTargetId, XrError> {
+        self.new_render_target(width, height, true)
+    }
+
+    fn create_texture(&mut self, desc: &TextureDesc, pixels: &[u8], levels_given: u32) -> Result<TextureId, XrError> {
+        desc.check_pixels(pixels.len(), levels_given)?;
+        let (internal, ty) = gl_format(desc.format);
+        let levels = desc.levels();
+        let gl = self.current()?;
+        // SAFETY: a new texture on the current context, filled level by level
+        // from `pixels`, whose length `check_pixels` checked.
+        let texture = unsafe {
+            let texture = gl.create_texture().map_err(XrError::driver)?;
+            gl.active_texture(glow::TEXTURE0);
+            gl.bind_texture(glow::TEXTURE_2D, Some(texture));
+            gl.tex_storage_2d(glow::TEXTURE_2D, levels as i32, internal, desc.width as i32, desc.height as i32);
+            gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 1);
+            let mut at = 0;
+            for level in 0..levels_given {
+                let (w, h) = desc.level_size(level);
+                let bytes = w as usize * h as usize * desc.format.bytes_per_pixel();
+                gl.tex_sub_image_2d(
+                    glow::TEXTURE_2D,
+                    level as i32,
+                    0,
+                    0,
+                    w as i32,
+                    h as i32,
+                    glow::RGBA,
+                    ty,
+                    glow::PixelUnpackData::Slice(Some(&pixels[at..at + bytes])),
+                );
+                at += bytes;
+            }
+            if levels_given < levels {
+                gl.generate_mipmap(glow::TEXTURE_2D);
+            }
+            gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MAX_LEVEL, levels as i32 - 1);
+            gl.bind_texture(glow::TEXTURE_2D, None);
+            texture
+        };
+        self.check_error("creating a texture")?;
+        self.textures.push(Texture { texture, desc: *desc });
+        Ok(TextureId(self.textures.len() as u32 - 1))
+    }
+
+    fn read_texture(&mut self, id: TextureId, level: u32) -> Result<Vec<u8>, XrError> {
+        let texture = self.texture(id)?;
+        if level >= texture.desc.levels() {
+            return Err(XrError::invalid_input(format!(
+                "texture {} has {} level(s), not {}",
+                id.0,
+                texture.desc.levels(),
+                level + 1
+            )));
         }
-        self.context.make_current()?;
-        self.context.resize(width, height);
-        self.window_size = Some((width, height));
-        Ok(())
+        let (w, h) = texture.desc.level_size(level);
+        let mut pixels = vec![0u8; w as usize * h as usize * texture.desc.format.bytes_per_pixel()];
+        let (_, ty) = gl_format(texture.desc.format);
+        let gl = self.current()?;
+        // SAFETY: the buffer holds exactly one level in this format.
+        unsafe {
+            gl.active_texture(glow::TEXTURE0);
+            gl.bind_texture(glow::TEXTURE_2D, Some(texture.texture));
+            gl.pixel_store_i32(glow::PACK_ALIGNMENT, 1);
+            gl.get_tex_image(
+                glow::TEXTURE_2D,
+                level as i32,
+                glow::RGBA,
+                ty,
+                glow::PixelPackData::Slice(Some(&mut pixels)),
+            );
+            gl.bind_texture(glow::TEXTURE_2D, None);
+        }
+        self.check_error("reading a texture")?;
+        Ok(pixels)
     }
-}
 
-/// The GL internal format and component type of a texture format.
-fn gl_format(format: TextureFormat) -> (u32, u32) {
-    match format {
-        TextureFormat::Rgba8 => (glow::RGBA8, glow::UNSIGNED_BYTE),
-        TextureFormat::Rgba32Float => (glow::RGBA32F, glow::FLOAT),
+    fn create_sampler(&mut self, desc: &SamplerDesc) -> Result<SamplerId, XrError> {
+        let gl = self.current()?;
+        let filter = |f: Filter| if f == Filter::Nearest { glow::NEAREST } else { glow::LINEAR };
+        let min = match (desc.filter, desc.mipmap) {
+            (Filter::Nearest, Filter::Nearest) => glow::NEAREST_MIPMAP_NEAREST,
+            (Filter::Nearest, Filter::Linear) => glow::NEAREST_MIPMAP_LINEAR,
+            (Filter::Linear, Filter::Nearest) => glow::LINEAR_MIPMAP_NEAREST,
+            (Filter::Linear, Filter::Linear) => glow::LINEAR_MIPMAP_LINEAR,
+        };
+        let wrap = match desc.wrap {
+            Wrap::Repeat => glow::REPEAT,
+            Wrap::MirroredRepeat => glow::MIRRORED_REPEAT,
+            Wrap::ClampToEdge => glow::CLAMP_TO_EDGE,
+        };
+        // SAFETY: a new sampler object on the current context.
+        let sampler = unsafe {
+            let sampler = gl.create_sampler().map_err(XrError::driver)?;
+            gl.sampler_parameter_i32(sampler, glow::TEXTURE_MAG_FILTER, filter(desc.filter) as i32);
+            gl.sampler_parameter_i32(sampler, glow::TEXTURE_MIN_FILTER, min as i32);
+            gl.sampler_parameter_i32(sampler, glow::TEXTURE_WRAP_S, wrap as i32);
+            gl.sampler_parameter_i32(sampler, glow::TEXTURE_WRAP_T, wrap as i32);
+            sampler
+        };
+        self.check_error("creating a sampler")?;
+        self.samplers.push(sampler);
+        Ok(SamplerId(self.samplers.len() as u32 - 1))
     }
-}
 
-impl Device for GlDevice {
-    fn capabilities(&self) -> XrResult<DeviceCapabilities> {
-        guard(|| self.read_capabilities())
+    fn create_buffer(&mut self, usage: BufferUsage, data: &[u8]) -> Result<BufferId, XrError> {
+        if data.is_empty() {
+            return Err(XrError::invalid_input("a buffer needs at least one byte"));
+        }
+        let gl = self.current()?;
+        // SAFETY: a new buffer on the current context, filled through the
+        // copy-write target, which no program binding uses.
+        let buffer = unsafe {
+            let buffer = gl.create_buffer().map_err(XrError::driver)?;
+            gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(buffer));
+            gl.buffer_data_u8_slice(glow::COPY_WRITE_BUFFER, data, glow::DYNAMIC_DRAW);
+            gl.bind_buffer(glow::COPY_WRITE_BUFFER, None);
+            buffer
+        };
+        self.check_error("creating a buffer")?;
+        self.buffers.push(Buffer { buffer, size: data.len(), usage });
+        Ok(BufferId(self.buffers.len() as u32 - 1))
     }
 
-    fn native_handles(&self) -> XrResult<NativeHandles> {
-        guard(|| {
-            Ok(NativeHandles {
-                kind: DeviceKind::OpenGl,
-                gl: ROption::RSome(self.context.loader()),
-                vulkan: ROption::RNone,
-            })
+    fn write_buffer(&mut self, id: BufferId, offset: u64, data: &[u8]) -> Result<(), XrError> {
+        let buffer = self.buffer(id)?;
+        if offset.saturating_add(data.len() as u64) > buffer.size as u64 {
+            return Err(XrError::invalid_input(format!(
+                "{} bytes at {offset} do not fit buffer {} ({} bytes)",
+                data.len(),
+                id.0,
+                buffer.size
+            )));
+        }
+        let gl = self.current()?;
+        // SAFETY: the range lies inside the buffer (checked).
+        unsafe {
+            gl.bind_buffer(glow::COPY_WRITE_BUFFER, Some(buffer.buffer));
+            gl.buffer_sub_data_u8_slice(glow::COPY_WRITE_BUFFER, offset as i32, data);
+            gl.bind_buffer(glow::COPY_WRITE_BUFFER, None);
+        }
+        self.check_error("writing a buffer")
+    }
+
+    fn read_buffer(&mut self, id: BufferId) -> Result<Vec<u8>, XrError> {
+        let buffer = self.buffer(id)?;
+        let mut data = vec![0u8; buffer.size];
+        let gl = self.current()?;
+        // SAFETY: `data` is the buffer's size.
+        unsafe {
+            gl.bind_buffer(glow::COPY_READ_BUFFER, Some(buffer.buffer));
+            gl.get_buffer_sub_data(glow::COPY_READ_BUFFER, 0, &mut data);
+            gl.bind_buffer(glow::COPY_READ_BUFFER, None);
+        }
+        self.check_error("reading a buffer")?;
+        Ok(data)
+    }
+
+    fn texture_binding(&self, id: TextureId, sampler: Option<SamplerId>) -> Result<ResourceBinding, XrError> {
+        let texture = self.texture(id)?;
+        let sampler = match sampler {
+            Some(s) => self
+                .samplers
+                .get(s.0 as usize)
+                .map(|s| u64::from(s.0.get()))
+                .ok_or_else(|| XrError::invalid_input(format!("no sampler {}", s.0)))?,
+            None => 0,
+        };
+        let name = u64::from(texture.texture.0.get());
+        Ok(ResourceBinding {
+            device: self.device_id(),
+            is_texture: true,
+            handle: name,
+            object: name,
+            sampler,
+            size: texture.desc.format as u64,
+            storage: texture.desc.storage,
         })
     }
 
-    fn create_render_target(&mut self, width: u32, height: u32) -> XrResult<RenderTargetId> {
-        guard(|| self.new_render_target(width, height, false))
+    fn buffer_binding(&self, id: BufferId) -> Result<ResourceBinding, XrError> {
+        let buffer = self.buffer(id)?;
+        let name = u64::from(buffer.buffer.0.get());
+        Ok(ResourceBinding {
+            device: self.device_id(),
+            is_texture: false,
+            handle: name,
+            object: name,
+            sampler: 0,
+            size: buffer.size as u64,
+            storage: buffer.usage.contains(BufferUsage::STORAGE),
+        })
     }
 
-    fn create_vertex_buffer(&mut self, vertices: RSlice<'_, f32>, layout: &VertexLayout) -> XrResult<VertexBufferId> {
-        guard(|| self.new_vertex_buffer(vertices.as_slice(), layout))
+    fn dispatch(&mut self, call: &ComputeCall) -> Result<(), XrError> {
+        let gl = self.current()?;
+        self.use_program(gl, call.program)?;
+        let [x, y, z] = call.groups;
+        // SAFETY: the program is bound on the current context.
+        unsafe {
+            gl.dispatch_compute(x, y, z);
+            // Whatever a later draw, dispatch or read uses, it sees what this wrote.
+            gl.memory_barrier(glow::ALL_BARRIER_BITS);
+        }
+        self.unuse_program(gl);
+        self.check_error("dispatch")
     }
 
-    fn clear(&mut self, target: RenderTargetId, rgba: &[f32; 4]) -> XrResult<()> {
-        guard(|| self.clear_target(target, rgba))
-    }
-
-    fn draw(&mut self, draw: &DrawCall) -> XrResult<()> {
-        guard(|| self.draw_triangles(draw))
-    }
-
-    fn read_pixels(&mut self, target: RenderTargetId) -> XrResult<Image> {
-        guard(|| self.read_target(target))
-    }
-
-    fn resize_window(&mut self, width: u32, height: u32) -> XrResult<()> {
-        guard(|| self.resize(width, height))
-    }
-
-    fn present(&mut self, target: RenderTargetId, capture: bool) -> XrResult<Presented> {
-        guard(|| self.present_target(target, capture))
-    }
-
-    fn create_depth_render_target(&mut self, width: u32, height: u32) -> XrResult<RenderTargetId> {
-        guard(|| self.new_render_target(width, height, true))
-    }
-
-    fn create_texture(&mut self, desc: &TextureDesc, pixels: RSlice<'_, u8>, levels_given: u32) -> XrResult<TextureId> {
-        guard(|| self.new_texture(desc, pixels.as_slice(), levels_given))
-    }
-
-    fn read_texture(&mut self, texture: TextureId, level: u32) -> XrResult<RVec<u8>> {
-        guard(|| self.read_texture_level(texture, level).map(RVec::from))
-    }
-
-    fn create_sampler(&mut self, desc: &SamplerDesc) -> XrResult<SamplerId> {
-        guard(|| self.new_sampler(desc))
-    }
-
-    fn create_buffer(&mut self, usage: BufferUsage, data: RSlice<'_, u8>) -> XrResult<BufferId> {
-        guard(|| self.new_buffer(usage, data.as_slice()))
-    }
-
-    fn write_buffer(&mut self, buffer: BufferId, offset: u64, data: RSlice<'_, u8>) -> XrResult<()> {
-        guard(|| self.write_buffer_range(buffer, offset, data.as_slice()))
-    }
-
-    fn read_buffer(&mut self, buffer: BufferId) -> XrResult<RVec<u8>> {
-        guard(|| self.read_whole_buffer(buffer).map(RVec::from))
-    }
-
-    fn texture_binding(&self, texture: TextureId, sampler: ROption<SamplerId>) -> XrResult<ResourceBinding> {
-        guard(|| self.bind_texture_for(texture, sampler.into_option()))
-    }
-
-    fn buffer_binding(&self, buffer: BufferId) -> XrResult<ResourceBinding> {
-        guard(|| self.bind_buffer_for(buffer))
-    }
-
-    fn dispatch(&mut self, call: &ComputeCall) -> XrResult<()> {
-        guard(|| self.run_compute(call))
-    }
-
-    fn take_validation_messages(&mut self) -> XrResult<RVec<RString>> {
+    fn take_validation_messages(&mut self) -> Result<Vec<String>, XrError> {
         // Every GL call is checked with glGetError as it is made.
-        guard(|| Ok(RVec::new()))
+        Ok(Vec::new())
     }
 }
 

@@ -8,33 +8,29 @@
 mod context;
 mod device;
 
-use abi_stable::sabi_trait::TD_Opaque;
-use xr_device::{DeviceBox, DeviceKind, DeviceOptions, DeviceSystem, DeviceSystemInfo, XrResult, guard};
+use xr_device::{
+    DeviceBox, DeviceKind, DeviceOptions, DeviceSystemBackend, DeviceSystemInfo, Guarded, XrError, device_box,
+};
 
 xr_sourcebuild::export_plugin! {
     name: "xr-rhi-opengl",
-    device_systems: [OpenGlSystem],
+    device_systems: [Guarded(OpenGlSystem)],
     build_systems: [],
 }
 
 /// The OpenGL device system.
 struct OpenGlSystem;
 
-impl DeviceSystem for OpenGlSystem {
-    fn info(&self) -> XrResult<DeviceSystemInfo> {
-        guard(|| {
-            Ok(DeviceSystemInfo {
-                name: "xr-rhi-opengl".into(),
-                kind: DeviceKind::OpenGl,
-                description: "OpenGL 4.x core through EGL (headless, or an X11 window) and glow".into(),
-            })
+impl DeviceSystemBackend for OpenGlSystem {
+    fn info(&self) -> Result<DeviceSystemInfo, XrError> {
+        Ok(DeviceSystemInfo {
+            name: "xr-rhi-opengl".into(),
+            kind: DeviceKind::OpenGl,
+            description: "OpenGL 4.x core through EGL (headless, or an X11 window) and glow".into(),
         })
     }
 
-    fn open(&self, options: &DeviceOptions) -> XrResult<DeviceBox> {
-        guard(|| {
-            let device = device::GlDevice::open(options)?;
-            Ok(xr_device::Device_TO::from_value(device, TD_Opaque))
-        })
+    fn open(&self, options: &DeviceOptions) -> Result<DeviceBox, XrError> {
+        Ok(device_box(device::GlDevice::open(options)?))
     }
 }

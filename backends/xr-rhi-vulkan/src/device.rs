@@ -4,21 +4,21 @@ use crate::{
     instance::{Context, vk_error},
     swapchain::{Frame, Swapchain},
 };
-use abi_stable::std_types::{ROption, RSlice, RString, RVec};
+use abi_stable::std_types::{ROption, RString, RVec};
 use ash::vk::{self, Handle};
 use std::{
-    collections::HashMap,
+    collections::{BTreeMap, HashMap},
     ffi::{c_char, c_void},
     sync::{
-        Mutex,
-        atomic::{AtomicBool, AtomicU32, Ordering},
+        Arc, Mutex,
+        atomic::{AtomicU32, AtomicUsize, Ordering},
     },
 };
 use xr_device::{
-    BufferId, BufferUsage, ComputeCall, Device, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter, Image,
-    NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetId, ResourceBinding, SamplerDesc, SamplerId,
-    TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, VulkanLoader, VulkanProgram, Wrap, XrError,
-    XrResult, guard,
+    BufferId, BufferUsage, ComputeCall, DeviceBackend, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter,
+    Image, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetId, ResourceBinding, SamplerDesc,
+    SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, VulkanLoader, VulkanProgram, Wrap,
+    XrError,
 };
 
 /// The colour format of every render target.
@@ -27,47 +27,72 @@ pub const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
 /// The format of every depth attachment.
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 
-/// What build systems reach through the loader's context pointer. Leaked,
-/// so that a build system that outlives the device fails cleanly.
+/// What build systems reach through the loader's context: the device's
+/// programs, and Vulkan's `vkGetInstanceProcAddr`.
+///
+/// The device owns it (an [`Arc`], shared with [`OPEN`] while the device
+/// is open). The loader's context is not a pointer to it but the device's
+/// number in [`OPEN`], so that a build system that outlives the device (a
+/// constant table dropped after it) finds nothing there and fails cleanly,
+/// instead of reading freed memory.
 struct Shared {
-    get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
+    /// The Vulkan library's entry points; holding it keeps the library
+    /// loaded while a call through it runs.
+    entry: ash::Entry,
     programs: Mutex<HashMap<u32, VulkanProgram>>,
     next: AtomicU32,
-    open: AtomicBool,
 }
 
-// SAFETY: the raw push-constant pointers inside are only read on the
-// device's thread, while the build system that owns them is alive.
+// SAFETY: the only field that is not `Send` is the program table, whose raw
+// pointers (descriptor sets, push constants, the unbound count) are only
+// read by the device, on the device's thread, while the build system that
+// owns them keeps the program registered.
 unsafe impl Send for Shared {}
+// SAFETY: as for `Send`: every access to the table goes through its mutex,
+// and the pointers in it are only read on the device's thread.
 unsafe impl Sync for Shared {}
+
+/// The open devices' shared state, by the number their loaders carry as
+/// context. A device adds itself when it opens and removes itself first
+/// thing when it closes.
+static OPEN: Mutex<BTreeMap<usize, Arc<Shared>>> = Mutex::new(BTreeMap::new());
+
+/// The number the next device opened gets (never 0: a null context is no device's).
+static NEXT_DEVICE: AtomicUsize = AtomicUsize::new(1);
+
+/// The shared state of the open device whose loader carries `context`;
+/// `None` once that device is closed. The context is only ever compared,
+/// never dereferenced.
+fn open_device(context: *const c_void) -> Option<Arc<Shared>> {
+    OPEN.lock().ok()?.get(&context.addr()).cloned()
+}
 
 unsafe extern "C" fn loader_get_instance_proc_addr(
     context: *const c_void,
     instance: u64,
     name: *const c_char,
 ) -> *const c_void {
-    if context.is_null() || name.is_null() {
+    let Some(shared) = open_device(context) else { return std::ptr::null() };
+    if name.is_null() {
         return std::ptr::null();
     }
-    // SAFETY: `context` is the leaked `Shared`; `name` is NUL-terminated.
-    unsafe {
-        let shared = &*context.cast::<Shared>();
-        match (shared.get_instance_proc_addr)(vk::Instance::from_raw(instance), name) {
-            Some(f) => f as *const c_void,
-            None => std::ptr::null(),
-        }
+    // SAFETY: `name` is a NUL-terminated string (the loader's contract) and
+    // `instance` a handle the device gave out or null; `shared` keeps the
+    // library the function lives in loaded across the call.
+    match unsafe { (shared.entry.static_fn().get_instance_proc_addr)(vk::Instance::from_raw(instance), name) } {
+        Some(f) => f as *const c_void,
+        None => std::ptr::null(),
     }
 }
 
 unsafe extern "C" fn loader_register_program(context: *const c_void, program: *const VulkanProgram) -> u32 {
-    if context.is_null() || program.is_null() {
+    let Some(shared) = open_device(context) else { return 0 };
+    if program.is_null() {
         return 0;
     }
-    // SAFETY: as above; `program` points to a valid description.
-    let (shared, program) = unsafe { (&*context.cast::<Shared>(), *program) };
-    if !shared.open.load(Ordering::Acquire) {
-        return 0;
-    }
+    // SAFETY: a non-null `program` points to a valid description for the
+    // duration of the call (the loader's contract); it is copied out.
+    let program = unsafe { *program };
     let name = shared.next.fetch_add(1, Ordering::Relaxed);
     match shared.programs.lock() {
         Ok(mut programs) => {
@@ -78,20 +103,14 @@ unsafe extern "C" fn loader_register_program(context: *const c_void, program: *c
     }
 }
 
-unsafe extern "C" fn loader_unregister_program(context: *const c_void, name: u32) {
-    if context.is_null() {
-        return;
-    }
-    // SAFETY: as above.
-    let shared = unsafe { &*context.cast::<Shared>() };
-    if let Ok(mut programs) = shared.programs.lock() {
+extern "C" fn loader_unregister_program(context: *const c_void, name: u32) {
+    if let Some(mut programs) = open_device(context).as_ref().and_then(|shared| shared.programs.lock().ok()) {
         programs.remove(&name);
     }
 }
 
-unsafe extern "C" fn loader_is_open(context: *const c_void) -> bool {
-    // SAFETY: as above.
-    !context.is_null() && unsafe { &*context.cast::<Shared>() }.open.load(Ordering::Acquire)
+extern "C" fn loader_is_open(context: *const c_void) -> bool {
+    open_device(context).is_some()
 }
 
 struct Target {
@@ -147,9 +166,16 @@ struct DataBuffer {
 }
 
 /// A Vulkan device.
+///
+/// Dropped in this order: its entry in [`OPEN`] (build systems see it
+/// closed), then, with the queue idle, the swapchain, every object it made
+/// and its command pool ([`Drop`] for `VkDevice`), then the surface, the
+/// device and the instance ([`Context`]'s own drop).
 pub struct VkDevice {
     context: Context,
-    shared: &'static Shared,
+    /// Its number in [`OPEN`], which its loader carries as context.
+    key: usize,
+    shared: Arc<Shared>,
     pool: vk::CommandPool,
     vertex_input: ash::ext::vertex_input_dynamic_state::Device,
     targets: Vec<Target>,
@@ -166,25 +192,23 @@ impl VkDevice {
     pub fn open(options: &DeviceOptions) -> Result<Self, XrError> {
         let window = options.window.as_ref().into_option();
         let context = Context::create(options.prefer_software, options.validation, window)?;
-        let shared: &'static Shared = Box::leak(Box::new(Shared {
-            get_instance_proc_addr: context.entry.static_fn().get_instance_proc_addr,
+        let shared = Arc::new(Shared {
+            entry: context.entry.clone(),
             programs: Mutex::new(HashMap::new()),
             next: AtomicU32::new(1),
-            open: AtomicBool::new(true),
-        }));
+        });
         let info = vk::CommandPoolCreateInfo::default()
             .queue_family_index(context.queue_family)
             .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
-        // SAFETY: a valid device and create info.
+        // SAFETY: `context.device` is the live device just created; the
+        // create info lives across the call.
         let pool =
             unsafe { context.device.create_command_pool(&info, None) }.map_err(vk_error("vkCreateCommandPool"))?;
         let vertex_input = ash::ext::vertex_input_dynamic_state::Device::new(&context.instance, &context.device);
-        let swapchain = match window {
-            Some(window) => Some(Swapchain::new(&context, window.width, window.height)?),
-            None => None,
-        };
-        let device = Self {
+        let key = NEXT_DEVICE.fetch_add(1, Ordering::Relaxed);
+        let mut device = Self {
             context,
+            key,
             shared,
             pool,
             vertex_input,
@@ -193,8 +217,15 @@ impl VkDevice {
             textures: Vec::new(),
             samplers: Vec::new(),
             data_buffers: Vec::new(),
-            swapchain,
+            swapchain: None,
         };
+        // From here on a failure drops `device`, which destroys what it holds.
+        OPEN.lock()
+            .map_err(|_| XrError::driver("the table of open Vulkan devices is poisoned"))?
+            .insert(key, device.shared.clone());
+        if let Some(window) = window {
+            device.swapchain = Some(Swapchain::new(&device.context, window.width, window.height)?);
+        }
         device.check_validation("opening the device")?;
         Ok(device)
     }
@@ -204,62 +235,6 @@ impl VkDevice {
             Some(errors) => Err(XrError::driver(format!("Vulkan validation error while {what}: {errors}"))),
             None => Ok(()),
         }
-    }
-
-    fn capabilities(&self) -> DeviceCapabilities {
-        let p = &self.context.properties;
-        let name = p.device_name_as_c_str().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        // SAFETY: plain enumeration on a live physical device.
-        let mut extensions: Vec<RString> =
-            unsafe { self.context.instance.enumerate_device_extension_properties(self.context.physical) }
-                .unwrap_or_default()
-                .iter()
-                .filter_map(|e| e.extension_name_as_c_str().ok().map(|n| n.to_string_lossy().into_owned().into()))
-                .collect();
-        extensions.sort();
-        let device_type = match p.device_type {
-            vk::PhysicalDeviceType::CPU => "cpu",
-            vk::PhysicalDeviceType::INTEGRATED_GPU => "integrated-gpu",
-            vk::PhysicalDeviceType::DISCRETE_GPU => "discrete-gpu",
-            vk::PhysicalDeviceType::VIRTUAL_GPU => "virtual-gpu",
-            _ => "other",
-        };
-        DeviceCapabilities {
-            kind: DeviceKind::Vulkan,
-            api_major: vk::api_version_major(p.api_version),
-            api_minor: vk::api_version_minor(p.api_version),
-            vendor: format!("0x{:04x}", p.vendor_id).into(),
-            renderer: name.into(),
-            driver_version: format!("0x{:08x}", p.driver_version).into(),
-            shading_language_version: "SPIR-V".into(),
-            extensions: extensions.into(),
-            program_binary_formats: RVec::new(),
-            gl_spirv: false,
-            separate_shader_objects: false,
-            pipeline_cache_uuid: p.pipeline_cache_uuid,
-            vendor_id: p.vendor_id,
-            device_id: p.device_id,
-            driver_version_code: p.driver_version,
-            device_type: device_type.into(),
-        }
-    }
-
-    fn handles(&self) -> NativeHandles {
-        let loader = VulkanLoader {
-            context: std::ptr::from_ref(self.shared).cast(),
-            get_instance_proc_addr: loader_get_instance_proc_addr,
-            instance: self.context.instance.handle().as_raw(),
-            physical_device: self.context.physical.as_raw(),
-            device: self.context.device.handle().as_raw(),
-            queue: self.context.queue.as_raw(),
-            queue_family: self.context.queue_family,
-            color_format: COLOR_FORMAT.as_raw() as u32,
-            depth_format: DEPTH_FORMAT.as_raw() as u32,
-            register_program: loader_register_program,
-            unregister_program: loader_unregister_program,
-            is_open: loader_is_open,
-        };
-        NativeHandles { kind: DeviceKind::Vulkan, gl: ROption::RNone, vulkan: ROption::RSome(loader) }
     }
 
     fn allocate(
@@ -344,7 +319,10 @@ impl VkDevice {
     /// `offset + bytes.len()` long, and no submission uses it now.
     unsafe fn write_host(&self, memory: vk::DeviceMemory, offset: usize, bytes: &[u8]) -> Result<(), XrError> {
         let device = &self.context.device;
-        // SAFETY: upheld by the caller.
+        // SAFETY: the caller guarantees `memory` is this device's, host
+        // visible, unused by the device and at least `offset + bytes.len()`
+        // long, so the mapping covers the bytes written; it is unmapped
+        // before returning.
         unsafe {
             let mapped = device
                 .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
@@ -361,7 +339,10 @@ impl VkDevice {
     /// As for [`Self::write_host`], with `len` in place of the range.
     unsafe fn read_host(&self, memory: vk::DeviceMemory, len: usize) -> Result<Vec<u8>, XrError> {
         let device = &self.context.device;
-        // SAFETY: upheld by the caller.
+        // SAFETY: the caller guarantees `memory` is this device's, host
+        // visible, unused by the device and at least `len` long, so the
+        // mapping covers the bytes read; they are copied out before it is
+        // unmapped.
         unsafe {
             let mapped = device
                 .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
@@ -385,26 +366,6 @@ impl VkDevice {
             device.bind_buffer_memory(buffer, memory, 0).map_err(vk_error("vkBindBufferMemory"))?;
             Ok((buffer, memory))
         }
-    }
-
-    fn new_vertex_buffer(&mut self, vertices: &[f32], layout: &VertexLayout) -> Result<VertexBufferId, XrError> {
-        if layout.stride == 0 {
-            return Err(XrError::invalid_input("vertex layout stride is 0"));
-        }
-        for a in layout.attributes.iter() {
-            if !(1..=4).contains(&a.components) || a.offset + a.components > layout.stride {
-                return Err(XrError::invalid_input(format!(
-                    "vertex attribute at location {} does not fit a stride of {} floats",
-                    a.location, layout.stride
-                )));
-            }
-        }
-        let bytes: Vec<u8> = vertices.iter().flat_map(|v| v.to_ne_bytes()).collect();
-        let (buffer, memory) = self.host_buffer(bytes.len() as u64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
-        // SAFETY: the memory is new, host visible and `bytes.len()` long.
-        unsafe { self.write_host(memory, 0, &bytes)? };
-        self.buffers.push(Buffer { buffer, memory, layout: layout.clone() });
-        Ok(VertexBufferId(self.buffers.len() as u32 - 1))
     }
 
     /// Records with `record`, submits, and waits.
@@ -511,44 +472,6 @@ impl VkDevice {
         }
     }
 
-    fn clear_target(&mut self, id: RenderTargetId, rgba: &[f32; 4]) -> Result<(), XrError> {
-        let index = self.target_index(id)?;
-        let target = &self.targets[index];
-        self.submit("clearing", |cb| {
-            self.transition(cb, target, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
-            let color = vk::ClearColorValue { float32: *rgba };
-            // SAFETY: recording; the image is in TRANSFER_DST_OPTIMAL.
-            unsafe {
-                self.context.device.cmd_clear_color_image(
-                    cb,
-                    target.image,
-                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    &color,
-                    &[color_range()],
-                );
-            }
-            if let Some(depth) = &target.depth {
-                self.barrier(cb, depth.image, depth.layout, vk::ImageLayout::TRANSFER_DST_OPTIMAL, depth_range());
-                let value = vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 };
-                // SAFETY: recording; the depth image is in TRANSFER_DST_OPTIMAL.
-                unsafe {
-                    self.context.device.cmd_clear_depth_stencil_image(
-                        cb,
-                        depth.image,
-                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                        &value,
-                        &[depth_range()],
-                    );
-                }
-            }
-        })?;
-        self.targets[index].layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
-        if let Some(depth) = self.targets[index].depth.as_mut() {
-            depth.layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
-        }
-        Ok(())
-    }
-
     /// A registered program, checked to be drawable: every resource bound.
     fn program(&self, program: xr_device::ProgramRef) -> Result<VulkanProgram, XrError> {
         if program.kind != ProgramKind::Program {
@@ -613,7 +536,315 @@ impl VkDevice {
         }
     }
 
-    fn draw_triangles(&mut self, draw: &DrawCall) -> Result<(), XrError> {
+    fn data_buffer(&self, id: BufferId) -> Result<&DataBuffer, XrError> {
+        self.data_buffers.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no buffer {}", id.0)))
+    }
+
+    fn texture(&self, id: TextureId) -> Result<&Texture, XrError> {
+        self.textures.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no texture {}", id.0)))
+    }
+
+    /// Copies one level of an image into host memory, after `before` has
+    /// recorded what puts it in `read.layout`.
+    fn read_image(
+        &self,
+        what: &str,
+        read: ImageRead,
+        before: impl FnOnce(vk::CommandBuffer),
+    ) -> Result<Vec<u8>, XrError> {
+        let size = u64::from(read.width) * u64::from(read.height) * read.bytes_per_pixel;
+        let (buffer, memory) = self.host_buffer(size, vk::BufferUsageFlags::TRANSFER_DST)?;
+        let result = self.submit(what, |cb| {
+            before(cb);
+            let region = vk::BufferImageCopy::default()
+                .image_subresource(vk::ImageSubresourceLayers { mip_level: read.level, ..color_layers() })
+                .image_extent(vk::Extent3D { width: read.width, height: read.height, depth: 1 });
+            // SAFETY: recording; the image is in `read.layout` and the buffer large enough.
+            unsafe { self.context.device.cmd_copy_image_to_buffer(cb, read.image, read.layout, buffer, &[region]) };
+        });
+        // SAFETY: the copy finished; the memory is host visible and coherent.
+        unsafe {
+            let pixels = result.and_then(|()| self.read_host(memory, size as usize));
+            self.context.device.destroy_buffer(buffer, None);
+            self.context.device.free_memory(memory, None);
+            pixels
+        }
+    }
+
+    fn present_with(&mut self, swapchain: &mut Swapchain, index: usize, capture: bool) -> Result<Presented, XrError> {
+        // Messages of earlier work (a pipeline made by a build system) are
+        // that work's: reported before an image is taken.
+        self.check_validation("the work before presenting")?;
+        let Some(frame) = swapchain.acquire(&self.context)? else {
+            return Ok(Presented { status: PresentStatus::Skipped, image: ROption::RNone });
+        };
+        let unreadable = capture && !swapchain.readable;
+        let capture = capture && !unreadable;
+        let extent = swapchain.extent;
+        let size = u64::from(extent.width) * u64::from(extent.height) * 4;
+        // One submission waits for the image, blits, reads back (when asked)
+        // and signals the present: an acquired image always goes back, and
+        // a failure before it is submitted gives the image back empty.
+        let readback = if capture {
+            match self.host_buffer(size, vk::BufferUsageFlags::TRANSFER_DST) {
+                Ok(buffer) => Some(buffer),
+                Err(e) => {
+                    self.give_back(swapchain, &frame);
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
+        let target = &self.targets[index];
+        let filter = if (target.width, target.height) == (extent.width, extent.height) {
+            vk::Filter::NEAREST
+        } else {
+            vk::Filter::LINEAR
+        };
+        let corner = |width: u32, height: u32| vk::Offset3D { x: width as i32, y: height as i32, z: 1 };
+        let blit = vk::ImageBlit::default()
+            .src_subresource(color_layers())
+            .src_offsets([vk::Offset3D::default(), corner(target.width, target.height)])
+            .dst_subresource(color_layers())
+            .dst_offsets([vk::Offset3D::default(), corner(extent.width, extent.height)]);
+        let image = frame.image;
+        let submitted =
+            self.record_and_submit(&[(frame.acquired, vk::PipelineStageFlags::TRANSFER)], &[frame.rendered], |cb| {
+                self.transition(cb, target, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+                // The image is written whole: its old contents are not needed.
+                self.transition_image(cb, image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
+                // SAFETY: recording; both images are in the layouts named, the
+                // buffer holds the whole image.
+                unsafe {
+                    self.context.device.cmd_blit_image(
+                        cb,
+                        target.image,
+                        vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                        image,
+                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                        &[blit],
+                        filter,
+                    );
+                    let mut layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
+                    if let Some((buffer, _)) = readback {
+                        self.transition_image(cb, image, layout, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+                        layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+                        let region = vk::BufferImageCopy::default()
+                            .image_subresource(color_layers())
+                            .image_extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
+                        self.context.device.cmd_copy_image_to_buffer(cb, image, layout, buffer, &[region]);
+                    }
+                    self.transition_image(cb, image, layout, vk::ImageLayout::PRESENT_SRC_KHR);
+                }
+            });
+        let free = |readback: Option<(vk::Buffer, vk::DeviceMemory)>| {
+            if let Some((buffer, memory)) = readback {
+                // SAFETY: the submission is over (waited for, or never made).
+                unsafe {
+                    self.context.device.destroy_buffer(buffer, None);
+                    self.context.device.free_memory(memory, None);
+                }
+            }
+        };
+        if let Err(e) = submitted {
+            self.give_back(swapchain, &frame);
+            free(readback);
+            return Err(e);
+        }
+        self.targets[index].layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+        let presented = swapchain.present(&self.context, &frame);
+        let captured = match readback {
+            Some((_, memory)) => {
+                // SAFETY: the copy finished; the memory is host visible, coherent and `size` long.
+                let pixels = unsafe { self.read_host(memory, size as usize) };
+                free(readback);
+                let mut rgba = pixels?;
+                if swapchain.format == vk::Format::B8G8R8A8_UNORM {
+                    rgba.chunks_exact_mut(4).for_each(|pixel| pixel.swap(0, 2));
+                }
+                ROption::RSome(Image { width: extent.width, height: extent.height, rgba: rgba.into() })
+            }
+            None => ROption::RNone,
+        };
+        presented?;
+        self.check_validation("presenting")?;
+        if unreadable {
+            return Err(XrError::unavailable("this window's swapchain images cannot be read back"));
+        }
+        Ok(Presented { status: PresentStatus::Presented, image: captured })
+    }
+
+    /// Hands an acquired image back unwritten, after a failure: a submission
+    /// that waits for it and signals the present, then the present.
+    fn give_back(&self, swapchain: &mut Swapchain, frame: &Frame) {
+        let image = frame.image;
+        let _ =
+            self.record_and_submit(&[(frame.acquired, vk::PipelineStageFlags::TRANSFER)], &[frame.rendered], |cb| {
+                self.transition_image(cb, image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::PRESENT_SRC_KHR);
+            });
+        let _ = swapchain.present(&self.context, frame);
+    }
+}
+
+fn color_layers() -> vk::ImageSubresourceLayers {
+    vk::ImageSubresourceLayers {
+        aspect_mask: vk::ImageAspectFlags::COLOR,
+        mip_level: 0,
+        base_array_layer: 0,
+        layer_count: 1,
+    }
+}
+
+/// The Vulkan format of a texture format.
+fn vk_format(format: TextureFormat) -> vk::Format {
+    match format {
+        TextureFormat::Rgba8 => vk::Format::R8G8B8A8_UNORM,
+        TextureFormat::Rgba32Float => vk::Format::R32G32B32A32_SFLOAT,
+    }
+}
+
+fn depth_range() -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange {
+        aspect_mask: vk::ImageAspectFlags::DEPTH,
+        base_mip_level: 0,
+        level_count: 1,
+        base_array_layer: 0,
+        layer_count: 1,
+    }
+}
+
+fn color_range() -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange {
+        aspect_mask: vk::ImageAspectFlags::COLOR,
+        base_mip_level: 0,
+        level_count: 1,
+        base_array_layer: 0,
+        layer_count: 1,
+    }
+}
+
+impl DeviceBackend for VkDevice {
+    fn capabilities(&self) -> Result<DeviceCapabilities, XrError> {
+        let p = &self.context.properties;
+        let name = p.device_name_as_c_str().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        // SAFETY: plain enumeration on a live physical device.
+        let mut extensions: Vec<RString> =
+            unsafe { self.context.instance.enumerate_device_extension_properties(self.context.physical) }
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|e| e.extension_name_as_c_str().ok().map(|n| n.to_string_lossy().into_owned().into()))
+                .collect();
+        extensions.sort();
+        let device_type = match p.device_type {
+            vk::PhysicalDeviceType::CPU => "cpu",
+            vk::PhysicalDeviceType::INTEGRATED_GPU => "integrated-gpu",
+            vk::PhysicalDeviceType::DISCRETE_GPU => "discrete-gpu",
+            vk::PhysicalDeviceType::VIRTUAL_GPU => "virtual-gpu",
+            _ => "other",
+        };
+        Ok(DeviceCapabilities {
+            kind: DeviceKind::Vulkan,
+            api_major: vk::api_version_major(p.api_version),
+            api_minor: vk::api_version_minor(p.api_version),
+            vendor: format!("0x{:04x}", p.vendor_id).into(),
+            renderer: name.into(),
+            driver_version: format!("0x{:08x}", p.driver_version).into(),
+            shading_language_version: "SPIR-V".into(),
+            extensions: extensions.into(),
+            program_binary_formats: RVec::new(),
+            gl_spirv: false,
+            separate_shader_objects: false,
+            pipeline_cache_uuid: p.pipeline_cache_uuid,
+            vendor_id: p.vendor_id,
+            device_id: p.device_id,
+            driver_version_code: p.driver_version,
+            device_type: device_type.into(),
+        })
+    }
+
+    fn native_handles(&self) -> Result<NativeHandles, XrError> {
+        let loader = VulkanLoader {
+            // A number, not a pointer: see `Shared`.
+            context: std::ptr::without_provenance(self.key),
+            get_instance_proc_addr: loader_get_instance_proc_addr,
+            instance: self.context.instance.handle().as_raw(),
+            physical_device: self.context.physical.as_raw(),
+            device: self.context.device.handle().as_raw(),
+            queue: self.context.queue.as_raw(),
+            queue_family: self.context.queue_family,
+            color_format: COLOR_FORMAT.as_raw() as u32,
+            depth_format: DEPTH_FORMAT.as_raw() as u32,
+            register_program: loader_register_program,
+            unregister_program: loader_unregister_program,
+            is_open: loader_is_open,
+        };
+        Ok(NativeHandles { kind: DeviceKind::Vulkan, gl: ROption::RNone, vulkan: ROption::RSome(loader) })
+    }
+
+    fn create_render_target(&mut self, width: u32, height: u32) -> Result<RenderTargetId, XrError> {
+        self.new_target(width, height, false)
+    }
+
+    fn create_vertex_buffer(&mut self, vertices: &[f32], layout: &VertexLayout) -> Result<VertexBufferId, XrError> {
+        if layout.stride == 0 {
+            return Err(XrError::invalid_input("vertex layout stride is 0"));
+        }
+        for a in layout.attributes.iter() {
+            if !(1..=4).contains(&a.components) || a.offset + a.components > layout.stride {
+                return Err(XrError::invalid_input(format!(
+                    "vertex attribute at location {} does not fit a stride of {} floats",
+                    a.location, layout.stride
+                )));
+            }
+        }
+        let bytes: Vec<u8> = vertices.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let (buffer, memory) = self.host_buffer(bytes.len() as u64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
+        // SAFETY: the memory is new, host visible and `bytes.len()` long.
+        unsafe { self.write_host(memory, 0, &bytes)? };
+        self.buffers.push(Buffer { buffer, memory, layout: layout.clone() });
+        Ok(VertexBufferId(self.buffers.len() as u32 - 1))
+    }
+
+    fn clear(&mut self, id: RenderTargetId, rgba: &[f32; 4]) -> Result<(), XrError> {
+        let index = self.target_index(id)?;
+        let target = &self.targets[index];
+        self.submit("clearing", |cb| {
+            self.transition(cb, target, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
+            let color = vk::ClearColorValue { float32: *rgba };
+            // SAFETY: recording; the image is in TRANSFER_DST_OPTIMAL.
+            unsafe {
+                self.context.device.cmd_clear_color_image(
+                    cb,
+                    target.image,
+                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    &color,
+                    &[color_range()],
+                );
+            }
+            if let Some(depth) = &target.depth {
+                self.barrier(cb, depth.image, depth.layout, vk::ImageLayout::TRANSFER_DST_OPTIMAL, depth_range());
+                let value = vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 };
+                // SAFETY: recording; the depth image is in TRANSFER_DST_OPTIMAL.
+                unsafe {
+                    self.context.device.cmd_clear_depth_stencil_image(
+                        cb,
+                        depth.image,
+                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                        &value,
+                        &[depth_range()],
+                    );
+                }
+            }
+        })?;
+        self.targets[index].layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
+        if let Some(depth) = self.targets[index].depth.as_mut() {
+            depth.layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
+        }
+        Ok(())
+    }
+
+    fn draw(&mut self, draw: &DrawCall) -> Result<(), XrError> {
         let index = self.target_index(draw.target)?;
         let buffer = self
             .buffers
@@ -745,92 +976,43 @@ impl VkDevice {
         Ok(())
     }
 
-    fn run_compute(&mut self, call: &ComputeCall) -> Result<(), XrError> {
-        let program = self.program(call.program)?;
-        if !program.compute {
-            return Err(XrError::invalid_input(format!(
-                "program {} is not a compute program: draw with it",
-                call.program.name
-            )));
-        }
-        let [x, y, z] = call.groups;
-        let device = &self.context.device;
-        self.submit("dispatching", |cb| {
-            // SAFETY: recording; every handle belongs to this device.
-            unsafe {
-                device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, vk::Pipeline::from_raw(program.pipeline));
-                self.bind_program_state(cb, &program, vk::PipelineBindPoint::COMPUTE);
-                device.cmd_dispatch(cb, x, y, z);
-                // What it wrote is visible to every later use, on the device and the host.
-                let barrier =
-                    vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(
-                        vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE | vk::AccessFlags::HOST_READ,
-                    );
-                device.cmd_pipeline_barrier(
-                    cb,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
-                    vk::PipelineStageFlags::ALL_COMMANDS | vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &[barrier],
-                    &[],
-                    &[],
-                );
-            }
-        })
+    fn read_pixels(&mut self, id: RenderTargetId) -> Result<Image, XrError> {
+        let index = self.target_index(id)?;
+        let target = &self.targets[index];
+        let (image, layout, width, height) = (target.image, target.layout, target.width, target.height);
+        let to = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+        let read = ImageRead { image, level: 0, layout: to, width, height, bytes_per_pixel: 4 };
+        let rgba = self.read_image("reading pixels", read, |cb| self.transition_image(cb, image, layout, to))?;
+        self.targets[index].layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+        Ok(Image { width, height, rgba: rgba.into() })
     }
 
-    fn data_buffer(&self, id: BufferId) -> Result<&DataBuffer, XrError> {
-        self.data_buffers.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no buffer {}", id.0)))
+    fn resize_window(&mut self, width: u32, height: u32) -> Result<(), XrError> {
+        let swapchain = self
+            .swapchain
+            .as_mut()
+            .ok_or_else(|| XrError::invalid_input("this Vulkan device is headless: it has no window to resize"))?;
+        swapchain.resize(width, height);
+        Ok(())
     }
 
-    fn texture(&self, id: TextureId) -> Result<&Texture, XrError> {
-        self.textures.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no texture {}", id.0)))
+    fn present(&mut self, id: RenderTargetId, capture: bool) -> Result<Presented, XrError> {
+        let index = self.target_index(id)?;
+        let mut swapchain = self.swapchain.take().ok_or_else(|| {
+            XrError::invalid_input(
+                "this Vulkan device is headless: open it with a window (DeviceOptions::window) to present",
+            )
+        })?;
+        let result = self.present_with(&mut swapchain, index, capture);
+        self.swapchain = Some(swapchain);
+        result
     }
 
-    fn new_data_buffer(&mut self, usage: BufferUsage, data: &[u8]) -> Result<BufferId, XrError> {
-        if data.is_empty() {
-            return Err(XrError::invalid_input("a buffer needs at least one byte"));
-        }
-        let mut flags = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
-        for (bit, flag) in [
-            (BufferUsage::VERTEX, vk::BufferUsageFlags::VERTEX_BUFFER),
-            (BufferUsage::INDEX, vk::BufferUsageFlags::INDEX_BUFFER),
-            (BufferUsage::UNIFORM, vk::BufferUsageFlags::UNIFORM_BUFFER),
-            (BufferUsage::STORAGE, vk::BufferUsageFlags::STORAGE_BUFFER),
-        ] {
-            if usage.contains(bit) {
-                flags |= flag;
-            }
-        }
-        let (buffer, memory) = self.host_buffer(data.len() as u64, flags)?;
-        self.data_buffers.push(DataBuffer { buffer, memory, size: data.len(), usage });
-        let id = BufferId(self.data_buffers.len() as u32 - 1);
-        self.write_data_buffer(id, 0, data)?;
-        Ok(id)
+    fn create_depth_render_target(&mut self, width: u32, height: u32) -> Result<RenderTargetId, XrError> {
+        self.new_target(width, height, true)
     }
 
-    fn write_data_buffer(&self, id: BufferId, offset: u64, data: &[u8]) -> Result<(), XrError> {
-        let buffer = self.data_buffer(id)?;
-        if offset.saturating_add(data.len() as u64) > buffer.size as u64 {
-            return Err(XrError::invalid_input(format!(
-                "{} bytes at {offset} do not fit buffer {} ({} bytes)",
-                data.len(),
-                id.0,
-                buffer.size
-            )));
-        }
-        // SAFETY: host-visible, coherent memory at least `size` long; the
-        // device is idle between calls (every submission is waited for).
-        unsafe { self.write_host(buffer.memory, offset as usize, data) }
-    }
-
-    fn read_data_buffer(&self, id: BufferId) -> Result<Vec<u8>, XrError> {
-        let buffer = self.data_buffer(id)?;
-        // SAFETY: as in `write_data_buffer`.
-        unsafe { self.read_host(buffer.memory, buffer.size) }
-    }
-
-    fn new_texture(&mut self, desc: &TextureDesc, pixels: &[u8], levels_given: u32) -> Result<TextureId, XrError> {
+    fn create_texture(&mut self, desc: &TextureDesc, pixels: &[u8], levels_given: u32) -> Result<TextureId, XrError> {
         desc.check_pixels(pixels.len(), levels_given)?;
         let levels = desc.levels();
         let format = vk_format(desc.format);
@@ -929,7 +1111,7 @@ impl VkDevice {
         Ok(id)
     }
 
-    fn read_texture_level(&self, id: TextureId, level: u32) -> Result<Vec<u8>, XrError> {
+    fn read_texture(&mut self, id: TextureId, level: u32) -> Result<Vec<u8>, XrError> {
         let texture = self.texture(id)?;
         if level >= texture.desc.levels() {
             return Err(XrError::invalid_input(format!(
@@ -947,7 +1129,7 @@ impl VkDevice {
         self.read_image("reading a texture", read, |_| {})
     }
 
-    fn new_sampler(&mut self, desc: &SamplerDesc) -> Result<SamplerId, XrError> {
+    fn create_sampler(&mut self, desc: &SamplerDesc) -> Result<SamplerId, XrError> {
         let filter = |f: Filter| if f == Filter::Nearest { vk::Filter::NEAREST } else { vk::Filter::LINEAR };
         let mipmap =
             if desc.mipmap == Filter::Nearest { vk::SamplerMipmapMode::NEAREST } else { vk::SamplerMipmapMode::LINEAR };
@@ -971,7 +1153,51 @@ impl VkDevice {
         Ok(SamplerId(self.samplers.len() as u32 - 1))
     }
 
-    fn bind_texture_for(&self, id: TextureId, sampler: Option<SamplerId>) -> Result<ResourceBinding, XrError> {
+    fn create_buffer(&mut self, usage: BufferUsage, data: &[u8]) -> Result<BufferId, XrError> {
+        if data.is_empty() {
+            return Err(XrError::invalid_input("a buffer needs at least one byte"));
+        }
+        let mut flags = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+        for (bit, flag) in [
+            (BufferUsage::VERTEX, vk::BufferUsageFlags::VERTEX_BUFFER),
+            (BufferUsage::INDEX, vk::BufferUsageFlags::INDEX_BUFFER),
+            (BufferUsage::UNIFORM, vk::BufferUsageFlags::UNIFORM_BUFFER),
+            (BufferUsage::STORAGE, vk::BufferUsageFlags::STORAGE_BUFFER),
+        ] {
+            if usage.contains(bit) {
+                flags |= flag;
+            }
+        }
+        let (buffer, memory) = self.host_buffer(data.len() as u64, flags)?;
+        self.data_buffers.push(DataBuffer { buffer, memory, size: data.len(), usage });
+        let id = BufferId(self.data_buffers.len() as u32 - 1);
+        self.write_buffer(id, 0, data)?;
+        Ok(id)
+    }
+
+    fn write_buffer(&mut self, id: BufferId, offset: u64, data: &[u8]) -> Result<(), XrError> {
+        let buffer = self.data_buffer(id)?;
+        if offset.saturating_add(data.len() as u64) > buffer.size as u64 {
+            return Err(XrError::invalid_input(format!(
+                "{} bytes at {offset} do not fit buffer {} ({} bytes)",
+                data.len(),
+                id.0,
+                buffer.size
+            )));
+        }
+        // SAFETY: host-visible, coherent memory at least `size` long; the
+        // device is idle between calls (every submission is waited for).
+        unsafe { self.write_host(buffer.memory, offset as usize, data) }
+    }
+
+    fn read_buffer(&mut self, id: BufferId) -> Result<Vec<u8>, XrError> {
+        let buffer = self.data_buffer(id)?;
+        // SAFETY: as in `write_buffer`: the buffer's memory is this device's,
+        // host visible, coherent and `size` long, and no submission runs.
+        unsafe { self.read_host(buffer.memory, buffer.size) }
+    }
+
+    fn texture_binding(&self, id: TextureId, sampler: Option<SamplerId>) -> Result<ResourceBinding, XrError> {
         let texture = self.texture(id)?;
         let sampler = match sampler {
             Some(s) => self
@@ -992,7 +1218,7 @@ impl VkDevice {
         })
     }
 
-    fn bind_buffer_for(&self, id: BufferId) -> Result<ResourceBinding, XrError> {
+    fn buffer_binding(&self, id: BufferId) -> Result<ResourceBinding, XrError> {
         let buffer = self.data_buffer(id)?;
         Ok(ResourceBinding {
             device: self.context.device.handle().as_raw(),
@@ -1005,308 +1231,56 @@ impl VkDevice {
         })
     }
 
-    fn read_target(&mut self, id: RenderTargetId) -> Result<Image, XrError> {
-        let index = self.target_index(id)?;
-        let target = &self.targets[index];
-        let (image, layout, width, height) = (target.image, target.layout, target.width, target.height);
-        let to = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
-        let read = ImageRead { image, level: 0, layout: to, width, height, bytes_per_pixel: 4 };
-        let rgba = self.read_image("reading pixels", read, |cb| self.transition_image(cb, image, layout, to))?;
-        self.targets[index].layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
-        Ok(Image { width, height, rgba: rgba.into() })
-    }
-
-    /// Copies one level of an image into host memory, after `before` has
-    /// recorded what puts it in `read.layout`.
-    fn read_image(
-        &self,
-        what: &str,
-        read: ImageRead,
-        before: impl FnOnce(vk::CommandBuffer),
-    ) -> Result<Vec<u8>, XrError> {
-        let size = u64::from(read.width) * u64::from(read.height) * read.bytes_per_pixel;
-        let (buffer, memory) = self.host_buffer(size, vk::BufferUsageFlags::TRANSFER_DST)?;
-        let result = self.submit(what, |cb| {
-            before(cb);
-            let region = vk::BufferImageCopy::default()
-                .image_subresource(vk::ImageSubresourceLayers { mip_level: read.level, ..color_layers() })
-                .image_extent(vk::Extent3D { width: read.width, height: read.height, depth: 1 });
-            // SAFETY: recording; the image is in `read.layout` and the buffer large enough.
-            unsafe { self.context.device.cmd_copy_image_to_buffer(cb, read.image, read.layout, buffer, &[region]) };
-        });
-        // SAFETY: the copy finished; the memory is host visible and coherent.
-        unsafe {
-            let pixels = result.and_then(|()| self.read_host(memory, size as usize));
-            self.context.device.destroy_buffer(buffer, None);
-            self.context.device.free_memory(memory, None);
-            pixels
+    fn dispatch(&mut self, call: &ComputeCall) -> Result<(), XrError> {
+        let program = self.program(call.program)?;
+        if !program.compute {
+            return Err(XrError::invalid_input(format!(
+                "program {} is not a compute program: draw with it",
+                call.program.name
+            )));
         }
-    }
-
-    fn present_target(&mut self, id: RenderTargetId, capture: bool) -> Result<Presented, XrError> {
-        let index = self.target_index(id)?;
-        let mut swapchain = self.swapchain.take().ok_or_else(|| {
-            XrError::invalid_input(
-                "this Vulkan device is headless: open it with a window (DeviceOptions::window) to present",
-            )
-        })?;
-        let result = self.present_with(&mut swapchain, index, capture);
-        self.swapchain = Some(swapchain);
-        result
-    }
-
-    fn present_with(&mut self, swapchain: &mut Swapchain, index: usize, capture: bool) -> Result<Presented, XrError> {
-        // Messages of earlier work (a pipeline made by a build system) are
-        // that work's: reported before an image is taken.
-        self.check_validation("the work before presenting")?;
-        let Some(frame) = swapchain.acquire(&self.context)? else {
-            return Ok(Presented { status: PresentStatus::Skipped, image: ROption::RNone });
-        };
-        let unreadable = capture && !swapchain.readable;
-        let capture = capture && !unreadable;
-        let extent = swapchain.extent;
-        let size = u64::from(extent.width) * u64::from(extent.height) * 4;
-        // One submission waits for the image, blits, reads back (when asked)
-        // and signals the present: an acquired image always goes back, and
-        // a failure before it is submitted gives the image back empty.
-        let readback = if capture {
-            match self.host_buffer(size, vk::BufferUsageFlags::TRANSFER_DST) {
-                Ok(buffer) => Some(buffer),
-                Err(e) => {
-                    self.give_back(swapchain, &frame);
-                    return Err(e);
-                }
-            }
-        } else {
-            None
-        };
-        let target = &self.targets[index];
-        let filter = if (target.width, target.height) == (extent.width, extent.height) {
-            vk::Filter::NEAREST
-        } else {
-            vk::Filter::LINEAR
-        };
-        let corner = |width: u32, height: u32| vk::Offset3D { x: width as i32, y: height as i32, z: 1 };
-        let blit = vk::ImageBlit::default()
-            .src_subresource(color_layers())
-            .src_offsets([vk::Offset3D::default(), corner(target.width, target.height)])
-            .dst_subresource(color_layers())
-            .dst_offsets([vk::Offset3D::default(), corner(extent.width, extent.height)]);
-        let image = frame.image;
-        let submitted =
-            self.record_and_submit(&[(frame.acquired, vk::PipelineStageFlags::TRANSFER)], &[frame.rendered], |cb| {
-                self.transition(cb, target, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
-                // The image is written whole: its old contents are not needed.
-                self.transition_image(cb, image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
-                // SAFETY: recording; both images are in the layouts named, the
-                // buffer holds the whole image.
-                unsafe {
-                    self.context.device.cmd_blit_image(
-                        cb,
-                        target.image,
-                        vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                        image,
-                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                        &[blit],
-                        filter,
+        let [x, y, z] = call.groups;
+        let device = &self.context.device;
+        self.submit("dispatching", |cb| {
+            // SAFETY: recording; every handle belongs to this device.
+            unsafe {
+                device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, vk::Pipeline::from_raw(program.pipeline));
+                self.bind_program_state(cb, &program, vk::PipelineBindPoint::COMPUTE);
+                device.cmd_dispatch(cb, x, y, z);
+                // What it wrote is visible to every later use, on the device and the host.
+                let barrier =
+                    vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(
+                        vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE | vk::AccessFlags::HOST_READ,
                     );
-                    let mut layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
-                    if let Some((buffer, _)) = readback {
-                        self.transition_image(cb, image, layout, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
-                        layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
-                        let region = vk::BufferImageCopy::default()
-                            .image_subresource(color_layers())
-                            .image_extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
-                        self.context.device.cmd_copy_image_to_buffer(cb, image, layout, buffer, &[region]);
-                    }
-                    self.transition_image(cb, image, layout, vk::ImageLayout::PRESENT_SRC_KHR);
-                }
-            });
-        let free = |readback: Option<(vk::Buffer, vk::DeviceMemory)>| {
-            if let Some((buffer, memory)) = readback {
-                // SAFETY: the submission is over (waited for, or never made).
-                unsafe {
-                    self.context.device.destroy_buffer(buffer, None);
-                    self.context.device.free_memory(memory, None);
-                }
+                device.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::PipelineStageFlags::ALL_COMMANDS | vk::PipelineStageFlags::HOST,
+                    vk::DependencyFlags::empty(),
+                    &[barrier],
+                    &[],
+                    &[],
+                );
             }
-        };
-        if let Err(e) = submitted {
-            self.give_back(swapchain, &frame);
-            free(readback);
-            return Err(e);
-        }
-        self.targets[index].layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
-        let presented = swapchain.present(&self.context, &frame);
-        let captured = match readback {
-            Some((_, memory)) => {
-                // SAFETY: the copy finished; the memory is host visible, coherent and `size` long.
-                let pixels = unsafe { self.read_host(memory, size as usize) };
-                free(readback);
-                let mut rgba = pixels?;
-                if swapchain.format == vk::Format::B8G8R8A8_UNORM {
-                    rgba.chunks_exact_mut(4).for_each(|pixel| pixel.swap(0, 2));
-                }
-                ROption::RSome(Image { width: extent.width, height: extent.height, rgba: rgba.into() })
-            }
-            None => ROption::RNone,
-        };
-        presented?;
-        self.check_validation("presenting")?;
-        if unreadable {
-            return Err(XrError::unavailable("this window's swapchain images cannot be read back"));
-        }
-        Ok(Presented { status: PresentStatus::Presented, image: captured })
-    }
-
-    /// Hands an acquired image back unwritten, after a failure: a submission
-    /// that waits for it and signals the present, then the present.
-    fn give_back(&self, swapchain: &mut Swapchain, frame: &Frame) {
-        let image = frame.image;
-        let _ =
-            self.record_and_submit(&[(frame.acquired, vk::PipelineStageFlags::TRANSFER)], &[frame.rendered], |cb| {
-                self.transition_image(cb, image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::PRESENT_SRC_KHR);
-            });
-        let _ = swapchain.present(&self.context, frame);
-    }
-
-    fn resize(&mut self, width: u32, height: u32) -> Result<(), XrError> {
-        let swapchain = self
-            .swapchain
-            .as_mut()
-            .ok_or_else(|| XrError::invalid_input("this Vulkan device is headless: it has no window to resize"))?;
-        swapchain.resize(width, height);
-        Ok(())
-    }
-}
-
-fn color_layers() -> vk::ImageSubresourceLayers {
-    vk::ImageSubresourceLayers {
-        aspect_mask: vk::ImageAspectFlags::COLOR,
-        mip_level: 0,
-        base_array_layer: 0,
-        layer_count: 1,
-    }
-}
-
-/// The Vulkan format of a texture format.
-fn vk_format(format: TextureFormat) -> vk::Format {
-    match format {
-        TextureFormat::Rgba8 => vk::Format::R8G8B8A8_UNORM,
-        TextureFormat::Rgba32Float => vk::Format::R32G32B32A32_SFLOAT,
-    }
-}
-
-fn depth_range() -> vk::ImageSubresourceRange {
-    vk::ImageSubresourceRange {
-        aspect_mask: vk::ImageAspectFlags::DEPTH,
-        base_mip_level: 0,
-        level_count: 1,
-        base_array_layer: 0,
-        layer_count: 1,
-    }
-}
-
-fn color_range() -> vk::ImageSubresourceRange {
-    vk::ImageSubresourceRange {
-        aspect_mask: vk::ImageAspectFlags::COLOR,
-        base_mip_level: 0,
-        level_count: 1,
-        base_array_layer: 0,
-        layer_count: 1,
-    }
-}
-
-impl Device for VkDevice {
-    fn capabilities(&self) -> XrResult<DeviceCapabilities> {
-        guard(|| Ok(self.capabilities()))
-    }
-
-    fn native_handles(&self) -> XrResult<NativeHandles> {
-        guard(|| Ok(self.handles()))
-    }
-
-    fn create_render_target(&mut self, width: u32, height: u32) -> XrResult<RenderTargetId> {
-        guard(|| self.new_target(width, height, false))
-    }
-
-    fn create_vertex_buffer(&mut self, vertices: RSlice<'_, f32>, layout: &VertexLayout) -> XrResult<VertexBufferId> {
-        guard(|| self.new_vertex_buffer(vertices.as_slice(), layout))
-    }
-
-    fn clear(&mut self, target: RenderTargetId, rgba: &[f32; 4]) -> XrResult<()> {
-        guard(|| self.clear_target(target, rgba))
-    }
-
-    fn draw(&mut self, draw: &DrawCall) -> XrResult<()> {
-        guard(|| self.draw_triangles(draw))
-    }
-
-    fn read_pixels(&mut self, target: RenderTargetId) -> XrResult<Image> {
-        guard(|| self.read_target(target))
-    }
-
-    fn resize_window(&mut self, width: u32, height: u32) -> XrResult<()> {
-        guard(|| self.resize(width, height))
-    }
-
-    fn present(&mut self, target: RenderTargetId, capture: bool) -> XrResult<Presented> {
-        guard(|| self.present_target(target, capture))
-    }
-
-    fn create_depth_render_target(&mut self, width: u32, height: u32) -> XrResult<RenderTargetId> {
-        guard(|| self.new_target(width, height, true))
-    }
-
-    fn create_texture(&mut self, desc: &TextureDesc, pixels: RSlice<'_, u8>, levels_given: u32) -> XrResult<TextureId> {
-        guard(|| self.new_texture(desc, pixels.as_slice(), levels_given))
-    }
-
-    fn read_texture(&mut self, texture: TextureId, level: u32) -> XrResult<RVec<u8>> {
-        guard(|| self.read_texture_level(texture, level).map(RVec::from))
-    }
-
-    fn create_sampler(&mut self, desc: &SamplerDesc) -> XrResult<SamplerId> {
-        guard(|| self.new_sampler(desc))
-    }
-
-    fn create_buffer(&mut self, usage: BufferUsage, data: RSlice<'_, u8>) -> XrResult<BufferId> {
-        guard(|| self.new_data_buffer(usage, data.as_slice()))
-    }
-
-    fn write_buffer(&mut self, buffer: BufferId, offset: u64, data: RSlice<'_, u8>) -> XrResult<()> {
-        guard(|| self.write_data_buffer(buffer, offset, data.as_slice()))
-    }
-
-    fn read_buffer(&mut self, buffer: BufferId) -> XrResult<RVec<u8>> {
-        guard(|| self.read_data_buffer(buffer).map(RVec::from))
-    }
-
-    fn texture_binding(&self, texture: TextureId, sampler: ROption<SamplerId>) -> XrResult<ResourceBinding> {
-        guard(|| self.bind_texture_for(texture, sampler.into_option()))
-    }
-
-    fn buffer_binding(&self, buffer: BufferId) -> XrResult<ResourceBinding> {
-        guard(|| self.bind_buffer_for(buffer))
-    }
-
-    fn dispatch(&mut self, call: &ComputeCall) -> XrResult<()> {
-        guard(|| self.run_compute(call))
-    }
-
-    fn take_validation_messages(&mut self) -> XrResult<RVec<RString>> {
-        guard(|| {
-            let taken = self.context.messages.lock().map(|mut list| std::mem::take(&mut *list)).unwrap_or_default();
-            Ok(taken.into_iter().map(RString::from).collect())
         })
+    }
+
+    fn take_validation_messages(&mut self) -> Result<Vec<String>, XrError> {
+        Ok(self.context.messages.lock().map(|mut list| std::mem::take(&mut *list)).unwrap_or_default())
     }
 }
 
 impl Drop for VkDevice {
     fn drop(&mut self) {
-        self.shared.open.store(false, Ordering::Release);
+        // Closed first: a build system's later call through the loader finds nothing.
+        if let Ok(mut open) = OPEN.lock() {
+            open.remove(&self.key);
+        }
         let device = &self.context.device;
-        // SAFETY: the device is idle; every object was created on it.
+        // SAFETY: once `vkDeviceWaitIdle` returns no submission uses these
+        // objects; each was created on this device and is destroyed once
+        // (taken or drained), the swapchain before `Context` destroys its
+        // surface and then the device.
         unsafe {
             let _ = device.device_wait_idle();
             if let Some(mut swapchain) = self.swapchain.take() {

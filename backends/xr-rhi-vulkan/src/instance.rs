@@ -207,7 +207,7 @@ impl Context {
             unsafe { instance.enumerate_physical_devices() }.map_err(vk_error("vkEnumeratePhysicalDevices"))?;
         let mut candidates: Vec<(vk::PhysicalDevice, u32, bool)> = Vec::new();
         for physical in devices {
-            // SAFETY: as above.
+            // SAFETY: `physical` was just enumerated from this live instance.
             let (properties, families) = unsafe {
                 (
                     instance.get_physical_device_properties(physical),
@@ -271,7 +271,7 @@ impl Context {
             unsafe { instance.get_physical_device_features2(physical, &mut query) };
         }
         let core = {
-            // SAFETY: as above.
+            // SAFETY: `physical` belongs to this instance.
             let mut features = unsafe { instance.get_physical_device_features(physical) };
             features.robust_buffer_access = vk::FALSE;
             features
@@ -315,14 +315,21 @@ impl Context {
 }
 
 impl Drop for Context {
+    /// Destroys the surface, the device, the debug messenger and the
+    /// instance, in that order; the device that owns this context has
+    /// destroyed the swapchain on the surface, and every object made on the
+    /// device, before.
     fn drop(&mut self) {
-        // SAFETY: the device is idle and nothing else uses these objects.
+        // SAFETY: the owner destroyed everything made on the device and the
+        // swapchain (see `VkDevice`'s drop), so the device is idle, no
+        // swapchain uses the surface, and nothing else holds these handles;
+        // each object goes before the one it was made from.
         unsafe {
             let _ = self.device.device_wait_idle();
-            self.device.destroy_device(None);
             if let Some((loader, surface)) = self.surface.take() {
                 loader.destroy_surface(surface, None);
             }
+            self.device.destroy_device(None);
             if let Some((loader, messenger, user)) = self.debug.take() {
                 loader.destroy_debug_utils_messenger(messenger, None);
                 drop(Box::from_raw(user));

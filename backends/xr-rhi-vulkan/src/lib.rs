@@ -11,31 +11,29 @@ mod device;
 mod instance;
 mod swapchain;
 
-use abi_stable::sabi_trait::TD_Opaque;
-use xr_device::{DeviceBox, DeviceKind, DeviceOptions, DeviceSystem, DeviceSystemInfo, XrResult, guard};
+use xr_device::{
+    DeviceBox, DeviceKind, DeviceOptions, DeviceSystemBackend, DeviceSystemInfo, Guarded, XrError, device_box,
+};
 
 xr_sourcebuild::export_plugin! {
     name: "xr-rhi-vulkan",
-    device_systems: [VulkanSystem],
+    device_systems: [Guarded(VulkanSystem)],
     build_systems: [],
 }
 
 /// The Vulkan device system.
 struct VulkanSystem;
 
-impl DeviceSystem for VulkanSystem {
-    fn info(&self) -> XrResult<DeviceSystemInfo> {
-        guard(|| {
-            Ok(DeviceSystemInfo {
-                name: "xr-rhi-vulkan".into(),
-                kind: DeviceKind::Vulkan,
-                description: "Vulkan 1.3 through ash, headless or presenting to an X11 window, dynamic rendering"
-                    .into(),
-            })
+impl DeviceSystemBackend for VulkanSystem {
+    fn info(&self) -> Result<DeviceSystemInfo, XrError> {
+        Ok(DeviceSystemInfo {
+            name: "xr-rhi-vulkan".into(),
+            kind: DeviceKind::Vulkan,
+            description: "Vulkan 1.3 through ash, headless or presenting to an X11 window, dynamic rendering".into(),
         })
     }
 
-    fn open(&self, options: &DeviceOptions) -> XrResult<DeviceBox> {
-        guard(|| Ok(xr_device::Device_TO::from_value(device::VkDevice::open(options)?, TD_Opaque)))
+    fn open(&self, options: &DeviceOptions) -> Result<DeviceBox, XrError> {
+        Ok(device_box(device::VkDevice::open(options)?))
     }
 }

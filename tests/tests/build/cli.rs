@@ -37,8 +37,8 @@ fn plugins_json_shows_the_llvmpipe_device_and_the_glsl_flags() {
     assert_eq!(
         glsl["compiles"],
         serde_json::json!([
-            {"language": "glsl", "target": "gl-glsl"},
-            {"language": "glsl", "target": "glsl-preprocessed"},
+            {"language": "glsl", "target": "gl-glsl", "options": []},
+            {"language": "glsl", "target": "glsl-preprocessed", "options": []},
         ])
     );
     assert_eq!(
@@ -46,10 +46,23 @@ fn plugins_json_shows_the_llvmpipe_device_and_the_glsl_flags() {
         serde_json::json!([{"target": "gl-glsl", "path": "device-binary"}, {"target": "gl-glsl", "path": "source"}])
     );
     let vulkan = &plugin("xr-compiler-vk-spirv")["build_systems"][0];
-    assert_eq!(
-        vulkan["compiles"],
-        serde_json::json!([{"language": "glsl", "target": "vk-spirv"}, {"language": "hlsl", "target": "vk-spirv"}])
-    );
+    let pairs: Vec<(&str, &str)> = vulkan["compiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["language"].as_str().unwrap(), p["target"].as_str().unwrap()))
+        .collect();
+    assert_eq!(pairs, [("glsl", "vk-spirv"), ("hlsl", "vk-spirv")]);
+    // Each pair with the options its compiler declares: name, values, default, help.
+    let option = |pair: usize, name: &str| {
+        vulkan["compiles"][pair]["options"].as_array().unwrap().iter().find(|o| o["name"] == name).cloned()
+    };
+    let version = option(0, "vulkan").expect("glsl → vk-spirv takes vulkan");
+    assert_eq!(version["values"], serde_json::json!(["1.0", "1.1", "1.2", "1.3"]));
+    assert_eq!(version["default"], "1.0");
+    assert!(!version["help"].as_str().unwrap().is_empty());
+    assert!(option(0, "profile").is_none(), "a profile is HLSL's");
+    assert_eq!(option(1, "profile").unwrap()["values"][1], "ps_*");
     assert_eq!(
         vulkan["loads"],
         serde_json::json!([

@@ -1,0 +1,299 @@
+//! The SourceBuildSystem contract as plain Rust traits, put behind the ABI
+//! by the one adapter, [`Guarded`].
+//!
+//! As for devices (`xr_device::backend`): every method of an ABI trait must
+//! catch panics, since an unwind that reaches the `extern "C"` boundary
+//! aborts the host, and turn abi_stable types into Rust ones and back. A
+//! plugin implements [`SourceBuildSystemBackend`],
+//! [`AttachedBuildSystemBackend`] and [`ConstantTableBackend`] — the
+//! operations of [`SourceBuildSystem`], [`AttachedBuildSystem`] and
+//! [`ConstantTable`] under the same names, with `&str`, `&[T]`, `Vec` and
+//! `Result` — and [`Guarded`] implements the ABI traits for them here, with
+//! [`guard`] (calls that fail with an [`XrError`]) or [`guard_build`] (calls
+//! that fail with a [`BuildError`] and its diagnostics): one place for the
+//! guard, which no plugin can then forget.
+//!
+//! ```ignore
+//! struct MyCompiler;
+//! impl SourceBuildSystemBackend for MyCompiler { /* info, attach, compile_offline */ }
+//!
+//! xr_sourcebuild::export_plugin! {
+//!     name: "my-compiler",
+//!     device_systems: [],
+//!     build_systems: [xr_sourcebuild::Guarded(MyCompiler)],
+//! }
+//! ```
+
+use crate::{
+    availability::Availability,
+    constants::{
+        ConstantHandle, ConstantInfo, ConstantTable, ConstantTable_TO, ConstantTableBox, ConstantValue, ResourceInfo,
+    },
+    diagnostics::{BuildError, guard_build},
+    load::{ArtifactLoad, LoadedArtifact},
+    offline::{OfflineArtifact, OfflineRequest},
+    source::ProgramDesc,
+    system::{
+        AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBox, BuildOptions, BuildSystemInfo,
+        BuiltProgram, ProgramBinary, SourceBuildSystem,
+    },
+};
+use abi_stable::{
+    sabi_trait::TD_Opaque,
+    std_types::{RResult, RSlice, RStr, RVec},
+};
+use xr_device::{DeviceCapabilities, Guarded, NativeHandles, ProgramRef, ResourceBinding, XrError, XrResult, guard};
+
+/// An attached build system behind the ABI: `backend` wrapped in
+/// [`Guarded`] and boxed.
+pub fn attached_box<B: AttachedBuildSystemBackend + 'static>(backend: B) -> AttachedBuildSystemBox {
+    AttachedBuildSystem_TO::from_value(Guarded(backend), TD_Opaque)
+}
+
+/// A constant table behind the ABI: `backend` wrapped in [`Guarded`] and boxed.
+pub fn constant_table_box<B: ConstantTableBackend + 'static>(backend: B) -> ConstantTableBox {
+    ConstantTable_TO::from_value(Guarded(backend), TD_Opaque)
+}
+
+/// A source build system, as a plugin writes it; [`Guarded`] makes it a
+/// [`SourceBuildSystem`], whose operations these are.
+pub trait SourceBuildSystemBackend: Send + Sync {
+    /// Name, flags, attachable kinds, languages, stages, pairs and loads.
+    fn info(&self) -> Result<BuildSystemInfo, XrError>;
+
+    /// Attaches to a live device through its native handles (a backend
+    /// boxes its attached build system with [`attached_box`]).
+    fn attach(
+        &self,
+        handles: &NativeHandles,
+        capabilities: &DeviceCapabilities,
+    ) -> Result<AttachedBuildSystemBox, XrError>;
+
+    /// Compiles a program into an artifact of `request.target` without a device.
+    fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError>;
+}
+
+/// A build system attached to one device, as a plugin writes it;
+/// [`Guarded`] makes it an [`AttachedBuildSystem`], whose operations these are.
+pub trait AttachedBuildSystemBackend {
+    /// What this instance can do on this device.
+    fn availability(&self) -> Result<Availability, XrError>;
+
+    /// Builds a program from source on the device.
+    fn build_program(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> Result<BuiltProgram, BuildError>;
+
+    /// A hash of every input that changes the program's bytes.
+    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> Result<Vec<u8>, BuildError>;
+
+    /// Reads a program's binary back.
+    fn program_binary(&self, program: ProgramRef) -> Result<ProgramBinary, XrError>;
+
+    /// Loads a program from a binary, failing with `Driver` when the driver refuses it.
+    fn load_program_binary(
+        &mut self,
+        desc: &ProgramDesc,
+        options: &BuildOptions,
+        binary: &ProgramBinary,
+    ) -> Result<BuiltProgram, BuildError>;
+
+    /// Combines separable stage programs into a validated program pipeline.
+    fn create_pipeline(&mut self, programs: &[ProgramRef]) -> Result<ProgramRef, XrError>;
+
+    /// Where to keep the build system's own device caches.
+    fn set_store(&mut self, root: &str) -> Result<(), XrError>;
+
+    /// Loads a stored artifact of a target this build system declared.
+    fn load_artifact(&mut self, request: &ArtifactLoad) -> Result<LoadedArtifact, BuildError>;
+}
+
+/// So that a backend can hand itself to code written against the ABI trait
+/// (`xr-plugin-kit`'s `ProgramCache`) as `Guarded(&mut *self)`.
+impl<B: AttachedBuildSystemBackend + ?Sized> AttachedBuildSystemBackend for &mut B {
+    fn availability(&self) -> Result<Availability, XrError> {
+        (**self).availability()
+    }
+
+    fn build_program(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> Result<BuiltProgram, BuildError> {
+        (**self).build_program(desc, options)
+    }
+
+    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> Result<Vec<u8>, BuildError> {
+        (**self).content_key(desc, options)
+    }
+
+    fn program_binary(&self, program: ProgramRef) -> Result<ProgramBinary, XrError> {
+        (**self).program_binary(program)
+    }
+
+    fn load_program_binary(
+        &mut self,
+        desc: &ProgramDesc,
+        options: &BuildOptions,
+        binary: &ProgramBinary,
+    ) -> Result<BuiltProgram, BuildError> {
+        (**self).load_program_binary(desc, options, binary)
+    }
+
+    fn create_pipeline(&mut self, programs: &[ProgramRef]) -> Result<ProgramRef, XrError> {
+        (**self).create_pipeline(programs)
+    }
+
+    fn set_store(&mut self, root: &str) -> Result<(), XrError> {
+        (**self).set_store(root)
+    }
+
+    fn load_artifact(&mut self, request: &ArtifactLoad) -> Result<LoadedArtifact, BuildError> {
+        (**self).load_artifact(request)
+    }
+}
+
+/// The constant table of one built program, as a plugin writes it;
+/// [`Guarded`] makes it a [`ConstantTable`], whose operations these are.
+pub trait ConstantTableBackend {
+    /// Every active constant.
+    fn constants(&self) -> Result<Vec<ConstantInfo>, XrError>;
+
+    /// Looks a constant up by name: `color`, `light.position`, `weights[2]`.
+    fn lookup(&self, name: &str) -> Result<ConstantHandle, XrError>;
+
+    /// Sets a value; its type must match and it must fit the array.
+    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError>;
+
+    /// Restores every constant to the initialiser written in the source.
+    fn set_defaults(&mut self) -> Result<(), XrError>;
+
+    /// Sets a value through `pipeline`'s active program (`glActiveShaderProgram`).
+    fn set_through_pipeline(
+        &mut self,
+        pipeline: ProgramRef,
+        handle: ConstantHandle,
+        value: &ConstantValue,
+    ) -> Result<(), XrError>;
+
+    /// Every resource the program binds.
+    fn resources(&self) -> Result<Vec<ResourceInfo>, XrError>;
+
+    /// Binds a texture or buffer of the program's device to a resource.
+    fn set_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> Result<(), XrError>;
+}
+
+impl<B: SourceBuildSystemBackend> SourceBuildSystem for Guarded<B> {
+    fn info(&self) -> XrResult<BuildSystemInfo> {
+        guard(|| self.0.info())
+    }
+
+    fn attach(&self, handles: &NativeHandles, capabilities: &DeviceCapabilities) -> XrResult<AttachedBuildSystemBox> {
+        guard(|| self.0.attach(handles, capabilities))
+    }
+
+    fn compile_offline(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError> {
+        guard_build(|| self.0.compile_offline(request))
+    }
+}
+
+impl<B: AttachedBuildSystemBackend> AttachedBuildSystem for Guarded<B> {
+    fn availability(&self) -> XrResult<Availability> {
+        guard(|| self.0.availability())
+    }
+
+    fn build_program(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> RResult<BuiltProgram, BuildError> {
+        guard_build(|| self.0.build_program(desc, options))
+    }
+
+    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> RResult<RVec<u8>, BuildError> {
+        guard_build(|| self.0.content_key(desc, options).map(RVec::from))
+    }
+
+    fn program_binary(&self, program: ProgramRef) -> XrResult<ProgramBinary> {
+        guard(|| self.0.program_binary(program))
+    }
+
+    fn load_program_binary(
+        &mut self,
+        desc: &ProgramDesc,
+        options: &BuildOptions,
+        binary: &ProgramBinary,
+    ) -> RResult<BuiltProgram, BuildError> {
+        guard_build(|| self.0.load_program_binary(desc, options, binary))
+    }
+
+    fn create_pipeline(&mut self, programs: RSlice<'_, ProgramRef>) -> XrResult<ProgramRef> {
+        guard(|| self.0.create_pipeline(programs.as_slice()))
+    }
+
+    fn set_store(&mut self, root: RStr<'_>) -> XrResult<()> {
+        guard(|| self.0.set_store(root.as_str()))
+    }
+
+    fn load_artifact(&mut self, request: &ArtifactLoad) -> RResult<LoadedArtifact, BuildError> {
+        guard_build(|| self.0.load_artifact(request))
+    }
+}
+
+impl<B: ConstantTableBackend> ConstantTable for Guarded<B> {
+    fn constants(&self) -> XrResult<RVec<ConstantInfo>> {
+        guard(|| self.0.constants().map(RVec::from))
+    }
+
+    fn lookup(&self, name: RStr<'_>) -> XrResult<ConstantHandle> {
+        guard(|| self.0.lookup(name.as_str()))
+    }
+
+    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue) -> XrResult<()> {
+        guard(|| self.0.set(handle, value))
+    }
+
+    fn set_defaults(&mut self) -> XrResult<()> {
+        guard(|| self.0.set_defaults())
+    }
+
+    fn set_through_pipeline(
+        &mut self,
+        pipeline: ProgramRef,
+        handle: ConstantHandle,
+        value: &ConstantValue,
+    ) -> XrResult<()> {
+        guard(|| self.0.set_through_pipeline(pipeline, handle, value))
+    }
+
+    fn resources(&self) -> XrResult<RVec<ResourceInfo>> {
+        guard(|| self.0.resources().map(RVec::from))
+    }
+
+    fn set_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> XrResult<()> {
+        guard(|| self.0.set_resource(handle, binding))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xr_device::ErrorKind;
+
+    struct Broken;
+
+    impl SourceBuildSystemBackend for Broken {
+        fn info(&self) -> Result<BuildSystemInfo, XrError> {
+            Err(XrError::unavailable("no info"))
+        }
+
+        fn attach(&self, _: &NativeHandles, _: &DeviceCapabilities) -> Result<AttachedBuildSystemBox, XrError> {
+            Err(XrError::unavailable("attaches to nothing"))
+        }
+
+        fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
+            panic!("cannot compile '{}'", request.program.name)
+        }
+    }
+
+    #[test]
+    fn the_adapter_passes_errors_and_turns_panics_into_build_errors() {
+        let system = Guarded(Broken);
+        let error = SourceBuildSystem::info(&system).into_result().unwrap_err();
+        assert_eq!((error.kind, error.message.as_str()), (ErrorKind::Unavailable, "no info"));
+        let request = OfflineRequest::new(ProgramDesc::new("p", []), "t");
+        let error = SourceBuildSystem::compile_offline(&system, &request).into_result().unwrap_err();
+        assert_eq!(error.error.kind, ErrorKind::Panic);
+        assert_eq!(error.error.message.as_str(), "plugin panicked: cannot compile 'p'");
+    }
+}
