@@ -185,8 +185,16 @@ impl ConstantTableBackend for VkConstantTable {
         let target: &mut [u8] = match storage {
             Storage::Push => &mut self.push,
             Storage::Uniform(index) => {
+                // The mapping is the device's memory: gone with a closed device.
+                // SAFETY: the loader's functions take any context; a closed device answers false.
+                if !unsafe { (self.loader.is_open)(self.loader.context) } {
+                    return Err(XrError::unavailable(format!(
+                        "program '{}': its device is closed; '{name}' cannot be set",
+                        self.program_name
+                    )));
+                }
                 let buffer = &self.objects.buffers[index];
-                // SAFETY: the buffer stays mapped while the table lives; `size` is its length.
+                // SAFETY: the device is open, so the buffer is still mapped; `size` is its length.
                 unsafe { std::slice::from_raw_parts_mut(buffer.mapped, buffer.size) }
             }
         };

@@ -137,8 +137,20 @@ impl AttachedVkSpirv {
         Ok(())
     }
 
+    /// An error once the device this build system attached to is closed:
+    /// its handles are gone, and a call through them would crash the driver.
+    fn device_open(&self, context: &str) -> Result<(), XrError> {
+        // SAFETY: as in `new`: `is_open` takes any context; a closed device answers false.
+        if unsafe { (self.loader.is_open)(self.loader.context) } {
+            Ok(())
+        } else {
+            Err(XrError::unavailable(format!("{context}: the Vulkan device this build system attached to is closed")))
+        }
+    }
+
     fn create(&mut self, desc: &ProgramDesc, mut modules: Vec<StageModule>) -> Result<BuiltProgram, BuildError> {
         let context = format!("program '{}'", desc.name);
+        self.device_open(&context)?;
         // Stored objects come here without `compile`: a driver may crash on
         // a pipeline without a vertex stage, so every program is checked.
         let stages: Vec<ShaderStage> = modules.iter().map(|m| m.stage).collect();
@@ -566,6 +578,7 @@ impl AttachedBuildSystemBackend for AttachedVkSpirv {
 
     fn set_store(&mut self, root: &str) -> Result<(), XrError> {
         let store = Store::open(root).map_err(|e| XrError::new(xr_device::ErrorKind::Io, e.to_string()))?;
+        self.device_open("the pipeline cache")?;
         self.cache.load(&self.device, store, &self.capabilities)
     }
 

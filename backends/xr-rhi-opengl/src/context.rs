@@ -14,8 +14,11 @@ use glutin::{
 use std::cell::Cell;
 use std::{
     cell::RefCell,
+    collections::BTreeMap,
     ffi::{CStr, c_char, c_void},
     num::NonZeroU32,
+    rc::Rc,
+    sync::atomic::{AtomicUsize, Ordering},
 };
 use xr_device::{GlBindingSpace, GlLoader, NativeWindow, XrError};
 
@@ -29,11 +32,11 @@ const VERSIONS: [(u8, u8); 5] = [(4, 6), (4, 5), (4, 3), (4, 1), (3, 3)];
 
 /// An EGL display and a context made current on it without a surface.
 ///
-/// Build systems reach it through raw pointers in [`GlLoader`], which may
-/// outlive the device (a program object dropped after its device). So the
-/// device leaks this small struct and only *releases* the context when it
-/// closes: later loader calls then fail cleanly instead of touching freed
-/// memory.
+/// Build systems reach it through the [`GlLoader`] of [`loader`], which
+/// may outlive the device (a program object dropped after its device): the
+/// loader carries the device's number in this thread's table of open
+/// devices, not a pointer, so that once the device closed, later loader
+/// calls find nothing and fail cleanly instead of touching freed memory.
 pub struct GlContext {
     /// Unique in the process: what a thread remembers as made current.
     id: u64,
@@ -244,55 +247,75 @@ impl GlContext {
             _ => 0,
         }
     }
+}
 
-    /// The loader handed to build systems; valid while `self` is not moved or dropped.
-    pub fn loader(&self) -> GlLoader {
-        GlLoader {
-            context: std::ptr::from_ref(self).cast(),
-            get_proc_address: loader_get_proc_address,
-            make_current: loader_make_current,
-            allocate_binding: loader_allocate_binding,
-            release_binding: loader_release_binding,
-            binding_limit: loader_binding_limit,
-            register_program: loader_register_program,
-            unregister_program: loader_unregister_program,
-            forget_current: loader_forget_current,
-        }
+thread_local! {
+    /// The open devices' contexts on this thread, by the number their
+    /// loaders carry as context. A GL context belongs to the thread that
+    /// made it, and so do the build systems attached to it: a thread's own
+    /// table needs no lock. A device adds its context when it opens and
+    /// removes it first thing when it closes, so that a build system that
+    /// outlives its device (a constant table dropped after it) finds nothing
+    /// and fails cleanly instead of reading freed memory.
+    static OPEN: RefCell<BTreeMap<usize, Rc<GlContext>>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// The number the next device opened gets (never 0: a null context is no device's).
+static NEXT_DEVICE: AtomicUsize = AtomicUsize::new(1);
+
+/// Adds an open device's context to this thread's table; its number is what
+/// [`loader`] hands out.
+pub fn register(context: Rc<GlContext>) -> usize {
+    let key = NEXT_DEVICE.fetch_add(1, Ordering::Relaxed);
+    OPEN.with(|open| open.borrow_mut().insert(key, context));
+    key
+}
+
+/// Removes a closing device's context from this thread's table.
+pub fn unregister(key: usize) {
+    OPEN.with(|open| open.borrow_mut().remove(&key));
+}
+
+/// The context of the open device whose loader carries `context`; `None`
+/// once that device is closed. The pointer is only compared, never
+/// dereferenced.
+fn open_context(context: *const c_void) -> Option<Rc<GlContext>> {
+    OPEN.with(|open| open.borrow().get(&context.addr()).cloned())
+}
+
+/// The loader handed to build systems for the device registered as `key`.
+pub fn loader(key: usize) -> GlLoader {
+    GlLoader {
+        context: std::ptr::without_provenance(key),
+        get_proc_address: loader_get_proc_address,
+        make_current: loader_make_current,
+        allocate_binding: loader_allocate_binding,
+        release_binding: loader_release_binding,
+        binding_limit: loader_binding_limit,
+        register_program: loader_register_program,
+        unregister_program: loader_unregister_program,
+        forget_current: loader_forget_current,
     }
 }
 
 unsafe extern "C" fn loader_get_proc_address(context: *const c_void, name: *const c_char) -> *const c_void {
-    if context.is_null() || name.is_null() {
+    let Some(context) = open_context(context) else { return std::ptr::null() };
+    if name.is_null() {
         return std::ptr::null();
     }
-    // SAFETY: `context` came from `GlContext::loader`, which the device keeps
-    // boxed for as long as the handles are valid; `name` is NUL-terminated.
-    let (context, name) = unsafe { (&*context.cast::<GlContext>(), CStr::from_ptr(name)) };
+    // SAFETY: `name` is a NUL-terminated string (the loader's contract).
+    let name = unsafe { CStr::from_ptr(name) };
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| context.get_proc_address(name)))
         .unwrap_or(std::ptr::null())
 }
 
 unsafe extern "C" fn loader_make_current(context: *const c_void) -> bool {
-    if context.is_null() {
-        return false;
-    }
-    // SAFETY: as in `loader_get_proc_address`.
-    let context = unsafe { &*context.cast::<GlContext>() };
+    let Some(context) = open_context(context) else { return false };
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| context.make_current().is_ok())).unwrap_or(false)
 }
 
-/// The context behind a loader's pointer, if any.
-///
-/// # Safety
-/// `context` is null or came from [`GlContext::loader`] (the device leaks the context).
-unsafe fn context_of<'a>(context: *const c_void) -> Option<&'a GlContext> {
-    // SAFETY: per the contract.
-    (!context.is_null()).then(|| unsafe { &*context.cast::<GlContext>() })
-}
-
 unsafe extern "C" fn loader_allocate_binding(context: *const c_void, space: u32) -> i32 {
-    // SAFETY: as in `loader_get_proc_address`.
-    let (Some(context), Some(space)) = (unsafe { context_of(context) }, GlBindingSpace::from_u32(space)) else {
+    let (Some(context), Some(space)) = (open_context(context), GlBindingSpace::from_u32(space)) else {
         return -1;
     };
     let Ok(mut bindings) = context.bindings.lock() else { return -1 };
@@ -307,8 +330,7 @@ unsafe extern "C" fn loader_allocate_binding(context: *const c_void, space: u32)
 }
 
 unsafe extern "C" fn loader_release_binding(context: *const c_void, space: u32, binding: u32) {
-    // SAFETY: as in `loader_get_proc_address`.
-    let (Some(context), Some(space)) = (unsafe { context_of(context) }, GlBindingSpace::from_u32(space)) else {
+    let (Some(context), Some(space)) = (open_context(context), GlBindingSpace::from_u32(space)) else {
         return;
     };
     let never_given = space == GlBindingSpace::TextureUnit && binding == 0;
@@ -321,8 +343,7 @@ unsafe extern "C" fn loader_release_binding(context: *const c_void, space: u32, 
 }
 
 unsafe extern "C" fn loader_binding_limit(context: *const c_void, space: u32) -> u32 {
-    // SAFETY: as in `loader_get_proc_address`.
-    let (Some(context), Some(space)) = (unsafe { context_of(context) }, GlBindingSpace::from_u32(space)) else {
+    let (Some(context), Some(space)) = (open_context(context), GlBindingSpace::from_u32(space)) else {
         return 0;
     };
     let Ok(bindings) = context.bindings.lock() else { return 0 };
@@ -331,8 +352,7 @@ unsafe extern "C" fn loader_binding_limit(context: *const c_void, space: u32) ->
 }
 
 unsafe extern "C" fn loader_register_program(context: *const c_void, program: u32, unbound: *const u32) {
-    // SAFETY: as in `loader_get_proc_address`.
-    if let Some(context) = unsafe { context_of(context) }
+    if let Some(context) = open_context(context)
         && let Ok(mut programs) = context.programs.lock()
     {
         programs.insert(program, unbound as usize);
@@ -340,8 +360,7 @@ unsafe extern "C" fn loader_register_program(context: *const c_void, program: u3
 }
 
 unsafe extern "C" fn loader_unregister_program(context: *const c_void, program: u32) {
-    // SAFETY: as in `loader_get_proc_address`.
-    if let Some(context) = unsafe { context_of(context) }
+    if let Some(context) = open_context(context)
         && let Ok(mut programs) = context.programs.lock()
     {
         programs.remove(&program);

@@ -1,9 +1,10 @@
 //! An open OpenGL device: capabilities and the small command surface.
 
-use crate::context::GlContext;
+use crate::context::{self, GlContext};
 use abi_stable::std_types::{ROption, RString, RVec};
 use glow::HasContext;
 use std::num::NonZeroU32;
+use std::rc::Rc;
 use xr_device::{
     BufferId, BufferUsage, ComputeCall, DeviceBackend, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter,
     GlBindingSpace, Image, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetId, ResourceBinding,
@@ -37,8 +38,11 @@ struct VertexBuffer {
 /// An OpenGL device with its own context.
 pub struct GlDevice {
     gl: glow::Context,
-    // Leaked: build systems hold a pointer to it through `NativeHandles`.
-    context: &'static GlContext,
+    /// Shared with this thread's table of open devices while the device is
+    /// open; build systems reach it through `key` (see `context::loader`).
+    context: Rc<GlContext>,
+    /// The device's number in that table, which its loader carries.
+    key: usize,
     targets: Vec<RenderTarget>,
     vertex_buffers: Vec<VertexBuffer>,
     textures: Vec<Texture>,
@@ -60,7 +64,7 @@ impl GlDevice {
             abi_stable::std_types::ROption::RNone => GlContext::open(options.prefer_software)?,
         };
         let window_size = options.window.as_ref().map(|w| (w.width, w.height)).into_option();
-        let context: &'static GlContext = Box::leak(Box::new(context));
+        let context = Rc::new(context);
         // SAFETY: the context is current on this thread; pointers come from its display.
         let gl = unsafe { glow::Context::from_loader_function_cstr(|name| context.get_proc_address(name)) };
         for (space, limit) in [
@@ -77,9 +81,11 @@ impl GlDevice {
         // SAFETY: a non-null pointer is the entry point of that name.
         let bind_program_pipeline = (!pointer.is_null())
             .then(|| unsafe { std::mem::transmute::<*const std::ffi::c_void, BindProgramPipeline>(pointer) });
+        let key = context::register(context.clone());
         Ok(Self {
             gl,
             context,
+            key,
             targets: Vec::new(),
             vertex_buffers: Vec::new(),
             textures: Vec::new(),
@@ -213,7 +219,7 @@ impl GlDevice {
     }
 
     fn device_id(&self) -> u64 {
-        std::ptr::from_ref(self.context) as u64
+        self.key as u64
     }
 
     /// Reads `width` × `height` pixels of a framebuffer (`None`: the
@@ -300,7 +306,7 @@ impl DeviceBackend for GlDevice {
     fn native_handles(&self) -> Result<NativeHandles, XrError> {
         Ok(NativeHandles {
             kind: DeviceKind::OpenGl,
-            gl: ROption::RSome(self.context.loader()),
+            gl: ROption::RSome(context::loader(self.key)),
             vulkan: ROption::RNone,
         })
     }
@@ -704,6 +710,8 @@ impl DeviceBackend for GlDevice {
 
 impl Drop for GlDevice {
     fn drop(&mut self) {
+        // First: from now on a loader of this device reaches nothing.
+        context::unregister(self.key);
         if self.context.make_current().is_err() {
             self.context.release();
             return;

@@ -2,7 +2,7 @@
 
 use std::process::Command;
 use xr_plugin_kit::SourceBundle;
-use xr_tests::{Xr, temp_dir};
+use xr_tests::{TestDir, Xr, temp_dir};
 
 const D3D9_STYLE_VS: &str = "float4x4 ViewProjMatrix;
 float4 Blue = {0.0f, 0.0f, 1.0f, 1.0f};
@@ -222,17 +222,19 @@ fn gl_glsl_writes_the_sources_a_driver_builds_with_their_includes() {
     assert_eq!(bundle.defines, [("FANCY".to_owned(), "1".to_owned())]);
 }
 
-/// Writes `files` (name, text) into a fresh directory; returns their paths.
-fn shader_files(label: &str, files: &[(&str, &str)]) -> Vec<String> {
+/// Writes `files` (name, text) into a fresh directory; returns it (kept
+/// while the caller holds it) and their paths.
+fn shader_files(label: &str, files: &[(&str, &str)]) -> (TestDir, Vec<String>) {
     let dir = temp_dir(label);
-    files
+    let paths = files
         .iter()
         .map(|(name, text)| {
             let path = dir.join(name);
             std::fs::write(&path, text).unwrap();
             path.to_string_lossy().into_owned()
         })
-        .collect()
+        .collect();
+    (dir, paths)
 }
 
 #[test]
@@ -260,7 +262,7 @@ fn a_whole_program_builds_on_a_live_device_and_prints_its_table_on_every_target(
 
 #[test]
 fn hlsl_registers_become_sets_and_bindings_and_a_texture_with_its_sampler_one_descriptor() {
-    let files = shader_files(
+    let (_dir, files) = shader_files(
         "cli-hlsl-registers",
         &[
             ("quad.vs.hlsl", "float4 main(float2 pos : POSITION) : SV_Position { return float4(pos, 0, 1); }"),
@@ -286,7 +288,7 @@ float4 main(float4 pos : SV_Position) : SV_Target {
 
 #[test]
 fn tessellation_and_geometry_stages_build_on_both_apis() {
-    let files = shader_files(
+    let (_dir, files) = shader_files(
         "cli-stages",
         &[
             ("p.vert", "#version 450\nlayout(location = 0) in vec3 p;\nvoid main() { gl_Position = vec4(p, 1.0); }\n"),
@@ -318,7 +320,7 @@ fn tessellation_and_geometry_stages_build_on_both_apis() {
 
 #[test]
 fn a_program_that_cannot_build_on_the_device_exits_non_zero_with_the_reason() {
-    let files = shader_files(
+    let (_dir, files) = shader_files(
         "cli-device-errors",
         &[
             ("only.frag", "#version 450\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(1.0); }\n"),

@@ -168,3 +168,24 @@ fn unknown_names_wrong_types_and_overflows_are_errors() {
     // None of the refused calls changed anything: the program still renders black.
     assert_eq!(bench.centre_pixel(&built), [0, 0, 0, 255]);
 }
+
+/// A program and its build system may outlive their device (an engine that
+/// drops them in the wrong order): once the device is closed, their calls
+/// are errors and dropping them is harmless — the device left nothing for
+/// its loader to reach, so nothing reads freed memory.
+#[test]
+fn programs_that_outlive_their_device_fail_cleanly() {
+    let registry = registry();
+    let GlBench { mut compiler, device, .. } = GlBench::open(&registry, "xr-compiler-glsl");
+    let vertex = SourceDesc::new("glsl", ShaderStage::Vertex, "fullscreen.vert", xr_tests::FULLSCREEN_VERT);
+    let program = xr_sourcebuild::ProgramDesc::new("late", [vertex, fragment(STRUCT_AND_ARRAY)]);
+    let mut built = compiler.build_program(&program, &Default::default()).into_result().expect("builds");
+    let scale = built.constants.handle("tint.scale").unwrap();
+    drop(device);
+    let error = built.constants.set_float(scale, 0.5).expect_err("the device is gone");
+    assert!(!error.message.is_empty(), "{error}");
+    let error = compiler.build_program(&program, &Default::default()).into_result().err().expect("no device");
+    assert!(!error.to_string().is_empty());
+    drop(built);
+    drop(compiler);
+}

@@ -264,3 +264,21 @@ fn validation_asked_for_without_the_layer_is_a_clear_error() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// A program and its build system that outlive their Vulkan device (dropped
+/// in the wrong order by an engine): their calls are errors, dropping them
+/// is harmless — the device's loader reaches nothing once it is closed.
+#[test]
+fn programs_that_outlive_their_device_fail_cleanly() {
+    let registry = registry();
+    let GlBench { mut compiler, device, .. } = GlBench::vulkan(&registry, VK_SPIRV);
+    let mut built = compiler.build_program(&program(MATERIAL), &BuildOptions::default()).into_result().expect("builds");
+    let tint = built.constants.handle("tint").unwrap();
+    drop(device);
+    let error = built.constants.set_vector(tint, &[1.0, 0.0, 0.0, 1.0]).expect_err("the device is gone");
+    assert!(error.message.contains("closed") || !error.message.is_empty(), "{error}");
+    let error = compiler.build_program(&program(MATERIAL), &BuildOptions::default()).into_result().err();
+    assert!(error.is_some(), "no program is built without a device");
+    drop(built);
+    drop(compiler);
+}
