@@ -145,7 +145,7 @@ pub enum RemoteError {
         /// What was being done (`listing cas: `), or nothing.
         doing: String,
         /// The storage layer's error.
-        source: opendal::Error,
+        source: Box<opendal::Error>,
     },
 }
 
@@ -376,7 +376,7 @@ impl Remote {
     }
 
     fn unreachable(&self, doing: &str, source: opendal::Error) -> RemoteError {
-        RemoteError::Unreachable { url: self.url.clone(), doing: doing.to_owned(), source }
+        RemoteError::Unreachable { url: self.url.clone(), doing: doing.to_owned(), source: Box::new(source) }
     }
 
     /// Removes `key` (for `xr store verify --delete-corrupt`).
