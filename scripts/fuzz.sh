@@ -17,7 +17,7 @@ cases=${PROPTEST_CASES:-1000}
 targets=(
     "-p xr-plugin-kit --test fuzz"
     "-p xr-build --test fuzz"
-    "-p xr-spirv-object --lib any_bytes"
+    "-p xr-spirv-object --lib any_"
     "-p xr-compiler-vk-spirv --lib only_this_devices"
     "-p xr-compiler-glsl --lib any_includes"
 )

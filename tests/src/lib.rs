@@ -353,16 +353,10 @@ impl GlBench {
 
     /// Opens a device of `kind` and attaches the build system named `compiler`.
     pub fn open_with(registry: &Registry, kind: DeviceKind, compiler: &str, options: &DeviceOptions) -> Self {
-        let device = registry.open_device(kind, options).expect("device opens");
-        let capabilities = device.capabilities().into_result().expect("capabilities");
-        let handles = device.native_handles().into_result().expect("native handles");
-        let compiler = registry
-            .build_system_named(compiler)
-            .unwrap_or_else(|| panic!("build system {compiler} is loaded"))
-            .attach(&handles, &capabilities)
-            .into_result()
-            .expect("build system attaches");
-        Self { device, capabilities, compiler }
+        let attached = registry
+            .open_with(kind, compiler, options)
+            .unwrap_or_else(|e| panic!("a {} device with {compiler} attached: {e}", kind.name()));
+        Self { device: attached.device, capabilities: attached.capabilities, compiler: attached.compiler }
     }
 
     /// Builds a program from a full-screen vertex shader and `fragment`.
@@ -386,6 +380,18 @@ impl GlBench {
         let draw = DrawCall::triangles(target, program.program, vertices, 6);
         self.device.draw(&draw).into_result().expect("draw");
         self.device.read_pixels(target).into_result().expect("read pixels")
+    }
+
+    /// The error of loading `object` (a program's stored object) with one
+    /// instruction of its last module overwritten: a damaged object must be
+    /// refused by the validator, naming the environment.
+    pub fn load_damaged(&mut self, desc: &ProgramDesc, object: &xr_sourcebuild::ProgramBinary) -> String {
+        let mut bytes = object.bytes.to_vec();
+        let at = bytes.len() - 40;
+        bytes[at..at + 4].copy_from_slice(&0xffff_ffffu32.to_le_bytes());
+        let damaged = xr_sourcebuild::ProgramBinary { format: object.format, bytes: bytes.into() };
+        let error = self.compiler.load_program_binary(desc, &BuildOptions::default(), &damaged).into_result();
+        error.err().expect("a damaged object is refused").to_string()
     }
 
     /// The centre pixel of a full-screen render with `program`.

@@ -83,30 +83,34 @@ pub fn nginx(label: &str) -> Server {
         .replace("@DIR@", &dir.to_string_lossy())
         .replace("@PORT@", &port.to_string());
     std::fs::write(dir.join("nginx.conf"), config).expect("nginx.conf");
-    let mut child = Command::new("nginx")
-        .args(["-p", &dir.to_string_lossy(), "-c", &dir.join("nginx.conf").to_string_lossy()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("nginx runs (scripts/setup.sh installs it)");
-    wait_for(port, &mut child, &dir.join("error.log"));
-    Server { child, dir, url: format!("http://127.0.0.1:{port}/cache") }
+    let mut command = Command::new("nginx");
+    command.args(["-p", &dir.to_string_lossy(), "-c", &dir.join("nginx.conf").to_string_lossy()]);
+    start(command, dir, port, "error.log", format!("http://127.0.0.1:{port}/cache"))
 }
 
 /// redis-server with a password ([`PASSWORD`]), nothing saved to disk.
 pub fn redis(label: &str) -> Server {
     let dir = crate::temp_dir(label);
     let port = free_port();
-    let mut child = Command::new("redis-server")
+    let mut command = Command::new("redis-server");
+    command
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
         .args(["--requirepass", PASSWORD, "--dir", &dir.to_string_lossy(), "--daemonize", "no"])
-        .args(["--logfile", &dir.join("redis.log").to_string_lossy()])
+        .args(["--logfile", &dir.join("redis.log").to_string_lossy()]);
+    start(command, dir, port, "redis.log", format!("redis://127.0.0.1:{port}"))
+}
+
+/// Starts a server in `dir`, quiet, and waits until it listens on `port`
+/// (naming its `log` if it dies first).
+fn start(mut command: Command, dir: crate::TestDir, port: u16, log: &str, url: String) -> Server {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("redis-server runs (scripts/setup.sh installs it)");
-    wait_for(port, &mut child, &dir.join("redis.log"));
-    Server { child, dir, url: format!("redis://127.0.0.1:{port}") }
+        .unwrap_or_else(|e| panic!("{program} runs (scripts/setup.sh installs it): {e}"));
+    wait_for(port, &mut child, &dir.join(log));
+    Server { child, dir, url }
 }
 
 /// A server that accepts connections and never answers, for as long as

@@ -28,6 +28,13 @@ pub struct DeviceSystemInfo {
     pub description: RString,
 }
 
+impl DeviceSystemInfo {
+    /// `name`, opening devices of `kind`, described by `description`.
+    pub fn new(name: &str, kind: DeviceKind, description: &str) -> Self {
+        Self { name: name.into(), kind, description: description.into() }
+    }
+}
+
 /// How to open a device.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq, Default)]

@@ -250,6 +250,29 @@ impl Registry {
         options: &DeviceOptions,
     ) -> Result<AttachedDevice, RegistryError> {
         let build_system = self.best_build_system(kind, availability, language)?;
+        self.attach_to(kind, build_system, options)
+    }
+
+    /// Opens a device of `kind` and attaches the build system named
+    /// `build_system` to it.
+    pub fn open_with(
+        &self,
+        kind: DeviceKind,
+        build_system: &str,
+        options: &DeviceOptions,
+    ) -> Result<AttachedDevice, RegistryError> {
+        let system = self.build_system_named(build_system).ok_or_else(|| {
+            XrError::unavailable(format!("build system {build_system} is not among the plugins found"))
+        })?;
+        self.attach_to(kind, system, options)
+    }
+
+    fn attach_to(
+        &self,
+        kind: DeviceKind,
+        build_system: &SourceBuildSystemBox,
+        options: &DeviceOptions,
+    ) -> Result<AttachedDevice, RegistryError> {
         let device = self.open_device(kind, options)?;
         let capabilities = device.capabilities().into_result()?;
         let handles = device.native_handles().into_result()?;

@@ -62,12 +62,16 @@ pub trait SourceBuildSystemBackend: Send + Sync {
     fn info(&self) -> Result<BuildSystemInfo, XrError>;
 
     /// Attaches to a live device through its native handles (a backend
-    /// boxes its attached build system with [`attached_box`]).
+    /// boxes its attached build system with [`attached_box`]). By default,
+    /// for a build system that only compiles offline: unavailable.
     fn attach(
         &self,
-        handles: &NativeHandles,
-        capabilities: &DeviceCapabilities,
-    ) -> Result<AttachedBuildSystemBox, XrError>;
+        _handles: &NativeHandles,
+        _capabilities: &DeviceCapabilities,
+    ) -> Result<AttachedBuildSystemBox, XrError> {
+        let name = self.info().map(|info| info.name.to_string()).unwrap_or_default();
+        Err(XrError::unavailable(format!("{name} compiles offline only: it attaches to no device")))
+    }
 
     /// Compiles a program into an artifact of `request.target` without a device.
     fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError>;

@@ -48,6 +48,24 @@ pub struct BuildSystemInfo {
 }
 
 impl BuildSystemInfo {
+    /// `name` with `availability` and nothing else yet: no device kinds,
+    /// languages, stages, pairs or loads, priority 0, and its name as its
+    /// compiler identity. Fill in the rest with struct update syntax.
+    pub fn new(name: &str, description: &str, availability: Availability) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            availability,
+            attachable: RVec::new(),
+            languages: RVec::new(),
+            stages: RVec::new(),
+            priority: 0,
+            compiler_identity: name.into(),
+            compiles: RVec::new(),
+            loads: RVec::new(),
+        }
+    }
+
     /// Whether it accepts the language `name`.
     pub fn accepts(&self, language: &str) -> bool {
         self.languages.iter().any(|l| l.name == language)

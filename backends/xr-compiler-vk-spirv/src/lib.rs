@@ -47,7 +47,7 @@ impl SourceBuildSystemBackend for VkSpirvSystem {
                 | Availability::COMPATIBLE_OBJECT,
             attachable: vec![DeviceKind::Vulkan].into(),
             languages: xr_spirv::languages().into(),
-            stages: vec![ShaderStage::Vertex, ShaderStage::Fragment].into(),
+            stages: ShaderStage::ALL.to_vec().into(),
             priority: 0,
             compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
                 .into(),

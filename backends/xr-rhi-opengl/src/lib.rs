@@ -23,11 +23,11 @@ struct OpenGlSystem;
 
 impl DeviceSystemBackend for OpenGlSystem {
     fn info(&self) -> Result<DeviceSystemInfo, XrError> {
-        Ok(DeviceSystemInfo {
-            name: "xr-rhi-opengl".into(),
-            kind: DeviceKind::OpenGl,
-            description: "OpenGL 4.x core through EGL (headless, or an X11 window) and glow".into(),
-        })
+        Ok(DeviceSystemInfo::new(
+            "xr-rhi-opengl",
+            DeviceKind::OpenGl,
+            "OpenGL 4.x core through EGL (headless, or an X11 window) and glow",
+        ))
     }
 
     fn open(&self, options: &DeviceOptions) -> Result<DeviceBox, XrError> {

@@ -26,11 +26,11 @@ struct VulkanSystem;
 
 impl DeviceSystemBackend for VulkanSystem {
     fn info(&self) -> Result<DeviceSystemInfo, XrError> {
-        Ok(DeviceSystemInfo {
-            name: "xr-rhi-vulkan".into(),
-            kind: DeviceKind::Vulkan,
-            description: "Vulkan 1.3 through ash, headless or presenting to an X11 window, dynamic rendering".into(),
-        })
+        Ok(DeviceSystemInfo::new(
+            "xr-rhi-vulkan",
+            DeviceKind::Vulkan,
+            "Vulkan 1.3 through ash, headless or presenting to an X11 window, dynamic rendering",
+        ))
     }
 
     fn open(&self, options: &DeviceOptions) -> Result<DeviceBox, XrError> {

@@ -40,10 +40,10 @@ pub mod compile;
 pub mod reflect;
 pub mod spec;
 
-use xr_device::{DeviceCapabilities, NativeHandles, XrError, XrResult, guard};
+use xr_device::XrError;
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, LanguageInfo, OfflineArtifact,
-    OfflineRequest, OptionDecl, ShaderStage, SourceBuildSystem, guard_build,
+    Availability, BuildError, BuildSystemInfo, CompilePair, Guarded, LanguageInfo, OfflineArtifact, OfflineRequest,
+    OptionDecl, ShaderStage, SourceBuildSystemBackend,
 };
 
 /// The build system's name.
@@ -52,7 +52,7 @@ pub const NAME: &str = "xr-compiler-wgsl";
 xr_sourcebuild::export_plugin! {
     name: "xr-compiler-wgsl",
     device_systems: [],
-    build_systems: [WgslSystem],
+    build_systems: [Guarded(WgslSystem)],
 }
 
 /// `wgsl → target` with the options the compile takes there: the SPIR-V
@@ -79,35 +79,23 @@ fn pair(target: &str) -> CompilePair {
 /// The WGSL build system: WGSL → SPIR-V with naga, offline only.
 pub struct WgslSystem;
 
-impl SourceBuildSystem for WgslSystem {
-    fn info(&self) -> XrResult<BuildSystemInfo> {
-        guard(|| {
-            Ok(BuildSystemInfo {
-                name: NAME.into(),
-                description: "WGSL to SPIR-V (naga), offline; loaded by the Vulkan and GL SPIR-V build systems".into(),
-                availability: Availability::OFFLINE_COMPILE | Availability::COMPATIBLE_OBJECT,
-                attachable: Vec::new().into(),
-                languages: vec![LanguageInfo::new("wgsl", &["wgsl"])].into(),
-                stages: vec![ShaderStage::Vertex, ShaderStage::Fragment, ShaderStage::Compute].into(),
-                priority: 0,
-                compiler_identity: format!("{NAME} {} / naga {}", env!("CARGO_PKG_VERSION"), compile::NAGA_VERSION)
-                    .into(),
-                compiles: compile::TARGETS.iter().map(|t| pair(t)).collect::<Vec<_>>().into(),
-                loads: Vec::new().into(),
-            })
+/// `Guarded` puts it behind the ABI and catches any panic at the boundary;
+/// `attach` is the default of a build system that only compiles offline
+/// (the Vulkan and GL SPIR-V build systems load its artifacts).
+impl SourceBuildSystemBackend for WgslSystem {
+    fn info(&self) -> Result<BuildSystemInfo, XrError> {
+        let description = "WGSL to SPIR-V (naga), offline; loaded by the Vulkan and GL SPIR-V build systems";
+        Ok(BuildSystemInfo {
+            languages: vec![LanguageInfo::new("wgsl", &["wgsl"])].into(),
+            stages: vec![ShaderStage::Vertex, ShaderStage::Fragment, ShaderStage::Compute].into(),
+            compiler_identity: format!("{NAME} {} / naga {}", env!("CARGO_PKG_VERSION"), compile::NAGA_VERSION).into(),
+            compiles: compile::TARGETS.iter().map(|t| pair(t)).collect::<Vec<_>>().into(),
+            ..BuildSystemInfo::new(NAME, description, Availability::OFFLINE_COMPILE | Availability::COMPATIBLE_OBJECT)
         })
     }
 
-    fn attach(&self, _handles: &NativeHandles, _capabilities: &DeviceCapabilities) -> XrResult<AttachedBuildSystemBox> {
-        guard(|| {
-            Err(XrError::unavailable(format!(
-                "{NAME} compiles offline only; the Vulkan and GL SPIR-V build systems load its artifacts"
-            )))
-        })
-    }
-
-    fn compile_offline(&self, request: &OfflineRequest) -> abi_stable::std_types::RResult<OfflineArtifact, BuildError> {
-        guard_build(|| compile::compile(request))
+    fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
+        compile::compile(request)
     }
 }
 

@@ -377,7 +377,7 @@ fn compute_stage_and_resources() {
 
 #[test]
 fn info_and_attach() {
-    let system = crate::WgslSystem;
+    let system = xr_sourcebuild::Guarded(crate::WgslSystem);
     let info = system.info().into_result().expect("info");
     assert_eq!(info.name.as_str(), "xr-compiler-wgsl");
     assert_eq!(info.availability, Availability::OFFLINE_COMPILE | Availability::COMPATIBLE_OBJECT);

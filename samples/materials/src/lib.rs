@@ -6,7 +6,6 @@
 //! `lit`, `toon`), each tile a variant of it, some with overrides set at the
 //! load call.
 
-use std::path::Path;
 use xr_device::{
     DeviceBox, DeviceKind, DeviceOptions, DrawCall, Image, RenderTargetId, VertexAttribute, VertexBufferId,
     VertexLayout, XrError,
@@ -282,12 +281,5 @@ fn load_tile(
     Ok(loaded)
 }
 
-/// Writes an image as PNG, creating its directory.
-pub fn write_png(image: &Image, path: &Path) -> Result<(), SampleError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    image::save_buffer(path, &image.rgba, image.width, image.height, image::ExtendedColorType::Rgba8)
-        .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
-    Ok(())
-}
+/// The triangle sample's PNG writer.
+pub use triangle::write_png;

@@ -22,11 +22,7 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let level = std::env::var("XR_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(tracing::Level::WARN);
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_max_level(level)
-        .init();
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).init();
     let args = Args::parse();
     let registry = Registry::discover();
     let shaders = args.shaders.unwrap_or_else(default_shader_dir);

@@ -7,13 +7,11 @@
 
 use std::path::{Path, PathBuf};
 use xr_device::{
-    BufferUsage, ComputeCall, DeviceBox, DeviceKind, DeviceOptions, DrawCall, Filter, Image, SamplerDesc, TextureDesc,
-    TextureFormat, VertexAttribute, VertexLayout, Wrap, XrError,
+    BufferUsage, ComputeCall, DeviceBox, DeviceOptions, DrawCall, Filter, Image, SamplerDesc, TextureDesc,
+    TextureFormat, VertexAttribute, VertexLayout, Wrap,
 };
-use xr_host::{Registry, RegistryError};
-use xr_sourcebuild::{
-    AttachedBuildSystemBox, BuildError, BuildOptions, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc,
-};
+use xr_host::Registry;
+use xr_sourcebuild::{AttachedBuildSystemBox, BuildOptions, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc};
 
 /// Width and height of the image.
 pub const SIZE: u32 = 160;
@@ -27,40 +25,9 @@ pub const CLEAR: [f32; 4] = [0.02, 0.02, 0.05, 1.0];
 /// The palette the compute pass paints with: two RGBA colours.
 pub const PALETTE: [[f32; 4]; 2] = [[0.95, 0.55, 0.15, 1.0], [0.15, 0.45, 0.9, 1.0]];
 
-/// A path through the plugins: the device kind and the build system.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RenderPath {
-    /// `gl-glsl`, `gl-spirv` or `vk-spirv`.
-    pub name: &'static str,
-    /// The device kind.
-    pub kind: DeviceKind,
-    /// The build system's name.
-    pub build_system: &'static str,
-}
-
-/// Every path.
-pub const PATHS: [RenderPath; 3] = [
-    RenderPath { name: "gl-glsl", kind: DeviceKind::OpenGl, build_system: "xr-compiler-glsl" },
-    RenderPath { name: "gl-spirv", kind: DeviceKind::OpenGl, build_system: "xr-compiler-gl-spirv" },
-    RenderPath { name: "vk-spirv", kind: DeviceKind::Vulkan, build_system: "xr-compiler-vk-spirv" },
-];
-
-/// Why the sample could not render.
-#[derive(Debug, thiserror::Error)]
-pub enum SampleError {
-    /// No suitable plugin was found.
-    #[error(transparent)]
-    Registry(#[from] RegistryError),
-    /// A plugin call failed.
-    #[error("{0}")]
-    Plugin(#[from] XrError),
-    /// The shaders did not build.
-    #[error("{0}")]
-    Build(#[from] BuildError),
-    /// A file could not be read or written.
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
-}
+// The paths, the error type and the PNG writer are the triangle sample's:
+// the first sample a newcomer reads defines them once.
+pub use triangle::{PATHS, RenderPath, SampleError, write_png};
 
 /// The sample's shaders.
 pub fn shader_dir() -> PathBuf {
@@ -155,17 +122,9 @@ pub fn render_scene(
     options: &DeviceOptions,
     depth_test: bool,
 ) -> Result<Image, SampleError> {
-    let mut device = registry.open_device(path.kind, options)?;
-    let capabilities = device.capabilities().into_result()?;
-    let handles = device.native_handles().into_result()?;
-    let system = registry.build_system_named(path.build_system).ok_or_else(|| {
-        XrError::unavailable(format!("build system {} is not among the plugins found", path.build_system))
-    })?;
-    let mut compiler = system.attach(&handles, &capabilities).into_result()?;
-    let image = draw(&mut device, &mut compiler, depth_test);
-    // The build system goes before the device.
-    drop(compiler);
-    image
+    let mut attached = registry.open_with(path.kind, path.build_system, options)?;
+    // `attached` drops its build system before its device.
+    draw(&mut attached.device, &mut attached.compiler, depth_test)
 }
 
 /// The compute program: `paint.comp`.
@@ -243,14 +202,4 @@ fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox, depth_tes
     let image = device.read_pixels(target).into_result()?;
     drop((paint, mesh));
     Ok(image)
-}
-
-/// Writes an image as PNG, creating its directory.
-pub fn write_png(image: &Image, path: &Path) -> Result<(), SampleError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    image::save_buffer(path, &image.rgba, image.width, image.height, image::ExtendedColorType::Rgba8)
-        .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
-    Ok(())
 }

@@ -74,6 +74,41 @@ pub struct RenderPath {
     pub build_system: &'static str,
 }
 
+/// The options every sample takes: where the PNGs go, which path, and
+/// validation.
+#[derive(clap::Args, Clone, Debug)]
+pub struct PathArgs {
+    /// Where to write the PNGs (one per path: `<sample>-<path>.png`).
+    #[arg(long, default_value = "target/xr-samples")]
+    pub out: PathBuf,
+    /// Render through this path only: gl-glsl, gl-spirv or vk-spirv.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// Run the device's validation (the Vulkan validation layers); any message is an error.
+    #[arg(long)]
+    pub validation: bool,
+}
+
+impl PathArgs {
+    /// The paths asked for: the one named, or every path; an unknown name is an error.
+    pub fn paths(&self) -> Result<Vec<RenderPath>, String> {
+        let paths: Vec<RenderPath> =
+            PATHS.into_iter().filter(|p| self.path.as_deref().is_none_or(|only| only == p.name)).collect();
+        if paths.is_empty() {
+            return Err(format!(
+                "unknown path '{}': gl-glsl, gl-spirv or vk-spirv",
+                self.path.as_deref().unwrap_or("")
+            ));
+        }
+        Ok(paths)
+    }
+
+    /// The device options asked for.
+    pub fn options(&self) -> DeviceOptions {
+        DeviceOptions { validation: self.validation, ..DeviceOptions::default() }
+    }
+}
+
 /// Every path XR renders through.
 pub const PATHS: [RenderPath; 3] = [
     RenderPath { name: "gl-glsl", kind: DeviceKind::OpenGl, build_system: "xr-compiler-glsl" },
@@ -98,14 +133,8 @@ pub fn render_path(
     shader_dir: &Path,
     options: &DeviceOptions,
 ) -> Result<Image, SampleError> {
-    let mut device = registry.open_device(path.kind, options)?;
-    let capabilities = device.capabilities().into_result()?;
-    let handles = device.native_handles().into_result()?;
-    let system = registry.build_system_named(path.build_system).ok_or_else(|| {
-        XrError::unavailable(format!("build system {} is not among the plugins found", path.build_system))
-    })?;
-    let mut compiler = system.attach(&handles, &capabilities).into_result()?;
-    draw(&mut device, &mut compiler, params, shader_dir)
+    let mut attached = registry.open_with(path.kind, path.build_system, options)?;
+    draw(&mut attached.device, &mut attached.compiler, params, shader_dir)
 }
 
 fn draw(

@@ -3,22 +3,14 @@
 use anyhow::Context;
 use clap::Parser;
 use std::path::PathBuf;
-use triangle::{PATHS, TriangleParams, default_shader_dir, render_path, translation, write_png};
-use xr_device::DeviceOptions;
+use triangle::{PathArgs, TriangleParams, default_shader_dir, render_path, translation, write_png};
 use xr_host::Registry;
 
 /// Render a triangle through XR's plugins into a PNG.
 #[derive(Parser)]
 struct Args {
-    /// Where to write the PNGs (one per path: triangle-gl-glsl.png, …).
-    #[arg(long, default_value = "target/xr-samples")]
-    out: PathBuf,
-    /// Render through this path only: gl-glsl, gl-spirv or vk-spirv.
-    #[arg(long)]
-    path: Option<String>,
-    /// Run the device's validation (Vulkan validation layers).
-    #[arg(long)]
-    validation: bool,
+    #[command(flatten)]
+    common: PathArgs,
     /// Directory holding triangle.vert, triangle.frag and their includes.
     #[arg(long)]
     shaders: Option<PathBuf>,
@@ -41,16 +33,13 @@ fn main() -> anyhow::Result<()> {
         transform: translation(args.offset[0], args.offset[1]),
     };
     let shaders = args.shaders.unwrap_or_else(default_shader_dir);
-    let options = DeviceOptions { validation: args.validation, ..DeviceOptions::default() };
-    let paths: Vec<_> = PATHS.iter().filter(|p| args.path.as_deref().is_none_or(|only| only == p.name)).collect();
-    if paths.is_empty() {
-        anyhow::bail!("unknown path '{}': gl-glsl, gl-spirv or vk-spirv", args.path.unwrap_or_default());
-    }
+    let options = args.common.options();
+    let paths = args.common.paths().map_err(anyhow::Error::msg)?;
     let mut failed = 0;
     for path in paths {
-        match render_path(&registry, *path, &params, &shaders, &options) {
+        match render_path(&registry, path, &params, &shaders, &options) {
             Ok(image) => {
-                let out = args.out.join(format!("triangle-{}.png", path.name));
+                let out = args.common.out.join(format!("triangle-{}.png", path.name));
                 write_png(&image, &out).context("writing the PNG")?;
                 println!(
                     "triangle: {:<9} wrote {}x{} image to {}",
@@ -66,7 +55,7 @@ fn main() -> anyhow::Result<()> {
             }
         }
     }
-    if failed > 0 && args.path.is_some() {
+    if failed > 0 && args.common.path.is_some() {
         anyhow::bail!("the triangle did not render");
     }
     Ok(())

@@ -4,18 +4,6 @@ use std::process::Command;
 use xr_plugin_kit::SourceBundle;
 use xr_tests::{TestDir, Xr, temp_dir};
 
-const D3D9_STYLE_VS: &str = "float4x4 ViewProjMatrix;
-float4 Blue = {0.0f, 0.0f, 1.0f, 1.0f};
-struct VS_INPUT { float4 position : POSITION; };
-struct VS_OUTPUT { float4 position : SV_Position; float4 diffuse : COLOR; };
-VS_OUTPUT Main(VS_INPUT input) {
-    VS_OUTPUT output = (VS_OUTPUT)0;
-    output.position = mul(input.position, ViewProjMatrix);
-    output.diffuse = Blue;
-    return output;
-}
-";
-
 fn xr(args: &[&str]) -> (bool, String, String) {
     Xr::new(args).software_device().run().parts()
 }
@@ -24,7 +12,7 @@ fn xr(args: &[&str]) -> (bool, String, String) {
 fn compiles_d3d9_style_hlsl_to_valid_spirv_for_vulkan_and_opengl() {
     let dir = temp_dir("cli-hlsl");
     let source = dir.join("d3d9.hlsl");
-    std::fs::write(&source, D3D9_STYLE_VS).unwrap();
+    std::fs::write(&source, xr_tests::d3d9_style_program().stages[0].source.as_str()).unwrap();
     for (target, env) in [("vk-spirv", "vulkan1.1"), ("gl-spirv", "opengl4.5")] {
         let out = dir.join(format!("{target}.spv"));
         let mut args = vec!["compile", source.to_str().unwrap(), "--option", "profile=vs_5_0", "--entry", "Main"];

@@ -164,17 +164,8 @@ fn the_compatible_object_reloads_and_invalid_spirv_is_refused_with_the_validator
     assert!(error.message.contains("'u_color' is vec4"), "{error}");
 
     // Damage one instruction of the fragment module inside a well-formed object.
-    let mut bytes = object.bytes.to_vec();
-    let at = bytes.len() - 40;
-    bytes[at..at + 4].copy_from_slice(&0xffff_ffffu32.to_le_bytes());
-    let damaged = ProgramBinary { format: object.format, bytes: bytes.into() };
-    let error = bench
-        .compiler
-        .load_program_binary(&desc, &BuildOptions::default(), &damaged)
-        .into_result()
-        .err()
-        .expect("refused");
-    assert!(error.to_string().contains("invalid SPIR-V for opengl4.5"), "{error}");
+    let error = bench.load_damaged(&desc, &object);
+    assert!(error.contains("invalid SPIR-V for opengl4.5"), "{error}");
     let error = bench
         .compiler
         .load_program_binary(

@@ -184,34 +184,24 @@ fn a_request_that_misses_an_axis_or_names_an_unknown_one_is_refused() {
         Ok(_) => panic!("{request:?} loaded"),
         Err(e) => e,
     };
-    let missing =
-        load(LoadRequest { program: "lit", variant: vec![("TINT", "0"), ("PATTERN", "flat")], ..Default::default() });
-    assert!(missing.to_string().contains("needs a value for axis 'BANDS'"), "{missing}");
-    let unknown = load(LoadRequest {
-        program: "unlit",
-        variant: vec![("TINT", "0"), ("PATTERN", "flat"), ("BANDS", "1")],
-        ..Default::default()
-    });
-    assert!(unknown.to_string().contains("has no axis 'BANDS'"), "{unknown}");
-    let value = load(LoadRequest {
-        program: "unlit",
-        variant: vec![("TINT", "0"), ("PATTERN", "plaid")],
-        ..Default::default()
-    });
-    assert!(value.to_string().contains("'plaid' is not a value of axis 'PATTERN'"), "{value}");
-    let filtered = load(LoadRequest {
-        program: "lit",
-        variant: vec![("TINT", "0"), ("PATTERN", "flat"), ("BANDS", "3")],
-        ..Default::default()
-    });
-    assert!(filtered.to_string().contains("is not a variant of the build"), "{filtered}");
-    let overridden = load(LoadRequest {
-        program: "unlit",
-        variant: vec![("TINT", "0"), ("PATTERN", "flat")],
-        overrides: vec![("GIAN", 2.0)],
-        ..Default::default()
-    });
-    assert!(overridden.to_string().contains("no override 'GIAN' (it has: GAIN, BIAS)"), "{overridden}");
+    // (program, axis values, overrides, what the error says)
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a [(&'a str, f64)], &'a str);
+    let cases: [Case<'_>; 5] = [
+        ("lit", &[("TINT", "0"), ("PATTERN", "flat")], &[], "needs a value for axis 'BANDS'"),
+        ("unlit", &[("TINT", "0"), ("PATTERN", "flat"), ("BANDS", "1")], &[], "has no axis 'BANDS'"),
+        ("unlit", &[("TINT", "0"), ("PATTERN", "plaid")], &[], "'plaid' is not a value of axis 'PATTERN'"),
+        ("lit", &[("TINT", "0"), ("PATTERN", "flat"), ("BANDS", "3")], &[], "is not a variant of the build"),
+        ("unlit", &[("TINT", "0"), ("PATTERN", "flat")], &[("GIAN", 2.0)], "no override 'GIAN' (it has: GAIN, BIAS)"),
+    ];
+    for (program, variant, overrides, expected) in cases {
+        let error = load(LoadRequest {
+            program,
+            variant: variant.to_vec(),
+            overrides: overrides.to_vec(),
+            ..Default::default()
+        });
+        assert!(error.to_string().contains(expected), "{program} {variant:?}: {error}");
+    }
     let program = load(LoadRequest { program: "shiny", ..Default::default() });
     assert!(matches!(program, LibraryError::UnknownProgram { .. }), "{program}");
     drop(loader);
