@@ -13,13 +13,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 failed=0
-deps() { # the normal dependencies of package $1 (crate names), transitively
-    cargo tree -p "$1" -e normal --prefix none --offline "${@:2}" 2>/dev/null | awk '{print $1}' | sort -u
-}
 check() { # rule, package, forbidden regex, [cargo tree options]
-    local rule=$1 package=$2 forbidden=$3
-    local found
-    found=$(deps "$package" "${@:4}" | grep -Ex "$forbidden" | grep -vx "$package" | tr '\n' ' ' || true)
+    local rule=$1 package=$2 forbidden=$3 tree found
+    # A cargo tree that fails (a renamed package) is a failure, not an empty list.
+    if ! tree=$(cargo tree -p "$package" -e normal --prefix none "${@:4}" 2>&1); then
+        echo "layering: FAIL $rule: cargo tree -p $package failed: $tree"
+        failed=1
+        return
+    fi
+    found=$(echo "$tree" | awk '{print $1}' | sort -u | grep -Ex "$forbidden" | grep -vx "$package" | tr '\n' ' ' || true)
     if [ -n "$found" ]; then
         echo "layering: FAIL $rule: $package depends on $found"
         failed=1

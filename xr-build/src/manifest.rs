@@ -355,16 +355,57 @@ fn check_program(program: &mut Program, offer: &PluginOffer) -> Result<(), (Plac
             },
         }
     }
-    for target in &program.targets {
-        for option in program.options.iter().filter(|o| o.target.as_deref().is_none_or(|t| t == target.name)) {
-            for stage in &program.stages {
-                let Some((compiler, pair)) = offer.compiler(stage.language(), &target.name) else { continue };
-                xr_host::check_option(compiler, pair, &option.name, &option.value)
-                    .map_err(|e| (option.place.clone(), e.to_string()))?;
+    program.options = resolve_options(program, offer)?;
+    Ok(())
+}
+
+/// The program's options as each target's compile takes them: a target's
+/// own options must be declared by its compiler; a program-wide option goes
+/// to the targets whose compilers declare it (an optimisation level means
+/// nothing to a compiler that runs on the device) and must be declared by
+/// at least one. Every value is checked against the declarations that take
+/// it. A value equal to the compiler's declared default is left out, so
+/// that spelling out a default keeps the keys of leaving it out.
+fn resolve_options(program: &Program, offer: &PluginOffer) -> Result<Vec<ProgramOption>, (Place, String)> {
+    let mut resolved = Vec::new();
+    for option in &program.options {
+        let targets: Vec<&str> = match &option.target {
+            Some(target) => vec![target.as_str()],
+            None => program.targets.iter().map(|t| t.name.as_str()).collect(),
+        };
+        let (mut taken, mut refusal) = (false, None);
+        for target in targets {
+            let compilers: Vec<&(String, CompilePair)> =
+                program.stages.iter().filter_map(|stage| offer.compiler(stage.language(), target)).collect();
+            let checks: Vec<Result<(), xr_host::OptionError>> = compilers
+                .iter()
+                .map(|(compiler, pair)| xr_host::check_option(compiler, pair, &option.name, &option.value))
+                .collect();
+            // A value a compiler refuses is wrong wherever the option goes.
+            if let Some(Err(bad)) = checks.iter().find(|c| matches!(c, Err(xr_host::OptionError::BadValue { .. }))) {
+                return Err((option.place.clone(), bad.to_string()));
+            }
+            match checks.into_iter().find_map(Result::err) {
+                Some(unknown) => refusal = refusal.or(Some(unknown)),
+                None if compilers.is_empty() => {}
+                None => {
+                    taken = true;
+                    let is_default = compilers
+                        .iter()
+                        .all(|(_, pair)| pair.option(&option.name).is_some_and(|d| d.default == option.value));
+                    if !is_default {
+                        resolved.push(ProgramOption { target: Some(target.to_owned()), ..option.clone() });
+                    }
+                }
             }
         }
+        // A target's own option must be taken there; a program-wide one somewhere.
+        let refused = if option.target.is_some() { refusal } else { refusal.filter(|_| !taken) };
+        if let Some(error) = refused {
+            return Err((option.place.clone(), error.to_string()));
+        }
     }
-    Ok(())
+    Ok(resolved)
 }
 
 fn listed(names: &[&str]) -> String {

@@ -367,3 +367,45 @@ fn a_stage_names_its_language_or_leaves_it_to_the_extension() {
     let stages = &manifest.programs[0].stages;
     assert_eq!((stages[0].language(), stages[1].language()), ("hlsl", "glsl"));
 }
+
+/// A program-wide option goes to the targets whose compilers declare it
+/// (an optimisation level means nothing to a compiler on the device); one
+/// that no target's compiler declares is an error; a declared default is
+/// left out, so that spelling it out keeps the keys of leaving it out.
+#[test]
+fn program_wide_options_go_where_they_are_declared_and_defaults_are_left_out() {
+    let dir = fixture("options-wide");
+    let mut offer = spirv_offer();
+    offer.pairs.push(("glsl".into(), "gl-glsl".into()));
+    offer.compilers.push(("xr-compiler-glsl".into(), CompilePair::new("glsl", "gl-glsl")));
+    let program = |name: &str, options: &str| {
+        format!(
+            "[[program]]\nname = \"{name}\"\ntargets = [\"gl-glsl\", \"vk-spirv\"]\nstages = [{{ stage = \"vertex\", file = \"shaders/lit.vert\" }}]\n{options}\n"
+        )
+    };
+    let text = [
+        program("sized", "options = { optimize = \"size\", vulkan = \"1.0\" }"),
+        program("nobody", "options = { fast = \"yes\" }"),
+        program("glsl_only", "target_options = { gl-glsl = { optimize = \"size\" } }"),
+    ]
+    .concat();
+    let mut manifest = parse(&dir, &text).unwrap();
+    let refused = manifest.check_plugins(&offer);
+    let sized = &manifest.programs[0];
+    assert_eq!(sized.name, "sized");
+    assert_eq!(
+        sized.options_for("vk-spirv"),
+        [("optimize".to_owned(), "size".to_owned())],
+        "vulkan = 1.0 is the default"
+    );
+    assert!(sized.options_for("gl-glsl").is_empty(), "the GLSL compiler takes no options");
+    let errors: Vec<(&str, String)> = refused.iter().map(|(name, e)| (name.as_str(), e.message.clone())).collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert_eq!(errors[0].0, "nobody");
+    assert!(errors[0].1.contains("takes no option 'fast'"), "{errors:?}");
+    assert_eq!(errors[1].0, "glsl_only");
+    assert!(
+        errors[1].1.contains("xr-compiler-glsl takes no option 'optimize' for glsl → gl-glsl (it takes none)"),
+        "{errors:?}"
+    );
+}

@@ -252,11 +252,12 @@ fn print_text(report: &Report, all_extensions: bool) {
                 Ok(c) => {
                     println!("    device: {} — {} / {}", c.api, c.vendor, c.renderer);
                     println!("    driver: {}; shading language {}", c.driver_version, c.shading_language_version);
-                    // What the device reports, whatever its kind: empty fields are not its API's.
-                    if !c.device_type.is_empty() || !c.pipeline_cache_uuid.is_empty() {
+                    // What the device reports, whatever its kind: a pipeline cache
+                    // identity, or program binaries and GL extensions for build systems.
+                    if !c.device_type.is_empty() || c.pipeline_cache_uuid.chars().any(|d| d != '0') {
                         println!("    device type: {}; pipeline cache UUID: {}", c.device_type, c.pipeline_cache_uuid);
                     }
-                    if !c.shading_language_version.is_empty() {
+                    if !c.program_binary_formats.is_empty() || c.gl_spirv || c.separate_shader_objects {
                         let formats: Vec<String> =
                             c.program_binary_formats.iter().map(|f| format!("0x{f:x}")).collect();
                         println!(

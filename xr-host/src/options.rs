@@ -2,10 +2,10 @@
 //!
 //! A build system declares the options each of its (language → target)
 //! pairs takes ([`CompilePair::options`]). The host knows no option by
-//! name: `xr compile --option`, a manifest's `options` and the run-time
-//! library all hand the user's (name, value) pairs here, and an option the
-//! compiler does not declare, or a value it does not take, is one error
-//! naming the compiler and what it takes, before anything is compiled.
+//! name: `xr compile --option` and a manifest's `options` hand the user's
+//! (name, value) pairs here, and an option the compiler does not declare,
+//! or a value it does not take, is one error naming the compiler and what
+//! it takes, before anything is compiled.
 
 use xr_sourcebuild::{CompileOption, CompilePair, OptionDecl, ShaderStage};
 
@@ -78,7 +78,8 @@ pub fn check_options(compiler: &str, pair: &CompilePair, options: &[CompileOptio
 /// The stage an option value selects (an HLSL profile `ps_5_0`), among
 /// `options` given for `pair`.
 pub fn stage_selected(pair: &CompilePair, options: &[(String, String)]) -> Option<ShaderStage> {
-    options.iter().find_map(|(name, value)| pair.option(name)?.stage_of(value))
+    // The last value of an option wins, as the compile reads it.
+    options.iter().rev().find_map(|(name, value)| pair.option(name)?.stage_of(value))
 }
 
 #[cfg(test)]

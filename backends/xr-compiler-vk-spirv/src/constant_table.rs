@@ -185,14 +185,7 @@ impl ConstantTableBackend for VkConstantTable {
         let target: &mut [u8] = match storage {
             Storage::Push => &mut self.push,
             Storage::Uniform(index) => {
-                // The mapping is the device's memory: gone with a closed device.
-                // SAFETY: the loader's functions take any context; a closed device answers false.
-                if !unsafe { (self.loader.is_open)(self.loader.context) } {
-                    return Err(XrError::unavailable(format!(
-                        "program '{}': its device is closed; '{name}' cannot be set",
-                        self.program_name
-                    )));
-                }
+                self.device_open()?;
                 let buffer = &self.objects.buffers[index];
                 // SAFETY: the device is open, so the buffer is still mapped; `size` is its length.
                 unsafe { std::slice::from_raw_parts_mut(buffer.mapped, buffer.size) }
@@ -210,8 +203,11 @@ impl ConstantTableBackend for VkConstantTable {
     fn set_defaults(&mut self) -> Result<(), XrError> {
         // SPIR-V for Vulkan carries no initialisers for uniforms: the defaults are zeros.
         self.push.fill(0);
+        if !self.objects.buffers.is_empty() {
+            self.device_open()?;
+        }
         for buffer in &self.objects.buffers {
-            // SAFETY: the buffer stays mapped while the table lives, and
+            // SAFETY: the device is open, so the buffer is still mapped, and
             // `size` bytes from `mapped` are its whole mapping.
             unsafe { std::ptr::write_bytes(buffer.mapped, 0, buffer.size) };
         }
@@ -245,6 +241,7 @@ impl ConstantTableBackend for VkConstantTable {
         }
         let resource = self.resource(handle)?;
         check_binding(&resource.info, binding, self.device.handle().as_raw())?;
+        self.device_open()?;
         let image = [vk::DescriptorImageInfo::default()
             .image_view(vk::ImageView::from_raw(binding.handle))
             .sampler(vk::Sampler::from_raw(binding.sampler))
@@ -270,6 +267,22 @@ impl ConstantTableBackend for VkConstantTable {
         self.resources[index].bound[handle.element as usize] = true;
         *self.unbound = self.resources.iter().flat_map(|r| &r.bound).filter(|b| !**b).count() as u32;
         Ok(())
+    }
+}
+
+impl VkConstantTable {
+    /// An error once the table's device is closed: its mapped buffers and
+    /// descriptor sets went with it.
+    fn device_open(&self) -> Result<(), XrError> {
+        // SAFETY: the loader's functions take any context; a closed device answers false.
+        if unsafe { (self.loader.is_open)(self.loader.context) } {
+            Ok(())
+        } else {
+            Err(XrError::unavailable(format!(
+                "program '{}': its device is closed; its constants and resources cannot be set",
+                self.program_name
+            )))
+        }
     }
 }
 

@@ -575,7 +575,7 @@ impl Drop for GlConstantTable {
     fn drop(&mut self) {
         let loader = *self.gl.loader();
         if !self.resources.is_empty() {
-            // SAFETY: the loader's context outlives the device (it is leaked).
+            // SAFETY: the loader takes any context: the device looks it up among its open devices and never dereferences it, so a closed device ignores the call.
             unsafe { (loader.unregister_program)(loader.context, self.program.0.get()) };
         }
         resources::release(&loader, &self.points);
@@ -589,7 +589,7 @@ impl Drop for GlConstantTable {
             }
         }
         for block in &self.blocks {
-            // SAFETY: the loader's context outlives the device (it is leaked).
+            // SAFETY: the loader takes any context: the device looks it up among its open devices and never dereferences it, so a closed device ignores the call.
             unsafe { (loader.release_binding)(loader.context, GlBindingSpace::UniformBuffer as u32, block.binding) };
         }
     }

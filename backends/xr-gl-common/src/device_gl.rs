@@ -12,12 +12,14 @@ pub struct DeviceGl {
 impl DeviceGl {
     /// Loads GL through `loader`.
     pub fn new(loader: GlLoader) -> Result<Self, XrError> {
-        // SAFETY: the loader comes from a live device; its context pointer is
-        // valid for the process (the device system never frees it).
+        // SAFETY: the loader's functions take any context: the device system
+        // looks the number up among its open devices and never dereferences
+        // it, so a closed device only answers false.
         if !unsafe { (loader.make_current)(loader.context) } {
             return Err(XrError::unavailable("the device's OpenGL context cannot be made current"));
         }
-        // SAFETY: as above; names are NUL-terminated by glow.
+        // SAFETY: as above (a closed device answers null); names are
+        // NUL-terminated CStrings that live for the call.
         let gl = unsafe {
             glow::Context::from_loader_function(|name| match CString::new(name) {
                 Ok(name) => (loader.get_proc_address)(loader.context, name.as_ptr()),

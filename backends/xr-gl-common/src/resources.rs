@@ -57,7 +57,7 @@ impl<'a> Points<'a> {
     pub fn take(&mut self, space: GlBindingSpace, count: u32, name: &str) -> Result<Vec<u32>, XrError> {
         let mut points = Vec::new();
         for _ in 0..count {
-            // SAFETY: the loader's context outlives the device (it is leaked).
+            // SAFETY: the loader takes any context: the device looks it up among its open devices and never dereferences it, so a closed device ignores the call.
             let point = unsafe { (self.loader.allocate_binding)(self.loader.context, space as u32) };
             if point < 0 {
                 // SAFETY: as above.
@@ -91,7 +91,7 @@ impl Drop for Points<'_> {
 /// Gives points back to the device.
 pub fn release(loader: &GlLoader, points: &[(GlBindingSpace, u32)]) {
     for (space, point) in points {
-        // SAFETY: the loader's context outlives the device (it is leaked).
+        // SAFETY: the loader takes any context: the device looks it up among its open devices and never dereferences it, so a closed device ignores the call.
         unsafe { (loader.release_binding)(loader.context, *space as u32, *point) };
     }
 }

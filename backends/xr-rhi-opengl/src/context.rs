@@ -267,20 +267,24 @@ static NEXT_DEVICE: AtomicUsize = AtomicUsize::new(1);
 /// [`loader`] hands out.
 pub fn register(context: Rc<GlContext>) -> usize {
     let key = NEXT_DEVICE.fetch_add(1, Ordering::Relaxed);
-    OPEN.with(|open| open.borrow_mut().insert(key, context));
+    // Only fails while the thread exits, when no device can be opened anyway.
+    let _ = OPEN.try_with(|open| open.borrow_mut().insert(key, context));
     key
 }
 
 /// Removes a closing device's context from this thread's table.
 pub fn unregister(key: usize) {
-    OPEN.with(|open| open.borrow_mut().remove(&key));
+    // A device dropped while its thread exits: the table is gone already.
+    let _ = OPEN.try_with(|open| open.borrow_mut().remove(&key));
 }
 
 /// The context of the open device whose loader carries `context`; `None`
 /// once that device is closed. The pointer is only compared, never
 /// dereferenced.
 fn open_context(context: *const c_void) -> Option<Rc<GlContext>> {
-    OPEN.with(|open| open.borrow().get(&context.addr()).cloned())
+    // `try_with`: a loader called while the thread exits finds nothing
+    // instead of panicking across the C boundary.
+    OPEN.try_with(|open| open.borrow().get(&context.addr()).cloned()).ok().flatten()
 }
 
 /// The loader handed to build systems for the device registered as `key`.

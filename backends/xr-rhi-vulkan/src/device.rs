@@ -64,7 +64,8 @@ static NEXT_DEVICE: AtomicUsize = AtomicUsize::new(1);
 /// `None` once that device is closed. The context is only ever compared,
 /// never dereferenced.
 fn open_device(context: *const c_void) -> Option<Arc<Shared>> {
-    OPEN.lock().ok()?.get(&context.addr()).cloned()
+    // A poisoned table is still the truth about which devices are open.
+    OPEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&context.addr()).cloned()
 }
 
 unsafe extern "C" fn loader_get_instance_proc_addr(
@@ -220,9 +221,7 @@ impl VkDevice {
             swapchain: None,
         };
         // From here on a failure drops `device`, which destroys what it holds.
-        OPEN.lock()
-            .map_err(|_| XrError::driver("the table of open Vulkan devices is poisoned"))?
-            .insert(key, device.shared.clone());
+        OPEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, device.shared.clone());
         if let Some(window) = window {
             device.swapchain = Some(Swapchain::new(&device.context, window.width, window.height)?);
         }
@@ -1273,9 +1272,8 @@ impl DeviceBackend for VkDevice {
 impl Drop for VkDevice {
     fn drop(&mut self) {
         // Closed first: a build system's later call through the loader finds nothing.
-        if let Ok(mut open) = OPEN.lock() {
-            open.remove(&self.key);
-        }
+        // Whatever else failed: a closed device must never look open.
+        OPEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.key);
         let device = &self.context.device;
         // SAFETY: once `vkDeviceWaitIdle` returns no submission uses these
         // objects; each was created on this device and is destroyed once

@@ -183,9 +183,11 @@ fn programs_that_outlive_their_device_fail_cleanly() {
     let scale = built.constants.handle("tint.scale").unwrap();
     drop(device);
     let error = built.constants.set_float(scale, 0.5).expect_err("the device is gone");
-    assert!(!error.message.is_empty(), "{error}");
+    assert!(error.message.contains("the OpenGL device is closed"), "{error}");
+    let error = built.constants.set_defaults().into_result().expect_err("the device is gone");
+    assert!(error.message.contains("the OpenGL device is closed"), "{error}");
     let error = compiler.build_program(&program, &Default::default()).into_result().err().expect("no device");
-    assert!(!error.to_string().is_empty());
+    assert!(error.to_string().contains("the OpenGL device is closed"), "{error}");
     drop(built);
     drop(compiler);
 }

@@ -262,14 +262,40 @@ fn validation_asked_for_without_the_layer_is_a_clear_error() {
 #[test]
 fn programs_that_outlive_their_device_fail_cleanly() {
     let registry = registry();
-    let GlBench { mut compiler, device, .. } = GlBench::vulkan(&registry, VK_SPIRV);
+    let GlBench { mut compiler, mut device, .. } = GlBench::vulkan(&registry, VK_SPIRV);
     let mut built = compiler.build_program(&program(MATERIAL), &BuildOptions::default()).into_result().expect("builds");
     let tint = built.constants.handle("tint").unwrap();
+    // A texture bound after the device closed: its descriptor set is gone.
+    let sampled = "#version 450\nlayout(binding = 1) uniform sampler2D albedo;\nlayout(location = 0) in vec2 v_uv;\nlayout(location = 0) out vec4 c;\nvoid main() { c = texture(albedo, v_uv); }\n";
+    let mut textured =
+        compiler.build_program(&program(sampled), &BuildOptions::default()).into_result().expect("builds");
+    let desc = xr_device::TextureDesc {
+        width: 1,
+        height: 1,
+        format: xr_device::TextureFormat::Rgba8,
+        mip_levels: 1,
+        storage: false,
+    };
+    let texture = device.create_texture(&desc, [255u8; 4].as_slice().into(), 1).into_result().unwrap();
+    let nearest = xr_device::SamplerDesc {
+        filter: xr_device::Filter::Nearest,
+        mipmap: xr_device::Filter::Nearest,
+        wrap: xr_device::Wrap::ClampToEdge,
+    };
+    let sampler = device.create_sampler(&nearest).into_result().unwrap();
+    let binding = device.texture_binding(texture, Some(sampler).into()).into_result().unwrap();
+    let albedo = textured.constants.handle("albedo").unwrap();
     drop(device);
+    let error = textured.constants.set_texture(albedo, &binding).expect_err("the device is gone");
+    assert!(error.message.contains("its device is closed"), "{error}");
+    drop(textured);
     let error = built.constants.set_vector(tint, &[1.0, 0.0, 0.0, 1.0]).expect_err("the device is gone");
-    assert!(error.message.contains("closed") || !error.message.is_empty(), "{error}");
+    assert!(error.message.contains("its device is closed"), "{error}");
+    let error = built.constants.set_defaults().into_result().expect_err("the device is gone");
+    assert!(error.message.contains("its device is closed"), "{error}");
     let error = compiler.build_program(&program(MATERIAL), &BuildOptions::default()).into_result().err();
-    assert!(error.is_some(), "no program is built without a device");
+    let error = error.expect("no program is built without a device").to_string();
+    assert!(error.contains("the Vulkan device this build system attached to is closed"), "{error}");
     drop(built);
     drop(compiler);
 }
