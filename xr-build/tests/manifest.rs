@@ -258,14 +258,17 @@ fn spirv_offer() -> PluginOffer {
     }
 }
 
+/// A program of one vertex stage for `targets`, with `options` lines.
+fn vertex_program(name: &str, targets: &str, options: &str) -> String {
+    format!(
+        "[[program]]\nname = \"{name}\"\ntargets = [{targets}]\nstages = [{{ stage = \"vertex\", file = \"shaders/lit.vert\" }}]\n{options}\n"
+    )
+}
+
 #[test]
 fn options_the_compiler_does_not_take_fail_their_program_alone_at_line_and_column() {
     let dir = fixture("options");
-    let program = |name: &str, options: &str| {
-        format!(
-            "[[program]]\nname = \"{name}\"\ntargets = [\"vk-spirv\"]\nstages = [{{ stage = \"vertex\", file = \"shaders/lit.vert\" }}]\n{options}\n"
-        )
-    };
+    let program = |name: &str, options: &str| vertex_program(name, "\"vk-spirv\"", options);
     let text = [
         program("good", "options = { optimize = \"size\" }\ntarget_options = { vk-spirv = { vulkan = \"1.3\" } }"),
         program("unknown", "options = { vulkn = \"1.3\" }"),
@@ -378,11 +381,7 @@ fn program_wide_options_go_where_they_are_declared_and_defaults_are_left_out() {
     let mut offer = spirv_offer();
     offer.pairs.push(("glsl".into(), "gl-glsl".into()));
     offer.compilers.push(("xr-compiler-glsl".into(), CompilePair::new("glsl", "gl-glsl")));
-    let program = |name: &str, options: &str| {
-        format!(
-            "[[program]]\nname = \"{name}\"\ntargets = [\"gl-glsl\", \"vk-spirv\"]\nstages = [{{ stage = \"vertex\", file = \"shaders/lit.vert\" }}]\n{options}\n"
-        )
-    };
+    let program = |name: &str, options: &str| vertex_program(name, "\"gl-glsl\", \"vk-spirv\"", options);
     let text = [
         program("sized", "options = { optimize = \"size\", vulkan = \"1.0\" }"),
         program("nobody", "options = { fast = \"yes\" }"),

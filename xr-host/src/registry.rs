@@ -286,11 +286,7 @@ impl Registry {
 
     /// A device system by its name.
     pub fn device_system_named(&self, name: &str) -> Option<&DeviceSystemBox> {
-        self.plugins
-            .iter()
-            .flat_map(|p| p.device_systems.iter())
-            .find(|(info, _)| info.name.as_str() == name)
-            .map(|(_, system)| system)
+        named(self.plugins.iter().flat_map(|p| p.device_systems.iter()), |info| info.name.as_str(), name)
     }
 
     /// Every build system that attaches to `kind`, advertises `availability`
@@ -407,12 +403,17 @@ impl Registry {
 
     /// A build system by its name.
     pub fn build_system_named(&self, name: &str) -> Option<&SourceBuildSystemBox> {
-        self.plugins
-            .iter()
-            .flat_map(|p| p.build_systems.iter())
-            .find(|(info, _)| info.name.as_str() == name)
-            .map(|(_, system)| system)
+        named(self.plugins.iter().flat_map(|p| p.build_systems.iter()), |info| info.name.as_str(), name)
     }
+}
+
+/// The system called `name` among (info, system) entries.
+fn named<'a, I: 'a, S>(
+    mut entries: impl Iterator<Item = &'a (I, S)>,
+    name_of: impl Fn(&I) -> &str,
+    name: &str,
+) -> Option<&'a S> {
+    entries.find(|(info, _)| name_of(info) == name).map(|(_, system)| system)
 }
 
 fn sorted_unique(items: impl Iterator<Item = String>) -> Vec<String> {
