@@ -1,7 +1,7 @@
 //! The small command surface samples and tests need: an offscreen target, a
 //! vertex buffer, a program to bind, a draw, and pixels read back.
 
-use crate::resources::BufferId;
+use crate::{error::XrError, resources::BufferId};
 use abi_stable::{
     StableAbi,
     std_types::{ROption, RVec},
@@ -69,6 +69,35 @@ pub struct VertexLayout {
     pub stride: u32,
     /// The attributes of one vertex.
     pub attributes: RVec<VertexAttribute>,
+}
+
+impl VertexLayout {
+    /// Checks the layout before a device uploads vertices with it: a stride
+    /// of at least one float, and every attribute of 1 to 4 floats inside it.
+    pub fn check(&self) -> Result<(), XrError> {
+        if self.stride == 0 {
+            return Err(XrError::invalid_input("vertex layout stride is 0"));
+        }
+        match self.attributes.iter().find(|a| !(1..=4).contains(&a.components) || a.offset + a.components > self.stride)
+        {
+            Some(a) => Err(XrError::invalid_input(format!(
+                "vertex attribute at location {} does not fit a stride of {} floats",
+                a.location, self.stride
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The largest width or height of a render target, in pixels.
+pub const MAX_TARGET_SIZE: u32 = 16384;
+
+/// Checks a render target's size before a device makes one.
+pub fn check_target_size(width: u32, height: u32) -> Result<(), XrError> {
+    if width == 0 || height == 0 || width > MAX_TARGET_SIZE || height > MAX_TARGET_SIZE {
+        return Err(XrError::invalid_input(format!("render target size {width}x{height} is out of range")));
+    }
+    Ok(())
 }
 
 /// A triangle-list draw into a render target.
@@ -145,5 +174,39 @@ impl Image {
         let at = ((y * self.width + x) * 4) as usize;
         let p = self.rgba.get(at..at + 4)?;
         Some([p[0], p[1], p[2], p[3]])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(stride: u32, attributes: &[(u32, u32)]) -> VertexLayout {
+        VertexLayout {
+            stride,
+            attributes: attributes
+                .iter()
+                .enumerate()
+                .map(|(i, &(components, offset))| VertexAttribute { location: i as u32, components, offset })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_vertex_layout_fits_its_attributes_in_its_stride() {
+        assert!(layout(5, &[(2, 0), (3, 2)]).check().is_ok());
+        assert!(layout(0, &[]).check().unwrap_err().message.contains("stride is 0"));
+        let error = layout(4, &[(2, 0), (3, 2)]).check().unwrap_err();
+        assert!(error.message.contains("location 1 does not fit a stride of 4 floats"), "{error}");
+        assert!(layout(8, &[(0, 0)]).check().is_err(), "an attribute of no floats");
+        assert!(layout(8, &[(5, 0)]).check().is_err(), "more than a vec4");
+    }
+
+    #[test]
+    fn a_render_target_is_one_pixel_to_the_largest_size() {
+        assert!(check_target_size(1, MAX_TARGET_SIZE).is_ok());
+        assert!(check_target_size(0, 4).is_err());
+        let error = check_target_size(MAX_TARGET_SIZE + 1, 4).unwrap_err();
+        assert!(error.message.contains("16385x4 is out of range"), "{error}");
     }
 }

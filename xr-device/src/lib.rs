@@ -27,7 +27,8 @@ pub mod window;
 pub use backend::{DeviceBackend, DeviceSystemBackend, Guarded, device_box};
 pub use capabilities::{DeviceCapabilities, DeviceKind};
 pub use commands::{
-    DrawCall, Image, ProgramKind, ProgramRef, RenderTargetId, VertexAttribute, VertexBufferId, VertexLayout,
+    DrawCall, Image, MAX_TARGET_SIZE, ProgramKind, ProgramRef, RenderTargetId, VertexAttribute, VertexBufferId,
+    VertexLayout, check_target_size,
 };
 pub use error::{ErrorKind, XrError, XrResult};
 pub use handles::{GlBindingSpace, GlLoader, NativeHandles, VulkanLoader, VulkanProgram};

@@ -126,9 +126,7 @@ impl GlDevice {
     }
 
     fn new_render_target(&mut self, width: u32, height: u32, with_depth: bool) -> Result<RenderTargetId, XrError> {
-        if width == 0 || height == 0 || width > 16384 || height > 16384 {
-            return Err(XrError::invalid_input(format!("render target size {width}x{height} is out of range")));
-        }
+        xr_device::check_target_size(width, height)?;
         let gl = self.current()?;
         // SAFETY: objects are created and bound on the current context.
         let target = unsafe {
@@ -316,17 +314,7 @@ impl DeviceBackend for GlDevice {
     }
 
     fn create_vertex_buffer(&mut self, vertices: &[f32], layout: &VertexLayout) -> Result<VertexBufferId, XrError> {
-        if layout.stride == 0 {
-            return Err(XrError::invalid_input("vertex layout stride is 0"));
-        }
-        for attribute in layout.attributes.iter() {
-            if !(1..=4).contains(&attribute.components) || attribute.offset + attribute.components > layout.stride {
-                return Err(XrError::invalid_input(format!(
-                    "vertex attribute at location {} does not fit a stride of {} floats",
-                    attribute.location, layout.stride
-                )));
-            }
-        }
+        layout.check()?;
         let gl = self.current()?;
         let bytes: Vec<u8> = vertices.iter().flat_map(|v| v.to_ne_bytes()).collect();
         let stride = (layout.stride * 4) as i32;

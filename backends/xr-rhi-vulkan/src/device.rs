@@ -248,9 +248,7 @@ impl VkDevice {
     }
 
     fn new_target(&mut self, width: u32, height: u32, with_depth: bool) -> Result<RenderTargetId, XrError> {
-        if width == 0 || height == 0 || width > 16384 || height > 16384 {
-            return Err(XrError::invalid_input(format!("render target size {width}x{height} is out of range")));
-        }
+        xr_device::check_target_size(width, height)?;
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(COLOR_FORMAT)
@@ -786,17 +784,7 @@ impl DeviceBackend for VkDevice {
     }
 
     fn create_vertex_buffer(&mut self, vertices: &[f32], layout: &VertexLayout) -> Result<VertexBufferId, XrError> {
-        if layout.stride == 0 {
-            return Err(XrError::invalid_input("vertex layout stride is 0"));
-        }
-        for a in layout.attributes.iter() {
-            if !(1..=4).contains(&a.components) || a.offset + a.components > layout.stride {
-                return Err(XrError::invalid_input(format!(
-                    "vertex attribute at location {} does not fit a stride of {} floats",
-                    a.location, layout.stride
-                )));
-            }
-        }
+        layout.check()?;
         let bytes: Vec<u8> = vertices.iter().flat_map(|v| v.to_ne_bytes()).collect();
         let (buffer, memory) = self.host_buffer(bytes.len() as u64, vk::BufferUsageFlags::VERTEX_BUFFER)?;
         // SAFETY: the memory is new, host visible and `bytes.len()` long.
