@@ -154,3 +154,23 @@ pub struct NativeHandles {
     /// Present for Vulkan devices.
     pub vulkan: ROption<VulkanLoader>,
 }
+
+impl NativeHandles {
+    /// The OpenGL loader, or an `Unavailable` error naming `build_system`,
+    /// which attaches to OpenGL devices only.
+    pub fn gl_loader(&self, build_system: &str) -> Result<GlLoader, crate::XrError> {
+        self.gl
+            .into_option()
+            .filter(|_| self.kind == DeviceKind::OpenGl)
+            .ok_or_else(|| crate::XrError::unavailable(format!("{build_system} attaches to OpenGL devices only")))
+    }
+
+    /// The Vulkan loader, or an `Unavailable` error naming `build_system`,
+    /// which attaches to Vulkan devices only.
+    pub fn vulkan_loader(&self, build_system: &str) -> Result<VulkanLoader, crate::XrError> {
+        self.vulkan
+            .into_option()
+            .filter(|_| self.kind == DeviceKind::Vulkan)
+            .ok_or_else(|| crate::XrError::unavailable(format!("{build_system} attaches to Vulkan devices only")))
+    }
+}

@@ -42,8 +42,7 @@ impl SourceBuildSystemBackend for GlSpirvSystem {
             stages: ShaderStage::ALL.to_vec().into(),
             // Below the driver's own GLSL compiler for plain GLSL at run time.
             priority: -10,
-            compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
-                .into(),
+            compiler_identity: xr_spirv::compiler_identity_of(NAME, env!("CARGO_PKG_VERSION")).into(),
             compiles: xr_spirv::offline::compile_pairs(TARGET, xr_spirv::TargetEnv::OpenGl45),
             loads: vec![TargetLoad::new(TARGET, LoadPath::CompatibleObject)].into(),
         })
@@ -54,11 +53,7 @@ impl SourceBuildSystemBackend for GlSpirvSystem {
         handles: &NativeHandles,
         capabilities: &DeviceCapabilities,
     ) -> Result<AttachedBuildSystemBox, XrError> {
-        let loader = handles
-            .gl
-            .into_option()
-            .filter(|_| handles.kind == DeviceKind::OpenGl)
-            .ok_or_else(|| XrError::unavailable(format!("{NAME} attaches to OpenGL devices only")))?;
+        let loader = handles.gl_loader(NAME)?;
         if !capabilities.gl_spirv {
             return Err(XrError::unavailable(format!(
                 "{NAME} needs GL_ARB_gl_spirv or OpenGL 4.6; this device ({}, OpenGL {}.{}) has neither",

@@ -47,8 +47,7 @@ impl SourceBuildSystemBackend for GlslSystem {
             languages: vec![xr_spirv::glsl_language()].into(),
             stages: ShaderStage::ALL.to_vec().into(),
             priority: 0,
-            compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
-                .into(),
+            compiler_identity: xr_spirv::compiler_identity_of(NAME, env!("CARGO_PKG_VERSION")).into(),
             compiles: vec![
                 CompilePair::new(LANGUAGE_GLSL, TARGET),
                 CompilePair::new(LANGUAGE_GLSL, PREPROCESSED_TARGET),
@@ -63,11 +62,7 @@ impl SourceBuildSystemBackend for GlslSystem {
         handles: &NativeHandles,
         capabilities: &DeviceCapabilities,
     ) -> Result<AttachedBuildSystemBox, XrError> {
-        let loader = handles
-            .gl
-            .into_option()
-            .filter(|_| handles.kind == DeviceKind::OpenGl)
-            .ok_or_else(|| XrError::unavailable(format!("{NAME} attaches to OpenGL devices only")))?;
+        let loader = handles.gl_loader(NAME)?;
         if !capabilities.separate_shader_objects {
             return Err(XrError::unavailable(format!(
                 "{NAME} needs glProgramUniform (OpenGL 4.1 or GL_ARB_separate_shader_objects); the device has OpenGL {}.{}",

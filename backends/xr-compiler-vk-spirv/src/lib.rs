@@ -49,8 +49,7 @@ impl SourceBuildSystemBackend for VkSpirvSystem {
             languages: xr_spirv::languages().into(),
             stages: ShaderStage::ALL.to_vec().into(),
             priority: 0,
-            compiler_identity: format!("{NAME} {} / {}", env!("CARGO_PKG_VERSION"), xr_spirv::compiler_identity())
-                .into(),
+            compiler_identity: xr_spirv::compiler_identity_of(NAME, env!("CARGO_PKG_VERSION")).into(),
             compiles: xr_spirv::offline::compile_pairs(TARGET, xr_spirv::TargetEnv::Vulkan10),
             loads: LOADS.iter().map(|(target, path)| TargetLoad::new(target, *path)).collect(),
         })
@@ -61,11 +60,7 @@ impl SourceBuildSystemBackend for VkSpirvSystem {
         handles: &NativeHandles,
         capabilities: &DeviceCapabilities,
     ) -> Result<AttachedBuildSystemBox, XrError> {
-        let loader = handles
-            .vulkan
-            .into_option()
-            .filter(|_| handles.kind == DeviceKind::Vulkan)
-            .ok_or_else(|| XrError::unavailable(format!("{NAME} attaches to Vulkan devices only")))?;
+        let loader = handles.vulkan_loader(NAME)?;
         Ok(attached_box(runtime::AttachedVkSpirv::new(loader, capabilities)?))
     }
 

@@ -470,6 +470,12 @@ fn shader_kind(stage: ShaderStage) -> shaderc::ShaderKind {
     }
 }
 
+/// The compiler identity of a build system `name` at `version` that
+/// compiles with this core: what goes into every key of its artifacts.
+pub fn compiler_identity_of(name: &str, version: &str) -> String {
+    format!("{name} {version} / {}", compiler_identity())
+}
+
 /// What the SPIR-V compiler is, for keys that must change when it does:
 /// this crate's version and the SPIR-V version glslang writes.
 pub fn compiler_identity() -> String {

@@ -299,3 +299,21 @@ fn programs_that_outlive_their_device_fail_cleanly() {
     drop(built);
     drop(compiler);
 }
+
+/// A build system attached to a device of another kind is refused by name,
+/// and attaching the right one to the same registry still works.
+#[test]
+fn a_build_system_refuses_a_device_of_another_kind() {
+    use xr_device::DeviceKind;
+    let registry = registry();
+    let options = xr_device::DeviceOptions::default();
+    for (kind, system, only) in [
+        (DeviceKind::Vulkan, "xr-compiler-glsl", "xr-compiler-glsl attaches to OpenGL devices only"),
+        (DeviceKind::Vulkan, "xr-compiler-gl-spirv", "xr-compiler-gl-spirv attaches to OpenGL devices only"),
+        (DeviceKind::OpenGl, VK_SPIRV, "xr-compiler-vk-spirv attaches to Vulkan devices only"),
+    ] {
+        let error = registry.open_with(kind, system, &options).err().expect("refused").to_string();
+        assert!(error.contains(only), "{system} on {}: {error}", kind.name());
+    }
+    assert!(registry.open_with(DeviceKind::Vulkan, VK_SPIRV, &options).is_ok());
+}
