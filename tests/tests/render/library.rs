@@ -39,13 +39,23 @@ fn decode(path: &std::path::Path) -> Vec<u8> {
 /// Runs the materials sample on the store in `dir`, writing its images to
 /// `dir/out`; returns what it printed.
 fn render_sample(dir: &std::path::Path) -> String {
-    let out = dir.join("out");
-    let output = Command::new(executable("materials"))
-        .args(["--store", dir.join("store").to_str().unwrap(), "--out", out.to_str().unwrap()])
+    run_sample(dir, &[], false)
+}
+
+/// Runs the materials sample on llvmpipe over `dir`'s store with `extra`
+/// arguments (Mesa's shader cache off with `no_mesa_cache`); it must
+/// succeed. Returns what it printed.
+fn run_sample(dir: &std::path::Path, extra: &[&str], no_mesa_cache: bool) -> String {
+    let mut command = Command::new(executable("materials"));
+    command
+        .args(["--store", dir.join("store").to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()])
+        .args(extra)
         .env("XR_GL_DEVICE", "software")
-        .env_remove("XR_PLUGIN_PATH")
-        .output()
-        .expect("sample runs");
+        .env_remove("XR_PLUGIN_PATH");
+    if no_mesa_cache {
+        command.env("MESA_SHADER_CACHE_DISABLE", "true");
+    }
+    let output = command.output().expect("sample runs");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
     stdout
@@ -260,17 +270,7 @@ fn a_load_whose_allowed_paths_all_fail_names_each_reason() {
 fn a_driver_without_program_binaries_builds_from_source_or_takes_the_spirv() {
     let dir = materials_built("library-no-binaries");
     let run = |name: &str| {
-        let output = Command::new(executable("materials"))
-            .args(["--store", dir.join("store").to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()])
-            .args(["--run", name])
-            .env("XR_GL_DEVICE", "software")
-            .env("MESA_SHADER_CACHE_DISABLE", "true")
-            .env_remove("XR_PLUGIN_PATH")
-            .output()
-            .expect("sample runs");
-        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-        assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
-        stdout
+        run_sample(&dir, &["--run", name], true)
             .lines()
             .filter(|l| l.starts_with(&format!("{name} ")) && !l.contains("->"))
             .map(str::to_owned)
