@@ -230,6 +230,18 @@ pub struct ComputeCall {
     pub groups: [u32; 3],
 }
 
+/// Checks that `len` bytes written at `offset` fit buffer `id` of `size`
+/// bytes, before a device writes them.
+pub fn check_buffer_write(id: BufferId, offset: u64, len: usize, size: usize) -> Result<(), crate::XrError> {
+    if offset.saturating_add(len as u64) > size as u64 {
+        return Err(crate::XrError::invalid_input(format!(
+            "{len} bytes at {offset} do not fit buffer {} ({size} bytes)",
+            id.0
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -608,14 +608,7 @@ impl DeviceBackend for GlDevice {
 
     fn write_buffer(&mut self, id: BufferId, offset: u64, data: &[u8]) -> Result<(), XrError> {
         let buffer = self.buffer(id)?;
-        if offset.saturating_add(data.len() as u64) > buffer.size as u64 {
-            return Err(XrError::invalid_input(format!(
-                "{} bytes at {offset} do not fit buffer {} ({} bytes)",
-                data.len(),
-                id.0,
-                buffer.size
-            )));
-        }
+        xr_device::check_buffer_write(id, offset, data.len(), buffer.size)?;
         let gl = self.current()?;
         // SAFETY: the range lies inside the buffer (checked).
         unsafe {

@@ -1164,14 +1164,7 @@ impl DeviceBackend for VkDevice {
 
     fn write_buffer(&mut self, id: BufferId, offset: u64, data: &[u8]) -> Result<(), XrError> {
         let buffer = self.data_buffer(id)?;
-        if offset.saturating_add(data.len() as u64) > buffer.size as u64 {
-            return Err(XrError::invalid_input(format!(
-                "{} bytes at {offset} do not fit buffer {} ({} bytes)",
-                data.len(),
-                id.0,
-                buffer.size
-            )));
-        }
+        xr_device::check_buffer_write(id, offset, data.len(), buffer.size)?;
         // SAFETY: host-visible, coherent memory at least `size` long; the
         // device is idle between calls (every submission is waited for).
         unsafe { self.write_host(buffer.memory, offset as usize, data) }
