@@ -1,6 +1,7 @@
 //! `xr build`: every (variant, target) of a manifest, in parallel, into the
 //! store — reusing what the journal shows is still up to date.
 
+use crate::report::{ArtifactId, Reports, failure_diagnostics};
 use crate::{
     journal::{Entry, Journal},
     manifest::{Manifest, PluginOffer, Program},
@@ -15,7 +16,7 @@ use std::{
 };
 use xr_host::Registry;
 use xr_remote::{Kind, Remote};
-use xr_sourcebuild::{CompileOption, OfflineRequest, ProgramDesc, SourceBuildSystemBox, SourceDesc};
+use xr_sourcebuild::{CompileOption, Diagnostic, OfflineRequest, ProgramDesc, SourceBuildSystemBox, SourceDesc};
 use xr_store::{
     ObjectKey, Store, StoreError,
     catalog::{self, CatalogAxis, CatalogProgram, CatalogVariant},
@@ -123,8 +124,9 @@ pub enum Outcome {
         /// Payload bytes.
         bytes: u64,
     },
-    /// Did not build: the diagnostics.
-    Failed(String),
+    /// Did not build: the compiler's diagnostics, with at least one error
+    /// (a failure the compiler gave no place for is an error with no file).
+    Failed(Vec<Diagnostic>),
 }
 
 /// One (variant, target) done.
@@ -136,8 +138,19 @@ pub struct ArtifactResult {
     pub variant: String,
     /// The target.
     pub target: String,
+    /// The compiler plugin that built it ("" when none could be chosen).
+    pub compiler: String,
     /// What happened.
     pub outcome: Outcome,
+    /// The compiler's warnings, when it compiled now.
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl ArtifactResult {
+    /// Which artifact this is.
+    pub fn id(&self) -> ArtifactId {
+        ArtifactId { program: self.program.clone(), variant: self.variant.clone(), target: self.target.clone() }
+    }
 }
 
 /// A failure: a (variant, target), or a whole program, with its diagnostics.
@@ -145,8 +158,32 @@ pub struct ArtifactResult {
 pub struct Failure {
     /// What failed: `variant (target)` or `program 'name'`.
     pub what: String,
-    /// Why.
+    /// Why, in one line: the first error.
     pub message: String,
+    /// The artifact, when it is one's.
+    pub artifact: Option<ArtifactId>,
+    /// The compiler plugin that failed ("" when none).
+    pub compiler: String,
+    /// Every diagnostic of the failure (empty when it is no artifact's).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Failure {
+    /// A failure of `what` that is no artifact's.
+    fn of(what: String, message: String) -> Self {
+        Self { what, message, artifact: None, compiler: String::new(), diagnostics: Vec::new() }
+    }
+}
+
+/// The warnings of one artifact compiled now.
+#[derive(Clone, Debug)]
+pub struct Warned {
+    /// The artifact.
+    pub artifact: ArtifactId,
+    /// The compiler plugin.
+    pub compiler: String,
+    /// Its warnings.
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// The end of a build.
@@ -160,6 +197,8 @@ pub struct Summary {
     pub reused: usize,
     /// Failures, each with its diagnostics.
     pub failed: Vec<Failure>,
+    /// Artifacts built with warnings.
+    pub warned: Vec<Warned>,
     /// Distinct objects the built and reused artifacts are.
     pub unique_objects: usize,
     /// Their payload bytes.
@@ -172,6 +211,23 @@ pub struct Summary {
     pub inputs: BTreeMap<String, String>,
     /// The catalog files written (or found unchanged).
     pub catalogs: Vec<PathBuf>,
+}
+
+impl Summary {
+    /// Every failure and warning, one report per distinct diagnostic.
+    pub fn reports(&self) -> Reports {
+        let mut reports = Reports::default();
+        for failure in &self.failed {
+            match &failure.artifact {
+                Some(artifact) => reports.add(Some(artifact), &failure.compiler, &failure.diagnostics),
+                None => reports.add_failure(&failure.what, &failure.message),
+            }
+        }
+        for warned in &self.warned {
+            reports.add(Some(&warned.artifact), &warned.compiler, &warned.warnings);
+        }
+        reports
+    }
 }
 
 /// Why a build could not run at all.
@@ -315,9 +371,9 @@ pub fn build(
                     .filter(|v| request.shard.is_none_or(|s| s.contains(&program.name, &v.name)))
                     .map(|v| (program, v)),
             ),
-            Err(message) => summary
-                .failed
-                .push(Failure { what: format!("program '{}'", program.name), message: message.to_string() }),
+            Err(message) => {
+                summary.failed.push(Failure::of(format!("program '{}'", program.name), message.to_string()))
+            }
         }
     }
     let threads = request.jobs.unwrap_or(0);
@@ -350,7 +406,7 @@ pub fn build(
     context.flush_journal();
     if let Some(message) = context.sync_failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
         // Objects that may not survive a power loss are named by no catalog.
-        summary.failed.push(Failure { what: format!("store {}", store.root().display()), message });
+        summary.failed.push(Failure::of(format!("store {}", store.root().display()), message));
         summary.elapsed = started.elapsed();
         return Ok(summary);
     }
@@ -368,6 +424,14 @@ pub fn build(
             );
     }
     for result in results {
+        let id = result.id();
+        if !result.warnings.is_empty() {
+            summary.warned.push(Warned {
+                artifact: id.clone(),
+                compiler: result.compiler.clone(),
+                warnings: result.warnings.clone(),
+            });
+        }
         let (object, bytes) = match result.outcome {
             Outcome::Built { object, bytes } => {
                 summary.built += 1;
@@ -381,8 +445,19 @@ pub fn build(
                 summary.reused += 1;
                 (object, bytes)
             }
-            Outcome::Failed(message) => {
-                summary.failed.push(Failure { what: format!("{} ({})", result.variant, result.target), message });
+            Outcome::Failed(diagnostics) => {
+                let message = diagnostics
+                    .iter()
+                    .find(|d| d.severity == xr_sourcebuild::Severity::Error)
+                    .map(|d| d.to_string())
+                    .unwrap_or_default();
+                summary.failed.push(Failure {
+                    what: format!("{} ({})", result.variant, result.target),
+                    message,
+                    artifact: Some(id),
+                    compiler: result.compiler,
+                    diagnostics,
+                });
                 continue;
             }
         };
@@ -412,7 +487,7 @@ pub fn build(
     for (name, catalog) in &catalogs {
         match catalog::write(store.root(), catalog) {
             Ok(path) => summary.catalogs.push(path),
-            Err(e) => summary.failed.push(Failure { what: format!("catalog of '{name}'"), message: e.to_string() }),
+            Err(e) => summary.failed.push(Failure::of(format!("catalog of '{name}'"), e.to_string())),
         }
     }
     summary.inputs = std::mem::take(&mut *context.inputs.lock().unwrap_or_else(|p| p.into_inner()));
@@ -475,34 +550,39 @@ struct Made {
 
 impl JobContext<'_> {
     fn build_variant(&self, program: &Program, variant: &Variant, targets: &[String]) -> Vec<ArtifactResult> {
-        let result = |target: &str, outcome: Outcome| ArtifactResult {
+        let result = |target: &str, compiler: &str, outcome: Outcome| ArtifactResult {
             program: program.name.clone(),
             variant: variant.name.clone(),
             target: target.to_owned(),
+            compiler: compiler.to_owned(),
             outcome,
+            warnings: Vec::new(),
         };
+        let failed = |message: &str| Outcome::Failed(vec![Diagnostic::error("", 0, message)]);
         let mut results = Vec::new();
         let mut stale = Vec::new();
         for target in targets {
             let compiler = match self.compilers.get(&(program.name.clone(), target.clone())) {
                 Some(Ok(compiler)) => *compiler,
                 Some(Err(why)) => {
-                    results.push(result(target, Outcome::Failed(why.clone())));
+                    results.push(result(target, "", failed(why)));
                     continue;
                 }
                 None => {
-                    results.push(result(target, Outcome::Failed(format!("no build system chosen for {target}"))));
+                    results.push(result(target, "", failed(&format!("no build system chosen for {target}"))));
                     continue;
                 }
             };
             let recipe = recipe_key(&compiler, program, variant, target, &|p| p.to_string_lossy().into_owned());
             if let Some((object, bytes)) = self.up_to_date(&recipe) {
-                results.push(result(target, Outcome::Reused { object, bytes }));
+                results.push(result(target, compiler.name, Outcome::Reused { object, bytes }));
                 continue;
             }
             let action = self.remote.and_then(|_| self.action_key(&compiler, program, variant, target));
             match action.as_ref().and_then(|action| self.fetch(action, &recipe)) {
-                Some((object, bytes)) => results.push(result(target, Outcome::Fetched { object, bytes })),
+                Some((object, bytes)) => {
+                    results.push(result(target, compiler.name, Outcome::Fetched { object, bytes }))
+                }
                 None => stale.push((target, compiler, recipe, action)),
             }
         }
@@ -512,7 +592,7 @@ impl JobContext<'_> {
         let desc = match program_desc(program, variant) {
             Ok(desc) => desc,
             Err(message) => {
-                results.extend(stale.into_iter().map(|(t, ..)| result(t, Outcome::Failed(message.clone()))));
+                results.extend(stale.into_iter().map(|(t, compiler, ..)| result(t, compiler.name, failed(&message))));
                 return results;
             }
         };
@@ -525,8 +605,10 @@ impl JobContext<'_> {
                 .iter()
                 .map(|(name, value)| CompileOption { name: name.as_str().into(), value: value.as_str().into() })
                 .collect();
+            let mut warnings = Vec::new();
             let outcome = match compiler.system.compile_offline(&request).into_result() {
                 Ok(artifact) => {
+                    warnings = artifact.warnings.to_vec();
                     let files = artifact.files_read.iter().map(|f| (f.path.to_string(), f.hash.to_string())).collect();
                     let made = Made { payload: artifact.bytes.into_vec(), files };
                     if let (Some(action), true) = (&action, self.upload) {
@@ -534,9 +616,11 @@ impl JobContext<'_> {
                     }
                     self.store_made(&recipe, made)
                 }
-                Err(e) => Outcome::Failed(format!("{e} ({})", compiler.name)),
+                Err(e) => Outcome::Failed(failure_diagnostics(&e.error.message, &e.diagnostics, &variant.name)),
             };
-            results.push(result(target, outcome));
+            let mut done = result(target, compiler.name, outcome);
+            done.warnings = warnings;
+            results.push(done);
         }
         results
     }
@@ -671,7 +755,7 @@ impl JobContext<'_> {
         // Identical output from another variant or an earlier build: stored once.
         let stored = matches!(self.store.get(&object), Ok(Some(_)));
         if !stored && let Err(e) = self.store.put_unsynced(&object, &made.payload) {
-            return Outcome::Failed(format!("writing to the store: {e}"));
+            return Outcome::Failed(vec![Diagnostic::error("", 0, format!("writing to the store: {e}"))]);
         }
         self.read_inputs(&made.files);
         let stamp = self.store.stamp(&object);

@@ -18,6 +18,9 @@
 //!   stage with an `#if` ladder over its variants.
 //! - [`gc`] drops what no manifest references.
 //! - [`noop`] finds a whole build up to date without loading a plugin.
+//! - [`report`] folds every artifact's diagnostics into one report per
+//!   distinct mistake; [`render`] shows a report with its source line and
+//!   include chain.
 
 pub mod build;
 pub mod gc;
@@ -26,6 +29,8 @@ pub mod journal;
 pub mod manifest;
 pub mod matrix;
 pub mod noop;
+pub mod render;
+pub mod report;
 
 pub use build::{ArtifactResult, BuildRequest, Outcome, Shard, Summary, build, count_artifacts, plugin_offer};
 pub use manifest::{

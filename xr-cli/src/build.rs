@@ -1,6 +1,7 @@
 //! `xr build`, `xr store gc`: the offline build of a manifest, and the
 //! store's garbage collection.
 
+use crate::messages::{MessageArgs, Reported, Stream, manifest_diagnostic, reports_of, usage};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::Arc;
@@ -10,12 +11,16 @@ use std::{
     sync::atomic::{AtomicUsize, Ordering},
 };
 use xr_build::{
-    ArtifactResult, BuildRequest, Manifest, Outcome, Shard, count_artifacts, gc, guarded,
+    ArtifactResult, BuildRequest, Manifest, Outcome, Shard,
+    build::BuildFailure,
+    count_artifacts, gc, guarded,
     noop::{self, NoopQuery},
     plugin_offer,
+    report::Reports,
     xr_remote::Remote,
 };
 use xr_host::Registry;
+use xr_sourcebuild::Severity;
 
 /// What `xr build` was asked.
 #[derive(clap::Args)]
@@ -45,6 +50,8 @@ pub struct BuildArgs {
     /// Print only the summary and failures.
     #[arg(long, short = 'q')]
     quiet: bool,
+    #[command(flatten)]
+    messages: MessageArgs,
     /// Build only part I of N of the matrix (e.g. 2/3), for one of N machines.
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
     shard: Option<Shard>,
@@ -83,16 +90,27 @@ impl RemoteArgs {
 
 /// Runs `xr build`; `Ok(false)` when something failed to build.
 pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
-    let mut manifest = Manifest::load(&args.manifest)?;
+    let mut manifest = match Manifest::load(&args.manifest) {
+        Ok(manifest) => manifest,
+        Err(error) => {
+            args.messages.print_reports(&reports_of(&[manifest_diagnostic(&error)]), Stream::Stdout);
+            if args.messages.json() {
+                println!("{}", serde_json::json!({"type": "summary", "success": false, "errors": 1}));
+            }
+            return Err(Reported { status: 2 }.into());
+        }
+    };
     if let Some(store) = &args.store {
         manifest.store = store.clone();
     }
     if let Some(kind) = args.emit.as_deref().filter(|k| *k != "guarded") {
-        anyhow::bail!("unknown --emit kind '{kind}' (guarded)");
+        return Err(usage(format!("unknown --emit kind '{kind}' (guarded)")));
     }
     let remote = args.remote.open()?;
     let upload = args.remote.upload();
-    anyhow::ensure!(!upload || remote.is_some(), "--remote-upload needs a remote (--remote URL or XR_REMOTE)");
+    if upload && remote.is_none() {
+        return Err(usage("--remote-upload needs a remote (--remote URL or XR_REMOTE)"));
+    }
     let request = BuildRequest {
         jobs: args.jobs,
         targets: args.targets.clone(),
@@ -110,23 +128,21 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         )
     {
         tracing::info!("nothing changed since the last build (its build stamp holds); no plugin loaded");
-        print_summary(&args, &summary, 0, &manifest);
+        print_summary(&args, &summary, &Reports::default(), 0, &manifest);
         return Ok(true);
     }
     let registry = Registry::load_dirs(plugin_dirs.clone());
     let known = registry.targets();
     for name in &args.targets {
-        anyhow::ensure!(
-            known.contains(name),
-            "unknown target '{name}' (the plugins found build: {})",
-            if known.is_empty() { "none".to_owned() } else { known.join(", ") }
-        );
+        if !known.contains(name) {
+            return Err(usage(format!(
+                "unknown target '{name}' (the plugins found build: {})",
+                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            )));
+        }
     }
     // A program naming what no plugin offers fails alone; the others build.
     let refused = manifest.check_plugins(&plugin_offer(&registry));
-    for (_, error) in &refused {
-        println!("{error}");
-    }
     let total = count_artifacts(&manifest, &request);
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new(total as u64);
@@ -137,44 +153,48 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         bar
     });
     let done = AtomicUsize::new(0);
+    let failed = AtomicUsize::new(0);
     let step = (total / 10).max(1);
+    // Failures are reported once each when the build ends; progress counts them.
     let progress = |result: &ArtifactResult| {
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        let failures = match result.outcome {
+            Outcome::Failed(_) => failed.fetch_add(1, Ordering::Relaxed) + 1,
+            _ => failed.load(Ordering::Relaxed),
+        };
+        let failures = if failures > 0 { format!(", {failures} failed") } else { String::new() };
         if let Some(bar) = &bar {
-            bar.set_message(format!("{} ({})", result.variant, result.target));
+            bar.set_message(format!("{} ({}){failures}", result.variant, result.target));
             bar.inc(1);
-            if let Outcome::Failed(_) = result.outcome {
-                bar.println(format!("failed: {} ({})", result.variant, result.target));
-            }
-        } else if !args.quiet {
-            match &result.outcome {
-                Outcome::Failed(_) => eprintln!("[{n}/{total}] failed: {} ({})", result.variant, result.target),
-                _ if n.is_multiple_of(step) || n == total => {
-                    eprintln!("[{n}/{total}] {} ({})", result.variant, result.target)
-                }
-                _ => {}
-            }
+        } else if !args.quiet && (n.is_multiple_of(step) || n == total) {
+            eprintln!("[{n}/{total}] {} ({}){failures}", result.variant, result.target);
         }
     };
-    let summary = xr_build::build(&manifest, &registry, &request, &progress)?;
+    let summary = match xr_build::build(&manifest, &registry, &request, &progress) {
+        Ok(summary) => summary,
+        Err(error @ BuildFailure::UnknownProgram { .. }) => return Err(usage(error.to_string())),
+        Err(error) => return Err(error.into()),
+    };
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    for failure in &summary.failed {
-        println!("error: {}:\n{}\n", failure.what, indent(&failure.message));
+    let mut reports = summary.reports();
+    for (_, error) in &refused {
+        reports.add(None, "", &[manifest_diagnostic(error)]);
     }
+    args.messages.print_reports(&reports.clone().into_sorted(), Stream::Stdout);
     if let Some(remote) = &remote {
         let stats = remote.stats();
-        println!(
+        args.messages.say(&format!(
             "remote {}: {} fetched, {} uploaded, {} corrupt{}",
             remote.url(),
             stats.fetched,
             stats.uploaded,
             stats.corrupt,
             if remote.is_usable() { "" } else { "; unusable, built locally" }
-        );
+        ));
     }
-    print_summary(&args, &summary, refused.len(), &manifest);
+    print_summary(&args, &summary, &reports, refused.len(), &manifest);
 
     if args.emit.is_some() {
         let dir = args.emit_dir.clone().unwrap_or_else(|| manifest.store.with_file_name("guarded"));
@@ -189,17 +209,17 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
                     for source in sources {
                         let path = dir.join(source.file_name());
                         write_file(&path, &source.text)?;
-                        println!(
+                        args.messages.say(&format!(
                             "guarded: {} ({} branches, {} shared lines hoisted)",
                             path.display(),
                             source.branches,
                             source.hoisted_lines
-                        );
+                        ));
                     }
                 }
                 Err(e) => {
                     failed = true;
-                    println!("error: guarded sources of '{}': {e}", program.name);
+                    args.messages.say(&format!("error: guarded sources of '{}': {e}", program.name));
                 }
             }
         }
@@ -215,23 +235,58 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     Ok(succeeded)
 }
 
-fn print_summary(args: &BuildArgs, summary: &xr_build::Summary, refused: usize, manifest: &Manifest) {
+/// The closing line (or JSON object): what was built, and how many distinct
+/// errors and warnings the failures and warnings were.
+fn print_summary(
+    args: &BuildArgs,
+    summary: &xr_build::Summary,
+    reports: &Reports,
+    refused: usize,
+    manifest: &Manifest,
+) {
+    let failed = summary.failed.len() + refused;
+    let (errors, warnings) = (reports.count(Severity::Error), reports.count(Severity::Warning));
+    if args.messages.json() {
+        println!(
+            "{}",
+            serde_json::json!({
+                "type": "summary",
+                "success": failed == 0,
+                "built": summary.built,
+                "fetched": summary.fetched,
+                "reused": summary.reused,
+                "failed": failed,
+                "errors": errors,
+                "warnings": warnings,
+                "warned": summary.warned.len(),
+                "unique_objects": summary.unique_objects,
+                "bytes": summary.bytes,
+                "elapsed_s": summary.elapsed.as_secs_f64(),
+                "store": manifest.store,
+                "shard": args.shard.map(|s| s.to_string()),
+            })
+        );
+        return;
+    }
+    let mut counts = String::new();
+    if errors > 0 {
+        counts.push_str(&format!(" ({errors} distinct {})", if errors == 1 { "error" } else { "errors" }));
+    }
+    if warnings > 0 {
+        counts.push_str(&format!("; {} with warnings ({warnings} distinct)", summary.warned.len()));
+    }
     println!(
-        "xr build{}: {} built, {} fetched, {} reused, {} failed; {} unique objects, {} bytes; {:.2} s ({})",
+        "xr build{}: {} built, {} fetched, {} reused, {} failed{counts}; {} unique objects, {} bytes; {:.2} s ({})",
         args.shard.map(|s| format!(" (shard {s})")).unwrap_or_default(),
         summary.built,
         summary.fetched,
         summary.reused,
-        summary.failed.len() + refused,
+        failed,
         summary.unique_objects,
         summary.bytes,
         summary.elapsed.as_secs_f64(),
         manifest.store.display()
     );
-}
-
-fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
 }
 
 fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
@@ -248,7 +303,9 @@ pub fn gc(store: Option<PathBuf>, manifests: &[PathBuf], dry_run: bool) -> anyho
         Some(store) => store,
         None => manifests.first().map(|m| m.store.clone()).context("name a manifest with --manifest")?,
     };
-    anyhow::ensure!(store.join("objects").is_dir(), "{} is not an XR store (no objects/ directory)", store.display());
+    if !store.join("objects").is_dir() {
+        return Err(usage(format!("{} is not an XR store (no objects/ directory)", store.display())));
+    }
     let store = xr_store::Store::open(store)?;
     let report = gc::gc(&store, &manifests, dry_run)?;
     for name in &report.catalogs_removed {

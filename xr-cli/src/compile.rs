@@ -1,8 +1,10 @@
 //! `xr compile` and `xr reflect`: XR's `D3DXCompileShaderFromFile`.
 
+use crate::messages::{MessageArgs, Reported, Stream, usage};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
+use xr_build::report::{Reports, failure_diagnostics};
 use xr_device::DeviceOptions;
 use xr_host::Registry;
 use xr_sourcebuild::{
@@ -84,7 +86,7 @@ impl SourceArgs {
             .iter()
             .map(|option| match option.split_once('=') {
                 Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
-                _ => anyhow::bail!("--option takes NAME=VALUE, not '{option}'"),
+                _ => Err(usage(format!("--option takes NAME=VALUE, not '{option}'"))),
             })
             .collect()
     }
@@ -96,12 +98,12 @@ impl SourceArgs {
             return Ok(language.clone());
         }
         let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
-        registry.language_of_extension(extension).with_context(|| {
-            format!(
+        registry.language_of_extension(extension).ok_or_else(|| {
+            usage(format!(
                 "cannot tell the language of {} from its extension: give --lang (the plugins found compile: {})",
                 file.display(),
                 registry.languages().join(", ")
-            )
+            ))
         })
     }
 
@@ -119,7 +121,7 @@ impl SourceArgs {
                 stage_of_extension(stem.extension()?.to_str()?)
             })
             .or_else(|| xr_host::stage_selected(pair, options))
-            .with_context(|| {
+            .ok_or_else(|| {
                 let selectors: Vec<String> = pair
                     .options
                     .iter()
@@ -128,31 +130,35 @@ impl SourceArgs {
                     .collect();
                 let or_option =
                     if selectors.is_empty() { String::new() } else { format!(", {}", selectors.join(", ")) };
-                format!("cannot tell the stage of {}: give --stage{or_option}, or name it like a.vert", file.display())
+                usage(format!(
+                    "cannot tell the stage of {}: give --stage{or_option}, or name it like a.vert",
+                    file.display()
+                ))
             })
     }
 
     /// Compiles the files through the build system that the plugins declare
-    /// for their (language → target) pair, with the options it declares.
-    fn compile(&self, registry: &Registry) -> anyhow::Result<(String, ProgramDesc, OfflineArtifact)> {
+    /// for their (language → target) pair, with the options it declares;
+    /// reports its warnings, or its errors (then fails with [`Reported`]).
+    fn compile(&self, registry: &Registry, messages: &MessageArgs) -> anyhow::Result<Compiled> {
         if self.files.len() > 1 && self.stage.is_some() {
-            anyhow::bail!("--stage names the stage of a single file; with several, each file's extension does");
+            return Err(usage("--stage names the stage of a single file; with several, each file's extension does"));
         }
         let options = self.options()?;
         let languages: Vec<String> = self.files.iter().map(|f| self.language(registry, f)).collect::<Result<_, _>>()?;
         let language = &languages[0];
         if let Some((file, other)) = self.files.iter().zip(&languages).find(|(_, l)| *l != language) {
-            anyhow::bail!(
+            return Err(usage(format!(
                 "{} is {language} but {} is {other}: one program, one language",
                 self.files[0].display(),
                 file.display()
-            );
+            )));
         }
         let target = match &self.target {
             Some(target) => target.clone(),
             None => default_target(registry, language)?,
         };
-        let (info, system) = registry.offline_compiler(language, &target)?;
+        let (info, system) = registry.offline_compiler(language, &target).map_err(|e| usage(e.to_string()))?;
         let pair = info
             .compiles
             .iter()
@@ -177,12 +183,12 @@ impl SourceArgs {
         stages.sort_by_key(|s| s.stage);
         for pair in stages.windows(2) {
             if pair[0].stage == pair[1].stage {
-                anyhow::bail!(
+                return Err(usage(format!(
                     "{} and {} are both {} stages",
                     pair[0].file_name,
                     pair[1].file_name,
                     pair[0].stage.name()
-                );
+                )));
             }
         }
         let name = self.files[0].file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -192,11 +198,57 @@ impl SourceArgs {
             request = request.with_option(name, value);
         }
         tracing::debug!(build_system = %info.name, "compiling {} for {target}", program.name);
-        let artifact = system.compile_offline(&request).into_result().map_err(build_failure)?;
-        for warning in artifact.warnings.iter() {
-            eprintln!("{warning}");
-        }
-        Ok((target, program, artifact))
+        let compiler = info.name.to_string();
+        let artifact = system
+            .compile_offline(&request)
+            .into_result()
+            .map_err(|error| report_failure(messages, &compiler, &program.name, &target, &error))?;
+        let mut reports = Reports::default();
+        reports.add(None, &compiler, &artifact.warnings);
+        messages.print_reports(&reports.clone().into_sorted(), Stream::Stderr);
+        Ok(Compiled { target, program, artifact, warnings: reports.count(xr_sourcebuild::Severity::Warning) })
+    }
+}
+
+/// A program compiled by `xr compile` or `xr reflect`.
+struct Compiled {
+    target: String,
+    program: ProgramDesc,
+    artifact: OfflineArtifact,
+    /// Distinct warnings reported.
+    warnings: usize,
+}
+
+/// Reports the diagnostics of a failed build of `program` through the same
+/// path as `xr build` (one report per distinct diagnostic) and gives the
+/// error that says they were reported.
+fn report_failure(
+    messages: &MessageArgs,
+    compiler: &str,
+    program: &str,
+    target: &str,
+    error: &BuildError,
+) -> anyhow::Error {
+    let mut reports = Reports::default();
+    reports.add(None, compiler, &failure_diagnostics(&error.error.message, &error.diagnostics, program));
+    messages.print_reports(&reports.clone().into_sorted(), Stream::Stderr);
+    print_json_summary(
+        messages,
+        false,
+        target,
+        reports.count(xr_sourcebuild::Severity::Error),
+        reports.count(xr_sourcebuild::Severity::Warning),
+    );
+    Reported { status: 1 }.into()
+}
+
+/// `--message-format json`'s closing object for `xr compile` and `xr reflect`.
+fn print_json_summary(messages: &MessageArgs, success: bool, target: &str, errors: usize, warnings: usize) {
+    if messages.json() {
+        println!(
+            "{}",
+            serde_json::json!({"type": "summary", "success": success, "target": target, "errors": errors, "warnings": warnings})
+        );
     }
 }
 
@@ -229,39 +281,40 @@ fn stage_of_extension(extension: &str) -> Option<ShaderStage> {
     })
 }
 
-/// Prints every diagnostic and returns the one-line summary as the error.
-fn build_failure(error: BuildError) -> anyhow::Error {
-    for diagnostic in error.diagnostics.iter() {
-        eprintln!("{diagnostic}");
-    }
-    anyhow::anyhow!("{}", error.error.message)
-}
-
 /// `xr compile`: writes the stage's own output where the target has one
 /// (a SPIR-V module), else the artifact as the store would keep it; with
 /// `device`, builds it on a live device and prints its table.
-pub fn compile(args: SourceArgs, out: Option<PathBuf>, device: bool) -> anyhow::Result<()> {
+pub fn compile(args: SourceArgs, out: Option<PathBuf>, device: bool, messages: MessageArgs) -> anyhow::Result<()> {
+    if out.is_none() && !device {
+        return Err(usage("nothing to do: give -o FILE, --device, or both"));
+    }
     let registry = Registry::discover();
-    let (target, program, artifact) = args.compile(&registry)?;
+    let Compiled { target, program, artifact, warnings } = args.compile(&registry, &messages)?;
     if let Some(out) = &out {
         let bytes = match artifact.stages.as_slice() {
             [only] => only.bytes.to_vec(),
             _ => artifact.bytes.to_vec(),
         };
         write(out, &bytes)?;
-        println!("xr compile: wrote {} bytes to {}", bytes.len(), out.display());
+        messages.say(&format!("xr compile: wrote {} bytes to {}", bytes.len(), out.display()));
     }
     if device {
-        return on_device(&registry, &target, &program, artifact.bytes.to_vec());
+        on_device(&registry, &target, &program, artifact.bytes.to_vec(), &messages)?;
     }
-    anyhow::ensure!(out.is_some(), "nothing to do: give -o FILE, --device, or both");
+    print_json_summary(&messages, true, &target, 0, warnings);
     Ok(())
 }
 
 /// Loads the artifact of `target` through the run-time build system that
 /// declares it, on a device it attaches to (Vulkan with its validation
 /// layers), and prints the program's constants and resources.
-fn on_device(registry: &Registry, target: &str, program: &ProgramDesc, artifact: Vec<u8>) -> anyhow::Result<()> {
+fn on_device(
+    registry: &Registry,
+    target: &str,
+    program: &ProgramDesc,
+    artifact: Vec<u8>,
+    messages: &MessageArgs,
+) -> anyhow::Result<()> {
     let mut loaders: Vec<_> = registry
         .build_system_entries()
         .filter_map(|(info, system)| {
@@ -294,6 +347,7 @@ fn on_device(registry: &Registry, target: &str, program: &ProgramDesc, artifact:
         kind,
         &capabilities,
         info.name.as_str(),
+        messages,
     );
     drop(attached);
     drop(device);
@@ -312,6 +366,7 @@ fn print_on_device(
     kind: xr_device::DeviceKind,
     capabilities: &xr_device::DeviceCapabilities,
     build_system: &str,
+    messages: &MessageArgs,
 ) -> anyhow::Result<()> {
     let request = ArtifactLoad {
         name: program.name.clone(),
@@ -320,18 +375,21 @@ fn print_on_device(
         artifact: artifact.into(),
         overrides: Default::default(),
     };
-    let loaded = attached.load_artifact(&request).into_result().map_err(build_failure)?;
+    let loaded = attached
+        .load_artifact(&request)
+        .into_result()
+        .map_err(|error| report_failure(messages, build_system, &program.name, target, &error))?;
     // The build system made its pipeline outside the device's calls.
-    let messages = device.take_validation_messages().into_result()?;
-    if !messages.is_empty() {
-        for message in messages.iter() {
+    let validation = device.take_validation_messages().into_result()?;
+    if !validation.is_empty() {
+        for message in validation.iter() {
             eprintln!("validation: {message}");
         }
-        anyhow::bail!("{}: {} validation message(s) while building the program", program.name, messages.len());
+        anyhow::bail!("{}: {} validation message(s) while building the program", program.name, validation.len());
     }
     let constants = loaded.program.constants.constants().into_result()?;
     let resources = loaded.program.constants.resources().into_result()?;
-    println!(
+    messages.say(&format!(
         "xr compile: {} built on {} ({}, {} {}.{}) by {}",
         program.name,
         capabilities.renderer,
@@ -340,17 +398,17 @@ fn print_on_device(
         capabilities.api_major,
         capabilities.api_minor,
         build_system
-    );
+    ));
     for constant in constants.iter() {
         let array = if constant.array_size > 1 { format!("[{}]", constant.array_size) } else { String::new() };
-        println!("  constant {}{array} : {}", constant.name, constant.ty);
+        messages.say(&format!("  constant {}{array} : {}", constant.name, constant.ty));
     }
     for resource in resources.iter() {
         let array = if resource.array_size > 1 { format!("[{}]", resource.array_size) } else { String::new() };
         let place = format!("set {}, binding {}", resource.set, resource.binding);
         let size =
             if resource.min_size > 0 { format!(", at least {} bytes", resource.min_size) } else { String::new() };
-        println!("  {} {}{array} ({place}{size})", resource.kind.name(), resource.name);
+        messages.say(&format!("  {} {}{array} ({place}{size})", resource.kind.name(), resource.name));
     }
     drop(loaded);
     Ok(())
@@ -364,9 +422,9 @@ fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 }
 
 /// `xr reflect`: what the build system says the program exposes.
-pub fn reflect(args: SourceArgs, json: bool) -> anyhow::Result<()> {
+pub fn reflect(args: SourceArgs, json: bool, messages: MessageArgs) -> anyhow::Result<()> {
     let registry = Registry::discover();
-    let (target, _, artifact) = args.compile(&registry)?;
+    let Compiled { target, artifact, warnings, .. } = args.compile(&registry, &messages)?;
     let reflection = artifact.reflection;
     if json {
         let details: serde_json::Value = if reflection.json.is_empty() {
@@ -382,21 +440,30 @@ pub fn reflect(args: SourceArgs, json: bool) -> anyhow::Result<()> {
             "overrides": reflection.overrides.iter().map(|o| serde_json::json!({"name": o.name.as_str(), "id": o.id, "ty": o.ty.as_str(), "default": o.default.as_str()})).collect::<Vec<_>>(),
             "details": details,
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        if messages.json() {
+            // One object per line, like the diagnostics around it.
+            let mut line = value;
+            line["type"] = "reflection".into();
+            println!("{line}");
+        } else {
+            println!("{}", serde_json::to_string_pretty(&value)?);
+        }
+        print_json_summary(&messages, true, &target, 0, warnings);
         return Ok(());
     }
     if reflection.text.is_empty() {
         for c in reflection.constants.iter() {
-            println!("  constant {} : {}", c.name, c.ty);
+            messages.say(&format!("  constant {} : {}", c.name, c.ty));
         }
         for r in reflection.resources.iter() {
-            println!("  {} {} (set {}, binding {})", r.kind, r.name, r.set, r.binding);
+            messages.say(&format!("  {} {} (set {}, binding {})", r.kind, r.name, r.set, r.binding));
         }
         for o in reflection.overrides.iter() {
-            println!("  override {} (id {}) : {} = {}", o.name, o.id, o.ty, o.default);
+            messages.say(&format!("  override {} (id {}) : {} = {}", o.name, o.id, o.ty, o.default));
         }
     } else {
-        print!("{}", reflection.text);
+        messages.say(reflection.text.trim_end());
     }
+    print_json_summary(&messages, true, &target, 0, warnings);
     Ok(())
 }

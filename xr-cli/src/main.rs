@@ -2,6 +2,7 @@
 
 mod build;
 mod compile;
+mod messages;
 mod plugins;
 mod store;
 
@@ -42,6 +43,8 @@ enum Command {
         /// target (Vulkan under its validation layers) and print its constants and resources.
         #[arg(long)]
         device: bool,
+        #[command(flatten)]
+        messages: messages::MessageArgs,
     },
     /// Build every program and variant of a manifest (xr.toml) into its store.
     Build(build::BuildArgs),
@@ -57,6 +60,8 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        messages: messages::MessageArgs,
     },
 }
 
@@ -101,8 +106,11 @@ fn quiet_library_backtraces() {
     }
 }
 
+/// Exit statuses: 0 all done, 1 something failed to build (or a check
+/// failed), 2 the command line or the manifest is wrong (see `messages`).
 fn main() -> std::process::ExitCode {
     quiet_library_backtraces();
+    messages::quiet_broken_pipes();
     let level = std::env::var("XR_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(tracing::Level::WARN);
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -111,8 +119,8 @@ fn main() -> std::process::ExitCode {
         .init();
     let result = match Cli::parse().command {
         Command::Plugins { json, plugin_dirs, extensions } => plugins::run(json, plugin_dirs, extensions),
-        Command::Compile { source, out, device } => compile::compile(source, out, device),
-        Command::Reflect { source, json } => compile::reflect(source, json),
+        Command::Compile { source, out, device, messages } => compile::compile(source, out, device, messages),
+        Command::Reflect { source, json, messages } => compile::reflect(source, json, messages),
         Command::Build(args) => match build::run(args) {
             Ok(true) => Ok(()),
             Ok(false) => return std::process::ExitCode::FAILURE,
@@ -132,8 +140,10 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
-            std::process::ExitCode::FAILURE
+            if !error.is::<messages::Reported>() {
+                eprintln!("error: {error:#}");
+            }
+            std::process::ExitCode::from(messages::exit_status(&error))
         }
     }
 }

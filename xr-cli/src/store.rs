@@ -20,7 +20,7 @@ use xr_store::{ObjectKey, Store};
 /// everything is whole (after removal, with `delete_corrupt`).
 pub fn verify(root: &Path, delete_corrupt: bool, remote: Option<Arc<Remote>>) -> anyhow::Result<bool> {
     if !root.join("objects").is_dir() {
-        anyhow::bail!("{} is not an XR store (no objects/ directory)", root.display());
+        return Err(crate::messages::usage(format!("{} is not an XR store (no objects/ directory)", root.display())));
     }
     let store = Store::open(root).with_context(|| format!("opening the store at {}", root.display()))?;
     let keys = store.keys()?;

@@ -28,10 +28,9 @@ use std::{
     sync::{Mutex, mpsc},
     time::{Duration, Instant},
 };
-use xr_build::{
-    build::BuildRequest, build::Outcome, build::build, build::plugin_offer, manifest::Manifest, manifest::ManifestError,
-};
+use xr_build::{build::BuildRequest, build::build, build::plugin_offer, manifest::Manifest, manifest::ManifestError};
 use xr_host::Registry;
+use xr_sourcebuild::Severity;
 
 /// Why watching could not start.
 #[derive(Debug, thiserror::Error)]
@@ -185,15 +184,8 @@ impl HotReload {
         }
         // Keep watching the manifest and what the last build read even if this one stops early.
         self.watch_file(&absolute(&self.manifest))?;
-        let failures: Mutex<Vec<(String, String, String)>> = Mutex::new(Vec::new());
-        let summary = build(&manifest, registry, &self.request, &|result| {
-            if let Outcome::Failed(message) = &result.outcome
-                && let Ok(mut failures) = failures.lock()
-            {
-                failures.push((result.program.clone(), result.variant.clone(), message.clone()));
-            }
-        })
-        .map_err(|e| HotReloadError::Build(e.to_string()))?;
+        let summary =
+            build(&manifest, registry, &self.request, &|_| {}).map_err(|e| HotReloadError::Build(e.to_string()))?;
         let base = absolute(&self.manifest).parent().map(Path::to_path_buf).unwrap_or_default();
         for file in summary.inputs.keys() {
             self.watch_file(&absolute(&base.join(file)))?;
@@ -207,16 +199,17 @@ impl HotReload {
                 }
             }
         }
-        let failures = failures.into_inner().unwrap_or_default();
-        let mut failed: Vec<String> = failures.iter().map(|(program, _, _)| program.clone()).collect();
+        let mut failed: Vec<String> =
+            summary.failed.iter().filter_map(|f| f.artifact.as_ref()).map(|a| a.program.clone()).collect();
         failed.sort();
         failed.dedup();
-        errors.extend(distinct_diagnostics(&failures));
-        // Failures that are not an artifact's (a program's variants, the store).
-        let artifact = |what: &str| failures.iter().any(|(_, variant, _)| what.starts_with(variant.as_str()));
-        for failure in summary.failed.iter().filter(|f| !artifact(&f.what)) {
-            errors.push(format!("{}: {}", failure.what, failure.message.trim_end()));
-        }
+        // The same path as `xr build`: one line per distinct error.
+        errors.extend(summary.reports().into_sorted().iter().filter(|r| r.severity == Severity::Error).map(|report| {
+            match report.artifacts.len() {
+                0 | 1 => report.headline(),
+                n => format!("{} (in {n} artifacts)", report.headline()),
+            }
+        }));
         Ok(Reload { built: summary.built, failed, errors, ..Reload::default() })
     }
 
@@ -230,38 +223,6 @@ impl HotReload {
         }
         Ok(())
     }
-}
-
-/// The diagnostics of failed artifacts, each once: every variant and
-/// target that includes a broken line reports it, in a message that names
-/// the variant and ends with the compiler plugin's name.
-fn distinct_diagnostics(failures: &[(String, String, String)]) -> Vec<String> {
-    let mut distinct: Vec<(String, usize)> = Vec::new();
-    for (_, variant, message) in failures {
-        for line in message.lines().map(|line| strip_context(line, variant)).filter(|l| !l.is_empty()) {
-            match distinct.iter_mut().find(|(known, _)| *known == line) {
-                Some((_, count)) => *count += 1,
-                None => distinct.push((line, 1)),
-            }
-        }
-    }
-    distinct
-        .into_iter()
-        .map(|(line, count)| if count > 1 { format!("{line} (in {count} artifacts)") } else { line })
-        .collect()
-}
-
-/// A diagnostic line without the variant it was reported for and the
-/// plugin that reported it.
-fn strip_context(line: &str, variant: &str) -> String {
-    let mut line = line.trim().replace(&format!("program '{variant}': "), "");
-    if line.ends_with(')')
-        && let Some(open) = line.rfind(" (")
-        && line[open + 2..line.len() - 1].chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        line.truncate(open);
-    }
-    line
 }
 
 /// `path` made absolute and free of `.` and `..`, without touching the disk

@@ -2,7 +2,10 @@
 //! first, then the including file's directory, then the include directories.
 
 use std::path::{Path, PathBuf};
-use xr_sourcebuild::SourceDesc;
+use xr_sourcebuild::{Diagnostic, IncludeSite, SourceDesc};
+
+/// Deepest include chain reported, against cycles in what a compiler reports.
+const MAX_CHAIN: usize = 64;
 
 /// A file found for an `#include`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,9 +67,93 @@ pub fn root_dir(desc: &SourceDesc) -> Option<PathBuf> {
     parent.is_dir().then(|| parent.to_path_buf())
 }
 
+/// One `#include` a compile followed: which file it read, from which file and line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IncludeEdge {
+    /// The included file, named as diagnostics name it ([`ResolvedInclude::display`]).
+    pub file: String,
+    /// The including file, named the same way (the stage's file name for the root).
+    pub includer: String,
+    /// 1-based line of the directive in `includer` (0: not found).
+    pub line: u32,
+}
+
+/// The 1-based line of `includer_text` whose `#include` names `requested`
+/// (`"name"` or `<name>`); 0 when no line does (a directive a macro built).
+pub fn include_line(includer_text: &str, requested: &str) -> u32 {
+    let quoted = format!("\"{requested}\"");
+    let angled = format!("<{requested}>");
+    includer_text
+        .lines()
+        .position(|line| {
+            let line = line.trim_start();
+            line.strip_prefix('#').is_some_and(|rest| rest.trim_start().starts_with("include"))
+                && (line.contains(&quoted) || line.contains(&angled))
+        })
+        .and_then(|index| u32::try_from(index + 1).ok())
+        .unwrap_or(0)
+}
+
+/// Where `file` was included, innermost first, following `edges` back to a
+/// file nobody included (the stage's own). The first edge that read a file
+/// stands for it: a file included twice is reported through its first
+/// inclusion.
+pub fn include_chain(edges: &[IncludeEdge], file: &str) -> Vec<IncludeSite> {
+    let mut chain: Vec<IncludeSite> = Vec::new();
+    let mut current = file;
+    while chain.len() < MAX_CHAIN
+        && let Some(edge) = edges.iter().find(|e| e.file == current)
+    {
+        if chain.iter().any(|site| site.file.as_str() == edge.includer) {
+            break;
+        }
+        chain.push(IncludeSite { file: edge.includer.as_str().into(), line: edge.line });
+        current = &edge.includer;
+    }
+    chain
+}
+
+/// Fills in each diagnostic's include chain from the includes its compile followed.
+pub fn attach_include_chains(diagnostics: &mut [Diagnostic], edges: &[IncludeEdge]) {
+    for diagnostic in diagnostics.iter_mut().filter(|d| d.included_from.is_empty()) {
+        diagnostic.included_from = include_chain(edges, &diagnostic.file).into();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn edge(file: &str, includer: &str, line: u32) -> IncludeEdge {
+        IncludeEdge { file: file.into(), includer: includer.into(), line }
+    }
+
+    #[test]
+    fn the_include_line_is_the_directive_naming_the_file() {
+        let text = "#version 450\n// #include \"a.glsl\" in a comment\n#include \"b.glsl\"\n  #  include <a.glsl>\n";
+        assert_eq!(include_line(text, "b.glsl"), 3);
+        assert_eq!(include_line(text, "a.glsl"), 4);
+        assert_eq!(include_line(text, "c.glsl"), 0);
+    }
+
+    #[test]
+    fn a_chain_runs_from_the_file_to_the_stage() {
+        let edges = [edge("inc/a.glsl", "main.frag", 3), edge("inc/b.glsl", "inc/a.glsl", 7)];
+        let chain = include_chain(&edges, "inc/b.glsl");
+        let sites: Vec<(&str, u32)> = chain.iter().map(|s| (s.file.as_str(), s.line)).collect();
+        assert_eq!(sites, [("inc/a.glsl", 7), ("main.frag", 3)]);
+        assert!(include_chain(&edges, "main.frag").is_empty());
+        let mut diagnostics = [Diagnostic::error("inc/a.glsl", 2, "x")];
+        attach_include_chains(&mut diagnostics, &edges);
+        assert_eq!(diagnostics[0].included_from.len(), 1);
+        assert_eq!(diagnostics[0].included_from[0].line, 3);
+    }
+
+    #[test]
+    fn a_cycle_ends_the_chain() {
+        let edges = [edge("a", "b", 1), edge("b", "a", 1)];
+        assert_eq!(include_chain(&edges, "a").len(), 2);
+    }
 
     #[test]
     fn a_root_file_without_a_directory_includes_from_the_current_one() {

@@ -10,7 +10,7 @@ use xr_device::{ErrorKind, XrError, catch_panic};
 
 /// How bad a diagnostic is.
 #[repr(u8)]
-#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {
     /// The build failed because of it.
     Error,
@@ -46,12 +46,31 @@ pub struct Diagnostic {
     pub column: u32,
     /// The message, without the location prefix.
     pub message: RString,
+    /// Where `file` was included, innermost first: the file whose
+    /// `#include` (or `import`) read it and that line, then where that file
+    /// was included, up to the stage's own file. Empty for a stage's file.
+    pub included_from: RVec<IncludeSite>,
+}
+
+/// An `#include` (or `import`) line: the including file and the line.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IncludeSite {
+    /// The including file, named as diagnostics name files.
+    pub file: RString,
+    /// 1-based line of the directive.
+    pub line: u32,
 }
 
 impl Diagnostic {
+    /// A diagnostic at `file`, `line` (0: no line) and `column` (0: none).
+    pub fn new(severity: Severity, file: &str, line: u32, column: u32, message: impl Into<String>) -> Self {
+        Self { severity, file: file.into(), line, column, message: message.into().into(), included_from: RVec::new() }
+    }
+
     /// An error at `file` and `line` (0: no line), with no column.
     pub fn error(file: &str, line: u32, message: impl Into<String>) -> Self {
-        Self { severity: Severity::Error, file: file.into(), line, column: 0, message: message.into().into() }
+        Self::new(Severity::Error, file, line, 0, message)
     }
 }
 

@@ -49,7 +49,7 @@ pub use constants::{
     ConstantType, ConstantValue, MemberLayout, RESOURCE_HANDLE, ResourceInfo, ScalarKind, ThroughPipeline,
     check_binding,
 };
-pub use diagnostics::{BuildError, Diagnostic, Severity, guard_build};
+pub use diagnostics::{BuildError, Diagnostic, IncludeSite, Severity, guard_build};
 pub use load::{ArtifactLoad, LoadPath, LoadedArtifact, OverrideKind, OverrideValue, TargetLoad};
 pub use offline::{
     CompileOption, CompilePair, FileRead, LanguageInfo, OfflineArtifact, OfflineRequest, OptionDecl, OptionValue,

@@ -99,7 +99,7 @@ impl SourceBuildSystemBackend for GlslSystem {
         Ok(OfflineArtifact {
             bytes: SourceBundle::of_program(desc, files).encode().into(),
             files_read: xr_spirv::offline::files_read(desc, &compiled),
-            warnings: RVec::new(),
+            warnings: compiled.warnings.clone().into(),
             reflection,
             stages: RVec::new(),
         })

@@ -8,8 +8,8 @@
 //! Limitation: `#include` is resolved on every line, also inside `#if 0`
 //! blocks and block comments.
 
-use xr_plugin_kit::{
-    includes::ResolvedInclude, includes::resolve_include, includes::root_dir, includes::searched_places,
+use xr_plugin_kit::includes::{
+    IncludeEdge, ResolvedInclude, include_chain, resolve_include, root_dir, searched_places,
 };
 use xr_sourcebuild::{Diagnostic, SourceDesc};
 
@@ -28,6 +28,8 @@ pub struct Preprocessed {
     pub files: Vec<String>,
     /// For flattened line `n` (1-based), `origins[n - 1]` = (index into `files`, line).
     pub origins: Vec<(usize, u32)>,
+    /// Every `#include` followed: the include chains of diagnostics.
+    pub includes: Vec<IncludeEdge>,
 }
 
 impl xr_gl_common::info_log::LineMap for Preprocessed {
@@ -69,7 +71,7 @@ pub fn preprocess(desc: &SourceDesc) -> Result<Preprocessed, Vec<Diagnostic>> {
     }
     let mut flattener = Flattener {
         desc,
-        out: Preprocessed { text: String::new(), files: Vec::new(), origins: Vec::new() },
+        out: Preprocessed { text: String::new(), files: Vec::new(), origins: Vec::new(), includes: Vec::new() },
         stack: Vec::new(),
         once: Vec::new(),
     };
@@ -79,7 +81,10 @@ pub fn preprocess(desc: &SourceDesc) -> Result<Preprocessed, Vec<Diagnostic>> {
         flattener.push_defines();
     }
     let resolved = Resolved { id: root.clone(), display: root, dir: root_dir, text: desc.source.to_string() };
-    flattener.expand(&resolved, 0).map_err(|e| vec![e])?;
+    if let Err(mut error) = flattener.expand(&resolved, 0) {
+        error.included_from = include_chain(&flattener.out.includes, &error.file).into();
+        return Err(vec![error]);
+    }
     Ok(flattener.out)
 }
 
@@ -145,6 +150,11 @@ impl Flattener<'_> {
                         ));
                     }
                     if !self.once.contains(&included.id) {
+                        self.out.includes.push(IncludeEdge {
+                            file: included.display.clone(),
+                            includer: source.display.clone(),
+                            line: line_no,
+                        });
                         self.expand(&included, depth + 1)?;
                     }
                 }
@@ -270,6 +280,26 @@ mod tests {
         assert_eq!(out.origin(3), Some(("b.glsl", 1)));
         assert_eq!(out.origin(5), Some(("a.glsl", 3)));
         assert_eq!(out.origin(6), Some(("main.frag", 3)));
+    }
+
+    #[test]
+    fn errors_in_nested_includes_carry_the_include_chain() {
+        let source = "#version 450\n#include \"a.glsl\"\nvoid main() {}\n";
+        let d = desc(source)
+            .with_virtual_file("a.glsl", "// a1\n#include <b.glsl>\n")
+            .with_virtual_file("b.glsl", "// b1\n#include \"gone.glsl\"\n");
+        let errors = preprocess(&d).unwrap_err();
+        assert_eq!((errors[0].file.as_str(), errors[0].line), ("b.glsl", 2));
+        let chain: Vec<(&str, u32)> = errors[0].included_from.iter().map(|s| (s.file.as_str(), s.line)).collect();
+        assert_eq!(chain, [("a.glsl", 2), ("main.frag", 2)]);
+        // The driver's messages get the same chain through the recorded includes.
+        let good = desc(source)
+            .with_virtual_file("a.glsl", "// a1\n#include <b.glsl>\n")
+            .with_virtual_file("b.glsl", "// b1\n");
+        let out = preprocess(&good).unwrap();
+        let mut driver = vec![xr_sourcebuild::Diagnostic::error("b.glsl", 1, "driver says no")];
+        xr_plugin_kit::includes::attach_include_chains(&mut driver, &out.includes);
+        assert_eq!(driver[0].included_from.len(), 2);
     }
 
     #[test]

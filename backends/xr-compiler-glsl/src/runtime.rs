@@ -108,8 +108,9 @@ impl AttachedGlsl {
                 .map_err(|e| fail(format!("glCreateShader: {e}")))?;
             gl.shader_source(shader, &flat.text);
             gl.compile_shader(shader);
-            let messages =
+            let mut messages =
                 info_log::parse(&gl.get_shader_info_log(shader), Some(&flat as &dyn info_log::LineMap), file);
+            xr_plugin_kit::includes::attach_include_chains(&mut messages, &flat.includes);
             if gl.get_shader_compile_status(shader) {
                 return Ok((shader, messages));
             }

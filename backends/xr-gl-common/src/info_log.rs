@@ -32,7 +32,7 @@ fn parse_line(line: &str, map: Option<&dyn LineMap>, fallback_file: &str) -> Dia
         Some((file, original)) => (file.to_owned(), original),
         None => (fallback_file.to_owned(), line_no),
     };
-    Diagnostic { severity, file: file.into(), line: line_no, column, message: message.trim().into() }
+    Diagnostic::new(severity, &file, line_no, column, message.trim())
 }
 
 /// `0:12(5): rest`

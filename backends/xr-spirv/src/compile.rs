@@ -3,7 +3,9 @@
 use crate::{messages, stage_cache, validate};
 use std::{cell::RefCell, path::Path, rc::Rc};
 use xr_device::XrError;
-use xr_plugin_kit::{includes::resolve_include, includes::root_dir, includes::searched_places};
+use xr_plugin_kit::includes::{
+    IncludeEdge, attach_include_chains, include_line, resolve_include, root_dir, searched_places,
+};
 use xr_sourcebuild::{BuildError, Diagnostic, Severity, ShaderStage, SourceDesc};
 
 /// The name of GLSL, as the build systems declare it.
@@ -158,6 +160,20 @@ pub struct IncludedFile {
     pub path: String,
     /// Its text.
     pub text: String,
+    /// The file whose `#include` read it, and the line of that directive.
+    pub included_by: (String, u32),
+}
+
+impl IncludedFile {
+    /// This inclusion as an edge of an include chain.
+    pub fn edge(&self) -> IncludeEdge {
+        IncludeEdge { file: self.path.clone(), includer: self.included_by.0.clone(), line: self.included_by.1 }
+    }
+}
+
+/// The include edges of `includes`, for [`attach_include_chains`].
+fn edges(includes: &IncludeLog) -> Vec<IncludeEdge> {
+    includes.borrow().iter().map(IncludedFile::edge).collect()
 }
 
 /// Where an include callback records the files it reads.
@@ -170,6 +186,8 @@ pub struct CompiledProgram {
     pub modules: Vec<crate::container::StageModule>,
     /// Every file any stage included (a file included twice is listed twice).
     pub includes: Vec<IncludedFile>,
+    /// Every stage's warnings, at the user's file and line.
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl SpirvModule {
@@ -224,11 +242,13 @@ impl SpirvCompiler {
         }
         let mut modules = Vec::new();
         let mut includes = Vec::new();
+        let mut warnings = Vec::new();
         let mut diagnostics = Vec::new();
         for stage in desc.stages.iter() {
             match self.compile_unvalidated(stage, options) {
                 Ok(module) => {
                     includes.extend(module.includes);
+                    warnings.extend(module.warnings);
                     modules.push(crate::container::StageModule {
                         stage: module.stage,
                         entry_point: module.entry_point,
@@ -244,7 +264,7 @@ impl SpirvCompiler {
         if diagnostics.iter().any(|d| d.severity == Severity::Error) {
             return Err(BuildError::from_diagnostics(&format!("program '{}'", desc.name), diagnostics));
         }
-        Ok(CompiledProgram { modules, includes })
+        Ok(CompiledProgram { modules, includes, warnings })
     }
 
     /// Compiles `desc` to validated SPIR-V.
@@ -263,12 +283,14 @@ impl SpirvCompiler {
     /// expanded, defines applied, `#line` directives naming the files.
     pub fn preprocess(&self, desc: &SourceDesc, options: &SpirvOptions) -> Result<String, BuildError> {
         let file = desc.file_name.as_str();
-        let (compile_options, _) = Self::prepare(desc, options)?;
+        let (compile_options, included) = Self::prepare(desc, options)?;
         let source = with_include_extension(&desc.source, &desc.language);
         match self.compiler.preprocess(&source, file, &desc.entry_point, Some(&compile_options)) {
             Ok(artifact) => Ok(artifact.as_text()),
             Err(shaderc::Error::CompilationError(_, text)) => {
-                Err(BuildError::from_diagnostics(&format!("{file} (preprocessing)"), messages::parse(&text, file)))
+                let mut diagnostics = messages::parse(&text, file);
+                attach_include_chains(&mut diagnostics, &edges(&included));
+                Err(BuildError::from_diagnostics(&format!("{file} (preprocessing)"), diagnostics))
             }
             Err(e) => Err(BuildError::from_diagnostics(file, vec![Diagnostic::error(file, 0, e.to_string())])),
         }
@@ -323,7 +345,7 @@ impl SpirvCompiler {
             let value = (!define.value.is_empty()).then_some(define.value.as_str());
             compile_options.add_macro_definition(&define.name, value);
         }
-        let included = Rc::new(RefCell::new(Vec::new()));
+        let included: IncludeLog = Rc::new(RefCell::new(Vec::new()));
         let record = included.clone();
         compile_options.set_include_callback(move |requested, _kind, requesting, _depth| {
             let includer_dir = if requesting == file {
@@ -333,10 +355,17 @@ impl SpirvCompiler {
             };
             match resolve_include(desc, requested, includer_dir.as_deref()) {
                 Some(found) => {
+                    let line = if requesting == file {
+                        include_line(&desc.source, requested)
+                    } else {
+                        let read = record.borrow();
+                        read.iter().find(|i| i.path == requesting).map_or(0, |i| include_line(&i.text, requested))
+                    };
                     record.borrow_mut().push(IncludedFile {
                         requested: requested.to_owned(),
                         path: found.display.clone(),
                         text: found.text.clone(),
+                        included_by: (requesting.to_owned(), line),
                     });
                     Ok(shaderc::ResolvedInclude { resolved_name: found.display, content: found.text })
                 }
@@ -384,7 +413,8 @@ impl SpirvCompiler {
         let artifact = match result {
             Ok(artifact) => artifact,
             Err(shaderc::Error::CompilationError(_, text)) => {
-                let diagnostics = messages::parse(&text, file);
+                let mut diagnostics = messages::parse(&text, file);
+                attach_include_chains(&mut diagnostics, &edges(&included));
                 if !diagnostics.iter().any(|d| d.severity == Severity::Error) {
                     // glslang's HLSL front end fails without an error on a missing entry point.
                     return Err(fail(format!(
@@ -401,7 +431,8 @@ impl SpirvCompiler {
             }
             Err(e) => return Err(fail(e.to_string())),
         };
-        let warnings = messages::parse(&artifact.get_warning_messages(), file);
+        let mut warnings = messages::parse(&artifact.get_warning_messages(), file);
+        attach_include_chains(&mut warnings, &edges(&included));
         let mut words = artifact.as_binary().to_vec();
         if options.target == TargetEnv::OpenGl45 && options.optimization != Optimization::None {
             words = strip_source_debug_info(&words);

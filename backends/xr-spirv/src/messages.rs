@@ -30,18 +30,12 @@ fn parse_line(line: &str, fallback_file: &str) -> Diagnostic {
                 _ => (location, 0),
             };
             let file = if file.is_empty() { fallback_file } else { file };
-            return Diagnostic {
-                severity,
-                file: file.into(),
-                line: line_no,
-                column: 0,
-                message: message.trim().into(),
-            };
+            return Diagnostic::new(severity, file, line_no, 0, message.trim());
         }
     }
     let severity = if line.contains("error") { Severity::Error } else { Severity::Warning };
     let message = line.strip_prefix("error: ").or_else(|| line.strip_prefix("warning: ")).unwrap_or(line);
-    Diagnostic { severity, file: fallback_file.into(), line: 0, column: 0, message: message.into() }
+    Diagnostic::new(severity, fallback_file, 0, 0, message)
 }
 
 #[cfg(test)]

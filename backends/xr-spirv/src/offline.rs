@@ -146,14 +146,14 @@ pub fn compile_object(request: &OfflineRequest, base: TargetEnv) -> Result<Offli
     let desc = &request.program;
     let compiled = with_compiler(|compiler| compiler.compile_program(desc, &options))?;
     let files_read = files_read(desc, &compiled);
-    let CompiledProgram { mut modules, .. } = compiled;
+    let CompiledProgram { mut modules, warnings, .. } = compiled;
     let context = format!("program '{}'", desc.name);
     crate::finish_program(&mut modules, options.target).map_err(|e| XrError::new(e.kind, format!("{context}: {e}")))?;
     crate::validate_program(&modules, options.target, &context)?;
     Ok(OfflineArtifact {
         bytes: crate::container::encode(&modules).into(),
         files_read,
-        warnings: RVec::new(),
+        warnings: warnings.into(),
         reflection: reflection_of(&modules)?,
         stages: modules
             .iter()

@@ -135,8 +135,12 @@ fn compile_errors_name_the_included_file_and_exit_non_zero() {
     let (ok, stdout, stderr) =
         xr(&["compile", main.to_str().unwrap(), "--target", "vk-spirv", "-o", dir.join("x.spv").to_str().unwrap()]);
     assert!(!ok, "{stdout}");
-    assert!(stderr.contains("common.glsl:2: error:"), "{stderr}");
-    assert!(stderr.lines().last().unwrap().starts_with("error: "), "{stderr}");
+    // The error once, at the included file's line, with that line and the include chain.
+    assert_eq!(stderr.matches("missing_scale").count(), 2, "message and source line, nothing more:\n{stderr}");
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("error")).count(), 1, "{stderr}");
+    assert!(stderr.contains("common.glsl:2:"), "{stderr}");
+    assert!(stderr.contains("2 |     return vec4(1.0) * missing_scale;"), "{stderr}");
+    assert!(stderr.contains(&format!("included from {}:3", main.display())), "{stderr}");
     assert!(!dir.join("x.spv").exists(), "nothing written on failure");
 }
 

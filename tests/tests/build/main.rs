@@ -5,6 +5,7 @@ mod cli;
 mod cli_compile;
 mod cli_store;
 mod crash_consistency;
+mod diagnostics;
 mod guarded;
 mod plugin_wgsl;
 mod registry;

@@ -201,9 +201,10 @@ fn without_the_wgsl_plugin_the_wgsl_program_fails_alone_and_the_rest_builds() {
     let (ok, stdout, _) = xr(&plugins, &dir, &["build", "-m", "xr.toml"]);
     assert!(!ok, "{stdout}");
     assert_eq!(summary(&stdout), (18 + 2, 0, 1), "one failure: the WGSL program\n{stdout}");
-    let errors: Vec<&str> = stdout.lines().filter(|l| l.contains("error")).collect();
+    let errors: Vec<&str> = stdout.lines().filter(|l| l.starts_with("error")).collect();
     assert_eq!(errors.len(), 1, "{stdout}");
-    assert!(errors[0].contains("xr.toml:") && errors[0].contains("no plugin compiles language 'wgsl'"), "{stdout}");
+    assert!(errors[0].contains("no plugin compiles language 'wgsl'"), "{stdout}");
+    assert!(stdout.contains("--> xr.toml:"), "at its place in the manifest: {stdout}");
     assert!(errors[0].contains("(the plugins found compile: glsl, hlsl)"), "{stdout}");
 }
 

@@ -1,0 +1,160 @@
+//! What `xr build`, `xr compile` and `xr reflect` say about the sources:
+//! one report per distinct diagnostic, for a person (with the source line
+//! and include chain) or as JSON lines for CI and editors
+//! (`--message-format json`, the schema in docs/BUILD.md), and the exit
+//! statuses every command shares.
+//!
+//! Exit statuses: 0 when everything asked for was done; 1 when something
+//! failed to build (or a store check failed); 2 when the command line or the
+//! manifest is wrong, before anything was built.
+
+use std::io::IsTerminal;
+use xr_build::{
+    ManifestError,
+    render::{RenderStyle, render},
+    report::{Report, Reports},
+};
+use xr_host::OptionError;
+use xr_sourcebuild::{Diagnostic, Severity};
+
+/// How diagnostics are written.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MessageFormat {
+    /// For a person: each report with its source line, on a terminal in colour.
+    #[default]
+    Human,
+    /// One JSON object per line on standard output: each diagnostic, then a summary.
+    Json,
+}
+
+/// Where human reports go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output (`xr build`: the build's result).
+    Stdout,
+    /// Standard error (`xr compile`, `xr reflect`: their output is the artifact).
+    Stderr,
+}
+
+/// `--message-format` and `-v`, shared by the commands that compile.
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct MessageArgs {
+    /// How to write diagnostics: `human`, or `json` (one object per line on
+    /// standard output, then a summary object; see docs/BUILD.md).
+    #[arg(long, value_enum, default_value_t = MessageFormat::Human, value_name = "FORMAT")]
+    pub message_format: MessageFormat,
+    /// List every artifact a diagnostic struck and the compilers that said it.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+}
+
+impl MessageArgs {
+    /// Whether output is JSON lines.
+    pub fn json(&self) -> bool {
+        self.message_format == MessageFormat::Json
+    }
+
+    /// Writes `reports`: rendered to `stream`, or as JSON lines on stdout.
+    pub fn print_reports(&self, reports: &[Report], stream: Stream) {
+        if self.json() {
+            for report in reports {
+                println!("{}", report.to_json());
+            }
+            return;
+        }
+        let color = match stream {
+            Stream::Stdout => std::io::stdout().is_terminal(),
+            Stream::Stderr => std::io::stderr().is_terminal(),
+        };
+        let style = RenderStyle { color, verbose: self.verbose };
+        for report in reports {
+            let text = format!("{}\n", render(report, style));
+            match stream {
+                Stream::Stdout => println!("{text}"),
+                Stream::Stderr => eprintln!("{text}"),
+            }
+        }
+    }
+
+    /// A line for a person: on stdout, or on stderr when stdout carries JSON.
+    pub fn say(&self, line: &str) {
+        if self.json() {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    }
+}
+
+/// Something was wrong with what the user asked (the command line), found
+/// before anything was built: exit status 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// A usage error (exit status 2) saying `message`.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
+}
+
+/// The failure was reported already (its diagnostics printed): exit with
+/// `status` and nothing more said.
+#[derive(Debug)]
+pub struct Reported {
+    /// The exit status.
+    pub status: u8,
+}
+
+impl std::fmt::Display for Reported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "reported (exit status {})", self.status)
+    }
+}
+
+impl std::error::Error for Reported {}
+
+/// The exit status of a command that ended with `error`.
+pub fn exit_status(error: &anyhow::Error) -> u8 {
+    if let Some(reported) = error.downcast_ref::<Reported>() {
+        return reported.status;
+    }
+    let usage = error.chain().any(|e| e.is::<UsageError>() || e.is::<ManifestError>() || e.is::<OptionError>());
+    if usage { 2 } else { 1 }
+}
+
+/// A manifest error as a diagnostic at its place in the manifest.
+pub fn manifest_diagnostic(error: &ManifestError) -> Diagnostic {
+    Diagnostic::new(
+        Severity::Error,
+        &error.file.to_string_lossy(),
+        u32::try_from(error.line).unwrap_or(0),
+        u32::try_from(error.column).unwrap_or(0),
+        error.message.clone(),
+    )
+}
+
+/// The reports of diagnostics that struck no artifact.
+pub fn reports_of(diagnostics: &[Diagnostic]) -> Vec<Report> {
+    let mut reports = Reports::default();
+    reports.add(None, "", diagnostics);
+    reports.into_sorted()
+}
+
+/// Makes writing to a closed pipe end the process quietly, as `cat` and
+/// `ls` do (`xr store verify | head -1`): Rust ignores SIGPIPE, so a write
+/// fails instead and `println!` panics with a backtrace.
+pub fn quiet_broken_pipes() {
+    #[cfg(unix)]
+    // SAFETY: called first in `main`, before any thread exists; restoring
+    // the default disposition of SIGPIPE has no other effect.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
