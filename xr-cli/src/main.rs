@@ -11,10 +11,16 @@ use std::path::PathBuf;
 
 /// XR: shader build systems and rendering back ends as plugins.
 #[derive(Parser)]
-#[command(version, about)]
+#[command(about, disable_version_flag = true, arg_required_else_help = true)]
 struct Cli {
+    /// Print XR's version and the plugin interface's; with -v, every plugin found, with its version and path.
+    #[arg(short = 'V', long)]
+    version: bool,
+    /// With --version: list the plugins too.
+    #[arg(short = 'v', long, requires = "version")]
+    verbose: bool,
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -117,7 +123,15 @@ fn main() -> std::process::ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_max_level(level)
         .init();
-    let result = match Cli::parse().command {
+    let cli = Cli::parse();
+    let command = match cli.command {
+        Some(command) if !cli.version => command,
+        _ => {
+            plugins::print_version(cli.verbose);
+            return std::process::ExitCode::SUCCESS;
+        }
+    };
+    let result = match command {
         Command::Plugins { json, plugin_dirs, extensions } => plugins::run(json, plugin_dirs, extensions),
         Command::Compile { source, out, device, messages } => compile::compile(source, out, device, messages),
         Command::Reflect { source, json, messages } => compile::reflect(source, json, messages),

@@ -354,3 +354,23 @@ fn flags(names: &[&str]) -> String {
 fn yes_no(value: bool) -> &'static str {
     if value { "yes" } else { "no" }
 }
+
+/// `xr --version`: XR's version and the plugin interface's; with
+/// `verbose`, the plugin directories in search order and every plugin found.
+pub fn print_version(verbose: bool) {
+    println!("xr {}", env!("CARGO_PKG_VERSION"));
+    println!("plugin interface {}", xr_sourcebuild::INTERFACE_VERSION);
+    if !verbose {
+        return;
+    }
+    let registry = Registry::discover();
+    for dir in registry.searched() {
+        println!("plugin directory {}", dir.display());
+    }
+    for plugin in registry.plugins() {
+        println!("plugin {} {} ({})", plugin.name, plugin.version, plugin.path.display());
+    }
+    for skipped in registry.skipped() {
+        println!("skipped {}: {}", skipped.path.display(), skipped.reason);
+    }
+}

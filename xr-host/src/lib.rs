@@ -9,4 +9,7 @@ pub mod options;
 pub mod registry;
 
 pub use options::{OptionError, check_option, check_options, stage_selected};
-pub use registry::{AttachedDevice, LoadedPlugin, PLUGIN_PATH_VAR, Registry, RegistryError, SkippedFile};
+pub use registry::{
+    AttachedDevice, INSTALLED_PLUGIN_DIR, LoadedPlugin, PLUGIN_PATH_VAR, Registry, RegistryError, SkippedFile,
+    search_order, user_plugin_dir,
+};

@@ -1,9 +1,19 @@
 //! Finds XR plugins on disk and loads them.
 //!
-//! Directories come from `XR_PLUGIN_PATH` (separated like `PATH`), then the
-//! directory of the running executable. Every shared library there is tried;
-//! one that is not an XR plugin, or was built against another interface, is
-//! skipped with a one-line reason and the others still load.
+//! Directories are searched in this order ([`Registry::default_dirs`]):
+//!
+//! 1. `XR_PLUGIN_PATH` (separated like `PATH`);
+//! 2. the user's own, `$XDG_DATA_HOME/xr/plugins` (by default
+//!    `~/.local/share/xr/plugins`);
+//! 3. the installation's, `lib/xr/plugins` beside the executable's `bin`
+//!    (`<exe dir>/../lib/xr/plugins`), so an installed `xr` finds its
+//!    plugins without any variable;
+//! 4. the executable's own directory (a checkout's `target/debug`).
+//!
+//! Every shared library there is tried; one that is not an XR plugin, or was
+//! built against another interface, is skipped with a one-line reason and
+//! the others still load. A plugin found twice is taken from the first
+//! directory; the second copy is skipped with an info line naming both.
 
 use abi_stable::library::{LibraryError, RootModuleError, lib_header_from_path};
 use abi_stable::std_types::RVec;
@@ -18,6 +28,42 @@ use xr_sourcebuild::{AttachedBuildSystemBox, Availability, BuildSystemInfo, Sour
 
 /// The environment variable listing plugin directories.
 pub const PLUGIN_PATH_VAR: &str = "XR_PLUGIN_PATH";
+
+/// Where an installation keeps its plugins, relative to its prefix.
+pub const INSTALLED_PLUGIN_DIR: &str = "lib/xr/plugins";
+
+/// The user's plugin directory: `$XDG_DATA_HOME/xr/plugins`, else
+/// `$HOME/.local/share/xr/plugins` (the XDG base directory default); none
+/// without either variable. A relative `XDG_DATA_HOME` is ignored, as the
+/// XDG specification asks.
+pub fn user_plugin_dir() -> Option<PathBuf> {
+    let data_home = env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| env::var_os("HOME").filter(|h| !h.is_empty()).map(|home| Path::new(&home).join(".local/share")))?;
+    Some(data_home.join("xr/plugins"))
+}
+
+/// The search order from its parts: `plugin_path` (`XR_PLUGIN_PATH`'s
+/// value), the user's directory, then the installation's and the
+/// executable's directories, derived from `exe_dir`.
+pub fn search_order(
+    plugin_path: Option<std::ffi::OsString>,
+    user_dir: Option<PathBuf>,
+    exe_dir: Option<PathBuf>,
+) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = plugin_path
+        .map(|value| env::split_paths(&value).filter(|p| !p.as_os_str().is_empty()).collect())
+        .unwrap_or_default();
+    dirs.extend(user_dir);
+    if let Some(exe_dir) = exe_dir {
+        if let Some(prefix) = exe_dir.parent() {
+            dirs.push(prefix.join(INSTALLED_PLUGIN_DIR));
+        }
+        dirs.push(exe_dir);
+    }
+    dirs
+}
 
 /// A plugin that loaded, with what it provides.
 pub struct LoadedPlugin {
@@ -123,16 +169,13 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The directories searched by [`Registry::discover`]: `XR_PLUGIN_PATH`,
-    /// then the running executable's directory.
+    /// The directories [`Registry::discover`] searches, in order:
+    /// `XR_PLUGIN_PATH`, the user's `$XDG_DATA_HOME/xr/plugins`, the
+    /// installation's `<exe dir>/../lib/xr/plugins`, the executable's
+    /// directory (see the module documentation).
     pub fn default_dirs() -> Vec<PathBuf> {
-        let mut dirs: Vec<PathBuf> = env::var_os(PLUGIN_PATH_VAR)
-            .map(|value| env::split_paths(&value).filter(|p| !p.as_os_str().is_empty()).collect())
-            .unwrap_or_default();
-        if let Some(exe_dir) = env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf)) {
-            dirs.push(exe_dir);
-        }
-        dirs
+        let exe_dir = env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf));
+        search_order(env::var_os(PLUGIN_PATH_VAR), user_plugin_dir(), exe_dir)
     }
 
     /// Loads the plugins of [`Registry::default_dirs`].
@@ -178,6 +221,12 @@ impl Registry {
             Ok(plugin) => {
                 if let Some(first) = self.plugins.iter().find(|p| p.name == plugin.name) {
                     let reason = format!("plugin '{}' already loaded from {}", plugin.name, first.path.display());
+                    tracing::info!(
+                        "plugin '{}' is in two plugin directories: {} is used, {} is not (search order: docs/PLUGINS.md)",
+                        plugin.name,
+                        first.path.display(),
+                        path.display()
+                    );
                     self.skip(path, reason);
                 } else {
                     tracing::debug!(plugin = %plugin.name, path = %path.display(), "loaded plugin");
@@ -499,5 +548,23 @@ fn describe_load_error(error: &LibraryError) -> String {
             "plugin panicked while creating its root module".to_owned()
         }
         other => format!("plugin failed to load: {}", other.to_string().lines().next().unwrap_or("")),
+    }
+}
+
+#[cfg(test)]
+mod search_order_tests {
+    use super::*;
+
+    #[test]
+    fn the_variable_then_the_user_then_the_installation_then_the_executable() {
+        let path = env::join_paths(["/a", "/b"]).ok();
+        let dirs = search_order(path, Some("/home/u/.local/share/xr/plugins".into()), Some("/opt/xr/bin".into()));
+        let expected: Vec<PathBuf> =
+            ["/a", "/b", "/home/u/.local/share/xr/plugins", "/opt/xr/lib/xr/plugins", "/opt/xr/bin"]
+                .iter()
+                .map(PathBuf::from)
+                .collect();
+        assert_eq!(dirs, expected);
+        assert_eq!(search_order(None, None, Some("/bin".into())), [PathBuf::from("/lib/xr/plugins"), "/bin".into()]);
     }
 }

@@ -55,7 +55,7 @@ pub use offline::{
     CompileOption, CompilePair, FileRead, LanguageInfo, OfflineArtifact, OfflineRequest, OptionDecl, OptionValue,
     ProgramReflection, ReflectedConstant, ReflectedOverride, ReflectedResource, StageOutput,
 };
-pub use plugin::{XrPlugin, XrPluginRef};
+pub use plugin::{INTERFACE_VERSION, XrPlugin, XrPluginRef};
 pub use source::{Define, ProgramDesc, ShaderStage, SourceDesc, Specialization, VirtualFile};
 pub use system::{
     AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBox, BuildOptions, BuildSystemInfo, BuiltProgram,

@@ -51,6 +51,10 @@ pub struct XrPlugin {
     pub set_log_sink: extern "C" fn(LogSink),
 }
 
+/// The plugin interface's version: the root module's version string,
+/// which abi_stable checks (with the layout) when a plugin loads.
+pub const INTERFACE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 impl RootModule for XrPluginRef {
     declare_root_module_statics! {XrPluginRef}
     const BASE_NAME: &'static str = "xr_plugin";

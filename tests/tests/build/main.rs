@@ -7,6 +7,7 @@ mod cli_store;
 mod crash_consistency;
 mod diagnostics;
 mod guarded;
+mod plugin_search;
 mod plugin_wgsl;
 mod registry;
 mod remote;

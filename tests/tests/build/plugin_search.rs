@@ -1,0 +1,106 @@
+//! Where `xr` finds plugins with no variable set: the user's directory, an
+//! installation's `lib/xr/plugins` beside its `bin`, next to itself; a
+//! plugin found twice is taken from the first directory in that order.
+
+use std::path::Path;
+use std::process::Command;
+use xr_tests::{TestDir, materials_copy, temp_dir};
+
+/// The built-in plugins, by crate name.
+const PLUGINS: [&str; 5] =
+    ["xr-compiler-glsl", "xr-compiler-gl-spirv", "xr-compiler-vk-spirv", "xr-rhi-opengl", "xr-rhi-vulkan"];
+
+/// A prefix laid out as an installation: `bin/xr` and `lib/xr/plugins/*`.
+fn installed(label: &str) -> TestDir {
+    let prefix = temp_dir(label);
+    std::fs::create_dir_all(prefix.join("bin")).unwrap();
+    std::fs::copy(xr_tests::executable("xr"), prefix.join("bin/xr")).unwrap();
+    let plugins = prefix.join("lib/xr/plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    for name in PLUGINS {
+        let from = xr_tests::library(name);
+        std::fs::copy(&from, plugins.join(from.file_name().unwrap())).unwrap();
+    }
+    prefix
+}
+
+/// `PREFIX/bin/xr ARGS…` in `dir` with a clean environment: no
+/// `XR_PLUGIN_PATH`, `HOME` at `home`.
+fn run_installed(prefix: &Path, dir: &Path, home: &Path, args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(prefix.join("bin/xr"))
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", "/usr/bin:/bin")
+        .env("XR_GL_DEVICE", "software")
+        .output()
+        .expect("the installed xr runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_installed_xr_finds_its_plugins_and_builds_from_any_directory() {
+    let prefix = installed("search-installed");
+    let home = temp_dir("search-installed-home");
+    let elsewhere = temp_dir("search-installed-cwd");
+    let (ok, stdout, stderr) = run_installed(&prefix, &elsewhere, &home, &["--version", "-v"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.starts_with(&format!("xr {}\nplugin interface ", env!("CARGO_PKG_VERSION"))), "{stdout}");
+    for name in PLUGINS {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("plugin {name} ")))
+            .unwrap_or_else(|| panic!("{name} missing:\n{stdout}"));
+        assert!(line.contains(&prefix.join("lib/xr/plugins").display().to_string()), "{line}");
+    }
+    let materials = materials_copy("search-installed-materials");
+    let manifest = materials.join("xr.toml");
+    let (ok, stdout, stderr) =
+        run_installed(&prefix, &elsewhere, &home, &["build", "-q", "-m", manifest.to_str().unwrap()]);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("111 built, 0 fetched, 0 reused, 0 failed"), "every artifact built:\n{stdout}");
+}
+
+#[test]
+fn the_users_directory_comes_before_the_installation_and_a_duplicate_is_named() {
+    let prefix = installed("search-duplicate");
+    let home = temp_dir("search-duplicate-home");
+    let user = home.join(".local/share/xr/plugins");
+    std::fs::create_dir_all(&user).unwrap();
+    let glsl = xr_tests::library("xr-compiler-glsl");
+    std::fs::copy(&glsl, user.join(glsl.file_name().unwrap())).unwrap();
+    let output = Command::new(prefix.join("bin/xr"))
+        .args(["--version", "-v"])
+        .env_clear()
+        .env("HOME", home.path())
+        .env("XR_LOG", "info")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let line = stdout.lines().find(|l| l.starts_with("plugin xr-compiler-glsl ")).unwrap();
+    assert!(line.contains(&user.display().to_string()), "the user's copy wins: {line}\n{stdout}");
+    assert!(
+        stderr.contains("plugin 'xr-compiler-glsl' is in two plugin directories")
+            && stderr.contains(&user.display().to_string())
+            && stderr.contains(&prefix.join("lib/xr/plugins").display().to_string()),
+        "an info line names both:\n{stderr}"
+    );
+    // XDG_DATA_HOME moves the user's directory.
+    let data = temp_dir("search-duplicate-data");
+    let output = Command::new(prefix.join("bin/xr"))
+        .args(["--version", "-v"])
+        .env_clear()
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", data.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("plugin xr-compiler-glsl ")).unwrap();
+    assert!(line.contains("lib/xr/plugins"), "{line}");
+    assert!(stdout.contains(&format!("plugin directory {}", data.join("xr/plugins").display())), "{stdout}");
+}
