@@ -28,6 +28,9 @@ step fuzz scripts/fuzz.sh 60
 step bench-remote scripts/bench-remote.sh --smoke
 # A smoke of the build benchmark: glslc batched, make, ninja and xr on 48 artifacts.
 step bench-build scripts/bench-build.sh --smoke
+# A smoke of the Debian package: the debug build packaged with cargo-deb,
+# unpacked with dpkg -x, its xr finding its plugins (docs/INSTALL.md).
+step package-deb scripts/package-deb.sh --smoke
 # A smoke of the real-world check (xr compile --device against glslc) on our own samples.
 step real-world scripts/real-world.sh --smoke
 # A smoke of mutation testing: every mutant of the journal is caught. On CI

@@ -41,17 +41,19 @@ const FIXTURES: [&str; 5] = [
     "xr-fixture-rival",
 ];
 
-fn workspace_root() -> PathBuf {
+/// The workspace's root directory.
+pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ lives in the workspace").to_path_buf()
 }
 
 /// `target/<profile>` of the running test binary (`target/<profile>/deps/<test>`).
-fn profile_dir() -> PathBuf {
+pub fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     exe.parent().and_then(Path::parent).expect("test binary sits in target/<profile>/deps").to_path_buf()
 }
 
-fn profile_name() -> String {
+/// The name of [`profile_dir`] (`debug`, `release`).
+pub fn profile_name() -> String {
     profile_dir().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "debug".into())
 }
 

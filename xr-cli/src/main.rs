@@ -6,12 +6,12 @@ mod messages;
 mod plugins;
 mod store;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// XR: shader build systems and rendering back ends as plugins.
 #[derive(Parser)]
-#[command(about, disable_version_flag = true, arg_required_else_help = true)]
+#[command(name = "xr", version, disable_version_flag = true, arg_required_else_help = true)]
 struct Cli {
     /// Print XR's version and the plugin interface's; with -v, every plugin found, with its version and path.
     #[arg(short = 'V', long)]
@@ -59,6 +59,14 @@ enum Command {
         #[command(subcommand)]
         command: StoreCommand,
     },
+    /// Print a completion script for a shell (`xr completions bash >
+    /// ~/.local/share/bash-completion/completions/xr`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print xr's man page (roff), made from this command line's definition.
+    Manpage,
     /// Compile one shader file and print what it exposes: constants, resources, overrides.
     Reflect {
         #[command(flatten)]
@@ -135,6 +143,13 @@ fn main() -> std::process::ExitCode {
         Command::Plugins { json, plugin_dirs, extensions } => plugins::run(json, plugin_dirs, extensions),
         Command::Compile { source, out, device, messages } => compile::compile(source, out, device, messages),
         Command::Reflect { source, json, messages } => compile::reflect(source, json, messages),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "xr", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Manpage => clap_mangen::Man::new(Cli::command())
+            .render(&mut std::io::stdout())
+            .map_err(|e| anyhow::anyhow!("writing the man page: {e}")),
         Command::Build(args) => match build::run(args) {
             Ok(true) => Ok(()),
             Ok(false) => return std::process::ExitCode::FAILURE,

@@ -44,6 +44,14 @@ pub fn user_plugin_dir() -> Option<PathBuf> {
     Some(data_home.join("xr/plugins"))
 }
 
+/// The directories of the search order that need not exist: the user's
+/// and the installation's (a missing `XR_PLUGIN_PATH` entry is reported).
+fn optional_dirs() -> Vec<PathBuf> {
+    let exe_dir = env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf));
+    let installed = exe_dir.as_deref().and_then(Path::parent).map(|prefix| prefix.join(INSTALLED_PLUGIN_DIR));
+    user_plugin_dir().into_iter().chain(installed).collect()
+}
+
 /// The search order from its parts: `plugin_path` (`XR_PLUGIN_PATH`'s
 /// value), the user's directory, then the installation's and the
 /// executable's directories, derived from `exe_dir`.
@@ -200,6 +208,11 @@ impl Registry {
         self.searched.push(dir.to_path_buf());
         let entries = match std::fs::read_dir(dir) {
             Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && optional_dirs().iter().any(|d| d == dir) => {
+                // The user's and the installation's directories are there only when used.
+                tracing::debug!(path = %dir.display(), "no plugin directory here");
+                return;
+            }
             Err(e) => {
                 let reason = if e.kind() == std::io::ErrorKind::NotFound {
                     "plugin directory does not exist".to_owned()

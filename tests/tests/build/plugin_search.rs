@@ -1,6 +1,7 @@
 //! Where `xr` finds plugins with no variable set: the user's directory, an
-//! installation's `lib/xr/plugins` beside its `bin`, next to itself; a
-//! plugin found twice is taken from the first directory in that order.
+//! installation's `lib/xr/plugins` beside its `bin` (laid out by
+//! `scripts/install.sh`), next to itself; a plugin found twice is taken from
+//! the first directory in that order.
 
 use std::path::Path;
 use std::process::Command;
@@ -10,17 +11,32 @@ use xr_tests::{TestDir, materials_copy, temp_dir};
 const PLUGINS: [&str; 5] =
     ["xr-compiler-glsl", "xr-compiler-gl-spirv", "xr-compiler-vk-spirv", "xr-rhi-opengl", "xr-rhi-vulkan"];
 
-/// A prefix laid out as an installation: `bin/xr` and `lib/xr/plugins/*`.
+/// A prefix installed by `scripts/install.sh` from the debug build.
 fn installed(label: &str) -> TestDir {
     let prefix = temp_dir(label);
-    std::fs::create_dir_all(prefix.join("bin")).unwrap();
-    std::fs::copy(xr_tests::executable("xr"), prefix.join("bin/xr")).unwrap();
-    let plugins = prefix.join("lib/xr/plugins");
-    std::fs::create_dir_all(&plugins).unwrap();
-    for name in PLUGINS {
-        let from = xr_tests::library(name);
-        std::fs::copy(&from, plugins.join(from.file_name().unwrap())).unwrap();
+    xr_tests::plugin_dir(); // built
+    let script = xr_tests::workspace_root().join("scripts/install.sh");
+    let target = xr_tests::profile_dir().parent().expect("target dir").to_path_buf();
+    let output = Command::new("bash")
+        .arg(&script)
+        .args(["--profile", &xr_tests::profile_name(), "--no-build", "--prefix"])
+        .arg(prefix.path())
+        .env("CARGO_TARGET_DIR", target)
+        .output()
+        .expect("install.sh runs");
+    assert!(output.status.success(), "install.sh failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    for generated in [
+        "share/man/man1/xr.1",
+        "share/bash-completion/completions/xr",
+        "share/zsh/site-functions/_xr",
+        "share/fish/vendor_completions.d/xr.fish",
+        "share/doc/xr/docs/BUILD.md",
+    ] {
+        let text = std::fs::read_to_string(prefix.join(generated)).unwrap_or_else(|e| panic!("{generated}: {e}"));
+        assert!(text.contains("xr"), "{generated} is empty");
     }
+    let man = std::fs::read_to_string(prefix.join("share/man/man1/xr.1")).unwrap();
+    assert!(man.contains(".TH xr 1") && man.contains("completions"), "a man page of xr's commands");
     prefix
 }
 
