@@ -74,6 +74,10 @@ fn an_installed_xr_finds_its_plugins_and_builds_from_any_directory() {
             .unwrap_or_else(|| panic!("{name} missing:\n{stdout}"));
         assert!(line.contains(&prefix.join("lib/xr/plugins").display().to_string()), "{line}");
     }
+    let (ok, stdout, stderr) = run_installed(&prefix, &elsewhere, &home, &["plugins"]);
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.matches(&format!("({}/lib", prefix.display())).count(), PLUGINS.len(), "{stdout}");
+    assert!(!stdout.contains("skipped"), "no missing optional directory is reported: {stdout}");
     let materials = materials_copy("search-installed-materials");
     let manifest = materials.join("xr.toml");
     let (ok, stdout, stderr) =
