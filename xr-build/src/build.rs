@@ -18,7 +18,7 @@ use xr_host::Registry;
 use xr_remote::{Kind, Remote};
 use xr_sourcebuild::{CompileOption, Diagnostic, OfflineRequest, ProgramDesc, SourceBuildSystemBox, SourceDesc};
 use xr_store::{
-    ObjectKey, Store, StoreError,
+    LockKind, ObjectKey, Store, StoreError,
     catalog::{self, CatalogAxis, CatalogProgram, CatalogVariant},
 };
 
@@ -340,6 +340,10 @@ pub fn build(
         }
     }
     let store = Store::open(&manifest.store)?;
+    // Held to the end: no gc deletes what this build finds or writes before its catalogs name it.
+    let _lock = store.lock(LockKind::Shared, || {
+        tracing::warn!("waiting for `xr store gc` on {} to finish", store.root().display())
+    })?;
     remove_orphaned_temp_files(store.root());
     let journal = Journal::open(store.root());
     let mut compilers = HashMap::new();
@@ -423,6 +427,7 @@ pub fn build(
                 CatalogVariant { values: variant.values.clone(), objects: Default::default() },
             );
     }
+    xr_store::test_hooks::pause_before_catalog();
     for result in results {
         let id = result.id();
         if !result.warnings.is_empty() {
@@ -432,7 +437,18 @@ pub fn build(
                 warnings: result.warnings.clone(),
             });
         }
-        let (object, bytes) = match result.outcome {
+        let mut outcome = result.outcome;
+        // The lock keeps gc out; this catches any other removal (a person,
+        // another tool) since the object was found or written: a catalog
+        // never names an object that is not there.
+        if let Outcome::Built { object, .. } | Outcome::Fetched { object, .. } | Outcome::Reused { object, .. } =
+            &outcome
+            && !store.path_of(object).is_file()
+        {
+            let message = format!("its object {} was removed from the store while the build ran", object.hex());
+            outcome = Outcome::Failed(vec![Diagnostic::error("", 0, message)]);
+        }
+        let (object, bytes) = match outcome {
             Outcome::Built { object, bytes } => {
                 summary.built += 1;
                 (object, bytes)

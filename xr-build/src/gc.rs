@@ -8,10 +8,13 @@
 //! (a Vulkan pipeline cache, say). Dropped: build objects no kept catalog
 //! points at, program binaries of other programs, and the catalogs of
 //! programs no manifest has. The journal loses the entries of dropped objects.
+//!
+//! It holds the store's lock alone ([`xr_store::lock`]): it waits for the
+//! builds writing to the store, and builds started meanwhile wait for it.
 
 use crate::{journal::Journal, manifest::Manifest};
 use std::collections::BTreeSet;
-use xr_store::{ObjectKey, Store, StoreError, binary_record::program_of, catalog};
+use xr_store::{LockKind, ObjectKey, Store, StoreError, binary_record::program_of, catalog};
 
 /// What `gc` did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -32,6 +35,10 @@ pub struct GcReport {
 
 /// Collects the store at `store` against `manifests`; `dry_run` only counts.
 pub fn gc(store: &Store, manifests: &[Manifest], dry_run: bool) -> Result<GcReport, StoreError> {
+    // Alone: a running build may hold objects no catalog names yet (see xr_store::lock).
+    let _lock = store.lock(LockKind::Exclusive, || {
+        tracing::warn!("waiting for the builds writing to {} to finish", store.root().display())
+    })?;
     let programs: BTreeSet<&str> = manifests.iter().flat_map(|m| m.programs.iter().map(|p| p.name.as_str())).collect();
     let (catalogs, _) = catalog::read_all(store.root());
     let mut referenced: BTreeSet<String> = BTreeSet::new();

@@ -23,6 +23,11 @@ pub fn verify(root: &Path, delete_corrupt: bool, remote: Option<Arc<Remote>>) ->
         return Err(crate::messages::usage(format!("{} is not an XR store (no objects/ directory)", root.display())));
     }
     let store = Store::open(root).with_context(|| format!("opening the store at {}", root.display()))?;
+    // Not in the middle of a gc (objects gone, catalogs not yet); alone when it deletes.
+    let kind = if delete_corrupt { xr_store::LockKind::Exclusive } else { xr_store::LockKind::Shared };
+    let _lock = store.lock(kind, || {
+        eprintln!("xr store verify: waiting for the other xr processes on {} to finish", root.display())
+    })?;
     let keys = store.keys()?;
     let mut corrupt = 0;
     let mut bytes = 0u64;

@@ -8,13 +8,16 @@
 //!   variant and target.
 //! - [`binary_record`]: the stored form of a device program binary, keyed
 //!   by the driver that made it.
+//! - [`lock`]: the store's lock, shared by builds, held alone by gc.
 //! - [`test_hooks`]: the environment hooks of the crash tests (debug builds).
 
 pub mod binary_record;
 pub mod catalog;
+pub mod lock;
 pub mod object;
 pub mod test_hooks;
 
+pub use lock::{LockKind, StoreLock};
 pub use object::{ObjectKey, ObjectStamp, Store, StoreError, file_stamp};
 
 /// Version of the build's recipe and object formats; part of every key.

@@ -39,3 +39,25 @@ pub(crate) fn write_pause() -> Option<std::time::Duration> {
 pub(crate) fn write_pause() -> Option<std::time::Duration> {
     None
 }
+
+/// A file path: a build that is about to write its catalogs creates
+/// `<path>.ready` and waits until `<path>` exists, so that a test can act
+/// on the store (collect it, delete an object) at that moment.
+pub const CATALOG_PAUSE_VAR: &str = "XR_STORE_TEST_PAUSE_BEFORE_CATALOG";
+
+/// Waits as [`CATALOG_PAUSE_VAR`] asks (at most a minute).
+#[cfg(debug_assertions)]
+pub fn pause_before_catalog() {
+    let Some(path) = std::env::var_os(CATALOG_PAUSE_VAR).map(std::path::PathBuf::from) else { return };
+    let mut ready = path.clone().into_os_string();
+    ready.push(".ready");
+    let _ = std::fs::write(&ready, b"");
+    let started = std::time::Instant::now();
+    while !path.exists() && started.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Release builds never pause.
+#[cfg(not(debug_assertions))]
+pub fn pause_before_catalog() {}

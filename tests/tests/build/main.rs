@@ -6,6 +6,7 @@ mod cli_compile;
 mod cli_store;
 mod crash_consistency;
 mod diagnostics;
+mod gc_concurrency;
 mod guarded;
 mod plugin_search;
 mod plugin_wgsl;
