@@ -50,6 +50,20 @@ pub fn merge(
     for (module, reflection) in modules.iter().zip(reflections) {
         let stage = stage_flag(module.stage);
         let declared_by = format!("{} stage {}", module.stage.name(), module.file);
+        // Refused here, before any Vulkan call: a pipeline whose layout
+        // lacks a descriptor the shader reads is undefined behaviour, and
+        // lavapipe dies of it (SIGSEGV) rather than failing.
+        if let Some(resource) = reflection.unsupported.first() {
+            let why = if resource.kind.starts_with("an input attachment") {
+                "XR draws with dynamic rendering and no render pass, so it has no input attachments to give"
+            } else {
+                "XR's Vulkan loader does not bind that kind of descriptor"
+            };
+            return Err(XrError::invalid_input(format!(
+                "{context}: '{}' (set {}, binding {}) in {declared_by} is {}: {why}",
+                resource.name, resource.set, resource.binding, resource.kind
+            )));
+        }
         let mut found: Vec<LayoutBinding> = Vec::new();
         for block in &reflection.uniform_blocks {
             found.push(LayoutBinding {

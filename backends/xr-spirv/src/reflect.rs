@@ -123,6 +123,23 @@ pub struct Reflection {
     pub inputs: Vec<InterfaceVariable>,
     /// Stage outputs.
     pub outputs: Vec<InterfaceVariable>,
+    /// Descriptors of kinds the loaders cannot bind (input attachments,
+    /// texel buffers, acceleration structures): a loader refuses the
+    /// program naming them, before a driver sees a pipeline that lacks them.
+    pub unsupported: Vec<UnsupportedResource>,
+}
+
+/// A descriptor of a kind XR's loaders do not bind yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnsupportedResource {
+    /// Its name in the source.
+    pub name: String,
+    /// Descriptor set.
+    pub set: u32,
+    /// Binding.
+    pub binding: u32,
+    /// What it is, as a person reads it: `an input attachment (subpassInput)`.
+    pub kind: &'static str,
 }
 
 /// The entry point names of a module.
@@ -191,7 +208,16 @@ fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrEr
                     DescriptorType::CombinedImageSampler() => reflection.images.push(image("combined image sampler")),
                     DescriptorType::SampledImage() => reflection.images.push(image("sampled image")),
                     DescriptorType::StorageImage(_) => reflection.images.push(image("storage image")),
-                    _ => {}
+                    other => {
+                        let kind = match other {
+                            DescriptorType::InputAttachment(_) => "an input attachment (subpassInput)",
+                            DescriptorType::UniformTexelBuffer() => "a uniform texel buffer (samplerBuffer)",
+                            DescriptorType::StorageTexelBuffer(_) => "a storage texel buffer (imageBuffer)",
+                            DescriptorType::AccelStruct() => "an acceleration structure",
+                            _ => "a descriptor of a kind XR does not know",
+                        };
+                        reflection.unsupported.push(UnsupportedResource { name, set, binding, kind });
+                    }
                 }
             }
             Variable::PushConstant { ty, .. } => reflection.push_constants.push(block(name, 0, 0, &ty)),

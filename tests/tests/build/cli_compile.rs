@@ -329,3 +329,52 @@ fn a_program_that_cannot_build_on_the_device_exits_non_zero_with_the_reason() {
     let (ok, _, stderr) = xr(&["compile", &files[0], "--target", "vk-spirv"]);
     assert!(!ok && stderr.contains("nothing to do: give -o FILE, --device, or both"), "{stderr}");
 }
+
+#[test]
+fn descriptors_the_vulkan_loader_cannot_bind_are_refused_before_the_driver() {
+    // Three input attachments: lavapipe died of this program (SIGSEGV,
+    // exit 139) when XR left them out of the pipeline layout.
+    let (_dir, files) = shader_files(
+        "cli-device-unbindable",
+        &[
+            ("a.vert", "#version 320 es\nvoid main() { gl_Position = vec4(0.0); }\n"),
+            (
+                "a.frag",
+                "#version 450\n\
+                 layout(input_attachment_index = 0, binding = 0) uniform subpassInput r;\n\
+                 layout(input_attachment_index = 1, binding = 1) uniform subpassInput g;\n\
+                 layout(input_attachment_index = 2, binding = 2) uniform subpassInput b;\n\
+                 layout(location = 0) out vec4 o;\n\
+                 void main() { o = subpassLoad(r) + subpassLoad(g) + subpassLoad(b); }\n",
+            ),
+            (
+                "texel.frag",
+                "#version 450\nlayout(binding = 0) uniform samplerBuffer table;\nlayout(location = 0) out vec4 o;\n\
+                 void main() { o = texelFetch(table, 3); }\n",
+            ),
+        ],
+    );
+    for (fragment, says) in [
+        (&files[1], "'r' (set 0, binding 0) in fragment stage"),
+        (&files[2], "'table' (set 0, binding 0) in fragment stage"),
+    ] {
+        let run =
+            Xr::new(["compile", &files[0], fragment, "--target", "vk-spirv", "--option", "vulkan=1.3", "--device"])
+                .software_device()
+                .run();
+        assert_eq!(run.code, Some(1), "refused with exit status 1, not killed by a signal:\n{}", run.stderr);
+        assert!(run.stderr.contains(says), "{}", run.stderr);
+    }
+    let run = Xr::new(["compile", &files[0], &files[1], "--target", "vk-spirv", "--option", "vulkan=1.3", "--device"])
+        .software_device()
+        .run();
+    assert!(
+        run.stderr.contains("is an input attachment (subpassInput): XR draws with dynamic rendering"),
+        "{}",
+        run.stderr
+    );
+    let run = Xr::new(["compile", &files[0], &files[2], "--target", "vk-spirv", "--option", "vulkan=1.3", "--device"])
+        .software_device()
+        .run();
+    assert!(run.stderr.contains("is a uniform texel buffer (samplerBuffer)"), "{}", run.stderr);
+}
