@@ -4,7 +4,10 @@
 //!
 //! - OpenGL: `ConstantTable::set_vector` on a `vec4` uniform of a program
 //!   built by each GL build system, against `glProgramUniform4fv` on a
-//!   program the benchmark links itself from the same source.
+//!   program the benchmark links itself from the same source; the same for
+//!   an array of 16 `vec4` (`set_vec4_array`), a `mat4` (`set_matrix4`),
+//!   and the three at once (`set_values`, one call across the ABI) against
+//!   the three raw calls.
 //! - Vulkan: `set_vector` on a `vec4` push constant of a vk-spirv program,
 //!   against `vkCmdPushConstants` of the same 16 bytes into a recording
 //!   command buffer, and against copying them into a byte array (what an
@@ -18,7 +21,8 @@ use std::{ffi::CString, hint::black_box, time::Instant};
 use xr_device::{DeviceBox, DeviceCapabilities, DeviceKind, DeviceOptions, NativeHandles};
 use xr_host::Registry;
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, BuildOptions, BuiltProgram, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc,
+    AttachedBuildSystemBox, BuildOptions, BuiltProgram, ConstantSet, ConstantTableExt, ConstantType, ConstantValue,
+    ProgramDesc, ScalarKind, ShaderStage, SourceDesc,
 };
 
 /// Arguments of `xr-bench constant-setters`.
@@ -38,8 +42,14 @@ void main() { gl_Position = vec4(p, 0.0, 1.0); }
 ";
 const GL_FRAGMENT: &str = "#version 450
 layout(location = 0) uniform vec4 u_color;
+layout(location = 1) uniform vec4 u_array[16];
+layout(location = 17) uniform mat4 u_matrix;
 layout(location = 0) out vec4 color;
-void main() { color = u_color; }
+void main() {
+    vec4 sum = vec4(0.0);
+    for (int i = 0; i < 16; i++) { sum += u_array[i]; }
+    color = u_color + u_matrix * sum;
+}
 ";
 const VK_FRAGMENT: &str = "#version 450
 layout(push_constant) uniform Push { vec4 u_color; } push;
@@ -107,6 +117,16 @@ fn median(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
+/// 16 vec4 that change with `i`.
+fn colors(i: usize) -> [[f32; 4]; 16] {
+    std::array::from_fn(|k| color(i + k))
+}
+
+/// A mat4 that changes with `i`.
+fn matrix4(i: usize) -> [f32; 16] {
+    std::array::from_fn(|k| ((i + k) % 17) as f32 / 16.0)
+}
+
 fn color(i: usize) -> [f32; 4] {
     let x = (i % 256) as f32 / 255.0;
     [x, 1.0 - x, 0.5, 1.0]
@@ -163,7 +183,10 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
                 Err(_) => std::ptr::null(),
             })
         };
-        let (program, location) = raw_gl_program(&gl)?;
+        let array = built.constants.handle("u_array")?;
+        let matrix = built.constants.handle("u_matrix")?;
+        let (program, [location, array_location, matrix_location]) = raw_gl_program(&gl)?;
+        let device = format!("OpenGL ({})", capabilities.renderer);
         let (ours_ns, raw_ns) = compare(
             args,
             |i| {
@@ -174,18 +197,79 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
             |i| unsafe { gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&color(i))) },
         );
         rows.push(Row {
-            device: format!("OpenGL ({})", capabilities.renderer),
+            device: device.clone(),
             ours: format!("set_vector ({system})"),
             ours_ns,
             raw: "glProgramUniform4fv",
             raw_ns,
         });
+        let (ours_ns, raw_ns) = compare(
+            args,
+            |i| {
+                built.constants.set_vec4_array(array, &colors(i)).expect("set");
+            },
+            // SAFETY: as above; 16 vec4 for the 16 elements.
+            |i| unsafe {
+                gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(colors(i).as_flattened()))
+            },
+        );
+        rows.push(Row {
+            device: device.clone(),
+            ours: format!("set_vec4_array, 16 ({system})"),
+            ours_ns,
+            raw: "glProgramUniform4fv, count 16",
+            raw_ns,
+        });
+        let (ours_ns, raw_ns) = compare(
+            args,
+            |i| {
+                built.constants.set_matrix4(matrix, &matrix4(i)).expect("set");
+            },
+            // SAFETY: as above; 16 floats for one mat4.
+            |i| unsafe {
+                gl.program_uniform_matrix_4_f32_slice(program, Some(&matrix_location), false, black_box(&matrix4(i)))
+            },
+        );
+        rows.push(Row {
+            device: device.clone(),
+            ours: format!("set_matrix4 ({system})"),
+            ours_ns,
+            raw: "glProgramUniformMatrix4fv",
+            raw_ns,
+        });
+        let (ours_ns, raw_ns) = compare(
+            args,
+            |i| {
+                let (c, a, m) = (color(i), colors(i), matrix4(i));
+                let sets = [
+                    ConstantSet {
+                        handle,
+                        value: ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 4), &c),
+                    },
+                    ConstantSet {
+                        handle: array,
+                        value: ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 4), a.as_flattened()),
+                    },
+                    ConstantSet { handle: matrix, value: ConstantValue::floats(ConstantType::matrix(4, 4), &m) },
+                ];
+                built.constants.set_values(&sets).expect("set");
+            },
+            // SAFETY: as above.
+            |i| unsafe {
+                let (c, a, m) = (color(i), colors(i), matrix4(i));
+                gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&c));
+                gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(a.as_flattened()));
+                gl.program_uniform_matrix_4_f32_slice(program, Some(&matrix_location), false, black_box(&m));
+            },
+        );
+        rows.push(Row { device, ours: format!("set_values, all 3 ({system})"), ours_ns, raw: "the 3 calls", raw_ns });
     }
     Ok(rows)
 }
 
-/// The benchmark's own program from the same source, and its uniform.
-fn raw_gl_program(gl: &glow::Context) -> anyhow::Result<(glow::Program, glow::UniformLocation)> {
+/// The benchmark's own program from the same source, and its uniforms'
+/// locations (`u_color`, `u_array`, `u_matrix`).
+fn raw_gl_program(gl: &glow::Context) -> anyhow::Result<(glow::Program, [glow::UniformLocation; 3])> {
     // SAFETY: plain GL object creation on the current context.
     unsafe {
         let program = gl.create_program().map_err(anyhow::Error::msg)?;
@@ -202,8 +286,9 @@ fn raw_gl_program(gl: &glow::Context) -> anyhow::Result<(glow::Program, glow::Un
         if !gl.get_program_link_status(program) {
             bail!("raw GL program: {}", gl.get_program_info_log(program));
         }
-        let location = gl.get_uniform_location(program, "u_color").context("u_color has no location")?;
-        Ok((program, location))
+        let location =
+            |name: &str| gl.get_uniform_location(program, name).with_context(|| format!("{name} has no location"));
+        Ok((program, [location("u_color")?, location("u_array")?, location("u_matrix")?]))
     }
 }
 

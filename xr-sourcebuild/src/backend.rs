@@ -27,7 +27,8 @@
 use crate::{
     availability::Availability,
     constants::{
-        ConstantHandle, ConstantInfo, ConstantTable, ConstantTable_TO, ConstantTableBox, ConstantValue, ResourceInfo,
+        ConstantHandle, ConstantInfo, ConstantSet, ConstantTable, ConstantTable_TO, ConstantTableBox, ConstantValue,
+        ResourceInfo,
     },
     diagnostics::{BuildError, guard_build},
     load::{ArtifactLoad, LoadedArtifact},
@@ -161,7 +162,17 @@ pub trait ConstantTableBackend {
     fn lookup(&self, name: &str) -> Result<ConstantHandle, XrError>;
 
     /// Sets a value; its type must match and it must fit the array.
-    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError>;
+    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> Result<(), XrError>;
+
+    /// Sets several values, stopping at the first that fails; by default
+    /// one [`set`](Self::set) each (the batch already saves the ABI
+    /// crossings and panic guards of all but one).
+    fn set_many(&mut self, sets: &[ConstantSet<'_>]) -> Result<(), XrError> {
+        for set in sets {
+            self.set(set.handle, &set.value)?;
+        }
+        Ok(())
+    }
 
     /// Restores every constant to the initialiser written in the source.
     fn set_defaults(&mut self) -> Result<(), XrError>;
@@ -171,7 +182,7 @@ pub trait ConstantTableBackend {
         &mut self,
         pipeline: ProgramRef,
         handle: ConstantHandle,
-        value: &ConstantValue,
+        value: &ConstantValue<'_>,
     ) -> Result<(), XrError>;
 
     /// Every resource the program binds.
@@ -243,8 +254,12 @@ impl<B: ConstantTableBackend> ConstantTable for Guarded<B> {
         guard(|| self.0.lookup(name.as_str()))
     }
 
-    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue) -> XrResult<()> {
+    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> XrResult<()> {
         guard(|| self.0.set(handle, value))
+    }
+
+    fn set_many(&mut self, sets: RSlice<'_, ConstantSet<'_>>) -> XrResult<()> {
+        guard(|| self.0.set_many(sets.as_slice()))
     }
 
     fn set_defaults(&mut self) -> XrResult<()> {
@@ -255,7 +270,7 @@ impl<B: ConstantTableBackend> ConstantTable for Guarded<B> {
         &mut self,
         pipeline: ProgramRef,
         handle: ConstantHandle,
-        value: &ConstantValue,
+        value: &ConstantValue<'_>,
     ) -> XrResult<()> {
         guard(|| self.0.set_through_pipeline(pipeline, handle, value))
     }

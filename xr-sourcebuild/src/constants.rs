@@ -11,7 +11,7 @@
 
 use abi_stable::{
     StableAbi, sabi_trait,
-    std_types::{RBox, RStr, RString, RVec},
+    std_types::{RBox, RSlice, RStr, RString, RVec},
 };
 use std::fmt;
 use xr_device::{ProgramRef, ResourceBinding, ResourceKind, XrResult};
@@ -98,7 +98,7 @@ impl ConstantInfo {
     /// Checks that `value` may be set from array element `element` on: its
     /// type is the declared one (a sampler also takes an `int`), its data is
     /// whole elements, and they fit the array. Returns the element count.
-    pub fn check(&self, element: u32, value: &ConstantValue) -> Result<usize, xr_device::XrError> {
+    pub fn check(&self, element: u32, value: &ConstantValue<'_>) -> Result<usize, xr_device::XrError> {
         use xr_device::XrError;
         let declared = self.ty;
         let name = &self.name;
@@ -131,7 +131,7 @@ impl ConstantInfo {
     }
 }
 
-impl ConstantValue {
+impl ConstantValue<'_> {
     /// The value's components as 32-bit words (floats as their bits, bools as 0 or 1).
     pub fn words(&self) -> Vec<u32> {
         match &self.data {
@@ -162,7 +162,7 @@ impl MemberLayout {
     /// Where each word of `value` goes when the member starts at byte
     /// `offset`, from array element `first` on: (byte offset, word).
     /// `value` must have passed [`ConstantInfo::check`].
-    pub fn writes(&self, offset: usize, first: u32, value: &ConstantValue) -> Vec<(usize, u32)> {
+    pub fn writes(&self, offset: usize, first: u32, value: &ConstantValue<'_>) -> Vec<(usize, u32)> {
         let words = value.words();
         let (columns, rows) = (usize::from(self.ty.columns), usize::from(self.ty.rows));
         let per = (columns * rows).max(1);
@@ -228,43 +228,78 @@ pub struct ConstantHandle {
     pub location: i32,
 }
 
-/// Component values, by scalar kind.
+/// Component values, by scalar kind, borrowed from the caller: a set
+/// crosses the plugin ABI without an allocation on either side.
 #[repr(u8)]
-#[derive(StableAbi, Clone, Debug, PartialEq)]
-pub enum ConstantData {
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq)]
+pub enum ConstantData<'a> {
     /// Bools as 0 or 1.
-    Bool(RVec<u32>),
+    Bool(RSlice<'a, u32>),
     /// Signed ints (also sampler units).
-    Int(RVec<i32>),
+    Int(RSlice<'a, i32>),
     /// Unsigned ints.
-    UInt(RVec<u32>),
+    UInt(RSlice<'a, u32>),
     /// Floats; matrices column-major unless `transpose` is set.
-    Float(RVec<f32>),
+    Float(RSlice<'a, f32>),
 }
 
-impl ConstantData {
-    fn len(&self) -> usize {
+impl ConstantData<'_> {
+    /// Number of components.
+    pub fn len(&self) -> usize {
         match self {
             ConstantData::Bool(v) | ConstantData::UInt(v) => v.len(),
             ConstantData::Int(v) => v.len(),
             ConstantData::Float(v) => v.len(),
         }
     }
+
+    /// Whether there are no components.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
-/// A value to set: the type the caller means, and one or more elements.
+/// A value to set: the type the caller means, and one or more elements,
+/// borrowed.
 #[repr(C)]
-#[derive(StableAbi, Clone, Debug, PartialEq)]
-pub struct ConstantValue {
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq)]
+pub struct ConstantValue<'a> {
     /// The type of one element, which must equal the declared type.
     pub ty: ConstantType,
     /// Matrices given row-major (`SetMatrixTranspose`).
     pub transpose: bool,
     /// `ty.components()` values per element, one or more elements.
-    pub data: ConstantData,
+    pub data: ConstantData<'a>,
 }
 
-impl ConstantValue {
+impl<'a> ConstantValue<'a> {
+    /// Floats of type `ty` (column-major matrices), borrowed.
+    pub fn floats(ty: ConstantType, data: &'a [f32]) -> Self {
+        Self { ty, transpose: false, data: ConstantData::Float(data.into()) }
+    }
+
+    /// Ints of type `ty`, borrowed.
+    pub fn ints(ty: ConstantType, data: &'a [i32]) -> Self {
+        Self { ty, transpose: false, data: ConstantData::Int(data.into()) }
+    }
+
+    /// Unsigned ints of type `ty`, borrowed.
+    pub fn uints(ty: ConstantType, data: &'a [u32]) -> Self {
+        Self { ty, transpose: false, data: ConstantData::UInt(data.into()) }
+    }
+}
+
+/// One set of a batch ([`ConstantTable::set_many`]).
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq)]
+pub struct ConstantSet<'a> {
+    /// The constant.
+    pub handle: ConstantHandle,
+    /// Its value.
+    pub value: ConstantValue<'a>,
+}
+
+impl ConstantValue<'_> {
     /// Number of whole elements in `data`, or `None` if it is not a whole number.
     pub fn element_count(&self) -> Option<usize> {
         let per = self.ty.components();
@@ -283,7 +318,11 @@ pub trait ConstantTable {
     fn lookup(&self, name: RStr<'_>) -> XrResult<ConstantHandle>;
 
     /// Sets a value; its type must match and it must fit the array.
-    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue) -> XrResult<()>;
+    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> XrResult<()>;
+
+    /// Sets several values in one call (a material's whole set); stops at
+    /// the first that fails, with that constant named.
+    fn set_many(&mut self, sets: RSlice<'_, ConstantSet<'_>>) -> XrResult<()>;
 
     /// Restores every constant to the initialiser written in the source.
     fn set_defaults(&mut self) -> XrResult<()>;
@@ -295,7 +334,7 @@ pub trait ConstantTable {
         &mut self,
         pipeline: ProgramRef,
         handle: ConstantHandle,
-        value: &ConstantValue,
+        value: &ConstantValue<'_>,
     ) -> XrResult<()>;
 
     /// Every resource the program binds.
@@ -327,7 +366,7 @@ impl ConstantTableExt for ThroughPipeline<'_> {
         self.table.handle(name)
     }
 
-    fn set_value(&mut self, handle: ConstantHandle, value: ConstantValue) -> Result<(), xr_device::XrError> {
+    fn set_value(&mut self, handle: ConstantHandle, value: ConstantValue<'_>) -> Result<(), xr_device::XrError> {
         self.table.set_through_pipeline(self.pipeline, handle, &value).into_result()
     }
 
@@ -345,7 +384,16 @@ pub trait ConstantTableExt {
     /// Looks `name` up and fails with its name in the message.
     fn handle(&self, name: &str) -> Result<ConstantHandle, xr_device::XrError>;
     /// Sets any value.
-    fn set_value(&mut self, handle: ConstantHandle, value: ConstantValue) -> Result<(), xr_device::XrError>;
+    fn set_value(&mut self, handle: ConstantHandle, value: ConstantValue<'_>) -> Result<(), xr_device::XrError>;
+
+    /// Sets several values: one call across the ABI for all of them where
+    /// the table has [`ConstantTable::set_many`], else one set each.
+    fn set_values(&mut self, sets: &[ConstantSet<'_>]) -> Result<(), xr_device::XrError> {
+        for set in sets {
+            self.set_value(set.handle, set.value)?;
+        }
+        Ok(())
+    }
     /// Binds a texture or buffer ([`ConstantTable::set_resource`]).
     fn set_binding(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> Result<(), xr_device::XrError>;
 
@@ -371,8 +419,17 @@ pub trait ConstantTableExt {
     }
     /// `bool[]`.
     fn set_bool_array(&mut self, h: ConstantHandle, v: &[bool]) -> Result<(), xr_device::XrError> {
-        let data = v.iter().map(|b| u32::from(*b)).collect();
-        self.set_value(h, value(ConstantType::vector(ScalarKind::Bool, 1), ConstantData::Bool(data)))
+        let ty = ConstantType::vector(ScalarKind::Bool, 1);
+        // Bools cross as words; short arrays without an allocation.
+        let mut short = [0u32; 16];
+        if v.len() <= short.len() {
+            for (word, b) in short.iter_mut().zip(v) {
+                *word = u32::from(*b);
+            }
+            return self.set_value(h, value(ty, ConstantData::Bool(short[..v.len()].into())));
+        }
+        let words: Vec<u32> = v.iter().map(|b| u32::from(*b)).collect();
+        self.set_value(h, value(ty, ConstantData::Bool(words.as_slice().into())))
     }
     /// `int` (also a sampler's texture unit).
     fn set_int(&mut self, h: ConstantHandle, v: i32) -> Result<(), xr_device::XrError> {
@@ -388,7 +445,7 @@ pub trait ConstantTableExt {
     }
     /// Sampler texture unit.
     fn set_sampler(&mut self, h: ConstantHandle, unit: i32) -> Result<(), xr_device::XrError> {
-        self.set_value(h, value(ConstantType::vector(ScalarKind::Sampler, 1), ConstantData::Int(vec![unit].into())))
+        self.set_value(h, value(ConstantType::vector(ScalarKind::Sampler, 1), ConstantData::Int([unit][..].into())))
     }
     /// `uint`.
     fn set_uint(&mut self, h: ConstantHandle, v: u32) -> Result<(), xr_device::XrError> {
@@ -412,8 +469,10 @@ pub trait ConstantTableExt {
     }
     /// `vec4[]`.
     fn set_vec4_array(&mut self, h: ConstantHandle, v: &[[f32; 4]]) -> Result<(), xr_device::XrError> {
-        let data = v.iter().flatten().copied().collect();
-        self.set_value(h, value(ConstantType::vector(ScalarKind::Float, 4), ConstantData::Float(data)))
+        self.set_value(
+            h,
+            value(ConstantType::vector(ScalarKind::Float, 4), ConstantData::Float(v.as_flattened().into())),
+        )
     }
     /// `mat4`, column-major.
     fn set_matrix4(&mut self, h: ConstantHandle, m: &[f32; 16]) -> Result<(), xr_device::XrError> {
@@ -439,7 +498,7 @@ pub trait ConstantTableExt {
     }
 }
 
-fn value(ty: ConstantType, data: ConstantData) -> ConstantValue {
+fn value(ty: ConstantType, data: ConstantData<'_>) -> ConstantValue<'_> {
     ConstantValue { ty, transpose: false, data }
 }
 
@@ -453,8 +512,12 @@ impl ConstantTableExt for ConstantTableBox {
         self.lookup(name.into()).into_result()
     }
 
-    fn set_value(&mut self, handle: ConstantHandle, value: ConstantValue) -> Result<(), xr_device::XrError> {
+    fn set_value(&mut self, handle: ConstantHandle, value: ConstantValue<'_>) -> Result<(), xr_device::XrError> {
         self.set(handle, &value).into_result()
+    }
+
+    fn set_values(&mut self, sets: &[ConstantSet<'_>]) -> Result<(), xr_device::XrError> {
+        self.set_many(sets.into()).into_result()
     }
 
     fn set_binding(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> Result<(), xr_device::XrError> {
@@ -528,7 +591,7 @@ mod tests {
             matrix_stride: 16,
             row_major: false,
         };
-        let v = value(ConstantType::matrix(2, 2), ConstantData::Float(vec![1.0, 2.0, 3.0, 4.0].into()));
+        let v = value(ConstantType::matrix(2, 2), ConstantData::Float((&[1.0, 2.0, 3.0, 4.0][..]).into()));
         let at: Vec<usize> = m.writes(32, 0, &v).iter().map(|(at, _)| *at).collect();
         assert_eq!(at, [32, 36, 48, 52], "column-major: columns 16 bytes apart");
         let row_major = MemberLayout { row_major: true, ..m };
@@ -541,18 +604,18 @@ mod tests {
             matrix_stride: 0,
             row_major: false,
         };
-        let v = value(ConstantType::vector(ScalarKind::Float, 1), ConstantData::Float(vec![5.0, 6.0].into()));
+        let v = value(ConstantType::vector(ScalarKind::Float, 1), ConstantData::Float((&[5.0, 6.0][..]).into()));
         let at: Vec<usize> = array.writes(0, 1, &v).iter().map(|(at, _)| *at).collect();
         assert_eq!(at, [16, 32], "std140 arrays: 16-byte stride, from element 1");
     }
 
     #[test]
     fn element_count_needs_whole_elements() {
-        let v = value(ConstantType::vector(ScalarKind::Float, 3), ConstantData::Float(vec![0.0; 6].into()));
+        let v = value(ConstantType::vector(ScalarKind::Float, 3), ConstantData::Float((&[0.0; 6][..]).into()));
         assert_eq!(v.element_count(), Some(2));
-        let v = value(ConstantType::vector(ScalarKind::Float, 3), ConstantData::Float(vec![0.0; 4].into()));
+        let v = value(ConstantType::vector(ScalarKind::Float, 3), ConstantData::Float((&[0.0; 4][..]).into()));
         assert_eq!(v.element_count(), None);
-        let v = value(ConstantType::vector(ScalarKind::Float, 3), ConstantData::Float(RVec::new()));
+        let v = value(ConstantType::vector(ScalarKind::Float, 3), ConstantData::Float((&[][..]).into()));
         assert_eq!(v.element_count(), None);
     }
 }

@@ -45,9 +45,9 @@ pub use backend::{
     AttachedBuildSystemBackend, ConstantTableBackend, SourceBuildSystemBackend, attached_box, constant_table_box,
 };
 pub use constants::{
-    ConstantData, ConstantHandle, ConstantInfo, ConstantTable, ConstantTable_TO, ConstantTableBox, ConstantTableExt,
-    ConstantType, ConstantValue, MemberLayout, RESOURCE_HANDLE, ResourceInfo, ScalarKind, ThroughPipeline,
-    check_binding,
+    ConstantData, ConstantHandle, ConstantInfo, ConstantSet, ConstantTable, ConstantTable_TO, ConstantTableBox,
+    ConstantTableExt, ConstantType, ConstantValue, MemberLayout, RESOURCE_HANDLE, ResourceInfo, ScalarKind,
+    ThroughPipeline, check_binding,
 };
 pub use diagnostics::{BuildError, Diagnostic, IncludeSite, Severity, guard_build};
 pub use load::{ArtifactLoad, LoadPath, LoadedArtifact, OverrideKind, OverrideValue, TargetLoad};

@@ -164,7 +164,7 @@ impl ConstantTableBackend for VkConstantTable {
         Ok(ConstantHandle { owner: self.name, index: position as u32, element, location: entry.offset as i32 })
     }
 
-    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> Result<(), XrError> {
         if handle.index & RESOURCE_HANDLE != 0 {
             let resource = self.resource(handle)?;
             return Err(XrError::invalid_input(format!(
@@ -218,7 +218,7 @@ impl ConstantTableBackend for VkConstantTable {
         &mut self,
         _pipeline: ProgramRef,
         _handle: ConstantHandle,
-        _value: &ConstantValue,
+        _value: &ConstantValue<'_>,
     ) -> Result<(), XrError> {
         Err(XrError::invalid_input(
             "glActiveShaderProgram is OpenGL's: on Vulkan set constants with `set`, which writes the uniform buffer or push constants",

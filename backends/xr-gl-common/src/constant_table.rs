@@ -6,7 +6,6 @@ use crate::{
     gl_ext::PipelineFns,
     resources::{self, GlResource, Points, ProgramResources},
 };
-use abi_stable::std_types::RVec;
 use glow::HasContext;
 use std::{cell::RefCell, rc::Rc};
 use xr_device::{GlBindingSpace, ProgramKind, ProgramRef, ResourceBinding, ResourceKind, XrError};
@@ -48,7 +47,36 @@ struct Entry {
     /// Location of every array element.
     locations: Vec<glow::NativeUniformLocation>,
     /// The value each element had right after linking: the source's initialisers.
-    defaults: Vec<ConstantData>,
+    defaults: Vec<DefaultValue>,
+}
+
+/// An element's value as the driver gave it back after linking.
+enum DefaultValue {
+    Float(Vec<f32>),
+    UInt(Vec<u32>),
+    Bool(Vec<u32>),
+    Int(Vec<i32>),
+}
+
+impl DefaultValue {
+    fn data(&self) -> ConstantData<'_> {
+        match self {
+            DefaultValue::Float(v) => ConstantData::Float(v.as_slice().into()),
+            DefaultValue::UInt(v) => ConstantData::UInt(v.as_slice().into()),
+            DefaultValue::Bool(v) => ConstantData::Bool(v.as_slice().into()),
+            DefaultValue::Int(v) => ConstantData::Int(v.as_slice().into()),
+        }
+    }
+}
+
+/// Whether every set asks the driver for errors afterwards
+/// (`XR_GL_CHECK_ERRORS=1`). Off by default: a set checks beforehand what
+/// can fail (the handle, the type, the count, a live program), and a
+/// `glGetError` per set costs as much as the set; the variable is for
+/// hunting a driver's complaint.
+fn poll_errors() -> bool {
+    static POLL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *POLL.get_or_init(|| std::env::var("XR_GL_CHECK_ERRORS").is_ok_and(|v| v == "1" || v == "true"))
 }
 
 /// Active uniforms of one linked program. Owns the program: dropping the
@@ -279,7 +307,7 @@ impl GlConstantTable {
         Ok(())
     }
 
-    fn set_block_member(&self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+    fn set_block_member(&self, handle: ConstantHandle, value: &ConstantValue<'_>) -> Result<(), XrError> {
         let entry = self
             .block_entries
             .get((handle.index & !BLOCK_MEMBER) as usize)
@@ -302,7 +330,7 @@ impl GlConstantTable {
             gl.bind_buffer(glow::UNIFORM_BUFFER, Some(block.buffer));
             gl.buffer_sub_data_u8_slice(glow::UNIFORM_BUFFER, 0, &shadow);
             gl.bind_buffer(glow::UNIFORM_BUFFER, None);
-            gl_result(gl, &entry.info.name)
+            if poll_errors() { gl_result(gl, &entry.info.name) } else { Ok(()) }
         }
     }
 
@@ -320,7 +348,7 @@ impl GlConstantTable {
     fn check(
         &self,
         handle: ConstantHandle,
-        value: &ConstantValue,
+        value: &ConstantValue<'_>,
     ) -> Result<(&Entry, glow::NativeUniformLocation), XrError> {
         let entry = self.entry(handle)?;
         if entry.info.ty.scalar == ScalarKind::Unsupported {
@@ -331,7 +359,7 @@ impl GlConstantTable {
     }
 
     /// A value given for a resource: an error naming it.
-    fn refuse_value(&self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+    fn refuse_value(&self, handle: ConstantHandle, value: &ConstantValue<'_>) -> Result<(), XrError> {
         let resource = &self.resources[self.resource_index(handle)?];
         Err(XrError::invalid_input(format!(
             "'{}' is a {}: bind it with {}, it takes no {} value",
@@ -409,7 +437,7 @@ impl ConstantTableBackend for GlConstantTable {
         Ok(ConstantHandle { owner: self.program.0.get(), index: position as u32, element, location: location.0 as i32 })
     }
 
-    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue) -> Result<(), XrError> {
+    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> Result<(), XrError> {
         if handle.index & RESOURCE_HANDLE != 0 {
             return self.refuse_value(handle, value);
         }
@@ -418,10 +446,11 @@ impl ConstantTableBackend for GlConstantTable {
         }
         let (entry, location) = self.check(handle, value)?;
         let gl = self.gl.current()?;
-        // SAFETY: the program is alive and the data length matches the type.
+        // SAFETY: the program is alive (this table owns it) and the data
+        // length matches the type (checked above).
         unsafe {
             write_value(gl, Target::Program(self.program), &location, entry.info.ty, value.transpose, &value.data);
-            gl_result(gl, &entry.info.name)
+            if poll_errors() { gl_result(gl, &entry.info.name) } else { Ok(()) }
         }
     }
 
@@ -438,9 +467,11 @@ impl ConstantTableBackend for GlConstantTable {
             }
         }
         for entry in &self.entries {
-            for (location, data) in entry.locations.iter().zip(&entry.defaults) {
+            for (location, default) in entry.locations.iter().zip(&entry.defaults) {
                 // SAFETY: defaults were read from this program with the same type.
-                unsafe { write_value(gl, Target::Program(self.program), location, entry.info.ty, false, data) };
+                unsafe {
+                    write_value(gl, Target::Program(self.program), location, entry.info.ty, false, &default.data())
+                };
             }
         }
         Ok(())
@@ -450,7 +481,7 @@ impl ConstantTableBackend for GlConstantTable {
         &mut self,
         pipeline: ProgramRef,
         handle: ConstantHandle,
-        value: &ConstantValue,
+        value: &ConstantValue<'_>,
     ) -> Result<(), XrError> {
         if handle.index & RESOURCE_HANDLE != 0 {
             return self.refuse_value(handle, value);
@@ -473,7 +504,7 @@ impl ConstantTableBackend for GlConstantTable {
             gl.use_program(None);
             fns.activate(pipeline.name, self.program.0.get());
             write_value(gl, Target::ActiveProgram, &location, entry.info.ty, value.transpose, &value.data);
-            let result = gl_result(gl, &entry.info.name);
+            let result = if poll_errors() { gl_result(gl, &entry.info.name) } else { Ok(()) };
             fns.unbind();
             result
         }
@@ -665,7 +696,7 @@ unsafe fn read_value(
     program: glow::Program,
     location: &glow::NativeUniformLocation,
     ty: ConstantType,
-) -> ConstantData {
+) -> DefaultValue {
     const LARGEST: usize = 16;
     let n = ty.components().min(LARGEST);
     // SAFETY: every buffer holds the largest uniform element GL has.
@@ -674,24 +705,24 @@ unsafe fn read_value(
             ScalarKind::Float => {
                 let mut v = [0.0f32; LARGEST];
                 gl.get_uniform_f32(program, location, &mut v);
-                ConstantData::Float(v[..n].to_vec().into())
+                DefaultValue::Float(v[..n].to_vec())
             }
             ScalarKind::UInt => {
                 let mut v = [0u32; LARGEST];
                 gl.get_uniform_u32(program, location, &mut v);
-                ConstantData::UInt(v[..n].to_vec().into())
+                DefaultValue::UInt(v[..n].to_vec())
             }
             ScalarKind::Bool => {
                 let mut v = [0i32; LARGEST];
                 gl.get_uniform_i32(program, location, &mut v);
-                ConstantData::Bool(v[..n].iter().map(|b| u32::from(*b != 0)).collect())
+                DefaultValue::Bool(v[..n].iter().map(|b| u32::from(*b != 0)).collect())
             }
             ScalarKind::Int | ScalarKind::Sampler => {
                 let mut v = [0i32; LARGEST];
                 gl.get_uniform_i32(program, location, &mut v);
-                ConstantData::Int(v[..n].to_vec().into())
+                DefaultValue::Int(v[..n].to_vec())
             }
-            ScalarKind::Unsupported => ConstantData::Int(RVec::new()),
+            ScalarKind::Unsupported => DefaultValue::Int(Vec::new()),
         }
     }
 }
@@ -703,7 +734,7 @@ unsafe fn write_value(
     location: &glow::NativeUniformLocation,
     ty: ConstantType,
     transpose: bool,
-    data: &ConstantData,
+    data: &ConstantData<'_>,
 ) {
     let at = Some(location);
     // One call per GL entry point, for both targets.
@@ -715,13 +746,12 @@ unsafe fn write_value(
             }
         };
     }
-    let bools: Vec<i32>;
     let ints: &[i32] = match data {
         ConstantData::Int(v) => v,
-        ConstantData::Bool(v) => {
-            bools = v.iter().map(|b| i32::from(*b != 0)).collect();
-            &bools
-        }
+        // GL takes any non-zero int as true.
+        // SAFETY: u32 and i32 have one size and alignment, and every bit
+        // pattern is an i32; the slice borrows the caller's data as long.
+        ConstantData::Bool(v) => unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<i32>(), v.len()) },
         _ => &[],
     };
     // SAFETY: the caller checked that `data` holds whole elements of `ty`.

@@ -3,7 +3,7 @@
 //! Every value set is checked in rendered pixels.
 
 use xr_device::ErrorKind;
-use xr_sourcebuild::{ConstantTableExt, ConstantType, ScalarKind, ShaderStage, SourceDesc};
+use xr_sourcebuild::{ConstantSet, ConstantTableExt, ConstantType, ConstantValue, ScalarKind, ShaderStage, SourceDesc};
 use xr_tests::{GlBench, assert_rgba_near, registry};
 
 fn fragment(source: &str) -> SourceDesc {
@@ -167,6 +167,42 @@ fn unknown_names_wrong_types_and_overflows_are_errors() {
 
     // None of the refused calls changed anything: the program still renders black.
     assert_eq!(bench.centre_pixel(&built), [0, 0, 0, 255]);
+}
+
+#[test]
+fn a_batch_sets_every_value_and_a_bad_one_names_its_constant() {
+    let registry = registry();
+    // One constant table serves both GL build systems; this program's struct members are GLSL's.
+    {
+        let compiler = "xr-compiler-glsl";
+        let mut bench = GlBench::open(&registry, compiler);
+        let mut built = bench.build_fragment(fragment(STRUCT_AND_ARRAY)).expect("builds");
+        let table = &mut built.constants;
+        let (color, scale, weights) = (
+            table.handle("tint.color").unwrap(),
+            table.handle("tint.scale").unwrap(),
+            table.handle("weights").unwrap(),
+        );
+        let float = |n| ConstantType::vector(ScalarKind::Float, n);
+        let rgba = [1.0, 0.5, 0.25, 1.0];
+        let sets = [
+            ConstantSet { handle: color, value: ConstantValue::floats(float(4), &rgba) },
+            ConstantSet { handle: scale, value: ConstantValue::floats(float(1), &[0.8]) },
+            ConstantSet { handle: weights, value: ConstantValue::floats(float(1), &[0.0, 0.0, 1.0, 0.0]) },
+        ];
+        table.set_values(&sets).unwrap();
+        assert_rgba_near(bench.centre_pixel(&built), [204, 102, 51, 255], 1);
+
+        // The second set is wrong: the first lands, the error names the second, the third is not made.
+        let sets = [
+            ConstantSet { handle: scale, value: ConstantValue::floats(float(1), &[0.4]) },
+            ConstantSet { handle: color, value: ConstantValue::floats(float(3), &[1.0, 1.0, 1.0]) },
+            ConstantSet { handle: weights, value: ConstantValue::floats(float(1), &[0.0, 0.0, 0.0, 0.0]) },
+        ];
+        let error = built.constants.set_values(&sets).unwrap_err();
+        assert!(error.message.contains("'tint.color' is vec4, cannot set it from a vec3"), "{compiler}: {error}");
+        assert_rgba_near(bench.centre_pixel(&built), [102, 51, 26, 255], 1);
+    }
 }
 
 /// A program and its build system may outlive their device (an engine that
