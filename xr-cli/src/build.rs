@@ -16,7 +16,6 @@ use xr_build::{
     count_artifacts, gc, guarded,
     noop::{self, NoopQuery},
     plugin_offer,
-    report::Reports,
     xr_remote::Remote,
 };
 use xr_host::Registry;
@@ -128,7 +127,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         )
     {
         tracing::info!("nothing changed since the last build (its build stamp holds); no plugin loaded");
-        print_summary(&args, &summary, &Reports::default(), 0, &manifest);
+        print_summary(&args, &summary, (0, 0), 0, &manifest);
         return Ok(true);
     }
     let registry = Registry::load_dirs(plugin_dirs.clone());
@@ -182,7 +181,8 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     for (_, error) in &refused {
         reports.add(None, "", &[manifest_diagnostic(error)]);
     }
-    args.messages.print_reports(&reports.clone().into_sorted(), Stream::Stdout);
+    let counts = (reports.count(Severity::Error), reports.count(Severity::Warning));
+    args.messages.print_reports(&reports.into_sorted(), Stream::Stdout);
     if let Some(remote) = &remote {
         let stats = remote.stats();
         args.messages.say(&format!(
@@ -194,7 +194,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
             if remote.is_usable() { "" } else { "; unusable, built locally" }
         ));
     }
-    print_summary(&args, &summary, &reports, refused.len(), &manifest);
+    print_summary(&args, &summary, counts, refused.len(), &manifest);
 
     if args.emit.is_some() {
         let dir = args.emit_dir.clone().unwrap_or_else(|| manifest.store.with_file_name("guarded"));
@@ -236,16 +236,15 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
 }
 
 /// The closing line (or JSON object): what was built, and how many distinct
-/// errors and warnings the failures and warnings were.
+/// (errors, warnings) the reports were.
 fn print_summary(
     args: &BuildArgs,
     summary: &xr_build::Summary,
-    reports: &Reports,
+    (errors, warnings): (usize, usize),
     refused: usize,
     manifest: &Manifest,
 ) {
     let failed = summary.failed.len() + refused;
-    let (errors, warnings) = (reports.count(Severity::Error), reports.count(Severity::Warning));
     if args.messages.json() {
         println!(
             "{}",

@@ -205,8 +205,9 @@ impl SourceArgs {
             .map_err(|error| report_failure(messages, &compiler, &program.name, &target, &error))?;
         let mut reports = Reports::default();
         reports.add(None, &compiler, &artifact.warnings);
-        messages.print_reports(&reports.clone().into_sorted(), Stream::Stderr);
-        Ok(Compiled { target, program, artifact, warnings: reports.count(xr_sourcebuild::Severity::Warning) })
+        let warnings = reports.count(xr_sourcebuild::Severity::Warning);
+        messages.print_reports(&reports.into_sorted(), Stream::Stderr);
+        Ok(Compiled { target, program, artifact, warnings })
     }
 }
 
@@ -231,14 +232,10 @@ fn report_failure(
 ) -> anyhow::Error {
     let mut reports = Reports::default();
     reports.add(None, compiler, &failure_diagnostics(&error.error.message, &error.diagnostics, program));
-    messages.print_reports(&reports.clone().into_sorted(), Stream::Stderr);
-    print_json_summary(
-        messages,
-        false,
-        target,
-        reports.count(xr_sourcebuild::Severity::Error),
-        reports.count(xr_sourcebuild::Severity::Warning),
-    );
+    let (errors, warnings) =
+        (reports.count(xr_sourcebuild::Severity::Error), reports.count(xr_sourcebuild::Severity::Warning));
+    messages.print_reports(&reports.into_sorted(), Stream::Stderr);
+    print_json_summary(messages, false, target, errors, warnings);
     Reported { status: 1 }.into()
 }
 
