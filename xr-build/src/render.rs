@@ -24,32 +24,35 @@ pub struct RenderStyle {
 
 /// `report` as lines of text (no trailing newline).
 pub fn render(report: &Report, style: RenderStyle) -> String {
-    let level = match report.severity {
+    let diagnostic = &report.diagnostic;
+    let (file, line, column, message) =
+        (diagnostic.file.as_str(), diagnostic.line, diagnostic.column, diagnostic.message.as_str());
+    let level = match diagnostic.severity {
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
         Severity::Info => Level::INFO,
     };
     let title = match &report.subject {
-        Some(subject) => format!("{subject}: {}", report.message),
-        None => report.message.clone(),
+        Some(subject) => format!("{subject}: {message}"),
+        None => message.to_owned(),
     };
-    let source_line = read_line(&report.file, report.line);
+    let source_line = read_line(file, line);
     let mut group = Group::with_title(level.primary_title(title));
     match &source_line {
         Some(text) => {
             group = group.element(
                 Snippet::source(text.as_str())
-                    .line_start(report.line as usize)
-                    .path(report.file.as_str())
-                    .annotation(AnnotationKind::Primary.span(mark(text, report.column, &report.message))),
+                    .line_start(line as usize)
+                    .path(file)
+                    .annotation(AnnotationKind::Primary.span(mark(text, column, message))),
             );
         }
-        None if !report.file.is_empty() => {
-            let mut origin = Origin::path(report.file.as_str());
-            if report.line > 0 {
-                origin = origin.line(report.line as usize);
-                if report.column > 0 {
-                    origin = origin.char_column(report.column as usize);
+        None if !file.is_empty() => {
+            let mut origin = Origin::path(file);
+            if line > 0 {
+                origin = origin.line(line as usize);
+                if column > 0 {
+                    origin = origin.char_column(column as usize);
                 }
             }
             group = group.element(origin);
@@ -57,7 +60,7 @@ pub fn render(report: &Report, style: RenderStyle) -> String {
         None => {}
     }
     let mut notes: Vec<String> =
-        report.included_from.iter().map(|s| format!("included from {}:{}", s.file, s.line)).collect();
+        diagnostic.included_from.iter().map(|s| format!("included from {}:{}", s.file, s.line)).collect();
     let struck = report.struck();
     if !struck.is_empty() {
         notes.push(struck);

@@ -16,7 +16,7 @@
 //! [`Report::to_json`], whose schema docs/BUILD.md gives.
 
 use std::collections::{BTreeMap, BTreeSet};
-use xr_sourcebuild::{Diagnostic, IncludeSite, Severity};
+use xr_sourcebuild::{Diagnostic, Severity};
 
 /// One (variant, target) of a program.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,18 +35,9 @@ type Key = (Severity, String, u32, u32, String);
 /// One distinct diagnostic and everything it struck.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Report {
-    /// How bad it is.
-    pub severity: Severity,
-    /// The file the compiler named ("" when none: a failure with no place).
-    pub file: String,
-    /// 1-based line; 0 when none.
-    pub line: u32,
-    /// 1-based column; 0 when the compiler gave none.
-    pub column: u32,
-    /// The message, without its location.
-    pub message: String,
-    /// Where `file` was included, innermost first.
-    pub included_from: Vec<IncludeSite>,
+    /// The diagnostic as first reported (its file is "" for a failure
+    /// with no place); the first include chain seen stands for all.
+    pub diagnostic: Diagnostic,
     /// The compiler plugins that reported it.
     pub compilers: BTreeSet<String>,
     /// The artifacts it struck, each once, sorted.
@@ -56,31 +47,18 @@ pub struct Report {
 }
 
 impl Report {
-    /// `file:line:column`, as far as known ("" when no file).
-    pub fn location(&self) -> String {
-        let mut at = self.file.clone();
-        if !at.is_empty() && self.line > 0 {
-            at.push_str(&format!(":{}", self.line));
-            if self.column > 0 {
-                at.push_str(&format!(":{}", self.column));
-            }
-        }
-        at
+    /// How bad it is.
+    pub fn severity(&self) -> Severity {
+        self.diagnostic.severity
     }
 
     /// The one-line form: `file:line: error: message`, prefixed by what
     /// failed when it is no artifact's.
     pub fn headline(&self) -> String {
-        let mut line = String::new();
-        if let Some(subject) = &self.subject {
-            line.push_str(&format!("{subject}: "));
+        match &self.subject {
+            Some(subject) => format!("{subject}: {}", self.diagnostic),
+            None => self.diagnostic.to_string(),
         }
-        let at = self.location();
-        if !at.is_empty() {
-            line.push_str(&format!("{at}: "));
-        }
-        line.push_str(&format!("{}: {}", self.severity.name(), self.message));
-        line
     }
 
     /// Where it struck, compactly: `in 18 artifacts: unlit × 6 variants ×
@@ -122,19 +100,20 @@ impl Report {
     /// The JSON object of this report (`"type": "diagnostic"`), one line of
     /// `--message-format json`.
     pub fn to_json(&self) -> serde_json::Value {
+        let d = &self.diagnostic;
         serde_json::json!({
             "type": "diagnostic",
-            "severity": self.severity.name(),
-            "file": self.file,
-            "line": self.line,
-            "column": self.column,
-            "message": self.message,
+            "severity": d.severity.name(),
+            "file": d.file.as_str(),
+            "line": d.line,
+            "column": d.column,
+            "message": d.message.as_str(),
             "subject": self.subject,
             "compilers": self.compilers,
             "artifacts": self.artifacts.iter().map(|a| serde_json::json!({
                 "program": a.program, "variant": a.variant, "target": a.target,
             })).collect::<Vec<_>>(),
-            "included_from": self.included_from.iter().map(|s| serde_json::json!({
+            "included_from": d.included_from.iter().map(|s| serde_json::json!({
                 "file": s.file.as_str(), "line": s.line,
             })).collect::<Vec<_>>(),
         })
@@ -161,12 +140,7 @@ impl Reports {
             );
             let at = *self.index.entry(key).or_insert_with(|| {
                 self.reports.push(Report {
-                    severity: diagnostic.severity,
-                    file: diagnostic.file.to_string(),
-                    line: diagnostic.line,
-                    column: diagnostic.column,
-                    message: diagnostic.message.to_string(),
-                    included_from: diagnostic.included_from.to_vec(),
+                    diagnostic: diagnostic.clone(),
                     compilers: BTreeSet::new(),
                     artifacts: BTreeSet::new(),
                     subject: None,
@@ -186,12 +160,7 @@ impl Reports {
     /// Adds a failure of `subject` that is no artifact's, with its message.
     pub fn add_failure(&mut self, subject: &str, message: &str) {
         self.reports.push(Report {
-            severity: Severity::Error,
-            file: String::new(),
-            line: 0,
-            column: 0,
-            message: message.trim_end().to_owned(),
-            included_from: Vec::new(),
+            diagnostic: Diagnostic::error("", 0, message.trim_end()),
             compilers: BTreeSet::new(),
             artifacts: BTreeSet::new(),
             subject: Some(subject.to_owned()),
@@ -201,13 +170,13 @@ impl Reports {
     /// The reports: errors first, then warnings, each in the order first seen.
     pub fn into_sorted(self) -> Vec<Report> {
         let mut reports = self.reports;
-        reports.sort_by_key(|r| r.severity);
+        reports.sort_by_key(Report::severity);
         reports
     }
 
     /// How many distinct reports of `severity`.
     pub fn count(&self, severity: Severity) -> usize {
-        self.reports.iter().filter(|r| r.severity == severity).count()
+        self.reports.iter().filter(|r| r.severity() == severity).count()
     }
 }
 
@@ -229,6 +198,7 @@ pub fn failure_diagnostics(message: &str, diagnostics: &[Diagnostic], variant: &
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xr_sourcebuild::IncludeSite;
 
     fn artifact(variant: &str, target: &str) -> ArtifactId {
         ArtifactId { program: "unlit".into(), variant: variant.into(), target: target.into() }
@@ -256,7 +226,7 @@ mod tests {
         assert_eq!(sorted[0].struck(), "in 6 artifacts: unlit × 2 variants × gl-glsl, gl-spirv, vk-spirv");
         assert_eq!(sorted[1].struck(), "in unlit[A=0] (gl-glsl)");
         assert_eq!(sorted[0].headline(), "unlit.frag:10: error: 'x' : undeclared identifier");
-        assert_eq!(sorted[2].severity, Severity::Warning);
+        assert_eq!(sorted[2].severity(), Severity::Warning);
     }
 
     #[test]

@@ -204,12 +204,12 @@ impl HotReload {
         failed.sort();
         failed.dedup();
         // The same path as `xr build`: one line per distinct error.
-        errors.extend(summary.reports().into_sorted().iter().filter(|r| r.severity == Severity::Error).map(|report| {
-            match report.artifacts.len() {
+        errors.extend(summary.reports().into_sorted().iter().filter(|r| r.severity() == Severity::Error).map(
+            |report| match report.artifacts.len() {
                 0 | 1 => report.headline(),
                 n => format!("{} (in {n} artifacts)", report.headline()),
-            }
-        }));
+            },
+        ));
         Ok(Reload { built: summary.built, failed, errors, ..Reload::default() })
     }
 

@@ -75,15 +75,20 @@ impl Diagnostic {
 }
 
 impl fmt::Display for Diagnostic {
+    /// `file:line:column: severity: message`; without a file (a failure
+    /// with no place), `severity: message`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.file)?;
-        if self.line > 0 {
-            write!(f, ":{}", self.line)?;
-            if self.column > 0 {
-                write!(f, ":{}", self.column)?;
+        if !self.file.is_empty() {
+            f.write_str(&self.file)?;
+            if self.line > 0 {
+                write!(f, ":{}", self.line)?;
+                if self.column > 0 {
+                    write!(f, ":{}", self.column)?;
+                }
             }
+            f.write_str(": ")?;
         }
-        write!(f, ": {}: {}", self.severity.name(), self.message)
+        write!(f, "{}: {}", self.severity.name(), self.message)
     }
 }
 
