@@ -47,9 +47,19 @@ pub fn user_plugin_dir() -> Option<PathBuf> {
 /// The directories of the search order that need not exist: the user's
 /// and the installation's (a missing `XR_PLUGIN_PATH` entry is reported).
 fn optional_dirs() -> Vec<PathBuf> {
-    let exe_dir = env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf));
-    let installed = exe_dir.as_deref().and_then(Path::parent).map(|prefix| prefix.join(INSTALLED_PLUGIN_DIR));
+    let installed = exe_dir().as_deref().and_then(installed_plugin_dir);
     user_plugin_dir().into_iter().chain(installed).collect()
+}
+
+/// The running executable's directory.
+fn exe_dir() -> Option<PathBuf> {
+    env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf))
+}
+
+/// The installation's plugin directory for an executable in `exe_dir`
+/// (`<prefix>/bin` → `<prefix>/lib/xr/plugins`).
+fn installed_plugin_dir(exe_dir: &Path) -> Option<PathBuf> {
+    exe_dir.parent().map(|prefix| prefix.join(INSTALLED_PLUGIN_DIR))
 }
 
 /// The search order from its parts: `plugin_path` (`XR_PLUGIN_PATH`'s
@@ -65,9 +75,7 @@ pub fn search_order(
         .unwrap_or_default();
     dirs.extend(user_dir);
     if let Some(exe_dir) = exe_dir {
-        if let Some(prefix) = exe_dir.parent() {
-            dirs.push(prefix.join(INSTALLED_PLUGIN_DIR));
-        }
+        dirs.extend(installed_plugin_dir(&exe_dir));
         dirs.push(exe_dir);
     }
     dirs
@@ -182,8 +190,7 @@ impl Registry {
     /// installation's `<exe dir>/../lib/xr/plugins`, the executable's
     /// directory (see the module documentation).
     pub fn default_dirs() -> Vec<PathBuf> {
-        let exe_dir = env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf));
-        search_order(env::var_os(PLUGIN_PATH_VAR), user_plugin_dir(), exe_dir)
+        search_order(env::var_os(PLUGIN_PATH_VAR), user_plugin_dir(), exe_dir())
     }
 
     /// Loads the plugins of [`Registry::default_dirs`].
