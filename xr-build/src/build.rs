@@ -428,14 +428,11 @@ pub fn build(
             );
     }
     xr_store::test_hooks::pause_before_catalog();
-    for result in results {
+    for mut result in results {
         let id = result.id();
         if !result.warnings.is_empty() {
-            summary.warned.push(Warned {
-                artifact: id.clone(),
-                compiler: result.compiler.clone(),
-                warnings: result.warnings.clone(),
-            });
+            let warnings = std::mem::take(&mut result.warnings);
+            summary.warned.push(Warned { artifact: id.clone(), compiler: result.compiler.clone(), warnings });
         }
         let mut outcome = result.outcome;
         // The lock keeps gc out; this catches any other removal (a person,

@@ -88,16 +88,9 @@ impl MessageArgs {
 
 /// Something was wrong with what the user asked (the command line), found
 /// before anything was built: exit status 2.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
 
 /// A usage error (exit status 2) saying `message`.
 pub fn usage(message: impl Into<String>) -> anyhow::Error {
@@ -106,19 +99,12 @@ pub fn usage(message: impl Into<String>) -> anyhow::Error {
 
 /// The failure was reported already (its diagnostics printed): exit with
 /// `status` and nothing more said.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("reported (exit status {status})")]
 pub struct Reported {
     /// The exit status.
     pub status: u8,
 }
-
-impl std::fmt::Display for Reported {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "reported (exit status {})", self.status)
-    }
-}
-
-impl std::error::Error for Reported {}
 
 /// The exit status of a command that ended with `error`.
 pub fn exit_status(error: &anyhow::Error) -> u8 {
