@@ -187,82 +187,88 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
         let matrix = built.constants.handle("u_matrix")?;
         let (program, [location, array_location, matrix_location]) = raw_gl_program(&gl)?;
         let device = format!("OpenGL ({})", capabilities.renderer);
-        let (ours_ns, raw_ns) = compare(
-            args,
-            |i| {
-                built.constants.set_vector(handle, &color(i)).expect("set");
-            },
-            // SAFETY: `program` is a linked program of this context; the
-            // location is its vec4 uniform's.
-            |i| unsafe { gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&color(i))) },
-        );
-        rows.push(Row {
+        let row = |ours: &str, raw: &'static str, (ours_ns, raw_ns): (f64, f64)| Row {
             device: device.clone(),
-            ours: format!("set_vector ({system})"),
+            ours: format!("{ours} ({system})"),
             ours_ns,
-            raw: "glProgramUniform4fv",
+            raw,
             raw_ns,
-        });
-        let (ours_ns, raw_ns) = compare(
-            args,
-            |i| {
-                built.constants.set_vec4_array(array, &colors(i)).expect("set");
-            },
-            // SAFETY: as above; 16 vec4 for the 16 elements.
-            |i| unsafe {
-                gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(colors(i).as_flattened()))
-            },
-        );
-        rows.push(Row {
-            device: device.clone(),
-            ours: format!("set_vec4_array, 16 ({system})"),
-            ours_ns,
-            raw: "glProgramUniform4fv, count 16",
-            raw_ns,
-        });
-        let (ours_ns, raw_ns) = compare(
-            args,
-            |i| {
-                built.constants.set_matrix4(matrix, &matrix4(i)).expect("set");
-            },
-            // SAFETY: as above; 16 floats for one mat4.
-            |i| unsafe {
-                gl.program_uniform_matrix_4_f32_slice(program, Some(&matrix_location), false, black_box(&matrix4(i)))
-            },
-        );
-        rows.push(Row {
-            device: device.clone(),
-            ours: format!("set_matrix4 ({system})"),
-            ours_ns,
-            raw: "glProgramUniformMatrix4fv",
-            raw_ns,
-        });
-        let (ours_ns, raw_ns) = compare(
-            args,
-            |i| {
-                let (c, a, m) = (color(i), colors(i), matrix4(i));
-                let sets = [
-                    ConstantSet {
-                        handle,
-                        value: ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 4), &c),
-                    },
-                    ConstantSet {
-                        handle: array,
-                        value: ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 4), a.as_flattened()),
-                    },
-                    ConstantSet { handle: matrix, value: ConstantValue::floats(ConstantType::matrix(4, 4), &m) },
-                ];
-                built.constants.set_values(&sets).expect("set");
-            },
-            // SAFETY: as above.
-            |i| unsafe {
-                let (c, a, m) = (color(i), colors(i), matrix4(i));
-                gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&c));
-                gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(a.as_flattened()));
-                gl.program_uniform_matrix_4_f32_slice(program, Some(&matrix_location), false, black_box(&m));
-            },
-        );
-        rows.push(Row { device, ours: format!("set_values, all 3 ({system})"), ours_ns, raw: "the 3 calls", raw_ns });
+        };
+        rows.push(row(
+            "set_vector",
+            "glProgramUniform4fv",
+            compare(
+                args,
+                |i| {
+                    built.constants.set_vector(handle, &color(i)).expect("set");
+                },
+                // SAFETY: `program` is a linked program of this context; the
+                // location is its vec4 uniform's.
+                |i| unsafe { gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&color(i))) },
+            ),
+        ));
+        rows.push(row(
+            "set_vec4_array, 16",
+            "glProgramUniform4fv, count 16",
+            compare(
+                args,
+                |i| {
+                    built.constants.set_vec4_array(array, &colors(i)).expect("set");
+                },
+                // SAFETY: as above; 16 vec4 for the 16 elements.
+                |i| unsafe {
+                    gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(colors(i).as_flattened()))
+                },
+            ),
+        ));
+        rows.push(row(
+            "set_matrix4",
+            "glProgramUniformMatrix4fv",
+            compare(
+                args,
+                |i| {
+                    built.constants.set_matrix4(matrix, &matrix4(i)).expect("set");
+                },
+                // SAFETY: as above; 16 floats for one mat4.
+                |i| unsafe {
+                    gl.program_uniform_matrix_4_f32_slice(
+                        program,
+                        Some(&matrix_location),
+                        false,
+                        black_box(&matrix4(i)),
+                    )
+                },
+            ),
+        ));
+        rows.push(row(
+            "set_values, all 3",
+            "the 3 calls",
+            compare(
+                args,
+                |i| {
+                    let (c, a, m) = (color(i), colors(i), matrix4(i));
+                    let sets = [
+                        ConstantSet {
+                            handle,
+                            value: ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 4), &c),
+                        },
+                        ConstantSet {
+                            handle: array,
+                            value: ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 4), a.as_flattened()),
+                        },
+                        ConstantSet { handle: matrix, value: ConstantValue::floats(ConstantType::matrix(4, 4), &m) },
+                    ];
+                    built.constants.set_values(&sets).expect("set");
+                },
+                // SAFETY: as above.
+                |i| unsafe {
+                    let (c, a, m) = (color(i), colors(i), matrix4(i));
+                    gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&c));
+                    gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(a.as_flattened()));
+                    gl.program_uniform_matrix_4_f32_slice(program, Some(&matrix_location), false, black_box(&m));
+                },
+            ),
+        ));
     }
     Ok(rows)
 }

@@ -26,13 +26,21 @@ fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// Replaces the first `from` in the materials copy's `unlit.frag` with
+/// `to`; the 1-based line on which the first line of `to` now is.
+fn edit_unlit(dir: &Path, from: &str, to: &str) -> usize {
+    let unlit = dir.join("shaders/unlit.frag");
+    let text = std::fs::read_to_string(&unlit).unwrap();
+    let at = text.find(from).expect("the text to replace");
+    std::fs::write(&unlit, text.replacen(from, to, 1)).unwrap();
+    text[..at].lines().count() + 1
+}
+
 /// The materials copy with a typo on line 10 of unlit.frag, which all 18
 /// artifacts of unlit read (6 variants × 3 targets).
 fn typo_in_unlit(label: &str) -> TestDir {
     let dir = materials_copy(label);
-    let unlit = dir.join("shaders/unlit.frag");
-    let text = std::fs::read_to_string(&unlit).unwrap();
-    std::fs::write(&unlit, text.replacen("void main() {", "void main() {\n    typo_here;", 1)).unwrap();
+    edit_unlit(&dir, "void main() {", "void main() {\n    typo_here;");
     dir
 }
 
@@ -89,14 +97,7 @@ fn an_error_in_a_nested_include_shows_its_line_and_the_include_chain_on_the_driv
     let include = dir.join("shaders/include");
     std::fs::write(include.join("middle.glsl"), "// reads the broken one\n#include \"broken.glsl\"\n").unwrap();
     std::fs::write(include.join("broken.glsl"), "float broken() {\n    return missing_thing;\n}\n").unwrap();
-    let unlit = dir.join("shaders/unlit.frag");
-    let text = std::fs::read_to_string(&unlit).unwrap();
-    std::fs::write(
-        &unlit,
-        text.replacen("#include \"pattern.glsl\"", "#include \"pattern.glsl\"\n#include \"middle.glsl\"", 1),
-    )
-    .unwrap();
-    let at = std::fs::read_to_string(&unlit).unwrap().lines().position(|l| l.contains("middle.glsl")).unwrap() + 1;
+    let at = edit_unlit(&dir, "#include \"pattern.glsl\"", "#include \"middle.glsl\"\n#include \"pattern.glsl\"");
     for target in ["gl-glsl", "vk-spirv"] {
         let run = build(&dir, &["--target", target, "--program", "unlit"]);
         assert_eq!(run.code, Some(1), "{}", run.stdout);
@@ -156,13 +157,7 @@ fn a_thousand_artifacts_with_one_broken_include_print_under_15_lines_of_errors()
 #[test]
 fn warnings_are_reported_once_and_counted() {
     let dir = materials_copy("diagnostics-warning");
-    let unlit = dir.join("shaders/unlit.frag");
-    let text = std::fs::read_to_string(&unlit).unwrap();
-    std::fs::write(
-        &unlit,
-        text.replacen("#version 450 core", "#version 450 core\n#extension GL_EXT_no_such_thing : warn", 1),
-    )
-    .unwrap();
+    edit_unlit(&dir, "#version 450 core", "#version 450 core\n#extension GL_EXT_no_such_thing : warn");
     let run = build(&dir, &["--program", "unlit"]);
     assert_eq!(run.code, Some(0), "warnings do not fail a build\n{}", run.stdout);
     assert_eq!(
