@@ -201,6 +201,14 @@ fn xr_compile_says_its_one_error_once_and_as_json() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let objects = json_lines(&run.stdout);
     assert_eq!((objects.len(), objects[0]["success"].as_bool()), (1, Some(true)), "{}", run.stdout);
+
+    // `xr reflect --json` keeps to one object per line: the reflection, then the summary.
+    let run = Xr::new(["reflect", file, "--target", "vk-spirv", "--json", "--message-format", "json"]).run();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let objects = json_lines(&run.stdout);
+    assert_eq!(objects.len(), 2, "{}", run.stdout);
+    assert_eq!((objects[0]["type"].as_str(), objects[1]["type"].as_str()), (Some("reflection"), Some("summary")));
+    assert_eq!(objects[0]["target"], "vk-spirv");
 }
 
 #[test]
