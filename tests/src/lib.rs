@@ -33,12 +33,13 @@ const ARTIFACTS: [&str; 11] = [
 ];
 
 /// Broken plugins (the workspace in `tests/fixtures`).
-const FIXTURES: [&str; 5] = [
+const FIXTURES: [&str; 6] = [
     "xr-fixture-panic",
     "xr-fixture-incompatible",
     "xr-fixture-not-a-plugin",
     "xr-fixture-panic-on-load",
     "xr-fixture-rival",
+    "xr-fixture-crash",
 ];
 
 /// The workspace's root directory.

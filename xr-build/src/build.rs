@@ -15,6 +15,7 @@ use std::{
     time::{Duration, Instant},
 };
 use xr_host::Registry;
+use xr_worker::{CompileFailure, Compiled, Pool, PoolConfig, Reply, compile_in_process};
 use xr_remote::{Kind, Remote};
 use xr_sourcebuild::{CompileOption, Diagnostic, OfflineRequest, ProgramDesc, SourceBuildSystemBox, SourceDesc};
 use xr_store::{
@@ -51,6 +52,37 @@ pub struct BuildRequest {
     pub remote: Option<Arc<Remote>>,
     /// Upload what this build makes to the remote.
     pub upload: bool,
+    /// Where the compiles run: in this process, or in worker processes
+    /// that a crashing compiler takes down alone.
+    pub compile_in: CompileIn,
+}
+
+/// Where a build runs its compiles.
+#[derive(Clone, Debug, Default)]
+pub enum CompileIn {
+    /// On this process's threads: what a debugger wants, and what an engine
+    /// embedding the build uses. A native crash in a compiler ends the
+    /// process, and a compile has no time limit (nothing can stop a thread
+    /// inside native code).
+    #[default]
+    Process,
+    /// In worker processes (see [`xr_worker::pool`]).
+    Workers(Workers),
+}
+
+/// How a build's worker processes run.
+#[derive(Clone, Debug)]
+pub struct Workers {
+    /// How to start one, and its memory cap.
+    pub pool: PoolConfig,
+    /// How long one compile may run, for programs whose manifest sets no
+    /// `compile_timeout`.
+    pub time_limit: Duration,
+}
+
+impl Workers {
+    /// The time limit when neither the manifest nor the command line sets one.
+    pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(300);
 }
 
 /// A shard that is not `I/N` with 1 ≤ I ≤ N.
@@ -211,6 +243,8 @@ pub struct Summary {
     pub inputs: BTreeMap<String, String>,
     /// The catalog files written (or found unchanged).
     pub catalogs: Vec<PathBuf>,
+    /// Worker processes started (replacements of crashed ones included).
+    pub workers_started: usize,
 }
 
 impl Summary {
@@ -364,6 +398,10 @@ pub fn build(
         pending: Mutex::new(Pending::default()),
         inputs: Mutex::new(BTreeMap::new()),
         sync_failure: Mutex::new(None),
+        workers: match &request.compile_in {
+            CompileIn::Process => None,
+            CompileIn::Workers(workers) => Some((Pool::new(workers.pool.clone()), workers.time_limit)),
+        },
     };
 
     let mut summary = Summary::default();
@@ -505,6 +543,7 @@ pub fn build(
     }
     summary.inputs = std::mem::take(&mut *context.inputs.lock().unwrap_or_else(|p| p.into_inner()));
     summary.objects = objects;
+    summary.workers_started = context.workers.as_ref().map_or(0, |(pool, _)| pool.started());
     summary.elapsed = started.elapsed();
     Ok(summary)
 }
@@ -542,6 +581,9 @@ struct JobContext<'a> {
     inputs: Mutex<BTreeMap<String, String>>,
     /// Why syncing the store failed, if it did.
     sync_failure: Mutex<Option<String>>,
+    /// The worker processes and the default time limit, when compiles run
+    /// in workers.
+    workers: Option<(Pool, Duration)>,
 }
 
 /// What the remote keeps for an action: the object one recipe made from
@@ -611,6 +653,8 @@ impl JobContext<'_> {
         };
         // One request for every target: only its target and options change.
         let mut request = OfflineRequest::new(desc, "");
+        // One worker for the variant's targets: its caches serve the stages they share.
+        let mut lease = self.workers.as_ref().map(|(pool, limit)| (pool.lease(), program.compile_timeout.unwrap_or(*limit)));
         for (target, compiler, recipe, action) in stale {
             request.target = target.as_str().into();
             request.options = program
@@ -619,17 +663,25 @@ impl JobContext<'_> {
                 .map(|(name, value)| CompileOption { name: name.as_str().into(), value: value.as_str().into() })
                 .collect();
             let mut warnings = Vec::new();
-            let outcome = match compiler.system.compile_offline(&request).into_result() {
-                Ok(artifact) => {
-                    warnings = artifact.warnings.to_vec();
-                    let files = artifact.files_read.iter().map(|f| (f.path.to_string(), f.hash.to_string())).collect();
-                    let made = Made { payload: artifact.bytes.into_vec(), files };
+            let compiled = match &mut lease {
+                Some((lease, limit)) => match lease.compile(compiler.name, &request, *limit) {
+                    Ok(Reply::Compiled(compiled)) => Ok(compiled),
+                    Ok(Reply::Failed(failure)) => Err(failure),
+                    Err(ended) => Err(CompileFailure::message(ended.to_string())),
+                },
+                None => compile_in_process(compiler.system, &request),
+            };
+            let outcome = match compiled {
+                Ok(Compiled { bytes, files_read, warnings: said }) => {
+                    warnings = said;
+                    let files = files_read.into_iter().map(|f| (f.path.into_string(), f.hash.into_string())).collect();
+                    let made = Made { payload: bytes, files };
                     if let (Some(action), true) = (&action, self.upload) {
                         self.upload(action, &made);
                     }
                     self.store_made(&recipe, made)
                 }
-                Err(e) => Outcome::Failed(failure_diagnostics(&e.error.message, &e.diagnostics, &variant.name)),
+                Err(e) => Outcome::Failed(failure_diagnostics(&e.message, &e.diagnostics, &variant.name)),
             };
             let mut done = result(target, compiler.name, outcome);
             done.warnings = warnings;

@@ -32,7 +32,10 @@ pub mod noop;
 pub mod render;
 pub mod report;
 
-pub use build::{ArtifactResult, BuildRequest, Outcome, Shard, Summary, build, count_artifacts, plugin_offer};
+pub use build::{
+    ArtifactResult, BuildRequest, CompileIn, Outcome, Shard, Summary, Workers, build, count_artifacts, plugin_offer,
+};
+pub use xr_worker;
 pub use manifest::{
     Axis, AxisKind, Manifest, ManifestError, Place, PluginOffer, Program, ProgramOption, Stage, TargetRef,
 };

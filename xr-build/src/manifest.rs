@@ -157,6 +157,10 @@ pub struct Program {
     /// one), checked against what each target's compiler declares by
     /// [`Manifest::check_plugins`].
     pub options: Vec<ProgramOption>,
+    /// How long one compile of this program may run in a worker
+    /// (`compile_timeout = 600`, seconds) before it is stopped and fails;
+    /// `None`: the build's default.
+    pub compile_timeout: Option<std::time::Duration>,
 }
 
 /// A compiler option a program gives, for all its targets or one.
@@ -236,6 +240,7 @@ struct RawProgram {
     options: BTreeMap<String, Spanned<String>>,
     #[serde(default)]
     target_options: BTreeMap<String, BTreeMap<String, Spanned<String>>>,
+    compile_timeout: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -617,7 +622,19 @@ impl Manifest {
                     });
                 }
             }
+            let compile_timeout = match &raw_program.compile_timeout {
+                Some(seconds) => Some(
+                    std::time::Duration::try_from_secs_f64(*seconds.get_ref())
+                        .ok()
+                        .filter(|d| !d.is_zero())
+                        .ok_or_else(|| {
+                            locate.at(seconds.span(), "compile_timeout is a number of seconds greater than 0")
+                        })?,
+                ),
+                None => None,
+            };
             programs.push(Program {
+                compile_timeout,
                 name: name.clone(),
                 options,
                 axes: program_axes,

@@ -56,6 +56,8 @@ pub struct BuildArgs {
     shard: Option<Shard>,
     #[command(flatten)]
     remote: RemoteArgs,
+    #[command(flatten)]
+    workers: crate::isolation::WorkerArgs,
 }
 
 /// Where the shared cache is.
@@ -117,6 +119,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         shard: args.shard,
         remote: remote.clone(),
         upload,
+        compile_in: Default::default(),
     };
     let plugin_dirs = Registry::default_dirs();
     let stamp_key = noop::key(&NoopQuery { manifest: &manifest, request: &request, plugin_dirs: &plugin_dirs });
@@ -130,6 +133,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         print_summary(&args, &summary, (0, 0), 0, &manifest);
         return Ok(true);
     }
+    let request = BuildRequest { compile_in: args.workers.compile_in(&plugin_dirs)?, ..request };
     let registry = Registry::load_dirs(plugin_dirs.clone());
     let known = registry.targets();
     for name in &args.targets {
@@ -261,6 +265,7 @@ fn print_summary(
                 "unique_objects": summary.unique_objects,
                 "bytes": summary.bytes,
                 "elapsed_s": summary.elapsed.as_secs_f64(),
+                "workers": summary.workers_started,
                 "store": manifest.store,
                 "shard": args.shard.map(|s| s.to_string()),
             })

@@ -77,9 +77,19 @@ pub struct SourceArgs {
     /// `--option optimize=size`, `--option profile=ps_5_0`. Repeatable.
     #[arg(long = "option", value_name = "NAME=VALUE")]
     options: Vec<String>,
+    /// Compile (and build on the device) in this process rather than in a
+    /// child, so that a debugger sees the compiler; a crash in a compiler or
+    /// driver then ends xr with no report.
+    #[arg(long)]
+    pub in_process: bool,
 }
 
 impl SourceArgs {
+    /// The source files.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
     /// `--option` values as (name, value).
     fn options(&self) -> anyhow::Result<Vec<(String, String)>> {
         self.options

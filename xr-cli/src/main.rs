@@ -2,6 +2,7 @@
 
 mod build;
 mod compile;
+mod isolation;
 mod messages;
 mod plugins;
 mod store;
@@ -67,6 +68,17 @@ enum Command {
     },
     /// Print xr's man page (roff), made from this command line's definition.
     Manpage,
+    /// Serve compiles on stdin and stdout in the worker protocol; `xr build`
+    /// starts these itself.
+    #[command(hide = true)]
+    Worker {
+        /// Load the plugins of these directories.
+        #[arg(long = "plugin-dir", value_name = "DIR")]
+        plugin_dirs: Vec<std::path::PathBuf>,
+        /// Cap this process's address space at this many bytes.
+        #[arg(long, value_name = "BYTES")]
+        memory_limit: Option<u64>,
+    },
     /// Compile one shader file and print what it exposes: constants, resources, overrides.
     Reflect {
         #[command(flatten)]
@@ -141,6 +153,13 @@ fn main() -> std::process::ExitCode {
     };
     let result = match command {
         Command::Plugins { json, plugin_dirs, extensions } => plugins::run(json, plugin_dirs, extensions),
+        Command::Worker { plugin_dirs, memory_limit } => isolation::serve_as_worker(plugin_dirs, memory_limit),
+        Command::Compile { ref source, messages, .. } if !source.in_process && !isolation::in_process_by_environment() => {
+            isolation::run_in_child("xr compile", source.files(), &messages)
+        }
+        Command::Reflect { ref source, messages, .. } if !source.in_process && !isolation::in_process_by_environment() => {
+            isolation::run_in_child("xr reflect", source.files(), &messages)
+        }
         Command::Compile { source, out, device, messages } => compile::compile(source, out, device, messages),
         Command::Reflect { source, json, messages } => compile::reflect(source, json, messages),
         Command::Completions { shell } => {

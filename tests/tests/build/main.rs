@@ -13,4 +13,5 @@ mod plugin_wgsl;
 mod registry;
 mod remote;
 mod store_processes;
+mod workers;
 mod xr_build;

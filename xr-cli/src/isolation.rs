@@ -1,0 +1,123 @@
+//! Where `xr` runs native compilers and drivers: in worker processes for
+//! `xr build`, in a child process for `xr compile` and `xr reflect`, so
+//! that a segmentation fault or an abort inside one is reported as such
+//! instead of ending the command with no word. `--in-process` (or
+//! `XR_IN_PROCESS=1`) runs everything here, for a debugger.
+
+use anyhow::Context;
+use std::{
+    ffi::OsString,
+    io::BufWriter,
+    os::unix::process::ExitStatusExt,
+    path::PathBuf,
+    time::Duration,
+};
+use xr_build::{
+    CompileIn, Workers,
+    xr_worker::{PoolConfig, WorkerCommand, serve},
+};
+use crate::messages::{MessageArgs, Reported, Stream, reports_of};
+use xr_build::xr_worker::signal_name;
+use xr_host::Registry;
+use xr_sourcebuild::Diagnostic;
+
+/// Set in the child that `xr compile` and `xr reflect` run themselves in,
+/// and honoured by every command: compile in this process.
+pub const IN_PROCESS_VARIABLE: &str = "XR_IN_PROCESS";
+
+/// How `xr build` runs its compiles.
+#[derive(clap::Args, Clone, Debug)]
+pub struct WorkerArgs {
+    /// Compile in this process instead of worker processes (to debug a
+    /// plugin under a debugger; a crashing compiler then ends the build).
+    #[arg(long)]
+    in_process: bool,
+    /// Stop a compile that runs longer than this and fail it (a program's
+    /// `compile_timeout` in the manifest wins) [default: 300].
+    #[arg(long, value_name = "SECONDS")]
+    compile_timeout: Option<f64>,
+    /// Cap each compiler worker's memory (address space) at this many MiB;
+    /// 0: no cap [default: 4096].
+    #[arg(long, value_name = "MIB")]
+    worker_memory: Option<u64>,
+}
+
+/// Each worker's memory cap when none is given: well above what glslang
+/// and SPIRV-Tools need for the largest shaders seen (a worker peaks under
+/// 200 MiB of address space on them), well below a machine's memory.
+const DEFAULT_WORKER_MEMORY_MIB: u64 = 4096;
+
+/// Whether `XR_IN_PROCESS=1` asks for in-process compiles.
+pub fn in_process_by_environment() -> bool {
+    std::env::var_os(IN_PROCESS_VARIABLE).is_some_and(|v| v == "1")
+}
+
+impl WorkerArgs {
+    /// Where the build's compiles run, loading plugins from `plugin_dirs`.
+    pub fn compile_in(&self, plugin_dirs: &[PathBuf]) -> anyhow::Result<CompileIn> {
+        if self.in_process || in_process_by_environment() {
+            return Ok(CompileIn::Process);
+        }
+        let time_limit = match self.compile_timeout {
+            Some(seconds) => Duration::try_from_secs_f64(seconds)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| crate::messages::usage("--compile-timeout takes a number of seconds greater than 0"))?,
+            None => Workers::DEFAULT_TIME_LIMIT,
+        };
+        let memory_limit = match self.worker_memory.unwrap_or(DEFAULT_WORKER_MEMORY_MIB) {
+            0 => None,
+            mib => Some(mib.saturating_mul(1 << 20)),
+        };
+        let program = std::env::current_exe()
+            .context("finding xr's own executable to start compiler workers (--in-process compiles without them)")?;
+        let mut args: Vec<OsString> = vec!["worker".into()];
+        for dir in plugin_dirs {
+            args.push("--plugin-dir".into());
+            args.push(dir.into());
+        }
+        Ok(CompileIn::Workers(Workers { pool: PoolConfig { command: WorkerCommand { program, args }, memory_limit }, time_limit }))
+    }
+}
+
+/// `xr worker`: serves compiles on stdin and stdout until stdin closes.
+pub fn serve_as_worker(plugin_dirs: Vec<PathBuf>, memory_limit: Option<u64>) -> anyhow::Result<()> {
+    if let Some(bytes) = memory_limit {
+        serve::limit_memory(bytes).context("capping the worker's memory")?;
+    }
+    let output = serve::take_protocol_stdout().context("taking stdout for the worker protocol")?;
+    let registry = Registry::load_dirs(plugin_dirs);
+    serve::serve(&registry, &mut std::io::stdin().lock(), &mut BufWriter::new(output))?;
+    Ok(())
+}
+
+/// Runs this very command again in a child process with in-process
+/// compiles, its output passed through, and ends as it ended. A child
+/// killed by a signal (a compiler or a driver crashed) is reported as one
+/// error naming the signal and `files`, with exit status 1.
+pub fn run_in_child(command: &str, files: &[PathBuf], messages: &MessageArgs) -> anyhow::Result<()> {
+    let program = std::env::current_exe().context("finding xr's own executable to run the compile in a child")?;
+    let status = std::process::Command::new(&program)
+        .args(std::env::args_os().skip(1))
+        .env(IN_PROCESS_VARIABLE, "1")
+        .status()
+        .with_context(|| format!("starting {}", program.display()))?;
+    match (status.code(), status.signal()) {
+        (Some(0), _) => Ok(()),
+        (Some(code), _) => Err(Reported { status: u8::try_from(code).unwrap_or(1) }.into()),
+        (None, signal) => {
+            let signal = signal.map_or_else(|| status.to_string(), signal_name);
+            let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+            let message = format!(
+                "{command} crashed: {signal} in a compiler or a driver while building {} \
+                 (--in-process runs it in xr itself, for a debugger)",
+                files.join(", ")
+            );
+            messages.print_reports(&reports_of(&[Diagnostic::error("", 0, message)]), Stream::Stderr);
+            if messages.json() {
+                println!("{}", serde_json::json!({"type": "summary", "success": false, "errors": 1, "warnings": 0}));
+            }
+            Err(Reported { status: 1 }.into())
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! The worker protocol: what goes over the pipes between `xr build` and
+//! a compiler worker.
+//!
+//! One request, one reply, in order, on the worker's stdin and a copy of
+//! its stdout taken before any plugin could print (the worker points its
+//! own stdout at stderr, see [`crate::serve::take_protocol_stdout`]). Each
+//! message is a frame: its length as a little-endian `u32`, then that many
+//! bytes of [postcard](https://docs.rs/postcard) (serde's compact binary
+//! form) of a [`Job`] or a [`Reply`]. A job is self-contained — the
+//! program's sources, defines, include directories, the target, the
+//! options and the name of the build system to run — so the same unit of
+//! work could go to a worker on another machine; the files a compile
+//! includes are read by the worker, and the reply says which it read, with
+//! their hashes.
+//!
+//! Versioning: both ends are the same `xr` executable (the build starts its
+//! workers from its own path), so the protocol has no negotiation; a frame
+//! that does not decode ends the worker's conversation as a crash would.
+
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use std::io::{self, Read, Write};
+use xr_sourcebuild::{Diagnostic, FileRead, OfflineRequest};
+
+/// Frames larger than this are refused instead of allocated: a corrupt
+/// length must not make either side try to allocate gigabytes.
+pub const MAX_FRAME: u32 = 1 << 30;
+
+/// One compile for a worker.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Job {
+    /// The build system to run, by the name its plugin gives it.
+    pub compiler: String,
+    /// What to compile.
+    pub request: OfflineRequest,
+}
+
+/// A [`Job`] as the build writes it, borrowing the request (the same
+/// bytes on the pipe).
+#[derive(Serialize)]
+pub(crate) struct JobRef<'a> {
+    pub(crate) compiler: &'a str,
+    pub(crate) request: &'a OfflineRequest,
+}
+
+/// A worker's answer to one [`Job`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Reply {
+    /// The compile succeeded.
+    Compiled(Compiled),
+    /// The compiler refused the program (or the worker has no such compiler).
+    Failed(CompileFailure),
+}
+
+/// A compile's result: what the build stores and journals.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compiled {
+    /// The artifact's bytes.
+    pub bytes: Vec<u8>,
+    /// Every file the compile read, with the hash of its contents.
+    pub files_read: Vec<FileRead>,
+    /// The compiler's warnings.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Why a compile produced nothing: the compiler's error, or the worker's
+/// end (crash, time limit) described by the pool.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompileFailure {
+    /// One line.
+    pub message: String,
+    /// The compiler's diagnostics, when it gave any.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl CompileFailure {
+    /// A failure with a message and no diagnostics.
+    pub fn message(message: impl Into<String>) -> Self {
+        Self { message: message.into(), diagnostics: Vec::new() }
+    }
+}
+
+/// Why a frame could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    /// The pipe failed or closed in the middle of a frame.
+    #[error("worker pipe: {0}")]
+    Io(#[from] io::Error),
+    /// The bytes are not a message of this protocol.
+    #[error("worker pipe: undecodable frame: {0}")]
+    Decode(#[from] postcard::Error),
+    /// A length beyond [`MAX_FRAME`].
+    #[error("worker pipe: a frame of {0} bytes is larger than the protocol allows")]
+    TooLarge(u64),
+}
+
+/// Writes `message` as one frame and flushes it.
+pub fn write_frame<T: Serialize>(output: &mut impl Write, message: &T) -> Result<(), FrameError> {
+    let bytes = postcard::to_stdvec(message)?;
+    let length = u32::try_from(bytes.len())
+        .ok()
+        .filter(|&n| n <= MAX_FRAME)
+        .ok_or(FrameError::TooLarge(bytes.len() as u64))?;
+    output.write_all(&length.to_le_bytes())?;
+    output.write_all(&bytes)?;
+    output.flush()?;
+    Ok(())
+}
+
+/// Reads one frame; `None` when the pipe closed between frames (the other
+/// side ended cleanly).
+pub fn read_frame<T: DeserializeOwned>(input: &mut impl Read) -> Result<Option<T>, FrameError> {
+    let mut length = [0u8; 4];
+    match input.read_exact(&mut length) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e.into()),
+    }
+    let length = u32::from_le_bytes(length);
+    if length > MAX_FRAME {
+        return Err(FrameError::TooLarge(length.into()));
+    }
+    let mut bytes = vec![0u8; length as usize];
+    input.read_exact(&mut bytes)?;
+    Ok(Some(postcard::from_bytes(&bytes)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xr_sourcebuild::{ProgramDesc, ShaderStage, SourceDesc};
+
+    fn job() -> Job {
+        let stage = SourceDesc::new("glsl", ShaderStage::Fragment, "/s/unlit.frag", "void main() {}")
+            .with_include_dir("/s/include");
+        let mut request = OfflineRequest::new(ProgramDesc::new("unlit[TINT=1]", [stage]), "vk-spirv");
+        request = request.with_option("profile", "ps_6_0");
+        Job { compiler: "xr-vk-spirv".into(), request }
+    }
+
+    #[test]
+    fn jobs_and_replies_cross_the_pipe_unchanged() {
+        let mut pipe = Vec::new();
+        let job = job();
+        write_frame(&mut pipe, &JobRef { compiler: &job.compiler, request: &job.request }).unwrap();
+        let mut warning = Diagnostic::new(xr_sourcebuild::Severity::Warning, "/s/unlit.frag", 3, 7, "unused");
+        warning.included_from.push(xr_sourcebuild::IncludeSite { file: "/s/a.frag".into(), line: 2 });
+        let compiled = Compiled {
+            bytes: vec![3, 2, 0x23, 7],
+            files_read: vec![FileRead::of_text("/s/unlit.frag", b"void main() {}")],
+            warnings: vec![warning],
+        };
+        write_frame(&mut pipe, &Reply::Compiled(compiled.clone())).unwrap();
+        let mut reader = pipe.as_slice();
+        let read: Job = read_frame(&mut reader).unwrap().unwrap();
+        assert_eq!(read.request, job.request);
+        assert_eq!(read.compiler, "xr-vk-spirv");
+        match read_frame::<Reply>(&mut reader).unwrap().unwrap() {
+            Reply::Compiled(c) => assert_eq!(c, compiled),
+            other => panic!("{other:?}"),
+        }
+        assert!(read_frame::<Reply>(&mut reader).unwrap().is_none(), "a clean end between frames");
+    }
+
+    #[test]
+    fn a_torn_or_oversized_frame_is_an_error_not_an_allocation() {
+        let mut pipe = Vec::new();
+        write_frame(&mut pipe, &job()).unwrap();
+        pipe.truncate(pipe.len() - 3);
+        assert!(matches!(read_frame::<Job>(&mut pipe.as_slice()), Err(FrameError::Io(_))));
+        let huge = (MAX_FRAME + 1).to_le_bytes();
+        assert!(matches!(read_frame::<Job>(&mut huge.as_slice()), Err(FrameError::TooLarge(_))));
+        let garbage = [4u8, 0, 0, 0, 0xff, 0xff, 0xff, 0xff];
+        assert!(matches!(read_frame::<Job>(&mut garbage.as_slice()), Err(FrameError::Decode(_))));
+    }
+}

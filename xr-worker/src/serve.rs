@@ -1,0 +1,88 @@
+//! The worker's side: a process that loads the plugins once and serves
+//! compiles until its input closes (`xr worker`, started by the pool).
+
+use crate::protocol::{CompileFailure, Compiled, FrameError, Job, Reply, read_frame, write_frame};
+use std::{
+    fs::File,
+    io::{self, Read, Write},
+};
+use xr_host::Registry;
+use xr_sourcebuild::{OfflineRequest, SourceBuildSystemBox};
+
+/// Compiles `request` with `system` in this process: what a worker does
+/// for each job, and what the build does when it runs compiles in process.
+pub fn compile_in_process(system: &SourceBuildSystemBox, request: &OfflineRequest) -> Result<Compiled, CompileFailure> {
+    match system.compile_offline(request).into_result() {
+        Ok(artifact) => Ok(Compiled {
+            bytes: artifact.bytes.into_vec(),
+            files_read: artifact.files_read.into_vec(),
+            warnings: artifact.warnings.into_vec(),
+        }),
+        Err(e) => Err(CompileFailure { message: e.error.message.into_string(), diagnostics: e.diagnostics.into_vec() }),
+    }
+}
+
+/// Serves jobs from `input` with the build systems of `registry`, one
+/// reply per job on `output`, until `input` closes between frames.
+pub fn serve(registry: &Registry, input: &mut impl Read, output: &mut impl Write) -> Result<(), FrameError> {
+    while let Some(job) = read_frame::<Job>(input)? {
+        let reply = match registry.build_system_named(&job.compiler) {
+            Some(system) => match compile_in_process(system, &job.request) {
+                Ok(compiled) => Reply::Compiled(compiled),
+                Err(failure) => Reply::Failed(failure),
+            },
+            None => Reply::Failed(CompileFailure::message(format!(
+                "the compiler worker found no build system named '{}' in {}",
+                job.compiler,
+                plugin_dirs(registry)
+            ))),
+        };
+        write_frame(output, &reply)?;
+    }
+    Ok(())
+}
+
+fn plugin_dirs(registry: &Registry) -> String {
+    let dirs: Vec<String> = registry.searched().iter().map(|d| d.display().to_string()).collect();
+    if dirs.is_empty() { "no plugin directory".to_owned() } else { dirs.join(", ") }
+}
+
+/// Takes the process's stdout for the protocol and points file descriptor
+/// 1 at stderr: a compiler that prints (glslang, a driver, a plugin's
+/// debugging line) must not write into the middle of a frame.
+pub fn take_protocol_stdout() -> io::Result<File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: dup and dup2 on the process's own standard descriptors, which
+    // are open for the life of the process; no Rust object owns fd 1 (the
+    // std handle writes to the number, not an owned descriptor), so
+    // replacing it leaves nothing dangling.
+    unsafe {
+        let protocol = libc::dup(libc::STDOUT_FILENO);
+        if protocol < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `protocol` is a fresh descriptor this function owns.
+        Ok(File::from_raw_fd(protocol))
+    }
+}
+
+/// Caps the process's address space at `bytes`: an allocation past it
+/// fails (Rust and C++ abort on it), so a compiler that allocates without
+/// bound ends its worker instead of the machine's memory.
+pub fn limit_memory(bytes: u64) -> io::Result<()> {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes the struct it is given and nothing else.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // Only the soft limit: raising it past the hard one is not allowed.
+    limit.rlim_cur = (bytes as libc::rlim_t).min(limit.rlim_max);
+    // SAFETY: setrlimit reads the struct it is given and nothing else.
+    if unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
