@@ -15,13 +15,13 @@ use std::{
     time::{Duration, Instant},
 };
 use xr_host::Registry;
-use xr_worker::{CompileFailure, Compiled, Pool, PoolConfig, Reply, compile_in_process};
 use xr_remote::{Kind, Remote};
 use xr_sourcebuild::{CompileOption, Diagnostic, OfflineRequest, ProgramDesc, SourceBuildSystemBox, SourceDesc};
 use xr_store::{
     LockKind, ObjectKey, Store, StoreError,
     catalog::{self, CatalogAxis, CatalogProgram, CatalogVariant},
 };
+use xr_worker::{CompileFailure, Compiled, Pool, PoolConfig, Reply, compile_in_process};
 
 pub(crate) use xr_store::{FORMAT, object_key};
 
@@ -423,20 +423,20 @@ pub fn build(
         .num_threads(threads)
         .build()
         .map_err(|e| BuildFailure::Threads { jobs: threads, message: e.to_string() })?;
+    // Target by target: the threads split the list into runs of one
+    // target, so that each compiler worker mostly serves one compiler and
+    // starts (and caches for) only that one; in process, the threads start
+    // different plugins at once instead of queueing on one's start-up.
+    let mut tasks: Vec<(&Program, &Variant, String)> = jobs
+        .iter()
+        .flat_map(|(program, variant)| targets_of(program, request).into_iter().map(move |t| (*program, variant, t)))
+        .collect();
+    tasks.sort_by(|a, b| a.2.cmp(&b.2));
     let results: Vec<ArtifactResult> = pool.install(|| {
-        jobs.par_iter()
-            .flat_map_iter(|(program, variant)| {
-                // Each compiler plugin starts its compiler on first use (its
-                // built-in symbol tables: a tenth of a second each, under a
-                // lock), and the workers meet their first jobs together:
-                // each worker takes the targets in its own order, so that
-                // they start different plugins at once instead of queueing.
-                let mut targets = targets_of(program, request);
-                if let (Some(worker), false) = (rayon::current_thread_index(), targets.is_empty()) {
-                    let turn = worker % targets.len();
-                    targets.rotate_left(turn);
-                }
-                let results = context.build_variant(program, variant, &targets);
+        tasks
+            .par_iter()
+            .flat_map_iter(|(program, variant, target)| {
+                let results = context.build_variant(program, variant, std::slice::from_ref(target));
                 for result in &results {
                     progress(result);
                 }
@@ -653,8 +653,8 @@ impl JobContext<'_> {
         };
         // One request for every target: only its target and options change.
         let mut request = OfflineRequest::new(desc, "");
-        // One worker for the variant's targets: its caches serve the stages they share.
-        let mut lease = self.workers.as_ref().map(|(pool, limit)| (pool.lease(), program.compile_timeout.unwrap_or(*limit)));
+        let mut lease =
+            self.workers.as_ref().map(|(pool, limit)| (pool.lease(), program.compile_timeout.unwrap_or(*limit)));
         for (target, compiler, recipe, action) in stale {
             request.target = target.as_str().into();
             request.options = program

@@ -35,10 +35,10 @@ pub mod report;
 pub use build::{
     ArtifactResult, BuildRequest, CompileIn, Outcome, Shard, Summary, Workers, build, count_artifacts, plugin_offer,
 };
-pub use xr_worker;
 pub use manifest::{
     Axis, AxisKind, Manifest, ManifestError, Place, PluginOffer, Program, ProgramOption, Stage, TargetRef,
 };
 pub use matrix::{Variant, variants};
 pub use xr_remote;
 pub use xr_store::catalog::{Override, OverrideType};
+pub use xr_worker;

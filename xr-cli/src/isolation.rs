@@ -4,20 +4,14 @@
 //! instead of ending the command with no word. `--in-process` (or
 //! `XR_IN_PROCESS=1`) runs everything here, for a debugger.
 
+use crate::messages::{MessageArgs, Reported, Stream, reports_of};
 use anyhow::Context;
-use std::{
-    ffi::OsString,
-    io::BufWriter,
-    os::unix::process::ExitStatusExt,
-    path::PathBuf,
-    time::Duration,
-};
+use std::{ffi::OsString, io::BufWriter, os::unix::process::ExitStatusExt, path::PathBuf, time::Duration};
+use xr_build::xr_worker::signal_name;
 use xr_build::{
     CompileIn, Workers,
     xr_worker::{PoolConfig, WorkerCommand, serve},
 };
-use crate::messages::{MessageArgs, Reported, Stream, reports_of};
-use xr_build::xr_worker::signal_name;
 use xr_host::Registry;
 use xr_sourcebuild::Diagnostic;
 
@@ -76,7 +70,10 @@ impl WorkerArgs {
             args.push("--plugin-dir".into());
             args.push(dir.into());
         }
-        Ok(CompileIn::Workers(Workers { pool: PoolConfig { command: WorkerCommand { program, args }, memory_limit }, time_limit }))
+        Ok(CompileIn::Workers(Workers {
+            pool: PoolConfig { command: WorkerCommand { program, args }, memory_limit },
+            time_limit,
+        }))
     }
 }
 

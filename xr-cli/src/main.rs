@@ -154,10 +154,14 @@ fn main() -> std::process::ExitCode {
     let result = match command {
         Command::Plugins { json, plugin_dirs, extensions } => plugins::run(json, plugin_dirs, extensions),
         Command::Worker { plugin_dirs, memory_limit } => isolation::serve_as_worker(plugin_dirs, memory_limit),
-        Command::Compile { ref source, messages, .. } if !source.in_process && !isolation::in_process_by_environment() => {
+        Command::Compile { ref source, messages, .. }
+            if !source.in_process && !isolation::in_process_by_environment() =>
+        {
             isolation::run_in_child("xr compile", source.files(), &messages)
         }
-        Command::Reflect { ref source, messages, .. } if !source.in_process && !isolation::in_process_by_environment() => {
+        Command::Reflect { ref source, messages, .. }
+            if !source.in_process && !isolation::in_process_by_environment() =>
+        {
             isolation::run_in_child("xr reflect", source.files(), &messages)
         }
         Command::Compile { source, out, device, messages } => compile::compile(source, out, device, messages),

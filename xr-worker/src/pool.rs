@@ -6,10 +6,11 @@
 //! build compiles in worker processes: a crash ends one worker, and the
 //! build reports the job it had and goes on.
 //!
-//! - A build thread leases a worker for a variant's targets (so the
-//!   worker's own caches serve the targets that share stages) and gives it
-//!   back for the next variant. Workers start on the first compile that
-//!   needs one: a build with nothing to compile starts none.
+//! - A build thread leases a worker for a compile and gives it back after:
+//!   an idle worker that ran the same compiler before is preferred (its
+//!   compiler is started, its caches are warm). Workers start on the first
+//!   compile that finds none idle, so there are never more than the
+//!   build's threads, and a build with nothing to compile starts none.
 //! - A worker that dies (signal, abort, exit, a broken pipe) fails nothing
 //!   at first: its job is tried once more in a fresh worker, so that a
 //!   worker killed from outside costs one retry. A second death fails the
@@ -22,22 +23,22 @@
 //!   cause says the limit was reached.
 
 use crate::protocol::{FrameError, JobRef, Reply, read_frame, write_frame};
-use xr_sourcebuild::OfflineRequest;
 use std::{
     collections::VecDeque,
     ffi::OsString,
-    io::{BufRead, BufReader, BufWriter, Write},
+    io::{BufRead, BufReader, BufWriter, Read, Write},
+    os::fd::AsRawFd,
     os::unix::process::ExitStatusExt,
     path::PathBuf,
-    process::{Child, ChildStdin, Command, ExitStatus, Stdio},
+    process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio},
     sync::{
         Arc, Mutex,
         atomic::{AtomicUsize, Ordering},
-        mpsc::{self, Receiver, RecvTimeoutError},
     },
     thread::JoinHandle,
     time::{Duration, Instant},
 };
+use xr_sourcebuild::OfflineRequest;
 
 /// How to start a worker: a program that runs [`crate::serve::serve`] on
 /// its stdin and stdout (`xr worker --plugin-dir …`). The pool appends
@@ -114,20 +115,26 @@ impl Pool {
         Self { config, idle: Mutex::new(Vec::new()), started: AtomicUsize::new(0) }
     }
 
-    /// A lease on a worker: an idle one, or one started at its first job.
+    /// A lease on a worker, taken at its first job: an idle one (one that
+    /// ran the job's compiler before, whose compiler is started and whose
+    /// caches are warm, when there is one), else a new one.
     pub fn lease(&self) -> Lease<'_> {
-        let worker = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        Lease { pool: self, worker }
+        Lease { pool: self, worker: None }
+    }
+
+    fn idle_worker_for(&self, compiler: &str) -> Option<Worker> {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        let index = idle
+            .iter()
+            .position(|w| w.served.iter().any(|c| c == compiler))
+            .or_else(|| idle.iter().position(|w| w.served.is_empty()))
+            .or_else(|| idle.len().checked_sub(1))?;
+        Some(idle.swap_remove(index))
     }
 
     /// How many workers this pool has started (replacements included).
     pub fn started(&self) -> usize {
         self.started.load(Ordering::Relaxed)
-    }
-
-    /// The process ids of the idle workers (for tests that kill one).
-    pub fn idle_pids(&self) -> Vec<u32> {
-        self.idle.lock().unwrap_or_else(|p| p.into_inner()).iter().map(|w| w.child.id()).collect()
     }
 }
 
@@ -159,6 +166,9 @@ impl Lease<'_> {
         let target = || request.target.to_string();
         let mut deaths = 0;
         loop {
+            if self.worker.is_none() {
+                self.worker = self.pool.idle_worker_for(compiler);
+            }
             let worker = match &mut self.worker {
                 Some(worker) => worker,
                 None => {
@@ -172,6 +182,9 @@ impl Lease<'_> {
             };
             let ended = match worker.run(&job, time_limit) {
                 Ok(reply) => {
+                    if !worker.served.iter().any(|c| c == compiler) {
+                        worker.served.push(compiler.to_owned());
+                    }
                     worker.forward_stderr();
                     return Ok(reply);
                 }
@@ -207,10 +220,12 @@ const STDERR_LINES: usize = 32;
 struct Worker {
     child: Child,
     input: Option<BufWriter<ChildStdin>>,
-    replies: Receiver<Result<Reply, FrameError>>,
+    replies: BufReader<DeadlineReader>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     stderr_reader: Option<JoinHandle<()>>,
     ended: bool,
+    /// The compilers it has run.
+    served: Vec<String>,
 }
 
 impl Worker {
@@ -227,22 +242,7 @@ impl Worker {
             let _ = child.wait();
             return Err(std::io::Error::other("the worker's pipes were not set up"));
         };
-        let (sender, replies) = mpsc::channel();
-        std::thread::Builder::new().name("xr-worker-replies".into()).spawn(move || {
-            let mut stdout = BufReader::new(stdout);
-            loop {
-                let reply = read_frame::<Reply>(&mut stdout);
-                let end = !matches!(reply, Ok(Some(_)));
-                if let Some(reply) = reply.transpose()
-                    && sender.send(reply).is_err()
-                {
-                    break;
-                }
-                if end {
-                    break;
-                }
-            }
-        })?;
+        let replies = BufReader::new(DeadlineReader { pipe: stdout, deadline: Instant::now() });
         let lines = Arc::new(Mutex::new(VecDeque::new()));
         let kept = Arc::clone(&lines);
         let stderr_reader = std::thread::Builder::new().name("xr-worker-stderr".into()).spawn(move || {
@@ -265,6 +265,7 @@ impl Worker {
             stderr: lines,
             stderr_reader: Some(stderr_reader),
             ended: false,
+            served: Vec::new(),
         })
     }
 
@@ -273,10 +274,11 @@ impl Worker {
         if without_sigpipe(|| write_frame(input, job)).is_err() {
             return Err(Ended::Died);
         }
-        match self.replies.recv_timeout(time_limit) {
-            Ok(Ok(reply)) => Ok(reply),
-            Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => Err(Ended::Died),
-            Err(RecvTimeoutError::Timeout) => Err(Ended::TimedOut),
+        self.replies.get_mut().deadline = Instant::now() + time_limit;
+        match read_frame::<Reply>(&mut self.replies) {
+            Ok(Some(reply)) => Ok(reply),
+            Err(FrameError::Io(e)) if e.kind() == std::io::ErrorKind::TimedOut => Err(Ended::TimedOut),
+            Ok(None) | Err(_) => Err(Ended::Died),
         }
     }
 
@@ -325,6 +327,40 @@ impl Drop for Worker {
     fn drop(&mut self) {
         if !self.ended {
             self.shut_down(false);
+        }
+    }
+}
+
+/// A worker's stdout whose reads fail with `TimedOut` once the deadline
+/// of the job in hand passes: the build thread waits for the reply itself,
+/// with no thread between it and the pipe.
+struct DeadlineReader {
+    pipe: ChildStdout,
+    deadline: Instant,
+}
+
+impl Read for DeadlineReader {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(std::io::ErrorKind::TimedOut.into());
+            }
+            let mut ready = libc::pollfd { fd: self.pipe.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            let millis = libc::c_int::try_from(left.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
+            // SAFETY: one pollfd, valid for the call; the descriptor is the
+            // open pipe this reader owns.
+            match unsafe { libc::poll(&mut ready, 1, millis) } {
+                // Readable, closed or broken: read says which.
+                1.. => return self.pipe.read(buffer),
+                0 => continue,
+                _ => {
+                    let error = std::io::Error::last_os_error();
+                    if error.kind() != std::io::ErrorKind::Interrupted {
+                        return Err(error);
+                    }
+                }
+            }
         }
     }
 }

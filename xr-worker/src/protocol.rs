@@ -96,10 +96,8 @@ pub enum FrameError {
 /// Writes `message` as one frame and flushes it.
 pub fn write_frame<T: Serialize>(output: &mut impl Write, message: &T) -> Result<(), FrameError> {
     let bytes = postcard::to_stdvec(message)?;
-    let length = u32::try_from(bytes.len())
-        .ok()
-        .filter(|&n| n <= MAX_FRAME)
-        .ok_or(FrameError::TooLarge(bytes.len() as u64))?;
+    let length =
+        u32::try_from(bytes.len()).ok().filter(|&n| n <= MAX_FRAME).ok_or(FrameError::TooLarge(bytes.len() as u64))?;
     output.write_all(&length.to_le_bytes())?;
     output.write_all(&bytes)?;
     output.flush()?;

@@ -8,7 +8,7 @@
 //! `fixture-crash`), which dies the way the enum axis `CRASH` says.
 
 use std::time::Duration;
-use xr_tests::{Xr, materials_copy, plugin_dir_with, summary_count};
+use xr_tests::{Xr, materials_copy, plugin_dir_with};
 
 /// The materials sample plus a program of the crashing compiler, one
 /// variant per way to die.
@@ -210,7 +210,7 @@ fn xr_compile_and_xr_reflect_report_a_crash_in_their_child_with_status_1() {
     let crashed = compile(&["-D", "CRASH_SEGV=1"]);
     assert_eq!(crashed.code, Some(1), "{}\n{}", crashed.stdout, crashed.stderr);
     assert!(
-        crashed.stderr.contains("xr compile crashed: SIGSEGV (segmentation fault) in a compiler or a driver while building a.crash"),
+        crashed.stderr.contains("xr compile crashed: SIGSEGV in a compiler or a driver while building a.crash"),
         "{}",
         crashed.stderr
     );
