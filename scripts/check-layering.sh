@@ -38,6 +38,7 @@ check "an engine that only loads shaders gets no build host" xr-library 'opendal
 check "the store links no plugin ABI" xr-store 'abi_stable|xr-sourcebuild|xr-device'
 check "the remote needs only the store" xr-remote 'abi_stable|xr-sourcebuild|xr-device|xr-host'
 check "the contract is the ABI alone" xr-sourcebuild "xr-store|xr-plugin-kit|xr-host|xr-build|xr-library|xr-remote|serde|serde_json|libc" --depth 1
+check "a compiler worker loads plugins, it does not build" xr-worker 'xr-build|xr-library|xr-remote|xr-store|rayon|toml|opendal|tokio'
 check "the host loads plugins, it does not build" xr-host 'xr-build|xr-library|xr-remote|xr-store|rayon|toml|opendal|tokio'
 # The broken fixture plugins are a workspace of their own: no cargo command
 # run in this workspace may build them next to `xr`, where discovery loads them.

@@ -21,7 +21,7 @@ use xr_store::{
     LockKind, ObjectKey, Store, StoreError,
     catalog::{self, CatalogAxis, CatalogProgram, CatalogVariant},
 };
-use xr_worker::{CompileFailure, Compiled, Pool, PoolConfig, Reply, compile_in_process};
+use xr_worker::{CompileFailure, Compiled, Pool, PoolConfig, compile_in_process};
 
 pub(crate) use xr_store::{FORMAT, object_key};
 
@@ -664,11 +664,9 @@ impl JobContext<'_> {
                 .collect();
             let mut warnings = Vec::new();
             let compiled = match &mut lease {
-                Some((lease, limit)) => match lease.compile(compiler.name, &request, *limit) {
-                    Ok(Reply::Compiled(compiled)) => Ok(compiled),
-                    Ok(Reply::Failed(failure)) => Err(failure),
-                    Err(ended) => Err(CompileFailure::message(ended.to_string())),
-                },
+                Some((lease, limit)) => lease
+                    .compile(compiler.name, &request, *limit)
+                    .unwrap_or_else(|ended| Err(CompileFailure::message(ended.to_string()))),
                 None => compile_in_process(compiler.system, &request),
             };
             let outcome = match compiled {

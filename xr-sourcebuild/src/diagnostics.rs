@@ -10,7 +10,7 @@ use xr_device::{ErrorKind, XrError, catch_panic};
 
 /// How bad a diagnostic is.
 #[repr(u8)]
-#[derive(StableAbi, serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {
     /// The build failed because of it.
     Error,
@@ -33,7 +33,7 @@ impl Severity {
 
 /// One message from a compiler or linker.
 #[repr(C)]
-#[derive(StableAbi, serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     /// How bad it is.
     pub severity: Severity,
@@ -54,7 +54,7 @@ pub struct Diagnostic {
 
 /// An `#include` (or `import`) line: the including file and the line.
 #[repr(C)]
-#[derive(StableAbi, serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct IncludeSite {
     /// The including file, named as diagnostics name files.
     pub file: RString,

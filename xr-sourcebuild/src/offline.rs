@@ -158,7 +158,7 @@ impl OptionDecl {
 /// profile of the right stage prefix but an unknown model) with a clear
 /// error.
 #[repr(C)]
-#[derive(StableAbi, serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CompileOption {
     /// The option's name.
     pub name: RString,
@@ -168,7 +168,7 @@ pub struct CompileOption {
 
 /// What the host asks of an offline compile.
 #[repr(C)]
-#[derive(StableAbi, serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
 pub struct OfflineRequest {
     /// The program: stages, files, defines, include directories, entry points.
     pub program: ProgramDesc,
@@ -199,7 +199,7 @@ impl OfflineRequest {
 /// A file an offline compile read, with the BLAKE3 hash (hex) of the text
 /// it compiled: the host rebuilds the artifact when any of them changes.
 #[repr(C)]
-#[derive(StableAbi, serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FileRead {
     /// The path as the compile opened it.
     pub path: RString,

@@ -7,7 +7,7 @@ use abi_stable::{
 
 /// A pipeline stage.
 #[repr(u8)]
-#[derive(StableAbi, serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ShaderStage {
     /// Vertex shader.
     Vertex,
@@ -54,7 +54,7 @@ impl ShaderStage {
 
 /// A preprocessor define, `NAME` or `NAME=VALUE`.
 #[repr(C)]
-#[derive(StableAbi, serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Define {
     /// Macro name.
     pub name: RString,
@@ -71,7 +71,7 @@ impl Define {
 
 /// An in-memory file the include resolver finds by name before it looks on disk.
 #[repr(C)]
-#[derive(StableAbi, serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct VirtualFile {
     /// The name an `#include` uses.
     pub name: RString,
@@ -81,7 +81,7 @@ pub struct VirtualFile {
 
 /// A specialization constant's value (`layout(constant_id = N)`), as raw bits.
 #[repr(C)]
-#[derive(StableAbi, serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Specialization {
     /// The constant's id.
     pub id: u32,
@@ -91,7 +91,7 @@ pub struct Specialization {
 
 /// One stage's source, as the user wrote it.
 #[repr(C)]
-#[derive(StableAbi, serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SourceDesc {
     /// Language of `source`, by the name build systems declare (`glsl`, `hlsl`, `wgsl`, …).
     pub language: RString,
@@ -171,7 +171,7 @@ impl SourceDesc {
 
 /// A program: one source per stage, linked together.
 #[repr(C)]
-#[derive(StableAbi, serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ProgramDesc {
     /// Name used in diagnostics and logs.
     pub name: RString,

@@ -7,12 +7,14 @@
 //!   the unit of work a remote executor would run.
 //! - [`serve`]: the worker's loop (`xr worker`), and the compile both the
 //!   worker and an in-process build run.
+//! - [`wire`]: the contract's types as the protocol writes them.
 //! - [`pool`]: the build's side: workers started on demand, a job retried
 //!   once in a fresh worker when its worker dies, a time limit, a memory cap.
 
 pub mod pool;
 pub mod protocol;
 pub mod serve;
+pub mod wire;
 
 pub use pool::{Lease, Pool, PoolConfig, WorkerCommand, WorkerFailure, signal_name};
 pub use protocol::{CompileFailure, Compiled, Job, Reply};

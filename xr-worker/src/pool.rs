@@ -22,7 +22,7 @@
 //!   an allocation past it aborts that worker, which is then a crash whose
 //!   cause says the limit was reached.
 
-use crate::protocol::{FrameError, JobRef, Reply, read_frame, write_frame};
+use crate::protocol::{CompileFailure, Compiled, FrameError, Job, Reply, read_frame, write_frame};
 use std::{
     collections::VecDeque,
     ffi::OsString,
@@ -153,16 +153,17 @@ impl Drop for Lease<'_> {
 }
 
 impl Lease<'_> {
-    /// Runs `job` in this lease's worker, starting one if it has none:
-    /// the worker's reply, or why there was none (see the module doc for
+    /// Compiles `request` with the build system named `compiler` in this
+    /// lease's worker, starting one if it has none: the compile's result,
+    /// or why the worker gave none (see the module doc for
     /// retries and limits).
     pub fn compile(
         &mut self,
         compiler: &str,
         request: &OfflineRequest,
         time_limit: Duration,
-    ) -> Result<Reply, WorkerFailure> {
-        let job = JobRef { compiler, request };
+    ) -> Result<Result<Compiled, CompileFailure>, WorkerFailure> {
+        let job = Job::new(compiler, request);
         let target = || request.target.to_string();
         let mut deaths = 0;
         loop {
@@ -186,7 +187,7 @@ impl Lease<'_> {
                         worker.served.push(compiler.to_owned());
                     }
                     worker.forward_stderr();
-                    return Ok(reply);
+                    return Ok(reply.into_result());
                 }
                 Err(ended) => ended,
             };
@@ -269,7 +270,7 @@ impl Worker {
         })
     }
 
-    fn run(&mut self, job: &JobRef<'_>, time_limit: Duration) -> Result<Reply, Ended> {
+    fn run(&mut self, job: &Job, time_limit: Duration) -> Result<Reply, Ended> {
         let Some(input) = &mut self.input else { return Err(Ended::Died) };
         if without_sigpipe(|| write_frame(input, job)).is_err() {
             return Err(Ended::Died);

@@ -17,6 +17,9 @@
 //! workers from its own path), so the protocol has no negotiation; a frame
 //! that does not decode ends the worker's conversation as a crash would.
 
+use crate::wire::{
+    WireDiagnostic, WireError, WireFileRead, WireRequest, diagnostics_from_wire, diagnostics_to_wire, files_to_wire,
+};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use std::io::{self, Read, Write};
 use xr_sourcebuild::{Diagnostic, FileRead, OfflineRequest};
@@ -31,28 +34,70 @@ pub struct Job {
     /// The build system to run, by the name its plugin gives it.
     pub compiler: String,
     /// What to compile.
-    pub request: OfflineRequest,
+    pub request: WireRequest,
 }
 
-/// A [`Job`] as the build writes it, borrowing the request (the same
-/// bytes on the pipe).
-#[derive(Serialize)]
-pub(crate) struct JobRef<'a> {
-    pub(crate) compiler: &'a str,
-    pub(crate) request: &'a OfflineRequest,
+impl Job {
+    /// A job for `compiler`.
+    pub fn new(compiler: &str, request: &OfflineRequest) -> Self {
+        Self { compiler: compiler.to_owned(), request: request.into() }
+    }
 }
 
 /// A worker's answer to one [`Job`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Reply {
-    /// The compile succeeded.
-    Compiled(Compiled),
+    /// The compile succeeded: the artifact, the files read, the warnings.
+    Compiled {
+        /// The artifact's bytes.
+        bytes: Vec<u8>,
+        /// Every file the compile read, with the hash of its contents.
+        files_read: Vec<WireFileRead>,
+        /// The compiler's warnings.
+        warnings: Vec<WireDiagnostic>,
+    },
     /// The compiler refused the program (or the worker has no such compiler).
-    Failed(CompileFailure),
+    Failed {
+        /// One line.
+        message: String,
+        /// The compiler's diagnostics.
+        diagnostics: Vec<WireDiagnostic>,
+    },
+}
+
+impl Reply {
+    /// The reply that carries `result`.
+    pub fn of(result: Result<Compiled, CompileFailure>) -> Self {
+        match result {
+            Ok(c) => Reply::Compiled {
+                bytes: c.bytes,
+                files_read: files_to_wire(&c.files_read),
+                warnings: diagnostics_to_wire(&c.warnings),
+            },
+            Err(f) => Reply::Failed { message: f.message, diagnostics: diagnostics_to_wire(&f.diagnostics) },
+        }
+    }
+
+    /// The result this reply carries.
+    pub fn into_result(self) -> Result<Compiled, CompileFailure> {
+        match self {
+            Reply::Compiled { bytes, files_read, warnings } => Ok(Compiled {
+                bytes,
+                files_read: files_read
+                    .into_iter()
+                    .map(|(path, hash)| FileRead { path: path.into(), hash: hash.into() })
+                    .collect(),
+                warnings: diagnostics_from_wire(warnings),
+            }),
+            Reply::Failed { message, diagnostics } => {
+                Err(CompileFailure { message, diagnostics: diagnostics_from_wire(diagnostics) })
+            }
+        }
+    }
 }
 
 /// A compile's result: what the build stores and journals.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Compiled {
     /// The artifact's bytes.
     pub bytes: Vec<u8>,
@@ -62,9 +107,8 @@ pub struct Compiled {
     pub warnings: Vec<Diagnostic>,
 }
 
-/// Why a compile produced nothing: the compiler's error, or the worker's
-/// end (crash, time limit) described by the pool.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Why a compile produced nothing: the compiler's error.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompileFailure {
     /// One line.
     pub message: String,
@@ -88,6 +132,9 @@ pub enum FrameError {
     /// The bytes are not a message of this protocol.
     #[error("worker pipe: undecodable frame: {0}")]
     Decode(#[from] postcard::Error),
+    /// The message decoded but is not a valid request.
+    #[error(transparent)]
+    Invalid(#[from] WireError),
     /// A length beyond [`MAX_FRAME`].
     #[error("worker pipe: a frame of {0} bytes is larger than the protocol allows")]
     TooLarge(u64),
@@ -125,44 +172,41 @@ pub fn read_frame<T: DeserializeOwned>(input: &mut impl Read) -> Result<Option<T
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xr_sourcebuild::{ProgramDesc, ShaderStage, SourceDesc};
+    use xr_sourcebuild::{IncludeSite, ProgramDesc, Severity, ShaderStage, SourceDesc};
 
-    fn job() -> Job {
+    fn request() -> OfflineRequest {
         let stage = SourceDesc::new("glsl", ShaderStage::Fragment, "/s/unlit.frag", "void main() {}")
             .with_include_dir("/s/include");
-        let mut request = OfflineRequest::new(ProgramDesc::new("unlit[TINT=1]", [stage]), "vk-spirv");
-        request = request.with_option("profile", "ps_6_0");
-        Job { compiler: "xr-vk-spirv".into(), request }
+        OfflineRequest::new(ProgramDesc::new("unlit[TINT=1]", [stage]), "vk-spirv").with_option("profile", "ps_6_0")
     }
 
     #[test]
     fn jobs_and_replies_cross_the_pipe_unchanged() {
         let mut pipe = Vec::new();
-        let job = job();
-        write_frame(&mut pipe, &JobRef { compiler: &job.compiler, request: &job.request }).unwrap();
-        let mut warning = Diagnostic::new(xr_sourcebuild::Severity::Warning, "/s/unlit.frag", 3, 7, "unused");
-        warning.included_from.push(xr_sourcebuild::IncludeSite { file: "/s/a.frag".into(), line: 2 });
+        write_frame(&mut pipe, &Job::new("xr-vk-spirv", &request())).unwrap();
+        let mut warning = Diagnostic::new(Severity::Warning, "/s/unlit.frag", 3, 7, "unused");
+        warning.included_from.push(IncludeSite { file: "/s/a.frag".into(), line: 2 });
         let compiled = Compiled {
             bytes: vec![3, 2, 0x23, 7],
             files_read: vec![FileRead::of_text("/s/unlit.frag", b"void main() {}")],
-            warnings: vec![warning],
+            warnings: vec![warning.clone()],
         };
-        write_frame(&mut pipe, &Reply::Compiled(compiled.clone())).unwrap();
+        write_frame(&mut pipe, &Reply::of(Ok(compiled.clone()))).unwrap();
+        let failure = CompileFailure { message: "unlit.frag:3: error".into(), diagnostics: vec![warning] };
+        write_frame(&mut pipe, &Reply::of(Err(failure.clone()))).unwrap();
         let mut reader = pipe.as_slice();
-        let read: Job = read_frame(&mut reader).unwrap().unwrap();
-        assert_eq!(read.request, job.request);
-        assert_eq!(read.compiler, "xr-vk-spirv");
-        match read_frame::<Reply>(&mut reader).unwrap().unwrap() {
-            Reply::Compiled(c) => assert_eq!(c, compiled),
-            other => panic!("{other:?}"),
-        }
+        let job: Job = read_frame(&mut reader).unwrap().unwrap();
+        assert_eq!(OfflineRequest::try_from(job.request).unwrap(), request());
+        assert_eq!(job.compiler, "xr-vk-spirv");
+        assert_eq!(read_frame::<Reply>(&mut reader).unwrap().unwrap().into_result(), Ok(compiled));
+        assert_eq!(read_frame::<Reply>(&mut reader).unwrap().unwrap().into_result(), Err(failure));
         assert!(read_frame::<Reply>(&mut reader).unwrap().is_none(), "a clean end between frames");
     }
 
     #[test]
     fn a_torn_or_oversized_frame_is_an_error_not_an_allocation() {
         let mut pipe = Vec::new();
-        write_frame(&mut pipe, &job()).unwrap();
+        write_frame(&mut pipe, &Job::new("c", &request())).unwrap();
         pipe.truncate(pipe.len() - 3);
         assert!(matches!(read_frame::<Job>(&mut pipe.as_slice()), Err(FrameError::Io(_))));
         let huge = (MAX_FRAME + 1).to_le_bytes();

@@ -26,18 +26,16 @@ pub fn compile_in_process(system: &SourceBuildSystemBox, request: &OfflineReques
 /// reply per job on `output`, until `input` closes between frames.
 pub fn serve(registry: &Registry, input: &mut impl Read, output: &mut impl Write) -> Result<(), FrameError> {
     while let Some(job) = read_frame::<Job>(input)? {
-        let reply = match registry.build_system_named(&job.compiler) {
-            Some(system) => match compile_in_process(system, &job.request) {
-                Ok(compiled) => Reply::Compiled(compiled),
-                Err(failure) => Reply::Failed(failure),
-            },
-            None => Reply::Failed(CompileFailure::message(format!(
+        let request = OfflineRequest::try_from(job.request)?;
+        let result = match registry.build_system_named(&job.compiler) {
+            Some(system) => compile_in_process(system, &request),
+            None => Err(CompileFailure::message(format!(
                 "the compiler worker found no build system named '{}' in {}",
                 job.compiler,
                 plugin_dirs(registry)
             ))),
         };
-        write_frame(output, &reply)?;
+        write_frame(output, &Reply::of(result))?;
     }
     Ok(())
 }
