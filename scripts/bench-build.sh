@@ -129,8 +129,9 @@ glslc_batched() {
 run_make() { make -s -j"$JOBS" -C "$M" all; }
 run_ninja() { ninja -C "$M" -j "$JOBS"; }
 run_xr() { "$XR" build -m "$M/xr.toml" -j "$JOBS" -q; }
+run_xr_in_process() { "$XR" build -m "$M/xr.toml" -j "$JOBS" -q --in-process; }
 record() { echo "$1,$2,$3,$4,$5,$6" >>"$RESULTS"; }
-export -f glslc_batched run_make run_ninja run_xr
+export -f glslc_batched run_make run_ninja run_xr run_xr_in_process
 export XR JOBS
 
 # measure NAME ARTIFACTS TOOL SCENARIO RUNS COMMAND: median wall seconds of RUNS
@@ -142,7 +143,7 @@ measure() {
     for ((i = 0; i < runs; i++)); do
         if [ "$scenario" = cold ]; then
             case $tool in
-            xr) rm -rf "$M/store" ;;
+            xr | xr-in-process) rm -rf "$M/store" ;;
             make | ninja) rm -rf "$M/out" "$M/.ninja_log" "$M/.ninja_deps" ;;
             esac
         fi
@@ -173,14 +174,20 @@ rm -rf "$M/out"
 measure m1 "$ARTIFACTS" ninja cold 1 run_ninja
 [ "$(find "$M/out" -name '*.spv' | wc -l)" -eq $((ARTIFACTS * 2)) ] ||
     { echo "bench-build: ninja wrote the wrong number of modules" >&2; exit 1; }
-measure m1 "$ARTIFACTS" xr cold "$RUNS" run_xr
+# Workers and in process, round by round, so that both see the same machine.
+for ((round = 0; round < RUNS; round++)); do
+    measure m1 "$ARTIFACTS" xr cold 1 run_xr
+    measure m1 "$ARTIFACTS" xr-in-process cold 1 run_xr_in_process
+done
 grep -q "^xr build: $ARTIFACTS built" "$M/xr-cold.log" || { cat "$M/xr-cold.log" >&2; exit 1; }
+grep -q "^xr build: $ARTIFACTS built" "$M/xr-in-process-cold.log" || { cat "$M/xr-in-process-cold.log" >&2; exit 1; }
 
 # No-op: ninja's outputs (from its cold run) and xr's store are current.
 measure m1 "$ARTIFACTS" ninja no-op "$NOOP_RUNS" run_ninja
 grep -q "no work to do" "$M/ninja-no-op.log" || { cat "$M/ninja-no-op.log" >&2; exit 1; }
 measure m1 "$ARTIFACTS" xr no-op "$NOOP_RUNS" run_xr
 grep -q "^xr build: 0 built, 0 fetched, $ARTIFACTS reused" "$M/xr-no-op.log" || { cat "$M/xr-no-op.log" >&2; exit 1; }
+measure m1 "$ARTIFACTS" xr-in-process no-op "$NOOP_RUNS" run_xr_in_process
 
 # One include edited: each tool rebuilds once after the same edit.
 cp "$EDITED" "$B/lighting.glsl.orig"
@@ -210,10 +217,13 @@ python3 - "$RESULTS" "$JOBS" "$NINJA_EDIT_STEPS" "$XR_EDIT" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 jobs, ninja_steps, xr_edit = sys.argv[2], sys.argv[3], sys.argv[4]
+import statistics
 def get(matrix, tool, scenario):
-    for r in rows:
-        if (r["matrix"], r["tool"], r["scenario"]) == (matrix, tool, scenario):
-            return r
+    found = [r for r in rows if (r["matrix"], r["tool"], r["scenario"]) == (matrix, tool, scenario)]
+    if not found:
+        return None
+    # Rows measured round by round: their median.
+    return dict(found[0], seconds=f"{statistics.median(float(r['seconds']) for r in found):.3f}")
 base = [r for r in rows if r["matrix"] == "m1"]
 artifacts = base[0]["artifacts"]
 print(f"\n## xr build vs glslc batched, make, ninja (-j{jobs}), {artifacts} artifacts ({int(artifacts) * 2} SPIR-V modules)\n")
@@ -228,6 +238,14 @@ for scenario, baseline in [("cold", "glslc-batched"), ("no-op", "ninja"), ("incl
     ratio = f"{float(b['seconds']) / float(x['seconds']):.2f}x ({baseline})" if b and x and float(x["seconds"]) > 0 else "n/a"
     print(f"| {scenario} | " + " | ".join(cells) + f" | {ratio} |")
 print(f"\ninclude edit: ninja ran {ninja_steps} commands; {xr_edit}")
+print("\n| compiles in | cold (s) | no-op (s) |")
+print("|---|---:|---:|")
+for tool, label in [("xr", "worker processes (default)"), ("xr-in-process", "the build's process (--in-process)")]:
+    print(f"| {label} | {get('m1', tool, 'cold')['seconds']} | {get('m1', tool, 'no-op')['seconds']} |")
+w, p = get("m1", "xr", "cold"), get("m1", "xr-in-process", "cold")
+g = get("m1", "glslc-batched", "cold")
+print(f"\nworkers / in process, cold: {float(w['seconds']) / float(p['seconds']):.3f}x; "
+      f"xr (workers) / glslc batched: {float(w['seconds']) / float(g['seconds']):.3f}x")
 scale = sorted({r["matrix"] for r in rows}, key=lambda m: int(m[1:]))
 if len(scale) > 1:
     print("\n| matrix | artifacts | glslc batched (s) | xr (s) | glslc / xr | xr ms per artifact | xr peak MB | glslc peak MB |")

@@ -408,3 +408,24 @@ fn program_wide_options_go_where_they_are_declared_and_defaults_are_left_out() {
         "{errors:?}"
     );
 }
+
+#[test]
+fn a_compile_timeout_is_a_positive_number_of_seconds() {
+    let dir = fixture("timeout");
+    let program = |timeout: &str| {
+        format!(
+            "[[program]]\nname = \"p\"\ntargets = [\"vk-spirv\"]\ncompile_timeout = {timeout}\n\
+             stages = [{{ stage = \"vertex\", file = \"shaders/lit.vert\" }}]\n"
+        )
+    };
+    let whole = parse(&dir, &program("600")).unwrap();
+    assert_eq!(whole.programs[0].compile_timeout, Some(std::time::Duration::from_secs(600)));
+    let part = parse(&dir, &program("2.5")).unwrap();
+    assert_eq!(part.programs[0].compile_timeout, Some(std::time::Duration::from_millis(2500)));
+    let unset = parse(&dir, &GOOD.replace("store = \"store\"", "")).unwrap();
+    assert_eq!(unset.programs[0].compile_timeout, None, "the build's default then");
+    for bad in ["0", "-3", "\"ten\""] {
+        let error = parse(&dir, &program(bad)).unwrap_err();
+        assert_eq!((error.line, error.column > 0), (4, true), "{bad}: {error}");
+    }
+}
