@@ -7,7 +7,8 @@
 //!   program the benchmark links itself from the same source; the same for
 //!   an array of 16 `vec4` (`set_vec4_array`), a `mat4` (`set_matrix4`),
 //!   and the three at once (`set_values`, one call across the ABI) against
-//!   the three raw calls.
+//!   the three raw calls; then the same through setters resolved once per
+//!   handle (`ConstantTableBox::setter`).
 //! - Vulkan: `set_vector` on a `vec4` push constant of a vk-spirv program,
 //!   against `vkCmdPushConstants` of the same 16 bytes into a recording
 //!   command buffer, and against copying them into a byte array (what an
@@ -259,6 +260,67 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
                         ConstantSet { handle: matrix, value: ConstantValue::floats(ConstantType::matrix(4, 4), &m) },
                     ];
                     built.constants.set_values(&sets).expect("set");
+                },
+                // SAFETY: as above.
+                |i| unsafe {
+                    let (c, a, m) = (color(i), colors(i), matrix4(i));
+                    gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&c));
+                    gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(a.as_flattened()));
+                    gl.program_uniform_matrix_4_f32_slice(program, Some(&matrix_location), false, black_box(&m));
+                },
+            ),
+        ));
+        // The same sets through setters resolved once per handle.
+        let (vector, vectors, matrix) =
+            (built.constants.setter(handle)?, built.constants.setter(array)?, built.constants.setter(matrix)?);
+        rows.push(row(
+            "resolved set_vector",
+            "glProgramUniform4fv",
+            compare(
+                args,
+                |i| vector.set_vector(&color(i)).expect("set"),
+                // SAFETY: as above.
+                |i| unsafe { gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&color(i))) },
+            ),
+        ));
+        rows.push(row(
+            "resolved set_vec4_array, 16",
+            "glProgramUniform4fv, count 16",
+            compare(
+                args,
+                |i| vectors.set_vec4_array(&colors(i)).expect("set"),
+                // SAFETY: as above.
+                |i| unsafe {
+                    gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(colors(i).as_flattened()))
+                },
+            ),
+        ));
+        rows.push(row(
+            "resolved set_matrix4",
+            "glProgramUniformMatrix4fv",
+            compare(
+                args,
+                |i| matrix.set_matrix4(&matrix4(i)).expect("set"),
+                // SAFETY: as above.
+                |i| unsafe {
+                    gl.program_uniform_matrix_4_f32_slice(
+                        program,
+                        Some(&matrix_location),
+                        false,
+                        black_box(&matrix4(i)),
+                    )
+                },
+            ),
+        ));
+        rows.push(row(
+            "3 resolved setters",
+            "the 3 calls",
+            compare(
+                args,
+                |i| {
+                    vector.set_vector(&color(i)).expect("set");
+                    vectors.set_vec4_array(&colors(i)).expect("set");
+                    matrix.set_matrix4(&matrix4(i)).expect("set");
                 },
                 // SAFETY: as above.
                 |i| unsafe {

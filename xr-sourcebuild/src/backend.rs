@@ -28,7 +28,7 @@ use crate::{
     availability::Availability,
     constants::{
         ConstantHandle, ConstantInfo, ConstantSet, ConstantTable, ConstantTable_TO, ConstantTableBox, ConstantValue,
-        ResourceInfo,
+        ResolvedSetter, ResourceInfo,
     },
     diagnostics::{BuildError, guard_build},
     load::{ArtifactLoad, LoadedArtifact},
@@ -190,6 +190,21 @@ pub trait ConstantTableBackend {
 
     /// Binds a texture or buffer of the program's device to a resource.
     fn set_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> Result<(), XrError>;
+
+    /// A setter for `handle` resolved once ([`ConstantTable::resolve`]); by
+    /// default none (`Unavailable`: the caller sets through the table).
+    /// Its `write` must catch its own panics ([`guard_setter`] does).
+    fn resolve(&self, handle: ConstantHandle) -> Result<ResolvedSetter, XrError> {
+        let _ = handle;
+        Err(XrError::unavailable("this constant table resolves no setters; set through the table"))
+    }
+}
+
+/// Runs a resolved setter's write for a plugin's `extern "C"` write
+/// function: a panic becomes [`SetStatus::PANICKED`] instead of unwinding
+/// into the host.
+pub fn guard_setter(write: impl FnOnce() -> u32) -> u32 {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(write)).unwrap_or(crate::constants::SetStatus::PANICKED)
 }
 
 impl<B: SourceBuildSystemBackend> SourceBuildSystem for Guarded<B> {
@@ -281,6 +296,10 @@ impl<B: ConstantTableBackend> ConstantTable for Guarded<B> {
 
     fn set_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> XrResult<()> {
         guard(|| self.0.set_resource(handle, binding))
+    }
+
+    fn resolve(&self, handle: ConstantHandle) -> XrResult<ResolvedSetter> {
+        guard(|| self.0.resolve(handle))
     }
 }
 

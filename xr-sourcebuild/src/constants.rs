@@ -304,6 +304,11 @@ impl ConstantValue<'_> {
     pub fn element_count(&self) -> Option<usize> {
         let per = self.ty.components();
         let len = self.data.len();
+        // One element, the common set, without a division (tens of cycles
+        // on a hot path whose driver call costs about a hundred).
+        if len == per && per > 0 {
+            return Some(1);
+        }
         (per > 0 && len > 0 && len.is_multiple_of(per)).then_some(len / per)
     }
 }
@@ -345,6 +350,192 @@ pub trait ConstantTable {
     /// buffer smaller than the block, or another device's object is an error.
     #[sabi(last_prefix_field)]
     fn set_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> XrResult<()>;
+
+    /// Resolves `handle` once into a [`ResolvedSetter`] whose sets skip the
+    /// table; `Unavailable` where the table has none for it (set through
+    /// [`ConstantTable::set`] then). A plugin built before this method
+    /// existed answers with the default, `Unavailable`.
+    fn resolve(&self, handle: ConstantHandle) -> XrResult<ResolvedSetter> {
+        let _ = handle;
+        abi_stable::std_types::RResult::RErr(xr_device::XrError::unavailable(
+            "this constant table resolves no setters; set through the table",
+        ))
+    }
+}
+
+/// A setter a table resolved once for one constant
+/// ([`ConstantTable::resolve`]). A set through it skips the table's
+/// per-call work (the call through the trait object, the panic guard, the
+/// handle's lookup and check): the caller checks the value against `ty`
+/// and the array, then calls the plugin's `write` directly. Valid while
+/// its table lives and is not set otherwise: [`Setter`] borrows the table
+/// for as long.
+#[repr(C)]
+#[derive(StableAbi, Clone)]
+pub struct ResolvedSetter {
+    /// The plugin's write of a value already checked against `ty` and the
+    /// array: a [`SetStatus`] code. It must not unwind (it catches its own
+    /// panics: [`SetStatus::PANICKED`]).
+    pub write: unsafe extern "C" fn(&ResolvedSetter, &ConstantValue<'_>) -> u32,
+    /// The plugin's state for `write` (its table's device), valid while the
+    /// table lives.
+    pub context: *const core::ffi::c_void,
+    /// The plugin's words for `write` (a program and a location).
+    pub words: [u32; 4],
+    /// The constant's declared type.
+    pub ty: ConstantType,
+    /// The array element the handle addresses (0 for a non-array).
+    pub element: u32,
+    /// The array's length (1 for a non-array).
+    pub array_size: u32,
+    /// The constant's name, for errors.
+    pub name: RString,
+}
+
+/// What a [`ResolvedSetter`]'s write returns: a plain code, so that a set
+/// moves no error value across the ABI; the host names the constant.
+pub struct SetStatus;
+
+impl SetStatus {
+    /// The value was set.
+    pub const SET: u32 = 0;
+    /// The device is closed, or its context cannot be made current.
+    pub const DEVICE_UNAVAILABLE: u32 = 1;
+    /// The plugin panicked.
+    pub const PANICKED: u32 = 2;
+    /// The driver reported an error (its code in the low 16 bits), where
+    /// the plugin polls for one.
+    pub const DRIVER_ERROR: u32 = 1 << 16;
+
+    /// The error a status other than [`SetStatus::SET`] means, for the constant `name`.
+    pub fn error(status: u32, name: &str) -> xr_device::XrError {
+        use xr_device::{ErrorKind, XrError};
+        match status {
+            Self::DEVICE_UNAVAILABLE => XrError::unavailable(format!(
+                "setting '{name}': the device is closed or its context cannot be made current"
+            )),
+            Self::PANICKED => XrError::new(ErrorKind::Panic, format!("plugin panicked setting '{name}'")),
+            code if code & Self::DRIVER_ERROR != 0 => {
+                XrError::driver(format!("setting '{name}' failed with driver error 0x{:04x}", code & 0xffff))
+            }
+            code => XrError::driver(format!("setting '{name}' failed (status {code})")),
+        }
+    }
+}
+
+impl fmt::Debug for ResolvedSetter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResolvedSetter")
+            .field("name", &self.name)
+            .field("ty", &self.ty)
+            .field("element", &self.element)
+            .field("array_size", &self.array_size)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A constant's setter resolved once ([`ConstantTableBox::setter`]): the
+/// typed setters of [`ConstantTableExt`] for one constant, at nearly the
+/// raw API call's cost. It borrows its table, which therefore outlives it
+/// and is not set through otherwise meanwhile; like the table, it stays on
+/// the thread of the table's device (it is neither `Send` nor `Sync`).
+#[derive(Debug)]
+pub struct Setter<'t> {
+    resolved: ResolvedSetter,
+    /// Components of one element, and elements from the handle's on: the
+    /// check of a set, computed once.
+    components: usize,
+    remaining: usize,
+    table: core::marker::PhantomData<&'t ConstantTableBox>,
+}
+
+impl ConstantTable_TO<'static, RBox<()>> {
+    /// A setter resolved once for `handle`; `Unavailable` where the table
+    /// has none for it (Vulkan's push constants are copied into the table's
+    /// bytes, already at a copy's cost: set through the table there).
+    pub fn setter(&self, handle: ConstantHandle) -> Result<Setter<'_>, xr_device::XrError> {
+        let resolved = self.resolve(handle).into_result()?;
+        let components = resolved.ty.components();
+        let remaining = resolved.array_size.saturating_sub(resolved.element) as usize;
+        Ok(Setter { resolved, components, remaining, table: core::marker::PhantomData })
+    }
+}
+
+impl Setter<'_> {
+    /// The constant's declared type.
+    pub fn ty(&self) -> ConstantType {
+        self.resolved.ty
+    }
+
+    /// Sets any value: its type must be the declared one and it must fit
+    /// the array from the handle's element on.
+    #[inline]
+    pub fn set(&self, value: ConstantValue<'_>) -> Result<(), xr_device::XrError> {
+        if !self.fits(&value) {
+            let resolved = &self.resolved;
+            let info = ConstantInfo { name: resolved.name.clone(), ty: resolved.ty, array_size: resolved.array_size };
+            info.check(resolved.element, &value)?;
+        }
+        // SAFETY: `write` is the plugin's for this setter, whose table is
+        // alive and not borrowed mutably (the setter borrows it); the value
+        // is of the declared type and fits (checked above).
+        match unsafe { (self.resolved.write)(&self.resolved, &value) } {
+            SetStatus::SET => Ok(()),
+            status => Err(SetStatus::error(status, &self.resolved.name)),
+        }
+    }
+
+    /// The common case of [`ConstantInfo::check`], without building a
+    /// name or dividing for one element: the declared type, whole elements
+    /// that fit.
+    #[inline]
+    fn fits(&self, value: &ConstantValue<'_>) -> bool {
+        let kind = matches!(
+            (self.resolved.ty.scalar, &value.data),
+            (ScalarKind::Float, ConstantData::Float(_))
+                | (ScalarKind::Int, ConstantData::Int(_))
+                | (ScalarKind::UInt, ConstantData::UInt(_))
+                | (ScalarKind::Bool, ConstantData::Bool(_))
+        );
+        let len = value.data.len();
+        let whole = if len == self.components {
+            self.remaining >= 1
+        } else {
+            len > 0 && len.is_multiple_of(self.components) && len / self.components <= self.remaining
+        };
+        kind && value.ty == self.resolved.ty && whole
+    }
+
+    /// `float`.
+    #[inline]
+    pub fn set_float(&self, v: f32) -> Result<(), xr_device::XrError> {
+        self.set(ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 1), core::slice::from_ref(&v)))
+    }
+    /// `vec2`–`vec4` (by the slice's length).
+    #[inline]
+    pub fn set_vector(&self, v: &[f32]) -> Result<(), xr_device::XrError> {
+        self.set(ConstantValue::floats(ConstantType::vector(ScalarKind::Float, rows(v.len())), v))
+    }
+    /// `vec4[]`, from the handle's element on.
+    #[inline]
+    pub fn set_vec4_array(&self, v: &[[f32; 4]]) -> Result<(), xr_device::XrError> {
+        self.set(ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 4), v.as_flattened()))
+    }
+    /// `mat4`, column-major.
+    #[inline]
+    pub fn set_matrix4(&self, m: &[f32; 16]) -> Result<(), xr_device::XrError> {
+        self.set(ConstantValue::floats(ConstantType::matrix(4, 4), m))
+    }
+    /// `int` (also a sampler's unit).
+    #[inline]
+    pub fn set_int(&self, v: i32) -> Result<(), xr_device::XrError> {
+        self.set(ConstantValue::ints(ConstantType::vector(ScalarKind::Int, 1), core::slice::from_ref(&v)))
+    }
+    /// `uint`.
+    #[inline]
+    pub fn set_uint(&self, v: u32) -> Result<(), xr_device::XrError> {
+        self.set(ConstantValue::uints(ConstantType::vector(ScalarKind::UInt, 1), core::slice::from_ref(&v)))
+    }
 }
 
 /// A constant table's setters routed through a pipeline's active program;

@@ -43,11 +43,12 @@ pub mod system;
 pub use availability::Availability;
 pub use backend::{
     AttachedBuildSystemBackend, ConstantTableBackend, SourceBuildSystemBackend, attached_box, constant_table_box,
+    guard_setter,
 };
 pub use constants::{
     ConstantData, ConstantHandle, ConstantInfo, ConstantSet, ConstantTable, ConstantTable_TO, ConstantTableBox,
-    ConstantTableExt, ConstantType, ConstantValue, MemberLayout, RESOURCE_HANDLE, ResourceInfo, ScalarKind,
-    ThroughPipeline, check_binding,
+    ConstantTableExt, ConstantType, ConstantValue, MemberLayout, RESOURCE_HANDLE, ResolvedSetter, ResourceInfo,
+    ScalarKind, SetStatus, Setter, ThroughPipeline, check_binding,
 };
 pub use diagnostics::{BuildError, Diagnostic, IncludeSite, Severity, guard_build};
 pub use load::{ArtifactLoad, LoadPath, LoadedArtifact, OverrideKind, OverrideValue, TargetLoad};

@@ -11,7 +11,7 @@ use std::{cell::RefCell, rc::Rc};
 use xr_device::{GlBindingSpace, ProgramKind, ProgramRef, ResourceBinding, ResourceKind, XrError};
 use xr_sourcebuild::{
     ConstantData, ConstantHandle, ConstantInfo, ConstantTableBackend, ConstantType, ConstantValue, MemberLayout,
-    RESOURCE_HANDLE, ResourceInfo, ScalarKind,
+    RESOURCE_HANDLE, ResolvedSetter, ResourceInfo, ScalarKind, SetStatus, guard_setter,
 };
 
 /// A uniform block of a SPIR-V program, as reflection describes it.
@@ -454,6 +454,31 @@ impl ConstantTableBackend for GlConstantTable {
         }
     }
 
+    fn resolve(&self, handle: ConstantHandle) -> Result<ResolvedSetter, XrError> {
+        if handle.index & (RESOURCE_HANDLE | BLOCK_MEMBER) != 0 {
+            return Err(XrError::unavailable(
+                "resources and uniform-block members resolve no setters; set them through the table",
+            ));
+        }
+        let entry = self.entry(handle)?;
+        if entry.info.ty.scalar == ScalarKind::Unsupported {
+            return Err(XrError::invalid_input(format!("constant '{}' has a type XR cannot set", entry.info.name)));
+        }
+        let location = entry.locations[handle.element as usize];
+        Ok(ResolvedSetter {
+            write: resolved_write(entry.info.ty),
+            // The table is boxed behind the ABI and owns this `Rc`: the
+            // device's GL stays at this address while the table lives,
+            // which the host's `Setter` borrow guarantees.
+            context: Rc::as_ptr(&self.gl).cast(),
+            words: [self.program.0.get(), location.0, 0, 0],
+            ty: entry.info.ty,
+            element: handle.element,
+            array_size: entry.info.array_size,
+            name: entry.info.name.clone(),
+        })
+    }
+
     fn set_defaults(&mut self) -> Result<(), XrError> {
         let gl = self.gl.current()?;
         for block in &self.blocks {
@@ -594,6 +619,67 @@ enum Target {
 }
 
 /// Turns a pending GL error into an error naming the constant.
+/// The write of a resolved setter of type `ty`: a function of its own for
+/// each float type (the type a constant, the dispatch on it gone at
+/// compile time), one for the rest.
+fn resolved_write(ty: ConstantType) -> unsafe extern "C" fn(&ResolvedSetter, &ConstantValue<'_>) -> u32 {
+    match (ty.scalar, ty.columns, ty.rows) {
+        (ScalarKind::Float, 1, 1) => write_floats::<1, 1>,
+        (ScalarKind::Float, 1, 2) => write_floats::<1, 2>,
+        (ScalarKind::Float, 1, 3) => write_floats::<1, 3>,
+        (ScalarKind::Float, 1, 4) => write_floats::<1, 4>,
+        (ScalarKind::Float, 2, 2) => write_floats::<2, 2>,
+        (ScalarKind::Float, 3, 3) => write_floats::<3, 3>,
+        (ScalarKind::Float, 4, 4) => write_floats::<4, 4>,
+        _ => write_any,
+    }
+}
+
+/// A resolved float setter's write ([`resolved_write`]).
+unsafe extern "C" fn write_floats<const COLUMNS: u8, const ROWS: u8>(
+    setter: &ResolvedSetter,
+    value: &ConstantValue<'_>,
+) -> u32 {
+    let ty = ConstantType { scalar: ScalarKind::Float, columns: COLUMNS, rows: ROWS };
+    // SAFETY: as `write_checked` asks; `ty` is the setter's (see `resolved_write`).
+    guard_setter(|| unsafe { write_checked(setter, value, ty) })
+}
+
+/// A resolved setter's write for the types without one of their own.
+unsafe extern "C" fn write_any(setter: &ResolvedSetter, value: &ConstantValue<'_>) -> u32 {
+    // SAFETY: as `write_checked` asks.
+    guard_setter(|| unsafe { write_checked(setter, value, setter.ty) })
+}
+
+/// Writes a value the host checked against the setter's type, straight
+/// to `glProgramUniform*` on the table's program, behind the context check.
+///
+/// # Safety
+/// `setter` is one this module's `resolve` made, its table alive; `ty` is
+/// the setter's type and `value` was checked against it.
+#[inline(always)]
+unsafe fn write_checked(setter: &ResolvedSetter, value: &ConstantValue<'_>, ty: ConstantType) -> u32 {
+    // SAFETY: `context` is the table's `DeviceGl` (see `resolve`), alive
+    // while the host's `Setter` borrows the table.
+    let device = unsafe { &*setter.context.cast::<DeviceGl>() };
+    let Ok(gl) = device.current() else { return SetStatus::DEVICE_UNAVAILABLE };
+    let Some(program) = std::num::NonZeroU32::new(setter.words[0]) else { return SetStatus::DEVICE_UNAVAILABLE };
+    let location = glow::NativeUniformLocation(setter.words[1]);
+    // SAFETY: the program is alive (its table is) and the value has the
+    // declared type and fits the array.
+    unsafe {
+        write_value(gl, Target::Program(glow::NativeProgram(program)), &location, ty, value.transpose, &value.data);
+        if poll_errors() {
+            match gl.get_error() {
+                glow::NO_ERROR => SetStatus::SET,
+                error => SetStatus::DRIVER_ERROR | (error & 0xffff),
+            }
+        } else {
+            SetStatus::SET
+        }
+    }
+}
+
 unsafe fn gl_result(gl: &glow::Context, name: &str) -> Result<(), XrError> {
     // SAFETY: plain query on the current context.
     match unsafe { gl.get_error() } {
@@ -728,6 +814,7 @@ unsafe fn read_value(
 }
 
 /// `glProgramUniform*` (or `glUniform*`) for one or more elements starting at `location`.
+#[inline(always)]
 unsafe fn write_value(
     gl: &glow::Context,
     target: Target,

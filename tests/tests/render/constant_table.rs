@@ -227,3 +227,74 @@ fn programs_that_outlive_their_device_fail_cleanly() {
     drop(built);
     drop(compiler);
 }
+
+/// Setters resolved once per handle set the same pixels as the table, on
+/// both GL build systems, and refuse what the table refuses, naming the
+/// constant.
+#[test]
+fn resolved_setters_set_what_the_table_sets_and_refuse_what_it_refuses() {
+    let registry = registry();
+    for system in ["xr-compiler-glsl", "xr-compiler-gl-spirv"] {
+        let mut bench = GlBench::open(&registry, system);
+        let source = "#version 450 core
+layout(location = 0) uniform vec4 tint;
+layout(location = 1) uniform float weights[4];
+layout(location = 5) uniform mat4 m;
+layout(location = 9) uniform int mode;
+layout(location = 0) out vec4 c;
+void main() {
+    vec4 moved = m * vec4(0.0, 0.0, 0.0, 1.0);
+    c = vec4(tint.r * weights[2], tint.g + moved.x, float(mode) / 4.0, 1.0);
+}
+";
+        let built = bench.build_fragment(fragment(source)).expect("builds");
+        let table = &built.constants;
+        let tint = table.setter(table.handle("tint").unwrap()).unwrap();
+        let third = table.setter(table.handle("weights[2]").unwrap()).unwrap();
+        let all = table.setter(table.handle("weights").unwrap()).unwrap();
+        let m = table.setter(table.handle("m").unwrap()).unwrap();
+        let mode = table.setter(table.handle("mode").unwrap()).unwrap();
+        tint.set_vector(&[1.0, 0.25, 0.0, 1.0]).unwrap();
+        all.set(ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 1), &[0.0, 0.0, 0.0])).unwrap();
+        third.set_float(0.5).unwrap();
+        let mut translate = xr_tests::IDENTITY;
+        translate[12] = 0.25;
+        m.set_matrix4(&translate).unwrap();
+        mode.set_int(3).unwrap();
+        assert_rgba_near(bench.centre_pixel(&built), [128, 128, 191, 255], 1);
+
+        let wrong = tint.set_float(1.0).unwrap_err();
+        assert_eq!(wrong.kind, ErrorKind::InvalidInput);
+        assert!(wrong.message.contains("'tint' is vec4"), "{system}: {}", wrong.message);
+        // The array has 3 active elements (glslang) or 4 (SPIR-V keeps the declaration).
+        let past = third.set(ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 1), &[1.0, 1.0, 1.0]));
+        let past = past.unwrap_err().message;
+        assert!(past.contains("3 elements do not fit 'weights' from element 2"), "{system}: {past}");
+        assert_rgba_near(bench.centre_pixel(&built), [128, 128, 191, 255], 1);
+    }
+}
+
+#[test]
+fn uniform_block_members_and_vulkan_push_constants_resolve_no_setter() {
+    let registry = registry();
+    let mut bench = GlBench::open(&registry, "xr-compiler-gl-spirv");
+    let block = "#version 450 core
+layout(binding = 0, std140) uniform Material { vec4 tint; } material;
+layout(location = 0) out vec4 c;
+void main() { c = material.tint; }
+";
+    let built = bench.build_fragment(fragment(block)).expect("builds");
+    let member = built.constants.handle("Material.tint").or_else(|_| built.constants.handle("tint")).unwrap();
+    let refused = built.constants.setter(member).unwrap_err();
+    assert_eq!(refused.kind, ErrorKind::Unavailable, "{}", refused.message);
+
+    let mut vulkan = GlBench::vulkan(&registry, "xr-compiler-vk-spirv");
+    let push = "#version 450
+layout(push_constant) uniform Push { vec4 tint; } push;
+layout(location = 0) out vec4 c;
+void main() { c = push.tint; }
+";
+    let built = vulkan.build_fragment(fragment(push)).expect("builds");
+    let handle = built.constants.handle("tint").or_else(|_| built.constants.handle("push.tint")).unwrap();
+    assert_eq!(built.constants.setter(handle).unwrap_err().kind, ErrorKind::Unavailable);
+}
