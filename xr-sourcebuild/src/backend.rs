@@ -334,4 +334,18 @@ mod tests {
         assert_eq!(error.error.kind, ErrorKind::Panic);
         assert_eq!(error.error.message.as_str(), "plugin panicked: cannot compile 'p'");
     }
+
+    #[test]
+    fn a_resolved_setter_that_panics_or_fails_is_an_error_naming_its_constant() {
+        use crate::constants::SetStatus;
+        assert_eq!(guard_setter(|| SetStatus::SET), SetStatus::SET);
+        let panicked = guard_setter(|| panic!("setter bug"));
+        assert_eq!(panicked, SetStatus::PANICKED);
+        let error = SetStatus::error(panicked, "u_color");
+        assert_eq!((error.kind, error.message.as_str()), (ErrorKind::Panic, "plugin panicked setting 'u_color'"));
+        let closed = SetStatus::error(SetStatus::DEVICE_UNAVAILABLE, "u_color");
+        assert_eq!(closed.kind, ErrorKind::Unavailable);
+        let driver = SetStatus::error(SetStatus::DRIVER_ERROR | 0x0502, "u_color");
+        assert_eq!(driver.message.as_str(), "setting 'u_color' failed with driver error 0x0502");
+    }
 }

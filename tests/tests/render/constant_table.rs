@@ -217,7 +217,13 @@ fn programs_that_outlive_their_device_fail_cleanly() {
     let program = xr_sourcebuild::ProgramDesc::new("late", [vertex, fragment(STRUCT_AND_ARRAY)]);
     let mut built = compiler.build_program(&program, &Default::default()).into_result().expect("builds");
     let scale = built.constants.handle("tint.scale").unwrap();
+    let resolved = built.constants.setter(scale).unwrap();
+    resolved.set_float(0.25).unwrap();
     drop(device);
+    let error = resolved.set_float(0.5).expect_err("the device is gone");
+    assert_eq!(error.kind, ErrorKind::Unavailable);
+    assert!(error.message.contains("setting 'tint.scale': the device is closed"), "{error}");
+    drop(resolved);
     let error = built.constants.set_float(scale, 0.5).expect_err("the device is gone");
     assert!(error.message.contains("the OpenGL device is closed"), "{error}");
     let error = built.constants.set_defaults().into_result().expect_err("the device is gone");
