@@ -245,6 +245,8 @@ pub struct Summary {
     pub catalogs: Vec<PathBuf>,
     /// Worker processes started (replacements of crashed ones included).
     pub workers_started: usize,
+    /// The journal's compaction, when this build compacted it.
+    pub journal_compacted: Option<crate::journal::Rewritten>,
 }
 
 impl Summary {
@@ -375,7 +377,7 @@ pub fn build(
     }
     let store = Store::open(&manifest.store)?;
     // Held to the end: no gc deletes what this build finds or writes before its catalogs name it.
-    let _lock = store.lock(LockKind::Shared, || {
+    let lock = store.lock(LockKind::Shared, || {
         tracing::warn!("waiting for `xr store gc` on {} to finish", store.root().display())
     })?;
     remove_orphaned_temp_files(store.root());
@@ -539,6 +541,21 @@ pub fn build(
         match catalog::write(store.root(), catalog) {
             Ok(path) => summary.catalogs.push(path),
             Err(e) => summary.failed.push(Failure::of(format!("catalog of '{name}'"), e.to_string())),
+        }
+    }
+    if journal.needs_compaction() {
+        // Alone, or not at all: a build running beside this one appends to
+        // the journal, and its lines would be lost in the rename.
+        drop(lock);
+        if let Ok(Some(_alone)) = store.try_lock(LockKind::Exclusive) {
+            let in_store = |hex: &str| ObjectKey::from_hex(hex).is_some_and(|k| store.path_of(&k).is_file());
+            match Journal::rewrite(store.root(), in_store) {
+                Ok(done) => {
+                    tracing::info!("compacted the build journal: {} lines to {}", done.lines_before, done.lines_after);
+                    summary.journal_compacted = Some(done);
+                }
+                Err(e) => tracing::warn!("cannot compact the build journal: {e} (it stays as it is)"),
+            }
         }
     }
     summary.inputs = std::mem::take(&mut *context.inputs.lock().unwrap_or_else(|p| p.into_inner()));

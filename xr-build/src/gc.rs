@@ -81,10 +81,11 @@ pub fn gc(store: &Store, manifests: &[Manifest], dry_run: bool) -> Result<GcRepo
             let path = catalog::dir(store.root()).join(format!("{name}.json"));
             std::fs::remove_file(&path).map_err(|source| StoreError::Io { path, source })?;
         }
-        report.journal_entries_dropped = crate::journal::Journal::rewrite(store.root(), |entry| {
-            ObjectKey::from_hex(&entry.object).is_some_and(|k| store.path_of(&k).exists())
+        report.journal_entries_dropped = crate::journal::Journal::rewrite(store.root(), |object| {
+            ObjectKey::from_hex(object).is_some_and(|k| store.path_of(&k).exists())
         })
-        .map_err(|source| StoreError::Io { path: store.root().join("journal.jsonl"), source })?;
+        .map_err(|source| StoreError::Io { path: store.root().join("journal.jsonl"), source })?
+        .entries_dropped;
     }
     Ok(report)
 }

@@ -103,11 +103,11 @@ fn a_rewrite_keeps_what_is_asked_and_counts_what_it_dropped() {
         journal.append(&entry(n)).unwrap();
     }
     let keep = entry(2).recipe;
-    assert_eq!(Journal::rewrite(&root, |e| e.recipe == keep).unwrap(), 2);
+    assert_eq!(Journal::rewrite(&root, |object| object == entry(2).object).unwrap().entries_dropped, 2);
     let reread = Journal::open(&root);
     assert!(reread.get(&ObjectKey::from_hex(&keep).unwrap()).is_some());
     assert_eq!(reread.objects().len(), 1);
-    assert_eq!(Journal::rewrite(&root, |_| true).unwrap(), 0);
+    assert_eq!(Journal::rewrite(&root, |_| true).unwrap().entries_dropped, 0);
 }
 
 #[test]
@@ -129,4 +129,75 @@ fn a_catalog_is_rewritten_only_when_it_changes() {
     let (read, unread) = xr_store::catalog::read_all(&root);
     assert!(unread.is_empty(), "{unread:?}");
     assert_eq!(read["p"].object("p[A=0,B=x]", "vk-spirv"), Some("new"));
+}
+
+/// `n` entry lines over the recipes `0..recipes`, each line's object its own
+/// (recipe, line) pair, so that every superseded line names an object of
+/// its own.
+fn journal_of(root: &std::path::Path, lines: usize, recipes: usize) -> Vec<Entry> {
+    let journal = Journal::open(root);
+    let mut written = Vec::new();
+    for n in 0..lines {
+        let recipe = ObjectKey::from_parts([b"recipe".as_slice(), &(n % recipes).to_le_bytes()]);
+        let object = ObjectKey::from_parts([b"object".as_slice(), &n.to_le_bytes()]);
+        let entry = Entry { recipe: recipe.hex(), object: object.hex(), files: vec![], stamp: None };
+        journal.append(&entry).unwrap();
+        written.push(entry);
+    }
+    written
+}
+
+#[test]
+fn a_journal_needs_compaction_once_it_is_long_and_mostly_superseded() {
+    use xr_build::journal::COMPACT_MIN_LINES;
+    let long_mostly_superseded = store_root("compaction-needed");
+    journal_of(&long_mostly_superseded, COMPACT_MIN_LINES, 100);
+    assert!(Journal::open(&long_mostly_superseded).needs_compaction());
+
+    let one_line_short = store_root("compaction-short");
+    journal_of(&one_line_short, COMPACT_MIN_LINES - 1, 100);
+    assert!(!Journal::open(&one_line_short).needs_compaction(), "too short to bother");
+
+    // Exactly half superseded is not more than half; one line more is.
+    let half = store_root("compaction-half");
+    journal_of(&half, COMPACT_MIN_LINES, COMPACT_MIN_LINES / 2);
+    assert!(!Journal::open(&half).needs_compaction());
+    journal_of(&half, 1, 1);
+    assert!(Journal::open(&half).needs_compaction());
+
+    let all_live = store_root("compaction-live");
+    journal_of(&all_live, COMPACT_MIN_LINES + 10, COMPACT_MIN_LINES + 10);
+    assert!(!Journal::open(&all_live).needs_compaction(), "nothing superseded");
+}
+
+#[test]
+fn a_rewrite_keeps_the_latest_entries_and_retires_the_superseded_objects_still_in_the_store() {
+    let root = store_root("compact");
+    // 10 lines over 3 recipes: the latest entries are lines 7, 8 and 9.
+    let written = journal_of(&root, 10, 3);
+    let latest: Vec<&Entry> = written[7..].iter().collect();
+    // Objects of lines 0 and 1 are gone from the store; so is line 9's.
+    let gone = [&written[0].object, &written[1].object, &written[9].object];
+    let in_store = |object: &str| !gone.iter().any(|g| g.as_str() == object);
+    let done = Journal::rewrite(&root, in_store).unwrap();
+    assert_eq!(
+        done,
+        xr_build::journal::Rewritten { entries_dropped: 1, lines_before: 10, lines_after: 2 + 5 },
+        "2 live entries (line 9's object is gone), 5 retired (lines 2 to 6)"
+    );
+    let text = std::fs::read_to_string(root.join("journal.jsonl")).unwrap();
+    assert_eq!(text.lines().count(), 7, "{text}");
+    assert!(text.ends_with('\n'));
+    let reread = Journal::open(&root);
+    for entry in &latest[..2] {
+        let found = reread.get(&ObjectKey::from_hex(&entry.recipe).unwrap()).expect("latest entry kept");
+        assert_eq!(&found.object, &entry.object);
+    }
+    assert!(reread.get(&ObjectKey::from_hex(&latest[2].recipe).unwrap()).is_none(), "its object is gone");
+    let expected: std::collections::BTreeSet<String> = written[2..9].iter().map(|e| e.object.clone()).collect();
+    assert_eq!(reread.objects(), expected, "gc still knows every build object in the store");
+    // Retired lines count as lines, not as entries.
+    let again = Journal::rewrite(&root, in_store).unwrap();
+    assert_eq!(again, xr_build::journal::Rewritten { entries_dropped: 0, lines_before: 7, lines_after: 7 });
+    assert!(!Journal::open(&root).needs_compaction());
 }

@@ -38,19 +38,8 @@ impl Store {
     /// way that excludes this one, calls `waiting` once and then waits.
     pub fn lock(&self, kind: LockKind, waiting: impl FnOnce()) -> Result<StoreLock, StoreError> {
         let path = self.root().join("lock");
-        let file = match OpenOptions::new().create(true).truncate(false).write(true).open(&path) {
-            Ok(file) => file,
-            Err(_) => match File::open(&path) {
-                Ok(file) => file,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(StoreLock { _file: None }),
-                Err(source) => return Err(StoreError::Io { path, source }),
-            },
-        };
-        let tried = match kind {
-            LockKind::Shared => file.try_lock_shared(),
-            LockKind::Exclusive => file.try_lock(),
-        };
-        match tried {
+        let Some(file) = open_lock_file(&path)? else { return Ok(StoreLock { _file: None }) };
+        match try_take(&file, kind) {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 waiting();
@@ -63,6 +52,38 @@ impl Store {
             Err(TryLockError::Error(source)) => return Err(StoreError::Io { path, source }),
         }
         Ok(StoreLock { _file: Some(file) })
+    }
+
+    /// Takes the store's lock as `kind` if no other process holds it in a
+    /// way that excludes this one; `None` instead of waiting.
+    pub fn try_lock(&self, kind: LockKind) -> Result<Option<StoreLock>, StoreError> {
+        let path = self.root().join("lock");
+        let Some(file) = open_lock_file(&path)? else { return Ok(Some(StoreLock { _file: None })) };
+        match try_take(&file, kind) {
+            Ok(()) => Ok(Some(StoreLock { _file: Some(file) })),
+            Err(TryLockError::WouldBlock) => Ok(None),
+            Err(TryLockError::Error(source)) => Err(StoreError::Io { path, source }),
+        }
+    }
+}
+
+/// The lock file, created on first use; `None` where it does not exist and
+/// cannot be created (a store this process cannot write).
+fn open_lock_file(path: &std::path::Path) -> Result<Option<File>, StoreError> {
+    match OpenOptions::new().create(true).truncate(false).write(true).open(path) {
+        Ok(file) => Ok(Some(file)),
+        Err(_) => match File::open(path) {
+            Ok(file) => Ok(Some(file)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(StoreError::Io { path: path.to_path_buf(), source }),
+        },
+    }
+}
+
+fn try_take(file: &File, kind: LockKind) -> Result<(), TryLockError> {
+    match kind {
+        LockKind::Shared => file.try_lock_shared(),
+        LockKind::Exclusive => file.try_lock(),
     }
 }
 
@@ -91,5 +112,18 @@ mod tests {
             drop(exclusive);
         });
         let _again = store.lock(LockKind::Exclusive, || panic!("free again")).expect("lock");
+    }
+
+    #[test]
+    fn trying_for_the_lock_does_not_wait() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(dir.path()).expect("store");
+        let build = store.lock(LockKind::Shared, || {}).expect("lock");
+        assert!(store.try_lock(LockKind::Exclusive).expect("try").is_none(), "a build holds it");
+        assert!(store.try_lock(LockKind::Shared).expect("try").is_some(), "shared with the build");
+        drop(build);
+        let alone = store.try_lock(LockKind::Exclusive).expect("try").expect("free");
+        assert!(store.try_lock(LockKind::Shared).expect("try").is_none(), "held alone");
+        drop(alone);
     }
 }
