@@ -149,11 +149,15 @@ fn verify_journal(root: &Path, delete_corrupt: bool, named: &mut BTreeSet<Object
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
     let text = String::from_utf8_lossy(&bytes);
-    let (mut entries, mut corrupt, mut torn) = (0, 0, 0);
+    let (mut entries, mut retired, mut corrupt, mut torn) = (0, 0, 0, 0);
     for (number, line) in text.lines().enumerate() {
         match journal_line(line) {
             JournalLine::Entry(object) => {
                 entries += 1;
+                named.insert(object);
+            }
+            JournalLine::Retired(object) => {
+                retired += 1;
                 named.insert(object);
             }
             JournalLine::Torn => torn += 1,
@@ -170,11 +174,11 @@ fn verify_journal(root: &Path, delete_corrupt: bool, named: &mut BTreeSet<Object
         }
     }
     if delete_corrupt && (corrupt > 0 || torn > 0) {
-        xr_build::journal::Journal::rewrite(root, |e| entry_keys(e).is_some())
+        xr_build::journal::Journal::rewrite(root, |object| ObjectKey::from_hex(object).is_some())
             .with_context(|| format!("rewriting {} without its bad lines", path.display()))?;
     }
     println!(
-        "xr store verify: journal: {entries} entries, {corrupt} corrupt lines, {torn} torn lines of killed builds (skipped when read){}",
+        "xr store verify: journal: {entries} entries, {retired} retired objects, {corrupt} corrupt lines, {torn} torn lines of killed builds (skipped when read){}",
         if delete_corrupt && (corrupt > 0 || torn > 0) { " (removed)" } else { "" }
     );
     Ok(corrupt == 0 || delete_corrupt)
@@ -185,6 +189,8 @@ fn verify_journal(root: &Path, delete_corrupt: bool, named: &mut BTreeSet<Object
 enum JournalLine {
     /// An entry naming this object.
     Entry(ObjectKey),
+    /// A compacted journal's line for a superseded object still in the store.
+    Retired(ObjectKey),
     /// The start of an entry whose write a kill cut short (JSON that ends
     /// too early). Later builds append after it, so it can be anywhere.
     Torn,
@@ -196,6 +202,13 @@ enum JournalLine {
     Corrupt,
 }
 
+/// `{"retired": "<object>"}` (see `xr_build::journal`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RetiredLine {
+    retired: String,
+}
+
 fn entry_keys(entry: &Entry) -> Option<ObjectKey> {
     ObjectKey::from_hex(&entry.recipe)?;
     ObjectKey::from_hex(&entry.object)
@@ -203,6 +216,9 @@ fn entry_keys(entry: &Entry) -> Option<ObjectKey> {
 
 fn journal_line(line: &str) -> JournalLine {
     let whole = |text: &str| serde_json::from_str::<Entry>(text).ok().as_ref().and_then(entry_keys);
+    if let Ok(retired) = serde_json::from_str::<RetiredLine>(line) {
+        return ObjectKey::from_hex(&retired.retired).map_or(JournalLine::Corrupt, JournalLine::Retired);
+    }
     match serde_json::from_str::<Entry>(line) {
         Ok(entry) => entry_keys(&entry).map_or(JournalLine::Corrupt, JournalLine::Entry),
         Err(e) if e.is_eof() => JournalLine::Torn,

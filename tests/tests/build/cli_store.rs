@@ -48,7 +48,7 @@ fn verify_checks_catalogs_and_the_journal_too() {
     let (ok, out) = verify(&root, &[]);
     assert!(ok, "{out}");
     assert!(out.contains("4 catalogs, 0 corrupt, 111 objects named, 0 problems"), "{out}");
-    assert!(out.contains("journal: 111 entries, 0 corrupt lines, 0 torn lines"), "{out}");
+    assert!(out.contains("journal: 111 entries, 0 retired objects, 0 corrupt lines, 0 torn lines"), "{out}");
 
     // A catalog that does not parse: corrupt, removable, written again by the next build.
     let unlit = root.join("catalog/unlit.json");

@@ -582,3 +582,43 @@ fn a_store_that_cannot_be_synced_fails_the_build_and_names_no_object() {
     assert!(ok, "{stdout}{stderr}");
     assert_eq!(summary(&stdout), (ARTIFACTS, 0, 0, ARTIFACTS), "{stdout}");
 }
+
+/// Rebuilds append to the journal; once it is long and mostly superseded, a
+/// build compacts it to one line per artifact and a short line per
+/// superseded object still in the store, which `xr store gc` then collects.
+#[test]
+fn a_long_superseded_journal_is_compacted_and_gc_still_collects_what_it_superseded() {
+    let dir = materials_copy("build-compact");
+    assert!(build(&dir, &[]).0);
+    // An edit to an include of lit and toon: their old objects are superseded.
+    let lighting = dir.join("shaders/include/lighting.glsl");
+    let text = std::fs::read_to_string(&lighting).unwrap();
+    std::fs::write(&lighting, text.replace("0.5, 0.5, 1.0", "0.4, 0.6, 1.0")).unwrap();
+    let (ok, stdout, _) = build(&dir, &[]);
+    assert!(ok, "{stdout}");
+    // Many rebuilds' worth of superseded lines: the journal's own lines again and again.
+    let journal = dir.join("store/journal.jsonl");
+    let lines = std::fs::read_to_string(&journal).unwrap();
+    let copies = xr_build::journal::COMPACT_MIN_LINES / lines.lines().count() + 1;
+    std::fs::write(&journal, lines.repeat(copies)).unwrap();
+    // Without the build stamp the build takes the ordinary path (the stamp
+    // would answer "nothing changed" without opening the journal).
+    std::fs::remove_file(dir.join("store/last-build.json")).unwrap();
+    let (ok, stdout, stderr) = build(&dir, &[]);
+    assert!(ok, "{stdout}{stderr}");
+    assert_eq!(summary(&stdout).0, 0, "nothing rebuilt: {stdout}");
+    let compacted = std::fs::read_to_string(&journal).unwrap();
+    let retired = compacted.lines().filter(|l| l.starts_with("{\"retired\"")).count();
+    assert_eq!(compacted.lines().count(), ARTIFACTS + retired, "one line per artifact, one per retired object");
+    assert!(retired > 0, "the edit superseded objects that are still in the store");
+    let (ok, report) = verify(&dir);
+    assert!(ok && report.contains(&format!("{ARTIFACTS} entries, {retired} retired objects")), "{report}");
+
+    let (ok, stdout, stderr) = output(&mut xr(&dir, &["store", "gc", "-m", "xr.toml"]));
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains(&format!("{retired} removed")), "gc collects every retired object: {stdout}");
+    assert!(verify(&dir).0);
+    let (ok, stdout, _) = build(&dir, &["--in-process"]);
+    assert!(ok);
+    assert_eq!(summary(&stdout).1, ARTIFACTS, "all reused after compaction and gc: {stdout}");
+}
