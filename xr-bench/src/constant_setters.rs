@@ -195,6 +195,24 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
             raw,
             raw_ns,
         };
+        // The raw calls, each the same in both comparisons it appears in.
+        // SAFETY: `program` is a linked program of this context; the
+        // location is its vec4 uniform's.
+        let raw_vector =
+            |i: usize| unsafe { gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&color(i))) };
+        // SAFETY: as above; 16 vec4 for the 16 elements.
+        let raw_array = |i: usize| unsafe {
+            gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(colors(i).as_flattened()))
+        };
+        // SAFETY: as above; 16 floats for one mat4.
+        let raw_matrix = |i: usize| unsafe {
+            gl.program_uniform_matrix_4_f32_slice(program, Some(&matrix_location), false, black_box(&matrix4(i)))
+        };
+        let raw_all = |i: usize| {
+            raw_vector(i);
+            raw_array(i);
+            raw_matrix(i);
+        };
         rows.push(row(
             "set_vector",
             "glProgramUniform4fv",
@@ -203,9 +221,7 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
                 |i| {
                     built.constants.set_vector(handle, &color(i)).expect("set");
                 },
-                // SAFETY: `program` is a linked program of this context; the
-                // location is its vec4 uniform's.
-                |i| unsafe { gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&color(i))) },
+                raw_vector,
             ),
         ));
         rows.push(row(
@@ -216,10 +232,7 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
                 |i| {
                     built.constants.set_vec4_array(array, &colors(i)).expect("set");
                 },
-                // SAFETY: as above; 16 vec4 for the 16 elements.
-                |i| unsafe {
-                    gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(colors(i).as_flattened()))
-                },
+                raw_array,
             ),
         ));
         rows.push(row(
@@ -230,15 +243,7 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
                 |i| {
                     built.constants.set_matrix4(matrix, &matrix4(i)).expect("set");
                 },
-                // SAFETY: as above; 16 floats for one mat4.
-                |i| unsafe {
-                    gl.program_uniform_matrix_4_f32_slice(
-                        program,
-                        Some(&matrix_location),
-                        false,
-                        black_box(&matrix4(i)),
-                    )
-                },
+                raw_matrix,
             ),
         ));
         rows.push(row(
@@ -261,13 +266,7 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
                     ];
                     built.constants.set_values(&sets).expect("set");
                 },
-                // SAFETY: as above.
-                |i| unsafe {
-                    let (c, a, m) = (color(i), colors(i), matrix4(i));
-                    gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&c));
-                    gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(a.as_flattened()));
-                    gl.program_uniform_matrix_4_f32_slice(program, Some(&matrix_location), false, black_box(&m));
-                },
+                raw_all,
             ),
         ));
         // The same sets through setters resolved once per handle.
@@ -276,41 +275,17 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
         rows.push(row(
             "resolved set_vector",
             "glProgramUniform4fv",
-            compare(
-                args,
-                |i| vector.set_vector(&color(i)).expect("set"),
-                // SAFETY: as above.
-                |i| unsafe { gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&color(i))) },
-            ),
+            compare(args, |i| vector.set_vector(&color(i)).expect("set"), raw_vector),
         ));
         rows.push(row(
             "resolved set_vec4_array, 16",
             "glProgramUniform4fv, count 16",
-            compare(
-                args,
-                |i| vectors.set_vec4_array(&colors(i)).expect("set"),
-                // SAFETY: as above.
-                |i| unsafe {
-                    gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(colors(i).as_flattened()))
-                },
-            ),
+            compare(args, |i| vectors.set_vec4_array(&colors(i)).expect("set"), raw_array),
         ));
         rows.push(row(
             "resolved set_matrix4",
             "glProgramUniformMatrix4fv",
-            compare(
-                args,
-                |i| matrix.set_matrix4(&matrix4(i)).expect("set"),
-                // SAFETY: as above.
-                |i| unsafe {
-                    gl.program_uniform_matrix_4_f32_slice(
-                        program,
-                        Some(&matrix_location),
-                        false,
-                        black_box(&matrix4(i)),
-                    )
-                },
-            ),
+            compare(args, |i| matrix.set_matrix4(&matrix4(i)).expect("set"), raw_matrix),
         ));
         rows.push(row(
             "3 resolved setters",
@@ -322,13 +297,7 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
                     vectors.set_vec4_array(&colors(i)).expect("set");
                     matrix.set_matrix4(&matrix4(i)).expect("set");
                 },
-                // SAFETY: as above.
-                |i| unsafe {
-                    let (c, a, m) = (color(i), colors(i), matrix4(i));
-                    gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&c));
-                    gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(a.as_flattened()));
-                    gl.program_uniform_matrix_4_f32_slice(program, Some(&matrix_location), false, black_box(&m));
-                },
+                raw_all,
             ),
         ));
     }
