@@ -104,14 +104,7 @@ impl ConstantInfo {
         let name = &self.name;
         let accepts = value.ty == declared
             || (declared.scalar == ScalarKind::Sampler && value.ty == ConstantType::vector(ScalarKind::Int, 1));
-        let data_fits = matches!(
-            (declared.scalar, &value.data),
-            (ScalarKind::Float, ConstantData::Float(_))
-                | (ScalarKind::Int | ScalarKind::Sampler, ConstantData::Int(_))
-                | (ScalarKind::UInt, ConstantData::UInt(_))
-                | (ScalarKind::Bool, ConstantData::Bool(_))
-        );
-        if !accepts || !data_fits {
+        if !accepts || !value.data.holds(declared.scalar) {
             return Err(XrError::invalid_input(format!(
                 "constant '{name}' is {declared}, cannot set it from a {} value",
                 value.ty
@@ -244,6 +237,18 @@ pub enum ConstantData<'a> {
 }
 
 impl ConstantData<'_> {
+    /// Whether these are components of `scalar` (a sampler's unit is an int).
+    #[inline]
+    pub fn holds(&self, scalar: ScalarKind) -> bool {
+        matches!(
+            (scalar, self),
+            (ScalarKind::Float, ConstantData::Float(_))
+                | (ScalarKind::Int | ScalarKind::Sampler, ConstantData::Int(_))
+                | (ScalarKind::UInt, ConstantData::UInt(_))
+                | (ScalarKind::Bool, ConstantData::Bool(_))
+        )
+    }
+
     /// Number of components.
     pub fn len(&self) -> usize {
         match self {
@@ -442,9 +447,7 @@ impl fmt::Debug for ResolvedSetter {
 #[derive(Debug)]
 pub struct Setter<'t> {
     resolved: ResolvedSetter,
-    /// Components of one element, and elements from the handle's on: the
-    /// check of a set, computed once.
-    components: usize,
+    /// Elements from the handle's on, computed once.
     remaining: usize,
     table: core::marker::PhantomData<&'t ConstantTableBox>,
 }
@@ -455,9 +458,8 @@ impl ConstantTable_TO<'static, RBox<()>> {
     /// bytes, already at a copy's cost: set through the table there).
     pub fn setter(&self, handle: ConstantHandle) -> Result<Setter<'_>, xr_device::XrError> {
         let resolved = self.resolve(handle).into_result()?;
-        let components = resolved.ty.components();
         let remaining = resolved.array_size.saturating_sub(resolved.element) as usize;
-        Ok(Setter { resolved, components, remaining, table: core::marker::PhantomData })
+        Ok(Setter { resolved, remaining, table: core::marker::PhantomData })
     }
 }
 
@@ -485,25 +487,13 @@ impl Setter<'_> {
         }
     }
 
-    /// The common case of [`ConstantInfo::check`], without building a
-    /// name or dividing for one element: the declared type, whole elements
-    /// that fit.
+    /// The common case of [`ConstantInfo::check`] without building a
+    /// name: the declared type, whole elements that fit.
     #[inline]
     fn fits(&self, value: &ConstantValue<'_>) -> bool {
-        let kind = matches!(
-            (self.resolved.ty.scalar, &value.data),
-            (ScalarKind::Float, ConstantData::Float(_))
-                | (ScalarKind::Int, ConstantData::Int(_))
-                | (ScalarKind::UInt, ConstantData::UInt(_))
-                | (ScalarKind::Bool, ConstantData::Bool(_))
-        );
-        let len = value.data.len();
-        let whole = if len == self.components {
-            self.remaining >= 1
-        } else {
-            len > 0 && len.is_multiple_of(self.components) && len / self.components <= self.remaining
-        };
-        kind && value.ty == self.resolved.ty && whole
+        value.ty == self.resolved.ty
+            && value.data.holds(value.ty.scalar)
+            && value.element_count().is_some_and(|count| count <= self.remaining)
     }
 
     /// `float`.
