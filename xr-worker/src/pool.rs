@@ -469,6 +469,54 @@ pub fn signal_name(signal: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xr_sourcebuild::{ProgramDesc, ShaderStage, SourceDesc};
+
+    /// A pool whose "worker" is a shell script.
+    fn shell_pool(script: &str) -> Pool {
+        let args = vec!["-c".into(), script.into()];
+        Pool::new(PoolConfig { command: WorkerCommand { program: "/bin/sh".into(), args }, memory_limit: None })
+    }
+
+    fn request() -> OfflineRequest {
+        let stage = SourceDesc::new("glsl", ShaderStage::Fragment, "a.frag", "void main() {}");
+        OfflineRequest::new(ProgramDesc::new("p", [stage]), "vk-spirv")
+    }
+
+    #[test]
+    fn a_worker_that_dies_is_replaced_once_then_its_job_fails_with_the_cause() {
+        let pool = shell_pool("echo 'dying on purpose' >&2; exit 3");
+        let failure = pool.lease().compile("c", &request(), Duration::from_secs(10)).unwrap_err();
+        assert_eq!(
+            failure,
+            WorkerFailure::Crashed {
+                how: "exited with status 3".into(),
+                said: "dying on purpose".into(),
+                target: "vk-spirv".into()
+            }
+        );
+        assert_eq!(pool.started(), 2, "one retry in a fresh worker");
+    }
+
+    #[test]
+    fn a_job_past_its_time_limit_is_stopped_without_a_retry() {
+        let pool = shell_pool("exec sleep 30");
+        let started = Instant::now();
+        let failure = pool.lease().compile("c", &request(), Duration::from_millis(200)).unwrap_err();
+        assert_eq!(failure, WorkerFailure::TimedOut { limit: Duration::from_millis(200), target: "vk-spirv".into() });
+        assert_eq!(pool.started(), 1);
+        assert!(started.elapsed() < Duration::from_secs(10), "the worker was killed, not waited for");
+    }
+
+    #[test]
+    fn a_worker_that_cannot_start_fails_the_job_naming_the_program() {
+        let pool = Pool::new(PoolConfig {
+            command: WorkerCommand { program: "/nonexistent/xr".into(), args: vec![] },
+            memory_limit: None,
+        });
+        let failure = pool.lease().compile("c", &request(), Duration::from_secs(1)).unwrap_err();
+        assert!(matches!(&failure, WorkerFailure::Start { program, .. } if program == "/nonexistent/xr"), "{failure}");
+        assert_eq!(pool.started(), 0);
+    }
 
     #[test]
     fn an_end_names_the_signal_the_limit_and_the_last_words() {
