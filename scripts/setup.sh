@@ -34,3 +34,6 @@ if ! command -v cargo >/dev/null 2>&1; then
     echo "setup: cargo is not on PATH; install the stable Rust toolchain (rustup) first" >&2
     exit 1
 fi
+
+# The Slang library for xr-compiler-slang, from the slangpy wheel on PyPI.
+"$(dirname "$0")/setup-slang.sh"

@@ -54,9 +54,11 @@ pub struct SourceArgs {
     /// `profile`).
     #[arg(long)]
     stage: Option<Stage>,
-    /// Entry point.
-    #[arg(long, default_value = "main")]
-    entry: String,
+    /// Entry point (default `main`). For a language whose files declare
+    /// their entry points (Slang's `[shader("…")]`), a file given without
+    /// `--stage` builds every entry point it declares, or the one named here.
+    #[arg(long)]
+    entry: Option<String>,
     /// Source language, as the plugins name it (glsl, hlsl, wgsl, …); by
     /// default from the file extension, as the plugins declare extensions.
     #[arg(long)]
@@ -117,11 +119,11 @@ impl SourceArgs {
         })
     }
 
-    /// The stage of `file`: `--stage`, its extension (`a.vert`, `a.vs.hlsl`),
-    /// or an option of `pair` that names one.
-    fn stage(&self, file: &Path, pair: &CompilePair, options: &[(String, String)]) -> anyhow::Result<ShaderStage> {
+    /// The stage of `file` where the command line tells it: `--stage`, its
+    /// extension (`a.vert`, `a.vs.hlsl`), or an option of `pair` that names one.
+    fn stage_given(&self, file: &Path, pair: &CompilePair, options: &[(String, String)]) -> Option<ShaderStage> {
         if let Some(stage) = self.stage {
-            return Ok(stage.into());
+            return Some(stage.into());
         }
         let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
         stage_of_extension(extension)
@@ -131,20 +133,76 @@ impl SourceArgs {
                 stage_of_extension(stem.extension()?.to_str()?)
             })
             .or_else(|| xr_host::stage_selected(pair, options))
-            .ok_or_else(|| {
-                let selectors: Vec<String> = pair
-                    .options
-                    .iter()
-                    .filter(|o| o.values.iter().any(|v| v.stage.is_some()))
-                    .map(|o| format!("--option {}", o.usage()))
-                    .collect();
-                let or_option =
-                    if selectors.is_empty() { String::new() } else { format!(", {}", selectors.join(", ")) };
-                usage(format!(
-                    "cannot tell the stage of {}: give --stage{or_option}, or name it like a.vert",
-                    file.display()
-                ))
-            })
+    }
+
+    /// The error for a file whose stage nothing tells.
+    fn unknown_stage(&self, file: &Path, pair: &CompilePair) -> anyhow::Error {
+        {
+            let selectors: Vec<String> = pair
+                .options
+                .iter()
+                .filter(|o| o.values.iter().any(|v| v.stage.is_some()))
+                .map(|o| format!("--option {}", o.usage()))
+                .collect();
+            let or_option = if selectors.is_empty() { String::new() } else { format!(", {}", selectors.join(", ")) };
+            usage(format!(
+                "cannot tell the stage of {}: give --stage{or_option}, or name it like a.vert",
+                file.display()
+            ))
+        }
+    }
+
+    /// The stages of `file` that its own entry points declare (Slang's
+    /// `[shader("…")]`), as the compiler reads them; all of them, or the one
+    /// `--entry` names. Empty where the language declares none.
+    fn declared_stages(
+        &self,
+        system: &xr_sourcebuild::SourceBuildSystemBox,
+        base: &SourceDesc,
+        messages: &MessageArgs,
+        compiler: &str,
+        target: &str,
+    ) -> anyhow::Result<Vec<SourceDesc>> {
+        let program = base.file_name.to_string();
+        let declared = system
+            .entry_points(base)
+            .into_result()
+            .map_err(|error| report_failure(messages, compiler, &program, target, &error))?;
+        if declared.is_empty() {
+            return Ok(Vec::new());
+        }
+        let listed =
+            || declared.iter().map(|e| format!("{} ({})", e.name, e.stage.name())).collect::<Vec<_>>().join(", ");
+        let chosen: Vec<_> = match &self.entry {
+            Some(name) => {
+                let found: Vec<_> = declared.iter().filter(|e| e.name == name.as_str()).collect();
+                if found.is_empty() {
+                    return Err(usage(format!(
+                        "{} declares no entry point '{name}'; it declares {}",
+                        base.file_name,
+                        listed()
+                    )));
+                }
+                found
+            }
+            None => declared.iter().collect(),
+        };
+        let mut stages = Vec::new();
+        for entry in chosen {
+            if stages.iter().any(|s: &SourceDesc| s.stage == entry.stage) {
+                return Err(usage(format!(
+                    "{} declares more than one {} entry point ({}): choose one with --entry NAME",
+                    base.file_name,
+                    entry.stage.name(),
+                    listed()
+                )));
+            }
+            let mut desc = base.clone();
+            desc.stage = entry.stage;
+            desc.entry_point = entry.name.clone();
+            stages.push(desc);
+        }
+        Ok(stages)
     }
 
     /// Compiles the files through the build system that the plugins declare
@@ -177,10 +235,12 @@ impl SourceArgs {
         for (name, value) in &options {
             xr_host::check_option(&info.name, pair, name, value)?;
         }
+        let compiler = info.name.to_string();
         let mut stages = Vec::new();
         for file in &self.files {
-            let mut desc = SourceDesc::read(language, self.stage(file, pair, &options)?, file)?;
-            desc.entry_point = self.entry.as_str().into();
+            let given = self.stage_given(file, pair, &options);
+            let mut desc = SourceDesc::read(language, given.unwrap_or(ShaderStage::Vertex), file)?;
+            desc.entry_point = self.entry.as_deref().unwrap_or("main").into();
             for define in &self.defines {
                 let (name, value) = define.split_once('=').unwrap_or((define, ""));
                 desc = desc.with_define(name, value);
@@ -188,7 +248,15 @@ impl SourceArgs {
             for dir in &self.include_dirs {
                 desc = desc.with_include_dir(dir.to_string_lossy());
             }
-            stages.push(desc);
+            if given.is_some() {
+                stages.push(desc);
+                continue;
+            }
+            let declared = self.declared_stages(system, &desc, messages, &compiler, &target)?;
+            if declared.is_empty() {
+                return Err(self.unknown_stage(file, pair));
+            }
+            stages.extend(declared);
         }
         stages.sort_by_key(|s| s.stage);
         for pair in stages.windows(2) {
@@ -208,7 +276,6 @@ impl SourceArgs {
             request = request.with_option(name, value);
         }
         tracing::debug!(build_system = %info.name, "compiling {} for {target}", program.name);
-        let compiler = info.name.to_string();
         let artifact = system
             .compile_offline(&request)
             .into_result()

@@ -33,7 +33,7 @@ use crate::{
     diagnostics::{BuildError, guard_build},
     load::{ArtifactLoad, LoadedArtifact},
     offline::{OfflineArtifact, OfflineRequest},
-    source::ProgramDesc,
+    source::{EntryPoint, ProgramDesc, SourceDesc},
     system::{
         AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBox, BuildOptions, BuildSystemInfo,
         BuiltProgram, ProgramBinary, SourceBuildSystem,
@@ -76,6 +76,12 @@ pub trait SourceBuildSystemBackend: Send + Sync {
 
     /// Compiles a program into an artifact of `request.target` without a device.
     fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError>;
+
+    /// The entry points `source` declares itself (Slang's `[shader("…")]`).
+    /// By default none: the stages of GLSL and HLSL are named from outside.
+    fn entry_points(&self, _source: &SourceDesc) -> Result<Vec<EntryPoint>, BuildError> {
+        Ok(Vec::new())
+    }
 }
 
 /// A build system attached to one device, as a plugin writes it;
@@ -218,6 +224,10 @@ impl<B: SourceBuildSystemBackend> SourceBuildSystem for Guarded<B> {
 
     fn compile_offline(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError> {
         guard_build(|| self.0.compile_offline(request))
+    }
+
+    fn entry_points(&self, source: &SourceDesc) -> RResult<RVec<EntryPoint>, BuildError> {
+        guard_build(|| self.0.entry_points(source).map(RVec::from))
     }
 }
 

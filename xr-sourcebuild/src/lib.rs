@@ -57,7 +57,7 @@ pub use offline::{
     ProgramReflection, ReflectedConstant, ReflectedOverride, ReflectedResource, StageOutput,
 };
 pub use plugin::{INTERFACE_VERSION, XrPlugin, XrPluginRef};
-pub use source::{Define, ProgramDesc, ShaderStage, SourceDesc, Specialization, VirtualFile};
+pub use source::{Define, EntryPoint, ProgramDesc, ShaderStage, SourceDesc, Specialization, VirtualFile};
 pub use system::{
     AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBox, BuildOptions, BuildSystemInfo, BuiltProgram,
     ProgramBinary, SourceBuildSystem, SourceBuildSystem_TO, SourceBuildSystemBox,

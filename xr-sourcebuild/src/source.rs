@@ -52,6 +52,17 @@ impl ShaderStage {
     }
 }
 
+/// An entry point a source declares itself, as Slang does with
+/// `[shader("vertex")]`: its function's name and its stage.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EntryPoint {
+    /// The function's name.
+    pub name: RString,
+    /// The stage it is written for.
+    pub stage: ShaderStage,
+}
+
 /// A preprocessor define, `NAME` or `NAME=VALUE`.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq, Hash)]

@@ -9,7 +9,7 @@ use crate::{
     diagnostics::{BuildError, Diagnostic},
     load::{ArtifactLoad, LoadedArtifact, TargetLoad},
     offline::{CompilePair, LanguageInfo, OfflineArtifact, OfflineRequest},
-    source::{ProgramDesc, ShaderStage},
+    source::{EntryPoint, ProgramDesc, ShaderStage, SourceDesc},
 };
 use abi_stable::{
     StableAbi, sabi_trait,
@@ -129,6 +129,16 @@ pub trait SourceBuildSystem: Send + Sync {
     /// Errors name the user's file and line.
     #[sabi(last_prefix_field)]
     fn compile_offline(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError>;
+
+    /// The entry points `source` declares itself, in the order written
+    /// (Slang's `[shader("fragment")]`), so that `xr compile a.slang` builds
+    /// a file without being told its stages. Empty for a language whose
+    /// stages are named from outside (GLSL, HLSL), and from a plugin built
+    /// before this method existed. Errors name the file and line.
+    fn entry_points(&self, source: &SourceDesc) -> RResult<RVec<EntryPoint>, BuildError> {
+        let _ = source;
+        RResult::ROk(RVec::new())
+    }
 }
 
 /// A build system attached to one live device (same thread as the device).

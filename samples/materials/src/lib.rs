@@ -4,7 +4,8 @@
 //!
 //! The scene is a 3 × 3 grid of tiles: one row per program (`unlit`,
 //! `lit`, `toon`), each tile a variant of it, some with overrides set at the
-//! load call.
+//! load call. `unlit` has a Slang twin, [`SLANG_TWIN`], which draws its row
+//! with the same pixels on every path that loads it ([`render_row`]).
 
 use xr_device::{
     DeviceBox, DeviceKind, DeviceOptions, DrawCall, Image, RenderTargetId, VertexAttribute, VertexBufferId,
@@ -163,6 +164,48 @@ pub enum SampleError {
     Io(#[from] std::io::Error),
 }
 
+/// The Slang twin of the `unlit` program (`shaders/unlit.slang`): the same
+/// variants, overrides and constants, and the same pixels.
+pub const SLANG_TWIN: (&str, &str) = ("unlit", "unlit-slang");
+
+/// Whether `run` loads the Slang twin: its targets are SPIR-V only, so the
+/// compatible-object path, or the library's choice among all paths.
+pub fn twin_loads_on(run: &Run) -> bool {
+    run.paths.is_empty() || run.paths.contains(&LoadPath::CompatibleObject)
+}
+
+/// The largest difference of any channel of any pixel of `a` and `b`
+/// (255 where their sizes differ).
+pub fn max_difference(a: &Image, b: &Image) -> u8 {
+    if (a.width, a.height) != (b.width, b.height) {
+        return u8::MAX;
+    }
+    a.rgba.iter().zip(b.rgba.iter()).map(|(x, y)| x.abs_diff(*y)).max().unwrap_or(0)
+}
+
+/// Renders only the tiles of `program`'s row, each drawn by `drawn_by`
+/// instead (the same variants, overrides and constants): a program's row
+/// and its twin's, to compare.
+pub fn render_row(
+    registry: &Registry,
+    library: &ShaderLibrary,
+    run: &Run,
+    program: &str,
+    drawn_by: &str,
+) -> Result<(Image, Vec<TileLoad>), SampleError> {
+    let mut device = registry.open_device(run.kind, &DeviceOptions::default())?;
+    let mut loader = DeviceLoader::attach(registry, &device, library)?;
+    let tiles: Vec<(usize, &str)> =
+        (0..SCENE.len()).filter(|i| SCENE[*i].program == program).map(|i| (i, drawn_by)).collect();
+    let result = Scene::load_tiles(&mut device, &mut loader, library, &run.paths, SIZE, &tiles).and_then(|scene| {
+        scene.draw(&mut device)?;
+        let image = device.read_pixels(scene.target()).into_result()?;
+        Ok((image, scene.loads()))
+    });
+    drop(loader);
+    result
+}
+
 /// Renders the scene on a device of `run.kind`, loading every tile's
 /// program from `library` through `run.paths`.
 pub fn render(registry: &Registry, library: &ShaderLibrary, run: &Run) -> Result<(Image, Vec<TileLoad>), SampleError> {
@@ -198,17 +241,31 @@ impl Scene {
         paths: &[LoadPath],
         size: u32,
     ) -> Result<Self, SampleError> {
+        let tiles: Vec<(usize, &str)> = SCENE.iter().enumerate().map(|(i, t)| (i, t.program)).collect();
+        Self::load_tiles(device, loader, library, paths, size, &tiles)
+    }
+
+    /// Loads the tiles `tiles` names, each as (index in [`SCENE`], the
+    /// program that draws it), like [`Scene::load`].
+    pub fn load_tiles(
+        device: &mut DeviceBox,
+        loader: &mut DeviceLoader,
+        library: &ShaderLibrary,
+        paths: &[LoadPath],
+        size: u32,
+        tiles: &[(usize, &str)],
+    ) -> Result<Self, SampleError> {
         let target = device.create_render_target(size, size).into_result()?;
         let layout = VertexLayout {
             stride: 2,
             attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into(),
         };
         let quad = device.create_vertex_buffer(QUAD.as_slice().into(), &layout).into_result()?;
-        let mut tiles = Vec::new();
-        for index in 0..SCENE.len() {
-            tiles.push(load_tile(loader, library, paths, index)?);
+        let mut loaded = Vec::new();
+        for (index, program) in tiles {
+            loaded.push(load_tile(loader, library, paths, *index, program)?);
         }
-        Ok(Self { target, quad, paths: paths.to_vec(), tiles })
+        Ok(Self { target, quad, paths: paths.to_vec(), tiles: loaded })
     }
 
     /// Clears the target and draws every tile into it.
@@ -250,7 +307,7 @@ impl Scene {
     ) -> Result<usize, SampleError> {
         let mut swapped = 0;
         for index in (0..SCENE.len()).filter(|i| SCENE[*i].program == program) {
-            let loaded = load_tile(loader, library, &self.paths, index)?;
+            let loaded = load_tile(loader, library, &self.paths, index, program)?;
             // The old program is dropped here, between frames.
             self.tiles[index] = loaded;
             swapped += 1;
@@ -259,16 +316,17 @@ impl Scene {
     }
 }
 
-/// Loads tile `index`'s program and sets its constants.
+/// Loads tile `index` drawn by `program` and sets its constants.
 fn load_tile(
     loader: &mut DeviceLoader,
     library: &ShaderLibrary,
     paths: &[LoadPath],
     index: usize,
+    program: &str,
 ) -> Result<Loaded, SampleError> {
     let tile = &SCENE[index];
     let request = LoadRequest {
-        program: tile.program,
+        program,
         variant: tile.variant.to_vec(),
         overrides: tile.overrides.to_vec(),
         paths: paths.to_vec(),

@@ -4,7 +4,7 @@
 
 use anyhow::Context;
 use clap::Parser;
-use materials::{SCENE, render, runs, write_png};
+use materials::{SCENE, SLANG_TWIN, max_difference, render, render_row, runs, twin_loads_on, write_png};
 use std::{path::PathBuf, sync::Arc};
 use xr_host::Registry;
 use xr_library::ShaderLibrary;
@@ -66,6 +66,35 @@ fn main() -> anyhow::Result<()> {
             Err(e) => {
                 failed += 1;
                 println!("{:<17} not rendered: {e}", run.name);
+            }
+        }
+    }
+    // The Slang twin draws the `unlit` row on every path that loads it; its
+    // pixels must be the GLSL program's (1 per channel allows the drivers'
+    // rounding of the same arithmetic compiled by two compilers).
+    let (program, twin) = SLANG_TWIN;
+    for run in selected.iter().filter(|r| twin_loads_on(r)) {
+        let compared = render_row(&registry, &library, run, program, program)
+            .and_then(|(glsl, _)| Ok((glsl, render_row(&registry, &library, run, program, twin)?)));
+        match compared {
+            Ok((glsl, (slang, loads))) => {
+                let difference = max_difference(&glsl, &slang);
+                let path = args.out.join(format!("materials-{}-{twin}.png", run.name));
+                write_png(&slang, &path)?;
+                let paths: Vec<String> = loads.iter().map(|l| format!("{} {}", l.path.name(), l.target)).collect();
+                println!(
+                    "{:<17} {twin} ({}) against {program}: at most {difference} per channel apart -> {}",
+                    run.name,
+                    paths.join(", "),
+                    path.display()
+                );
+                if difference > 1 {
+                    failed += 1;
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                println!("{:<17} {twin} not rendered: {e}", run.name);
             }
         }
     }

@@ -1,0 +1,409 @@
+//! The offline compile: a program's Slang files, with the entry points its
+//! stages name, into the SPIR-V object the Vulkan and GL SPIR-V build
+//! systems load (linked, validated and reflected by XR's SPIR-V core, as
+//! their own compiles are).
+
+use crate::{
+    diagnostics, ffi,
+    library::{self, Slang},
+    session::{self, Request},
+};
+use abi_stable::std_types::RVec;
+use std::collections::BTreeMap;
+use xr_device::XrError;
+use xr_sourcebuild::{
+    BuildError, CompilePair, EntryPoint, FileRead, OfflineArtifact, OfflineRequest, OptionDecl, Severity, ShaderStage,
+    SourceDesc, StageOutput,
+};
+use xr_spirv::{SpirvVersion, TargetEnv, container::StageModule};
+
+/// The language's name, as manifests and `--lang` give it.
+pub const LANGUAGE: &str = "slang";
+/// The targets this compiler writes.
+pub const TARGETS: [&str; 2] = ["vk-spirv", "gl-spirv"];
+/// `OpSource`'s source language number for Slang, which the SPIR-V
+/// validator XR links (SPIRV-Tools 2023.1) predates: see [`unknown_source_language`].
+const SOURCE_LANGUAGE_SLANG: u32 = 11;
+
+/// `slang → target` with the options it takes.
+pub fn pair(target: &str) -> CompilePair {
+    let vulkan = target == "vk-spirv";
+    let versions: &[&str] = if vulkan { &["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6"] } else { &["1.0"] };
+    let mut options = vec![
+        OptionDecl::choice("optimize", &["none", "size", "performance"], "none", "Slang's optimisation level"),
+        OptionDecl::choice(
+            "spirv-version",
+            versions,
+            "",
+            "SPIR-V version written (by default the target environment's own)",
+        ),
+        OptionDecl::choice(
+            "matrix-layout",
+            &["column", "row"],
+            "column",
+            "layout of matrices without an explicit one (column: as GLSL and XR's constant setters)",
+        ),
+    ];
+    if vulkan {
+        options.push(OptionDecl::choice(
+            "vulkan",
+            &["1.0", "1.1", "1.2", "1.3"],
+            "1.0",
+            "Vulkan version the modules are compiled and validated for",
+        ));
+    }
+    CompilePair::new(LANGUAGE, target).with_options(options)
+}
+
+/// What a compile is asked for, read from the request's options.
+struct Settings {
+    env: TargetEnv,
+    profile: &'static str,
+    optimization: u32,
+    matrix_layout: u32,
+    /// Defined in every unit, as glslang defines them: `VULKAN` or `GL_SPIRV`.
+    target_define: &'static str,
+}
+
+fn settings(request: &OfflineRequest) -> Result<Settings, XrError> {
+    let vulkan = match request.target.as_str() {
+        "vk-spirv" => true,
+        "gl-spirv" => false,
+        other => {
+            return Err(XrError::invalid_input(format!(
+                "xr-compiler-slang compiles into {} only, not '{other}'",
+                TARGETS.join(" and ")
+            )));
+        }
+    };
+    let env = if vulkan {
+        match request.option("vulkan").unwrap_or("1.0") {
+            "1.0" => TargetEnv::Vulkan10,
+            "1.1" => TargetEnv::Vulkan11,
+            "1.2" => TargetEnv::Vulkan12,
+            "1.3" => TargetEnv::Vulkan13,
+            other => return Err(XrError::invalid_input(format!("unknown Vulkan version '{other}' (1.0 … 1.3)"))),
+        }
+    } else {
+        TargetEnv::OpenGl45
+    };
+    let version = match request.option("spirv-version") {
+        None | Some("") => env.default_spirv(),
+        Some(text) => spirv_version(text).filter(|v| vulkan || *v == SpirvVersion::V1_0).ok_or_else(|| {
+            XrError::invalid_input(format!("spirv-version {text} is not one {} takes", request.target))
+        })?,
+    };
+    let optimization = match request.option("optimize").unwrap_or("none") {
+        "none" => ffi::OPTIMIZATION_NONE,
+        "size" => ffi::OPTIMIZATION_DEFAULT,
+        "performance" => ffi::OPTIMIZATION_HIGH,
+        other => return Err(XrError::invalid_input(format!("unknown optimization level '{other}'"))),
+    };
+    let matrix_layout = match request.option("matrix-layout").unwrap_or("column") {
+        "column" => ffi::MATRIX_LAYOUT_COLUMN_MAJOR,
+        "row" => ffi::MATRIX_LAYOUT_ROW_MAJOR,
+        other => return Err(XrError::invalid_input(format!("matrix-layout is column or row, not '{other}'"))),
+    };
+    Ok(Settings {
+        env,
+        profile: profile(version),
+        optimization,
+        matrix_layout,
+        target_define: if vulkan { "VULKAN" } else { "GL_SPIRV" },
+    })
+}
+
+fn spirv_version(text: &str) -> Option<SpirvVersion> {
+    Some(match text {
+        "1.0" => SpirvVersion::V1_0,
+        "1.1" => SpirvVersion::V1_1,
+        "1.2" => SpirvVersion::V1_2,
+        "1.3" => SpirvVersion::V1_3,
+        "1.4" => SpirvVersion::V1_4,
+        "1.5" => SpirvVersion::V1_5,
+        "1.6" => SpirvVersion::V1_6,
+        _ => return None,
+    })
+}
+
+fn profile(version: SpirvVersion) -> &'static str {
+    match version {
+        SpirvVersion::V1_0 => "spirv_1_0",
+        SpirvVersion::V1_1 => "spirv_1_1",
+        SpirvVersion::V1_2 => "spirv_1_2",
+        SpirvVersion::V1_3 => "spirv_1_3",
+        SpirvVersion::V1_4 => "spirv_1_4",
+        SpirvVersion::V1_5 => "spirv_1_5",
+        SpirvVersion::V1_6 => "spirv_1_6",
+    }
+}
+
+fn slang_stage(stage: ShaderStage) -> u32 {
+    match stage {
+        ShaderStage::Vertex => ffi::stage::VERTEX,
+        ShaderStage::TessControl => ffi::stage::HULL,
+        ShaderStage::TessEvaluation => ffi::stage::DOMAIN,
+        ShaderStage::Geometry => ffi::stage::GEOMETRY,
+        ShaderStage::Fragment => ffi::stage::FRAGMENT,
+        ShaderStage::Compute => ffi::stage::COMPUTE,
+    }
+}
+
+fn xr_stage(stage: u32) -> Option<ShaderStage> {
+    Some(match stage {
+        ffi::stage::VERTEX => ShaderStage::Vertex,
+        ffi::stage::HULL => ShaderStage::TessControl,
+        ffi::stage::DOMAIN => ShaderStage::TessEvaluation,
+        ffi::stage::GEOMETRY => ShaderStage::Geometry,
+        ffi::stage::FRAGMENT => ShaderStage::Fragment,
+        ffi::stage::COMPUTE => ShaderStage::Compute,
+        _ => return None,
+    })
+}
+
+/// The opened library, or the reason there is none as a build error.
+fn opened() -> Result<&'static Slang, BuildError> {
+    library::slang().map_err(|e| XrError::unavailable(format!("xr-compiler-slang: {e}")).into())
+}
+
+fn slang_error(message: String) -> BuildError {
+    XrError::new(xr_device::ErrorKind::Build, message).into()
+}
+
+/// Makes a request: this thread's session, the files' directories and the
+/// include directories searched, one translation unit per distinct file
+/// (each with its stage's defines). Returns the request and each stage's
+/// unit.
+fn request_for<'a>(
+    slang: &'a Slang,
+    stages: &[&SourceDesc],
+    target_define: &str,
+) -> Result<(Request<'a>, session::Session, Vec<i32>), BuildError> {
+    let session = session::session(slang).map_err(slang_error)?;
+    let mut request = Request::new(slang, session).map_err(slang_error)?;
+    let mut searched: Vec<String> = Vec::new();
+    for desc in stages {
+        let own_dir = std::path::Path::new(desc.file_name.as_str())
+            .parent()
+            .map(|d| if d.as_os_str().is_empty() { ".".to_owned() } else { d.to_string_lossy().into_owned() });
+        for dir in own_dir.into_iter().chain(desc.include_dirs.iter().map(|d| d.to_string())) {
+            if !searched.contains(&dir) {
+                request.search_path(&dir);
+                searched.push(dir);
+            }
+        }
+    }
+    let mut units: BTreeMap<&str, (i32, &SourceDesc)> = BTreeMap::new();
+    let mut of_stage = Vec::new();
+    for desc in stages {
+        let file = desc.file_name.as_str();
+        if let Some((unit, first)) = units.get(file) {
+            if first.defines != desc.defines {
+                return Err(XrError::invalid_input(format!(
+                    "{file}: its {} and {} entry points are given different defines; one file is one module, \
+                     compiled once",
+                    first.stage.name(),
+                    desc.stage.name()
+                ))
+                .into());
+            }
+            of_stage.push(*unit);
+            continue;
+        }
+        let unit = request.translation_unit(file, &desc.source);
+        request.define(unit, target_define, "1");
+        for define in desc.defines.iter() {
+            request.define(unit, &define.name, &define.value);
+        }
+        units.insert(file, (unit, desc));
+        of_stage.push(unit);
+    }
+    Ok((request, session, of_stage))
+}
+
+/// Compiles every stage of `request.program` (the body of `compile_offline`).
+pub fn compile(request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
+    let settings = settings(request)?;
+    let slang = opened()?;
+    let program = &request.program;
+    let context = format!("program '{}'", program.name);
+    if program.stages.is_empty() {
+        return Err(XrError::invalid_input(format!("{context}: the program has no stages")).into());
+    }
+    let stages: Vec<&SourceDesc> = program.stages.iter().collect();
+    let (mut slang_request, session, units) = request_for(slang, &stages, settings.target_define)?;
+    slang_request.target_spirv(session, settings.profile).map_err(slang_error)?;
+    slang_request.matrix_layout(settings.matrix_layout);
+    slang_request.optimization(settings.optimization);
+    // Entry points keep their names in the SPIR-V (the loaders take each
+    // module's own); "SPIR-V version too old" is Slang's advice to write a
+    // newer SPIR-V than the target environment takes.
+    slang_request.arguments(&["-fvk-use-entrypoint-name", "-warnings-disable", "50011"]).map_err(slang_error)?;
+    let entries: Vec<i32> = stages
+        .iter()
+        .zip(&units)
+        .map(|(desc, unit)| slang_request.entry_point(*unit, &desc.entry_point, slang_stage(desc.stage)))
+        .collect();
+    let compiled = slang_request.compile();
+    let said = diagnostics::parse(&slang_request.diagnostics(), &stages[0].file_name);
+    let (errors, warnings): (Vec<_>, Vec<_>) = said.into_iter().partition(|d| d.severity == Severity::Error);
+    if !compiled || !errors.is_empty() {
+        if errors.is_empty() {
+            return Err(slang_error(format!("{context}: the Slang compile failed without a message")));
+        }
+        return Err(BuildError::from_diagnostics(&context, errors));
+    }
+    let mut modules = Vec::new();
+    for (desc, entry) in stages.iter().zip(&entries) {
+        let mut words = slang_request.code(*entry).ok_or_else(|| {
+            slang_error(format!(
+                "{context}: {}: Slang wrote no SPIR-V for the {} entry point '{}'",
+                desc.file_name,
+                desc.stage.name(),
+                desc.entry_point
+            ))
+        })?;
+        unknown_source_language(&mut words);
+        modules.push(StageModule {
+            stage: desc.stage,
+            entry_point: desc.entry_point.to_string(),
+            specializations: desc.specializations.to_vec(),
+            words,
+            file: desc.file_name.to_string(),
+        });
+    }
+    let files_read = files_read(&stages, &slang_request.dependencies());
+    drop(slang_request);
+    xr_spirv::finish_program(&mut modules, settings.env)
+        .map_err(|e| XrError::new(e.kind, format!("{context}: {e}")))?;
+    xr_spirv::validate_program(&modules, settings.env, &context)?;
+    if settings.env == TargetEnv::OpenGl45 {
+        refuse_push_constants(&modules, &context)?;
+    }
+    Ok(OfflineArtifact {
+        bytes: xr_spirv::container::encode(&modules).into(),
+        files_read,
+        warnings: warnings.into(),
+        reflection: xr_spirv::offline::reflection_of(&modules)?,
+        stages: modules
+            .iter()
+            .map(|m| StageOutput {
+                stage: m.stage,
+                bytes: m.words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>().into(),
+            })
+            .collect(),
+    })
+}
+
+/// OpenGL has no push constants, and its SPIR-V loader would leave a push
+/// constant block unset (every read zero): refused by name instead.
+fn refuse_push_constants(modules: &[StageModule], context: &str) -> Result<(), BuildError> {
+    for module in modules {
+        let reflection = xr_spirv::reflect(&module.words, &module.entry_point)?;
+        if let Some(block) = reflection.push_constants.first() {
+            return Err(XrError::invalid_input(format!(
+                "{context}: {}: the {} stage reads push constants ('{}'), which OpenGL does not have; for \
+                 gl-spirv declare them a ConstantBuffer (xr-compiler-slang defines VULKAN for vk-spirv only: \
+                 `#ifdef VULKAN [[vk::push_constant]] #endif`)",
+                module.file,
+                module.stage.name(),
+                block.name
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The entry points `source` declares with `[shader("…")]`.
+pub fn entry_points(source: &SourceDesc) -> Result<Vec<EntryPoint>, BuildError> {
+    let slang = opened()?;
+    let (mut request, session, _) = request_for(slang, &[source], "VULKAN")?;
+    // Slang lists the `[shader]` entry points of a compile for a target.
+    request.target_spirv(session, "spirv_1_0").map_err(slang_error)?;
+    let compiled = request.compile();
+    let said = diagnostics::parse(&request.diagnostics(), &source.file_name);
+    let errors: Vec<_> = said.into_iter().filter(|d| d.severity == Severity::Error).collect();
+    if !compiled || !errors.is_empty() {
+        return Err(BuildError::from_diagnostics(&source.file_name, errors));
+    }
+    request
+        .declared_entry_points()
+        .into_iter()
+        .map(|(name, stage)| match xr_stage(stage) {
+            Some(stage) => Ok(EntryPoint { name: name.into(), stage }),
+            None => Err(XrError::invalid_input(format!(
+                "{}: entry point '{name}' is a {} shader; XR builds vertex, tessellation, geometry, fragment and \
+                 compute stages",
+                source.file_name,
+                ffi::stage::other_name(stage)
+            ))
+            .into()),
+        })
+        .collect()
+}
+
+/// Every file the compile read, with the hash of its text: the stages' own
+/// (as the host read them) and every module imported or file included.
+fn files_read(stages: &[&SourceDesc], dependencies: &[String]) -> RVec<FileRead> {
+    let mut files: Vec<FileRead> =
+        stages.iter().map(|s| FileRead::of_text(&s.file_name, s.source.as_bytes())).collect();
+    for path in dependencies {
+        if stages.iter().any(|s| s.file_name.as_str() == path) {
+            continue;
+        }
+        // A file Slang read a moment ago; one gone since is recorded empty,
+        // so the next build sees it changed.
+        let text = std::fs::read(path).unwrap_or_default();
+        files.push(FileRead::of_text(path, &text));
+    }
+    files.sort();
+    files.dedup();
+    files.into()
+}
+
+/// Slang 2026 writes `OpSource Slang` (source language 11), which SPIR-V
+/// 1.6's grammar added after the SPIRV-Tools XR validates with; that
+/// validator refuses the module for it ("Invalid source language operand:
+/// 11"). The operand is a debug annotation no driver acts on, so it is
+/// rewritten to `Unknown` (0) and the module validated and stored as
+/// rewritten: what is stored is exactly what was validated.
+pub fn unknown_source_language(words: &mut [u32]) {
+    const OP_SOURCE: u32 = 3;
+    let mut at = xr_spirv::container::walk::HEADER_WORDS;
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        if count == 0 {
+            return;
+        }
+        if words[at] & 0xffff == OP_SOURCE && at + 1 < words.len() && words[at + 1] == SOURCE_LANGUAGE_SLANG {
+            words[at + 1] = 0;
+        }
+        at += count;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_slang_op_source_is_rewritten() {
+        let header = [0x0723_0203, 0x0001_0000, 0, 10, 0];
+        // OpSource Slang 1; OpSource GLSL 450; OpCapability Shader.
+        let mut words: Vec<u32> = header.to_vec();
+        words.extend([3 << 16 | 3, 11, 1, 3 << 16 | 3, 2, 450, 2 << 16 | 17, 1]);
+        unknown_source_language(&mut words);
+        assert_eq!(&words[5..], &[3 << 16 | 3, 0, 1, 3 << 16 | 3, 2, 450, 2 << 16 | 17, 1]);
+    }
+
+    #[test]
+    fn options_pick_the_profile_and_refuse_what_gl_cannot_read() {
+        let program = xr_sourcebuild::ProgramDesc::new("p", Vec::new());
+        let vk = OfflineRequest::new(program.clone(), "vk-spirv").with_option("vulkan", "1.2");
+        assert_eq!(settings(&vk).unwrap().profile, "spirv_1_5");
+        let gl = OfflineRequest::new(program.clone(), "gl-spirv").with_option("spirv-version", "1.3");
+        assert!(settings(&gl).err().unwrap().message.contains("spirv-version 1.3"));
+        assert!(settings(&OfflineRequest::new(program, "gl-glsl")).is_err());
+    }
+}

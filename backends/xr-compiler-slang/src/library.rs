@@ -1,0 +1,195 @@
+//! Finding and opening the Slang library, once per process.
+//!
+//! Where it is looked for, in order (the first that names a file wins):
+//! 1. `XR_SLANG_LIBRARY`: the library file, or a directory holding it. When
+//!    set, nothing else is searched, so that a wrong value is reported
+//!    rather than silently passed over.
+//! 2. The directory of this plugin: where `scripts/install.sh` and the
+//!    Debian package put it, beside the plugins.
+//! 3. `slang/` beside the plugin's directory: where `scripts/setup.sh`
+//!    unpacks it in a checkout (`target/slang/`, next to `target/debug/`).
+//!
+//! The library must be the Slang this plugin was written against
+//! ([`SLANG_VERSION`]); another is refused by name before any other
+//! function of it is called, since the declarations in [`crate::ffi`] are
+//! taken on trust.
+
+use crate::ffi::{Api, BuildTagFn};
+use std::{
+    ffi::CStr,
+    path::{Path, PathBuf},
+    sync::OnceLock,
+};
+
+/// The Slang release this plugin's declarations are written for.
+pub const SLANG_VERSION: &str = "2026.12";
+/// The library's file name, as the `slangpy` 0.43.1 wheel ships it.
+pub const LIBRARY_FILE: &str = "libslang-compiler.so.0.2026.12";
+/// The environment variable that names the library (or its directory).
+pub const LIBRARY_ENV: &str = "XR_SLANG_LIBRARY";
+/// What to do when the library is missing.
+pub const HOW_TO_GET_IT: &str = "run scripts/setup.sh (it unpacks the library from the slangpy 0.43.1 wheel on PyPI), \
+     or set XR_SLANG_LIBRARY to the library file";
+
+/// Why the Slang library cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LibraryError {
+    /// No file where it is looked for.
+    #[error("the Slang library ({LIBRARY_FILE}) was not found; looked in: {}; {HOW_TO_GET_IT}", list(.searched))]
+    NotFound {
+        /// Every path tried.
+        searched: Vec<PathBuf>,
+    },
+    /// A file that the dynamic loader refused.
+    #[error("cannot open the Slang library {}: {reason}", .path.display())]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// The loader's message.
+        reason: String,
+    },
+    /// Another Slang release than this plugin's.
+    #[error(
+        "{} is Slang {found}, but xr-compiler-slang is written for Slang {SLANG_VERSION}; {HOW_TO_GET_IT}",
+        .path.display()
+    )]
+    WrongVersion {
+        /// The file.
+        path: PathBuf,
+        /// The version it reports (or why none was read).
+        found: String,
+    },
+    /// The right version, without a function this plugin calls.
+    #[error("the Slang library {} has no {symbol}", .path.display())]
+    MissingFunction {
+        /// The file.
+        path: PathBuf,
+        /// The function.
+        symbol: String,
+    },
+}
+
+fn list(paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// The opened library: its functions and where it was found.
+pub struct Slang {
+    /// Its functions.
+    pub api: Api,
+    /// The file it was opened from.
+    pub path: PathBuf,
+    // Kept open for the process's life: `api` points into it.
+    _library: libloading::Library,
+}
+
+/// The Slang library of this process, opened on first use (the answer,
+/// found or not, is kept: the environment does not change under a build).
+pub fn slang() -> Result<&'static Slang, LibraryError> {
+    static SLANG: OnceLock<Result<Slang, LibraryError>> = OnceLock::new();
+    SLANG
+        .get_or_init(|| open(&candidates(std::env::var_os(LIBRARY_ENV).map(PathBuf::from), plugin_dir())))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The paths tried, in order, for the value of [`LIBRARY_ENV`] and the
+/// plugin's own directory.
+pub fn candidates(from_env: Option<PathBuf>, plugin_dir: Option<PathBuf>) -> Vec<PathBuf> {
+    if let Some(path) = from_env {
+        return vec![if path.is_dir() { path.join(LIBRARY_FILE) } else { path }];
+    }
+    let Some(dir) = plugin_dir else { return Vec::new() };
+    let mut paths = vec![dir.join(LIBRARY_FILE)];
+    if let Some(parent) = dir.parent() {
+        paths.push(parent.join("slang").join(LIBRARY_FILE));
+    }
+    paths
+}
+
+/// Opens the first of `candidates` that is a file and checks its version.
+pub fn open(candidates: &[PathBuf]) -> Result<Slang, LibraryError> {
+    let path = candidates
+        .iter()
+        .find(|p| p.is_file())
+        .ok_or_else(|| LibraryError::NotFound { searched: candidates.to_vec() })?;
+    // SAFETY: opening a shared library runs its initialisers; this is the
+    // file the user or the setup chose as the Slang library.
+    let library = unsafe { libloading::Library::new(path) }
+        .map_err(|e| LibraryError::Open { path: path.clone(), reason: e.to_string() })?;
+    let found = version_of(&library);
+    if found.as_deref() != Ok(SLANG_VERSION) {
+        return Err(LibraryError::WrongVersion { path: path.clone(), found: found.unwrap_or_else(|e| e) });
+    }
+    // SAFETY: the library is Slang SLANG_VERSION, whose signatures
+    // `crate::ffi` declares.
+    let api = unsafe { Api::load(&library) }
+        .map_err(|symbol| LibraryError::MissingFunction { path: path.clone(), symbol })?;
+    Ok(Slang { api, path: path.clone(), _library: library })
+}
+
+/// The release `library` says it is (`spGetBuildTagString`), or why none.
+fn version_of(library: &libloading::Library) -> Result<String, String> {
+    // SAFETY: `spGetBuildTagString` takes nothing and returns a static C
+    // string in every Slang release that has it.
+    let tag = unsafe { library.get::<BuildTagFn>(b"spGetBuildTagString\0") }
+        .map_err(|_| "not a Slang library (it has no spGetBuildTagString)".to_owned())?;
+    // SAFETY: see above.
+    let text = unsafe { tag() };
+    if text.is_null() {
+        return Err("a Slang library that reports no version".to_owned());
+    }
+    // SAFETY: a NUL-terminated string owned by the library.
+    Ok(unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
+}
+
+/// The directory this plugin was loaded from.
+fn plugin_dir() -> Option<PathBuf> {
+    // SAFETY: Dl_info is plain data; all-zero is a valid value.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the address, here one of this library's
+    // own functions, and fills `info`.
+    let found = unsafe { libc::dladdr(plugin_dir as *const libc::c_void, &mut info) };
+    if found == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dli_fname is a NUL-terminated path owned by the loader.
+    let file = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned();
+    Path::new(&file).parent().map(Path::to_path_buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_variable_alone_is_searched_when_set() {
+        let dir = PathBuf::from("/opt/xr/plugins");
+        assert_eq!(candidates(Some("/x/libslang.so".into()), Some(dir.clone())), vec![PathBuf::from("/x/libslang.so")]);
+        assert_eq!(
+            candidates(None, Some(dir)),
+            vec![
+                PathBuf::from("/opt/xr/plugins").join(LIBRARY_FILE),
+                PathBuf::from("/opt/xr/slang").join(LIBRARY_FILE)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_library_names_every_place_and_how_to_get_it() {
+        let error = open(&[PathBuf::from("/nonexistent/a.so"), PathBuf::from("/nonexistent/b.so")]).err().unwrap();
+        let text = error.to_string();
+        assert!(text.contains("/nonexistent/a.so, /nonexistent/b.so"), "{text}");
+        assert!(text.contains("scripts/setup.sh"), "{text}");
+    }
+
+    #[test]
+    fn a_library_that_is_not_slang_is_refused_by_name() {
+        // libc is a shared library without spGetBuildTagString.
+        let error = open(&[PathBuf::from("/lib/x86_64-linux-gnu/libc.so.6")]).err().unwrap();
+        assert!(
+            matches!(&error, LibraryError::WrongVersion { found, .. } if found.contains("not a Slang library")),
+            "{error}"
+        );
+    }
+}
