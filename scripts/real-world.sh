@@ -4,6 +4,7 @@
 #
 #   scripts/real-world.sh vulkan-glsl DIR   # SaschaWillems/Vulkan: shaders/glsl/<sample>/<name>.<stage>
 #   scripts/real-world.sh vulkan-hlsl DIR   # the same collection's shaders/hlsl
+#   scripts/real-world.sh vulkan-slang DIR  # the same collection's shaders/slang (<sample>/<name>.slang)
 #   scripts/real-world.sh opengl DIR        # JoeyDeVries/LearnOpenGL: src/**/<name>.vs/.fs/.gs
 #   scripts/real-world.sh --smoke           # this repository's own samples (CI)
 #
@@ -13,12 +14,17 @@
 # glslc is asked first (the baseline: a program counts if glslc compiles all
 # its files); then `xr compile FILES --target T --device` builds it on the
 # device (Vulkan under its validation layers) and prints its resource table.
+# Slang: a program is one `.slang` file and every entry point it declares
+# (`xr compile a.slang` builds them all); the baseline is its author's own
+# compile: the program counts when the author ships its SPIR-V
+# (`<name>.vert.spv`, …). Files whose shipped stages include ray tracing or
+# mesh stages are not programs XR draws and are listed apart.
 # Results: one line per program in target/real-world/<kind>.tsv and a
 # summary on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-kind="${1:?usage: scripts/real-world.sh vulkan-glsl|vulkan-hlsl|opengl DIR | --smoke}"
+kind="${1:?usage: scripts/real-world.sh vulkan-glsl|vulkan-hlsl|vulkan-slang|opengl DIR | --smoke}"
 profile="${PROFILE:-release}"
 if [ "$kind" = --smoke ]; then
     profile=debug
@@ -26,7 +32,7 @@ fi
 xr="target/$profile/xr"
 if [ ! -x "$xr" ]; then
     cargo build $([ "$profile" = release ] && echo --release) -p xr-cli -p xr-rhi-opengl -p xr-rhi-vulkan \
-        -p xr-compiler-glsl -p xr-compiler-gl-spirv -p xr-compiler-vk-spirv
+        -p xr-compiler-glsl -p xr-compiler-gl-spirv -p xr-compiler-vk-spirv -p xr-compiler-slang
 fi
 export XR_GL_DEVICE="${XR_GL_DEVICE:-software}"
 out=target/real-world
@@ -63,6 +69,9 @@ run() {
     [ -n "${LANG_ARG:-}" ] && xr_args+=(--lang "$LANG_ARG")
     # The Vulkan version is an option of the Vulkan compiler only.
     [ "$target" = vk-spirv ] && xr_args+=(--option "vulkan=${VULKAN:-1.0}")
+    # Slang programs are written for SPIR-V 1.4 (their authors compile with
+    # -profile spirv_1_4): Vulkan 1.2's environment, unless VULKAN says.
+    [ "$kind" = vulkan-slang ] && xr_args=(--option "vulkan=${VULKAN:-1.3}")
     local log status first
     if log=$("$xr" compile "${files[@]}" "${xr_args[@]}" --target "$target" --device 2>&1); then
         status=pass
@@ -185,6 +194,59 @@ case "$kind" in
             done < <(programs_in "$sample" vert "tesc tese geom" frag comp)
         done
         summary
+        ;;
+    vulkan-slang)
+        scripts/setup-slang.sh
+        root=$(source_dir "${2:?give the directory of the collection}" shaders)
+        results="$out/$kind.tsv"
+        : > "$results"
+        others="$out/$kind-not-drawn.txt"
+        : > "$others"
+        for file in "$root"/shaders/slang/*/*.slang; do
+            base="${file%.slang}"
+            shipped=$( (ls "$base".*.spv 2>/dev/null || true) | sed -E 's/.*\.([a-z]+)\.spv$/\1/' | tr '\n' ' ')
+            [ -z "$shipped" ] && continue
+            if echo " $shipped" | grep -qE " (rgen|rmiss|rchit|rahit|rint|rcall|mesh|task) "; then
+                echo "$(basename "$(dirname "$file")")/$(basename "$base"): $shipped" >> "$others"
+                continue
+            fi
+            name="$(basename "$(dirname "$file")")/$(basename "$base")"
+            sample_dir=$(dirname "$file")
+            files=("$file")
+            entries=()
+            declares() { grep -q "shader(\"$1\")" "$file"; }
+            if ! declares vertex && ! declares compute; then
+                # Middle stages go with the sample's base.slang (its vertex
+                # and fragment stages), else with its one other file that
+                # ships a vertex stage, as for GLSL.
+                taker=""
+                if [ -f "$sample_dir/base.slang" ]; then
+                    taker="$sample_dir/base.slang"
+                else
+                    takers=$(ls "$sample_dir"/*.vert.spv 2>/dev/null | sed 's/\.vert\.spv$/.slang/' | while read -r f; do [ -f "$f" ] && echo "$f"; done || true)
+                    [ "$(echo "$takers" | grep -c .)" -eq 1 ] && taker="$takers"
+                fi
+                if echo " $shipped" | grep -qE " (tesc|tese|geom) " && [ -n "$taker" ]; then
+                    files=("$taker" "$file")
+                else
+                    echo "$name: $shipped(no vertex or compute stage: not a program on its own)" >> "$others"
+                    continue
+                fi
+            fi
+            if declares compute && declares vertex; then
+                # Compute and graphics entry points in one file are two
+                # programs; the author names entry points <stage>Main.
+                run "$name[compute]" vk-spirv --version -- "$file" --entry computeMain
+                sed -i "\$ s/^\([^\t]*\)\t[^\t]*\t/\1\tyes\t/" "$results"
+                name="$name[graphics]"
+                entries=(--entry vertexMain --entry fragmentMain)
+            fi
+            # The author's compile is the baseline: glslc is not asked.
+            run "$name" vk-spirv --version -- "${files[@]}" "${entries[@]}"
+            sed -i "\$ s/^\([^\t]*\)\t[^\t]*\t/\1\tyes\t/" "$results"
+        done
+        summary
+        echo "not programs XR draws on their own (ray tracing or mesh stages, or no vertex or compute stage): $(wc -l < "$others") files, in $others"
         ;;
     opengl)
         root=$(source_dir "${2:?give the directory of the collection}" src)

@@ -56,9 +56,10 @@ pub struct SourceArgs {
     stage: Option<Stage>,
     /// Entry point (default `main`). For a language whose files declare
     /// their entry points (Slang's `[shader("…")]`), a file given without
-    /// `--stage` builds every entry point it declares, or the one named here.
+    /// `--stage` builds every entry point it declares, or those named here
+    /// (repeat it: `--entry vertexMain --entry fragmentMain`).
     #[arg(long)]
-    entry: Option<String>,
+    entry: Vec<String>,
     /// Source language, as the plugins name it (glsl, hlsl, wgsl, …); by
     /// default from the file extension, as the plugins declare extensions.
     #[arg(long)]
@@ -173,20 +174,25 @@ impl SourceArgs {
         }
         let listed =
             || declared.iter().map(|e| format!("{} ({})", e.name, e.stage.name())).collect::<Vec<_>>().join(", ");
-        let chosen: Vec<_> = match &self.entry {
-            Some(name) => {
-                let found: Vec<_> = declared.iter().filter(|e| e.name == name.as_str()).collect();
-                if found.is_empty() {
-                    return Err(usage(format!(
-                        "{} declares no entry point '{name}'; it declares {}",
-                        base.file_name,
-                        listed()
-                    )));
-                }
-                found
+        let mut chosen: Vec<_> = declared.iter().collect();
+        if !self.entry.is_empty() {
+            if let Some(name) = self.entry.iter().find(|n| !declared.iter().any(|e| e.name == n.as_str())) {
+                return Err(usage(format!(
+                    "{} declares no entry point '{name}'; it declares {}",
+                    base.file_name,
+                    listed()
+                )));
             }
-            None => declared.iter().collect(),
-        };
+            chosen.retain(|e| self.entry.iter().any(|n| e.name == n.as_str()));
+        } else if chosen.iter().any(|e| e.stage == ShaderStage::Compute)
+            && chosen.iter().any(|e| e.stage != ShaderStage::Compute)
+        {
+            return Err(usage(format!(
+                "{} declares compute and graphics entry points ({}), which are two programs: choose one with --entry",
+                base.file_name,
+                listed()
+            )));
+        }
         let mut stages = Vec::new();
         for entry in chosen {
             if stages.iter().any(|s: &SourceDesc| s.stage == entry.stage) {
@@ -240,7 +246,12 @@ impl SourceArgs {
         for file in &self.files {
             let given = self.stage_given(file, pair, &options);
             let mut desc = SourceDesc::read(language, given.unwrap_or(ShaderStage::Vertex), file)?;
-            desc.entry_point = self.entry.as_deref().unwrap_or("main").into();
+            desc.entry_point = match self.entry.as_slice() {
+                [] => "main".into(),
+                [one] => one.as_str().into(),
+                _ if given.is_none() => "main".into(),
+                _ => return Err(usage("several --entry are for a file that declares its entry points (Slang)")),
+            };
             for define in &self.defines {
                 let (name, value) = define.split_once('=').unwrap_or((define, ""));
                 desc = desc.with_define(name, value);

@@ -30,7 +30,13 @@ pub fn pair(target: &str) -> CompilePair {
     let vulkan = target == "vk-spirv";
     let versions: &[&str] = if vulkan { &["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6"] } else { &["1.0"] };
     let mut options = vec![
-        OptionDecl::choice("optimize", &["none", "size", "performance"], "none", "Slang's optimisation level"),
+        OptionDecl::choice(
+            "optimize",
+            &["none", "size", "performance"],
+            "size",
+            "Slang's optimisation level: none -O0, size -O1 (slangc's default, and what older drivers need: \
+             Slang's unoptimised SPIR-V 1.4+ copies structs with OpCopyLogical), performance -O2",
+        ),
         OptionDecl::choice(
             "spirv-version",
             versions,
@@ -93,7 +99,7 @@ fn settings(request: &OfflineRequest) -> Result<Settings, XrError> {
             XrError::invalid_input(format!("spirv-version {text} is not one {} takes", request.target))
         })?,
     };
-    let optimization = match request.option("optimize").unwrap_or("none") {
+    let optimization = match request.option("optimize").unwrap_or("size") {
         "none" => ffi::OPTIMIZATION_NONE,
         "size" => ffi::OPTIMIZATION_DEFAULT,
         "performance" => ffi::OPTIMIZATION_HIGH,
@@ -237,13 +243,23 @@ pub fn compile(request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> 
     slang_request.optimization(settings.optimization);
     // Entry points keep their names in the SPIR-V (the loaders take each
     // module's own); "SPIR-V version too old" is Slang's advice to write a
-    // newer SPIR-V than the target environment takes.
-    slang_request.arguments(&["-fvk-use-entrypoint-name", "-warnings-disable", "50011"]).map_err(slang_error)?;
-    let entries: Vec<i32> = stages
-        .iter()
-        .zip(&units)
-        .map(|(desc, unit)| slang_request.entry_point(*unit, &desc.entry_point, slang_stage(desc.stage)))
-        .collect();
+    // newer SPIR-V than the target environment takes. Slang's own SPIR-V
+    // validation is skipped: XR validates every module after the OpSource
+    // rewrite below, and Slang's validator prints its complaint about
+    // OpSource straight to stderr.
+    slang_request
+        .arguments(&["-fvk-use-entrypoint-name", "-warnings-disable", "50011", "-skip-spirv-validation"])
+        .map_err(slang_error)?;
+    // Slang numbers the entry points of a compile unit by unit (all of the
+    // first file's, then the next file's), whatever order they were added
+    // in: add them in that order, and keep each stage's number.
+    let mut entries = vec![0; stages.len()];
+    let mut order: Vec<usize> = (0..stages.len()).collect();
+    order.sort_by_key(|i| units[*i]);
+    for (number, i) in order.into_iter().enumerate() {
+        slang_request.entry_point(units[i], &stages[i].entry_point, slang_stage(stages[i].stage));
+        entries[i] = number as i32;
+    }
     let compiled = slang_request.compile();
     let said = diagnostics::parse(&slang_request.diagnostics(), &stages[0].file_name);
     let (errors, warnings): (Vec<_>, Vec<_>) = said.into_iter().partition(|d| d.severity == Severity::Error);
@@ -264,9 +280,17 @@ pub fn compile(request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> 
             ))
         })?;
         unknown_source_language(&mut words);
+        // The module's own name for its entry point: Slang keeps the source's
+        // name, except where it wraps an entry point (a hull shader and its
+        // patch-constant function become one function of another name).
+        let written = xr_spirv::reflect::entry_points(&words)?;
+        let entry_point = match written.as_slice() {
+            [only] => only.clone(),
+            _ => desc.entry_point.to_string(),
+        };
         modules.push(StageModule {
             stage: desc.stage,
-            entry_point: desc.entry_point.to_string(),
+            entry_point,
             specializations: desc.specializations.to_vec(),
             words,
             file: desc.file_name.to_string(),
