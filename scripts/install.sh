@@ -21,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The plugins XR ships: every cdylib of the workspace.
-PLUGINS=(xr-compiler-glsl xr-compiler-gl-spirv xr-compiler-vk-spirv xr-rhi-opengl xr-rhi-vulkan)
+PLUGINS=(xr-compiler-glsl xr-compiler-gl-spirv xr-compiler-vk-spirv xr-compiler-slang xr-rhi-opengl xr-rhi-vulkan)
 
 prefix=""
 profile=release
@@ -87,6 +87,13 @@ place "$built/xr" "$prefix/bin/xr" 755
 for plugin in "${PLUGINS[@]}"; do
     file=$(library_file "$plugin")
     place "$built/$file" "$plugin_dir/$file" 755
+done
+# The Slang library xr-compiler-slang opens, in a directory of its own
+# (a shared library beside the plugins would be taken for one).
+scripts/setup-slang.sh
+mkdir -p "$plugin_dir/slang"
+for file in "$target_dir"/slang/libslang-*; do
+    place "$file" "$plugin_dir/slang/$(basename "$file")" 644
 done
 
 # Generated from the command line's own definition, by the xr just installed.

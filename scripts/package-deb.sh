@@ -61,7 +61,7 @@ if $smoke; then
     done
     listing=$(env -i HOME="$unpacked/home" PATH=/usr/bin:/bin "$unpacked/usr/bin/xr" --version -v)
     found=$(grep -c "^plugin .*($unpacked/usr/lib/xr/plugins/" <<<"$listing" || true)
-    shipped=$(ls "$unpacked/usr/lib/xr/plugins" | wc -l)
+    shipped=$(find "$unpacked/usr/lib/xr/plugins" -maxdepth 1 -name "*.so" | wc -l)
     if [ "$found" -ne "$shipped" ] || [ "$shipped" -lt 5 ]; then
         echo "package-deb.sh: the unpacked xr found $found of $shipped plugins:" >&2
         echo "$listing" >&2

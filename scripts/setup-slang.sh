@@ -7,10 +7,10 @@
 # and slang.h (the reference for the plugin's declarations) are kept.
 # Does nothing when the library is there.
 #
-#   scripts/setup-slang.sh [DIR]    # default: target/slang
+#   scripts/setup-slang.sh [DIR]    # default: target/slang (under CARGO_TARGET_DIR when set)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir="${1:-target/slang}"
+dir="${1:-${CARGO_TARGET_DIR:-target}/slang}"
 library=libslang-compiler.so.0.2026.12
 wheel_version=0.43.1
 if [ -f "$dir/$library" ]; then

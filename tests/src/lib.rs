@@ -18,12 +18,13 @@ use xr_sourcebuild::{
 };
 
 /// The plugins, `xr` and the samples that the tests load from disk.
-const ARTIFACTS: [&str; 11] = [
+const ARTIFACTS: [&str; 12] = [
     "xr-rhi-opengl",
     "xr-rhi-vulkan",
     "xr-compiler-glsl",
     "xr-compiler-gl-spirv",
     "xr-compiler-vk-spirv",
+    "xr-compiler-slang",
     "xr-cli",
     "triangle",
     "pipelines",
@@ -33,13 +34,14 @@ const ARTIFACTS: [&str; 11] = [
 ];
 
 /// Broken plugins (the workspace in `tests/fixtures`).
-const FIXTURES: [&str; 6] = [
+const FIXTURES: [&str; 7] = [
     "xr-fixture-panic",
     "xr-fixture-incompatible",
     "xr-fixture-not-a-plugin",
     "xr-fixture-panic-on-load",
     "xr-fixture-rival",
     "xr-fixture-crash",
+    "xr-fixture-old-slang",
 ];
 
 /// The workspace's root directory.
@@ -264,15 +266,44 @@ impl XrRun {
     }
 }
 
+/// The materials sample's Slang program, which [`materials_copy`] leaves out.
+pub const MATERIALS_SLANG_PROGRAM: &str = "unlit-slang";
+
 /// A copy of the materials sample (manifest and shaders) in a fresh
-/// directory, with its store at `store/` inside it.
+/// directory, with its store at `store/` inside it: its GLSL programs (111
+/// artifacts). The tests of the store, the journal, gc, workers and remotes
+/// use it; they are about the build, not about a compiler, and do not
+/// depend on the Slang library. [`materials_full_copy`] has the Slang
+/// program too.
 pub fn materials_copy(label: &str) -> TestDir {
+    let dir = materials_full_copy(label);
+    let manifest = std::fs::read_to_string(dir.join("xr.toml")).expect("the manifest");
+    let name = manifest.find(&format!("name = \"{MATERIALS_SLANG_PROGRAM}\"")).expect("the sample's Slang program");
+    // From the comment above its `[[program]]` to the next table or the end.
+    let table = manifest[..name].rfind("[[program]]").expect("its table");
+    let start = manifest[..table].trim_end().rfind("\n\n").map_or(table, |i| i + 1);
+    let end = manifest[name..].find("\n[[").map_or(manifest.len(), |i| name + i + 1);
+    let without = format!("{}{}", &manifest[..start], &manifest[end..]);
+    std::fs::write(dir.join("xr.toml"), without).expect("write the manifest");
+    dir
+}
+
+/// A copy of the whole materials sample, its Slang program included (123
+/// artifacts), with its store at `store/` inside it.
+pub fn materials_full_copy(label: &str) -> TestDir {
     let dir = temp_dir(label);
     let sample = workspace_root().join("samples/materials");
     copy_dir(&sample.join("shaders"), &dir.join("shaders"));
     let manifest = std::fs::read_to_string(sample.join("xr.toml")).expect("the sample's manifest");
     std::fs::write(dir.join("xr.toml"), manifest.replace("../../target/xr-store/materials", "store"))
         .expect("write the manifest");
+    dir
+}
+
+/// [`materials_full_copy`], built with `xr build` into its store.
+pub fn materials_full_built(label: &str) -> TestDir {
+    let dir = materials_full_copy(label);
+    xr_build(&dir);
     dir
 }
 
@@ -297,6 +328,18 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
         }
     }
+}
+
+/// The largest difference of one channel between two images of one size.
+#[track_caller]
+pub fn max_channel_difference(a: &xr_device::Image, b: &xr_device::Image) -> u8 {
+    assert_eq!((a.width, a.height), (b.width, b.height), "images of one size");
+    a.rgba.iter().zip(b.rgba.iter()).map(|(x, y)| x.abs_diff(*y)).max().unwrap_or(0)
+}
+
+/// The directory `scripts/setup.sh` unpacks the Slang library into.
+pub fn slang_library_dir() -> PathBuf {
+    profile_dir().parent().expect("target dir").join("slang")
 }
 
 /// A directory holding copies of the given plugin and fixture libraries.

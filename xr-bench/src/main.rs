@@ -4,6 +4,7 @@
 mod constant_setters;
 mod plot_build;
 mod program_binaries;
+mod slang;
 mod spirv_throughput;
 
 use clap::{Parser, Subcommand};
@@ -26,6 +27,12 @@ enum Bench {
     ConstantSetters(constant_setters::Args),
     /// Draws scripts/bench-build.sh's scale series as a PNG.
     PlotBuild(plot_build::Args),
+    /// Cold `xr build` of a Slang matrix against the same compiles through
+    /// the Slang library directly, and per-thread sessions against one shared.
+    Slang(slang::Args),
+    /// (Used by `slang`: the direct compiles in a child process.)
+    #[command(hide = true)]
+    SlangDirect(slang::DirectArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -34,5 +41,7 @@ fn main() -> anyhow::Result<()> {
         Bench::SpirvThroughput(args) => spirv_throughput::run(args),
         Bench::PlotBuild(args) => plot_build::run(args),
         Bench::ConstantSetters(args) => constant_setters::run(args),
+        Bench::Slang(args) => slang::run(args),
+        Bench::SlangDirect(args) => slang::run_direct(args),
     }
 }

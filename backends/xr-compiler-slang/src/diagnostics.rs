@@ -22,6 +22,8 @@ use xr_sourcebuild::{Diagnostic, IncludeSite, Severity};
 
 /// Slang's code for "import failed due to compilation error".
 const IMPORT_FAILED: &str = "E39999";
+/// Slang's code for "cannot open file".
+const CANNOT_OPEN: &str = "E00001";
 /// Slang's code for "compilation ceased".
 const CEASED: &str = "E40003";
 
@@ -33,6 +35,8 @@ pub fn parse(output: &str, fallback_file: &str) -> Vec<Diagnostic> {
     let mut current: Option<(Diagnostic, String, bool, String)> = None;
     // The headers of the diagnostics kept with a place.
     let mut headers: Vec<String> = Vec::new();
+    // For each diagnostic kept: whether it says a file cannot be opened.
+    let mut cant_open: Vec<bool> = Vec::new();
     let mut finish = |current: Option<(Diagnostic, String, bool, String)>, diagnostics: &mut Vec<Diagnostic>| {
         let Some((diagnostic, code, _, header_text)) = current else { return };
         if code == CEASED {
@@ -59,6 +63,7 @@ pub fn parse(output: &str, fallback_file: &str) -> Vec<Diagnostic> {
             if diagnostic.line > 0 {
                 headers.push(header_text);
             }
+            cant_open.push(code == CANNOT_OPEN);
             diagnostics.push(diagnostic);
         }
     };
@@ -86,6 +91,17 @@ pub fn parse(output: &str, fallback_file: &str) -> Vec<Diagnostic> {
         }
     }
     finish(current, &mut diagnostics);
+    // A module that cannot be found leaves every name it would have
+    // declared undefined: those errors follow from the first and are dropped.
+    if cant_open.iter().any(|c| *c) {
+        let mut kept = Vec::new();
+        for (diagnostic, cant) in diagnostics.into_iter().zip(cant_open.iter()) {
+            if *cant || diagnostic.severity != Severity::Error {
+                kept.push(diagnostic);
+            }
+        }
+        return kept;
+    }
     if diagnostics.is_empty() && !output.trim().is_empty() && output.contains("error") {
         // A message in a form this parser does not know: keep it whole.
         diagnostics.push(Diagnostic::error(fallback_file, 0, output.trim()));
@@ -153,6 +169,14 @@ mod tests {
         let d = parse(output, "t.slang");
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].line, 9);
+    }
+
+    #[test]
+    fn a_missing_module_is_the_one_error_not_the_names_it_would_have_declared() {
+        let output = "error[E00001]: cannot open file 'shading.slang'\n --> tile.slang:1:8\n  |\n  |        ^^^^^^^ cannot open file 'shading.slang'\n--'\nerror[E30015]: undefined identifier\n --> tile.slang:9:3\n  |\n  |   ^^^^ undefined identifier 'Warm'.\n--'\nwarning[E1]: kept\n";
+        let d = parse(output, "tile.slang");
+        let messages: Vec<&str> = d.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(messages, ["cannot open file 'shading.slang'", "kept"]);
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! 1. `XR_SLANG_LIBRARY`: the library file, or a directory holding it. When
 //!    set, nothing else is searched, so that a wrong value is reported
 //!    rather than silently passed over.
-//! 2. The directory of this plugin: where `scripts/install.sh` and the
-//!    Debian package put it, beside the plugins.
+//! 2. `slang/` in this plugin's directory: where `scripts/install.sh` and
+//!    the Debian package put it (`lib/xr/plugins/slang/`; not beside the
+//!    plugins themselves, where the host would try to load it as one).
 //! 3. `slang/` beside the plugin's directory: where `scripts/setup.sh`
 //!    unpacks it in a checkout (`target/slang/`, next to `target/debug/`).
 //!
@@ -100,7 +101,7 @@ pub fn candidates(from_env: Option<PathBuf>, plugin_dir: Option<PathBuf>) -> Vec
         return vec![if path.is_dir() { path.join(LIBRARY_FILE) } else { path }];
     }
     let Some(dir) = plugin_dir else { return Vec::new() };
-    let mut paths = vec![dir.join(LIBRARY_FILE)];
+    let mut paths = vec![dir.join("slang").join(LIBRARY_FILE)];
     if let Some(parent) = dir.parent() {
         paths.push(parent.join("slang").join(LIBRARY_FILE));
     }
@@ -169,7 +170,7 @@ mod tests {
         assert_eq!(
             candidates(None, Some(dir)),
             vec![
-                PathBuf::from("/opt/xr/plugins").join(LIBRARY_FILE),
+                PathBuf::from("/opt/xr/plugins/slang").join(LIBRARY_FILE),
                 PathBuf::from("/opt/xr/slang").join(LIBRARY_FILE)
             ]
         );

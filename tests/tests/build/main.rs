@@ -12,6 +12,7 @@ mod plugin_search;
 mod plugin_wgsl;
 mod registry;
 mod remote;
+mod slang;
 mod store_processes;
 mod workers;
 mod xr_build;

@@ -1,9 +1,10 @@
 //! The WGSL compiler of `examples/plugin-wgsl`, built in its own cargo
 //! workspace and dropped into a plugin directory beside the built-in
 //! plugins, with no change to any crate outside it: `xr plugins`,
-//! `xr compile`, `xr reflect`, `xr build` of a manifest with GLSL, HLSL and
-//! WGSL programs, and WGSL programs loaded on Vulkan and on OpenGL SPIR-V
-//! by the loaders already there, rendering what the GLSL program renders.
+//! `xr compile`, `xr reflect`, `xr build` of a manifest with GLSL, HLSL,
+//! WGSL and Slang programs, and WGSL and Slang programs loaded on Vulkan
+//! and on OpenGL SPIR-V by the loaders already there, rendering what the
+//! GLSL program renders.
 
 use std::{
     path::{Path, PathBuf},
@@ -16,8 +17,14 @@ use xr_library::{DeviceLoader, LoadPath, LoadRequest, ShaderLibrary};
 use xr_sourcebuild::ConstantTableExt;
 use xr_tests::{TestDir, Xr, library, temp_dir};
 
-const BUILT_IN: [&str; 5] =
-    ["xr-rhi-opengl", "xr-rhi-vulkan", "xr-compiler-glsl", "xr-compiler-gl-spirv", "xr-compiler-vk-spirv"];
+const BUILT_IN: [&str; 6] = [
+    "xr-rhi-opengl",
+    "xr-rhi-vulkan",
+    "xr-compiler-glsl",
+    "xr-compiler-gl-spirv",
+    "xr-compiler-vk-spirv",
+    "xr-compiler-slang",
+];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
@@ -60,7 +67,9 @@ fn plugin_dir(label: &str, wgsl: bool) -> TestDir {
 }
 
 fn xr(plugins: &Path, dir: &Path, args: &[&str]) -> (bool, String, String) {
-    Xr::new(args).dir(dir).plugins(plugins).env("XR_GL_DEVICE", "software").run().parts()
+    // The copied Slang plugin is away from the library the setup unpacked.
+    let slang = xr_tests::slang_library_dir();
+    Xr::new(args).dir(dir).plugins(plugins).env("XR_GL_DEVICE", "software").env("XR_SLANG_LIBRARY", slang).run().parts()
 }
 
 const HLSL: &str = "struct VSOut { float4 pos : SV_Position; };\n\
@@ -68,13 +77,13 @@ const HLSL: &str = "struct VSOut { float4 pos : SV_Position; };\n\
     VSOut vs_main(float2 p : POSITION) { VSOut o; o.pos = float4(u_rect.xy + p * u_rect.zw, 0.0, 1.0); return o; }\n\
     float4 ps_main(VSOut i) : SV_Target { return u_color; }\n";
 
-/// The materials sample's `unlit` (GLSL), an HLSL program and the WGSL
-/// port of `unlit` in one manifest.
+/// The materials sample's `unlit` (GLSL), an HLSL program, the WGSL port
+/// of `unlit` and its Slang twin (with its module) in one manifest.
 fn three_languages(label: &str) -> TestDir {
     let dir = temp_dir(label);
     let sample = root().join("samples/materials/shaders");
     std::fs::create_dir_all(dir.join("shaders/include")).unwrap();
-    for file in ["quad.vert", "unlit.frag"] {
+    for file in ["quad.vert", "unlit.frag", "unlit.slang"] {
         std::fs::copy(sample.join(file), dir.join("shaders").join(file)).unwrap();
     }
     for entry in std::fs::read_dir(sample.join("include")).unwrap() {
@@ -96,7 +105,11 @@ fn three_languages(label: &str) -> TestDir {
          stages = [\n    {{ stage = \"vertex\", file = \"shaders/tint.hlsl\", entry = \"vs_main\" }},\n    {{ stage = \"fragment\", file = \"shaders/tint.hlsl\", entry = \"ps_main\" }},\n]\n\n\
          [[program]]\nname = \"unlit_wgsl\"\ntargets = [\"vk-spirv\", \"gl-spirv\"]\n\
          stages = [\n    {{ stage = \"vertex\", file = \"shaders/unlit.wgsl\", entry = \"vs_main\", language = \"wgsl\" }},\n    \
-         {{ stage = \"fragment\", file = \"shaders/unlit.wgsl\", entry = \"fs_main\", language = \"wgsl\" }},\n]\n{overrides}"
+         {{ stage = \"fragment\", file = \"shaders/unlit.wgsl\", entry = \"fs_main\", language = \"wgsl\" }},\n]\n{overrides}\n\
+         [[program]]\nname = \"unlit_slang\"\naxes = [\"TINT\", \"PATTERN\"]\ntargets = [\"vk-spirv\", \"gl-spirv\"]\n\
+         include = [\"shaders/include\"]\n\
+         stages = [\n    {{ stage = \"vertex\", file = \"shaders/unlit.slang\", entry = \"vertexMain\" }},\n    \
+         {{ stage = \"fragment\", file = \"shaders/unlit.slang\", entry = \"fragmentMain\" }},\n]\n{overrides}"
     );
     std::fs::write(dir.join("xr.toml"), manifest).unwrap();
     dir
@@ -159,8 +172,9 @@ fn one_manifest_of_glsl_hlsl_and_wgsl_builds_and_wgsl_renders_like_glsl_on_both_
     let dir = three_languages("wgsl-build");
     let (ok, stdout, stderr) = xr(&plugins, &dir, &["build", "-m", "xr.toml"]);
     assert!(ok, "{stdout}\n{stderr}");
-    // unlit: 6 variants × 3 targets; tint_hlsl and unlit_wgsl: 1 × 2.
-    assert_eq!(summary(&stdout), (18 + 2 + 2, 0, 0), "{stdout}");
+    // unlit: 6 variants × 3 targets; tint_hlsl and unlit_wgsl: 1 × 2;
+    // unlit_slang: 6 × 2.
+    assert_eq!(summary(&stdout), (18 + 2 + 2 + 12, 0, 0), "{stdout}");
 
     let registry = Registry::load_dirs([plugins.to_path_buf()]);
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
@@ -173,8 +187,12 @@ fn one_manifest_of_glsl_hlsl_and_wgsl_builds_and_wgsl_renders_like_glsl_on_both_
             paths: vec![LoadPath::CompatibleObject],
         };
         let wgsl = LoadRequest { program: "unlit_wgsl", overrides: overrides.clone(), ..LoadRequest::default() };
+        let slang = LoadRequest { program: "unlit_slang", ..glsl.clone() };
         let (glsl_image, _) = render(&registry, &library, kind, &glsl);
         let (wgsl_image, wgsl_load) = render(&registry, &library, kind, &wgsl);
+        let (slang_image, slang_load) = render(&registry, &library, kind, &slang);
+        assert_eq!(slang_load.0, LoadPath::CompatibleObject, "{kind:?}: {}", slang_load.2);
+        assert_eq!(xr_tests::max_channel_difference(&glsl_image, &slang_image), 0, "{kind:?}: the Slang twin");
         assert_eq!(wgsl_load.0, LoadPath::CompatibleObject, "{kind:?}: {}", wgsl_load.2);
         let expected_target = if kind == DeviceKind::Vulkan { "vk-spirv" } else { "gl-spirv" };
         assert_eq!(wgsl_load.1, expected_target, "{kind:?}");
@@ -200,12 +218,12 @@ fn without_the_wgsl_plugin_the_wgsl_program_fails_alone_and_the_rest_builds() {
     let dir = three_languages("wgsl-absent");
     let (ok, stdout, _) = xr(&plugins, &dir, &["build", "-m", "xr.toml"]);
     assert!(!ok, "{stdout}");
-    assert_eq!(summary(&stdout), (18 + 2, 0, 1), "one failure: the WGSL program\n{stdout}");
+    assert_eq!(summary(&stdout), (18 + 2 + 12, 0, 1), "one failure: the WGSL program\n{stdout}");
     let errors: Vec<&str> = stdout.lines().filter(|l| l.starts_with("error")).collect();
     assert_eq!(errors.len(), 1, "{stdout}");
     assert!(errors[0].contains("no plugin compiles language 'wgsl'"), "{stdout}");
     assert!(stdout.contains("--> xr.toml:"), "at its place in the manifest: {stdout}");
-    assert!(errors[0].contains("(the plugins found compile: glsl, hlsl)"), "{stdout}");
+    assert!(errors[0].contains("(the plugins found compile: glsl, hlsl, slang)"), "{stdout}");
 }
 
 /// Renders one program over the whole target; the path, target and reason it took.

@@ -16,7 +16,14 @@ fn loads_the_opengl_device_and_glsl_build_system_from_disk() {
     let registry = registry();
     assert_eq!(
         names(&registry),
-        ["xr-compiler-gl-spirv", "xr-compiler-glsl", "xr-compiler-vk-spirv", "xr-rhi-opengl", "xr-rhi-vulkan"]
+        [
+            "xr-compiler-gl-spirv",
+            "xr-compiler-glsl",
+            "xr-compiler-slang",
+            "xr-compiler-vk-spirv",
+            "xr-rhi-opengl",
+            "xr-rhi-vulkan"
+        ]
     );
     assert!(
         registry.skipped().is_empty(),

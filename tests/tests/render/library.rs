@@ -9,7 +9,7 @@ use xr_library::{DeviceLoader, LibraryError, LoadPath, LoadRequest, ShaderLibrar
 use xr_plugin_kit::{decode_binary_record, encode_binary_record};
 use xr_sourcebuild::ProgramBinary;
 use xr_store::ObjectKey;
-use xr_tests::{assert_rgba_near, executable, materials_built, registry, rgba8, xr_build};
+use xr_tests::{assert_rgba_near, executable, materials_full_built, registry, rgba8, xr_build};
 
 /// The pixel at (`u`, `v`) of tile `index` (v up, as the shaders see it).
 fn pixel_at(image: &Image, index: usize, u: f32, v: f32) -> [u8; 4] {
@@ -68,7 +68,7 @@ fn worst_difference(a: &[u8], b: &[u8]) -> u8 {
 
 #[test]
 fn the_sample_renders_the_scene_through_every_path_into_identical_images() {
-    let dir = materials_built("library-sample");
+    let dir = materials_full_built("library-sample");
     let out = dir.join("out");
     let stdout = render_sample(&dir);
 
@@ -142,7 +142,7 @@ fn corrupt_object(dir: &std::path::Path, library: &ShaderLibrary, target: &str) 
 
 #[test]
 fn a_corrupt_object_falls_back_to_the_next_path_and_says_why() {
-    let dir = materials_built("library-corrupt");
+    let dir = materials_full_built("library-corrupt");
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
 
     // OpenGL: no device binary yet, SPIR-V corrupt → built from source, binary written back.
@@ -185,7 +185,7 @@ fn a_corrupt_object_falls_back_to_the_next_path_and_says_why() {
 
 #[test]
 fn a_request_that_misses_an_axis_or_names_an_unknown_one_is_refused() {
-    let dir = materials_built("library-requests");
+    let dir = materials_full_built("library-requests");
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
     let registry = registry();
     let device = registry.open_device(DeviceKind::OpenGl, &DeviceOptions::default()).expect("device");
@@ -230,20 +230,20 @@ fn a_store_without_builds_or_with_a_broken_catalog_file_says_so() {
     );
 
     // A catalog file that does not parse is skipped; the others load.
-    let dir = materials_built("library-broken-catalog");
+    let dir = materials_full_built("library-broken-catalog");
     std::fs::write(dir.join("store/catalog/lit.json"), b"{ not json").unwrap();
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
-    assert_eq!(library.programs().keys().cloned().collect::<Vec<_>>(), ["textured", "toon", "unlit"]);
+    assert_eq!(library.programs().keys().cloned().collect::<Vec<_>>(), ["textured", "toon", "unlit", "unlit-slang"]);
     let error = library.program("lit").expect_err("lit is gone");
     assert!(
-        error.to_string().contains("no program named 'lit' in the store (it has: textured, toon, unlit)"),
+        error.to_string().contains("no program named 'lit' in the store (it has: textured, toon, unlit, unlit-slang)"),
         "{error}"
     );
 }
 
 #[test]
 fn a_load_whose_allowed_paths_all_fail_names_each_reason() {
-    let dir = materials_built("library-no-path");
+    let dir = materials_full_built("library-no-path");
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
     let registry = registry();
     let device = registry.open_device(DeviceKind::OpenGl, &DeviceOptions::default()).expect("device");
@@ -268,7 +268,7 @@ fn a_load_whose_allowed_paths_all_fail_names_each_reason() {
 
 #[test]
 fn a_driver_without_program_binaries_builds_from_source_or_takes_the_spirv() {
-    let dir = materials_built("library-no-binaries");
+    let dir = materials_full_built("library-no-binaries");
     let run = |name: &str| {
         run_sample(&dir, &["--run", name], true)
             .lines()
@@ -319,7 +319,7 @@ fn pipeline_cache(store: &xr_store::Store) -> (ObjectKey, Vec<u8>) {
 
 #[test]
 fn a_pipeline_cache_of_another_driver_is_discarded_and_the_log_says_so() {
-    let dir = materials_built("library-pipeline-cache");
+    let dir = materials_full_built("library-pipeline-cache");
     let quiet = vulkan_run(&dir);
     assert!(!quiet.contains("discarding"), "{quiet}");
     let store = xr_store::Store::open(dir.join("store")).unwrap();
@@ -341,7 +341,7 @@ fn a_pipeline_cache_of_another_driver_is_discarded_and_the_log_says_so() {
 
 #[test]
 fn each_device_attaches_the_loaders_that_declare_it_and_ranks_their_targets_by_path() {
-    let dir = materials_built("library-loaders");
+    let dir = materials_full_built("library-loaders");
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
     let registry = registry();
     /// A device kind, the loaders it attaches, and the targets they load.
@@ -377,7 +377,7 @@ fn each_device_attaches_the_loaders_that_declare_it_and_ranks_their_targets_by_p
 /// as the GLSL source path does.
 #[test]
 fn an_optimised_library_renders_the_same_scene_on_every_path() {
-    let dir = materials_built("library-optimised");
+    let dir = materials_full_built("library-optimised");
     let catalog = |name: &str| -> serde_json::Value {
         serde_json::from_slice(&std::fs::read(dir.join("store/catalog").join(format!("{name}.json"))).unwrap()).unwrap()
     };
@@ -412,7 +412,7 @@ fn an_optimised_library_renders_the_same_scene_on_every_path() {
 fn the_textured_material_loads_through_every_path_and_draws_the_texture_bound_by_name() {
     use xr_device::{Filter, SamplerDesc, TextureDesc, TextureFormat, VertexAttribute, VertexLayout, Wrap};
     use xr_sourcebuild::ConstantTableExt;
-    let dir = materials_built("library-textured");
+    let dir = materials_full_built("library-textured");
     let registry = registry();
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
     let texels: Vec<u8> = [[255u8, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255], [255, 255, 255, 255]].concat();
@@ -457,4 +457,29 @@ fn the_textured_material_loads_through_every_path_and_draws_the_texture_bound_by
         drop(loaded);
         drop(loader);
     }
+}
+
+/// The materials sample's Slang program, the `unlit` program's twin, draws
+/// the `unlit` row's pixels on every path that loads it (its targets are
+/// the SPIR-V ones), within 1 per channel (two compilers may order the same
+/// float operations differently; on llvmpipe and lavapipe they match).
+#[test]
+fn the_slang_twin_draws_the_unlit_row_on_every_path_that_loads_it() {
+    let dir = materials_full_built("library-slang-twin");
+    let registry = registry();
+    let library = ShaderLibrary::open(&dir.join("store")).unwrap();
+    let (program, twin) = materials::SLANG_TWIN;
+    let mut compared = Vec::new();
+    for run in materials::runs().into_iter().filter(materials::twin_loads_on) {
+        let (glsl, _) = materials::render_row(&registry, &library, &run, program, program).unwrap();
+        let (slang, loads) = materials::render_row(&registry, &library, &run, program, twin)
+            .unwrap_or_else(|e| panic!("{}: {e}", run.name));
+        assert_eq!(loads.len(), 3, "{}", run.name);
+        assert!(loads.iter().all(|l| l.path == LoadPath::CompatibleObject), "{}: {loads:?}", run.name);
+        assert!(materials::max_difference(&glsl, &slang) <= 1, "{}: the twin's pixels differ", run.name);
+        // Drawn: the stripes tile's lit stripe is its tinted white, not the clear colour.
+        assert_rgba_near(pixel_at(&slang, 1, 0.1, 0.5), [255, 128, 128, 255], 1);
+        compared.push(run.name);
+    }
+    assert_eq!(compared, ["gl-spirv", "gl-best", "vk-spirv", "vk-best"]);
 }

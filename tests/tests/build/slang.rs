@@ -1,0 +1,287 @@
+//! The Slang compiler (`xr-compiler-slang`), loaded from disk with the
+//! Slang library the setup unpacked: a file's entry points compiled and
+//! built on both devices, reflection, modules as inputs of the build, and
+//! each failure path: the library absent or of another release, an error
+//! in an imported module, an unknown entry point, a missing module. (The
+//! materials sample's Slang twin and a manifest mixing four languages are
+//! in `render` and `plugin_wgsl`.)
+
+use std::path::Path;
+use xr_tests::{TestDir, Xr, temp_dir};
+
+/// A module with an interface and a generic, imported by the program.
+const MODULE: &str = "module shading;\n\
+public interface ITint { float3 apply(float3 c); }\n\
+public struct Warm : ITint { public float3 apply(float3 c) { return c * float3(1.0, 0.8, 0.6); } }\n\
+public float3 tinted<T : ITint>(T tint, float3 c) { return tint.apply(c); }\n";
+
+/// Two entry points, push constants on Vulkan and a uniform block on
+/// OpenGL, a specialization constant and a texture.
+const PROGRAM: &str = "import shading;\n\
+struct Constants { float4 u_rect; float4 u_color; };\n\
+#ifdef VULKAN\n[[vk::push_constant]] ConstantBuffer<Constants> constants;\n#else\nConstantBuffer<Constants> constants;\n#endif\n\
+[vk::constant_id(3)] const float GAIN = 1.0;\n\
+Sampler2D albedo;\n\
+struct V { float4 position : SV_Position; float2 uv; };\n\
+[shader(\"vertex\")]\n\
+V vertexMain(float2 p : POSITION) { V v; v.uv = p; v.position = float4(constants.u_rect.xy + p * constants.u_rect.zw, 0, 1); return v; }\n\
+[shader(\"fragment\")]\n\
+float4 fragmentMain(V v) : SV_Target { Warm w; return float4(tinted(w, constants.u_color.rgb * albedo.Sample(v.uv).rgb) * GAIN, 1); }\n";
+
+/// A directory with `tile.slang` importing `include/shading.slang`.
+fn sources(label: &str) -> TestDir {
+    let dir = temp_dir(label);
+    std::fs::create_dir_all(dir.join("include")).unwrap();
+    std::fs::write(dir.join("include/shading.slang"), MODULE).unwrap();
+    std::fs::write(dir.join("tile.slang"), PROGRAM).unwrap();
+    dir
+}
+
+fn xr(dir: &Path, args: &[&str]) -> xr_tests::XrRun {
+    Xr::new(args).dir(dir).software_device().run()
+}
+
+#[test]
+fn xr_plugins_lists_slang_and_a_file_s_entry_points_build_on_both_devices() {
+    let dir = sources("slang-compile");
+    let plugins = xr(&dir, &["plugins"]);
+    assert!(plugins.ok, "{}", plugins.stderr);
+    let listing = &plugins.stdout[plugins.stdout.find("build system xr-compiler-slang").expect("listed")..];
+    assert!(listing.contains("compiles: slang → vk-spirv, gl-spirv"), "{listing}");
+    assert!(listing.lines().nth(1).unwrap().contains("flags: OfflineCompile | CompatibleObject"), "{listing}");
+
+    for target in ["vk-spirv", "gl-spirv"] {
+        let run = xr(&dir, &["compile", "tile.slang", "-I", "include", "--target", target, "--device"]);
+        assert!(run.ok, "{target}: {}\n{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains("tile built on llvmpipe"), "{target}: {}", run.stdout);
+        assert!(run.stdout.contains("constant u_color : vec4"), "{target}: bound by name: {}", run.stdout);
+    }
+}
+
+#[test]
+fn xr_reflect_json_lists_entry_points_constants_overrides_and_resources() {
+    let dir = sources("slang-reflect");
+    let run = xr(&dir, &["reflect", "tile.slang", "-I", "include", "--target", "vk-spirv", "--json"]);
+    assert!(run.ok, "{}", run.stderr);
+    let value: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let names = |key: &str| -> Vec<String> {
+        value[key].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_owned()).collect()
+    };
+    assert!(names("constants").contains(&"u_rect".to_owned()), "{value}");
+    assert!(names("resources").contains(&"albedo".to_owned()), "{value}");
+    assert_eq!(value["overrides"][0]["name"], "GAIN");
+    assert_eq!(value["overrides"][0]["id"], 3);
+    let stages: Vec<(String, String)> = value["details"]["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["stage"].as_str().unwrap().to_owned(), s["entry_point"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(
+        stages,
+        [("vertex".to_owned(), "vertexMain".to_owned()), ("fragment".to_owned(), "fragmentMain".to_owned())]
+    );
+}
+
+#[test]
+fn stages_of_two_files_each_get_their_own_entry_point() {
+    // Slang numbers entry points file by file; the program's stages
+    // interleave the files (vertex and fragment in one, tessellation in
+    // the other), so a stage taking another's number is caught here.
+    let dir = temp_dir("slang-two-files");
+    std::fs::write(
+        dir.join("base.slang"),
+        "struct V { float4 p : SV_Position; };\n\
+         [shader(\"vertex\")] V vertexMain(float4 p : POSITION) { V v; v.p = p; return v; }\n\
+         [shader(\"fragment\")] float4 fragmentMain(V v) : SV_Target { return float4(1, 0, 0, 1); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tess.slang"),
+        "struct V { float4 p : SV_Position; };\n\
+         struct PC { float e[3] : SV_TessFactor; float i : SV_InsideTessFactor; };\n\
+         PC constants(InputPatch<V, 3> patch) { PC c; c.e[0] = 1; c.e[1] = 1; c.e[2] = 1; c.i = 1; return c; }\n\
+         [shader(\"hull\")] [domain(\"tri\")] [partitioning(\"integer\")] [outputtopology(\"triangle_cw\")]\n\
+         [outputcontrolpoints(3)] [patchconstantfunc(\"constants\")]\n\
+         V hullMain(InputPatch<V, 3> patch, uint i : SV_OutputControlPointID) { return patch[i]; }\n\
+         [shader(\"domain\")] [domain(\"tri\")]\n\
+         V domainMain(PC c, float3 t : SV_DomainLocation, const OutputPatch<V, 3> patch) {\n\
+           V v; v.p = patch[0].p * t.x + patch[1].p * t.y + patch[2].p * t.z; return v; }\n",
+    )
+    .unwrap();
+    let run = xr(&dir, &["reflect", "base.slang", "tess.slang", "--target", "vk-spirv", "--option", "vulkan=1.1"]);
+    assert!(run.ok, "{}\n{}", run.stdout, run.stderr);
+    for line in [
+        "base.slang (vertex entry point 'vertexMain')",
+        "tess.slang (tess-control entry point 'hullMain')",
+        "tess.slang (tess-evaluation entry point 'domainMain')",
+        "base.slang (fragment entry point 'fragmentMain')",
+    ] {
+        assert!(run.stdout.contains(line), "{line}:\n{}", run.stdout);
+    }
+    let device = xr(&dir, &["compile", "base.slang", "tess.slang", "--target", "vk-spirv", "--device"]);
+    assert!(device.ok, "{}\n{}", device.stdout, device.stderr);
+}
+
+#[test]
+fn an_edited_module_rebuilds_the_programs_that_import_it_and_no_other() {
+    let dir = sources("slang-module-input");
+    std::fs::write(
+        dir.join("plain.slang"),
+        PROGRAM.replace("import shading;", "import other;").replace(
+            "Warm w; return float4(tinted(w, constants.u_color.rgb * albedo.Sample(v.uv).rgb) * GAIN, 1);",
+            "return constants.u_color * albedo.Sample(v.uv) * GAIN;",
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("include/other.slang"), "module other;\n").unwrap();
+    let stages = |file: &str| {
+        format!(
+            "stages = [\n  {{ stage = \"vertex\", file = \"{file}\", entry = \"vertexMain\" }},\n  \
+             {{ stage = \"fragment\", file = \"{file}\", entry = \"fragmentMain\" }},\n]\n"
+        )
+    };
+    std::fs::write(
+        dir.join("xr.toml"),
+        format!(
+            "store = \"store\"\n[[program]]\nname = \"tile\"\ntargets = [\"vk-spirv\", \"gl-spirv\"]\ninclude = [\"include\"]\n{}\
+             [[program]]\nname = \"plain\"\ntargets = [\"vk-spirv\"]\ninclude = [\"include\"]\n{}",
+            stages("tile.slang"),
+            stages("plain.slang")
+        ),
+    )
+    .unwrap();
+    let build = || {
+        let run = xr(&dir, &["build", "-m", "xr.toml"]);
+        assert!(run.ok, "{}\n{}", run.stdout, run.stderr);
+        let line = run.stdout.lines().find(|l| l.starts_with("xr build:")).unwrap().to_owned();
+        (xr_tests::summary_count(&line, "built"), xr_tests::summary_count(&line, "reused"))
+    };
+    assert_eq!(build(), (3, 0));
+    // The build stamp answers a no-op from the inputs it recorded: the
+    // module is one of them.
+    assert_eq!(build(), (0, 3));
+    std::fs::write(dir.join("include/shading.slang"), MODULE.replace("0.8, 0.6", "0.7, 0.5")).unwrap();
+    assert_eq!(build(), (2, 1), "the two artifacts of `tile`, which imports the module; `plain` reused");
+}
+
+#[test]
+fn without_the_library_the_plugin_says_why_and_the_other_programs_build() {
+    let dir = sources("slang-absent");
+    std::fs::write(dir.join("a.vert"), "#version 450\nvoid main() { gl_Position = vec4(0.0); }\n").unwrap();
+    std::fs::write(
+        dir.join("xr.toml"),
+        "store = \"store\"\n[[program]]\nname = \"glsl\"\ntargets = [\"vk-spirv\"]\nstages = [{ stage = \"vertex\", file = \"a.vert\" }]\n\
+         [[program]]\nname = \"tile\"\ntargets = [\"vk-spirv\"]\ninclude = [\"include\"]\n\
+         stages = [{ stage = \"vertex\", file = \"tile.slang\", entry = \"vertexMain\" }]\n",
+    )
+    .unwrap();
+    let missing = dir.join("no-such-dir/libslang-compiler.so.0.2026.12");
+    let plugins = Xr::new(["plugins"]).env("XR_SLANG_LIBRARY", &missing).run();
+    assert!(plugins.ok, "{}", plugins.stderr);
+    let listing = &plugins.stdout[plugins.stdout.find("build system xr-compiler-slang").expect("still listed")..];
+    let first = listing.lines().next().unwrap();
+    assert!(first.contains("unavailable: the Slang library"), "{first}");
+    assert!(first.contains(&missing.display().to_string()) && first.contains("scripts/setup.sh"), "{first}");
+    assert!(listing.lines().nth(1).unwrap().contains("flags: (none)"), "no availability flags: {listing}");
+
+    let build = Xr::new(["build", "-m", "xr.toml"]).dir(&dir).env("XR_SLANG_LIBRARY", &missing).run();
+    assert_eq!(build.code, Some(1), "{}\n{}", build.stdout, build.stderr);
+    let line = build.stdout.lines().find(|l| l.starts_with("xr build:")).unwrap();
+    assert_eq!((xr_tests::summary_count(line, "built"), xr_tests::summary_count(line, "failed")), (1, 1), "{line}");
+    assert!(
+        build.stdout.contains("the Slang library (libslang-compiler.so.0.2026.12) was not found"),
+        "{}",
+        build.stdout
+    );
+}
+
+#[test]
+fn a_library_of_another_slang_release_is_refused_by_its_version() {
+    let dir = sources("slang-old");
+    let old = xr_tests::library("xr-fixture-old-slang");
+    let run =
+        Xr::new(["compile", "tile.slang", "-I", "include", "--target", "vk-spirv", "--stage", "fragment", "-o", "x"])
+            .args_env_dir(&dir, &old);
+    assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("is Slang 2025.1, but xr-compiler-slang is written for Slang 2026.12"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The fixture library named by XR_SLANG_LIBRARY, run in `dir`.
+trait WithLibrary {
+    fn args_env_dir(self, dir: &Path, library: &Path) -> xr_tests::XrRun;
+}
+
+impl WithLibrary for Xr {
+    fn args_env_dir(self, dir: &Path, library: &Path) -> xr_tests::XrRun {
+        self.dir(dir).env("XR_SLANG_LIBRARY", library).run()
+    }
+}
+
+#[test]
+fn an_error_in_an_imported_module_names_the_module_s_line_and_the_import() {
+    let dir = sources("slang-module-error");
+    std::fs::write(dir.join("include/shading.slang"), MODULE.replace("c * float3", "c * undefined_factor * float3"))
+        .unwrap();
+    let run = xr(&dir, &["compile", "tile.slang", "-I", "include", "--target", "vk-spirv", "-o", "out.spv"]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let errors: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors, ["error: undefined identifier 'undefined_factor'."], "one error:\n{}", run.stderr);
+    assert!(run.stderr.contains("--> include/shading.slang:3:"), "at the module's line:\n{}", run.stderr);
+    assert!(run.stderr.contains("included from tile.slang:1"), "and the import that read it:\n{}", run.stderr);
+    assert!(!dir.join("out.spv").exists());
+}
+
+#[test]
+fn an_unknown_entry_point_and_a_missing_module_are_one_error_each_at_their_place() {
+    let dir = sources("slang-unknown");
+    let unknown = xr(
+        &dir,
+        &["compile", "tile.slang", "-I", "include", "--entry", "shadowMain", "--target", "vk-spirv", "-o", "x"],
+    );
+    assert_eq!(unknown.code, Some(2), "{}", unknown.stderr);
+    assert!(
+        unknown.stderr.contains(
+            "tile.slang declares no entry point 'shadowMain'; it declares vertexMain (vertex), fragmentMain (fragment)"
+        ),
+        "{}",
+        unknown.stderr
+    );
+    // Named in a manifest, where the stage is given: Slang's own error.
+    std::fs::write(
+        dir.join("xr.toml"),
+        "store = \"store\"\n[[program]]\nname = \"tile\"\ntargets = [\"vk-spirv\"]\ninclude = [\"include\"]\n\
+         stages = [{ stage = \"fragment\", file = \"tile.slang\", entry = \"shadowMain\" }]\n",
+    )
+    .unwrap();
+    let build = xr(&dir, &["build", "-m", "xr.toml"]);
+    assert_eq!(build.code, Some(1), "{}", build.stdout);
+    assert!(build.stdout.contains("no function found matching entry point name 'shadowMain'"), "{}", build.stdout);
+
+    std::fs::remove_file(dir.join("include/shading.slang")).unwrap();
+    let missing = xr(
+        &dir,
+        &[
+            "compile",
+            "tile.slang",
+            "-I",
+            "include",
+            "--stage",
+            "vertex",
+            "--entry",
+            "vertexMain",
+            "--target",
+            "vk-spirv",
+            "-o",
+            "x",
+        ],
+    );
+    assert_eq!(missing.code, Some(1), "{}", missing.stderr);
+    let errors: Vec<&str> = missing.stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors, ["error: cannot open file 'shading.slang'"], "{}", missing.stderr);
+    assert!(missing.stderr.contains("--> tile.slang:1:8"), "at the import: {}", missing.stderr);
+}
