@@ -2,6 +2,7 @@
 # Benchmarks: builds XR and its plugins in release, then runs xr-bench.
 #   scripts/bench.sh gl-program-binaries [--programs 100]
 #   scripts/bench.sh constant-setters
+#   scripts/bench.sh slang [--scales 1,10]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh

@@ -298,6 +298,9 @@ pub fn compile(request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> 
     }
     let files_read = files_read(&stages, &slang_request.dependencies());
     drop(slang_request);
+    if settings.env == TargetEnv::OpenGl45 {
+        flatten_sets(&mut modules).map_err(|e| XrError::new(e.kind, format!("{context}: {e}")))?;
+    }
     xr_spirv::finish_program(&mut modules, settings.env)
         .map_err(|e| XrError::new(e.kind, format!("{context}: {e}")))?;
     xr_spirv::validate_program(&modules, settings.env, &context)?;
@@ -317,6 +320,43 @@ pub fn compile(request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> 
             })
             .collect(),
     })
+}
+
+/// OpenGL has no descriptor sets: a binding is a number per kind of
+/// resource (texture unit, image unit, uniform and storage buffer binding
+/// point) for the whole program. Slang gives each `ParameterBlock` and
+/// each `[[vk::binding(b, set)]]` a set of its own, so two resources of one
+/// kind in two sets can share a binding number, which an OpenGL linker
+/// refuses ("buffer block with binding 0 has mismatching definitions").
+/// Where any resource is in a set other than 0, every (set, binding) of a
+/// kind gets its own number, in (set, binding) order, the same in every
+/// stage; a program of set 0 alone keeps its numbers.
+fn flatten_sets(modules: &mut [StageModule]) -> Result<(), XrError> {
+    use std::collections::HashMap;
+    use xr_spirv::reflect::{BindingDecoration, GlBindingClass};
+    let mut decorated: Vec<(usize, BindingDecoration)> = Vec::new();
+    for (index, module) in modules.iter().enumerate() {
+        decorated.extend(xr_spirv::reflect::gl_bindings(&module.words)?.into_iter().map(|d| (index, d)));
+    }
+    if decorated.iter().all(|(_, d)| d.set == 0) {
+        return Ok(());
+    }
+    let class_key = |class: GlBindingClass| class as u8;
+    let mut places: Vec<(u8, u32, u32)> =
+        decorated.iter().map(|(_, d)| (class_key(d.class), d.set, d.binding)).collect();
+    places.sort_unstable();
+    places.dedup();
+    let mut numbers: HashMap<(u8, u32, u32), u32> = HashMap::new();
+    let mut next: HashMap<u8, u32> = HashMap::new();
+    for place in places {
+        let counter = next.entry(place.0).or_insert(0);
+        numbers.insert(place, *counter);
+        *counter += 1;
+    }
+    for (index, d) in decorated {
+        modules[index].words[d.word] = numbers[&(class_key(d.class), d.set, d.binding)];
+    }
+    Ok(())
 }
 
 /// OpenGL has no push constants, and its SPIR-V loader would leave a push

@@ -285,3 +285,28 @@ fn an_unknown_entry_point_and_a_missing_module_are_one_error_each_at_their_place
     assert_eq!(errors, ["error: cannot open file 'shading.slang'"], "{}", missing.stderr);
     assert!(missing.stderr.contains("--> tile.slang:1:8"), "at the import: {}", missing.stderr);
 }
+
+#[test]
+fn parameter_blocks_and_explicit_sets_build_on_vulkan_and_on_opengl_which_has_no_sets() {
+    // A ParameterBlock gets a set of its own, the cbuffer set 2: both
+    // blocks are binding 0 of their set, which OpenGL (no sets) would
+    // take for one block declared twice.
+    let dir = temp_dir("slang-sets");
+    std::fs::write(
+        dir.join("sets.slang"),
+        "struct Material { float4 tint; Sampler2D albedo; };\n\
+         ParameterBlock<Material> material;\n\
+         [[vk::binding(0, 2)]] cbuffer Frame { float4x4 viewProj; };\n\
+         struct V { float4 p : SV_Position; float2 uv; };\n\
+         [shader(\"vertex\")] V vertexMain(float3 p : POSITION, float2 uv : TEXCOORD) { V v; v.p = mul(viewProj, float4(p, 1)); v.uv = uv; return v; }\n\
+         [shader(\"fragment\")] float4 fragmentMain(V v) : SV_Target { return material.tint * material.albedo.Sample(v.uv); }\n",
+    )
+    .unwrap();
+    for target in ["vk-spirv", "gl-spirv"] {
+        let run = xr(&dir, &["compile", "sets.slang", "--target", target, "--device"]);
+        assert!(run.ok, "{target}: {}\n{}", run.stdout, run.stderr);
+        for line in ["constant viewProj : mat4", "constant tint : vec4", "texture with sampler material.albedo"] {
+            assert!(run.stdout.contains(line), "{target}: {line}: {}", run.stdout);
+        }
+    }
+}
