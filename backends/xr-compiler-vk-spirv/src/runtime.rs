@@ -108,11 +108,21 @@ impl AttachedVkSpirv {
             return Ok(());
         }
         let (vertex, fragment) = (&reflections[0], &reflections[1]);
+        // A per-vertex input (`pervertexEXT vec3 c[]`) is an array of what
+        // the vertex stage writes, one per vertex of the primitive.
+        let per_vertex = xr_spirv::reflect::per_vertex_input_locations(&modules[1].words)?;
         for input in &fragment.inputs {
             let by_location = vertex.outputs.iter().find(|o| o.location == input.location);
             let by_name = vertex.outputs.iter().find(|o| o.name == input.name);
+            let reads = |output: &xr_spirv::reflect::InterfaceVariable| {
+                if per_vertex.contains(&input.location) {
+                    input.ty == format!("[{}; 3]", output.ty)
+                } else {
+                    input.ty == output.ty
+                }
+            };
             match by_location.or(by_name) {
-                Some(output) if output.ty == input.ty && output.location == input.location => {}
+                Some(output) if reads(output) && output.location == input.location => {}
                 Some(output) => {
                     return Err(XrError::invalid_input(format!(
                         "stages do not match: fragment stage {} reads '{}' ({}, location {}) but vertex stage {} writes '{}' ({}, location {})",
@@ -130,6 +140,40 @@ impl AttachedVkSpirv {
                     return Err(XrError::invalid_input(format!(
                         "stages do not match: fragment stage {} reads '{}' ({}, location {}) which vertex stage {} does not write",
                         modules[1].file, input.name, input.ty, input.location, modules[0].file
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A module that declares a capability only a device extension gives
+    /// is refused before the driver sees it, naming the capability and the
+    /// extension, where the device lacks the extension: drivers answer such
+    /// a module with a crash or an unexplained error.
+    fn check_extensions(&self, context: &str, modules: &[StageModule]) -> Result<(), XrError> {
+        use xr_spirv::container::spirv::Capability;
+        let needs: [(Capability, &[&str]); 3] = [
+            (
+                Capability::FragmentBarycentricKHR,
+                &["VK_KHR_fragment_shader_barycentric", "VK_NV_fragment_shader_barycentric"],
+            ),
+            (Capability::FragmentShadingRateKHR, &["VK_KHR_fragment_shading_rate"]),
+            (Capability::RayQueryKHR, &["VK_KHR_ray_query"]),
+        ];
+        for module in modules {
+            let declared = xr_spirv::reflect::declared_capabilities(&module.words)?;
+            for (capability, extensions) in &needs {
+                if declared.contains(&(*capability as u32))
+                    && !extensions.iter().any(|e| self.capabilities.has_extension(e))
+                {
+                    return Err(XrError::unavailable(format!(
+                        "{context}: the {} stage {} uses the SPIR-V capability {capability:?}, which needs {}; this \
+                         device ({}) does not have it",
+                        module.stage.name(),
+                        module.file,
+                        extensions.join(" or "),
+                        self.capabilities.renderer
                     )));
                 }
             }
@@ -161,6 +205,7 @@ impl AttachedVkSpirv {
         layout::separate_globals(&mut modules)?;
         let reflections = Self::reflect(&modules)?;
         Self::check_interface(&modules, &reflections)?;
+        self.check_extensions(&context, &modules)?;
         let bindings = layout::merge(&context, &modules, &reflections)?;
         layout::check_limits(&context, &bindings, &self.limits)?;
         let (objects, entries, push) = self.create_objects(&context, &modules, &reflections, &bindings)?;

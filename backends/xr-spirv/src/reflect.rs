@@ -704,6 +704,43 @@ fn interface_variables(words: &[u32], storage: u32) -> Result<Vec<(String, u32, 
         .collect())
 }
 
+/// The capabilities a module declares (`OpCapability`), as numbers.
+pub fn declared_capabilities(words: &[u32]) -> Result<Vec<u32>, XrError> {
+    Ok(instructions(words)?
+        .iter()
+        .filter_map(|i| match (i.op(), i.operands) {
+            (Some(Op::Capability), [capability, ..]) => Some(*capability),
+            _ => None,
+        })
+        .collect())
+}
+
+/// The locations of a module's per-vertex inputs: a fragment stage's
+/// `pervertexEXT` inputs (decorated `PerVertexKHR`, fragment shader
+/// barycentrics), each an array of one value per vertex of the primitive.
+pub fn per_vertex_input_locations(words: &[u32]) -> Result<Vec<u32>, XrError> {
+    const DECORATION_PER_VERTEX: u32 = Decoration::PerVertexKHR as u32;
+    let instructions = instructions(words)?;
+    let per_vertex: std::collections::HashSet<u32> = instructions
+        .iter()
+        .filter_map(|i| match (i.op(), i.operands) {
+            (Some(Op::Decorate), [target, DECORATION_PER_VERTEX, ..]) => Some(*target),
+            _ => None,
+        })
+        .collect();
+    let mut locations: Vec<u32> = instructions
+        .iter()
+        .filter_map(|i| match (i.op(), i.operands) {
+            (Some(Op::Decorate), [target, DECORATION_LOCATION, location, ..]) if per_vertex.contains(target) => {
+                Some(*location)
+            }
+            _ => None,
+        })
+        .collect();
+    locations.sort_unstable();
+    Ok(locations)
+}
+
 /// The ids of the specialization constants a module declares (an OpenGL
 /// driver refuses to specialize an id its module does not have).
 pub fn spec_constant_ids(words: &[u32]) -> Result<Vec<u32>, XrError> {

@@ -378,3 +378,44 @@ fn descriptors_the_vulkan_loader_cannot_bind_are_refused_before_the_driver() {
         .run();
     assert!(run.stderr.contains("is a uniform texel buffer (samplerBuffer)"), "{}", run.stderr);
 }
+
+/// Fragment shader barycentrics: the fragment stage reads `pervertexEXT
+/// vec3 c[]`, an array of the vertex stage's `vec3 c`, one per vertex.
+/// XR's stage-interface check takes it as that (it once said "stages do
+/// not match"), and a device without the extension (lavapipe 22.3) refuses
+/// the program before its driver, naming the capability and the extension.
+#[test]
+fn per_vertex_inputs_match_their_vertex_output_and_a_missing_extension_is_named_before_the_driver() {
+    let dir = temp_dir("compile-barycentrics");
+    std::fs::write(
+        dir.join("a.vert"),
+        "#version 450\nlayout(location = 0) in vec3 p;\nlayout(location = 0) out vec3 c;\n\
+         void main() { c = p; gl_Position = vec4(p, 1.0); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("a.frag"),
+        "#version 450\n#extension GL_EXT_fragment_shader_barycentric : require\n\
+         layout(location = 0) pervertexEXT in vec3 c[];\nlayout(location = 0) out vec4 o;\n\
+         void main() { o = vec4(c[0] * gl_BaryCoordEXT.x + c[1] * gl_BaryCoordEXT.y + c[2] * gl_BaryCoordEXT.z, 1.0); }\n",
+    )
+    .unwrap();
+    let run = Xr::new(["compile", "a.vert", "a.frag", "--target", "vk-spirv", "--option", "vulkan=1.3", "--device"])
+        .dir(&dir)
+        .software_device()
+        .run();
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(!said.contains("stages do not match"), "the per-vertex input is the vertex output's array: {said}");
+    if run.ok {
+        // A device with fragment shader barycentrics builds it.
+        assert!(said.contains("built on"), "{said}");
+        return;
+    }
+    assert_eq!(run.code, Some(1), "{said}");
+    assert!(
+        said.contains(
+            "uses the SPIR-V capability FragmentBarycentricKHR, which needs VK_KHR_fragment_shader_barycentric"
+        ),
+        "named before the driver: {said}"
+    );
+}
