@@ -116,3 +116,23 @@ fn a_swapped_program_draws_the_edited_shader() {
     drop(scene);
     drop(loader);
 }
+
+/// A Slang module is an input like an `#include`: an edit to the module
+/// rebuilds and swaps the program that imports it, and no other.
+#[test]
+fn an_edited_slang_module_swaps_the_program_that_imports_it() {
+    let dir = xr_tests::materials_full_built("hot-reload-slang");
+    let registry = registry();
+    let targets = vec!["vk-spirv".to_owned()];
+    let mut hot = HotReload::watch(&dir.join("xr.toml"), &registry, &[], &targets).expect("watching");
+    let mut library = ShaderLibrary::open(&dir.join("store")).expect("the store");
+    let watched: Vec<String> = hot.inputs().map(|p| p.display().to_string()).collect();
+    for file in ["unlit.slang", "patterns.slang"] {
+        assert!(watched.iter().any(|w| w.ends_with(file)), "{file} is not watched: {watched:?}");
+    }
+    edit(&dir.join("shaders/include/patterns.slang"), "return 1.0; }", "return 0.5; }");
+    let reload = next_reload(&mut hot, &registry, &mut library);
+    assert_eq!(reload.swapped, ["unlit-slang"], "{reload:?}");
+    assert_eq!((reload.built, reload.failed.len(), reload.errors.len()), (6, 0, 0), "{reload:?}");
+    assert!(reload.changed.iter().any(|p| p.ends_with("patterns.slang")), "{reload:?}");
+}
