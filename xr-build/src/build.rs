@@ -429,20 +429,26 @@ pub fn build(
     // target, so that each compiler worker mostly serves one compiler and
     // starts (and caches for) only that one; in process, the threads start
     // different plugins at once instead of queueing on one's start-up.
-    let mut tasks: Vec<(&Program, &Variant, String)> = jobs
+    // Each task is (job index, target); each result is kept as its task's
+    // index, its compiler, outcome and warnings, and names are looked up in
+    // `jobs` at the end: what a build holds per artifact stays small.
+    let mut tasks: Vec<(usize, String)> = jobs
         .iter()
-        .flat_map(|(program, variant)| targets_of(program, request).into_iter().map(move |t| (*program, variant, t)))
+        .enumerate()
+        .flat_map(|(job, (program, _))| targets_of(program, request).into_iter().map(move |t| (job, t)))
         .collect();
-    tasks.sort_by(|a, b| a.2.cmp(&b.2));
-    let results: Vec<ArtifactResult> = pool.install(|| {
+    tasks.sort_by(|a, b| a.1.cmp(&b.1));
+    let results: Vec<(usize, String, Outcome, Vec<Diagnostic>)> = pool.install(|| {
         tasks
             .par_iter()
-            .flat_map_iter(|(program, variant, target)| {
+            .enumerate()
+            .flat_map_iter(|(task, (job, target))| {
+                let (program, variant) = &jobs[*job];
                 let results = context.build_variant(program, variant, std::slice::from_ref(target));
                 for result in &results {
                     progress(result);
                 }
-                results
+                results.into_iter().map(move |r| (task, r.compiler, r.outcome, r.warnings))
             })
             .collect()
     });
@@ -457,24 +463,25 @@ pub fn build(
 
     let mut catalogs: BTreeMap<&str, CatalogProgram> = BTreeMap::new();
     let mut objects: BTreeSet<ObjectKey> = BTreeSet::new();
-    for (program, variant) in &jobs {
+    for (program, variant) in jobs.iter_mut() {
+        let program = *program;
+        // The values move to the catalog; the name stays for messages.
+        let values = std::mem::take(&mut variant.values);
         catalogs
             .entry(program.name.as_str())
             .or_insert_with(|| catalog_entry(program, &manifest.path))
             .variants
-            .insert(
-                variant.name.clone(),
-                CatalogVariant { values: variant.values.clone(), objects: Default::default() },
-            );
+            .insert(variant.name.clone(), CatalogVariant { values, objects: Default::default() });
     }
     xr_store::test_hooks::pause_before_catalog();
-    for mut result in results {
-        let id = result.id();
-        if !result.warnings.is_empty() {
-            let warnings = std::mem::take(&mut result.warnings);
-            summary.warned.push(Warned { artifact: id.clone(), compiler: result.compiler.clone(), warnings });
+    for (task, compiler, outcome, warnings) in results {
+        let (job, target) = &tasks[task];
+        let (program, variant) = &jobs[*job];
+        let id = ArtifactId { program: program.name.clone(), variant: variant.name.clone(), target: target.clone() };
+        if !warnings.is_empty() {
+            summary.warned.push(Warned { artifact: id.clone(), compiler: compiler.clone(), warnings });
         }
-        let mut outcome = result.outcome;
+        let mut outcome = outcome;
         // The lock keeps gc out; this catches any other removal (a person,
         // another tool) since the object was found or written: a catalog
         // never names an object that is not there.
@@ -505,10 +512,10 @@ pub fn build(
                     .map(|d| d.to_string())
                     .unwrap_or_default();
                 summary.failed.push(Failure {
-                    what: format!("{} ({})", result.variant, result.target),
+                    what: format!("{} ({target})", variant.name),
                     message,
                     artifact: Some(id),
-                    compiler: result.compiler,
+                    compiler,
                     diagnostics,
                 });
                 continue;
@@ -517,11 +524,11 @@ pub fn build(
         if objects.insert(object) {
             summary.bytes += bytes;
         }
-        if let Some(entry) = catalogs.get_mut(result.program.as_str()).and_then(|c| c.variants.get_mut(&result.variant))
-        {
-            entry.objects.insert(result.target.clone(), object.hex());
+        if let Some(entry) = catalogs.get_mut(program.name.as_str()).and_then(|c| c.variants.get_mut(&variant.name)) {
+            entry.objects.insert(target.clone(), object.hex());
         }
     }
+    drop(tasks);
     summary.unique_objects = objects.len();
     if !request.targets.is_empty() || request.shard.is_some() {
         // A build of part of the matrix keeps the rest of the last catalog:
@@ -927,7 +934,7 @@ fn recipe_key(
     for dir in &program.include_dirs {
         parts.push(path_text(dir).into());
     }
-    for define in &variant.defines {
+    for define in variant.defines(program) {
         parts.push(format!("{}={}", define.name, define.value).into());
     }
     // Only those given: programs without options keep the keys they always had.
@@ -940,14 +947,13 @@ fn recipe_key(
 /// The variant's program, read from its files.
 pub(crate) fn program_desc(program: &Program, variant: &Variant) -> Result<ProgramDesc, String> {
     let mut stages = Vec::new();
+    let defines = variant.defines(program);
     for stage in &program.stages {
         let source = std::fs::read_to_string(&stage.file)
             .map_err(|e| format!("{}: cannot read the source: {e}", stage.file.display()))?;
         let mut desc = SourceDesc::new(stage.language(), stage.stage, stage.file.to_string_lossy(), source);
         desc.entry_point = stage.entry.clone().into();
-        for define in &variant.defines {
-            desc.defines.push(define.clone());
-        }
+        desc.defines.extend(defines.iter().cloned());
         for dir in &program.include_dirs {
             desc = desc.with_include_dir(dir.to_string_lossy());
         }

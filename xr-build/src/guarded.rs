@@ -201,11 +201,12 @@ fn code_lines(text: &str) -> Vec<String> {
 /// `AXIS == value && …` for a variant: each axis's define as the variant sets
 /// it (an enum axis's define is its value's index).
 fn condition(program: &Program, variant: &Variant) -> String {
+    let defines = variant.defines(program);
     program
         .axes
         .iter()
         .map(|axis| {
-            let value = variant.defines.iter().find(|d| d.name.as_str() == axis.name).map_or("", |d| d.value.as_str());
+            let value = defines.iter().find(|d| d.name.as_str() == axis.name).map_or("", |d| d.value.as_str());
             format!("{} == {value}", axis.name)
         })
         .collect::<Vec<_>>()

@@ -11,8 +11,26 @@ pub struct Variant {
     pub name: String,
     /// (axis, value) in the program's axis order.
     pub values: Vec<(String, String)>,
-    /// The defines the point sets.
-    pub defines: Vec<Define>,
+}
+
+impl Variant {
+    /// The defines the point sets, for `program`, its program: each axis by
+    /// its name, an enum axis as its value's index plus `AXIS_VALUE` (made
+    /// when asked, not kept: a large matrix's variants are many).
+    pub fn defines(&self, program: &Program) -> Vec<Define> {
+        let mut defines = Vec::new();
+        for (axis, (_, value)) in program.axes.iter().zip(&self.values) {
+            match &axis.kind {
+                AxisKind::Bool | AxisKind::Int { .. } => defines.push(Define::new(&axis.name, value.clone())),
+                AxisKind::Enum(values) => {
+                    let index = values.iter().position(|v| v == value).unwrap_or(0);
+                    defines.push(Define::new(&axis.name, index.to_string()));
+                    defines.push(Define::new(format!("{}_{}", axis.name, value.to_uppercase()), "1"));
+                }
+            }
+        }
+        defines
+    }
 }
 
 /// Two points of a program's matrix with one name: a name that misses an
@@ -39,23 +57,13 @@ pub fn variants(program: &Program) -> Result<Vec<Variant>, DuplicateVariant> {
         points = points.into_iter().flat_map(|p| (0..count).map(move |i| [p.clone(), vec![i]].concat())).collect();
     }
     let mut variants: Vec<Variant> = Vec::new();
+    // Each name's index in `variants`: a set, not a scan, for large matrices.
+    let mut names: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for point in points {
         let values: Vec<(String, String)> =
             program.axes.iter().zip(&point).map(|(axis, i)| (axis.name.clone(), axis.values()[*i].clone())).collect();
         if program.exclude.iter().any(|filter| filter.iter().all(|clause| matches(clause, &values, program))) {
             continue;
-        }
-        let mut defines = Vec::new();
-        for (axis, index) in program.axes.iter().zip(&point) {
-            match &axis.kind {
-                AxisKind::Bool | AxisKind::Int { .. } => {
-                    defines.push(Define::new(&axis.name, axis.values()[*index].clone()))
-                }
-                AxisKind::Enum(values) => {
-                    defines.push(Define::new(&axis.name, index.to_string()));
-                    defines.push(Define::new(format!("{}_{}", axis.name, values[*index].to_uppercase()), "1"));
-                }
-            }
         }
         let name = if values.is_empty() {
             program.name.clone()
@@ -63,15 +71,16 @@ pub fn variants(program: &Program) -> Result<Vec<Variant>, DuplicateVariant> {
             let parts: Vec<String> = values.iter().map(|(a, v)| format!("{a}={v}")).collect();
             format!("{}[{}]", program.name, parts.join(","))
         };
-        if let Some(first) = variants.iter().find(|v| v.name == name) {
+        if let Some(first) = names.get(&name) {
             return Err(DuplicateVariant {
                 program: program.name.clone(),
                 name,
-                first: first.values.clone(),
+                first: variants[*first].values.clone(),
                 second: values,
             });
         }
-        variants.push(Variant { name, values, defines });
+        names.insert(name.clone(), variants.len());
+        variants.push(Variant { name, values });
     }
     Ok(variants)
 }

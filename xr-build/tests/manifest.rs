@@ -64,7 +64,7 @@ fn a_good_manifest_expands_into_named_variants_with_defines() {
     assert!(all.iter().all(|v| !(v.name.contains("SHADOWS=soft") && (v.name.contains("LIGHTS=3") || v.name.contains("LIGHTS=4")))));
     let soft = all.iter().find(|v| v.name == "lit[NORMAL_MAP=1,SHADOWS=soft,LIGHTS=2]").unwrap();
     let defines: Vec<(String, String)> =
-        soft.defines.iter().map(|d| (d.name.to_string(), d.value.to_string())).collect();
+        soft.defines(lit).iter().map(|d| (d.name.to_string(), d.value.to_string())).collect();
     assert_eq!(
         defines,
         [

@@ -202,21 +202,48 @@ pub fn dir(store_root: &Path) -> PathBuf {
     store_root.join("catalog")
 }
 
-/// Writes one program's catalog atomically.
+/// Writes one program's catalog atomically: into a temporary file, synced,
+/// then renamed over the old one. The JSON is streamed to the file, never
+/// held whole in memory (a catalog of a large matrix is megabytes, and a
+/// build's peak memory must not grow with it); a catalog equal to the one
+/// on disk (a no-op build's) is compared as it streams and not put in
+/// place (nor synced) again.
 pub fn write(store_root: &Path, program: &CatalogProgram) -> std::io::Result<PathBuf> {
     let dir = dir(store_root);
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(format!("{}.json", program.name));
-    let text = serde_json::to_vec_pretty(program).map_err(std::io::Error::other)?;
-    // A no-op build's catalog is the one on disk: not written (nor synced) again.
-    if std::fs::read(&path).is_ok_and(|old| old == text) {
+    let temp = store_root.join("tmp").join(format!("catalog-{}.{}.0.tmp", program.name, std::process::id()));
+    let mut out = std::io::BufWriter::new(File::create(&temp)?);
+    serde_json::to_writer_pretty(&mut out, program).map_err(std::io::Error::other)?;
+    let file = out.into_inner().map_err(|e| e.into_error())?;
+    if same_contents(&temp, &path).unwrap_or(false) {
+        drop(file);
+        std::fs::remove_file(&temp)?;
         return Ok(path);
     }
-    let temp = store_root.join("tmp").join(format!("catalog-{}.{}.0.tmp", program.name, std::process::id()));
-    std::fs::write(&temp, text)?;
-    File::open(&temp)?.sync_all()?;
+    file.sync_all()?;
     std::fs::rename(&temp, &path)?;
     Ok(path)
+}
+
+/// Whether two files hold the same bytes, read a block at a time.
+fn same_contents(a: &Path, b: &Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    let (mut a, mut b) = (File::open(a)?, File::open(b)?);
+    if a.metadata()?.len() != b.metadata()?.len() {
+        return Ok(false);
+    }
+    let (mut block_a, mut block_b) = (vec![0u8; 64 << 10], vec![0u8; 64 << 10]);
+    loop {
+        let read = a.read(&mut block_a)?;
+        if read == 0 {
+            return Ok(true);
+        }
+        b.read_exact(&mut block_b[..read])?;
+        if block_a[..read] != block_b[..read] {
+            return Ok(false);
+        }
+    }
 }
 
 /// A catalog file that could not be read.
@@ -254,4 +281,48 @@ pub fn read_all(store_root: &Path) -> (BTreeMap<String, CatalogProgram>, Vec<Unr
         }
     }
     (programs, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn program(objects: &[(&str, &str)]) -> CatalogProgram {
+        let variants = objects
+            .iter()
+            .map(|(variant, object)| {
+                let objects = BTreeMap::from([("vk-spirv".to_owned(), (*object).to_owned())]);
+                ((*variant).to_owned(), CatalogVariant { values: Vec::new(), objects })
+            })
+            .collect();
+        CatalogProgram {
+            name: "p".into(),
+            manifest: "xr.toml".into(),
+            axes: Vec::new(),
+            overrides: Vec::new(),
+            targets: vec!["vk-spirv".into()],
+            variants,
+        }
+    }
+
+    #[test]
+    fn a_catalog_streams_to_its_file_and_an_unchanged_one_is_not_put_in_place_again() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("tmp")).unwrap();
+        let first = program(&[("a", "00"), ("b", "11")]);
+        let path = write(root.path(), &first).unwrap();
+        let (read, errors) = read_all(root.path());
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(read["p"], first);
+        let inode = std::fs::metadata(&path).unwrap().ino();
+        write(root.path(), &first).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode, "the same catalog: the file is left as it was");
+        // One byte differs (same length): put in place.
+        let second = program(&[("a", "00"), ("b", "12")]);
+        write(root.path(), &second).unwrap();
+        assert_ne!(std::fs::metadata(&path).unwrap().ino(), inode);
+        assert_eq!(read_all(root.path()).0["p"], second);
+        assert_eq!(std::fs::read_dir(root.path().join("tmp")).unwrap().count(), 0, "no temporary file left");
+    }
 }

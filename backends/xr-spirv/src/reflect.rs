@@ -157,7 +157,7 @@ pub fn entry_points(words: &[u32]) -> Result<Vec<String>, XrError> {
 /// the same words is worked out once per process (a matrix build reflects
 /// a shared stage once per variant).
 pub fn reflect(words: &[u32], entry_point: &str) -> Result<Reflection, XrError> {
-    static REFLECTED: LazyLock<WorkCache<Reflection>> = LazyLock::new(|| WorkCache::new(16 << 20));
+    static REFLECTED: LazyLock<WorkCache<Reflection>> = LazyLock::new(|| WorkCache::new(4 << 20));
     let key =
         work_cache::key([b"xr-spirv-reflect/1".as_slice(), entry_point.as_bytes(), work_cache::word_bytes(words)]);
     if let Some(reflection) = REFLECTED.get(&key) {

@@ -38,9 +38,9 @@ use std::{
 use xr_sourcebuild::SourceDesc;
 
 /// Compiled modules by [`module_key`].
-static MODULES: LazyLock<WorkCache<SpirvModule>> = LazyLock::new(|| WorkCache::new(64 << 20));
+static MODULES: LazyLock<WorkCache<SpirvModule>> = LazyLock::new(|| WorkCache::new(8 << 20));
 /// The shapes each source was seen to have, by [`source_key`].
-static SHAPES: LazyLock<WorkCache<Mutex<Vec<Arc<Shape>>>>> = LazyLock::new(|| WorkCache::new(16 << 20));
+static SHAPES: LazyLock<WorkCache<Mutex<Vec<Arc<Shape>>>>> = LazyLock::new(|| WorkCache::new(4 << 20));
 
 /// What one compile of a source read.
 #[derive(PartialEq, Eq)]

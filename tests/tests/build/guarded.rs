@@ -89,7 +89,7 @@ fn every_branch_of_the_guarded_ladder_compiles_and_renders_like_its_variant() {
             // variant built from its own sources: a branch guarded by another
             // variant's condition draws another pattern, band count or tint.
             let mut own_defines: Vec<(String, String)> =
-                variant.defines.iter().map(|d| (d.name.to_string(), d.value.to_string())).collect();
+                variant.defines(program).iter().map(|d| (d.name.to_string(), d.value.to_string())).collect();
             own_defines.extend([("GAIN".to_owned(), "1.0".to_owned()), ("BIAS".to_owned(), "0.0".to_owned())]);
             let stage = |stage: &xr_build::Stage| {
                 let desc = SourceDesc::read("glsl", stage.stage, &stage.file).unwrap();
