@@ -300,6 +300,36 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
                 raw_all,
             ),
         ));
+        // And through typed setters: the type checked once, not per set.
+        let (vector, vectors, matrix) = (vector.floats::<4>()?, vectors.floats::<4>()?, matrix.floats::<16>()?);
+        rows.push(row(
+            "typed set (vec4)",
+            "glProgramUniform4fv",
+            compare(args, |i| vector.set(&color(i)).expect("set"), raw_vector),
+        ));
+        rows.push(row(
+            "typed set_array (vec4), 16",
+            "glProgramUniform4fv, count 16",
+            compare(args, |i| vectors.set_array(&colors(i)).expect("set"), raw_array),
+        ));
+        rows.push(row(
+            "typed set (mat4)",
+            "glProgramUniformMatrix4fv",
+            compare(args, |i| matrix.set(&matrix4(i)).expect("set"), raw_matrix),
+        ));
+        rows.push(row(
+            "3 typed setters",
+            "the 3 calls",
+            compare(
+                args,
+                |i| {
+                    vector.set(&color(i)).expect("set");
+                    vectors.set_array(&colors(i)).expect("set");
+                    matrix.set(&matrix4(i)).expect("set");
+                },
+                raw_all,
+            ),
+        ));
     }
     Ok(rows)
 }

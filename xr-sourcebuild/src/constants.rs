@@ -528,6 +528,63 @@ impl Setter<'_> {
     }
 }
 
+impl<'t> Setter<'t> {
+    /// This setter for values of `N` floats an element (`vec4`: 4, `mat4`:
+    /// 16), its type checked now, once, rather than at every set: an
+    /// engine that sets one constant every frame pays only the plugin's
+    /// write and the driver's call. Fails, naming the constant, where the
+    /// declared type is not `N` floats.
+    pub fn floats<const N: usize>(self) -> Result<FloatSetter<'t, N>, xr_device::XrError> {
+        let ty = self.resolved.ty;
+        if ty.scalar != ScalarKind::Float || usize::from(ty.columns) * usize::from(ty.rows) != N {
+            return Err(xr_device::XrError::invalid_input(format!(
+                "'{}' is {}, not {N} floats an element",
+                self.resolved.name, ty
+            )));
+        }
+        Ok(FloatSetter { resolved: self.resolved, remaining: self.remaining, table: core::marker::PhantomData })
+    }
+}
+
+/// A [`Setter`] whose type was checked once ([`Setter::floats`]): `N`
+/// floats an element, column-major for matrices.
+#[derive(Debug)]
+pub struct FloatSetter<'t, const N: usize> {
+    resolved: ResolvedSetter,
+    remaining: usize,
+    table: core::marker::PhantomData<&'t ConstantTableBox>,
+}
+
+impl<const N: usize> FloatSetter<'_, N> {
+    /// Sets the element the handle addresses.
+    #[inline]
+    pub fn set(&self, value: &[f32; N]) -> Result<(), xr_device::XrError> {
+        self.write(value)
+    }
+
+    /// Sets elements from the handle's on: they must fit the array.
+    #[inline]
+    pub fn set_array(&self, values: &[[f32; N]]) -> Result<(), xr_device::XrError> {
+        if values.is_empty() || values.len() > self.remaining {
+            let resolved = &self.resolved;
+            let info = ConstantInfo { name: resolved.name.clone(), ty: resolved.ty, array_size: resolved.array_size };
+            info.check(resolved.element, &ConstantValue::floats(resolved.ty, values.as_flattened()))?;
+        }
+        self.write(values.as_flattened())
+    }
+
+    #[inline]
+    fn write(&self, floats: &[f32]) -> Result<(), xr_device::XrError> {
+        let value = ConstantValue::floats(self.resolved.ty, floats);
+        // SAFETY: as in `Setter::set`; the type was checked when this
+        // setter was made, and the count by the callers.
+        match unsafe { (self.resolved.write)(&self.resolved, &value) } {
+            SetStatus::SET => Ok(()),
+            status => Err(SetStatus::error(status, &self.resolved.name)),
+        }
+    }
+}
+
 /// A constant table's setters routed through a pipeline's active program;
 /// see [`ConstantTable::set_through_pipeline`].
 pub struct ThroughPipeline<'a> {

@@ -47,8 +47,8 @@ pub use backend::{
 };
 pub use constants::{
     ConstantData, ConstantHandle, ConstantInfo, ConstantSet, ConstantTable, ConstantTable_TO, ConstantTableBox,
-    ConstantTableExt, ConstantType, ConstantValue, MemberLayout, RESOURCE_HANDLE, ResolvedSetter, ResourceInfo,
-    ScalarKind, SetStatus, Setter, ThroughPipeline, check_binding,
+    ConstantTableExt, ConstantType, ConstantValue, FloatSetter, MemberLayout, RESOURCE_HANDLE, ResolvedSetter,
+    ResourceInfo, ScalarKind, SetStatus, Setter, ThroughPipeline, check_binding,
 };
 pub use diagnostics::{BuildError, Diagnostic, IncludeSite, Severity, guard_build};
 pub use load::{ArtifactLoad, LoadPath, LoadedArtifact, OverrideKind, OverrideValue, TargetLoad};

@@ -641,8 +641,44 @@ unsafe extern "C" fn write_floats<const COLUMNS: u8, const ROWS: u8>(
     value: &ConstantValue<'_>,
 ) -> u32 {
     let ty = ConstantType { scalar: ScalarKind::Float, columns: COLUMNS, rows: ROWS };
-    // SAFETY: as `write_checked` asks; `ty` is the setter's (see `resolved_write`).
-    guard_setter(|| unsafe { write_checked(setter, value, ty) })
+    let ConstantData::Float(floats) = &value.data else {
+        // SAFETY: as `write_checked` asks; `ty` is the setter's (see `resolved_write`).
+        return guard_setter(|| unsafe { write_checked(setter, value, ty) });
+    };
+    // The hot path: the GL call chosen when this function was (its type is
+    // the constant's, fixed at resolve time), no dispatch on the value.
+    guard_setter(|| {
+        // SAFETY: `context` is the table's `DeviceGl` (see `resolve`),
+        // alive while the host's `Setter` borrows the table.
+        let device = unsafe { &*setter.context.cast::<DeviceGl>() };
+        let Ok(gl) = device.current() else { return SetStatus::DEVICE_UNAVAILABLE };
+        let Some(program) = std::num::NonZeroU32::new(setter.words[0]) else {
+            return SetStatus::DEVICE_UNAVAILABLE;
+        };
+        let (program, at) = (glow::NativeProgram(program), Some(&glow::NativeUniformLocation(setter.words[1])));
+        let (transpose, v) = (value.transpose, floats.as_slice());
+        // SAFETY: the program is alive (its table is); the host checked
+        // that the value holds whole elements of this type that fit.
+        unsafe {
+            match (COLUMNS, ROWS) {
+                (1, 1) => gl.program_uniform_1_f32_slice(program, at, v),
+                (1, 2) => gl.program_uniform_2_f32_slice(program, at, v),
+                (1, 3) => gl.program_uniform_3_f32_slice(program, at, v),
+                (1, 4) => gl.program_uniform_4_f32_slice(program, at, v),
+                (2, 2) => gl.program_uniform_matrix_2_f32_slice(program, at, transpose, v),
+                (3, 3) => gl.program_uniform_matrix_3_f32_slice(program, at, transpose, v),
+                _ => gl.program_uniform_matrix_4_f32_slice(program, at, transpose, v),
+            }
+            if poll_errors() {
+                match gl.get_error() {
+                    glow::NO_ERROR => SetStatus::SET,
+                    error => SetStatus::DRIVER_ERROR | (error & 0xffff),
+                }
+            } else {
+                SetStatus::SET
+            }
+        }
+    })
 }
 
 /// A resolved setter's write for the types without one of their own.

@@ -280,6 +280,46 @@ void main() {
     }
 }
 
+/// Typed setters (the type checked once, at `floats::<N>()`) set the same
+/// pixels, on both GL build systems; a wrong element size is refused when
+/// the setter is typed, and values past the array when they are set, each
+/// naming the constant.
+#[test]
+fn typed_setters_set_what_the_table_sets_and_check_their_type_once() {
+    let registry = registry();
+    for system in ["xr-compiler-glsl", "xr-compiler-gl-spirv"] {
+        let mut bench = GlBench::open(&registry, system);
+        let source = "#version 450 core
+layout(location = 0) uniform vec4 tint;
+layout(location = 1) uniform vec4 colors[3];
+layout(location = 4) uniform mat4 m;
+layout(location = 0) out vec4 c;
+void main() {
+    vec4 moved = m * vec4(0.0, 0.0, 0.0, 1.0);
+    c = vec4(tint.r, colors[1].g + moved.x, colors[2].b, 1.0);
+}
+";
+        let built = bench.build_fragment(fragment(source)).expect("builds");
+        let table = &built.constants;
+        let tint = table.setter(table.handle("tint").unwrap()).unwrap().floats::<4>().unwrap();
+        let colors = table.setter(table.handle("colors").unwrap()).unwrap().floats::<4>().unwrap();
+        let m = table.setter(table.handle("m").unwrap()).unwrap().floats::<16>().unwrap();
+        tint.set(&[0.5, 0.0, 0.0, 1.0]).unwrap();
+        colors.set_array(&[[0.0; 4], [0.0, 0.25, 0.0, 0.0], [0.0, 0.0, 0.75, 0.0]]).unwrap();
+        let mut translate = xr_tests::IDENTITY;
+        translate[12] = 0.25;
+        m.set(&translate).unwrap();
+        assert_rgba_near(bench.centre_pixel(&built), [128, 128, 191, 255], 1);
+
+        let wrong = table.setter(table.handle("tint").unwrap()).unwrap().floats::<16>().unwrap_err();
+        assert_eq!(wrong.kind, ErrorKind::InvalidInput);
+        assert!(wrong.message.contains("'tint' is vec4, not 16 floats an element"), "{system}: {}", wrong.message);
+        let past = colors.set_array(&[[1.0; 4]; 4]).unwrap_err().message;
+        assert!(past.contains("'colors'"), "{system}: {past}");
+        assert_rgba_near(bench.centre_pixel(&built), [128, 128, 191, 255], 1);
+    }
+}
+
 #[test]
 fn uniform_block_members_and_vulkan_push_constants_resolve_no_setter() {
     let registry = registry();
