@@ -82,6 +82,13 @@ pub trait SourceBuildSystemBackend: Send + Sync {
     fn entry_points(&self, _source: &SourceDesc) -> Result<Vec<EntryPoint>, BuildError> {
         Ok(Vec::new())
     }
+
+    /// Compiles for the store: the reflection and stage outputs may be
+    /// left empty ([`SourceBuildSystem::compile_for_store`]). By default,
+    /// the full compile.
+    fn compile_for_store(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
+        self.compile_offline(request)
+    }
 }
 
 /// A build system attached to one device, as a plugin writes it;
@@ -228,6 +235,10 @@ impl<B: SourceBuildSystemBackend> SourceBuildSystem for Guarded<B> {
 
     fn entry_points(&self, source: &SourceDesc) -> RResult<RVec<EntryPoint>, BuildError> {
         guard_build(|| self.0.entry_points(source).map(RVec::from))
+    }
+
+    fn compile_for_store(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError> {
+        guard_build(|| self.0.compile_for_store(request))
     }
 }
 

@@ -139,6 +139,15 @@ pub trait SourceBuildSystem: Send + Sync {
         let _ = source;
         RResult::ROk(RVec::new())
     }
+
+    /// [`SourceBuildSystem::compile_offline`] for the store (`xr build`),
+    /// which keeps the artifact's bytes, the files read and the warnings
+    /// only: a build system may leave the reflection and the stage outputs
+    /// empty, and skip the work of making them. A plugin built before this
+    /// method existed compiles in full.
+    fn compile_for_store(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError> {
+        self.compile_offline(request)
+    }
 }
 
 /// A build system attached to one live device (same thread as the device).

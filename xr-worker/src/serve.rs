@@ -12,7 +12,9 @@ use xr_sourcebuild::{OfflineRequest, SourceBuildSystemBox};
 /// Compiles `request` with `system` in this process: what a worker does
 /// for each job, and what the build does when it runs compiles in process.
 pub fn compile_in_process(system: &SourceBuildSystemBox, request: &OfflineRequest) -> Result<Compiled, CompileFailure> {
-    match system.compile_offline(request).into_result() {
+    // A build keeps the bytes, the files read and the warnings: the
+    // compiler may skip the reflection and the stage outputs.
+    match system.compile_for_store(request).into_result() {
         Ok(artifact) => Ok(Compiled {
             bytes: artifact.bytes.into_vec(),
             files_read: artifact.files_read.into_vec(),

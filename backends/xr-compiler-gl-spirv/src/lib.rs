@@ -70,4 +70,12 @@ impl SourceBuildSystemBackend for GlSpirvSystem {
         }
         xr_spirv::offline::compile_object(request, xr_spirv::TargetEnv::OpenGl45)
     }
+
+    fn compile_for_store(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
+        if request.target != TARGET {
+            return Err(XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into());
+        }
+        let reflect = xr_spirv::offline::Reflect::No;
+        xr_spirv::offline::compile_object_with(request, xr_spirv::TargetEnv::OpenGl45, reflect)
+    }
 }

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use xr_device::XrError;
 use xr_sourcebuild::{
     BuildError, CompilePair, EntryPoint, FileRead, OfflineArtifact, OfflineRequest, OptionDecl, Severity, ShaderStage,
-    SourceDesc, StageOutput,
+    SourceDesc,
 };
 use xr_spirv::{SpirvVersion, TargetEnv, container::StageModule};
 
@@ -228,7 +228,7 @@ fn request_for<'a>(
 }
 
 /// Compiles every stage of `request.program` (the body of `compile_offline`).
-pub fn compile(request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
+pub fn compile(request: &OfflineRequest, reflect: xr_spirv::offline::Reflect) -> Result<OfflineArtifact, BuildError> {
     let settings = settings(request)?;
     let slang = opened()?;
     let program = &request.program;
@@ -307,19 +307,7 @@ pub fn compile(request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> 
     if settings.env == TargetEnv::OpenGl45 {
         refuse_push_constants(&modules, &context)?;
     }
-    Ok(OfflineArtifact {
-        bytes: xr_spirv::container::encode(&modules).into(),
-        files_read,
-        warnings: warnings.into(),
-        reflection: xr_spirv::offline::reflection_of(&modules)?,
-        stages: modules
-            .iter()
-            .map(|m| StageOutput {
-                stage: m.stage,
-                bytes: m.words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>().into(),
-            })
-            .collect(),
-    })
+    xr_spirv::offline::artifact_of(&modules, files_read, warnings, reflect)
 }
 
 /// OpenGL has no descriptor sets: a binding is a number per kind of

@@ -60,7 +60,11 @@ impl SourceBuildSystemBackend for SlangSystem {
     }
 
     fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
-        compile::compile(request)
+        compile::compile(request, xr_spirv::offline::Reflect::Yes)
+    }
+
+    fn compile_for_store(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
+        compile::compile(request, xr_spirv::offline::Reflect::No)
     }
 
     fn entry_points(&self, source: &SourceDesc) -> Result<Vec<EntryPoint>, BuildError> {

@@ -142,6 +142,27 @@ pub fn options_of(request: &OfflineRequest, base: TargetEnv) -> Result<SpirvOpti
 /// is `base`: compiled, linked ([`crate::finish_program`]) and validated
 /// once, as the loaders will load it.
 pub fn compile_object(request: &OfflineRequest, base: TargetEnv) -> Result<OfflineArtifact, BuildError> {
+    compile_object_with(request, base, Reflect::Yes)
+}
+
+/// Whether an offline compile makes the reflection and the stage outputs
+/// (`xr compile`, `xr reflect`) or not (a build for the store, which keeps
+/// the object, the files read and the warnings only: the reflection is
+/// ~6% of a build's work).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reflect {
+    /// Reflection and stage outputs too.
+    Yes,
+    /// The object, files read and warnings only.
+    No,
+}
+
+/// [`compile_object`], with the reflection and stage outputs only where `reflect` asks.
+pub fn compile_object_with(
+    request: &OfflineRequest,
+    base: TargetEnv,
+    reflect: Reflect,
+) -> Result<OfflineArtifact, BuildError> {
     let options = options_of(request, base)?;
     let desc = &request.program;
     let compiled = with_compiler(|compiler| compiler.compile_program(desc, &options))?;
@@ -150,18 +171,36 @@ pub fn compile_object(request: &OfflineRequest, base: TargetEnv) -> Result<Offli
     let context = format!("program '{}'", desc.name);
     crate::finish_program(&mut modules, options.target).map_err(|e| XrError::new(e.kind, format!("{context}: {e}")))?;
     crate::validate_program(&modules, options.target, &context)?;
+    artifact_of(&modules, files_read, warnings, reflect)
+}
+
+/// The artifact of a program's finished, validated modules: the object,
+/// and where `reflect` asks, the reflection and each stage's own module.
+pub fn artifact_of(
+    modules: &[StageModule],
+    files_read: RVec<FileRead>,
+    warnings: Vec<xr_sourcebuild::Diagnostic>,
+    reflect: Reflect,
+) -> Result<OfflineArtifact, BuildError> {
+    let (reflection, stages) = match reflect {
+        Reflect::No => (ProgramReflection::default(), RVec::new()),
+        Reflect::Yes => (
+            reflection_of(modules)?,
+            modules
+                .iter()
+                .map(|m| StageOutput {
+                    stage: m.stage,
+                    bytes: m.words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>().into(),
+                })
+                .collect(),
+        ),
+    };
     Ok(OfflineArtifact {
-        bytes: crate::container::encode(&modules).into(),
+        bytes: crate::container::encode(modules).into(),
         files_read,
         warnings: warnings.into(),
-        reflection: reflection_of(&modules)?,
-        stages: modules
-            .iter()
-            .map(|m| StageOutput {
-                stage: m.stage,
-                bytes: m.words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>().into(),
-            })
-            .collect(),
+        reflection,
+        stages,
     })
 }
 

@@ -66,6 +66,34 @@ pub(crate) fn lookup(source: &[u8; 32], desc: &SourceDesc) -> Option<SpirvModule
 
 /// Keeps `module`, which compiling `desc` (of [`source_key`] `source`) just made.
 pub(crate) fn keep(source: [u8; 32], desc: &SourceDesc, module: &SpirvModule) {
+    let shape = shape_of(desc, module);
+    let include_texts: Vec<String> = module.includes.iter().map(|i| i.text.clone()).collect();
+    let module_key = module_key(&source, desc, &shape, &include_texts);
+    let weight = module.words.len() * 4 + include_texts.iter().map(String::len).sum::<usize>();
+    MODULES.insert(module_key, module.clone(), weight);
+    let shapes =
+        SHAPES.get(&source).unwrap_or_else(|| SHAPES.insert(source, Mutex::new(Vec::new()), desc.source.len()));
+    let mut shapes = shapes.lock().unwrap_or_else(|p| p.into_inner());
+    if !shapes.iter().any(|s| Arc::ptr_eq(s, &shape) || **s == *shape) {
+        shapes.push(shape);
+    }
+}
+
+/// The shape a compile of `desc` that made `module` had: made once per
+/// distinct text (the source and every included file, by path and
+/// contents) and shared after, since a matrix compiles the same texts with
+/// other defines over and over, and scanning them for identifiers cost
+/// as much as a tenth of a compile.
+fn shape_of(desc: &SourceDesc, module: &SpirvModule) -> Arc<Shape> {
+    static SHAPE_OF_TEXTS: LazyLock<WorkCache<Shape>> = LazyLock::new(|| WorkCache::new(4 << 20));
+    let mut parts: Vec<&[u8]> = vec![b"xr-spirv-shape/1", desc.source.as_bytes()];
+    for include in &module.includes {
+        parts.extend([include.path.as_bytes(), include.text.as_bytes()]);
+    }
+    let texts_key = key(parts);
+    if let Some(shape) = SHAPE_OF_TEXTS.get(&texts_key) {
+        return shape;
+    }
     let mut texts = vec![desc.source.as_str()];
     texts.extend(module.includes.iter().map(|i| i.text.as_str()));
     // Token pasting and line continuations make identifiers out of pieces.
@@ -74,16 +102,8 @@ pub(crate) fn keep(source: [u8; 32], desc: &SourceDesc, module: &SpirvModule) {
         includes: module.includes.iter().map(|i| i.path.clone()).collect(),
         identifiers: (!pastes).then(|| texts.iter().flat_map(|t| identifiers(t)).map(str::to_owned).collect()),
     };
-    let include_texts: Vec<String> = module.includes.iter().map(|i| i.text.clone()).collect();
-    let module_key = module_key(&source, desc, &shape, &include_texts);
-    let weight = module.words.len() * 4 + include_texts.iter().map(String::len).sum::<usize>();
-    MODULES.insert(module_key, module.clone(), weight);
-    let shapes =
-        SHAPES.get(&source).unwrap_or_else(|| SHAPES.insert(source, Mutex::new(Vec::new()), desc.source.len()));
-    let mut shapes = shapes.lock().unwrap_or_else(|p| p.into_inner());
-    if !shapes.iter().any(|s| **s == shape) {
-        shapes.push(Arc::new(shape));
-    }
+    let weight = shape.identifiers.as_ref().map_or(0, |ids| ids.iter().map(|i| i.len() + 32).sum());
+    SHAPE_OF_TEXTS.insert(texts_key, shape, weight)
 }
 
 /// Everything a module depends on besides the defines and the included
@@ -112,14 +132,16 @@ pub(crate) fn source_key(desc: &SourceDesc, options: &SpirvOptions) -> [u8; 32] 
 /// The key of the module `shape` made from `desc`'s defines, with the
 /// included files' texts now.
 fn module_key(source: &[u8; 32], desc: &SourceDesc, shape: &Shape, include_texts: &[String]) -> [u8; 32] {
-    let mut parts: Vec<Vec<u8>> = vec![source.to_vec()];
+    let defines: Vec<String> = read_defines(desc, shape.identifiers.as_ref())
+        .into_iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    let mut parts: Vec<&[u8]> = vec![source.as_slice()];
     for (path, text) in shape.includes.iter().zip(include_texts) {
-        parts.extend([path.as_bytes().to_vec(), text.as_bytes().to_vec()]);
+        parts.extend([path.as_bytes(), text.as_bytes()]);
     }
-    for (name, value) in read_defines(desc, shape.identifiers.as_ref()) {
-        parts.push(format!("{name}={value}").into_bytes());
-    }
-    key(parts.iter().map(Vec::as_slice))
+    parts.extend(defines.iter().map(|d| d.as_bytes()));
+    key(parts)
 }
 
 /// The defines of `desc` a compile of `identifiers` can read, sorted: those
