@@ -95,9 +95,11 @@ fn settings(request: &OfflineRequest) -> Result<Settings, XrError> {
     };
     let version = match request.option("spirv-version") {
         None | Some("") => env.default_spirv(),
-        Some(text) => spirv_version(text).filter(|v| vulkan || *v == SpirvVersion::V1_0).ok_or_else(|| {
-            XrError::invalid_input(format!("spirv-version {text} is not one {} takes", request.target))
-        })?,
+        Some(text) => {
+            SpirvVersion::from_name(text).filter(|v| vulkan || *v == SpirvVersion::V1_0).ok_or_else(|| {
+                XrError::invalid_input(format!("spirv-version {text} is not one {} takes", request.target))
+            })?
+        }
     };
     let optimization = match request.option("optimize").unwrap_or("size") {
         "none" => ffi::OPTIMIZATION_NONE,
@@ -116,19 +118,6 @@ fn settings(request: &OfflineRequest) -> Result<Settings, XrError> {
         optimization,
         matrix_layout,
         target_define: if vulkan { "VULKAN" } else { "GL_SPIRV" },
-    })
-}
-
-fn spirv_version(text: &str) -> Option<SpirvVersion> {
-    Some(match text {
-        "1.0" => SpirvVersion::V1_0,
-        "1.1" => SpirvVersion::V1_1,
-        "1.2" => SpirvVersion::V1_2,
-        "1.3" => SpirvVersion::V1_3,
-        "1.4" => SpirvVersion::V1_4,
-        "1.5" => SpirvVersion::V1_5,
-        "1.6" => SpirvVersion::V1_6,
-        _ => return None,
     })
 }
 

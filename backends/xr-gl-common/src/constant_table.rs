@@ -669,16 +669,26 @@ unsafe extern "C" fn write_floats<const COLUMNS: u8, const ROWS: u8>(
                 (3, 3) => gl.program_uniform_matrix_3_f32_slice(program, at, transpose, v),
                 _ => gl.program_uniform_matrix_4_f32_slice(program, at, transpose, v),
             }
-            if poll_errors() {
-                match gl.get_error() {
-                    glow::NO_ERROR => SetStatus::SET,
-                    error => SetStatus::DRIVER_ERROR | (error & 0xffff),
-                }
-            } else {
-                SetStatus::SET
-            }
+            set_status(gl)
         }
     })
+}
+
+/// A resolved write's status: set, unless `XR_GL_CHECK_ERRORS` asks the
+/// driver and it reports an error.
+///
+/// # Safety
+/// `gl` is current, after the write.
+#[inline(always)]
+unsafe fn set_status(gl: &glow::Context) -> u32 {
+    if !poll_errors() {
+        return SetStatus::SET;
+    }
+    // SAFETY: plain query on the current context.
+    match unsafe { gl.get_error() } {
+        glow::NO_ERROR => SetStatus::SET,
+        error => SetStatus::DRIVER_ERROR | (error & 0xffff),
+    }
 }
 
 /// A resolved setter's write for the types without one of their own.
@@ -705,14 +715,7 @@ unsafe fn write_checked(setter: &ResolvedSetter, value: &ConstantValue<'_>, ty: 
     // declared type and fits the array.
     unsafe {
         write_value(gl, Target::Program(glow::NativeProgram(program)), &location, ty, value.transpose, &value.data);
-        if poll_errors() {
-            match gl.get_error() {
-                glow::NO_ERROR => SetStatus::SET,
-                error => SetStatus::DRIVER_ERROR | (error & 0xffff),
-            }
-        } else {
-            SetStatus::SET
-        }
+        set_status(gl)
     }
 }
 

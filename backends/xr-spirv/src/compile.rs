@@ -91,6 +91,20 @@ pub enum SpirvVersion {
 }
 
 impl SpirvVersion {
+    /// The version `1.0` … `1.6` names.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "1.0" => SpirvVersion::V1_0,
+            "1.1" => SpirvVersion::V1_1,
+            "1.2" => SpirvVersion::V1_2,
+            "1.3" => SpirvVersion::V1_3,
+            "1.4" => SpirvVersion::V1_4,
+            "1.5" => SpirvVersion::V1_5,
+            "1.6" => SpirvVersion::V1_6,
+            _ => return None,
+        })
+    }
+
     fn shaderc(self) -> shaderc::SpirvVersion {
         match self {
             SpirvVersion::V1_0 => shaderc::SpirvVersion::V1_0,

@@ -112,16 +112,10 @@ pub fn options_of(request: &OfflineRequest, base: TargetEnv) -> Result<SpirvOpti
         })?;
     }
     if let Some(version) = request.option("spirv-version") {
-        options.spirv_version = Some(match version {
-            "1.0" => SpirvVersion::V1_0,
-            "1.1" => SpirvVersion::V1_1,
-            "1.2" => SpirvVersion::V1_2,
-            "1.3" => SpirvVersion::V1_3,
-            "1.4" => SpirvVersion::V1_4,
-            "1.5" => SpirvVersion::V1_5,
-            "1.6" => SpirvVersion::V1_6,
-            other => return Err(XrError::invalid_input(format!("unknown SPIR-V version '{other}' (1.0 … 1.6)"))),
-        });
+        options.spirv_version = Some(
+            SpirvVersion::from_name(version)
+                .ok_or_else(|| XrError::invalid_input(format!("unknown SPIR-V version '{version}' (1.0 … 1.6)")))?,
+        );
     }
     if let Some(level) = request.option("optimize") {
         options.optimization = match level {
