@@ -221,6 +221,12 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
                         ));
                     }
                 }
+                // A program the user did not name, in a language no plugin
+                // preprocesses (Slang, WGSL), has no ladder: said, not failed,
+                // so that a manifest of several languages still emits the rest.
+                Err(e @ guarded::GuardedError::NoPreprocessor { .. }) if args.programs.is_empty() => {
+                    args.messages.say(&format!("guarded: none for '{}': {e}", program.name));
+                }
                 Err(e) => {
                     failed = true;
                     args.messages.say(&format!("error: guarded sources of '{}': {e}", program.name));

@@ -360,14 +360,18 @@ fn hlsl_programs_build_for_spirv_and_are_refused_for_gl_glsl() {
     assert!(ok, "{stdout}");
     assert_eq!(summary(&stdout), (0, 4, 0, 4), "{stdout}");
     // Guarded sources need a plugin that preprocesses the language: the
-    // build is fine, the emit fails naming what is missing.
-    let (ok, stdout, _) = build(&dir, &["--target", "vk-spirv", "--emit", "guarded"]);
+    // build is fine; a program named for them fails naming what is
+    // missing, one not named is passed over with a line that says why.
+    let (ok, stdout, _) = build(&dir, &["--target", "vk-spirv", "--program", "tint", "--emit", "guarded"]);
     assert!(!ok);
     assert_eq!(summary(&stdout), (0, 2, 0, 2), "{stdout}");
     assert!(
         stdout.contains("error: guarded sources of 'tint': no plugin preprocesses hlsl (a build system compiling hlsl into hlsl-preprocessed)"),
         "{stdout}"
     );
+    let (ok, stdout, _) = build(&dir, &["--target", "vk-spirv", "--emit", "guarded"]);
+    assert!(ok, "{stdout}");
+    assert!(stdout.contains("guarded: none for 'tint': no plugin preprocesses hlsl"), "{stdout}");
 }
 
 #[test]
