@@ -17,21 +17,18 @@ use xr_sourcebuild::{
     AttachedBuildSystemBox, BuildError, BuildOptions, BuiltProgram, ProgramDesc, ShaderStage, SourceDesc,
 };
 
-/// The plugins, `xr` and the samples that the tests load from disk.
-const ARTIFACTS: [&str; 12] = [
+/// The plugins XR ships, by crate name (what `scripts/install.sh` installs).
+pub const PLUGINS: [&str; 6] = [
     "xr-rhi-opengl",
     "xr-rhi-vulkan",
     "xr-compiler-glsl",
     "xr-compiler-gl-spirv",
     "xr-compiler-vk-spirv",
     "xr-compiler-slang",
-    "xr-cli",
-    "triangle",
-    "pipelines",
-    "materials",
-    "viewer",
-    "textured",
 ];
+
+/// `xr` and the samples that the tests run, beside the [`PLUGINS`].
+const EXECUTABLES: [&str; 6] = ["xr-cli", "triangle", "pipelines", "materials", "viewer", "textured"];
 
 /// Broken plugins (the workspace in `tests/fixtures`).
 const FIXTURES: [&str; 7] = [
@@ -81,7 +78,7 @@ fn build_all() {
     BUILT.get_or_init(|| {
         let target = profile_dir().parent().expect("target dir").to_path_buf();
         let root = workspace_root();
-        cargo_build(&root.join("Cargo.toml"), &target, &ARTIFACTS);
+        cargo_build(&root.join("Cargo.toml"), &target, &[PLUGINS.as_slice(), EXECUTABLES.as_slice()].concat());
         // The fixtures are a workspace of their own, built into their own
         // target directory: never next to `xr`, where discovery would load them.
         cargo_build(&root.join("tests/fixtures/Cargo.toml"), &target.join("fixtures"), &FIXTURES);
@@ -328,13 +325,6 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
         }
     }
-}
-
-/// The largest difference of one channel between two images of one size.
-#[track_caller]
-pub fn max_channel_difference(a: &xr_device::Image, b: &xr_device::Image) -> u8 {
-    assert_eq!((a.width, a.height), (b.width, b.height), "images of one size");
-    a.rgba.iter().zip(b.rgba.iter()).map(|(x, y)| x.abs_diff(*y)).max().unwrap_or(0)
 }
 
 /// The directory `scripts/setup.sh` unpacks the Slang library into.

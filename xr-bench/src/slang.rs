@@ -125,9 +125,7 @@ fn compile_direct(
     request.target_spirv(session, "spirv_1_0").map_err(anyhow::Error::msg)?;
     request.matrix_layout(ffi::MATRIX_LAYOUT_COLUMN_MAJOR);
     request.optimization(ffi::OPTIMIZATION_DEFAULT);
-    request
-        .arguments(&["-fvk-use-entrypoint-name", "-warnings-disable", "50011", "-skip-spirv-validation"])
-        .map_err(anyhow::Error::msg)?;
+    request.arguments(&xr_compiler_slang::compile::ARGUMENTS).map_err(anyhow::Error::msg)?;
     request.search_path(&dir.to_string_lossy());
     request.search_path(&dir.join("include").to_string_lossy());
     let file = dir.join("unlit.slang");

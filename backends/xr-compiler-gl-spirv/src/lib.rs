@@ -65,17 +65,18 @@ impl SourceBuildSystemBackend for GlSpirvSystem {
     }
 
     fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
-        if request.target != TARGET {
-            return Err(XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into());
-        }
-        xr_spirv::offline::compile_object(request, xr_spirv::TargetEnv::OpenGl45)
+        compile(request, xr_spirv::offline::Reflect::Yes)
     }
 
     fn compile_for_store(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
-        if request.target != TARGET {
-            return Err(XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into());
-        }
-        let reflect = xr_spirv::offline::Reflect::No;
-        xr_spirv::offline::compile_object_with(request, xr_spirv::TargetEnv::OpenGl45, reflect)
+        compile(request, xr_spirv::offline::Reflect::No)
     }
+}
+
+/// The offline compile into [`TARGET`], with the reflection where `reflect` asks.
+fn compile(request: &OfflineRequest, reflect: xr_spirv::offline::Reflect) -> Result<OfflineArtifact, BuildError> {
+    if request.target != TARGET {
+        return Err(XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into());
+    }
+    xr_spirv::offline::compile_object(request, xr_spirv::TargetEnv::OpenGl45, reflect)
 }

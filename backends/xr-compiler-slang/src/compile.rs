@@ -61,6 +61,15 @@ pub fn pair(target: &str) -> CompilePair {
     CompilePair::new(LANGUAGE, target).with_options(options)
 }
 
+/// The options every compile gives Slang, as `slangc` takes them. Entry
+/// points keep their names in the SPIR-V (the loaders take each module's
+/// own); "SPIR-V version too old" (50011) is Slang's advice to write a
+/// newer SPIR-V than the target environment takes; Slang's own SPIR-V
+/// validation is skipped: XR validates every module after the OpSource
+/// rewrite ([`unknown_source_language`]), and Slang's validator prints its
+/// complaint about OpSource straight to stderr.
+pub const ARGUMENTS: [&str; 4] = ["-fvk-use-entrypoint-name", "-warnings-disable", "50011", "-skip-spirv-validation"];
+
 /// What a compile is asked for, read from the request's options.
 struct Settings {
     env: TargetEnv,
@@ -230,15 +239,7 @@ pub fn compile(request: &OfflineRequest, reflect: xr_spirv::offline::Reflect) ->
     slang_request.target_spirv(session, settings.profile).map_err(slang_error)?;
     slang_request.matrix_layout(settings.matrix_layout);
     slang_request.optimization(settings.optimization);
-    // Entry points keep their names in the SPIR-V (the loaders take each
-    // module's own); "SPIR-V version too old" is Slang's advice to write a
-    // newer SPIR-V than the target environment takes. Slang's own SPIR-V
-    // validation is skipped: XR validates every module after the OpSource
-    // rewrite below, and Slang's validator prints its complaint about
-    // OpSource straight to stderr.
-    slang_request
-        .arguments(&["-fvk-use-entrypoint-name", "-warnings-disable", "50011", "-skip-spirv-validation"])
-        .map_err(slang_error)?;
+    slang_request.arguments(&ARGUMENTS).map_err(slang_error)?;
     // Slang numbers the entry points of a compile unit by unit (all of the
     // first file's, then the next file's), whatever order they were added
     // in: add them in that order, and keep each stage's number.

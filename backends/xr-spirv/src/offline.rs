@@ -132,13 +132,6 @@ pub fn options_of(request: &OfflineRequest, base: TargetEnv) -> Result<SpirvOpti
     Ok(options)
 }
 
-/// Compiles `request` into the SPIR-V object of a target whose environment
-/// is `base`: compiled, linked ([`crate::finish_program`]) and validated
-/// once, as the loaders will load it.
-pub fn compile_object(request: &OfflineRequest, base: TargetEnv) -> Result<OfflineArtifact, BuildError> {
-    compile_object_with(request, base, Reflect::Yes)
-}
-
 /// Whether an offline compile makes the reflection and the stage outputs
 /// (`xr compile`, `xr reflect`) or not (a build for the store, which keeps
 /// the object, the files read and the warnings only: the reflection is
@@ -151,8 +144,11 @@ pub enum Reflect {
     No,
 }
 
-/// [`compile_object`], with the reflection and stage outputs only where `reflect` asks.
-pub fn compile_object_with(
+/// Compiles `request` into the SPIR-V object of a target whose environment
+/// is `base`: compiled, linked ([`crate::finish_program`]) and validated
+/// once, as the loaders will load it; the reflection and the stage outputs
+/// made only where `reflect` asks.
+pub fn compile_object(
     request: &OfflineRequest,
     base: TargetEnv,
     reflect: Reflect,

@@ -5,17 +5,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use xr_tests::{TestDir, materials_copy, temp_dir};
-
-/// The built-in plugins, by crate name.
-const PLUGINS: [&str; 6] = [
-    "xr-compiler-glsl",
-    "xr-compiler-gl-spirv",
-    "xr-compiler-vk-spirv",
-    "xr-compiler-slang",
-    "xr-rhi-opengl",
-    "xr-rhi-vulkan",
-];
+use xr_tests::{PLUGINS, TestDir, materials_copy, temp_dir};
 
 /// A prefix installed by `scripts/install.sh` from the debug build.
 fn installed(label: &str) -> TestDir {

@@ -17,15 +17,6 @@ use xr_library::{DeviceLoader, LoadPath, LoadRequest, ShaderLibrary};
 use xr_sourcebuild::ConstantTableExt;
 use xr_tests::{TestDir, Xr, library, temp_dir};
 
-const BUILT_IN: [&str; 6] = [
-    "xr-rhi-opengl",
-    "xr-rhi-vulkan",
-    "xr-compiler-glsl",
-    "xr-compiler-gl-spirv",
-    "xr-compiler-vk-spirv",
-    "xr-compiler-slang",
-];
-
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
 }
@@ -55,7 +46,7 @@ fn wgsl_plugin() -> PathBuf {
 /// A plugin directory with the built-in plugins, and the WGSL one if `wgsl`.
 fn plugin_dir(label: &str, wgsl: bool) -> TestDir {
     let dir = temp_dir(label);
-    let mut files: Vec<PathBuf> = BUILT_IN.iter().map(|name| library(name)).collect();
+    let mut files: Vec<PathBuf> = xr_tests::PLUGINS.iter().map(|name| library(name)).collect();
     if wgsl {
         files.push(wgsl_plugin());
     }
@@ -192,7 +183,7 @@ fn one_manifest_of_glsl_hlsl_and_wgsl_builds_and_wgsl_renders_like_glsl_on_both_
         let (wgsl_image, wgsl_load) = render(&registry, &library, kind, &wgsl);
         let (slang_image, slang_load) = render(&registry, &library, kind, &slang);
         assert_eq!(slang_load.0, LoadPath::CompatibleObject, "{kind:?}: {}", slang_load.2);
-        assert_eq!(xr_tests::max_channel_difference(&glsl_image, &slang_image), 0, "{kind:?}: the Slang twin");
+        assert_eq!(materials::max_difference(&glsl_image, &slang_image), 0, "{kind:?}: the Slang twin");
         assert_eq!(wgsl_load.0, LoadPath::CompatibleObject, "{kind:?}: {}", wgsl_load.2);
         let expected_target = if kind == DeviceKind::Vulkan { "vk-spirv" } else { "gl-spirv" };
         assert_eq!(wgsl_load.1, expected_target, "{kind:?}");
