@@ -202,24 +202,15 @@ fn a_library_of_another_slang_release_is_refused_by_its_version() {
     let old = xr_tests::library("xr-fixture-old-slang");
     let run =
         Xr::new(["compile", "tile.slang", "-I", "include", "--target", "vk-spirv", "--stage", "fragment", "-o", "x"])
-            .args_env_dir(&dir, &old);
+            .dir(&dir)
+            .env("XR_SLANG_LIBRARY", &old)
+            .run();
     assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
     assert!(
         run.stderr.contains("is Slang 2025.1, but xr-compiler-slang is written for Slang 2026.12"),
         "{}",
         run.stderr
     );
-}
-
-/// The fixture library named by XR_SLANG_LIBRARY, run in `dir`.
-trait WithLibrary {
-    fn args_env_dir(self, dir: &Path, library: &Path) -> xr_tests::XrRun;
-}
-
-impl WithLibrary for Xr {
-    fn args_env_dir(self, dir: &Path, library: &Path) -> xr_tests::XrRun {
-        self.dir(dir).env("XR_SLANG_LIBRARY", library).run()
-    }
 }
 
 #[test]
@@ -308,5 +299,59 @@ fn parameter_blocks_and_explicit_sets_build_on_vulkan_and_on_opengl_which_has_no
         for line in ["constant viewProj : mat4", "constant tint : vec4", "texture with sampler material.albedo"] {
             assert!(run.stdout.contains(line), "{target}: {line}: {}", run.stdout);
         }
+    }
+}
+
+/// What one file cannot be as one program, each one error naming it:
+/// push constants on OpenGL, compute and graphics entry points together
+/// (two programs: `--entry` picks), two entry points of one stage.
+#[test]
+fn what_a_file_cannot_be_as_one_program_is_one_error_naming_it() {
+    let dir = temp_dir("slang-one-program");
+    std::fs::write(
+        dir.join("push.slang"),
+        "struct C { float4 tint; };\n[[vk::push_constant]] ConstantBuffer<C> c;\n\
+         [shader(\"fragment\")] float4 fragmentMain() : SV_Target { return c.tint; }\n",
+    )
+    .unwrap();
+    let run = xr(&dir, &["compile", "push.slang", "--target", "gl-spirv", "-o", "x"]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("reads push constants ('C_std430'), which OpenGL does not have"), "{}", run.stderr);
+    let vulkan = xr(&dir, &["compile", "push.slang", "--target", "vk-spirv", "-o", "x"]);
+    assert!(vulkan.ok, "Vulkan has them: {}", vulkan.stderr);
+
+    std::fs::write(
+        dir.join("mixed.slang"),
+        "RWStructuredBuffer<float> data;\n\
+         [shader(\"compute\")] [numthreads(1, 1, 1)] void computeMain(uint3 id : SV_DispatchThreadID) { data[id.x] = 1; }\n\
+         [shader(\"vertex\")] float4 vertexMain(float4 p : POSITION) : SV_Position { return p; }\n\
+         [shader(\"fragment\")] float4 fragmentMain() : SV_Target { return float4(1, 0, 0, 1); }\n\
+         [shader(\"fragment\")] float4 otherMain() : SV_Target { return float4(0, 1, 0, 1); }\n",
+    )
+    .unwrap();
+    let mixed = xr(&dir, &["compile", "mixed.slang", "--target", "vk-spirv", "-o", "x"]);
+    assert_eq!(mixed.code, Some(2), "{}", mixed.stderr);
+    assert!(mixed.stderr.contains("declares compute and graphics entry points"), "{}", mixed.stderr);
+    let two = xr(
+        &dir,
+        &[
+            "compile",
+            "mixed.slang",
+            "--entry",
+            "fragmentMain",
+            "--entry",
+            "otherMain",
+            "--target",
+            "vk-spirv",
+            "-o",
+            "x",
+        ],
+    );
+    assert_eq!(two.code, Some(2), "{}", two.stderr);
+    assert!(two.stderr.contains("declares more than one fragment entry point"), "{}", two.stderr);
+    for entries in [&["--entry", "computeMain"][..], &["--entry", "vertexMain", "--entry", "fragmentMain"][..]] {
+        let args = [&["compile", "mixed.slang"][..], entries, &["--target", "vk-spirv", "--device"][..]].concat();
+        let chosen = xr(&dir, &args);
+        assert!(chosen.ok, "{entries:?}: {}\n{}", chosen.stdout, chosen.stderr);
     }
 }
