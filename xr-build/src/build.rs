@@ -381,7 +381,8 @@ pub fn build(
         tracing::warn!("waiting for `xr store gc` on {} to finish", store.root().display())
     })?;
     remove_orphaned_temp_files(store.root());
-    let journal = Journal::open(store.root());
+    let mut journal = Journal::open(store.root());
+    let (syncer, batches) = crate::durable::Syncer::new();
     let mut compilers = HashMap::new();
     for program in selected(manifest, request) {
         for target in targets_of(program, request) {
@@ -398,6 +399,7 @@ pub fn build(
         upload: request.upload,
         manifest_dir: manifest.path.parent().map(Path::to_path_buf).unwrap_or_default(),
         pending: Mutex::new(Pending::default()),
+        syncer,
         inputs: Mutex::new(BTreeMap::new()),
         sync_failure: Mutex::new(None),
         workers: match &request.compile_in {
@@ -438,23 +440,40 @@ pub fn build(
         .flat_map(|(job, (program, _))| targets_of(program, request).into_iter().map(move |t| (job, t)))
         .collect();
     tasks.sort_by(|a, b| a.1.cmp(&b.1));
-    let results: Vec<(usize, String, Outcome, Vec<Diagnostic>)> = pool.install(|| {
-        tasks
-            .par_iter()
-            .enumerate()
-            .flat_map_iter(|(task, (job, target))| {
-                let (program, variant) = &jobs[*job];
-                let results = context.build_variant(program, variant, std::slice::from_ref(target));
-                for result in &results {
-                    progress(result);
-                }
-                results.into_iter().map(move |r| (task, r.compiler, r.outcome, r.warnings))
-            })
-            .collect()
+    let results: Vec<(usize, String, Outcome, Vec<Diagnostic>)> = std::thread::scope(|scope| {
+        let syncing = scope.spawn(|| crate::durable::run(&store, &journal, batches));
+        let closing = context.syncer.closing();
+        let results = pool.install(|| {
+            tasks
+                .par_iter()
+                .enumerate()
+                .flat_map_iter(|(task, (job, target))| {
+                    let (program, variant) = &jobs[*job];
+                    let results = context.build_variant(program, variant, std::slice::from_ref(target));
+                    for result in &results {
+                        progress(result);
+                    }
+                    results.into_iter().map(move |r| (task, r.compiler, r.outcome, r.warnings))
+                })
+                .collect()
+        });
+        // Every entry synced and journalled before any catalog names its object.
+        context.flush_journal();
+        drop(closing);
+        let failed = syncing.join().unwrap_or_else(|_| Some("the thread syncing the store panicked".to_owned()));
+        if let Some(message) = failed {
+            context.sync_failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(message);
+        }
+        results
     });
-    // Before any catalog names them.
-    context.flush_journal();
-    if let Some(message) = context.sync_failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
+    // What the rest needs of the jobs' context; then it goes (the workers
+    // with it), and the journal's entries, every recipe looked up.
+    let sync_failure = context.sync_failure.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let inputs = std::mem::take(&mut *context.inputs.lock().unwrap_or_else(|p| p.into_inner()));
+    let workers_started = context.workers.as_ref().map_or(0, |(pool, _)| pool.started());
+    drop(context);
+    journal.release_entries();
+    if let Some(message) = sync_failure {
         // Objects that may not survive a power loss are named by no catalog.
         summary.failed.push(Failure::of(format!("store {}", store.root().display()), message));
         summary.elapsed = started.elapsed();
@@ -565,9 +584,9 @@ pub fn build(
             }
         }
     }
-    summary.inputs = std::mem::take(&mut *context.inputs.lock().unwrap_or_else(|p| p.into_inner()));
+    summary.inputs = inputs;
     summary.objects = objects;
-    summary.workers_started = context.workers.as_ref().map_or(0, |(pool, _)| pool.started());
+    summary.workers_started = workers_started;
     summary.elapsed = started.elapsed();
     Ok(summary)
 }
@@ -601,6 +620,8 @@ struct JobContext<'a> {
     manifest_dir: PathBuf,
     /// Journal entries waiting for their objects to be synced.
     pending: Mutex<Pending>,
+    /// Where closed batches go to be synced and journalled.
+    syncer: crate::durable::Syncer,
     /// Every file the finished artifacts read, with its hash.
     inputs: Mutex<BTreeMap<String, String>>,
     /// Why syncing the store failed, if it did.
@@ -717,22 +738,22 @@ impl JobContext<'_> {
     /// checked.
     fn up_to_date(&self, recipe: &ObjectKey) -> Option<(ObjectKey, u64)> {
         let entry = self.journal.get(recipe)?;
-        for (file, hash) in &entry.files {
+        for (file, hash) in entry.files {
             if self.hash_of(file).as_deref() != Some(hash.as_str()) {
                 return None;
             }
         }
-        let object = ObjectKey::from_hex(&entry.object)?;
+        let object = entry.object;
         // Untouched since it was journalled: whole, without reading it.
         if let Some(stamp) = entry.stamp
             && self.store.stamp(&object) == Some(stamp)
         {
-            self.read_inputs(&entry.files);
+            self.read_inputs(entry.files);
             return Some((object, stamp.payload_len()));
         }
         match self.store.get(&object) {
             Ok(Some(payload)) => {
-                self.read_inputs(&entry.files);
+                self.read_inputs(entry.files);
                 Some((object, payload.len() as u64))
             }
             Ok(None) => None,
@@ -852,12 +873,13 @@ impl JobContext<'_> {
     }
 
     /// Journals `entry` once its object is durable. Objects are written
-    /// without a sync each; a batch is synced at once (one `syncfs`), then
-    /// its entries appended, so that the journal never names an object a
-    /// power loss could still tear. A batch closes at [`SYNC_BATCH`] entries
-    /// or [`SYNC_INTERVAL`] after its first; a killed build loses the
-    /// entries of the batches not yet synced, which the next build redoes.
-    /// A sync that fails fails the build (no catalog names the objects).
+    /// without a sync each; a batch of entries goes to the syncer thread,
+    /// which syncs the store (one `syncfs`) and then appends them, so that
+    /// the journal never names an object a power loss could still tear
+    /// (`durable`). A batch closes at [`SYNC_BATCH`] entries or
+    /// [`SYNC_INTERVAL`] after its first; a killed build loses the entries
+    /// of the batches not yet synced, which the next build redoes. A sync
+    /// that fails fails the build (no catalog names the objects).
     fn journal_when_durable(&self, entry: Entry) {
         let batch = {
             let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
@@ -882,20 +904,13 @@ impl JobContext<'_> {
         self.journal_batch(batch);
     }
 
+    /// Hands `batch` to the syncer thread, or, once it is closed, syncs and
+    /// appends it here.
     fn journal_batch(&self, batch: Vec<Entry>) {
-        if batch.is_empty() {
-            return;
-        }
-        if let Err(e) = self.store.sync() {
+        let Err(batch) = self.syncer.send(batch) else { return };
+        if let Err(message) = crate::durable::append_when_durable(self.store, self.journal, &batch) {
             // Not journalled, and the build fails before any catalog names them.
-            let mut failure = self.sync_failure.lock().unwrap_or_else(|p| p.into_inner());
-            failure.get_or_insert_with(|| format!("cannot make the written objects durable: {e}"));
-            return;
-        }
-        for entry in &batch {
-            if let Err(e) = self.journal.append(entry) {
-                tracing::warn!("cannot append to the build journal: {e} (the next build redoes this artifact)");
-            }
+            self.sync_failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(message);
         }
     }
 }

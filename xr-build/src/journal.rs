@@ -22,14 +22,21 @@
 //! or the new one, never a mix. It runs with the store's lock held alone
 //! (gc holds it; a build compacts only when no other build runs, see
 //! [`Journal::needs_compaction`]), so no concurrent append is lost.
+//!
+//! Every build reads the whole journal (tens of MB for a matrix of tens of
+//! thousands of artifacts), so it is read line by line and kept compactly:
+//! keys as bytes, and each distinct list of (file, hash) kept once and
+//! shared by the entries that read it (the variants of a program read the
+//! same files). A line whose recipe or object is not a key is skipped as
+//! corrupt, like one that is not JSON.
 
 use serde::{Deserialize, Serialize};
 use std::{
-    collections::HashMap,
+    collections::{BTreeSet, HashMap, HashSet},
     fs::{File, OpenOptions},
-    io::Write,
+    io::{BufRead, BufReader, BufWriter, Write},
     path::{Path, PathBuf},
-    sync::Mutex,
+    sync::{Arc, Mutex},
 };
 use xr_store::{ObjectKey, object::ObjectStamp};
 
@@ -71,12 +78,41 @@ pub struct Rewritten {
     pub lines_after: usize,
 }
 
+/// Files and their hashes as an entry lists them, shared by every entry that
+/// lists the same.
+type FileList = Arc<[(String, String)]>;
+
+/// An entry as the journal keeps it in memory.
+struct Kept {
+    object: ObjectKey,
+    stamp: Option<ObjectStamp>,
+    files: FileList,
+}
+
+/// The latest entry of a recipe, as [`Journal::get`] finds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recorded<'a> {
+    /// The object it produced.
+    pub object: ObjectKey,
+    /// The object file's stamp when journalled ([`Entry::stamp`]).
+    pub stamp: Option<ObjectStamp>,
+    /// (file, BLAKE3 of its contents, hex) for every file it read.
+    pub files: &'a [(String, String)],
+}
+
+impl Recorded<'_> {
+    /// The journal line this came from (`recipe` is the key it was found by).
+    pub fn to_entry(&self, recipe: &ObjectKey) -> Entry {
+        Entry { recipe: recipe.hex(), object: self.object.hex(), files: self.files.to_vec(), stamp: self.stamp }
+    }
+}
+
 /// The journal of a store.
 pub struct Journal {
     path: PathBuf,
-    entries: HashMap<String, Entry>,
+    entries: HashMap<ObjectKey, Kept>,
     /// Every object any line names, superseded ones included.
-    objects: std::collections::BTreeSet<String>,
+    objects: HashSet<ObjectKey>,
     /// The file ended in a torn line (a killed build's) when it was read:
     /// the first append starts a new line, so that its entry is not glued
     /// to the torn one and lost.
@@ -84,47 +120,94 @@ pub struct Journal {
     file: Mutex<Option<File>>,
     /// Whole entry lines read, superseded ones included.
     entry_lines: usize,
+    /// Distinct recipes read (the latest entries).
+    recipes: usize,
     /// Whole lines read, retired ones included.
     lines: usize,
 }
 
 impl Journal {
-    /// Reads the journal of the store at `root` (none yet is an empty one).
+    /// Reads the journal of the store at `root` (none yet, or one that
+    /// cannot be read, is an empty one).
     pub fn open(root: &Path) -> Self {
         let path = root.join("journal.jsonl");
-        let mut entries = HashMap::new();
-        let mut objects = std::collections::BTreeSet::new();
-        let mut torn_tail = false;
-        let (mut entry_lines, mut lines) = (0, 0);
-        if let Ok(bytes) = std::fs::read(&path) {
-            torn_tail = !bytes.is_empty() && !bytes.ends_with(b"\n");
-            let text = String::from_utf8_lossy(&bytes);
+        let mut journal = Self {
+            path,
+            entries: HashMap::new(),
+            objects: HashSet::new(),
+            torn_tail: false.into(),
+            file: Mutex::new(None),
+            entry_lines: 0,
+            recipes: 0,
+            lines: 0,
+        };
+        if let Ok(file) = File::open(&journal.path) {
+            journal.read(BufReader::new(file));
+        }
+        journal
+    }
+
+    fn read(&mut self, mut reader: impl BufRead) {
+        let mut file_lists: HashSet<FileList> = HashSet::new();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
             // Only whole lines: a line a killed build left torn has no newline.
-            let whole = text.rsplit_once('\n').map_or("", |(whole, _)| whole);
-            for line in whole.lines() {
-                if let Ok(entry) = serde_json::from_str::<Entry>(line) {
-                    objects.insert(entry.object.clone());
-                    entries.insert(entry.recipe.clone(), entry);
-                    entry_lines += 1;
-                    lines += 1;
-                } else if let Ok(retired) = serde_json::from_str::<Retired>(line) {
-                    objects.insert(retired.retired);
-                    lines += 1;
-                }
+            if line.pop() != Some(b'\n') {
+                self.torn_tail = true.into();
+                break;
+            }
+            if let Ok(entry) = serde_json::from_slice::<Entry>(&line) {
+                let (Some(recipe), Some(object)) =
+                    (ObjectKey::from_hex(&entry.recipe), ObjectKey::from_hex(&entry.object))
+                else {
+                    continue;
+                };
+                let files = match file_lists.get(entry.files.as_slice()) {
+                    Some(shared) => shared.clone(),
+                    None => {
+                        let list: FileList = entry.files.into();
+                        file_lists.insert(list.clone());
+                        list
+                    }
+                };
+                self.objects.insert(object);
+                self.entries.insert(recipe, Kept { object, stamp: entry.stamp, files });
+                self.entry_lines += 1;
+                self.lines += 1;
+            } else if let Ok(retired) = serde_json::from_slice::<Retired>(&line)
+                && let Some(object) = ObjectKey::from_hex(&retired.retired)
+            {
+                self.objects.insert(object);
+                self.lines += 1;
             }
         }
-        Self { path, entries, objects, torn_tail: torn_tail.into(), file: Mutex::new(None), entry_lines, lines }
+        self.recipes = self.entries.len();
+    }
+
+    /// Frees what the journal holds of its entries, once a build has looked
+    /// up every recipe it builds: at tens of thousands of artifacts they are
+    /// the largest thing a build holds, and the catalogs are made after.
+    /// [`Journal::get`] finds nothing and [`Journal::objects`] is empty
+    /// after; appends and [`Journal::needs_compaction`] work as before.
+    pub fn release_entries(&mut self) {
+        self.entries = HashMap::new();
+        self.objects = HashSet::new();
     }
 
     /// Every object the journal names (the build objects of the store),
     /// including those of entries a later build superseded.
-    pub fn objects(&self) -> std::collections::BTreeSet<String> {
-        self.objects.clone()
+    pub fn objects(&self) -> BTreeSet<String> {
+        self.objects.iter().map(ObjectKey::hex).collect()
     }
 
     /// The latest entry for a recipe.
-    pub fn get(&self, recipe: &ObjectKey) -> Option<&Entry> {
-        self.entries.get(&recipe.hex())
+    pub fn get(&self, recipe: &ObjectKey) -> Option<Recorded<'_>> {
+        self.entries.get(recipe).map(|kept| Recorded { object: kept.object, stamp: kept.stamp, files: &kept.files })
     }
 
     /// Appends an entry with one write.
@@ -148,7 +231,7 @@ impl Journal {
     /// and a compacted journal is not compacted again until as many
     /// rebuilds have appended to it.
     pub fn needs_compaction(&self) -> bool {
-        self.entry_lines >= COMPACT_MIN_LINES && self.entry_lines > 2 * self.entries.len()
+        self.entry_lines >= COMPACT_MIN_LINES && self.entry_lines > 2 * self.recipes
     }
 
     /// Compacts the journal of the store at `root` (see the module doc),
@@ -156,23 +239,34 @@ impl Journal {
     /// which `in_store` holds. Call it with the store's lock held alone.
     pub fn rewrite(root: &Path, in_store: impl Fn(&str) -> bool) -> std::io::Result<Rewritten> {
         let journal = Self::open(root);
-        let mut kept: Vec<&Entry> = journal.entries.values().filter(|e| in_store(&e.object)).collect();
-        kept.sort_by(|a, b| a.recipe.cmp(&b.recipe));
-        let live: std::collections::BTreeSet<&str> = kept.iter().map(|e| e.object.as_str()).collect();
-        let retired: Vec<&String> =
-            journal.objects.iter().filter(|o| !live.contains(o.as_str()) && in_store(o)).collect();
-        let mut text = Vec::new();
-        for entry in &kept {
-            text.extend(serde_json::to_vec(entry).map_err(std::io::Error::other)?);
-            text.push(b'\n');
+        let mut kept: Vec<(String, &Kept)> = journal
+            .entries
+            .iter()
+            .map(|(recipe, kept)| (recipe.hex(), kept))
+            .filter(|(_, kept)| in_store(&kept.object.hex()))
+            .collect();
+        kept.sort_by(|a, b| a.0.cmp(&b.0));
+        let live: HashSet<ObjectKey> = kept.iter().map(|(_, kept)| kept.object).collect();
+        let mut retired: Vec<String> =
+            journal.objects.iter().filter(|o| !live.contains(o)).map(ObjectKey::hex).filter(|o| in_store(o)).collect();
+        retired.sort();
+        let temp = root.join("tmp").join(format!("journal.{}.0.tmp", std::process::id()));
+        let mut out = BufWriter::new(File::create(&temp)?);
+        for (recipe, entry) in &kept {
+            let line = Entry {
+                recipe: recipe.clone(),
+                object: entry.object.hex(),
+                files: entry.files.to_vec(),
+                stamp: entry.stamp,
+            };
+            serde_json::to_writer(&mut out, &line).map_err(std::io::Error::other)?;
+            out.write_all(b"\n")?;
         }
         for object in &retired {
-            text.extend(serde_json::to_vec(&Retired { retired: (*object).clone() }).map_err(std::io::Error::other)?);
-            text.push(b'\n');
+            serde_json::to_writer(&mut out, &Retired { retired: object.clone() }).map_err(std::io::Error::other)?;
+            out.write_all(b"\n")?;
         }
-        let temp = root.join("tmp").join(format!("journal.{}.0.tmp", std::process::id()));
-        std::fs::write(&temp, &text)?;
-        File::open(&temp)?.sync_all()?;
+        out.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_all()?;
         std::fs::rename(&temp, &journal.path)?;
         Ok(Rewritten {
             entries_dropped: journal.entries.len() - kept.len(),

@@ -13,7 +13,8 @@
 //!   load the wrong variant silently, so they are a build error naming both).
 //! - [`build`] builds every (variant, target) in parallel into the store,
 //!   deduplicating identical objects; [`journal`] makes it incremental and
-//!   safe to kill; the store's catalog records what each program offers.
+//!   safe to kill (its entries made durable off the build threads by
+//!   `durable`); the store's catalog records what each program offers.
 //! - [`guarded`] writes guarded GLSL: one source per program and
 //!   stage with an `#if` ladder over its variants.
 //! - [`gc`] drops what no manifest references.
@@ -23,6 +24,7 @@
 //!   include chain.
 
 pub mod build;
+mod durable;
 pub mod gc;
 pub mod guarded;
 pub mod journal;

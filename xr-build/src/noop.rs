@@ -20,11 +20,17 @@
 //! not take it removes it before building and writes a new one only after
 //! a whole success, so a stamp always describes one.
 //! Like the journal, a new file that would shadow an include is not noticed.
+//!
+//! The stamp is JSON lines, read and written one line at a time so that a
+//! no-op's memory does not grow with the artifacts: a [`Header`] (which
+//! counts the lines after it, so that a stamp cut short never holds), then
+//! one [`StampLine`] per input, object and catalog.
 
 use crate::{BuildRequest, Manifest, Summary};
 use serde::{Deserialize, Serialize};
 use std::{
-    collections::BTreeMap,
+    fs::File,
+    io::{BufRead, BufReader, BufWriter, Write},
     path::{Path, PathBuf},
 };
 use xr_host::registry::plugin_files;
@@ -33,21 +39,29 @@ use xr_store::{ObjectKey, Store, object::ObjectStamp, object::file_stamp};
 /// File name of the stamp, in the store's directory.
 const FILE: &str = "last-build.json";
 
-/// What a successful build leaves for the next one.
+/// The stamp's first line.
 #[derive(Serialize, Deserialize)]
-struct BuildStamp {
+struct Header {
     /// [`key`] of the build.
     key: String,
-    /// Every file the build's artifacts read, with the BLAKE3 of its contents.
-    inputs: BTreeMap<String, String>,
-    /// Every object its artifacts are, with its file's stamp.
-    objects: BTreeMap<String, ObjectStamp>,
-    /// Every catalog file, with its stamp.
-    catalogs: BTreeMap<String, ObjectStamp>,
     /// The artifacts.
     artifacts: usize,
     /// Their payload bytes.
     bytes: u64,
+    /// Lines after this one.
+    lines: usize,
+}
+
+/// One thing a successful build stood on.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum StampLine {
+    /// A file the build's artifacts read, with the BLAKE3 of its contents.
+    Input(String, String),
+    /// An object its artifacts are, with its file's stamp.
+    Object(String, ObjectStamp),
+    /// A catalog file, with its stamp.
+    Catalog(String, ObjectStamp),
 }
 
 /// What a build needs to know to be keyed: the manifest as loaded, the
@@ -67,7 +81,7 @@ pub struct NoopQuery<'a> {
 /// [`record`]: a manifest edited while the build runs must not be stamped
 /// as built.
 pub fn key(query: &NoopQuery<'_>) -> Option<String> {
-    let mut parts: Vec<Vec<u8>> = vec![b"xr-build-stamp/1".to_vec(), crate::build::FORMAT.into()];
+    let mut parts: Vec<Vec<u8>> = vec![b"xr-build-stamp/2".to_vec(), crate::build::FORMAT.into()];
     parts.push(query.manifest.path.to_string_lossy().as_bytes().to_vec());
     parts.push(std::fs::read(&query.manifest.path).ok()?);
     parts.push(query.manifest.store.to_string_lossy().as_bytes().to_vec());
@@ -109,30 +123,36 @@ fn holds(query: &NoopQuery<'_>, key: &str) -> Option<Summary> {
         return None;
     }
     let store = Store::open(&query.manifest.store).ok()?;
-    let stamp: BuildStamp = serde_json::from_slice(&std::fs::read(store.root().join(FILE)).ok()?).ok()?;
-    if stamp.key != key {
+    let mut reader = BufReader::new(File::open(store.root().join(FILE)).ok()?);
+    let mut line = Vec::new();
+    reader.read_until(b'\n', &mut line).ok()?;
+    let header: Header = serde_json::from_slice(&line).ok()?;
+    if header.key != key {
         return None;
     }
-    for (file, hash) in &stamp.inputs {
-        let bytes = std::fs::read(file).ok()?;
-        if blake3::hash(&bytes).to_hex().as_str() != hash {
-            return None;
-        }
-    }
-    for (hex, object_stamp) in &stamp.objects {
-        if store.stamp(&ObjectKey::from_hex(hex)?) != Some(*object_stamp) {
-            return None;
-        }
-    }
-    for (path, catalog_stamp) in &stamp.catalogs {
-        if file_stamp(Path::new(path)) != Some(*catalog_stamp) {
+    let mut objects = 0;
+    for _ in 0..header.lines {
+        line.clear();
+        reader.read_until(b'\n', &mut line).ok()?;
+        let holds = match serde_json::from_slice(&line).ok()? {
+            StampLine::Input(file, hash) => {
+                let bytes = std::fs::read(file).ok()?;
+                blake3::hash(&bytes).to_hex().as_str() == hash
+            }
+            StampLine::Object(hex, object_stamp) => {
+                objects += 1;
+                store.stamp(&ObjectKey::from_hex(&hex)?) == Some(object_stamp)
+            }
+            StampLine::Catalog(path, catalog_stamp) => file_stamp(Path::new(&path)) == Some(catalog_stamp),
+        };
+        if !holds {
             return None;
         }
     }
     Some(Summary {
-        reused: stamp.artifacts,
-        unique_objects: stamp.objects.len(),
-        bytes: stamp.bytes,
+        reused: header.artifacts,
+        unique_objects: objects,
+        bytes: header.bytes,
         elapsed: started.elapsed(),
         ..Summary::default()
     })
@@ -149,29 +169,45 @@ pub fn record(query: &NoopQuery<'_>, key: Option<String>, summary: &Summary, suc
     }
     let Ok(store) = Store::open(&query.manifest.store) else { return };
     let Some(key) = key else { return };
-    let mut objects = BTreeMap::new();
-    for object in &summary.objects {
-        let Some(object_stamp) = store.stamp(object) else { return };
-        objects.insert(object.hex(), object_stamp);
+    // Written whole or not at all: a reader should never see half a stamp.
+    let temp = store.root().join("tmp").join(format!("last-build.{}.0.tmp", std::process::id()));
+    match write_stamp(&temp, &store, key, summary) {
+        Some(()) => {
+            if std::fs::rename(&temp, &path).is_err() {
+                let _ = std::fs::remove_file(&temp);
+            }
+        }
+        None => {
+            let _ = std::fs::remove_file(&temp);
+        }
     }
-    let mut catalogs = BTreeMap::new();
-    for catalog in &summary.catalogs {
-        let Some(catalog_stamp) = file_stamp(catalog) else { return };
-        catalogs.insert(catalog.to_string_lossy().into_owned(), catalog_stamp);
-    }
-    let stamp = BuildStamp {
+}
+
+/// Writes the stamp of `summary` to `temp`; `None` if a file cannot be
+/// stamped or written.
+fn write_stamp(temp: &Path, store: &Store, key: String, summary: &Summary) -> Option<()> {
+    let header = Header {
         key,
-        inputs: summary.inputs.clone(),
-        objects,
-        catalogs,
         artifacts: summary.built + summary.fetched + summary.reused,
         bytes: summary.bytes,
+        lines: summary.inputs.len() + summary.objects.len() + summary.catalogs.len(),
     };
-    let Ok(text) = serde_json::to_vec(&stamp) else { return };
-    // Written whole or not at all: a torn stamp would only fail to parse,
-    // but a reader should never have to rely on that.
-    let temp = store.root().join("tmp").join(format!("last-build.{}.0.tmp", std::process::id()));
-    if std::fs::write(&temp, text).is_ok() && std::fs::rename(&temp, &path).is_err() {
-        let _ = std::fs::remove_file(&temp);
+    let mut out = BufWriter::new(File::create(temp).ok()?);
+    write_line(&mut out, &header)?;
+    for (file, hash) in &summary.inputs {
+        write_line(&mut out, &StampLine::Input(file.clone(), hash.clone()))?;
     }
+    for object in &summary.objects {
+        write_line(&mut out, &StampLine::Object(object.hex(), store.stamp(object)?))?;
+    }
+    for catalog in &summary.catalogs {
+        write_line(&mut out, &StampLine::Catalog(catalog.to_string_lossy().into_owned(), file_stamp(catalog)?))?;
+    }
+    out.into_inner().ok()?;
+    Some(())
+}
+
+fn write_line(out: &mut impl Write, line: &impl Serialize) -> Option<()> {
+    serde_json::to_writer(&mut *out, line).ok()?;
+    out.write_all(b"\n").ok()
 }

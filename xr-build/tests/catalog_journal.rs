@@ -7,7 +7,7 @@ use xr_store::ObjectKey;
 use xr_store::{catalog::CatalogAxis, catalog::CatalogProgram, catalog::CatalogVariant};
 
 fn program() -> CatalogProgram {
-    let objects = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+    let objects = |pairs: &[(&str, &str)]| -> xr_store::catalog::TargetObjects {
         pairs.iter().map(|(t, o)| (t.to_string(), o.to_string())).collect()
     };
     let mut variants = BTreeMap::new();
@@ -191,7 +191,7 @@ fn a_rewrite_keeps_the_latest_entries_and_retires_the_superseded_objects_still_i
     let reread = Journal::open(&root);
     for entry in &latest[..2] {
         let found = reread.get(&ObjectKey::from_hex(&entry.recipe).unwrap()).expect("latest entry kept");
-        assert_eq!(&found.object, &entry.object);
+        assert_eq!(found.object.hex(), entry.object);
     }
     assert!(reread.get(&ObjectKey::from_hex(&latest[2].recipe).unwrap()).is_none(), "its object is gone");
     let expected: std::collections::BTreeSet<String> = written[2..9].iter().map(|e| e.object.clone()).collect();
@@ -200,4 +200,22 @@ fn a_rewrite_keeps_the_latest_entries_and_retires_the_superseded_objects_still_i
     let again = Journal::rewrite(&root, in_store).unwrap();
     assert_eq!(again, xr_build::journal::Rewritten { entries_dropped: 0, lines_before: 7, lines_after: 7 });
     assert!(!Journal::open(&root).needs_compaction());
+}
+
+#[test]
+fn released_entries_are_gone_and_what_was_counted_stays() {
+    use xr_build::journal::COMPACT_MIN_LINES;
+    let root = store_root("release");
+    journal_of(&root, COMPACT_MIN_LINES, 100);
+    let mut journal = Journal::open(&root);
+    let recipe = ObjectKey::from_parts([b"recipe".as_slice(), &0usize.to_le_bytes()]);
+    assert!(journal.get(&recipe).is_some());
+    assert!(!journal.objects().is_empty());
+    journal.release_entries();
+    assert!(journal.get(&recipe).is_none());
+    assert!(journal.objects().is_empty());
+    assert!(journal.needs_compaction(), "counted when it was read");
+    journal.append(&entry(1)).unwrap();
+    let appended = ObjectKey::from_hex(&entry(1).recipe).unwrap();
+    assert!(Journal::open(&root).get(&appended).is_some(), "appends go on");
 }

@@ -81,7 +81,7 @@ proptest! {
         let entry = Entry { recipe: recipe.hex(), object: recipe.hex(), files, stamp: None };
         journal.append(&entry).unwrap();
         let reread = Journal::open(root);
-        prop_assert_eq!(reread.get(&recipe), Some(&entry));
+        prop_assert_eq!(reread.get(&recipe).map(|r| r.to_entry(&recipe)), Some(entry));
         let _ = Journal::rewrite(root, |_| true);
     }
 
@@ -115,5 +115,5 @@ fn an_entry_appended_after_a_torn_line_is_read_back() {
     let entry = Entry { recipe: "cd".repeat(32), object: "ef".repeat(32), files: Vec::new(), stamp: None };
     Journal::open(root).append(&entry).unwrap();
     let recipe = ObjectKey::from_hex(&entry.recipe).unwrap();
-    assert_eq!(Journal::open(root).get(&recipe), Some(&entry));
+    assert_eq!(Journal::open(root).get(&recipe).map(|r| r.to_entry(&recipe)), Some(entry));
 }

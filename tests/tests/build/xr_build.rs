@@ -544,6 +544,17 @@ fn a_no_op_loads_no_plugin_and_anything_changed_takes_the_ordinary_path() {
     assert!(!shortcut(&stderr), "{stderr}");
     assert!(dir.join("store/catalog/unlit.json").is_file());
 
+    // A stamp cut short (its last line lost) never holds: its first line
+    // counts the lines after it.
+    assert!(shortcut(&run(&[]).2));
+    let stamp = dir.join("store/last-build.json");
+    let text = std::fs::read_to_string(&stamp).unwrap();
+    let last_line = text.trim_end().rfind('\n').expect("a stamp of several lines");
+    std::fs::write(&stamp, &text[..=last_line]).unwrap();
+    let (ok, stdout, stderr) = run(&[]);
+    assert!(ok && !shortcut(&stderr), "{stdout}{stderr}");
+    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+
     // A failed build leaves no stamp: the next build takes the ordinary path.
     assert!(shortcut(&run(&[]).2));
     let toon = dir.join("shaders/toon.frag");
