@@ -22,13 +22,33 @@ pub struct ResolvedInclude {
 
 /// Finds `name` for a file in `includer_dir` (none for in-memory files).
 pub fn resolve_include(desc: &SourceDesc, name: &str, includer_dir: Option<&Path>) -> Option<ResolvedInclude> {
+    let found = find_include(desc, name, includer_dir)?;
+    let id = match &found.path {
+        Some(path) => path.canonicalize().unwrap_or_else(|_| path.clone()).to_string_lossy().into_owned(),
+        None => format!("virtual:{name}"),
+    };
+    let dir = found.path.as_deref().and_then(Path::parent).map(Path::to_path_buf);
+    Some(ResolvedInclude { id, display: found.display, dir, text: found.text })
+}
+
+/// A file found for an `#include`, without the identity [`resolve_include`]
+/// adds (a canonical path costs a system call per path component).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoundInclude {
+    /// Where it was read from; none for an in-memory file.
+    pub path: Option<PathBuf>,
+    /// The name diagnostics use: the path as found, or the in-memory name.
+    pub display: String,
+    /// The file's text.
+    pub text: String,
+}
+
+/// Finds `name` as [`resolve_include`] does, for a compiler that keeps no
+/// identity of its own (glslang tracks its includes itself): what each
+/// compile of a large matrix pays per include is a read, no more.
+pub fn find_include(desc: &SourceDesc, name: &str, includer_dir: Option<&Path>) -> Option<FoundInclude> {
     if let Some(file) = desc.virtual_files.iter().find(|f| f.name.as_str() == name) {
-        return Some(ResolvedInclude {
-            id: format!("virtual:{name}"),
-            display: name.to_owned(),
-            dir: None,
-            text: file.contents.to_string(),
-        });
+        return Some(FoundInclude { path: None, display: name.to_owned(), text: file.contents.to_string() });
     }
     let dirs = includer_dir
         .map(Path::to_path_buf)
@@ -37,9 +57,7 @@ pub fn resolve_include(desc: &SourceDesc, name: &str, includer_dir: Option<&Path
     for dir in dirs {
         let path = dir.join(name);
         if let Ok(text) = std::fs::read_to_string(&path) {
-            let id = path.canonicalize().unwrap_or_else(|_| path.clone()).to_string_lossy().into_owned();
-            let dir = path.parent().map(Path::to_path_buf);
-            return Some(ResolvedInclude { id, display: path.to_string_lossy().into_owned(), dir, text });
+            return Some(FoundInclude { display: path.to_string_lossy().into_owned(), path: Some(path), text });
         }
     }
     None

@@ -16,6 +16,7 @@ use xr_sourcebuild::{
     AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, Guarded, LoadPath, OfflineArtifact,
     OfflineRequest, ShaderStage, SourceBuildSystemBackend, TargetLoad, attached_box,
 };
+use xr_spirv::offline::Reflect;
 
 /// The build system's name.
 pub const NAME: &str = "xr-compiler-vk-spirv";
@@ -65,18 +66,10 @@ impl SourceBuildSystemBackend for VkSpirvSystem {
     }
 
     fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
-        compile(request, xr_spirv::offline::Reflect::Yes)
+        xr_spirv::offline::compile_for_target(request, (NAME, TARGET), xr_spirv::TargetEnv::Vulkan10, Reflect::Yes)
     }
 
     fn compile_for_store(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
-        compile(request, xr_spirv::offline::Reflect::No)
+        xr_spirv::offline::compile_for_target(request, (NAME, TARGET), xr_spirv::TargetEnv::Vulkan10, Reflect::No)
     }
-}
-
-/// The offline compile into [`TARGET`], with the reflection where `reflect` asks.
-fn compile(request: &OfflineRequest, reflect: xr_spirv::offline::Reflect) -> Result<OfflineArtifact, BuildError> {
-    if request.target != TARGET {
-        return Err(XrError::invalid_input(format!("{NAME} compiles into {TARGET}, not {}", request.target)).into());
-    }
-    xr_spirv::offline::compile_object(request, xr_spirv::TargetEnv::Vulkan10, reflect)
 }

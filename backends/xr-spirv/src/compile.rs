@@ -4,7 +4,7 @@ use crate::{messages, stage_cache, validate};
 use std::{cell::RefCell, path::Path, rc::Rc};
 use xr_device::XrError;
 use xr_plugin_kit::includes::{
-    IncludeEdge, attach_include_chains, include_line, resolve_include, root_dir, searched_places,
+    IncludeEdge, attach_include_chains, find_include, include_line, root_dir, searched_places,
 };
 use xr_sourcebuild::{BuildError, Diagnostic, Severity, ShaderStage, SourceDesc};
 
@@ -367,7 +367,7 @@ impl SpirvCompiler {
             } else {
                 Path::new(requesting).parent().filter(|p| p.is_dir()).map(Path::to_path_buf)
             };
-            match resolve_include(desc, requested, includer_dir.as_deref()) {
+            match find_include(desc, requested, includer_dir.as_deref()) {
                 Some(found) => {
                     let line = if requesting == file {
                         include_line(&desc.source, requested)

@@ -144,6 +144,20 @@ pub enum Reflect {
     No,
 }
 
+/// A SPIR-V plugin's offline compile: refuses a request for any target but
+/// its own `target` (naming the plugin `name`), then [`compile_object`].
+pub fn compile_for_target(
+    request: &OfflineRequest,
+    (name, target): (&str, &str),
+    base: TargetEnv,
+    reflect: Reflect,
+) -> Result<OfflineArtifact, BuildError> {
+    if request.target != target {
+        return Err(XrError::invalid_input(format!("{name} compiles into {target}, not {}", request.target)).into());
+    }
+    compile_object(request, base, reflect)
+}
+
 /// Compiles `request` into the SPIR-V object of a target whose environment
 /// is `base`: compiled, linked ([`crate::finish_program`]) and validated
 /// once, as the loaders will load it; the reflection and the stage outputs

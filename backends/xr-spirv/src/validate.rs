@@ -74,9 +74,30 @@ fn validate_uncached(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
             }
         };
         let binary = Binary { code: words.as_ptr(), size: words.len() };
+        // Without friendly names first: SPIRV-Tools otherwise names every id
+        // of the module before it checks anything (a third of a valid
+        // module's validation), for messages a valid module never prints.
+        // A module that fails is validated again with them, for the message.
+        let quick = contexts.1.get_or_insert_with(|| {
+            // SAFETY: creates an options object, owned by this thread's `Contexts`.
+            let options = unsafe { val::validator_options_create() };
+            // SAFETY: `options` was just created and is not shared.
+            unsafe { spvValidatorOptionsSetFriendlyNames(options, false) };
+            options
+        });
         let mut diagnostic: *mut Diagnostic = std::ptr::null_mut();
-        // SAFETY: `context` is live and owned by this thread; `binary` points
-        // at `words`, which outlive the call; the validator only reads it.
+        // SAFETY: `context` and `quick` are live and owned by this thread;
+        // `binary` points at `words`, which outlive the call.
+        let result = unsafe { val::validate_with_options(context, *quick, &binary, &mut diagnostic) };
+        if !diagnostic.is_null() {
+            // SAFETY: the validator's diagnostic, destroyed once.
+            unsafe { diagnostic_destroy(diagnostic) };
+            diagnostic = std::ptr::null_mut();
+        }
+        if result == SpirvResult::Success {
+            return Ok(());
+        }
+        // SAFETY: as above, with the default options (friendly names).
         let result = unsafe { val::validate(context, &binary, &mut diagnostic) };
         let message = if diagnostic.is_null() {
             None
@@ -100,8 +121,9 @@ fn validate_uncached(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
     })
 }
 
-/// One thread's validator contexts, by target environment.
-struct Contexts(HashMap<u32, *mut ToolContext>);
+/// One thread's validator contexts, by target environment, and its options
+/// for the first, quick validation (no friendly names).
+struct Contexts(HashMap<u32, *mut ToolContext>, Option<*mut val::ValidatorOptions>);
 
 impl Drop for Contexts {
     fn drop(&mut self) {
@@ -109,9 +131,20 @@ impl Drop for Contexts {
             // SAFETY: each was created by `spvContextCreate` and is destroyed once.
             unsafe { shared::context_destroy(*context) };
         }
+        if let Some(options) = self.1 {
+            // SAFETY: created by `spvValidatorOptionsCreate`, destroyed once.
+            unsafe { val::validator_options_destroy(options) };
+        }
     }
 }
 
 thread_local! {
-    static CONTEXTS: RefCell<Contexts> = RefCell::new(Contexts(HashMap::new()));
+    static CONTEXTS: RefCell<Contexts> = RefCell::new(Contexts(HashMap::new(), None));
+}
+
+unsafe extern "C" {
+    /// Whether validation messages name ids by their debug names; in the
+    /// same SPIRV-Tools as the validator (`libspirv.h`), not declared by
+    /// `spirv-tools-sys`.
+    fn spvValidatorOptionsSetFriendlyNames(options: *mut val::ValidatorOptions, friendly: bool);
 }

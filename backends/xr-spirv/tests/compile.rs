@@ -173,6 +173,8 @@ fn the_validator_applies_the_rules_of_the_target_environment() {
     validate(&module.words, TargetEnv::OpenGl45).unwrap();
     let error = validate(&module.words, TargetEnv::Vulkan10).unwrap_err();
     assert!(error.message.starts_with("invalid SPIR-V for vulkan1.0:"), "{error}");
+    // The message shows the instruction at fault with its names.
+    assert!(error.message.contains("OpExecutionMode %main "), "names the entry point: {error}");
     // SPIR-V 1.6 is Vulkan 1.3's, too new for Vulkan 1.0.
     let module = compiler
         .compile(&glsl(ShaderStage::Vertex, "a.vert", VERTEX), &SpirvOptions::new(TargetEnv::Vulkan13))
@@ -357,4 +359,20 @@ fn stripping_keeps_names_drops_source_text_and_leaves_non_semantic_modules_whole
     let printing = [header.as_slice(), &import, &string, &source, &name].concat();
     assert_eq!(strip_source_debug_info(&printing), printing, "debugPrintf's strings stay");
     assert_eq!(strip_source_debug_info(&[1, 2, 3]), [1, 2, 3], "not SPIR-V: left alone");
+}
+
+/// A SPIR-V plugin asked for a target that is not its own refuses by name,
+/// before compiling anything.
+#[test]
+fn an_offline_compile_for_another_target_is_refused_naming_the_plugin() {
+    use xr_sourcebuild::{OfflineRequest, ProgramDesc};
+    use xr_spirv::offline::{Reflect, compile_for_target};
+    let program = ProgramDesc::new("p", [glsl(ShaderStage::Vertex, "a.vert", VERTEX)]);
+    let plugin = ("xr-compiler-vk-spirv", "vk-spirv");
+    let error =
+        compile_for_target(&OfflineRequest::new(program.clone(), "gl-spirv"), plugin, TargetEnv::Vulkan10, Reflect::No)
+            .unwrap_err();
+    assert!(error.to_string().contains("xr-compiler-vk-spirv compiles into vk-spirv, not gl-spirv"), "{error}");
+    compile_for_target(&OfflineRequest::new(program, "vk-spirv"), plugin, TargetEnv::Vulkan10, Reflect::No)
+        .expect("its own target compiles");
 }
