@@ -72,10 +72,17 @@ run() {
     # Slang programs are written for SPIR-V 1.4 (their authors compile with
     # -profile spirv_1_4): Vulkan 1.2's environment, unless VULKAN says.
     [ "$kind" = vulkan-slang ] && xr_args=(--option "vulkan=${VULKAN:-1.3}")
-    local log status first
-    if log=$("$xr" compile "${files[@]}" "${xr_args[@]}" --target "$target" --device 2>&1); then
+    local log status first code=0
+    log=$("$xr" compile "${files[@]}" "${xr_args[@]}" --target "$target" --device 2>&1) || code=$?
+    if [ "$code" -eq 0 ]; then
         status=pass
         first=$(echo "$log" | grep -c "^  " || true)" resources and constants"
+    elif [ "$code" -gt 128 ]; then
+        # A compiler or driver that takes `xr` down: never expected (XR
+        # builds on the device in a child process and refuses what it
+        # cannot build before the driver), counted apart by `summary`.
+        status=fail
+        first="ended by signal $((code - 128))"
     else
         status=fail
         first=$(echo "$log" | grep -v "^\s*$" | grep -m1 -E "error|refused|failed|cannot|no " || echo "$log" | head -1)
@@ -91,6 +98,13 @@ summary() {
     echo "glslc-accepted programs that failed (first line of each):"
     awk -F'\t' '$2 == "yes" && $3 == "fail" { print "  " $1 ": " $4 }' "$results" | head -40
     echo "results: $results"
+    local signals
+    signals=$(awk -F'\t' '$4 ~ /^ended by signal/' "$results" | wc -l)
+    echo "xr compile ended by a signal: $signals (of $(wc -l < "$results"))"
+    if [ "$signals" -gt 0 ]; then
+        echo "real-world: $signals programs ended xr by a signal" >&2
+        exit 1
+    fi
 }
 
 stage_flag() {

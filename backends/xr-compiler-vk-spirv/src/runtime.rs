@@ -29,6 +29,9 @@ pub struct AttachedVkSpirv {
     memory: vk::PhysicalDeviceMemoryProperties,
     /// The device's descriptor limits, checked before a layout is made.
     limits: vk::PhysicalDeviceLimits,
+    /// The device's core features (the device system enables every one it
+    /// has), checked against the capabilities a module declares.
+    features: vk::PhysicalDeviceFeatures,
     compiler: LazyCompiler,
     cache: PersistentCache,
     /// Each registered program's stage modules, for `program_binary`.
@@ -50,7 +53,7 @@ impl AttachedVkSpirv {
         let context = loader.context;
         let get = loader.get_instance_proc_addr;
         // SAFETY: the handles are a live instance and device; names are NUL-terminated.
-        let (device, memory, limits) = unsafe {
+        let (device, memory, limits, features) = unsafe {
             let instance = ash::Instance::load_with(
                 |name| get(context, loader.instance, name.as_ptr()),
                 vk::Instance::from_raw(loader.instance),
@@ -59,7 +62,8 @@ impl AttachedVkSpirv {
             let physical = vk::PhysicalDevice::from_raw(loader.physical_device);
             let memory = instance.get_physical_device_memory_properties(physical);
             let limits = instance.get_physical_device_properties(physical).limits;
-            (device, memory, limits)
+            let features = instance.get_physical_device_features(physical);
+            (device, memory, limits, features)
         };
         let cache = PersistentCache::empty(&device)?;
         Ok(Self {
@@ -68,6 +72,7 @@ impl AttachedVkSpirv {
             device,
             memory,
             limits,
+            features,
             compiler: LazyCompiler::default(),
             cache,
             modules: HashMap::new(),
@@ -151,9 +156,45 @@ impl AttachedVkSpirv {
     /// is refused before the driver sees it, naming the capability and the
     /// extension, where the device lacks the extension: drivers answer such
     /// a module with a crash or an unexplained error.
+    /// Refuses, before the driver sees it, a module that declares a SPIR-V
+    /// capability the device cannot take: one that needs an extension the
+    /// device lacks, or a core feature it lacks (the SPIR-V environment
+    /// appendix of the Vulkan spec). Drivers answer such a module with
+    /// validation errors at best and a crash at worst.
     fn check_extensions(&self, context: &str, modules: &[StageModule]) -> Result<(), XrError> {
         use xr_spirv::container::spirv::Capability;
-        let needs: [(Capability, &[&str]); 3] = [
+        let f = &self.features;
+        // Capabilities that only a core feature enables (those a shader is
+        // likely to declare; others are left to the validation layers).
+        let features: [(Capability, &str, vk::Bool32); 18] = [
+            (Capability::Geometry, "geometryShader", f.geometry_shader),
+            (Capability::Tessellation, "tessellationShader", f.tessellation_shader),
+            (
+                Capability::GeometryPointSize,
+                "shaderTessellationAndGeometryPointSize",
+                f.shader_tessellation_and_geometry_point_size,
+            ),
+            (
+                Capability::TessellationPointSize,
+                "shaderTessellationAndGeometryPointSize",
+                f.shader_tessellation_and_geometry_point_size,
+            ),
+            (Capability::Float64, "shaderFloat64", f.shader_float64),
+            (Capability::Int64, "shaderInt64", f.shader_int64),
+            (Capability::Int16, "shaderInt16", f.shader_int16),
+            (Capability::ImageCubeArray, "imageCubeArray", f.image_cube_array),
+            (Capability::SampledCubeArray, "imageCubeArray", f.image_cube_array),
+            (Capability::SampleRateShading, "sampleRateShading", f.sample_rate_shading),
+            (Capability::InterpolationFunction, "sampleRateShading", f.sample_rate_shading),
+            (Capability::ClipDistance, "shaderClipDistance", f.shader_clip_distance),
+            (Capability::CullDistance, "shaderCullDistance", f.shader_cull_distance),
+            (Capability::MultiViewport, "multiViewport", f.multi_viewport),
+            (Capability::ImageGatherExtended, "shaderImageGatherExtended", f.shader_image_gather_extended),
+            (Capability::StorageImageMultisample, "shaderStorageImageMultisample", f.shader_storage_image_multisample),
+            (Capability::SparseResidency, "shaderResourceResidency", f.shader_resource_residency),
+            (Capability::MinLod, "shaderResourceMinLod", f.shader_resource_min_lod),
+        ];
+        let extensions: [(Capability, &[&str]); 3] = [
             (
                 Capability::FragmentBarycentricKHR,
                 &["VK_KHR_fragment_shader_barycentric", "VK_NV_fragment_shader_barycentric"],
@@ -163,19 +204,27 @@ impl AttachedVkSpirv {
         ];
         for module in modules {
             let declared = xr_spirv::reflect::declared_capabilities(&module.words)?;
-            for (capability, extensions) in &needs {
-                if declared.contains(&(*capability as u32))
-                    && !extensions.iter().any(|e| self.capabilities.has_extension(e))
-                {
-                    return Err(XrError::unavailable(format!(
-                        "{context}: the {} stage {} uses the SPIR-V capability {capability:?}, which needs {}; this \
-                         device ({}) does not have it",
-                        module.stage.name(),
-                        module.file,
-                        extensions.join(" or "),
-                        self.capabilities.renderer
-                    )));
-                }
+            let missing = features
+                .iter()
+                .find(|(capability, _, enabled)| *enabled == vk::FALSE && declared.contains(&(*capability as u32)))
+                .map(|(capability, feature, _)| (capability, format!("the device feature {feature}")))
+                .or_else(|| {
+                    extensions
+                        .iter()
+                        .find(|(capability, names)| {
+                            declared.contains(&(*capability as u32))
+                                && !names.iter().any(|e| self.capabilities.has_extension(e))
+                        })
+                        .map(|(capability, names)| (capability, names.join(" or ")))
+                });
+            if let Some((capability, needed)) = missing {
+                return Err(XrError::unavailable(format!(
+                    "{context}: the {} stage {} uses the SPIR-V capability {capability:?}, which needs {needed}; \
+                     this device ({}) does not have it",
+                    module.stage.name(),
+                    module.file,
+                    self.capabilities.renderer
+                )));
             }
         }
         Ok(())

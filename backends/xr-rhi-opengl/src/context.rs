@@ -25,6 +25,17 @@ use xr_device::{GlBindingSpace, GlLoader, NativeWindow, XrError};
 /// Set to `software` to skip hardware EGL devices even where they exist.
 pub const DEVICE_VAR: &str = "XR_GL_DEVICE";
 
+/// Set to `off` to use no program binaries even where the driver offers
+/// them: for a driver whose binaries are broken, and to see what such a
+/// driver gets (Mesa's llvmpipe offers them since Mesa 23 even with its
+/// shader cache disabled).
+pub const PROGRAM_BINARIES_VAR: &str = "XR_GL_PROGRAM_BINARIES";
+
+/// Whether [`PROGRAM_BINARIES_VAR`] turns program binaries off.
+pub fn program_binaries_off() -> bool {
+    std::env::var(PROGRAM_BINARIES_VAR).is_ok_and(|v| v.eq_ignore_ascii_case("off"))
+}
+
 const SOFTWARE_EXTENSION: &str = "EGL_MESA_device_software";
 
 /// Core versions tried, newest first.

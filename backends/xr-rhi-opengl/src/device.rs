@@ -273,7 +273,11 @@ impl DeviceBackend for GlDevice {
             let api_minor = u32::try_from(gl.get_parameter_i32(glow::MINOR_VERSION)).unwrap_or(0);
             let mut extensions: Vec<String> = gl.supported_extensions().iter().cloned().collect();
             extensions.sort();
-            let format_count = gl.get_parameter_i32(glow::NUM_PROGRAM_BINARY_FORMATS).max(0) as usize;
+            let format_count = if crate::context::program_binaries_off() {
+                0
+            } else {
+                gl.get_parameter_i32(glow::NUM_PROGRAM_BINARY_FORMATS).max(0) as usize
+            };
             let mut formats = vec![0i32; format_count];
             if format_count > 0 {
                 gl.get_parameter_i32_slice(glow::PROGRAM_BINARY_FORMATS, &mut formats);

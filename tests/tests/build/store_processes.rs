@@ -37,9 +37,9 @@ fn loads(stdout: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn glsl_live_availability(disable_mesa_cache: bool) -> (serde_json::Value, serde_json::Value) {
+fn glsl_live_availability(binaries_off: bool) -> (serde_json::Value, serde_json::Value) {
     let xr = Xr::new(["plugins", "--json"]).software_device();
-    let stdout = if disable_mesa_cache { xr.env("MESA_SHADER_CACHE_DISABLE", "true") } else { xr }.ok().stdout;
+    let stdout = if binaries_off { xr.env("XR_GL_PROGRAM_BINARIES", "off") } else { xr }.ok().stdout;
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let plugins = report["plugins"].as_array().unwrap();
     let find = |name: &str| plugins.iter().find(|p| p["name"] == name).unwrap().clone();
@@ -61,7 +61,7 @@ fn offline_compile_follows_the_live_driver() {
     // Such a device still renders, from source, and says why.
     let dir = temp_dir("no-binaries");
     let mut command = pipelines(&dir.join("store"), &dir.join("out.png"), &dir.join("mesa"));
-    let (stdout, _) = run(command.env("MESA_SHADER_CACHE_DISABLE", "true"));
+    let (stdout, _) = run(command.env("XR_GL_PROGRAM_BINARIES", "off"));
     assert_eq!(loads(&stdout).len(), 5);
     assert!(loads(&stdout).iter().all(|(_, path)| path == "source"), "{stdout}");
     assert!(stdout.contains("no program binary formats"), "{stdout}");
