@@ -32,6 +32,7 @@ SMOKE=false
 [ "${1:-}" = --smoke ] && SMOKE=true
 
 scripts/setup.sh
+. scripts/lavapipe-env.sh
 need=()
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v ninja >/dev/null 2>&1 || need+=(ninja-build)

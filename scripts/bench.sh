@@ -6,5 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+. scripts/lavapipe-env.sh
 cargo build --release --quiet
 exec target/release/xr-bench "$@"

@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+. scripts/lavapipe-env.sh
 
 cargo build --release
 out=target/xr-samples

@@ -19,7 +19,8 @@
 # compile: the program counts when the author ships its SPIR-V
 # (`<name>.vert.spv`, …). Files whose shipped stages include ray tracing or
 # mesh stages are not programs XR draws and are listed apart.
-# Results: one line per program in target/real-world/<kind>.tsv and a
+# Vulkan runs on the setup's current lavapipe where there is no GPU
+# (scripts/setup-lavapipe.sh). Results: one line per program in target/real-world/<kind>.tsv and a
 # summary on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,8 @@ if [ ! -x "$xr" ]; then
         -p xr-compiler-glsl -p xr-compiler-gl-spirv -p xr-compiler-vk-spirv -p xr-compiler-slang
 fi
 export XR_GL_DEVICE="${XR_GL_DEVICE:-software}"
+scripts/setup-lavapipe.sh
+. scripts/lavapipe-env.sh
 out=target/real-world
 mkdir -p "$out"
 

@@ -37,3 +37,5 @@ fi
 
 # The Slang library for xr-compiler-slang, from the slangpy wheel on PyPI.
 "$(dirname "$0")/setup-slang.sh"
+# A current lavapipe beside the system's (Mesa 25, from Debian's bookworm-backports).
+"$(dirname "$0")/setup-lavapipe.sh"

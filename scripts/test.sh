@@ -17,6 +17,8 @@ step() { # name, command…
 }
 
 step setup scripts/setup.sh
+# Vulkan on the setup's current lavapipe (docs/TESTING.md, "The drivers").
+. scripts/lavapipe-env.sh
 step fmt cargo fmt --all -- --check
 step clippy cargo clippy --workspace --all-targets -- -D warnings
 step layering scripts/check-layering.sh

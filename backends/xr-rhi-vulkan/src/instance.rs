@@ -205,7 +205,7 @@ impl Context {
         // SAFETY: plain enumeration on a live instance.
         let devices =
             unsafe { instance.enumerate_physical_devices() }.map_err(vk_error("vkEnumeratePhysicalDevices"))?;
-        let mut candidates: Vec<(vk::PhysicalDevice, u32, bool)> = Vec::new();
+        let mut candidates: Vec<(vk::PhysicalDevice, u32, (bool, u32, u32))> = Vec::new();
         for physical in devices {
             // SAFETY: `physical` was just enumerated from this live instance.
             let (properties, families) = unsafe {
@@ -232,9 +232,14 @@ impl Context {
                 continue;
             };
             let software = properties.device_type == vk::PhysicalDeviceType::CPU;
-            candidates.push((physical, family as u32, software));
+            candidates.push((physical, family as u32, (software, properties.api_version, properties.driver_version)));
         }
-        candidates.sort_by_key(|(_, _, software)| *software != prefer_software);
+        // The kind asked for first; among devices of a kind, the newest
+        // Vulkan and then the newest driver (two lavapipes: the setup's
+        // beside the system's).
+        candidates.sort_by_key(|(_, _, (software, api, driver))| {
+            (*software != prefer_software, std::cmp::Reverse(*api), std::cmp::Reverse(*driver))
+        });
         candidates.first().map(|(physical, family, _)| (*physical, *family)).ok_or_else(|| match surface {
             Some(_) => XrError::unavailable("no Vulkan 1.3 device with a graphics queue that presents to this window"),
             None => XrError::unavailable("no Vulkan 1.3 device with a graphics queue"),

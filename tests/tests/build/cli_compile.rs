@@ -393,6 +393,35 @@ fn vulkan_program_on_the_device(name: &str, vertex: &str, fragment: &str) -> (xr
     (run, said)
 }
 
+/// Two lavapipes offered to the Vulkan loader, as the scripts offer the
+/// setup's (Mesa 25, Vulkan 1.4) beside Debian 12's (Mesa 22.3, Vulkan
+/// 1.3): the device takes the newest, whichever the loader lists first.
+#[test]
+fn of_two_software_vulkan_drivers_the_newest_is_picked_in_either_order() {
+    let setup = xr_tests::profile_dir().parent().unwrap().join("lavapipe/lvp_icd.json");
+    let system = std::path::Path::new("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");
+    assert!(setup.is_file(), "scripts/setup.sh puts a current lavapipe in {}", setup.display());
+    assert!(system.is_file(), "Debian's mesa-vulkan-drivers installs {}", system.display());
+    let dir = temp_dir("compile-two-drivers");
+    std::fs::write(dir.join("a.comp"), "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n").unwrap();
+    let built_on = |drivers: String| {
+        let run = Xr::new(["compile", "a.comp", "--target", "vk-spirv", "--device"])
+            .dir(&dir)
+            .software_device()
+            .env("VK_DRIVER_FILES", drivers)
+            .env("VK_ADD_DRIVER_FILES", "")
+            .ok();
+        run.stdout.lines().find(|l| l.contains("built on")).map(str::to_owned).unwrap_or_else(|| run.stdout.clone())
+    };
+    let alone = |manifest: &std::path::Path| built_on(manifest.display().to_string());
+    assert!(alone(system).contains("(vulkan, Vulkan 1.3)"), "{}", alone(system));
+    assert!(alone(&setup).contains("(vulkan, Vulkan 1.4)"), "{}", alone(&setup));
+    for order in [[system, setup.as_path()], [setup.as_path(), system]] {
+        let both = built_on(format!("{}:{}", order[0].display(), order[1].display()));
+        assert!(both.contains("(vulkan, Vulkan 1.4)"), "{order:?}: {both}");
+    }
+}
+
 /// Fragment shader barycentrics: the fragment stage reads `pervertexEXT
 /// vec3 c[]`, an array of the vertex stage's `vec3 c`, one per vertex.
 /// XR's stage-interface check takes it as that (it once said "stages do
