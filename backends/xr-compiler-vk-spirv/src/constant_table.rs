@@ -84,6 +84,9 @@ pub struct ResourceEntry {
     pub set: vk::DescriptorSet,
     /// Which array elements have been bound.
     pub bound: Vec<bool>,
+    /// An array of unknown size, laid out partially bound: its elements
+    /// need not all be bound before a draw.
+    pub partially_bound: bool,
     /// Other names it is found by (the sampler of a texture and sampler at one binding).
     pub aliases: Vec<String>,
 }
@@ -265,7 +268,7 @@ impl ConstantTableBackend for VkConstantTable {
         unsafe { self.device.update_descriptor_sets(&[write], &[]) };
         let index = (handle.index & !RESOURCE_HANDLE) as usize;
         self.resources[index].bound[handle.element as usize] = true;
-        *self.unbound = self.resources.iter().flat_map(|r| &r.bound).filter(|b| !**b).count() as u32;
+        *self.unbound = unbound(&self.resources);
         Ok(())
     }
 }
@@ -304,6 +307,13 @@ impl Drop for VkConstantTable {
             self.objects.destroy(&self.device);
         }
     }
+}
+
+/// The resource elements a draw needs that are not bound yet: every
+/// element but those of partially bound arrays (a program reads those it
+/// was given, by index).
+pub fn unbound(resources: &[ResourceEntry]) -> u32 {
+    resources.iter().filter(|r| !r.partially_bound).flat_map(|r| &r.bound).filter(|b| !**b).count() as u32
 }
 
 /// The ConstantInfo of a reflected member.

@@ -21,8 +21,12 @@ pub struct LayoutBinding {
     pub ty: vk::DescriptorType,
     /// What the caller binds; `None` for the table's own uniform buffers.
     pub kind: Option<ResourceKind>,
-    /// Array length (at least 1).
+    /// Array length (at least 1): for an array of unknown size
+    /// (`sampler2D textures[]`), the length XR gives it ([`RuntimeArrays`]).
     pub count: u32,
+    /// An array of unknown size, laid out partially bound: elements the
+    /// program never reads may stay unbound.
+    pub partially_bound: bool,
     /// Every stage that uses it.
     pub stages: vk::ShaderStageFlags,
     /// Bytes a buffer needs at least.
@@ -39,12 +43,36 @@ pub struct LayoutBinding {
     declared_by: String,
 }
 
+/// How a device lays out arrays of unknown size (`sampler2D textures[]`,
+/// descriptor indexing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuntimeArrays {
+    /// Each gets this many elements, partially bound.
+    Length(u32),
+    /// The device cannot: the features it lacks, for the error.
+    Lacking(&'static str),
+}
+
+/// The elements XR gives an array of unknown size: enough for a bindless
+/// material set, few enough that every program does not reserve a large
+/// pool; lowered to the device's per-stage limit.
+pub const RUNTIME_ARRAY_LENGTH: u32 = 1024;
+
 /// Every binding of a program, sorted by set and binding.
 pub fn merge(
     context: &str,
     modules: &[StageModule],
     reflections: &[Reflection],
+    runtime_arrays: RuntimeArrays,
 ) -> Result<Vec<LayoutBinding>, XrError> {
+    // The length an array of unknown size `name` gets, or why it cannot have one.
+    let runtime_length = |name: &str, declared_by: &str| match runtime_arrays {
+        RuntimeArrays::Length(length) => Ok(length),
+        RuntimeArrays::Lacking(features) => Err(XrError::unavailable(format!(
+            "{context}: '{name}' in {declared_by} is an array of unknown size, which needs descriptor indexing \
+             ({features}); this device does not have it"
+        ))),
+    };
     let mut bindings: Vec<LayoutBinding> = Vec::new();
     let mut blocks = 0usize;
     for (module, reflection) in modules.iter().zip(reflections) {
@@ -72,7 +100,8 @@ pub fn merge(
                 binding: block.binding,
                 ty: vk::DescriptorType::UNIFORM_BUFFER,
                 kind: None,
-                count: block.count.max(1),
+                count: if block.count == 0 { runtime_length(&block.name, &declared_by)? } else { block.count },
+                partially_bound: block.count == 0,
                 stages: stage,
                 min_size: block.size.unwrap_or(0) as u64,
                 block: None,
@@ -88,7 +117,8 @@ pub fn merge(
                 binding: block.binding,
                 ty: vk::DescriptorType::STORAGE_BUFFER,
                 kind: Some(ResourceKind::StorageBuffer),
-                count: block.count.max(1),
+                count: if block.count == 0 { runtime_length(&block.name, &declared_by)? } else { block.count },
+                partially_bound: block.count == 0,
                 stages: stage,
                 min_size: block.size.unwrap_or(0) as u64,
                 block: None,
@@ -106,19 +136,14 @@ pub fn merge(
                 "sampled image" => (vk::DescriptorType::SAMPLED_IMAGE, ResourceKind::SampledImage),
                 _ => (vk::DescriptorType::STORAGE_IMAGE, ResourceKind::StorageImage),
             };
-            if image.count == 0 {
-                return Err(XrError::invalid_input(format!(
-                    "{context}: '{}' in {declared_by} is an array of unknown size, which needs descriptor indexing",
-                    image.name
-                )));
-            }
             found.push(LayoutBinding {
                 name: image.name.clone(),
                 set: image.set,
                 binding: image.binding,
                 ty,
                 kind: Some(kind),
-                count: image.count,
+                count: if image.count == 0 { runtime_length(&image.name, &declared_by)? } else { image.count },
+                partially_bound: image.count == 0,
                 stages: stage,
                 min_size: 0,
                 block: None,
@@ -429,6 +454,7 @@ mod tests {
             ty,
             kind: Some(ResourceKind::CombinedImageSampler),
             count,
+            partially_bound: false,
             stages,
             min_size: 0,
             block: None,
@@ -476,5 +502,38 @@ mod tests {
         ];
         let error = check_limits("program 'p'", &spread, &limits).unwrap_err().to_string();
         assert!(error.contains("uses 9 storage buffers; the device allows 8 in a pipeline layout"), "{error}");
+    }
+
+    /// An array of unknown size gets the device's length, partially bound;
+    /// a device without descriptor indexing refuses it naming what it lacks.
+    #[test]
+    fn an_array_of_unknown_size_is_laid_out_partially_bound_or_refused_naming_the_features() {
+        use xr_sourcebuild::{ProgramDesc, SourceDesc};
+        let source = "#version 450\n#extension GL_EXT_nonuniform_qualifier : require\n\
+                      layout(set = 0, binding = 2) uniform sampler2D textures[];\n\
+                      layout(set = 0, binding = 0) uniform sampler2D single;\n\
+                      layout(location = 0) flat in int i;\nlayout(location = 0) out vec4 o;\n\
+                      void main() { o = texture(textures[nonuniformEXT(i)], vec2(0.5)) + texture(single, vec2(0.5)); }\n";
+        let desc = ProgramDesc::new("bindless", [SourceDesc::new("glsl", ShaderStage::Fragment, "a.frag", source)]);
+        let compiler = xr_spirv::SpirvCompiler::new().unwrap();
+        let options = xr_spirv::SpirvOptions::new(xr_spirv::TargetEnv::Vulkan12);
+        let modules = compiler.compile_program(&desc, &options).unwrap().modules;
+        let reflections: Vec<Reflection> =
+            modules.iter().map(|m| xr_spirv::reflect(&m.words, &m.entry_point).unwrap()).collect();
+
+        let bindings = merge("program 'p'", &modules, &reflections, RuntimeArrays::Length(64)).unwrap();
+        let laid_out: Vec<(&str, u32, u32, bool)> =
+            bindings.iter().map(|b| (b.name.as_str(), b.binding, b.count, b.partially_bound)).collect();
+        assert_eq!(laid_out, [("single", 0, 1, false), ("textures", 2, 64, true)]);
+
+        let lacking = RuntimeArrays::Lacking("runtimeDescriptorArray and descriptorBindingPartiallyBound");
+        let error = merge("program 'p'", &modules, &reflections, lacking).unwrap_err().to_string();
+        assert!(
+            error.contains(
+                "program 'p': 'textures' in fragment stage a.frag is an array of unknown size, which needs descriptor \
+                 indexing (runtimeDescriptorArray and descriptorBindingPartiallyBound); this device does not have it"
+            ),
+            "{error}"
+        );
     }
 }

@@ -32,10 +32,37 @@ pub struct AttachedVkSpirv {
     /// The device's core features (the device system enables every one it
     /// has), checked against the capabilities a module declares.
     features: vk::PhysicalDeviceFeatures,
+    /// Its Vulkan 1.2 features (descriptor indexing among them), likewise.
+    vulkan12: Vulkan12Features,
     compiler: LazyCompiler,
     cache: PersistentCache,
     /// Each registered program's stage modules, for `program_binary`.
     modules: HashMap<u32, Vec<StageModule>>,
+}
+
+/// The Vulkan 1.2 features a module's capabilities or XR's layouts need,
+/// copied out of the driver's answer (whose struct holds a chain pointer).
+#[derive(Clone, Copy, Debug)]
+struct Vulkan12Features {
+    runtime_descriptor_array: vk::Bool32,
+    partially_bound: vk::Bool32,
+    sampled_image_array_non_uniform_indexing: vk::Bool32,
+    storage_image_array_non_uniform_indexing: vk::Bool32,
+    storage_buffer_array_non_uniform_indexing: vk::Bool32,
+    uniform_buffer_array_non_uniform_indexing: vk::Bool32,
+}
+
+impl From<&vk::PhysicalDeviceVulkan12Features<'_>> for Vulkan12Features {
+    fn from(f: &vk::PhysicalDeviceVulkan12Features<'_>) -> Self {
+        Self {
+            runtime_descriptor_array: f.runtime_descriptor_array,
+            partially_bound: f.descriptor_binding_partially_bound,
+            sampled_image_array_non_uniform_indexing: f.shader_sampled_image_array_non_uniform_indexing,
+            storage_image_array_non_uniform_indexing: f.shader_storage_image_array_non_uniform_indexing,
+            storage_buffer_array_non_uniform_indexing: f.shader_storage_buffer_array_non_uniform_indexing,
+            uniform_buffer_array_non_uniform_indexing: f.shader_uniform_buffer_array_non_uniform_indexing,
+        }
+    }
 }
 
 fn vk_error(what: &str) -> impl Fn(vk::Result) -> XrError + '_ {
@@ -63,8 +90,12 @@ impl AttachedVkSpirv {
             let memory = instance.get_physical_device_memory_properties(physical);
             let limits = instance.get_physical_device_properties(physical).limits;
             let features = instance.get_physical_device_features(physical);
-            (device, memory, limits, features)
+            let mut vulkan12 = vk::PhysicalDeviceVulkan12Features::default();
+            let mut query = vk::PhysicalDeviceFeatures2::default().push_next(&mut vulkan12);
+            instance.get_physical_device_features2(physical, &mut query);
+            (device, memory, limits, (features, Vulkan12Features::from(&vulkan12)))
         };
+        let (features, vulkan12) = features;
         let cache = PersistentCache::empty(&device)?;
         Ok(Self {
             loader,
@@ -73,6 +104,7 @@ impl AttachedVkSpirv {
             memory,
             limits,
             features,
+            vulkan12,
             compiler: LazyCompiler::default(),
             cache,
             modules: HashMap::new(),
@@ -152,6 +184,25 @@ impl AttachedVkSpirv {
         Ok(())
     }
 
+    /// How this device lays out arrays of unknown size: partially bound,
+    /// [`layout::RUNTIME_ARRAY_LENGTH`] elements (or the device's per-stage
+    /// limit, where lower), where it has the descriptor indexing features
+    /// that takes.
+    fn runtime_arrays(&self) -> layout::RuntimeArrays {
+        let f = &self.vulkan12;
+        if f.runtime_descriptor_array == vk::FALSE || f.partially_bound == vk::FALSE {
+            return layout::RuntimeArrays::Lacking("runtimeDescriptorArray and descriptorBindingPartiallyBound");
+        }
+        let l = &self.limits;
+        let per_stage = [
+            l.max_per_stage_descriptor_samplers,
+            l.max_per_stage_descriptor_sampled_images,
+            l.max_per_stage_descriptor_storage_images,
+            l.max_per_stage_descriptor_storage_buffers,
+        ];
+        layout::RuntimeArrays::Length(per_stage.into_iter().fold(layout::RUNTIME_ARRAY_LENGTH, u32::min))
+    }
+
     /// A module that declares a capability only a device extension gives
     /// is refused before the driver sees it, naming the capability and the
     /// extension, where the device lacks the extension: drivers answer such
@@ -163,10 +214,10 @@ impl AttachedVkSpirv {
     /// validation errors at best and a crash at worst.
     fn check_extensions(&self, context: &str, modules: &[StageModule]) -> Result<(), XrError> {
         use xr_spirv::container::spirv::Capability;
-        let f = &self.features;
+        let (f, v) = (&self.features, &self.vulkan12);
         // Capabilities that only a core feature enables (those a shader is
         // likely to declare; others are left to the validation layers).
-        let features: [(Capability, &str, vk::Bool32); 18] = [
+        let features: [(Capability, &str, vk::Bool32); 23] = [
             (Capability::Geometry, "geometryShader", f.geometry_shader),
             (Capability::Tessellation, "tessellationShader", f.tessellation_shader),
             (
@@ -193,6 +244,27 @@ impl AttachedVkSpirv {
             (Capability::StorageImageMultisample, "shaderStorageImageMultisample", f.shader_storage_image_multisample),
             (Capability::SparseResidency, "shaderResourceResidency", f.shader_resource_residency),
             (Capability::MinLod, "shaderResourceMinLod", f.shader_resource_min_lod),
+            (Capability::RuntimeDescriptorArray, "runtimeDescriptorArray", v.runtime_descriptor_array),
+            (
+                Capability::SampledImageArrayNonUniformIndexing,
+                "shaderSampledImageArrayNonUniformIndexing",
+                v.sampled_image_array_non_uniform_indexing,
+            ),
+            (
+                Capability::StorageImageArrayNonUniformIndexing,
+                "shaderStorageImageArrayNonUniformIndexing",
+                v.storage_image_array_non_uniform_indexing,
+            ),
+            (
+                Capability::StorageBufferArrayNonUniformIndexing,
+                "shaderStorageBufferArrayNonUniformIndexing",
+                v.storage_buffer_array_non_uniform_indexing,
+            ),
+            (
+                Capability::UniformBufferArrayNonUniformIndexing,
+                "shaderUniformBufferArrayNonUniformIndexing",
+                v.uniform_buffer_array_non_uniform_indexing,
+            ),
         ];
         let extensions: [(Capability, &[&str]); 3] = [
             (
@@ -255,7 +327,7 @@ impl AttachedVkSpirv {
         let reflections = Self::reflect(&modules)?;
         Self::check_interface(&modules, &reflections)?;
         self.check_extensions(&context, &modules)?;
-        let bindings = layout::merge(&context, &modules, &reflections)?;
+        let bindings = layout::merge(&context, &modules, &reflections, self.runtime_arrays())?;
         layout::check_limits(&context, &bindings, &self.limits)?;
         let (objects, entries, push) = self.create_objects(&context, &modules, &reflections, &bindings)?;
         let resources: Vec<ResourceEntry> = bindings
@@ -274,11 +346,12 @@ impl AttachedVkSpirv {
                     ty: b.ty,
                     set: objects.sets[b.set as usize],
                     bound: vec![false; b.count as usize],
+                    partially_bound: b.partially_bound,
                     aliases: b.aliases.clone(),
                 })
             })
             .collect();
-        let unbound: u32 = resources.iter().map(|r| r.bound.len() as u32).sum();
+        let unbound = crate::constant_table::unbound(&resources);
         let compute = modules.iter().any(|m| m.stage == ShaderStage::Compute);
         let mut table = VkConstantTable {
             device: self.device.clone(),
@@ -374,9 +447,9 @@ impl AttachedVkSpirv {
         // destroys them all if a later step fails.
         let result: Result<(), XrError> = (|| unsafe {
             for set in 0..set_count as u32 {
-                let layout_bindings: Vec<vk::DescriptorSetLayoutBinding> = bindings
+                let in_set: Vec<&LayoutBinding> = bindings.iter().filter(|b| b.set == set).collect();
+                let layout_bindings: Vec<vk::DescriptorSetLayoutBinding> = in_set
                     .iter()
-                    .filter(|b| b.set == set)
                     .map(|b| {
                         vk::DescriptorSetLayoutBinding::default()
                             .binding(b.binding)
@@ -385,11 +458,25 @@ impl AttachedVkSpirv {
                             .stage_flags(b.stages)
                     })
                     .collect();
+                // Arrays of unknown size are partially bound: a program
+                // reads the elements it was given, the rest may stay empty.
+                let flags: Vec<vk::DescriptorBindingFlags> = in_set
+                    .iter()
+                    .map(|b| {
+                        if b.partially_bound {
+                            vk::DescriptorBindingFlags::PARTIALLY_BOUND
+                        } else {
+                            vk::DescriptorBindingFlags::empty()
+                        }
+                    })
+                    .collect();
+                let mut binding_flags = vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&flags);
+                let mut layout_info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&layout_bindings);
+                if in_set.iter().any(|b| b.partially_bound) {
+                    layout_info = layout_info.push_next(&mut binding_flags);
+                }
                 let set_layout = device
-                    .create_descriptor_set_layout(
-                        &vk::DescriptorSetLayoutCreateInfo::default().bindings(&layout_bindings),
-                        None,
-                    )
+                    .create_descriptor_set_layout(&layout_info, None)
                     .map_err(vk_error("vkCreateDescriptorSetLayout"))?;
                 objects.set_layouts.push(set_layout);
             }

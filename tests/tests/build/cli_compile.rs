@@ -422,6 +422,51 @@ fn of_two_software_vulkan_drivers_the_newest_is_picked_in_either_order() {
     }
 }
 
+/// An array of textures of unknown size (`sampler2D textures[]`, the
+/// bindless form): on a device with descriptor indexing (the setup's
+/// lavapipe) it builds with 1024 elements; on one without (Debian 12's own
+/// lavapipe) it is refused before the driver, naming the feature.
+#[test]
+fn a_bindless_texture_array_builds_where_the_device_has_descriptor_indexing_and_is_refused_by_name_elsewhere() {
+    let setup = xr_tests::profile_dir().parent().unwrap().join("lavapipe/lvp_icd.json");
+    let system = std::path::Path::new("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");
+    let dir = temp_dir("compile-bindless");
+    std::fs::write(
+        dir.join("a.vert"),
+        "#version 450\nlayout(location = 0) in vec2 p;\nlayout(location = 0) out vec2 uv;\n\
+         void main() { uv = p; gl_Position = vec4(p, 0.0, 1.0); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("a.frag"),
+        "#version 450\n#extension GL_EXT_nonuniform_qualifier : require\n\
+         layout(set = 0, binding = 1) uniform sampler2D textures[];\nlayout(push_constant) uniform P { int index; };\n\
+         layout(location = 0) in vec2 uv;\nlayout(location = 0) out vec4 o;\n\
+         void main() { o = texture(textures[nonuniformEXT(index)], uv); }\n",
+    )
+    .unwrap();
+    let compile = |driver: &std::path::Path| {
+        Xr::new(["compile", "a.vert", "a.frag", "--target", "vk-spirv", "--option", "vulkan=1.2", "--device"])
+            .dir(&dir)
+            .software_device()
+            .env("VK_DRIVER_FILES", driver)
+            .env("VK_ADD_DRIVER_FILES", "")
+            .run()
+    };
+    let built = compile(&setup);
+    assert!(built.ok, "{}{}", built.stdout, built.stderr);
+    assert!(built.stdout.contains("textures[1024] (set 0, binding 1)"), "{}", built.stdout);
+    let refused = compile(system);
+    let said = format!("{}{}", refused.stdout, refused.stderr);
+    assert_eq!(refused.code, Some(1), "{said}");
+    assert!(
+        said.contains(
+            "uses the SPIR-V capability RuntimeDescriptorArray, which needs the device feature runtimeDescriptorArray"
+        ),
+        "{said}"
+    );
+}
+
 /// Fragment shader barycentrics: the fragment stage reads `pervertexEXT
 /// vec3 c[]`, an array of the vertex stage's `vec3 c`, one per vertex.
 /// XR's stage-interface check takes it as that (it once said "stages do
