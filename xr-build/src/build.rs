@@ -434,26 +434,47 @@ pub fn build(
     // Each task is (job index, target); each result is kept as its task's
     // index, its compiler, outcome and warnings, and names are looked up in
     // `jobs` at the end: what a build holds per artifact stays small.
-    let mut tasks: Vec<(usize, String)> = jobs
+    // A task names its target by an index into the sorted target names,
+    // not by a string of its own.
+    let mut target_names: Vec<String> = jobs.iter().flat_map(|(program, _)| targets_of(program, request)).collect();
+    target_names.sort();
+    target_names.dedup();
+    let target_index = |target: &str| target_names.binary_search_by(|t| t.as_str().cmp(target)).unwrap_or(0);
+    let mut tasks: Vec<(usize, usize)> = jobs
         .iter()
         .enumerate()
-        .flat_map(|(job, (program, _))| targets_of(program, request).into_iter().map(move |t| (job, t)))
+        .flat_map(|(job, (program, _))| {
+            targets_of(program, request).into_iter().map(move |t| (job, target_index(&t))).collect::<Vec<_>>()
+        })
         .collect();
-    tasks.sort_by(|a, b| a.1.cmp(&b.1));
-    let results: Vec<(usize, String, Outcome, Vec<Diagnostic>)> = std::thread::scope(|scope| {
+    tasks.sort_by_key(|(_, target)| *target);
+    // One outcome per task, in task order (an indexed collect: written in
+    // place, never gathered in pieces and copied); warnings, which few
+    // artifacts have, by task beside them.
+    let warnings_of_tasks: Mutex<Vec<(usize, Vec<Diagnostic>)>> = Mutex::new(Vec::new());
+    let results: Vec<Outcome> = std::thread::scope(|scope| {
         let syncing = scope.spawn(|| crate::durable::run(&store, &journal, batches));
         let closing = context.syncer.closing();
         let results = pool.install(|| {
             tasks
                 .par_iter()
                 .enumerate()
-                .flat_map_iter(|(task, (job, target))| {
+                .map(|(task, (job, target))| {
                     let (program, variant) = &jobs[*job];
+                    let target = &target_names[*target];
                     let results = context.build_variant(program, variant, std::slice::from_ref(target));
                     for result in &results {
                         progress(result);
                     }
-                    results.into_iter().map(move |r| (task, r.compiler, r.outcome, r.warnings))
+                    // One target asked for, one result.
+                    let Some(result) = results.into_iter().next() else {
+                        return Outcome::Failed(vec![Diagnostic::error("", 0, "the build gave no result")]);
+                    };
+                    if !result.warnings.is_empty() {
+                        let mut warned = warnings_of_tasks.lock().unwrap_or_else(|p| p.into_inner());
+                        warned.push((task, result.warnings));
+                    }
+                    result.outcome
                 })
                 .collect()
         });
@@ -466,6 +487,12 @@ pub fn build(
         }
         results
     });
+    // The compiler of each (program, target), named in warnings and failures.
+    let compiler_names: HashMap<(String, String), String> = context
+        .compilers
+        .iter()
+        .map(|(key, compiler)| (key.clone(), compiler.as_ref().map(|c| c.name.to_owned()).unwrap_or_default()))
+        .collect();
     // What the rest needs of the jobs' context; then it goes (the workers
     // with it), and the journal's entries, every recipe looked up.
     let sync_failure = context.sync_failure.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -480,25 +507,24 @@ pub fn build(
         return Ok(summary);
     }
 
-    let mut catalogs: BTreeMap<&str, CatalogProgram> = BTreeMap::new();
     let mut objects: BTreeSet<ObjectKey> = BTreeSet::new();
-    for (program, variant) in jobs.iter_mut() {
-        let program = *program;
-        // The values move to the catalog; the name stays for messages.
-        let values = std::mem::take(&mut variant.values);
-        catalogs
-            .entry(program.name.as_str())
-            .or_insert_with(|| catalog_entry(program, &manifest.path))
-            .variants
-            .insert(variant.name.clone(), CatalogVariant { values, objects: Default::default() });
-    }
     xr_store::test_hooks::pause_before_catalog();
-    for (task, compiler, outcome, warnings) in results {
-        let (job, target) = &tasks[task];
+    // Each task's object for the catalogs (none where it failed); the
+    // results go as they are counted.
+    let mut task_objects: Vec<Option<ObjectKey>> = Vec::with_capacity(tasks.len());
+    let mut warnings_of_tasks = warnings_of_tasks.into_inner().unwrap_or_else(|p| p.into_inner());
+    warnings_of_tasks.sort_by_key(|(task, _)| std::cmp::Reverse(*task));
+    for (task, ((job, target), outcome)) in tasks.iter().zip(results).enumerate() {
+        let warnings = match warnings_of_tasks.last() {
+            Some((warned, _)) if *warned == task => warnings_of_tasks.pop().map(|(_, w)| w).unwrap_or_default(),
+            _ => Vec::new(),
+        };
         let (program, variant) = &jobs[*job];
+        let target = &target_names[*target];
         let id = ArtifactId { program: program.name.clone(), variant: variant.name.clone(), target: target.clone() };
+        let compiler = || compiler_names.get(&(program.name.clone(), target.clone())).cloned().unwrap_or_default();
         if !warnings.is_empty() {
-            summary.warned.push(Warned { artifact: id.clone(), compiler: compiler.clone(), warnings });
+            summary.warned.push(Warned { artifact: id.clone(), compiler: compiler(), warnings });
         }
         let mut outcome = outcome;
         // The lock keeps gc out; this catches any other removal (a person,
@@ -534,41 +560,71 @@ pub fn build(
                     what: format!("{} ({target})", variant.name),
                     message,
                     artifact: Some(id),
-                    compiler,
+                    compiler: compiler(),
                     diagnostics,
                 });
+                task_objects.push(None);
                 continue;
             }
         };
         if objects.insert(object) {
             summary.bytes += bytes;
         }
-        if let Some(entry) = catalogs.get_mut(program.name.as_str()).and_then(|c| c.variants.get_mut(&variant.name)) {
-            entry.objects.insert(target.clone(), object.hex());
-        }
+        task_objects.push(Some(object));
     }
-    drop(tasks);
     summary.unique_objects = objects.len();
-    if !request.targets.is_empty() || request.shard.is_some() {
-        // A build of part of the matrix keeps the rest of the last catalog:
-        // the other targets' objects, the other shards' variants.
-        let (previous, _) = catalog::read_all(store.root());
-        for (name, catalog) in catalogs.iter_mut() {
-            let Some(previous) = previous.get(*name) else { continue };
-            if !request.targets.is_empty() {
-                catalog.keep_other_targets(previous, &request.targets);
-            }
-            if let Some(shard) = request.shard {
-                catalog.keep_other_variants(previous, |variant| !shard.contains(name, variant));
-            }
+
+    // The catalogs, program by program in name order, each variant's entry
+    // made as it is written: nothing is held per variant.
+    let mut by_job: Vec<(usize, usize)> = tasks.iter().enumerate().map(|(task, (job, _))| (*job, task)).collect();
+    by_job.sort_unstable();
+    let catalog_variant = |job: usize| {
+        let (program, variant) = &jobs[job];
+        let start = by_job.partition_point(|(j, _)| *j < job);
+        let objects = by_job[start..]
+            .iter()
+            .take_while(|(j, _)| *j == job)
+            .filter_map(|(_, task)| {
+                task_objects[*task].map(|object| (target_names[tasks[*task].1].clone(), object.hex()))
+            })
+            .collect();
+        (variant.name.clone(), CatalogVariant { values: variant.values(program), objects })
+    };
+    let mut programs: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (job, (program, _)) in jobs.iter().enumerate() {
+        match programs.iter_mut().find(|(name, _)| *name == program.name) {
+            Some((_, jobs)) => jobs.push(job),
+            None => programs.push((program.name.as_str(), vec![job])),
         }
     }
-    for (name, catalog) in &catalogs {
-        match catalog::write(store.root(), catalog) {
+    programs.sort_by(|a, b| a.0.cmp(b.0));
+    // A build of part of the matrix keeps the rest of the last catalog: the
+    // other targets' objects, the other shards' variants.
+    let partial = !request.targets.is_empty() || request.shard.is_some();
+    let previous = if partial { catalog::read_all(store.root()).0 } else { BTreeMap::new() };
+    for (name, mut program_jobs) in programs {
+        program_jobs.sort_by(|a, b| jobs[*a].1.name.cmp(&jobs[*b].1.name));
+        let mut catalog = catalog_entry(jobs[program_jobs[0]].0, &manifest.path);
+        let written = if partial {
+            catalog.variants = program_jobs.iter().map(|job| catalog_variant(*job)).collect();
+            if let Some(previous) = previous.get(name) {
+                if !request.targets.is_empty() {
+                    catalog.keep_other_targets(previous, &request.targets);
+                }
+                if let Some(shard) = request.shard {
+                    catalog.keep_other_variants(previous, |variant| !shard.contains(name, variant));
+                }
+            }
+            catalog::write(store.root(), &catalog)
+        } else {
+            catalog::write_streamed(store.root(), &catalog, program_jobs.iter().map(|job| catalog_variant(*job)))
+        };
+        match written {
             Ok(path) => summary.catalogs.push(path),
             Err(e) => summary.failed.push(Failure::of(format!("catalog of '{name}'"), e.to_string())),
         }
     }
+    drop(tasks);
     if journal.needs_compaction() {
         // Alone, or not at all: a build running beside this one appends to
         // the journal, and its lines would be lost in the rename.

@@ -111,8 +111,11 @@ impl Recorded<'_> {
 pub struct Journal {
     path: PathBuf,
     entries: HashMap<ObjectKey, Kept>,
-    /// Every object any line names, superseded ones included.
-    objects: HashSet<ObjectKey>,
+    /// The objects of the lines [`Journal::entries`] does not keep: the
+    /// entries later ones superseded and the retired lines. With the kept
+    /// entries' objects, every object any line names; a journal of latest
+    /// entries only (every no-op's) holds no second set of its objects.
+    others: HashSet<ObjectKey>,
     /// The file ended in a torn line (a killed build's) when it was read:
     /// the first append starts a new line, so that its entry is not glued
     /// to the torn one and lost.
@@ -134,7 +137,7 @@ impl Journal {
         let mut journal = Self {
             path,
             entries: HashMap::new(),
-            objects: HashSet::new(),
+            others: HashSet::new(),
             torn_tail: false.into(),
             file: Mutex::new(None),
             entry_lines: 0,
@@ -175,14 +178,15 @@ impl Journal {
                         list
                     }
                 };
-                self.objects.insert(object);
-                self.entries.insert(recipe, Kept { object, stamp: entry.stamp, files });
+                if let Some(superseded) = self.entries.insert(recipe, Kept { object, stamp: entry.stamp, files }) {
+                    self.others.insert(superseded.object);
+                }
                 self.entry_lines += 1;
                 self.lines += 1;
             } else if let Ok(retired) = serde_json::from_slice::<Retired>(&line)
                 && let Some(object) = ObjectKey::from_hex(&retired.retired)
             {
-                self.objects.insert(object);
+                self.others.insert(object);
                 self.lines += 1;
             }
         }
@@ -196,13 +200,13 @@ impl Journal {
     /// after; appends and [`Journal::needs_compaction`] work as before.
     pub fn release_entries(&mut self) {
         self.entries = HashMap::new();
-        self.objects = HashSet::new();
+        self.others = HashSet::new();
     }
 
     /// Every object the journal names (the build objects of the store),
     /// including those of entries a later build superseded.
     pub fn objects(&self) -> BTreeSet<String> {
-        self.objects.iter().map(ObjectKey::hex).collect()
+        self.entries.values().map(|kept| &kept.object).chain(&self.others).map(ObjectKey::hex).collect()
     }
 
     /// The latest entry for a recipe.
@@ -248,7 +252,7 @@ impl Journal {
         kept.sort_by(|a, b| a.0.cmp(&b.0));
         let live: HashSet<ObjectKey> = kept.iter().map(|(_, kept)| kept.object).collect();
         let mut retired: Vec<String> =
-            journal.objects.iter().filter(|o| !live.contains(o)).map(ObjectKey::hex).filter(|o| in_store(o)).collect();
+            journal.others.iter().filter(|o| !live.contains(o)).map(ObjectKey::hex).filter(|o| in_store(o)).collect();
         retired.sort();
         let temp = root.join("tmp").join(format!("journal.{}.0.tmp", std::process::id()));
         let mut out = BufWriter::new(File::create(&temp)?);

@@ -78,6 +78,19 @@ impl Axis {
             AxisKind::Int { first, last } => (*first..=*last).map(|v| v.to_string()).collect(),
         }
     }
+
+    /// The value at `index` of [`Axis::values`], made alone (an int axis
+    /// may have thousands).
+    pub fn value(&self, index: usize) -> Option<String> {
+        match &self.kind {
+            AxisKind::Bool => ["0", "1"].get(index).map(|v| (*v).to_owned()),
+            AxisKind::Enum(values) => values.get(index).cloned(),
+            AxisKind::Int { first, last } => {
+                let value = first.checked_add(i64::try_from(index).ok()?)?;
+                (value <= *last).then(|| value.to_string())
+            }
+        }
+    }
 }
 
 /// A place in the manifest, for errors found after parsing (a target or a

@@ -9,21 +9,34 @@ use xr_sourcebuild::Define;
 pub struct Variant {
     /// `program[AXIS=value,…]`, or the program's name when it has no axes.
     pub name: String,
-    /// (axis, value) in the program's axis order.
-    pub values: Vec<(String, String)>,
+    /// The index of its value on each axis, in the program's axis order:
+    /// a large matrix's variants are many, and their values are strings the
+    /// program's axes already hold ([`Variant::values`]).
+    point: Box<[u32]>,
 }
 
 impl Variant {
+    /// (axis, value) in the program's axis order; `program` is the one
+    /// [`variants`] made this variant of.
+    pub fn values(&self, program: &Program) -> Vec<(String, String)> {
+        program
+            .axes
+            .iter()
+            .zip(&self.point)
+            .map(|(axis, i)| (axis.name.clone(), axis.value(*i as usize).unwrap_or_default()))
+            .collect()
+    }
+
     /// The defines the point sets, for `program`, its program: each axis by
     /// its name, an enum axis as its value's index plus `AXIS_VALUE` (made
     /// when asked, not kept: a large matrix's variants are many).
     pub fn defines(&self, program: &Program) -> Vec<Define> {
         let mut defines = Vec::new();
-        for (axis, (_, value)) in program.axes.iter().zip(&self.values) {
+        for (axis, (_, value)) in program.axes.iter().zip(self.values(program)) {
             match &axis.kind {
-                AxisKind::Bool | AxisKind::Int { .. } => defines.push(Define::new(&axis.name, value.clone())),
+                AxisKind::Bool | AxisKind::Int { .. } => defines.push(Define::new(&axis.name, value)),
                 AxisKind::Enum(values) => {
-                    let index = values.iter().position(|v| v == value).unwrap_or(0);
+                    let index = values.iter().position(|v| *v == value).unwrap_or(0);
                     defines.push(Define::new(&axis.name, index.to_string()));
                     defines.push(Define::new(format!("{}_{}", axis.name, value.to_uppercase()), "1"));
                 }
@@ -60,8 +73,12 @@ pub fn variants(program: &Program) -> Result<Vec<Variant>, DuplicateVariant> {
     // Each name's index in `variants`: a set, not a scan, for large matrices.
     let mut names: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for point in points {
-        let values: Vec<(String, String)> =
-            program.axes.iter().zip(&point).map(|(axis, i)| (axis.name.clone(), axis.values()[*i].clone())).collect();
+        let values: Vec<(String, String)> = program
+            .axes
+            .iter()
+            .zip(&point)
+            .map(|(axis, i)| (axis.name.clone(), axis.value(*i).unwrap_or_default()))
+            .collect();
         if program.exclude.iter().any(|filter| filter.iter().all(|clause| matches(clause, &values, program))) {
             continue;
         }
@@ -75,12 +92,13 @@ pub fn variants(program: &Program) -> Result<Vec<Variant>, DuplicateVariant> {
             return Err(DuplicateVariant {
                 program: program.name.clone(),
                 name,
-                first: variants[*first].values.clone(),
+                first: variants[*first].values(program),
                 second: values,
             });
         }
         names.insert(name.clone(), variants.len());
-        variants.push(Variant { name, values });
+        let point = point.iter().map(|i| *i as u32).collect();
+        variants.push(Variant { name, point });
     }
     Ok(variants)
 }

@@ -76,6 +76,15 @@ fn a_good_manifest_expands_into_named_variants_with_defines() {
     );
     let names: std::collections::BTreeSet<&str> = all.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names.len(), 20, "every name is unique");
+    // A variant keeps the indices of its values; they come back as text.
+    let values = [("NORMAL_MAP", "1"), ("SHADOWS", "soft"), ("LIGHTS", "2")];
+    assert_eq!(soft.values(lit), values.map(|(a, v)| (a.to_owned(), v.to_owned())));
+    // Each axis's value at an index is the index-th of its values, and none past them.
+    for axis in &lit.axes {
+        let each: Vec<String> = (0..axis.values().len()).filter_map(|i| axis.value(i)).collect();
+        assert_eq!(each, axis.values(), "{}", axis.name);
+        assert_eq!(axis.value(axis.values().len()), None, "{}", axis.name);
+    }
 }
 
 /// Each bad manifest gives one error at the file, line and column of the mistake.

@@ -309,12 +309,65 @@ pub fn dir(store_root: &Path) -> PathBuf {
 /// on disk (a no-op build's) is compared as it streams and not put in
 /// place (nor synced) again.
 pub fn write(store_root: &Path, program: &CatalogProgram) -> std::io::Result<PathBuf> {
+    write_json(store_root, &program.name, program)
+}
+
+/// Writes `program`'s catalog as [`write`] does, its variants taken from
+/// `variants` one at a time instead of from `program.variants` (which is
+/// left out): the file holds the same bytes, and a program of tens of
+/// thousands of variants is never held whole. `variants` must come in
+/// name order, each name once, as a [`BTreeMap`] would give them.
+pub fn write_streamed(
+    store_root: &Path,
+    program: &CatalogProgram,
+    variants: impl Iterator<Item = (String, CatalogVariant)>,
+) -> std::io::Result<PathBuf> {
+    let streamed = Streamed { program, variants: std::cell::RefCell::new(Some(variants)) };
+    write_json(store_root, &program.name, &streamed)
+}
+
+/// [`CatalogProgram`] serialised with its variants from an iterator: the
+/// fields, in their order, that the derived serialisation writes.
+struct Streamed<'a, I> {
+    program: &'a CatalogProgram,
+    variants: std::cell::RefCell<Option<I>>,
+}
+
+impl<I: Iterator<Item = (String, CatalogVariant)>> Serialize for Streamed<'_, I> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let program = self.program;
+        let mut out = serializer.serialize_struct("CatalogProgram", 6)?;
+        out.serialize_field("name", &program.name)?;
+        out.serialize_field("manifest", &program.manifest)?;
+        out.serialize_field("axes", &program.axes)?;
+        out.serialize_field("overrides", &program.overrides)?;
+        out.serialize_field("targets", &program.targets)?;
+        out.serialize_field("variants", &VariantStream(&self.variants))?;
+        out.end()
+    }
+}
+
+/// The variants of a [`Streamed`] program, serialised as a map while they
+/// are made (once: a second serialisation writes none).
+struct VariantStream<'a, I>(&'a std::cell::RefCell<Option<I>>);
+
+impl<I: Iterator<Item = (String, CatalogVariant)>> Serialize for VariantStream<'_, I> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.borrow_mut().take().into_iter().flatten())
+    }
+}
+
+/// Writes `value` as the catalog of program `name`: to a temporary file,
+/// left as it was where the bytes are the same, else synced and renamed over
+/// the old one.
+fn write_json(store_root: &Path, name: &str, value: &impl Serialize) -> std::io::Result<PathBuf> {
     let dir = dir(store_root);
     std::fs::create_dir_all(&dir)?;
-    let path = dir.join(format!("{}.json", program.name));
-    let temp = store_root.join("tmp").join(format!("catalog-{}.{}.0.tmp", program.name, std::process::id()));
+    let path = dir.join(format!("{name}.json"));
+    let temp = store_root.join("tmp").join(format!("catalog-{name}.{}.0.tmp", std::process::id()));
     let mut out = std::io::BufWriter::new(File::create(&temp)?);
-    serde_json::to_writer_pretty(&mut out, program).map_err(std::io::Error::other)?;
+    serde_json::to_writer_pretty(&mut out, value).map_err(std::io::Error::other)?;
     let file = out.into_inner().map_err(|e| e.into_error())?;
     if same_contents(&temp, &path).unwrap_or(false) {
         drop(file);
@@ -446,5 +499,26 @@ mod tests {
         assert_ne!(std::fs::metadata(&path).unwrap().ino(), inode);
         assert_eq!(read_all(root.path()).0["p"], second);
         assert_eq!(std::fs::read_dir(root.path().join("tmp")).unwrap().count(), 0, "no temporary file left");
+    }
+
+    #[test]
+    fn a_catalog_written_variant_by_variant_is_the_same_file() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("tmp")).unwrap();
+        let mut whole = program(&[("a", "00"), ("b", "11"), ("c", "22")]);
+        whole.axes = vec![CatalogAxis { name: "LEVEL".into(), values: vec!["0".into(), "1".into()] }];
+        whole.variants.get_mut("b").unwrap().values = vec![("LEVEL".into(), "1".into())];
+        whole.variants.get_mut("c").unwrap().objects.clear();
+        let path = write(root.path(), &whole).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let header = CatalogProgram { variants: BTreeMap::new(), ..whole.clone() };
+        let streamed = write_streamed(root.path(), &header, whole.variants.clone().into_iter()).unwrap();
+        assert_eq!(streamed, path);
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "the same bytes");
+        assert_eq!(read_all(root.path()).0["p"], whole);
+        // No variants: an empty map, as the whole program writes it.
+        let empty = write_streamed(root.path(), &header, std::iter::empty()).unwrap();
+        let text = std::fs::read_to_string(&empty).unwrap();
+        assert_eq!(text, String::from_utf8(serde_json::to_vec_pretty(&header).unwrap()).unwrap());
     }
 }

@@ -61,7 +61,7 @@ fn every_branch_of_the_guarded_ladder_compiles_and_renders_like_its_variant() {
         let (vertex, fragment) = (read("vertex"), read("fragment"));
         assert!(!vertex.contains("#include") && !fragment.contains("#include"), "self-contained");
         for variant in variants(program).unwrap().iter() {
-            let defines = host_defines(program, &variant.values);
+            let defines = host_defines(program, &variant.values(program));
             let guarded = ProgramDesc::new(
                 format!("guarded {}", variant.name),
                 [
