@@ -377,6 +377,18 @@ fn descriptors_the_vulkan_loader_cannot_bind_are_refused_before_the_driver() {
         .software_device()
         .run();
     assert!(run.stderr.contains("is a uniform texel buffer (samplerBuffer)"), "{}", run.stderr);
+    // OpenGL's GLSL has no input attachments: both OpenGL targets refuse
+    // the program at the declaration's line and column, before any device.
+    for target in ["gl-glsl", "gl-spirv"] {
+        let run = Xr::new(["compile", &files[0], &files[1], "--target", target, "--device"]).software_device().run();
+        assert_eq!(run.code, Some(1), "{target}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("'input_attachment_index' : only allowed when using GLSL for Vulkan")
+                && run.stderr.contains("a.frag:2:8"),
+            "{target}: {}",
+            run.stderr
+        );
+    }
 }
 
 /// `xr compile a.vert a.frag --target vk-spirv --device` (Vulkan 1.3) in a
