@@ -431,11 +431,9 @@ pub fn build(
     // target, so that each compiler worker mostly serves one compiler and
     // starts (and caches for) only that one; in process, the threads start
     // different plugins at once instead of queueing on one's start-up.
-    // Each task is (job index, target); each result is kept as its task's
-    // index, its compiler, outcome and warnings, and names are looked up in
-    // `jobs` at the end: what a build holds per artifact stays small.
-    // A task names its target by an index into the sorted target names,
-    // not by a string of its own.
+    // Each task is (job index, index into the sorted target names) and
+    // gives one outcome; names are looked up in `jobs` and `target_names`
+    // at the end: what a build holds per artifact stays small.
     let mut target_names: Vec<String> = jobs.iter().flat_map(|(program, _)| targets_of(program, request)).collect();
     target_names.sort();
     target_names.dedup();
@@ -451,7 +449,7 @@ pub fn build(
     // One outcome per task, in task order (an indexed collect: written in
     // place, never gathered in pieces and copied); warnings, which few
     // artifacts have, by task beside them.
-    let warnings_of_tasks: Mutex<Vec<(usize, Vec<Diagnostic>)>> = Mutex::new(Vec::new());
+    let warnings_of_tasks: Mutex<HashMap<usize, Vec<Diagnostic>>> = Mutex::new(HashMap::new());
     let results: Vec<Outcome> = std::thread::scope(|scope| {
         let syncing = scope.spawn(|| crate::durable::run(&store, &journal, batches));
         let closing = context.syncer.closing();
@@ -472,7 +470,7 @@ pub fn build(
                     };
                     if !result.warnings.is_empty() {
                         let mut warned = warnings_of_tasks.lock().unwrap_or_else(|p| p.into_inner());
-                        warned.push((task, result.warnings));
+                        warned.insert(task, result.warnings);
                     }
                     result.outcome
                 })
@@ -513,12 +511,8 @@ pub fn build(
     // results go as they are counted.
     let mut task_objects: Vec<Option<ObjectKey>> = Vec::with_capacity(tasks.len());
     let mut warnings_of_tasks = warnings_of_tasks.into_inner().unwrap_or_else(|p| p.into_inner());
-    warnings_of_tasks.sort_by_key(|(task, _)| std::cmp::Reverse(*task));
     for (task, ((job, target), outcome)) in tasks.iter().zip(results).enumerate() {
-        let warnings = match warnings_of_tasks.last() {
-            Some((warned, _)) if *warned == task => warnings_of_tasks.pop().map(|(_, w)| w).unwrap_or_default(),
-            _ => Vec::new(),
-        };
+        let warnings = warnings_of_tasks.remove(&task).unwrap_or_default();
         let (program, variant) = &jobs[*job];
         let target = &target_names[*target];
         let id = ArtifactId { program: program.name.clone(), variant: variant.name.clone(), target: target.clone() };

@@ -80,7 +80,7 @@ impl AttachedVkSpirv {
         let context = loader.context;
         let get = loader.get_instance_proc_addr;
         // SAFETY: the handles are a live instance and device; names are NUL-terminated.
-        let (device, memory, limits, features) = unsafe {
+        let (device, memory, limits, features, vulkan12) = unsafe {
             let instance = ash::Instance::load_with(
                 |name| get(context, loader.instance, name.as_ptr()),
                 vk::Instance::from_raw(loader.instance),
@@ -93,9 +93,8 @@ impl AttachedVkSpirv {
             let mut vulkan12 = vk::PhysicalDeviceVulkan12Features::default();
             let mut query = vk::PhysicalDeviceFeatures2::default().push_next(&mut vulkan12);
             instance.get_physical_device_features2(physical, &mut query);
-            (device, memory, limits, (features, Vulkan12Features::from(&vulkan12)))
+            (device, memory, limits, features, Vulkan12Features::from(&vulkan12))
         };
-        let (features, vulkan12) = features;
         let cache = PersistentCache::empty(&device)?;
         Ok(Self {
             loader,
@@ -203,10 +202,6 @@ impl AttachedVkSpirv {
         layout::RuntimeArrays::Length(per_stage.into_iter().fold(layout::RUNTIME_ARRAY_LENGTH, u32::min))
     }
 
-    /// A module that declares a capability only a device extension gives
-    /// is refused before the driver sees it, naming the capability and the
-    /// extension, where the device lacks the extension: drivers answer such
-    /// a module with a crash or an unexplained error.
     /// Refuses, before the driver sees it, a module that declares a SPIR-V
     /// capability the device cannot take: one that needs an extension the
     /// device lacks, or a core feature it lacks (the SPIR-V environment

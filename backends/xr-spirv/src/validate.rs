@@ -61,7 +61,7 @@ fn validate_uncached(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
     };
     CONTEXTS.with(|contexts| {
         let mut contexts = contexts.borrow_mut();
-        let context = match contexts.0.get(&(env as u32)) {
+        let context = match contexts.by_target.get(&(env as u32)) {
             Some(context) => *context,
             None => {
                 // SAFETY: `env` is one of the values of the C enum it mirrors.
@@ -69,7 +69,7 @@ fn validate_uncached(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
                 if context.is_null() {
                     return Err(XrError::unavailable(format!("SPIRV-Tools has no validator for {}", target.name())));
                 }
-                contexts.0.insert(env as u32, context);
+                contexts.by_target.insert(env as u32, context);
                 context
             }
         };
@@ -78,7 +78,7 @@ fn validate_uncached(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
         // of the module before it checks anything (a third of a valid
         // module's validation), for messages a valid module never prints.
         // A module that fails is validated again with them, for the message.
-        let quick = contexts.1.get_or_insert_with(|| {
+        let quick = contexts.quick_options.get_or_insert_with(|| {
             // SAFETY: creates an options object, owned by this thread's `Contexts`.
             let options = unsafe { val::validator_options_create() };
             // SAFETY: `options` was just created and is not shared.
@@ -123,15 +123,18 @@ fn validate_uncached(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
 
 /// One thread's validator contexts, by target environment, and its options
 /// for the first, quick validation (no friendly names).
-struct Contexts(HashMap<u32, *mut ToolContext>, Option<*mut val::ValidatorOptions>);
+struct Contexts {
+    by_target: HashMap<u32, *mut ToolContext>,
+    quick_options: Option<*mut val::ValidatorOptions>,
+}
 
 impl Drop for Contexts {
     fn drop(&mut self) {
-        for context in self.0.values() {
+        for context in self.by_target.values() {
             // SAFETY: each was created by `spvContextCreate` and is destroyed once.
             unsafe { shared::context_destroy(*context) };
         }
-        if let Some(options) = self.1 {
+        if let Some(options) = self.quick_options {
             // SAFETY: created by `spvValidatorOptionsCreate`, destroyed once.
             unsafe { val::validator_options_destroy(options) };
         }
@@ -139,7 +142,7 @@ impl Drop for Contexts {
 }
 
 thread_local! {
-    static CONTEXTS: RefCell<Contexts> = RefCell::new(Contexts(HashMap::new(), None));
+    static CONTEXTS: RefCell<Contexts> = RefCell::new(Contexts { by_target: HashMap::new(), quick_options: None });
 }
 
 unsafe extern "C" {
