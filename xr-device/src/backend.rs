@@ -25,7 +25,7 @@
 
 use crate::{
     capabilities::DeviceCapabilities,
-    commands::{DrawCall, Image, RenderTargetId, VertexBufferId, VertexLayout},
+    commands::{DrawCall, Image, RenderTargetDesc, RenderTargetId, VertexBufferId, VertexLayout},
     error::{XrError, XrResult},
     handles::NativeHandles,
     panic_guard::guard,
@@ -126,6 +126,12 @@ pub trait DeviceBackend {
     /// Runs a compute program.
     fn dispatch(&mut self, call: &ComputeCall) -> Result<(), XrError>;
 
+    /// Creates a render target of several colour attachments.
+    fn create_render_target_with(&mut self, desc: &RenderTargetDesc) -> Result<RenderTargetId, XrError>;
+
+    /// Colour attachment `attachment` of `target` as a texture.
+    fn render_target_texture(&mut self, target: RenderTargetId, attachment: u32) -> Result<TextureId, XrError>;
+
     /// The validation messages reported since the last call that checked
     /// them, taken.
     fn take_validation_messages(&mut self) -> Result<Vec<String>, XrError>;
@@ -216,6 +222,17 @@ impl<B: DeviceBackend> Device for Guarded<B> {
 
     fn dispatch(&mut self, call: &ComputeCall) -> XrResult<()> {
         guard(|| self.0.dispatch(call))
+    }
+
+    fn create_render_target_with(&mut self, desc: &RenderTargetDesc) -> XrResult<RenderTargetId> {
+        guard(|| {
+            desc.check()?;
+            self.0.create_render_target_with(desc)
+        })
+    }
+
+    fn render_target_texture(&mut self, target: RenderTargetId, attachment: u32) -> XrResult<TextureId> {
+        guard(|| self.0.render_target_texture(target, attachment))
     }
 
     fn take_validation_messages(&mut self) -> XrResult<RVec<RString>> {

@@ -12,6 +12,47 @@ use abi_stable::{
 #[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RenderTargetId(pub u32);
 
+/// The most colour attachments a render target may have: what every
+/// Vulkan device and every OpenGL 4.5 context offers
+/// (`maxColorAttachments`, `GL_MAX_DRAW_BUFFERS`).
+pub const MAX_COLOR_ATTACHMENTS: usize = 8;
+
+/// A render target of several colour attachments (a G-buffer), made by
+/// [`crate::Device::create_render_target_with`].
+///
+/// A fragment output at `location = i` writes colour attachment `i`; a
+/// draw writes only the attachments its fragment stage has outputs for,
+/// and leaves the others as they were. On Vulkan, a program's input
+/// attachment `input_attachment_index = i` reads colour attachment `i` of
+/// the target it draws into (the device binds it: nothing to set).
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct RenderTargetDesc {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// The colour attachments' formats, attachment 0 first: 1 to
+    /// [`MAX_COLOR_ATTACHMENTS`].
+    pub colors: RVec<crate::resources::TextureFormat>,
+    /// With a depth attachment (32-bit float).
+    pub depth: bool,
+}
+
+impl RenderTargetDesc {
+    /// Checks the size and the number of attachments before a device makes it.
+    pub fn check(&self) -> Result<(), XrError> {
+        check_target_size(self.width, self.height)?;
+        if self.colors.is_empty() || self.colors.len() > MAX_COLOR_ATTACHMENTS {
+            return Err(XrError::invalid_input(format!(
+                "a render target has 1 to {MAX_COLOR_ATTACHMENTS} colour attachments, not {}",
+                self.colors.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// A vertex buffer created by [`crate::Device::create_vertex_buffer`].
 #[repr(transparent)]
 #[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]

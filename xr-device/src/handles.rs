@@ -110,6 +110,37 @@ pub struct VulkanProgram {
     pub push_constants_len: u32,
     /// `VkShaderStageFlags` the push constants are visible to.
     pub push_constant_stages: u32,
+    /// Makes the program's pipeline for a target whose colour attachments
+    /// have the `count` `VkFormat`s at `formats` and whose depth format is
+    /// `depth_format` (0: none), called with `pipeline_context`; 0 on
+    /// failure. `pipeline` and `depth_pipeline` are the ones for the
+    /// device's own formats; a device asks for others (several colour
+    /// attachments) once per format set and keeps them. The build system
+    /// owns and destroys what it makes.
+    pub pipeline_for:
+        Option<unsafe extern "C" fn(context: *const c_void, formats: *const u32, count: u32, depth_format: u32) -> u64>,
+    /// What `pipeline_for` is called with; owned by the build system.
+    pub pipeline_context: *const c_void,
+    /// The input attachments the program reads (`subpassInput`): the
+    /// device writes the colour attachments of the target it draws into
+    /// into them before each draw (dynamic rendering local read).
+    pub input_attachments: *const InputAttachmentSlot,
+    /// Their number.
+    pub input_attachment_count: u32,
+}
+
+/// Where a Vulkan program reads an input attachment.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputAttachmentSlot {
+    /// The `VkDescriptorSet` holding it (one of the program's).
+    pub descriptor_set: u64,
+    /// Its binding.
+    pub binding: u32,
+    /// The array element (0 unless it is an array of input attachments).
+    pub array_element: u32,
+    /// The colour attachment it reads: its `input_attachment_index`.
+    pub attachment: u32,
 }
 
 /// How a Vulkan build system reaches the device.
@@ -135,6 +166,10 @@ pub struct VulkanLoader {
     pub color_format: u32,
     /// The `VkFormat` of their depth attachments.
     pub depth_format: u32,
+    /// Whether the device reads input attachments within dynamic
+    /// rendering (`dynamicRenderingLocalRead` enabled): programs with input
+    /// attachments are refused where it is false.
+    pub dynamic_rendering_local_read: bool,
     /// Registers a program; returns the name to draw it with (never 0), or 0 if the device is closed.
     pub register_program: unsafe extern "C" fn(context: *const c_void, program: *const VulkanProgram) -> u32,
     /// Forgets a program before its objects are destroyed.

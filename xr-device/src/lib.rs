@@ -27,11 +27,11 @@ pub mod window;
 pub use backend::{DeviceBackend, DeviceSystemBackend, Guarded, device_box};
 pub use capabilities::{DeviceCapabilities, DeviceKind};
 pub use commands::{
-    DrawCall, Image, MAX_TARGET_SIZE, ProgramKind, ProgramRef, RenderTargetId, VertexAttribute, VertexBufferId,
-    VertexLayout, check_target_size,
+    DrawCall, Image, MAX_COLOR_ATTACHMENTS, MAX_TARGET_SIZE, ProgramKind, ProgramRef, RenderTargetDesc, RenderTargetId,
+    VertexAttribute, VertexBufferId, VertexLayout, check_target_size,
 };
 pub use error::{ErrorKind, XrError, XrResult};
-pub use handles::{GlBindingSpace, GlLoader, NativeHandles, VulkanLoader, VulkanProgram};
+pub use handles::{GlBindingSpace, GlLoader, InputAttachmentSlot, NativeHandles, VulkanLoader, VulkanProgram};
 pub use log_bridge::{LogSink, host_log_sink, install_plugin_logger};
 pub use panic_guard::{catch_panic, guard};
 pub use resources::{

@@ -26,6 +26,8 @@ pub enum TextureFormat {
     Rgba8,
     /// 32-bit float RGBA (`rgba32f`).
     Rgba32Float,
+    /// 16-bit float RGBA (`rgba16f`): a G-buffer's normals and positions.
+    Rgba16Float,
 }
 
 impl TextureFormat {
@@ -34,6 +36,7 @@ impl TextureFormat {
         match self {
             TextureFormat::Rgba8 => 4,
             TextureFormat::Rgba32Float => 16,
+            TextureFormat::Rgba16Float => 8,
         }
     }
 }

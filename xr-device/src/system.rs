@@ -5,7 +5,7 @@
 
 use crate::{
     capabilities::{DeviceCapabilities, DeviceKind},
-    commands::{DrawCall, Image, RenderTargetId, VertexBufferId, VertexLayout},
+    commands::{DrawCall, Image, RenderTargetDesc, RenderTargetId, VertexBufferId, VertexLayout},
     error::XrResult,
     handles::NativeHandles,
     resources::{BufferId, BufferUsage, ComputeCall, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId},
@@ -129,6 +129,18 @@ pub trait Device {
     /// Runs a compute program; what it wrote is visible to every later
     /// draw, dispatch and read.
     fn dispatch(&mut self, call: &ComputeCall) -> XrResult<()>;
+
+    /// Creates a render target of several colour attachments, each of its
+    /// own format, with or without depth (a G-buffer). `read_pixels` reads
+    /// attachment 0 (which must be RGBA8); every attachment can be read as
+    /// a texture ([`Device::render_target_texture`]).
+    fn create_render_target_with(&mut self, desc: &RenderTargetDesc) -> XrResult<RenderTargetId>;
+
+    /// Colour attachment `attachment` of `target` as a texture: bound to a
+    /// program like any texture (a lighting pass reading a G-buffer) and
+    /// read back with `read_texture`. It is the attachment itself, not a
+    /// copy: later draws into the target show in it.
+    fn render_target_texture(&mut self, target: RenderTargetId, attachment: u32) -> XrResult<TextureId>;
 
     /// The validation messages (Vulkan, with `DeviceOptions::validation`)
     /// reported since the last call that checked them, taken: work done

@@ -106,6 +106,11 @@ pub struct VkConstantTable {
     pub sets: Box<[u64]>,
     /// Resource elements not bound yet; the device reads it at each draw.
     pub unbound: Box<u32>,
+    /// What the program's graphics pipelines are made from, and those made
+    /// for targets of several attachments; boxed: the device calls it.
+    pub pipelines: Option<Box<crate::pipelines::GraphicsPipelines>>,
+    /// The input attachments the device binds at each draw.
+    pub input_attachments: Box<[xr_device::InputAttachmentSlot]>,
 }
 
 impl VkConstantTable {
@@ -304,6 +309,9 @@ impl Drop for VkConstantTable {
         // first, so nothing uses its objects.
         unsafe {
             let _ = self.device.device_wait_idle();
+            if let Some(pipelines) = &self.pipelines {
+                pipelines.destroy();
+            }
             self.objects.destroy(&self.device);
         }
     }

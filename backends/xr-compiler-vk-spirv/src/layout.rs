@@ -33,6 +33,9 @@ pub struct LayoutBinding {
     pub min_size: u64,
     /// Index of the uniform block among the program's, for the table's own uniform buffers.
     pub block: Option<usize>,
+    /// An input attachment's `input_attachment_index` (of an array, its
+    /// first element's): the device binds it, from the target it draws into.
+    pub input_attachment: Option<u32>,
     /// Other names it is known by: the sampler of a texture and sampler
     /// declared at one binding (HLSL's `register(t1)` + `register(s1)`).
     pub aliases: Vec<String>,
@@ -58,12 +61,15 @@ pub enum RuntimeArrays {
 /// pool; lowered to the device's per-stage limit.
 pub const RUNTIME_ARRAY_LENGTH: u32 = 1024;
 
-/// Every binding of a program, sorted by set and binding.
+/// Every binding of a program, sorted by set and binding. Input
+/// attachments are laid out where the device reads them within dynamic
+/// rendering (`local_read`), and refused elsewhere.
 pub fn merge(
     context: &str,
     modules: &[StageModule],
     reflections: &[Reflection],
     runtime_arrays: RuntimeArrays,
+    local_read: bool,
 ) -> Result<Vec<LayoutBinding>, XrError> {
     // The length an array of unknown size `name` gets, or why it cannot have one.
     let runtime_length = |name: &str, declared_by: &str| match runtime_arrays {
@@ -82,14 +88,17 @@ pub fn merge(
         // lacks a descriptor the shader reads is undefined behaviour, and
         // lavapipe dies of it (SIGSEGV) rather than failing.
         if let Some(resource) = reflection.unsupported.first() {
-            let why = if resource.kind.starts_with("an input attachment") {
-                "XR draws with dynamic rendering and no render pass, so it has no input attachments to give"
-            } else {
-                "XR's Vulkan loader does not bind that kind of descriptor"
-            };
             return Err(XrError::invalid_input(format!(
-                "{context}: '{}' (set {}, binding {}) in {declared_by} is {}: {why}",
+                "{context}: '{}' (set {}, binding {}) in {declared_by} is {}: XR's Vulkan loader does not bind that kind of descriptor",
                 resource.name, resource.set, resource.binding, resource.kind
+            )));
+        }
+        if let (Some(input), false) = (reflection.input_attachments.first(), local_read) {
+            return Err(XrError::unavailable(format!(
+                "{context}: '{}' (set {}, binding {}) in {declared_by} is an input attachment (subpassInput), which XR \
+                 reads within dynamic rendering: this device lacks dynamicRenderingLocalRead \
+                 (VK_KHR_dynamic_rendering_local_read)",
+                input.name, input.set, input.binding
             )));
         }
         let mut found: Vec<LayoutBinding> = Vec::new();
@@ -105,6 +114,7 @@ pub fn merge(
                 stages: stage,
                 min_size: block.size.unwrap_or(0) as u64,
                 block: None,
+                input_attachment: None,
                 aliases: Vec::new(),
                 members: block_signature(block),
                 declared_by: declared_by.clone(),
@@ -122,6 +132,7 @@ pub fn merge(
                 stages: stage,
                 min_size: block.size.unwrap_or(0) as u64,
                 block: None,
+                input_attachment: None,
                 aliases: Vec::new(),
                 members: Vec::new(),
                 declared_by: declared_by.clone(),
@@ -147,6 +158,25 @@ pub fn merge(
                 stages: stage,
                 min_size: 0,
                 block: None,
+                input_attachment: None,
+                aliases: Vec::new(),
+                members: Vec::new(),
+                declared_by: declared_by.clone(),
+            });
+        }
+        for input in &reflection.input_attachments {
+            found.push(LayoutBinding {
+                name: input.name.clone(),
+                set: input.set,
+                binding: input.binding,
+                ty: vk::DescriptorType::INPUT_ATTACHMENT,
+                kind: None,
+                count: input.count.max(1),
+                partially_bound: false,
+                stages: stage,
+                min_size: 0,
+                block: None,
+                input_attachment: Some(input.index),
                 aliases: Vec::new(),
                 members: Vec::new(),
                 declared_by: declared_by.clone(),
@@ -221,7 +251,7 @@ pub fn merge(
         }
     }
     bindings.sort_by_key(|b| (b.set, b.binding));
-    for binding in bindings.iter_mut().filter(|b| b.kind.is_none()) {
+    for binding in bindings.iter_mut().filter(|b| b.ty == vk::DescriptorType::UNIFORM_BUFFER && b.kind.is_none()) {
         binding.block = Some(blocks);
         blocks += 1;
     }
@@ -297,7 +327,7 @@ pub fn check_limits(
 ) -> Result<(), XrError> {
     use vk::DescriptorType as T;
     // (what, the types it counts, per-stage limit, whole-layout limit).
-    let kinds: [(&str, &[T], u32, u32); 5] = [
+    let kinds: [(&str, &[T], u32, u32); 6] = [
         (
             "samplers",
             &[T::SAMPLER, T::COMBINED_IMAGE_SAMPLER],
@@ -327,6 +357,12 @@ pub fn check_limits(
             &[T::STORAGE_BUFFER],
             limits.max_per_stage_descriptor_storage_buffers,
             limits.max_descriptor_set_storage_buffers,
+        ),
+        (
+            "input attachments",
+            &[T::INPUT_ATTACHMENT],
+            limits.max_per_stage_descriptor_input_attachments,
+            limits.max_descriptor_set_input_attachments,
         ),
     ];
     for (what, types, per_stage, per_layout) in kinds {
@@ -394,6 +430,7 @@ fn block_signature(block: &xr_spirv::reflect::Block) -> Vec<(String, usize)> {
 fn describe(binding: &LayoutBinding) -> String {
     let what = match binding.kind {
         Some(kind) => kind.name(),
+        None if binding.input_attachment.is_some() => "input attachment",
         None if !binding.members.is_empty() => {
             let names: Vec<&str> = binding.members.iter().map(|(n, _)| n.as_str()).collect();
             return format!("uniform buffer of {}", names.join(", "));
@@ -458,6 +495,7 @@ mod tests {
             stages,
             min_size: 0,
             block: None,
+            input_attachment: None,
             aliases: Vec::new(),
             members: Vec::new(),
             declared_by: "fragment stage a.frag".into(),
@@ -521,13 +559,13 @@ mod tests {
         let reflections: Vec<Reflection> =
             modules.iter().map(|m| xr_spirv::reflect(&m.words, &m.entry_point).unwrap()).collect();
 
-        let bindings = merge("program 'p'", &modules, &reflections, RuntimeArrays::Length(64)).unwrap();
+        let bindings = merge("program 'p'", &modules, &reflections, RuntimeArrays::Length(64), true).unwrap();
         let laid_out: Vec<(&str, u32, u32, bool)> =
             bindings.iter().map(|b| (b.name.as_str(), b.binding, b.count, b.partially_bound)).collect();
         assert_eq!(laid_out, [("single", 0, 1, false), ("textures", 2, 64, true)]);
 
         let lacking = RuntimeArrays::Lacking("runtimeDescriptorArray and descriptorBindingPartiallyBound");
-        let error = merge("program 'p'", &modules, &reflections, lacking).unwrap_err().to_string();
+        let error = merge("program 'p'", &modules, &reflections, lacking, true).unwrap_err().to_string();
         assert!(
             error.contains(
                 "program 'p': 'textures' in fragment stage a.frag is an array of unknown size, which needs descriptor \

@@ -9,6 +9,7 @@
 mod constant_table;
 mod layout;
 mod pipeline_cache;
+mod pipelines;
 mod runtime;
 
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError};

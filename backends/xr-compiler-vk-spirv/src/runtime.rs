@@ -4,11 +4,12 @@ use crate::{
     constant_table::{Entry, ProgramObjects, ResourceEntry, Storage, UniformBuffer, VkConstantTable, info},
     layout::{self, LayoutBinding, stage_flag},
     pipeline_cache::PersistentCache,
+    pipelines::{self, GraphicsPipelines},
 };
 use abi_stable::std_types::{RString, RVec};
 use ash::vk::{self, Handle};
 use std::{collections::HashMap, ffi::CString};
-use xr_device::{DeviceCapabilities, ProgramRef, VulkanLoader, VulkanProgram, XrError};
+use xr_device::{DeviceCapabilities, InputAttachmentSlot, ProgramRef, VulkanLoader, VulkanProgram, XrError};
 use xr_plugin_kit::SourceBundle;
 use xr_sourcebuild::{
     ArtifactLoad, AttachedBuildSystemBackend, Availability, BuildError, BuildOptions, BuiltProgram, LoadPath,
@@ -38,6 +39,16 @@ pub struct AttachedVkSpirv {
     cache: PersistentCache,
     /// Each registered program's stage modules, for `program_binary`.
     modules: HashMap<u32, Vec<StageModule>>,
+}
+
+/// The objects of one program, made before it is registered.
+struct CreatedObjects {
+    objects: ProgramObjects,
+    entries: Vec<Entry>,
+    /// Stages that see push constants, and their size.
+    push: (vk::ShaderStageFlags, usize),
+    /// What its graphics pipelines are made from (none for compute).
+    pipelines: Option<Box<GraphicsPipelines>>,
 }
 
 /// The Vulkan 1.2 features a module's capabilities or XR's layouts need,
@@ -322,9 +333,25 @@ impl AttachedVkSpirv {
         let reflections = Self::reflect(&modules)?;
         Self::check_interface(&modules, &reflections)?;
         self.check_extensions(&context, &modules)?;
-        let bindings = layout::merge(&context, &modules, &reflections, self.runtime_arrays())?;
+        let local_read = self.loader.dynamic_rendering_local_read;
+        let bindings = layout::merge(&context, &modules, &reflections, self.runtime_arrays(), local_read)?;
         layout::check_limits(&context, &bindings, &self.limits)?;
-        let (objects, entries, push) = self.create_objects(&context, &modules, &reflections, &bindings)?;
+        let CreatedObjects { objects, entries, push, pipelines } =
+            self.create_objects(&context, &modules, &reflections, &bindings)?;
+        // The device writes the target's attachments into these at each draw.
+        let input_attachments: Box<[InputAttachmentSlot]> = bindings
+            .iter()
+            .filter_map(|b| Some((b, b.input_attachment?)))
+            .flat_map(|(b, index)| {
+                let set = objects.sets[b.set as usize].as_raw();
+                (0..b.count).map(move |element| InputAttachmentSlot {
+                    descriptor_set: set,
+                    binding: b.binding,
+                    array_element: element,
+                    attachment: index + element,
+                })
+            })
+            .collect();
         let resources: Vec<ResourceEntry> = bindings
             .iter()
             .filter_map(|b| {
@@ -359,6 +386,8 @@ impl AttachedVkSpirv {
             entries,
             resources,
             unbound: Box::new(unbound),
+            pipelines,
+            input_attachments,
         };
         let program = VulkanProgram {
             pipeline: table.objects.pipeline.as_raw(),
@@ -371,6 +400,10 @@ impl AttachedVkSpirv {
             push_constants_len: table.push.len() as u32,
             push_constant_stages: push.0.as_raw(),
             unbound: &*table.unbound,
+            pipeline_for: table.pipelines.as_ref().map(|_| pipelines::pipeline_for as _),
+            pipeline_context: table.pipelines.as_deref().map_or(std::ptr::null(), |p| std::ptr::from_ref(p).cast()),
+            input_attachments: table.input_attachments.as_ptr(),
+            input_attachment_count: table.input_attachments.len() as u32,
         };
         // SAFETY: the loader belongs to a live device; the push bytes, the
         // sets and the unbound count live as long as the table.
@@ -387,14 +420,13 @@ impl AttachedVkSpirv {
         })
     }
 
-    #[allow(clippy::type_complexity)]
     fn create_objects(
         &self,
         context: &str,
         modules: &[StageModule],
         reflections: &[Reflection],
         bindings: &[LayoutBinding],
-    ) -> Result<(ProgramObjects, Vec<Entry>, (vk::ShaderStageFlags, usize)), XrError> {
+    ) -> Result<CreatedObjects, XrError> {
         let device = &self.device;
         let mut push_stages = vk::ShaderStageFlags::empty();
         let mut push_size = 0usize;
@@ -440,7 +472,7 @@ impl AttachedVkSpirv {
         // SAFETY: every create info below is valid and outlives its call;
         // each object goes into `objects` as soon as it exists, which
         // destroys them all if a later step fails.
-        let result: Result<(), XrError> = (|| unsafe {
+        let result: Result<Option<Box<GraphicsPipelines>>, XrError> = (|| unsafe {
             for set in 0..set_count as u32 {
                 let in_set: Vec<&LayoutBinding> = bindings.iter().filter(|b| b.set == set).collect();
                 let layout_bindings: Vec<vk::DescriptorSetLayoutBinding> = in_set
@@ -527,18 +559,31 @@ impl AttachedVkSpirv {
             }
             if modules.iter().any(|m| m.stage == ShaderStage::Compute) {
                 objects.pipeline = self.compute_pipeline(context, &modules[0], objects.modules[0], objects.layout)?;
-            } else {
-                objects.pipeline = self.pipeline(context, modules, &objects.modules, objects.layout, false)?;
-                objects.depth_pipeline = self.pipeline(context, modules, &objects.modules, objects.layout, true)?;
+                return Ok(None);
             }
-            Ok(())
+            let outputs = modules
+                .iter()
+                .zip(reflections)
+                .find(|(m, _)| m.stage == ShaderStage::Fragment)
+                .map(|(_, r)| r.outputs.as_slice())
+                .unwrap_or_default();
+            let pipelines =
+                GraphicsPipelines::new(device.clone(), context, modules, &objects.modules, objects.layout, outputs)?;
+            let color = [vk::Format::from_raw(self.loader.color_format as i32)];
+            let depth = vk::Format::from_raw(self.loader.depth_format as i32);
+            objects.pipeline = pipelines.make(self.cache.cache, &color, None, false)?;
+            objects.depth_pipeline = pipelines.make(self.cache.cache, &color, Some(depth), false)?;
+            Ok(Some(Box::new(pipelines)))
         })();
-        if let Err(e) = result {
-            // SAFETY: nothing uses the objects yet.
-            unsafe { objects.destroy(device) };
-            return Err(e);
-        }
-        Ok((objects, entries, (push_stages, push_size)))
+        let pipelines = match result {
+            Ok(pipelines) => pipelines,
+            Err(e) => {
+                // SAFETY: nothing uses the objects yet.
+                unsafe { objects.destroy(device) };
+                return Err(e);
+            }
+        };
+        Ok(CreatedObjects { objects, entries, push: (push_stages, push_size), pipelines })
     }
 
     fn compute_pipeline(
@@ -604,116 +649,6 @@ impl AttachedVkSpirv {
             std::ptr::write_bytes(mapped.cast::<u8>(), 0, size);
             Ok(UniformBuffer { buffer, memory, mapped: mapped.cast(), size })
         }
-    }
-
-    fn pipeline(
-        &self,
-        context: &str,
-        modules: &[StageModule],
-        shader_modules: &[vk::ShaderModule],
-        layout: vk::PipelineLayout,
-        with_depth: bool,
-    ) -> Result<vk::Pipeline, XrError> {
-        let entries: Vec<CString> = modules
-            .iter()
-            .map(|m| {
-                CString::new(m.entry_point.as_str())
-                    .map_err(|_| XrError::invalid_input(format!("{context}: entry point with a NUL byte")))
-            })
-            .collect::<Result<_, _>>()?;
-        let spec_maps: Vec<Vec<vk::SpecializationMapEntry>> = modules
-            .iter()
-            .map(|m| {
-                (0..m.specializations.len())
-                    .map(|i| vk::SpecializationMapEntry {
-                        constant_id: m.specializations[i].id,
-                        offset: (i * 4) as u32,
-                        size: 4,
-                    })
-                    .collect()
-            })
-            .collect();
-        let spec_data: Vec<Vec<u8>> =
-            modules.iter().map(|m| m.specializations.iter().flat_map(|s| s.bits.to_le_bytes()).collect()).collect();
-        let spec_infos: Vec<vk::SpecializationInfo> = spec_maps
-            .iter()
-            .zip(&spec_data)
-            .map(|(map, data)| vk::SpecializationInfo::default().map_entries(map).data(data))
-            .collect();
-        let stages: Vec<vk::PipelineShaderStageCreateInfo> = modules
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let mut info = vk::PipelineShaderStageCreateInfo::default()
-                    .stage(stage_flag(m.stage))
-                    .module(shader_modules[i])
-                    .name(&entries[i]);
-                if !m.specializations.is_empty() {
-                    info = info.specialization_info(&spec_infos[i]);
-                }
-                info
-            })
-            .collect();
-        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
-        // With tessellation, each triangle's three vertices are a patch (or
-        // as many as the tess-control stage declares).
-        let tessellated = modules.iter().find(|m| m.stage == ShaderStage::TessControl);
-        let patch_size = match tessellated {
-            Some(module) => xr_spirv::reflect::output_vertices(&module.words)?.unwrap_or(3),
-            None => 3,
-        };
-        let topology = if tessellated.is_some() {
-            vk::PrimitiveTopology::PATCH_LIST
-        } else {
-            vk::PrimitiveTopology::TRIANGLE_LIST
-        };
-        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(topology);
-        let tessellation = vk::PipelineTessellationStateCreateInfo::default().patch_control_points(patch_size);
-        let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
-        let raster = vk::PipelineRasterizationStateCreateInfo::default()
-            .polygon_mode(vk::PolygonMode::FILL)
-            .cull_mode(vk::CullModeFlags::NONE)
-            .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
-            .line_width(1.0);
-        let multisample =
-            vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
-        let attachments =
-            [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
-        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
-        let mut dynamic_states =
-            vec![vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR, vk::DynamicState::VERTEX_INPUT_EXT];
-        if with_depth {
-            // Whether a draw tests depth is the draw's choice.
-            dynamic_states.extend([vk::DynamicState::DEPTH_TEST_ENABLE, vk::DynamicState::DEPTH_WRITE_ENABLE]);
-        }
-        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
-        let depth_stencil = vk::PipelineDepthStencilStateCreateInfo::default().depth_compare_op(vk::CompareOp::LESS);
-        let formats = [vk::Format::from_raw(self.loader.color_format as i32)];
-        let mut rendering = vk::PipelineRenderingCreateInfo::default().color_attachment_formats(&formats);
-        if with_depth {
-            rendering = rendering.depth_attachment_format(vk::Format::from_raw(self.loader.depth_format as i32));
-        }
-        let mut info = vk::GraphicsPipelineCreateInfo::default()
-            .stages(&stages)
-            .vertex_input_state(&vertex_input)
-            .input_assembly_state(&assembly)
-            .viewport_state(&viewport)
-            .rasterization_state(&raster)
-            .multisample_state(&multisample)
-            .color_blend_state(&blend)
-            .dynamic_state(&dynamic)
-            .layout(layout)
-            .push_next(&mut rendering);
-        if tessellated.is_some() {
-            info = info.tessellation_state(&tessellation);
-        }
-        if with_depth {
-            info = info.depth_stencil_state(&depth_stencil);
-        }
-        // SAFETY: every structure referenced by `info` lives until the call returns.
-        unsafe { self.device.create_graphics_pipelines(self.cache.cache, &[info], None) }
-            .map(|pipelines| pipelines[0])
-            .map_err(|(_, e)| XrError::driver(format!("{context}: vkCreateGraphicsPipelines failed: {e}")))
     }
 }
 

@@ -7,13 +7,18 @@ use std::num::NonZeroU32;
 use std::rc::Rc;
 use xr_device::{
     BufferId, BufferUsage, ComputeCall, DeviceBackend, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter,
-    GlBindingSpace, Image, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetId, ResourceBinding,
-    SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, Wrap, XrError,
+    GlBindingSpace, Image, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetDesc, RenderTargetId,
+    ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, Wrap,
+    XrError,
 };
 
 struct RenderTarget {
     framebuffer: glow::Framebuffer,
-    renderbuffer: glow::Renderbuffer,
+    /// The colour attachment of a target made by `create_render_target`.
+    renderbuffer: Option<glow::Renderbuffer>,
+    /// The colour attachments of one made with `create_render_target_with`:
+    /// textures, so that programs can sample them.
+    colors: Vec<TextureId>,
     depth: Option<glow::Renderbuffer>,
     width: u32,
     height: u32,
@@ -22,6 +27,55 @@ struct RenderTarget {
 struct Texture {
     texture: glow::Texture,
     desc: TextureDesc,
+}
+
+/// GL entry points glow does not wrap, loaded when the context has them.
+#[derive(Clone, Copy)]
+struct Extra {
+    /// `glBindProgramPipeline` (GL 4.1).
+    bind_program_pipeline: Option<BindProgramPipeline>,
+    /// `glGetProgramPipelineiv` (GL 4.1).
+    get_program_pipeline_iv: Option<GetProgramPipelineIv>,
+    /// `glGetProgramInterfaceiv` (GL 4.3).
+    get_program_interface_iv: Option<GetProgramInterfaceIv>,
+    /// `glGetProgramResourceiv` (GL 4.3; glow's asks for the values' count
+    /// with a zero-sized buffer, which GL answers with 0).
+    get_program_resource_iv: Option<GetProgramResourceIv>,
+    /// `glTextureBarrier` (GL 4.5).
+    texture_barrier: Option<TextureBarrier>,
+}
+
+type GetProgramPipelineIv = unsafe extern "system" fn(pipeline: u32, pname: u32, params: *mut i32);
+type GetProgramInterfaceIv = unsafe extern "system" fn(program: u32, interface: u32, pname: u32, params: *mut i32);
+type TextureBarrier = unsafe extern "system" fn();
+type GetProgramResourceIv = unsafe extern "system" fn(
+    program: u32,
+    interface: u32,
+    index: u32,
+    count: i32,
+    properties: *const u32,
+    size: i32,
+    length: *mut i32,
+    values: *mut i32,
+);
+
+impl Extra {
+    fn load(context: &GlContext) -> Self {
+        /// The entry point `name` as a `T`, if the context has it.
+        fn load<T: Copy>(context: &GlContext, name: &std::ffi::CStr) -> Option<T> {
+            let pointer = context.get_proc_address(name);
+            // SAFETY: a non-null pointer is the entry point of that name,
+            // and each caller names `T` as its signature.
+            (!pointer.is_null()).then(|| unsafe { std::mem::transmute_copy::<*const std::ffi::c_void, T>(&pointer) })
+        }
+        Self {
+            bind_program_pipeline: load(context, c"glBindProgramPipeline"),
+            get_program_pipeline_iv: load(context, c"glGetProgramPipelineiv"),
+            get_program_interface_iv: load(context, c"glGetProgramInterfaceiv"),
+            get_program_resource_iv: load(context, c"glGetProgramResourceiv"),
+            texture_barrier: load(context, c"glTextureBarrier"),
+        }
+    }
 }
 
 struct Buffer {
@@ -48,8 +102,8 @@ pub struct GlDevice {
     textures: Vec<Texture>,
     samplers: Vec<glow::Sampler>,
     buffers: Vec<Buffer>,
-    /// `glBindProgramPipeline`, which glow does not wrap; absent before GL 4.1.
-    bind_program_pipeline: Option<BindProgramPipeline>,
+    /// GL entry points glow does not wrap.
+    extra: Extra,
     /// The window's drawable size, for a device opened with a window.
     window_size: Option<(u32, u32)>,
 }
@@ -77,10 +131,7 @@ impl GlDevice {
             let count = unsafe { gl.get_parameter_i32(limit) };
             context.set_binding_limit(space, count.max(0) as usize);
         }
-        let pointer = context.get_proc_address(c"glBindProgramPipeline");
-        // SAFETY: a non-null pointer is the entry point of that name.
-        let bind_program_pipeline = (!pointer.is_null())
-            .then(|| unsafe { std::mem::transmute::<*const std::ffi::c_void, BindProgramPipeline>(pointer) });
+        let extra = Extra::load(&context);
         let key = context::register(context.clone());
         Ok(Self {
             gl,
@@ -91,7 +142,7 @@ impl GlDevice {
             textures: Vec::new(),
             samplers: Vec::new(),
             buffers: Vec::new(),
-            bind_program_pipeline,
+            extra,
             window_size,
         })
     }
@@ -157,7 +208,7 @@ impl GlDevice {
             if status != glow::FRAMEBUFFER_COMPLETE {
                 return Err(XrError::driver(format!("framebuffer incomplete: 0x{status:04x}")));
             }
-            RenderTarget { framebuffer, renderbuffer, depth, width, height }
+            RenderTarget { framebuffer, renderbuffer: Some(renderbuffer), colors: Vec::new(), depth, width, height }
         };
         self.targets.push(target);
         Ok(RenderTargetId((self.targets.len() - 1) as u32))
@@ -187,7 +238,7 @@ impl GlDevice {
                     gl.use_program(Some(program));
                 }
                 ProgramKind::Pipeline => {
-                    let bind = self.bind_program_pipeline.ok_or_else(|| {
+                    let bind = self.extra.bind_program_pipeline.ok_or_else(|| {
                         XrError::unavailable("program pipelines need OpenGL 4.1 or GL_ARB_separate_shader_objects")
                     })?;
                     gl.use_program(None);
@@ -198,11 +249,70 @@ impl GlDevice {
         Ok(())
     }
 
+    /// The draw buffers of a draw with `program` into `target`'s colour
+    /// attachments: each attachment the fragment stage has an output for,
+    /// `GL_NONE` for the others (they keep their contents, and may be
+    /// sampled by the draw). Every attachment where the outputs cannot be
+    /// read.
+    fn draw_buffers(&self, program: xr_device::ProgramRef, target: &RenderTarget) -> Vec<u32> {
+        let all: Vec<u32> = (0..target.colors.len() as u32).map(|i| glow::COLOR_ATTACHMENT0 + i).collect();
+        let Some(written) = self.fragment_outputs(program) else {
+            return all;
+        };
+        all.iter()
+            .enumerate()
+            .map(|(i, buffer)| if written.contains(&(i as u32)) { *buffer } else { glow::NONE })
+            .collect()
+    }
+
+    /// The locations the fragment stage of `program` writes.
+    fn fragment_outputs(&self, program: xr_device::ProgramRef) -> Option<Vec<u32>> {
+        let interface = self.extra.get_program_interface_iv?;
+        let resource = self.extra.get_program_resource_iv?;
+        let name = match program.kind {
+            ProgramKind::Program => program.name,
+            ProgramKind::Pipeline => {
+                let get = self.extra.get_program_pipeline_iv?;
+                let mut fragment = 0;
+                // SAFETY: a checked pipeline of this context; one integer written.
+                unsafe { get(program.name, glow::FRAGMENT_SHADER, &mut fragment) };
+                u32::try_from(fragment).ok().filter(|f| *f != 0)?
+            }
+        };
+        let mut count = 0;
+        // SAFETY: a program of this context; one integer written.
+        unsafe { interface(name, glow::PROGRAM_OUTPUT, glow::ACTIVE_RESOURCES, &mut count) };
+        let mut written = Vec::new();
+        for index in 0..count.max(0) as u32 {
+            let properties = [glow::LOCATION, glow::ARRAY_SIZE];
+            let mut values = [0i32; 2];
+            // SAFETY: `index` is below the active output count of a program
+            // of this context; two properties asked, room for two values.
+            unsafe {
+                resource(
+                    name,
+                    glow::PROGRAM_OUTPUT,
+                    index,
+                    2,
+                    properties.as_ptr(),
+                    2,
+                    std::ptr::null_mut(),
+                    values.as_mut_ptr(),
+                )
+            };
+            let [location, size] = values;
+            if location >= 0 {
+                written.extend(location as u32..(location + size.max(1)) as u32);
+            }
+        }
+        Some(written)
+    }
+
     fn unuse_program(&self, gl: &glow::Context) {
         // SAFETY: unbinding on the current context.
         unsafe {
             gl.use_program(None);
-            if let Some(bind) = self.bind_program_pipeline {
+            if let Some(bind) = self.extra.bind_program_pipeline {
                 bind(0);
             }
         }
@@ -261,6 +371,7 @@ fn gl_format(format: TextureFormat) -> (u32, u32) {
     match format {
         TextureFormat::Rgba8 => (glow::RGBA8, glow::UNSIGNED_BYTE),
         TextureFormat::Rgba32Float => (glow::RGBA32F, glow::FLOAT),
+        TextureFormat::Rgba16Float => (glow::RGBA16F, glow::HALF_FLOAT),
     }
 }
 
@@ -355,6 +466,11 @@ impl DeviceBackend for GlDevice {
         // SAFETY: the framebuffer belongs to this context.
         unsafe {
             gl.bind_framebuffer(glow::FRAMEBUFFER, Some(target.framebuffer));
+            if !target.colors.is_empty() {
+                // Every attachment (a draw may have left some out).
+                let buffers: Vec<u32> = (0..target.colors.len() as u32).map(|i| glow::COLOR_ATTACHMENT0 + i).collect();
+                gl.draw_buffers(&buffers);
+            }
             gl.viewport(0, 0, target.width as i32, target.height as i32);
             gl.clear_color(rgba[0], rgba[1], rgba[2], rgba[3]);
             if target.depth.is_some() {
@@ -403,9 +519,18 @@ impl DeviceBackend for GlDevice {
         }
         let gl = self.current()?;
         self.use_program(gl, draw.program)?;
+        let draw_buffers = if target.colors.is_empty() { None } else { Some(self.draw_buffers(draw.program, target)) };
         // SAFETY: every object belongs to this context and was checked above.
         unsafe {
             gl.bind_framebuffer(glow::FRAMEBUFFER, Some(target.framebuffer));
+            if let Some(buffers) = &draw_buffers {
+                gl.draw_buffers(buffers);
+                // A G-buffer's attachments are sampled by the draws into its
+                // other attachments: what earlier draws wrote is readable.
+                if let Some(barrier) = self.extra.texture_barrier {
+                    barrier();
+                }
+            }
             gl.viewport(0, 0, target.width as i32, target.height as i32);
             if draw.depth_test {
                 gl.enable(glow::DEPTH_TEST);
@@ -436,6 +561,14 @@ impl DeviceBackend for GlDevice {
 
     fn read_pixels(&mut self, id: RenderTargetId) -> Result<Image, XrError> {
         let target = self.target(id)?;
+        if let Some(first) = target.colors.first()
+            && self.texture(*first)?.desc.format != TextureFormat::Rgba8
+        {
+            return Err(XrError::invalid_input(format!(
+                "render target {}: read_pixels reads an RGBA8 colour attachment 0; read this one with render_target_texture and read_texture",
+                id.0
+            )));
+        }
         self.read_framebuffer(Some(target.framebuffer), target.width, target.height)
     }
 
@@ -687,6 +820,88 @@ impl DeviceBackend for GlDevice {
         self.check_error("dispatch")
     }
 
+    fn create_render_target_with(&mut self, desc: &RenderTargetDesc) -> Result<RenderTargetId, XrError> {
+        // SAFETY: a plain query on the device's context.
+        let limit = unsafe { self.current()?.get_parameter_i32(glow::MAX_DRAW_BUFFERS) }.max(0) as usize;
+        if desc.colors.len() > limit {
+            return Err(XrError::invalid_input(format!(
+                "a render target of {} colour attachments: this device draws into at most {limit} (GL_MAX_DRAW_BUFFERS)",
+                desc.colors.len()
+            )));
+        }
+        let mut colors = Vec::new();
+        for format in desc.colors.iter() {
+            let texture =
+                TextureDesc { width: desc.width, height: desc.height, format: *format, mip_levels: 1, storage: false };
+            let pixels = vec![0u8; texture.bytes(1)];
+            colors.push(self.create_texture(&texture, &pixels, 1)?);
+        }
+        let textures: Vec<glow::Texture> = colors.iter().map(|id| self.textures[id.0 as usize].texture).collect();
+        let gl = self.current()?;
+        // SAFETY: objects are created and bound on the current context.
+        let target = unsafe {
+            let depth = if desc.depth {
+                let depth = gl.create_renderbuffer().map_err(XrError::driver)?;
+                gl.bind_renderbuffer(glow::RENDERBUFFER, Some(depth));
+                gl.renderbuffer_storage(
+                    glow::RENDERBUFFER,
+                    glow::DEPTH_COMPONENT32F,
+                    desc.width as i32,
+                    desc.height as i32,
+                );
+                Some(depth)
+            } else {
+                None
+            };
+            let framebuffer = gl.create_framebuffer().map_err(XrError::driver)?;
+            gl.bind_framebuffer(glow::FRAMEBUFFER, Some(framebuffer));
+            for (i, texture) in textures.iter().enumerate() {
+                gl.framebuffer_texture_2d(
+                    glow::FRAMEBUFFER,
+                    glow::COLOR_ATTACHMENT0 + i as u32,
+                    glow::TEXTURE_2D,
+                    Some(*texture),
+                    0,
+                );
+            }
+            if let Some(depth) = depth {
+                gl.framebuffer_renderbuffer(glow::FRAMEBUFFER, glow::DEPTH_ATTACHMENT, glow::RENDERBUFFER, Some(depth));
+            }
+            let buffers: Vec<u32> = (0..textures.len() as u32).map(|i| glow::COLOR_ATTACHMENT0 + i).collect();
+            gl.draw_buffers(&buffers);
+            let status = gl.check_framebuffer_status(glow::FRAMEBUFFER);
+            gl.bind_framebuffer(glow::FRAMEBUFFER, None);
+            if status != glow::FRAMEBUFFER_COMPLETE {
+                gl.delete_framebuffer(framebuffer);
+                if let Some(depth) = depth {
+                    gl.delete_renderbuffer(depth);
+                }
+                return Err(XrError::driver(format!("framebuffer incomplete: 0x{status:04x}")));
+            }
+            RenderTarget { framebuffer, renderbuffer: None, colors, depth, width: desc.width, height: desc.height }
+        };
+        self.check_error("creating a render target")?;
+        self.targets.push(target);
+        Ok(RenderTargetId((self.targets.len() - 1) as u32))
+    }
+
+    fn render_target_texture(&mut self, id: RenderTargetId, attachment: u32) -> Result<TextureId, XrError> {
+        let target = self.target(id)?;
+        if target.colors.is_empty() {
+            return Err(XrError::invalid_input(format!(
+                "render target {} was not made with create_render_target_with: its attachment is not a texture",
+                id.0
+            )));
+        }
+        target.colors.get(attachment as usize).copied().ok_or_else(|| {
+            XrError::invalid_input(format!(
+                "render target {} has {} colour attachment(s), no attachment {attachment}",
+                id.0,
+                target.colors.len()
+            ))
+        })
+    }
+
     fn take_validation_messages(&mut self) -> Result<Vec<String>, XrError> {
         // Every GL call is checked with glGetError as it is made.
         Ok(Vec::new())
@@ -705,7 +920,9 @@ impl Drop for GlDevice {
         unsafe {
             for target in self.targets.drain(..) {
                 self.gl.delete_framebuffer(target.framebuffer);
-                self.gl.delete_renderbuffer(target.renderbuffer);
+                if let Some(renderbuffer) = target.renderbuffer {
+                    self.gl.delete_renderbuffer(renderbuffer);
+                }
                 if let Some(depth) = target.depth {
                     self.gl.delete_renderbuffer(depth);
                 }

@@ -16,9 +16,9 @@ use std::{
 };
 use xr_device::{
     BufferId, BufferUsage, ComputeCall, DeviceBackend, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter,
-    Image, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetId, ResourceBinding, SamplerDesc,
-    SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, VulkanLoader, VulkanProgram, Wrap,
-    XrError,
+    Image, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetDesc, RenderTargetId, ResourceBinding,
+    SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, VulkanLoader,
+    VulkanProgram, Wrap, XrError,
 };
 
 /// The colour format of every render target.
@@ -114,20 +114,33 @@ extern "C" fn loader_is_open(context: *const c_void) -> bool {
     open_device(context).is_some()
 }
 
+/// A render target: its colour attachments, attachment 0 first, and
+/// perhaps a depth attachment.
 struct Target {
-    image: vk::Image,
-    memory: vk::DeviceMemory,
-    view: vk::ImageView,
+    colors: Vec<Attachment>,
     width: u32,
     height: u32,
-    layout: vk::ImageLayout,
-    depth: Option<DepthAttachment>,
+    depth: Option<Attachment>,
+    /// Made with `create_render_target_with`: its colour attachments are
+    /// also textures (sampled, input attachments, read back), so they stay
+    /// in `GENERAL`, the one layout all of those and drawing accept, and
+    /// no other draw has to track them.
+    textures: bool,
 }
 
-struct DepthAttachment {
+impl Target {
+    /// The attachments' formats, as a build system's `pipeline_for` takes them.
+    fn formats(&self) -> Vec<u32> {
+        self.colors.iter().map(|c| c.format.as_raw() as u32).collect()
+    }
+}
+
+/// One image of a render target.
+struct Attachment {
     image: vk::Image,
     memory: vk::DeviceMemory,
     view: vk::ImageView,
+    format: vk::Format,
     layout: vk::ImageLayout,
 }
 
@@ -144,6 +157,9 @@ struct Texture {
     memory: vk::DeviceMemory,
     view: vk::ImageView,
     desc: TextureDesc,
+    /// A render target's colour attachment seen as a texture: the target
+    /// owns the image, which is destroyed with it, not with this.
+    borrowed: bool,
 }
 
 /// One level of an image to read back.
@@ -247,31 +263,84 @@ impl VkDevice {
         unsafe { self.context.device.allocate_memory(&info, None) }.map_err(vk_error("vkAllocateMemory"))
     }
 
-    fn new_target(&mut self, width: u32, height: u32, with_depth: bool) -> Result<RenderTargetId, XrError> {
+    /// A render target of `colors` (attachment 0 first); its attachments
+    /// are also textures when `textures` (see [`Target::textures`]).
+    fn new_target(
+        &mut self,
+        width: u32,
+        height: u32,
+        colors: &[vk::Format],
+        with_depth: bool,
+        textures: bool,
+    ) -> Result<RenderTargetId, XrError> {
         xr_device::check_target_size(width, height)?;
-        let info = vk::ImageCreateInfo::default()
-            .image_type(vk::ImageType::TYPE_2D)
-            .format(COLOR_FORMAT)
-            .extent(vk::Extent3D { width, height, depth: 1 })
-            .mip_levels(1)
-            .array_layers(1)
-            .samples(vk::SampleCountFlags::TYPE_1)
-            .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(
-                vk::ImageUsageFlags::COLOR_ATTACHMENT
-                    | vk::ImageUsageFlags::TRANSFER_SRC
-                    | vk::ImageUsageFlags::TRANSFER_DST,
-            )
-            .initial_layout(vk::ImageLayout::UNDEFINED);
-        let (image, memory, view) = self.image_with_view(&info, color_range())?;
-        let depth = if with_depth { Some(self.new_depth(width, height)?) } else { None };
-        let target = Target { image, memory, view, width, height, layout: vk::ImageLayout::UNDEFINED, depth };
+        let limit = self.context.properties.limits.max_color_attachments as usize;
+        if colors.len() > limit {
+            return Err(XrError::invalid_input(format!(
+                "a render target of {} colour attachments: this device draws into at most {limit} (maxColorAttachments)",
+                colors.len()
+            )));
+        }
+        let mut usage = vk::ImageUsageFlags::COLOR_ATTACHMENT
+            | vk::ImageUsageFlags::TRANSFER_SRC
+            | vk::ImageUsageFlags::TRANSFER_DST;
+        if textures {
+            usage |= vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::INPUT_ATTACHMENT;
+        }
+        let mut target = Target { colors: Vec::new(), width, height, depth: None, textures };
+        let made = (|| {
+            for &format in colors {
+                let info = vk::ImageCreateInfo::default()
+                    .image_type(vk::ImageType::TYPE_2D)
+                    .format(format)
+                    .extent(vk::Extent3D { width, height, depth: 1 })
+                    .mip_levels(1)
+                    .array_layers(1)
+                    .samples(vk::SampleCountFlags::TYPE_1)
+                    .tiling(vk::ImageTiling::OPTIMAL)
+                    .usage(usage)
+                    .initial_layout(vk::ImageLayout::UNDEFINED);
+                let (image, memory, view) = self.image_with_view(&info, color_range())?;
+                target.colors.push(Attachment { image, memory, view, format, layout: vk::ImageLayout::UNDEFINED });
+            }
+            if with_depth {
+                target.depth = Some(self.new_depth(width, height)?);
+            }
+            if textures {
+                self.submit("creating a render target", |cb| {
+                    self.transition_colors(cb, &target, vk::ImageLayout::GENERAL);
+                })?;
+                target.colors.iter_mut().for_each(|c| c.layout = vk::ImageLayout::GENERAL);
+            }
+            Ok(())
+        })();
+        if let Err(e) = made {
+            // SAFETY: nothing uses the images yet.
+            unsafe { self.destroy_target(target) };
+            return Err(e);
+        }
         self.targets.push(target);
         self.check_validation("creating a render target")?;
         Ok(RenderTargetId(self.targets.len() as u32 - 1))
     }
 
-    fn new_depth(&self, width: u32, height: u32) -> Result<DepthAttachment, XrError> {
+    /// Destroys a target's images.
+    ///
+    /// # Safety
+    /// No submission uses them.
+    unsafe fn destroy_target(&self, target: Target) {
+        let device = &self.context.device;
+        for attachment in target.colors.into_iter().chain(target.depth) {
+            // SAFETY: the caller guarantees nothing uses them; each was made on this device.
+            unsafe {
+                device.destroy_image_view(attachment.view, None);
+                device.destroy_image(attachment.image, None);
+                device.free_memory(attachment.memory, None);
+            }
+        }
+    }
+
+    fn new_depth(&self, width: u32, height: u32) -> Result<Attachment, XrError> {
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(DEPTH_FORMAT)
@@ -283,7 +352,7 @@ impl VkDevice {
             .usage(vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_DST)
             .initial_layout(vk::ImageLayout::UNDEFINED);
         let (image, memory, view) = self.image_with_view(&info, depth_range())?;
-        Ok(DepthAttachment { image, memory, view, layout: vk::ImageLayout::UNDEFINED })
+        Ok(Attachment { image, memory, view, format: DEPTH_FORMAT, layout: vk::ImageLayout::UNDEFINED })
     }
 
     /// A device-local 2D image as `info` describes it, with a view of `range`.
@@ -421,8 +490,17 @@ impl VkDevice {
         }
     }
 
+    /// Moves colour attachment 0 (what is read back and presented) to `to`.
     fn transition(&self, cb: vk::CommandBuffer, target: &Target, to: vk::ImageLayout) {
-        self.transition_image(cb, target.image, target.layout, to);
+        self.transition_image(cb, target.colors[0].image, target.colors[0].layout, to);
+    }
+
+    /// Moves every colour attachment to `to`; also a barrier between two
+    /// uses in one layout (a draw reading what the one before wrote).
+    fn transition_colors(&self, cb: vk::CommandBuffer, target: &Target, to: vk::ImageLayout) {
+        for color in &target.colors {
+            self.transition_image(cb, color.image, color.layout, to);
+        }
     }
 
     fn transition_image(&self, cb: vk::CommandBuffer, image: vk::Image, from: vk::ImageLayout, to: vk::ImageLayout) {
@@ -533,6 +611,46 @@ impl VkDevice {
         }
     }
 
+    /// What a draw writes into its program's input attachments: each
+    /// reads the colour attachment of `target` its index names. An error
+    /// when the target does not have it.
+    fn input_attachment_writes(
+        &self,
+        program: &VulkanProgram,
+        draw: &DrawCall,
+        target: &Target,
+    ) -> Result<Vec<(xr_device::InputAttachmentSlot, vk::DescriptorImageInfo)>, XrError> {
+        let slots = if program.input_attachments.is_null() {
+            &[][..]
+        } else {
+            // SAFETY: the build system keeps the slots alive while the program is registered.
+            unsafe { std::slice::from_raw_parts(program.input_attachments, program.input_attachment_count as usize) }
+        };
+        if !slots.is_empty() && !target.textures {
+            return Err(XrError::invalid_input(format!(
+                "program {} reads input attachments: draw it into a render target made with create_render_target_with, not render target {}",
+                draw.program.name, draw.target.0
+            )));
+        }
+        slots
+            .iter()
+            .map(|slot| {
+                let color = target.colors.get(slot.attachment as usize).ok_or_else(|| {
+                    XrError::invalid_input(format!(
+                        "program {} reads input attachment {}, but render target {} has {} colour attachment(s)",
+                        draw.program.name,
+                        slot.attachment,
+                        draw.target.0,
+                        target.colors.len()
+                    ))
+                })?;
+                let info =
+                    vk::DescriptorImageInfo::default().image_view(color.view).image_layout(vk::ImageLayout::GENERAL);
+                Ok((*slot, info))
+            })
+            .collect()
+    }
+
     fn data_buffer(&self, id: BufferId) -> Result<&DataBuffer, XrError> {
         self.data_buffers.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no buffer {}", id.0)))
     }
@@ -616,7 +734,7 @@ impl VkDevice {
                 unsafe {
                     self.context.device.cmd_blit_image(
                         cb,
-                        target.image,
+                        target.colors[0].image,
                         vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
                         image,
                         vk::ImageLayout::TRANSFER_DST_OPTIMAL,
@@ -634,6 +752,11 @@ impl VkDevice {
                     }
                     self.transition_image(cb, image, layout, vk::ImageLayout::PRESENT_SRC_KHR);
                 }
+                if target.textures {
+                    let color = target.colors[0].image;
+                    let from = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+                    self.transition_image(cb, color, from, vk::ImageLayout::GENERAL);
+                }
             });
         let free = |readback: Option<(vk::Buffer, vk::DeviceMemory)>| {
             if let Some((buffer, memory)) = readback {
@@ -649,7 +772,9 @@ impl VkDevice {
             free(readback);
             return Err(e);
         }
-        self.targets[index].layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+        let target = &mut self.targets[index];
+        target.colors[0].layout =
+            if target.textures { vk::ImageLayout::GENERAL } else { vk::ImageLayout::TRANSFER_SRC_OPTIMAL };
         let presented = swapchain.present(&self.context, &frame);
         let captured = match readback {
             Some((_, memory)) => {
@@ -698,7 +823,15 @@ fn vk_format(format: TextureFormat) -> vk::Format {
     match format {
         TextureFormat::Rgba8 => vk::Format::R8G8B8A8_UNORM,
         TextureFormat::Rgba32Float => vk::Format::R32G32B32A32_SFLOAT,
+        TextureFormat::Rgba16Float => vk::Format::R16G16B16A16_SFLOAT,
     }
+}
+
+/// The texture format of a Vulkan format [`vk_format`] gives.
+fn texture_format(format: vk::Format) -> Option<TextureFormat> {
+    [TextureFormat::Rgba8, TextureFormat::Rgba32Float, TextureFormat::Rgba16Float]
+        .into_iter()
+        .find(|f| vk_format(*f) == format)
 }
 
 fn depth_range() -> vk::ImageSubresourceRange {
@@ -772,6 +905,7 @@ impl DeviceBackend for VkDevice {
             queue_family: self.context.queue_family,
             color_format: COLOR_FORMAT.as_raw() as u32,
             depth_format: DEPTH_FORMAT.as_raw() as u32,
+            dynamic_rendering_local_read: self.context.local_read,
             register_program: loader_register_program,
             unregister_program: loader_unregister_program,
             is_open: loader_is_open,
@@ -780,7 +914,7 @@ impl DeviceBackend for VkDevice {
     }
 
     fn create_render_target(&mut self, width: u32, height: u32) -> Result<RenderTargetId, XrError> {
-        self.new_target(width, height, false)
+        self.new_target(width, height, &[COLOR_FORMAT], false, false)
     }
 
     fn create_vertex_buffer(&mut self, vertices: &[f32], layout: &VertexLayout) -> Result<VertexBufferId, XrError> {
@@ -796,18 +930,16 @@ impl DeviceBackend for VkDevice {
     fn clear(&mut self, id: RenderTargetId, rgba: &[f32; 4]) -> Result<(), XrError> {
         let index = self.target_index(id)?;
         let target = &self.targets[index];
+        // A target whose attachments are textures stays in GENERAL (clears accept it).
+        let layout = if target.textures { vk::ImageLayout::GENERAL } else { vk::ImageLayout::TRANSFER_DST_OPTIMAL };
         self.submit("clearing", |cb| {
-            self.transition(cb, target, vk::ImageLayout::TRANSFER_DST_OPTIMAL);
+            self.transition_colors(cb, target, layout);
             let color = vk::ClearColorValue { float32: *rgba };
-            // SAFETY: recording; the image is in TRANSFER_DST_OPTIMAL.
-            unsafe {
-                self.context.device.cmd_clear_color_image(
-                    cb,
-                    target.image,
-                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    &color,
-                    &[color_range()],
-                );
+            for attachment in &target.colors {
+                // SAFETY: recording; the image is in `layout`.
+                unsafe {
+                    self.context.device.cmd_clear_color_image(cb, attachment.image, layout, &color, &[color_range()]);
+                }
             }
             if let Some(depth) = &target.depth {
                 self.barrier(cb, depth.image, depth.layout, vk::ImageLayout::TRANSFER_DST_OPTIMAL, depth_range());
@@ -824,8 +956,9 @@ impl DeviceBackend for VkDevice {
                 }
             }
         })?;
-        self.targets[index].layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
-        if let Some(depth) = self.targets[index].depth.as_mut() {
+        let target = &mut self.targets[index];
+        target.colors.iter_mut().for_each(|c| c.layout = layout);
+        if let Some(depth) = target.depth.as_mut() {
             depth.layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
         }
         Ok(())
@@ -870,12 +1003,49 @@ impl DeviceBackend for VkDevice {
                 draw.target.0
             )));
         }
-        let pipeline = if target.depth.is_some() { program.depth_pipeline } else { program.pipeline };
+        let formats = target.formats();
+        let pipeline = if formats == [COLOR_FORMAT.as_raw() as u32] {
+            if target.depth.is_some() { program.depth_pipeline } else { program.pipeline }
+        } else {
+            let depth_format = if target.depth.is_some() { DEPTH_FORMAT.as_raw() as u32 } else { 0 };
+            match program.pipeline_for {
+                // SAFETY: the build system keeps its context alive while the program is registered.
+                Some(make) => unsafe {
+                    make(program.pipeline_context, formats.as_ptr(), formats.len() as u32, depth_format)
+                },
+                None => 0,
+            }
+        };
         if pipeline == 0 {
+            self.check_validation("making a pipeline")?;
             return Err(XrError::invalid_input(format!(
-                "program {} has no pipeline for a target with depth",
-                draw.program.name
+                "program {} has no pipeline for render target {} ({} colour attachment(s){})",
+                draw.program.name,
+                draw.target.0,
+                formats.len(),
+                if target.depth.is_some() { " and depth" } else { "" }
             )));
+        }
+        let inputs = self.input_attachment_writes(&program, draw, target)?;
+        // Attachments a draw reads are in GENERAL, as are those of a target
+        // whose attachments are textures.
+        let color_layout =
+            if target.textures { vk::ImageLayout::GENERAL } else { vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL };
+        if !inputs.is_empty() {
+            let writes: Vec<vk::WriteDescriptorSet> = inputs
+                .iter()
+                .map(|(slot, image)| {
+                    vk::WriteDescriptorSet::default()
+                        .dst_set(vk::DescriptorSet::from_raw(slot.descriptor_set))
+                        .dst_binding(slot.binding)
+                        .dst_array_element(slot.array_element)
+                        .descriptor_type(vk::DescriptorType::INPUT_ATTACHMENT)
+                        .image_info(std::slice::from_ref(image))
+                })
+                .collect();
+            // SAFETY: the sets are the program's (alive while registered);
+            // no submission uses them (every one is waited for).
+            unsafe { self.context.device.update_descriptor_sets(&writes, &[]) };
         }
         let bindings = [vk::VertexInputBindingDescription2EXT::default()
             .binding(0)
@@ -901,12 +1071,18 @@ impl DeviceBackend for VkDevice {
             .collect();
         let device = &self.context.device;
         self.submit("drawing", |cb| {
-            self.transition(cb, target, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
-            let attachment = [vk::RenderingAttachmentInfo::default()
-                .image_view(target.view)
-                .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-                .load_op(vk::AttachmentLoadOp::LOAD)
-                .store_op(vk::AttachmentStoreOp::STORE)];
+            self.transition_colors(cb, target, color_layout);
+            let attachments: Vec<vk::RenderingAttachmentInfo> = target
+                .colors
+                .iter()
+                .map(|color| {
+                    vk::RenderingAttachmentInfo::default()
+                        .image_view(color.view)
+                        .image_layout(color_layout)
+                        .load_op(vk::AttachmentLoadOp::LOAD)
+                        .store_op(vk::AttachmentStoreOp::STORE)
+                })
+                .collect();
             let depth_attachment = target.depth.as_ref().map(|depth| {
                 self.barrier(cb, depth.image, depth.layout, vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL, depth_range());
                 vk::RenderingAttachmentInfo::default()
@@ -920,7 +1096,7 @@ impl DeviceBackend for VkDevice {
                 extent: vk::Extent2D { width: target.width, height: target.height },
             };
             let mut rendering =
-                vk::RenderingInfo::default().render_area(area).layer_count(1).color_attachments(&attachment);
+                vk::RenderingInfo::default().render_area(area).layer_count(1).color_attachments(&attachments);
             if let Some(depth) = depth_attachment.as_ref() {
                 rendering = rendering.depth_attachment(depth);
             }
@@ -956,8 +1132,9 @@ impl DeviceBackend for VkDevice {
                 device.cmd_end_rendering(cb);
             }
         })?;
-        self.targets[index].layout = vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL;
-        if let Some(depth) = self.targets[index].depth.as_mut() {
+        let target = &mut self.targets[index];
+        target.colors.iter_mut().for_each(|c| c.layout = color_layout);
+        if let Some(depth) = target.depth.as_mut() {
             depth.layout = vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL;
         }
         Ok(())
@@ -966,11 +1143,18 @@ impl DeviceBackend for VkDevice {
     fn read_pixels(&mut self, id: RenderTargetId) -> Result<Image, XrError> {
         let index = self.target_index(id)?;
         let target = &self.targets[index];
-        let (image, layout, width, height) = (target.image, target.layout, target.width, target.height);
-        let to = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+        let color = &target.colors[0];
+        if color.format != COLOR_FORMAT {
+            return Err(XrError::invalid_input(format!(
+                "render target {}: read_pixels reads an RGBA8 colour attachment 0; read this one with render_target_texture and read_texture",
+                id.0
+            )));
+        }
+        let (image, layout, width, height) = (color.image, color.layout, target.width, target.height);
+        let to = if target.textures { vk::ImageLayout::GENERAL } else { vk::ImageLayout::TRANSFER_SRC_OPTIMAL };
         let read = ImageRead { image, level: 0, layout: to, width, height, bytes_per_pixel: 4 };
         let rgba = self.read_image("reading pixels", read, |cb| self.transition_image(cb, image, layout, to))?;
-        self.targets[index].layout = vk::ImageLayout::TRANSFER_SRC_OPTIMAL;
+        self.targets[index].colors[0].layout = to;
         Ok(Image { width, height, rgba: rgba.into() })
     }
 
@@ -996,7 +1180,7 @@ impl DeviceBackend for VkDevice {
     }
 
     fn create_depth_render_target(&mut self, width: u32, height: u32) -> Result<RenderTargetId, XrError> {
-        self.new_target(width, height, true)
+        self.new_target(width, height, &[COLOR_FORMAT], true, false)
     }
 
     fn create_texture(&mut self, desc: &TextureDesc, pixels: &[u8], levels_given: u32) -> Result<TextureId, XrError> {
@@ -1027,7 +1211,7 @@ impl DeviceBackend for VkDevice {
             layer_count: 1,
         };
         let (image, memory, view) = self.image_with_view(&info, range)?;
-        self.textures.push(Texture { image, memory, view, desc: *desc });
+        self.textures.push(Texture { image, memory, view, desc: *desc, borrowed: false });
         let id = TextureId(self.textures.len() as u32 - 1);
         let (staging, staging_memory) = self.host_buffer(pixels.len() as u64, vk::BufferUsageFlags::TRANSFER_SRC)?;
         // SAFETY: new host-visible memory `pixels.len()` long.
@@ -1245,6 +1429,40 @@ impl DeviceBackend for VkDevice {
         })
     }
 
+    fn create_render_target_with(&mut self, desc: &RenderTargetDesc) -> Result<RenderTargetId, XrError> {
+        let formats: Vec<vk::Format> = desc.colors.iter().map(|f| vk_format(*f)).collect();
+        self.new_target(desc.width, desc.height, &formats, desc.depth, true)
+    }
+
+    fn render_target_texture(&mut self, id: RenderTargetId, attachment: u32) -> Result<TextureId, XrError> {
+        let index = self.target_index(id)?;
+        let target = &self.targets[index];
+        if !target.textures {
+            return Err(XrError::invalid_input(format!(
+                "render target {} was not made with create_render_target_with: its attachment is not a texture",
+                id.0
+            )));
+        }
+        let color = target.colors.get(attachment as usize).ok_or_else(|| {
+            XrError::invalid_input(format!(
+                "render target {} has {} colour attachment(s), no attachment {attachment}",
+                id.0,
+                target.colors.len()
+            ))
+        })?;
+        let format = texture_format(color.format)
+            .ok_or_else(|| XrError::driver(format!("render target {}: unknown format {:?}", id.0, color.format)))?;
+        let desc = TextureDesc { width: target.width, height: target.height, format, mip_levels: 1, storage: false };
+        self.textures.push(Texture {
+            image: color.image,
+            memory: color.memory,
+            view: color.view,
+            desc,
+            borrowed: true,
+        });
+        Ok(TextureId(self.textures.len() as u32 - 1))
+    }
+
     fn take_validation_messages(&mut self) -> Result<Vec<String>, XrError> {
         Ok(self.context.messages.lock().map(|mut list| std::mem::take(&mut *list)).unwrap_or_default())
     }
@@ -1265,17 +1483,10 @@ impl Drop for VkDevice {
             if let Some(mut swapchain) = self.swapchain.take() {
                 swapchain.destroy(device);
             }
-            for target in self.targets.drain(..) {
-                device.destroy_image_view(target.view, None);
-                device.destroy_image(target.image, None);
-                device.free_memory(target.memory, None);
-                if let Some(depth) = target.depth {
-                    device.destroy_image_view(depth.view, None);
-                    device.destroy_image(depth.image, None);
-                    device.free_memory(depth.memory, None);
-                }
+            for target in std::mem::take(&mut self.targets) {
+                self.destroy_target(target);
             }
-            for texture in self.textures.drain(..) {
+            for texture in self.textures.drain(..).filter(|t| !t.borrowed) {
                 device.destroy_image_view(texture.view, None);
                 device.destroy_image(texture.image, None);
                 device.free_memory(texture.memory, None);

@@ -24,6 +24,8 @@ pub struct Context {
     pub queue: vk::Queue,
     pub queue_family: u32,
     pub messages: Messages,
+    /// `dynamicRenderingLocalRead` is enabled: draws read input attachments.
+    pub local_read: bool,
     /// The window's surface, for a device opened with a window.
     pub surface: Option<(ash::khr::surface::Instance, vk::SurfaceKHR)>,
 }
@@ -41,11 +43,31 @@ unsafe extern "system" fn on_message(
             let message = (*data).message_as_c_str().map(|m| m.to_string_lossy().into_owned()).unwrap_or_default();
             (message, &*(user as *const Messages))
         };
-        if let Ok(mut list) = messages.lock() {
+        if !predates_local_read(&message)
+            && let Ok(mut list) = messages.lock()
+        {
             list.push(message);
         }
     }
     vk::FALSE
+}
+
+/// Whether `message` comes from a validation layer older than
+/// `VK_KHR_dynamic_rendering_local_read` (Vulkan header 276; Debian 12
+/// ships layers of header 239) not knowing the extension, and so false:
+/// - the extension's feature structure, which the device chains when the
+///   driver offers it, is "unknown" (the layer says itself that it may be
+///   from "a later version of the Vulkan header");
+/// - a pipeline without a render pass whose fragment stage reads input
+///   attachments (VUID 06061), which the enabled feature allows; XR
+///   refuses such a program before any pipeline on a device without it
+///   (`xr-compiler-vk-spirv`'s layout), so none is made where the rule holds.
+///
+/// Everything else the layer checks as before.
+fn predates_local_read(message: &str) -> bool {
+    message.contains("unknown VkStructureType (1000232000)")
+        || (message.contains("VUID-VkGraphicsPipelineCreateInfo-renderPass-06061")
+            && message.contains("InputAttachment capability"))
 }
 
 /// Maps a failed Vulkan call named `what` to a driver error.
@@ -127,14 +149,15 @@ impl Context {
                         instance.get_physical_device_memory_properties(physical),
                     )
                 };
-                let device = match Self::create_device(&instance, physical, queue_family, surface.is_some()) {
-                    Ok(device) => device,
-                    Err(e) => {
-                        Self::destroy_surface(surface);
-                        Self::destroy_instance(&instance, debug);
-                        return Err(e);
-                    }
-                };
+                let (device, local_read) =
+                    match Self::create_device(&instance, physical, queue_family, surface.is_some()) {
+                        Ok(device) => device,
+                        Err(e) => {
+                            Self::destroy_surface(surface);
+                            Self::destroy_instance(&instance, debug);
+                            return Err(e);
+                        }
+                    };
                 // SAFETY: queue 0 of the family was requested.
                 let queue = unsafe { device.get_device_queue(queue_family, 0) };
                 Ok(Self {
@@ -148,6 +171,7 @@ impl Context {
                     queue,
                     queue_family,
                     messages,
+                    local_read,
                     surface,
                 })
             }
@@ -246,18 +270,26 @@ impl Context {
         })
     }
 
+    /// The device, and whether it reads input attachments within dynamic
+    /// rendering (`VK_KHR_dynamic_rendering_local_read`, enabled where offered).
     fn create_device(
         instance: &ash::Instance,
         physical: vk::PhysicalDevice,
         family: u32,
         presents: bool,
-    ) -> Result<ash::Device, XrError> {
+    ) -> Result<(ash::Device, bool), XrError> {
         let priorities = [1.0];
         let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
         let mut extensions = vec![ash::ext::vertex_input_dynamic_state::NAME.as_ptr()];
         if presents {
             extensions.push(ash::khr::swapchain::NAME.as_ptr());
         }
+        // SAFETY: plain enumeration on a live physical device.
+        let offered = unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
+        let local_read_offered = offered
+            .iter()
+            .any(|e| e.extension_name_as_c_str().ok() == Some(ash::khr::dynamic_rendering_local_read::NAME));
+        let mut local_read = vk::PhysicalDeviceDynamicRenderingLocalReadFeaturesKHR::default();
         let mut vertex_input =
             vk::PhysicalDeviceVertexInputDynamicStateFeaturesEXT::default().vertex_input_dynamic_state(true);
         // Every feature the device has, as shaders ask for them (clip
@@ -272,6 +304,9 @@ impl Context {
                 .push_next(&mut vulkan11)
                 .push_next(&mut vulkan12)
                 .push_next(&mut vulkan13);
+            if local_read_offered {
+                query = query.push_next(&mut local_read);
+            }
             // SAFETY: `physical` belongs to this instance; the chain lives across the call.
             unsafe { instance.get_physical_device_features2(physical, &mut query) };
         }
@@ -284,11 +319,16 @@ impl Context {
         vulkan11.p_next = std::ptr::null_mut();
         vulkan12.p_next = std::ptr::null_mut();
         vulkan13.p_next = std::ptr::null_mut();
+        local_read.p_next = std::ptr::null_mut();
+        let reads_attachments = local_read_offered && local_read.dynamic_rendering_local_read == vk::TRUE;
+        if reads_attachments {
+            extensions.push(ash::khr::dynamic_rendering_local_read::NAME.as_ptr());
+        }
         vulkan13.robust_image_access = vk::FALSE;
         // What XR itself draws with.
         vulkan13.dynamic_rendering = vk::TRUE;
         vulkan13.synchronization2 = vk::TRUE;
-        let create = vk::DeviceCreateInfo::default()
+        let mut create = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
             .enabled_features(&core)
             .enabled_extension_names(&extensions)
@@ -296,8 +336,12 @@ impl Context {
             .push_next(&mut vulkan12)
             .push_next(&mut vulkan13)
             .push_next(&mut vertex_input);
+        if reads_attachments {
+            create = create.push_next(&mut local_read);
+        }
         // SAFETY: the create info and what it points to live across the call.
-        unsafe { instance.create_device(physical, &create, None) }.map_err(vk_error("vkCreateDevice"))
+        let device = unsafe { instance.create_device(physical, &create, None) }.map_err(vk_error("vkCreateDevice"))?;
+        Ok((device, reads_attachments))
     }
 
     /// Validation errors since the last call, joined into one line.

@@ -123,10 +123,28 @@ pub struct Reflection {
     pub inputs: Vec<InterfaceVariable>,
     /// Stage outputs.
     pub outputs: Vec<InterfaceVariable>,
-    /// Descriptors of kinds the loaders cannot bind (input attachments,
-    /// texel buffers, acceleration structures): a loader refuses the
-    /// program naming them, before a driver sees a pipeline that lacks them.
+    /// Input attachments (`subpassInput`), which only Vulkan has.
+    pub input_attachments: Vec<InputAttachment>,
+    /// Descriptors of kinds the loaders cannot bind (texel buffers,
+    /// acceleration structures): a loader refuses the program naming them,
+    /// before a driver sees a pipeline that lacks them.
     pub unsupported: Vec<UnsupportedResource>,
+}
+
+/// An input attachment (`layout(input_attachment_index = 1) uniform subpassInput`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputAttachment {
+    /// Variable name.
+    pub name: String,
+    /// Descriptor set.
+    pub set: u32,
+    /// Binding.
+    pub binding: u32,
+    /// `input_attachment_index`: the colour attachment it reads (of an
+    /// array, its first element's).
+    pub index: u32,
+    /// Array length; 1 for a non-array.
+    pub count: u32,
 }
 
 /// A descriptor of a kind XR's loaders do not bind yet.
@@ -138,7 +156,7 @@ pub struct UnsupportedResource {
     pub set: u32,
     /// Binding.
     pub binding: u32,
-    /// What it is, as a person reads it: `an input attachment (subpassInput)`.
+    /// What it is, as a person reads it: `an acceleration structure`.
     pub kind: &'static str,
 }
 
@@ -208,9 +226,11 @@ fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrEr
                     DescriptorType::CombinedImageSampler() => reflection.images.push(image("combined image sampler")),
                     DescriptorType::SampledImage() => reflection.images.push(image("sampled image")),
                     DescriptorType::StorageImage(_) => reflection.images.push(image("storage image")),
+                    DescriptorType::InputAttachment(index) => {
+                        reflection.input_attachments.push(InputAttachment { name, set, binding, index, count: nbind })
+                    }
                     other => {
                         let kind = match other {
-                            DescriptorType::InputAttachment(_) => "an input attachment (subpassInput)",
                             DescriptorType::UniformTexelBuffer() => "a uniform texel buffer (samplerBuffer)",
                             DescriptorType::StorageTexelBuffer(_) => "a storage texel buffer (imageBuffer)",
                             DescriptorType::AccelStruct() => "an acceleration structure",

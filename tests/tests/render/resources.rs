@@ -682,3 +682,182 @@ fn a_bindless_texture_array_draws_the_texture_its_index_picks_and_an_element_pas
     assert!(error.contains("index 1024 is out of range, 'textures' has 1024 element(s)"), "{error}");
     drop(program);
 }
+
+/// A G-buffer pass: writes attachments 1 and 2 and has no output for 0.
+const GBUFFER_FRAG: &str = "#version 450 core
+layout(location = 0) in vec2 v_uv;
+layout(location = 1) out vec4 albedo;
+layout(location = 2) out vec4 normal;
+void main() { albedo = vec4(0.8, 0.4, 0.2, 1.0); normal = vec4(0.25, 0.5, 1.0, 1.0); }
+";
+
+/// A lighting pass: reads attachments 1 and 2 (input attachments on
+/// Vulkan, textures on OpenGL, whose GLSL has no `subpassInput`) and writes
+/// attachment 0.
+const LIGHTING_FRAG: &str = "#version 450 core
+#ifdef VULKAN
+layout(input_attachment_index = 1, set = 0, binding = 0) uniform subpassInput g_albedo;
+layout(input_attachment_index = 2, set = 0, binding = 1) uniform subpassInput g_normal;
+vec4 albedo() { return subpassLoad(g_albedo); }
+vec4 normal() { return subpassLoad(g_normal); }
+#else
+layout(binding = 0) uniform sampler2D g_albedo;
+layout(binding = 1) uniform sampler2D g_normal;
+vec4 albedo() { return texelFetch(g_albedo, ivec2(gl_FragCoord.xy), 0); }
+vec4 normal() { return texelFetch(g_normal, ivec2(gl_FragCoord.xy), 0); }
+#endif
+layout(location = 0) out vec4 color;
+void main() { color = vec4(albedo().rgb * normal().z * 0.5 + normal().x, 1.0); }
+";
+
+/// The four 16-bit floats of an RGBA16F texel, as IEEE half bits.
+fn half_texel(bytes: &[u8]) -> [u16; 4] {
+    std::array::from_fn(|i| u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]))
+}
+
+/// One draw fills two attachments of a G-buffer of two formats and leaves
+/// the one its fragment stage has no output for; a second draw reads them
+/// (input attachments on Vulkan, under the validation layers; the
+/// attachments as textures on OpenGL) into attachment 0, leaving the
+/// G-buffer as it was. Same pixels on every path.
+#[test]
+fn a_lighting_pass_reads_the_gbuffer_a_first_pass_wrote_on_every_path() {
+    let registry = registry();
+    for path in PATHS {
+        let mut bench = Bench::open(&registry, path);
+        let gbuffer =
+            bench.build("gbuffer", &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, GBUFFER_FRAG)]);
+        let gbuffer = gbuffer.unwrap_or_else(|e| panic!("{}: {e}", path.name));
+        let lighting =
+            bench.build("lighting", &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, LIGHTING_FRAG)]);
+        let mut lighting = match lighting {
+            Ok(program) => program,
+            Err(error) if path.kind == DeviceKind::Vulkan => {
+                // Only where no driver with dynamic rendering local read was offered.
+                assert!(error.contains("dynamicRenderingLocalRead"), "{}: {error}", path.name);
+                assert!(std::env::var_os("VK_ADD_DRIVER_FILES").is_none_or(|v| v.is_empty()), "{error}");
+                continue;
+            }
+            Err(error) => panic!("{}: {error}", path.name),
+        };
+        let device = &mut bench.device;
+        let quad = quad(device);
+        let desc = xr_device::RenderTargetDesc {
+            width: 4,
+            height: 4,
+            colors: vec![TextureFormat::Rgba8, TextureFormat::Rgba8, TextureFormat::Rgba16Float].into(),
+            depth: true,
+        };
+        let target = device.create_render_target_with(&desc).into_result().unwrap();
+        let attachment =
+            |device: &mut DeviceBox, index| device.render_target_texture(target, index).into_result().unwrap();
+        let (albedo, normal) = (attachment(device, 1), attachment(device, 2));
+        let resources = lighting.constants.resources().into_result().unwrap();
+        if path.kind == DeviceKind::OpenGl {
+            let sampler = device
+                .create_sampler(&SamplerDesc {
+                    filter: Filter::Nearest,
+                    mipmap: Filter::Nearest,
+                    wrap: Wrap::ClampToEdge,
+                })
+                .into_result()
+                .unwrap();
+            for (name, texture) in [("g_albedo", albedo), ("g_normal", normal)] {
+                let binding = device.texture_binding(texture, Some(sampler).into()).into_result().unwrap();
+                let handle = lighting.constants.handle(name).unwrap();
+                lighting.constants.set_texture(handle, &binding).unwrap();
+            }
+        } else {
+            // The device binds input attachments: nothing for the engine to set.
+            assert!(resources.is_empty(), "{}: {:?}", path.name, resources);
+        }
+        device.clear(target, &[0.0, 0.0, 1.0, 1.0]).into_result().unwrap();
+        let image = device.read_pixels(target).into_result().unwrap();
+        assert_eq!(image.pixel(2, 2), Some([0, 0, 255, 255]), "{}: cleared", path.name);
+        device.draw(&DrawCall::triangles(target, gbuffer.program, quad, 6)).into_result().unwrap();
+        let image = device.read_pixels(target).into_result().unwrap();
+        assert_eq!(
+            image.pixel(2, 2),
+            Some([0, 0, 255, 255]),
+            "{}: attachment 0 has no output in the G-buffer pass",
+            path.name
+        );
+        device
+            .draw(&DrawCall::triangles(target, lighting.program, quad, 6))
+            .into_result()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.name));
+        let image = device.read_pixels(target).into_result().unwrap();
+        let lit = image.pixel(2, 2).unwrap();
+        for (got, want) in lit.iter().zip([166u8, 115, 89, 255]) {
+            assert!(got.abs_diff(want) <= 1, "{}: lit {lit:?}", path.name);
+        }
+        let albedo_texels = device.read_texture(albedo, 0).into_result().unwrap();
+        assert_eq!(&albedo_texels[..4], &[204, 102, 51, 255], "{}: albedo kept", path.name);
+        let normal_texels = device.read_texture(normal, 0).into_result().unwrap();
+        // 0.25, 0.5, 1.0, 1.0 as half floats.
+        assert_eq!(half_texel(&normal_texels[..8]), [0x3400, 0x3800, 0x3c00, 0x3c00], "{}: normal kept", path.name);
+        drop(lighting);
+        drop(gbuffer);
+    }
+}
+
+/// What a render target of several attachments refuses, on every path: more
+/// attachments than the contract allows, `read_pixels` of a float
+/// attachment 0, an attachment past the last as a texture, the attachment
+/// of a plain target as a texture; and on Vulkan a program that reads an
+/// input attachment the target does not have, or reads input attachments
+/// while drawing into a plain target. The device is usable after each.
+#[test]
+fn attachments_a_target_does_not_have_are_refused_by_number() {
+    let registry = registry();
+    for path in PATHS {
+        let mut bench = Bench::open(&registry, path);
+        let lighting =
+            bench.build("lighting", &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, LIGHTING_FRAG)]);
+        let device = &mut bench.device;
+        let desc = |colors: Vec<TextureFormat>| xr_device::RenderTargetDesc {
+            width: 4,
+            height: 4,
+            colors: colors.into(),
+            depth: false,
+        };
+        let error = device.create_render_target_with(&desc(vec![TextureFormat::Rgba8; 9])).into_result().unwrap_err();
+        assert!(error.to_string().contains("1 to 8 colour attachments, not 9"), "{}: {error}", path.name);
+        let error = device.create_render_target_with(&desc(vec![])).into_result().unwrap_err();
+        assert!(error.to_string().contains("not 0"), "{}: {error}", path.name);
+        let float = device.create_render_target_with(&desc(vec![TextureFormat::Rgba16Float])).into_result().unwrap();
+        let error = device.read_pixels(float).into_result().unwrap_err();
+        assert!(error.to_string().contains("read_pixels reads an RGBA8 colour attachment 0"), "{}: {error}", path.name);
+        let error = device.render_target_texture(float, 1).into_result().unwrap_err();
+        assert!(error.to_string().contains("has 1 colour attachment(s), no attachment 1"), "{}: {error}", path.name);
+        let plain = device.create_render_target(4, 4).into_result().unwrap();
+        let error = device.render_target_texture(plain, 0).into_result().unwrap_err();
+        assert!(error.to_string().contains("was not made with create_render_target_with"), "{}: {error}", path.name);
+        if path.kind == DeviceKind::Vulkan {
+            let Ok(lighting) = lighting else { continue };
+            let quad = quad(device);
+            let two = device
+                .create_render_target_with(&desc(vec![TextureFormat::Rgba8, TextureFormat::Rgba8]))
+                .into_result()
+                .unwrap();
+            let error = device.draw(&DrawCall::triangles(two, lighting.program, quad, 6)).into_result().unwrap_err();
+            assert!(
+                error.to_string().contains("reads input attachment 2, but render target")
+                    && error.to_string().contains("has 2 colour attachment(s)"),
+                "{error}"
+            );
+            let error = device.draw(&DrawCall::triangles(plain, lighting.program, quad, 6)).into_result().unwrap_err();
+            assert!(
+                error.to_string().contains(
+                    "reads input attachments: draw it into a render target made with create_render_target_with"
+                ),
+                "{error}"
+            );
+            let three = device.create_render_target_with(&desc(vec![TextureFormat::Rgba8; 3])).into_result().unwrap();
+            device
+                .draw(&DrawCall::triangles(three, lighting.program, quad, 6))
+                .into_result()
+                .expect("usable after the refusals");
+        }
+    }
+}

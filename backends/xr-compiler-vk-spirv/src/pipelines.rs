@@ -1,0 +1,267 @@
+//! The graphics pipelines of one program, for any set of attachments.
+//!
+//! A Vulkan pipeline is made for the formats of the attachments it draws
+//! into (dynamic rendering names them at creation). A program's pipelines
+//! for the device's own target (one RGBA8 attachment, with and without
+//! depth) are made when it is built, through the persistent pipeline cache;
+//! a target of several attachments (a G-buffer) gets its pipeline on its
+//! first draw, when the device calls [`pipeline_for`], and keeps it for the
+//! program's life. [`GraphicsPipelines`] holds what either needs: the
+//! shader stages with their specialization data, the layout, and which
+//! attachments the fragment stage writes.
+
+use ash::vk;
+use std::{collections::HashMap, ffi::CString, sync::Mutex};
+use xr_device::XrError;
+use xr_sourcebuild::ShaderStage;
+use xr_spirv::{container::StageModule, reflect::InterfaceVariable};
+
+/// One stage of the pipeline, owned (pipelines are made after `create`).
+struct Stage {
+    flag: vk::ShaderStageFlags,
+    module: vk::ShaderModule,
+    entry: CString,
+    map: Vec<vk::SpecializationMapEntry>,
+    data: Vec<u8>,
+}
+
+/// What a program's graphics pipelines are made from, and those made for
+/// other targets than the device's own (destroyed by [`Self::destroy`]).
+pub struct GraphicsPipelines {
+    device: ash::Device,
+    /// The program, for messages.
+    context: String,
+    stages: Vec<Stage>,
+    /// Control points per patch when tessellated.
+    patch_size: Option<u32>,
+    layout: vk::PipelineLayout,
+    /// The fragment stage's output locations; `None` where one is not a
+    /// plain location (every attachment is then written).
+    written: Option<Vec<u32>>,
+    /// Pipelines for other targets, by (colour formats, depth format).
+    made: Mutex<HashMap<(Vec<u32>, u32), vk::Pipeline>>,
+}
+
+impl GraphicsPipelines {
+    /// What the pipelines of `modules` (made into `shader_modules`) with
+    /// `layout` are made from; `outputs` are the fragment stage's.
+    pub fn new(
+        device: ash::Device,
+        context: &str,
+        modules: &[StageModule],
+        shader_modules: &[vk::ShaderModule],
+        layout: vk::PipelineLayout,
+        outputs: &[InterfaceVariable],
+    ) -> Result<Self, XrError> {
+        let stages = modules
+            .iter()
+            .zip(shader_modules)
+            .map(|(m, module)| {
+                let entry = CString::new(m.entry_point.as_str())
+                    .map_err(|_| XrError::invalid_input(format!("{context}: entry point with a NUL byte")))?;
+                let map = (0..m.specializations.len())
+                    .map(|i| vk::SpecializationMapEntry {
+                        constant_id: m.specializations[i].id,
+                        offset: (i * 4) as u32,
+                        size: 4,
+                    })
+                    .collect();
+                let data = m.specializations.iter().flat_map(|s| s.bits.to_le_bytes()).collect();
+                Ok(Stage { flag: crate::layout::stage_flag(m.stage), module: *module, entry, map, data })
+            })
+            .collect::<Result<_, XrError>>()?;
+        // With tessellation, each triangle's three vertices are a patch (or
+        // as many as the tess-control stage declares).
+        let patch_size = match modules.iter().find(|m| m.stage == ShaderStage::TessControl) {
+            Some(module) => Some(xr_spirv::reflect::output_vertices(&module.words)?.unwrap_or(3)),
+            None => None,
+        };
+        Ok(Self {
+            device,
+            context: context.to_owned(),
+            stages,
+            patch_size,
+            layout,
+            written: written_locations(outputs),
+            made: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A pipeline drawing into colour attachments of `colors` and a depth
+    /// attachment of `depth`. With `mask_unwritten`, attachments the
+    /// fragment stage has no output for keep their contents (a lighting
+    /// pass drawing into a G-buffer's last attachment leaves the others);
+    /// without, every attachment is written (the device's own target).
+    pub fn make(
+        &self,
+        cache: vk::PipelineCache,
+        colors: &[vk::Format],
+        depth: Option<vk::Format>,
+        mask_unwritten: bool,
+    ) -> Result<vk::Pipeline, XrError> {
+        let specializations: Vec<vk::SpecializationInfo> =
+            self.stages.iter().map(|s| vk::SpecializationInfo::default().map_entries(&s.map).data(&s.data)).collect();
+        let stages: Vec<vk::PipelineShaderStageCreateInfo> = self
+            .stages
+            .iter()
+            .zip(&specializations)
+            .map(|(s, specialization)| {
+                let mut info =
+                    vk::PipelineShaderStageCreateInfo::default().stage(s.flag).module(s.module).name(&s.entry);
+                if !s.map.is_empty() {
+                    info = info.specialization_info(specialization);
+                }
+                info
+            })
+            .collect();
+        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
+        let topology = if self.patch_size.is_some() {
+            vk::PrimitiveTopology::PATCH_LIST
+        } else {
+            vk::PrimitiveTopology::TRIANGLE_LIST
+        };
+        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(topology);
+        let tessellation =
+            vk::PipelineTessellationStateCreateInfo::default().patch_control_points(self.patch_size.unwrap_or(3));
+        let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
+        let raster = vk::PipelineRasterizationStateCreateInfo::default()
+            .polygon_mode(vk::PolygonMode::FILL)
+            .cull_mode(vk::CullModeFlags::NONE)
+            .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
+            .line_width(1.0);
+        let multisample =
+            vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let attachments: Vec<vk::PipelineColorBlendAttachmentState> = (0..colors.len() as u32)
+            .map(|i| {
+                let written = !mask_unwritten || self.written.as_ref().is_none_or(|w| w.contains(&i));
+                let mask = if written { vk::ColorComponentFlags::RGBA } else { vk::ColorComponentFlags::empty() };
+                vk::PipelineColorBlendAttachmentState::default().color_write_mask(mask)
+            })
+            .collect();
+        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
+        let mut dynamic_states =
+            vec![vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR, vk::DynamicState::VERTEX_INPUT_EXT];
+        if depth.is_some() {
+            // Whether a draw tests depth is the draw's choice.
+            dynamic_states.extend([vk::DynamicState::DEPTH_TEST_ENABLE, vk::DynamicState::DEPTH_WRITE_ENABLE]);
+        }
+        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+        let depth_stencil = vk::PipelineDepthStencilStateCreateInfo::default().depth_compare_op(vk::CompareOp::LESS);
+        let mut rendering = vk::PipelineRenderingCreateInfo::default().color_attachment_formats(colors);
+        if let Some(format) = depth {
+            rendering = rendering.depth_attachment_format(format);
+        }
+        let mut info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stages)
+            .vertex_input_state(&vertex_input)
+            .input_assembly_state(&assembly)
+            .viewport_state(&viewport)
+            .rasterization_state(&raster)
+            .multisample_state(&multisample)
+            .color_blend_state(&blend)
+            .dynamic_state(&dynamic)
+            .layout(self.layout)
+            .push_next(&mut rendering);
+        if self.patch_size.is_some() {
+            info = info.tessellation_state(&tessellation);
+        }
+        if depth.is_some() {
+            info = info.depth_stencil_state(&depth_stencil);
+        }
+        // SAFETY: every structure referenced by `info` lives until the call returns.
+        unsafe { self.device.create_graphics_pipelines(cache, &[info], None) }
+            .map(|pipelines| pipelines[0])
+            .map_err(|(_, e)| XrError::driver(format!("{}: vkCreateGraphicsPipelines failed: {e}", self.context)))
+    }
+
+    /// The pipeline for a target of `colors` and `depth` (0: none), made
+    /// on the first call and kept.
+    fn for_target(&self, colors: &[u32], depth: u32) -> Result<vk::Pipeline, XrError> {
+        let mut made = self.made.lock().map_err(|_| XrError::driver("pipeline table poisoned"))?;
+        if let Some(pipeline) = made.get(&(colors.to_vec(), depth)) {
+            return Ok(*pipeline);
+        }
+        let formats: Vec<vk::Format> = colors.iter().map(|f| vk::Format::from_raw(*f as i32)).collect();
+        let depth_format = (depth != 0).then(|| vk::Format::from_raw(depth as i32));
+        let pipeline = self.make(vk::PipelineCache::null(), &formats, depth_format, true)?;
+        made.insert((colors.to_vec(), depth), pipeline);
+        Ok(pipeline)
+    }
+
+    /// Destroys the pipelines made for other targets.
+    ///
+    /// # Safety
+    /// The device is open and nothing uses them any more.
+    pub unsafe fn destroy(&self) {
+        let made = std::mem::take(&mut *self.made.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        for pipeline in made.into_values() {
+            // SAFETY: per the contract; each was made on this device.
+            unsafe { self.device.destroy_pipeline(pipeline, None) };
+        }
+    }
+}
+
+/// The locations a fragment stage's outputs write; `None` when one is
+/// not a plain vector or array of them.
+fn written_locations(outputs: &[InterfaceVariable]) -> Option<Vec<u32>> {
+    let mut written = Vec::new();
+    for output in outputs {
+        // Arrays reflect as `[vec4<f32>; 3]`: one location per element.
+        let count = match output.ty.strip_prefix('[') {
+            Some(array) => array.rsplit_once("; ")?.1.strip_suffix(']')?.parse::<u32>().ok()?,
+            None => 1,
+        };
+        written.extend(output.location..output.location + count);
+    }
+    Some(written)
+}
+
+/// The device's `VulkanProgram::pipeline_for`: `context` is the
+/// program's [`GraphicsPipelines`]. 0 when the pipeline cannot be made
+/// (the reason is logged; the device reports the draw as failed).
+///
+/// # Safety
+/// `context` points to a live [`GraphicsPipelines`] and `formats` to
+/// `count` formats.
+pub unsafe extern "C" fn pipeline_for(
+    context: *const std::ffi::c_void,
+    formats: *const u32,
+    count: u32,
+    depth: u32,
+) -> u64 {
+    use ash::vk::Handle;
+    if context.is_null() || (formats.is_null() && count > 0) {
+        return 0;
+    }
+    // SAFETY: per the contract.
+    let (pipelines, formats) =
+        unsafe { (&*context.cast::<GraphicsPipelines>(), std::slice::from_raw_parts(formats, count as usize)) };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pipelines.for_target(formats, depth))) {
+        Ok(Ok(pipeline)) => pipeline.as_raw(),
+        Ok(Err(e)) => {
+            tracing::error!("{e}");
+            0
+        }
+        Err(_) => {
+            tracing::error!("{}: making a pipeline panicked", pipelines.context);
+            0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn output(location: u32, ty: &str) -> InterfaceVariable {
+        InterfaceVariable { name: "o".into(), location, component: 0, ty: ty.into() }
+    }
+
+    #[test]
+    fn outputs_write_their_locations_and_arrays_one_per_element() {
+        assert_eq!(written_locations(&[output(3, "vec4<f32>")]), Some(vec![3]));
+        assert_eq!(written_locations(&[output(1, "[vec4<f32>; 3]"), output(0, "vec2<f32>")]), Some(vec![1, 2, 3, 0]));
+        assert_eq!(written_locations(&[]), Some(vec![]));
+        assert_eq!(written_locations(&[output(0, "[vec4<f32>; n]")]), None);
+    }
+}
