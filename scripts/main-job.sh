@@ -26,6 +26,10 @@ echo
 # lit cube samples it, through every path.
 target/release/textured --out "$out"
 echo
+# Deferred shading: a bindless G-buffer pass into three attachments, a
+# lighting pass reading them, through every path.
+target/release/deferred --out "$out"
+echo
 # The viewer: the same scene in a window on each back end, picked at
 # start-up, presented for 60 frames and read back from the window. Under
 # Xvfb where there is no display.

@@ -2,6 +2,7 @@
 //! path, with the plugins loaded from disk.
 
 mod constant_table;
+mod deferred;
 mod gl_spirv;
 mod glsl_build;
 mod library;
