@@ -180,6 +180,11 @@ pub enum ResourceKind {
     UniformBuffer,
     /// A storage buffer (`buffer`, HLSL `RWStructuredBuffer`).
     StorageBuffer,
+    /// A ray tracing acceleration structure (`accelerationStructureEXT`,
+    /// HLSL `RaytracingAccelerationStructure`), read by ray queries. XR's
+    /// devices make none: a program declaring one builds and lists it, and
+    /// stays undrawable until an engine binds one of its own.
+    AccelerationStructure,
 }
 
 impl ResourceKind {
@@ -192,12 +197,13 @@ impl ResourceKind {
             ResourceKind::StorageImage => "storage image",
             ResourceKind::UniformBuffer => "uniform buffer",
             ResourceKind::StorageBuffer => "storage buffer",
+            ResourceKind::AccelerationStructure => "acceleration structure",
         }
     }
 
     /// Whether a texture (and perhaps a sampler) is bound to it, rather than a buffer.
     pub fn takes_texture(self) -> bool {
-        !matches!(self, ResourceKind::UniformBuffer | ResourceKind::StorageBuffer)
+        !matches!(self, ResourceKind::UniformBuffer | ResourceKind::StorageBuffer | ResourceKind::AccelerationStructure)
     }
 }
 

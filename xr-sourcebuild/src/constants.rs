@@ -788,6 +788,10 @@ pub fn check_binding(
         )));
     }
     match resource.kind {
+        ResourceKind::AccelerationStructure => Err(XrError::invalid_input(format!(
+            "'{name}' is an acceleration structure: XR's devices make none to bind (the program builds and lists it, \
+             and cannot be drawn without one)"
+        ))),
         ResourceKind::CombinedImageSampler | ResourceKind::Sampler if binding.sampler == 0 => Err(
             XrError::invalid_input(format!("'{name}' is a {}: bind a texture with a sampler", resource.kind.name())),
         ),
@@ -810,6 +814,19 @@ pub fn check_binding(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nothing_binds_to_an_acceleration_structure_and_buffers_bind_by_their_size() {
+        let info =
+            |kind, min_size| ResourceInfo { name: "scene".into(), kind, set: 0, binding: 1, array_size: 1, min_size };
+        let buffer =
+            ResourceBinding { device: 7, is_texture: false, handle: 1, object: 1, sampler: 0, size: 64, storage: true };
+        let error = check_binding(&info(ResourceKind::AccelerationStructure, 0), &buffer, 7).unwrap_err().to_string();
+        assert!(error.contains("'scene' is an acceleration structure: XR's devices make none to bind"), "{error}");
+        assert!(check_binding(&info(ResourceKind::StorageBuffer, 64), &buffer, 7).is_ok());
+        let error = check_binding(&info(ResourceKind::StorageBuffer, 65), &buffer, 7).unwrap_err().to_string();
+        assert!(error.contains("at least 65 bytes; this one has 64"), "{error}");
+    }
 
     #[test]
     fn type_names() {

@@ -145,6 +145,9 @@ pub fn merge(
                     (vk::DescriptorType::COMBINED_IMAGE_SAMPLER, ResourceKind::CombinedImageSampler)
                 }
                 "sampled image" => (vk::DescriptorType::SAMPLED_IMAGE, ResourceKind::SampledImage),
+                "acceleration structure" => {
+                    (vk::DescriptorType::ACCELERATION_STRUCTURE_KHR, ResourceKind::AccelerationStructure)
+                }
                 _ => (vk::DescriptorType::STORAGE_IMAGE, ResourceKind::StorageImage),
             };
             found.push(LayoutBinding {

@@ -205,6 +205,12 @@ pub fn bind(
                     resource.info.name
                 )));
             }
+            ResourceKind::AccelerationStructure => {
+                return Err(XrError::invalid_input(format!(
+                    "'{}': OpenGL has no acceleration structures",
+                    resource.info.name
+                )));
+            }
         }
         match gl.get_error() {
             glow::NO_ERROR => {}

@@ -271,7 +271,10 @@ impl Context {
     }
 
     /// The device, and whether it reads input attachments within dynamic
-    /// rendering (`VK_KHR_dynamic_rendering_local_read`, enabled where offered).
+    /// rendering (`VK_KHR_dynamic_rendering_local_read`). Every extension a
+    /// shader may need that the driver offers is enabled with its features:
+    /// that one, fragment shader barycentrics, fragment shading rate, and
+    /// ray queries (with acceleration structures).
     fn create_device(
         instance: &ash::Instance,
         physical: vk::PhysicalDevice,
@@ -286,10 +289,22 @@ impl Context {
         }
         // SAFETY: plain enumeration on a live physical device.
         let offered = unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
-        let local_read_offered = offered
-            .iter()
-            .any(|e| e.extension_name_as_c_str().ok() == Some(ash::khr::dynamic_rendering_local_read::NAME));
+        let has = |name: &CStr| offered.iter().any(|e| e.extension_name_as_c_str().ok() == Some(name));
+        // Extensions shaders ask for, each enabled with its features where
+        // the driver offers it (a module declaring the capability is refused
+        // by name before the driver where it does not).
         let mut local_read = vk::PhysicalDeviceDynamicRenderingLocalReadFeaturesKHR::default();
+        let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
+        let mut shading_rate = vk::PhysicalDeviceFragmentShadingRateFeaturesKHR::default();
+        let mut acceleration = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
+        let mut ray_query = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
+        let local_read_offered = has(ash::khr::dynamic_rendering_local_read::NAME);
+        let barycentric_offered = has(ash::khr::fragment_shader_barycentric::NAME);
+        let shading_rate_offered = has(ash::khr::fragment_shading_rate::NAME);
+        // Ray queries read acceleration structures, which need deferred host operations.
+        let ray_query_offered = has(ash::khr::ray_query::NAME)
+            && has(ash::khr::acceleration_structure::NAME)
+            && has(ash::khr::deferred_host_operations::NAME);
         let mut vertex_input =
             vk::PhysicalDeviceVertexInputDynamicStateFeaturesEXT::default().vertex_input_dynamic_state(true);
         // Every feature the device has, as shaders ask for them (clip
@@ -307,6 +322,15 @@ impl Context {
             if local_read_offered {
                 query = query.push_next(&mut local_read);
             }
+            if barycentric_offered {
+                query = query.push_next(&mut barycentric);
+            }
+            if shading_rate_offered {
+                query = query.push_next(&mut shading_rate);
+            }
+            if ray_query_offered {
+                query = query.push_next(&mut acceleration).push_next(&mut ray_query);
+            }
             // SAFETY: `physical` belongs to this instance; the chain lives across the call.
             unsafe { instance.get_physical_device_features2(physical, &mut query) };
         }
@@ -320,9 +344,32 @@ impl Context {
         vulkan12.p_next = std::ptr::null_mut();
         vulkan13.p_next = std::ptr::null_mut();
         local_read.p_next = std::ptr::null_mut();
+        barycentric.p_next = std::ptr::null_mut();
+        shading_rate.p_next = std::ptr::null_mut();
+        acceleration.p_next = std::ptr::null_mut();
+        ray_query.p_next = std::ptr::null_mut();
         let reads_attachments = local_read_offered && local_read.dynamic_rendering_local_read == vk::TRUE;
         if reads_attachments {
             extensions.push(ash::khr::dynamic_rendering_local_read::NAME.as_ptr());
+        }
+        let barycentrics = barycentric_offered && barycentric.fragment_shader_barycentric == vk::TRUE;
+        if barycentrics {
+            extensions.push(ash::khr::fragment_shader_barycentric::NAME.as_ptr());
+        }
+        let shading_rates = shading_rate_offered && shading_rate.pipeline_fragment_shading_rate == vk::TRUE;
+        if shading_rates {
+            extensions.push(ash::khr::fragment_shading_rate::NAME.as_ptr());
+        }
+        let ray_queries = ray_query_offered
+            && ray_query.ray_query == vk::TRUE
+            && acceleration.acceleration_structure == vk::TRUE
+            && vulkan12.buffer_device_address == vk::TRUE;
+        if ray_queries {
+            extensions.extend([
+                ash::khr::ray_query::NAME.as_ptr(),
+                ash::khr::acceleration_structure::NAME.as_ptr(),
+                ash::khr::deferred_host_operations::NAME.as_ptr(),
+            ]);
         }
         vulkan13.robust_image_access = vk::FALSE;
         // What XR itself draws with.
@@ -338,6 +385,15 @@ impl Context {
             .push_next(&mut vertex_input);
         if reads_attachments {
             create = create.push_next(&mut local_read);
+        }
+        if barycentrics {
+            create = create.push_next(&mut barycentric);
+        }
+        if shading_rates {
+            create = create.push_next(&mut shading_rate);
+        }
+        if ray_queries {
+            create = create.push_next(&mut acceleration).push_next(&mut ray_query);
         }
         // SAFETY: the create info and what it points to live across the call.
         let device = unsafe { instance.create_device(physical, &create, None) }.map_err(vk_error("vkCreateDevice"))?;

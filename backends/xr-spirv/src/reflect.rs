@@ -55,7 +55,8 @@ pub struct ImageResource {
     pub set: u32,
     /// Binding.
     pub binding: u32,
-    /// `sampler`, `combined image sampler`, `sampled image` or `storage image`.
+    /// `sampler`, `combined image sampler`, `sampled image`, `storage image`
+    /// or `acceleration structure`.
     pub kind: &'static str,
     /// Array length; 1 for a non-array, 0 for a runtime-sized array.
     pub count: u32,
@@ -125,8 +126,8 @@ pub struct Reflection {
     pub outputs: Vec<InterfaceVariable>,
     /// Input attachments (`subpassInput`), which only Vulkan has.
     pub input_attachments: Vec<InputAttachment>,
-    /// Descriptors of kinds the loaders cannot bind (texel buffers,
-    /// acceleration structures): a loader refuses the program naming them,
+    /// Descriptors of kinds the loaders cannot bind (texel buffers): a
+    /// loader refuses the program naming them,
     /// before a driver sees a pipeline that lacks them.
     pub unsupported: Vec<UnsupportedResource>,
 }
@@ -226,6 +227,7 @@ fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrEr
                     DescriptorType::CombinedImageSampler() => reflection.images.push(image("combined image sampler")),
                     DescriptorType::SampledImage() => reflection.images.push(image("sampled image")),
                     DescriptorType::StorageImage(_) => reflection.images.push(image("storage image")),
+                    DescriptorType::AccelStruct() => reflection.images.push(image("acceleration structure")),
                     DescriptorType::InputAttachment(index) => {
                         reflection.input_attachments.push(InputAttachment { name, set, binding, index, count: nbind })
                     }
@@ -233,7 +235,6 @@ fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrEr
                         let kind = match other {
                             DescriptorType::UniformTexelBuffer() => "a uniform texel buffer (samplerBuffer)",
                             DescriptorType::StorageTexelBuffer(_) => "a storage texel buffer (imageBuffer)",
-                            DescriptorType::AccelStruct() => "an acceleration structure",
                             _ => "a descriptor of a kind XR does not know",
                         };
                         reflection.unsupported.push(UnsupportedResource { name, set, binding, kind });

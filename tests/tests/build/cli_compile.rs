@@ -492,6 +492,53 @@ fn a_bindless_texture_array_builds_where_the_device_has_descriptor_indexing_and_
     );
 }
 
+/// Ray queries: a fragment stage that traces against an acceleration
+/// structure builds on a device with ray queries (the setup's lavapipe: the
+/// device enables the extensions and the structure is laid out and listed)
+/// and is refused before the driver on one without (Debian 12's), naming
+/// the capability and the extension.
+#[test]
+fn a_ray_query_program_builds_where_the_device_has_ray_queries_and_is_refused_by_name_elsewhere() {
+    let setup = xr_tests::profile_dir().parent().unwrap().join("lavapipe/lvp_icd.json");
+    let system = std::path::Path::new("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");
+    let dir = temp_dir("compile-ray-query");
+    std::fs::write(
+        dir.join("a.vert"),
+        "#version 460\nlayout(location = 0) in vec3 p;\nlayout(location = 0) out vec3 world;\n\
+         void main() { world = p; gl_Position = vec4(p, 1.0); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("a.frag"),
+        "#version 460\n#extension GL_EXT_ray_query : require\n\
+         layout(set = 0, binding = 1) uniform accelerationStructureEXT scene;\n\
+         layout(location = 0) in vec3 world;\nlayout(location = 0) out vec4 o;\n\
+         void main() {\n  rayQueryEXT query;\n\
+         rayQueryInitializeEXT(query, scene, gl_RayFlagsTerminateOnFirstHitEXT, 0xFF, world, 0.01, vec3(0, 1, 0), 100.0);\n\
+         rayQueryProceedEXT(query);\n\
+         float lit = rayQueryGetIntersectionTypeEXT(query, true) == gl_RayQueryCommittedIntersectionNoneEXT ? 1.0 : 0.3;\n\
+         o = vec4(vec3(lit), 1.0);\n}\n",
+    )
+    .unwrap();
+    let compile = |driver: &std::path::Path| {
+        let run =
+            Xr::new(["compile", "a.vert", "a.frag", "--target", "vk-spirv", "--option", "vulkan=1.3", "--device"])
+                .dir(&dir)
+                .software_device()
+                .env("VK_DRIVER_FILES", driver)
+                .env("VK_ADD_DRIVER_FILES", "")
+                .run();
+        let said = format!("{}{}", run.stdout, run.stderr);
+        (run, said)
+    };
+    let (built, said) = compile(&setup);
+    assert!(built.ok, "{said}");
+    assert!(said.contains("acceleration structure scene (set 0, binding 1)"), "{said}");
+    let (refused, said) = compile(system);
+    assert_eq!(refused.code, Some(1), "{said}");
+    assert!(said.contains("uses the SPIR-V capability RayQueryKHR, which needs VK_KHR_ray_query"), "{said}");
+}
+
 /// Fragment shader barycentrics: the fragment stage reads `pervertexEXT
 /// vec3 c[]`, an array of the vertex stage's `vec3 c`, one per vertex.
 /// XR's stage-interface check takes it as that (it once said "stages do
