@@ -13,8 +13,9 @@ use abi_stable::{
 pub struct RenderTargetId(pub u32);
 
 /// The most colour attachments a render target may have: what every
-/// Vulkan device and every OpenGL 4.5 context offers
-/// (`maxColorAttachments`, `GL_MAX_DRAW_BUFFERS`).
+/// OpenGL 4.5 context offers (`GL_MAX_DRAW_BUFFERS`) and desktop Vulkan
+/// drivers offer (`maxColorAttachments`; Vulkan itself promises 4, and a
+/// device refuses more than its own limit).
 pub const MAX_COLOR_ATTACHMENTS: usize = 8;
 
 /// A render target of several colour attachments (a G-buffer), made by

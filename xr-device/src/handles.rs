@@ -114,9 +114,10 @@ pub struct VulkanProgram {
     /// have the `count` `VkFormat`s at `formats` and whose depth format is
     /// `depth_format` (0: none), called with `pipeline_context`; 0 on
     /// failure. `pipeline` and `depth_pipeline` are the ones for the
-    /// device's own formats; a device asks for others (several colour
-    /// attachments) once per format set and keeps them. The build system
-    /// owns and destroys what it makes.
+    /// device's own target; a device asks for the others (several colour
+    /// attachments) at each draw into such a target, so the build system
+    /// makes each once and hands the same one out after (it owns them and
+    /// destroys them with the program).
     pub pipeline_for:
         Option<unsafe extern "C" fn(context: *const c_void, formats: *const u32, count: u32, depth_format: u32) -> u64>,
     /// What `pipeline_for` is called with; owned by the build system.
@@ -166,6 +167,10 @@ pub struct VulkanLoader {
     pub color_format: u32,
     /// The `VkFormat` of their depth attachments.
     pub depth_format: u32,
+    /// The device extensions the device enabled, names separated by
+    /// spaces, NUL-terminated; valid while the device is open. A module
+    /// needing one of them is refused before the driver where it is absent.
+    pub enabled_extensions: *const c_char,
     /// Whether the device reads input attachments within dynamic
     /// rendering (`dynamicRenderingLocalRead` enabled): programs with input
     /// attachments are refused where it is false.

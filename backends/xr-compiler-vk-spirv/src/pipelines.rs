@@ -230,10 +230,10 @@ pub unsafe extern "C" fn pipeline_for(
     depth: u32,
 ) -> u64 {
     use ash::vk::Handle;
-    if context.is_null() || (formats.is_null() && count > 0) {
+    if context.is_null() || formats.is_null() || count == 0 {
         return 0;
     }
-    // SAFETY: per the contract.
+    // SAFETY: per the contract (both non-null, checked above).
     let (pipelines, formats) =
         unsafe { (&*context.cast::<GraphicsPipelines>(), std::slice::from_raw_parts(formats, count as usize)) };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pipelines.for_target(formats, depth))) {

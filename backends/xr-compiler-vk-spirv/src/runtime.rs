@@ -26,6 +26,8 @@ use xr_store::Store;
 pub struct AttachedVkSpirv {
     loader: VulkanLoader,
     capabilities: DeviceCapabilities,
+    /// The device extensions the device enabled (not only offered).
+    enabled_extensions: Vec<String>,
     device: ash::Device,
     memory: vk::PhysicalDeviceMemoryProperties,
     /// The device's descriptor limits, checked before a layout is made.
@@ -107,9 +109,17 @@ impl AttachedVkSpirv {
             (device, memory, limits, features, Vulkan12Features::from(&vulkan12))
         };
         let cache = PersistentCache::empty(&device)?;
+        let enabled_extensions = if loader.enabled_extensions.is_null() {
+            Vec::new()
+        } else {
+            // SAFETY: the device keeps the NUL-terminated list alive while it is open (checked above).
+            let list = unsafe { std::ffi::CStr::from_ptr(loader.enabled_extensions) };
+            list.to_string_lossy().split_whitespace().map(str::to_owned).collect()
+        };
         Ok(Self {
             loader,
             capabilities: capabilities.clone(),
+            enabled_extensions,
             device,
             memory,
             limits,
@@ -273,10 +283,7 @@ impl AttachedVkSpirv {
             ),
         ];
         let extensions: [(Capability, &[&str]); 3] = [
-            (
-                Capability::FragmentBarycentricKHR,
-                &["VK_KHR_fragment_shader_barycentric", "VK_NV_fragment_shader_barycentric"],
-            ),
+            (Capability::FragmentBarycentricKHR, &["VK_KHR_fragment_shader_barycentric"]),
             (Capability::FragmentShadingRateKHR, &["VK_KHR_fragment_shading_rate"]),
             (Capability::RayQueryKHR, &["VK_KHR_ray_query"]),
         ];
@@ -291,7 +298,7 @@ impl AttachedVkSpirv {
                         .iter()
                         .find(|(capability, names)| {
                             declared.contains(&(*capability as u32))
-                                && !names.iter().any(|e| self.capabilities.has_extension(e))
+                                && !names.iter().any(|e| self.enabled_extensions.iter().any(|n| n == e))
                         })
                         .map(|(capability, names)| (capability, names.join(" or ")))
                 });
@@ -348,7 +355,8 @@ impl AttachedVkSpirv {
                     descriptor_set: set,
                     binding: b.binding,
                     array_element: element,
-                    attachment: index + element,
+                    // Past any target's attachments: the draw refuses it by number.
+                    attachment: index.saturating_add(element),
                 })
             })
             .collect();

@@ -29,7 +29,8 @@ struct Texture {
     desc: TextureDesc,
 }
 
-/// GL entry points glow does not wrap, loaded when the context has them.
+/// GL entry points glow does not wrap, loaded when the context's version
+/// has them (a driver hands out entry points of versions the context lacks).
 #[derive(Clone, Copy)]
 struct Extra {
     /// `glBindProgramPipeline` (GL 4.1).
@@ -60,20 +61,22 @@ type GetProgramResourceIv = unsafe extern "system" fn(
 );
 
 impl Extra {
-    fn load(context: &GlContext) -> Self {
+    fn load(context: &GlContext, version: (u32, u32)) -> Self {
         /// The entry point `name` as a `T`, if the context has it.
         fn load<T: Copy>(context: &GlContext, name: &std::ffi::CStr) -> Option<T> {
+            const { assert!(size_of::<T>() == size_of::<*const std::ffi::c_void>(), "a function pointer") };
             let pointer = context.get_proc_address(name);
             // SAFETY: a non-null pointer is the entry point of that name,
             // and each caller names `T` as its signature.
             (!pointer.is_null()).then(|| unsafe { std::mem::transmute_copy::<*const std::ffi::c_void, T>(&pointer) })
         }
+        let (gl41, gl43, gl45) = (version >= (4, 1), version >= (4, 3), version >= (4, 5));
         Self {
-            bind_program_pipeline: load(context, c"glBindProgramPipeline"),
-            get_program_pipeline_iv: load(context, c"glGetProgramPipelineiv"),
-            get_program_interface_iv: load(context, c"glGetProgramInterfaceiv"),
-            get_program_resource_iv: load(context, c"glGetProgramResourceiv"),
-            texture_barrier: load(context, c"glTextureBarrier"),
+            bind_program_pipeline: load(context, c"glBindProgramPipeline").filter(|_| gl41),
+            get_program_pipeline_iv: load(context, c"glGetProgramPipelineiv").filter(|_| gl41),
+            get_program_interface_iv: load(context, c"glGetProgramInterfaceiv").filter(|_| gl43),
+            get_program_resource_iv: load(context, c"glGetProgramResourceiv").filter(|_| gl43),
+            texture_barrier: load(context, c"glTextureBarrier").filter(|_| gl45),
         }
     }
 }
@@ -131,7 +134,8 @@ impl GlDevice {
             let count = unsafe { gl.get_parameter_i32(limit) };
             context.set_binding_limit(space, count.max(0) as usize);
         }
-        let extra = Extra::load(&context);
+        let version = gl.version();
+        let extra = Extra::load(&context, (version.major, version.minor));
         let key = context::register(context.clone());
         Ok(Self {
             gl,
@@ -839,9 +843,18 @@ impl DeviceBackend for GlDevice {
         let textures: Vec<glow::Texture> = colors.iter().map(|id| self.textures[id.0 as usize].texture).collect();
         let gl = self.current()?;
         // SAFETY: objects are created and bound on the current context.
+        // (A failure leaves the attachment textures made above to the device,
+        // which deletes them when it closes.)
         let target = unsafe {
+            let framebuffer = gl.create_framebuffer().map_err(XrError::driver)?;
             let depth = if desc.depth {
-                let depth = gl.create_renderbuffer().map_err(XrError::driver)?;
+                let depth = match gl.create_renderbuffer() {
+                    Ok(depth) => depth,
+                    Err(e) => {
+                        gl.delete_framebuffer(framebuffer);
+                        return Err(XrError::driver(e));
+                    }
+                };
                 gl.bind_renderbuffer(glow::RENDERBUFFER, Some(depth));
                 gl.renderbuffer_storage(
                     glow::RENDERBUFFER,
@@ -853,7 +866,6 @@ impl DeviceBackend for GlDevice {
             } else {
                 None
             };
-            let framebuffer = gl.create_framebuffer().map_err(XrError::driver)?;
             gl.bind_framebuffer(glow::FRAMEBUFFER, Some(framebuffer));
             for (i, texture) in textures.iter().enumerate() {
                 gl.framebuffer_texture_2d(

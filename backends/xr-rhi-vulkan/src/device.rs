@@ -142,6 +142,8 @@ struct Attachment {
     view: vk::ImageView,
     format: vk::Format,
     layout: vk::ImageLayout,
+    /// The texture `render_target_texture` made of it, once asked.
+    texture: Option<TextureId>,
 }
 
 struct Buffer {
@@ -301,7 +303,14 @@ impl VkDevice {
                     .usage(usage)
                     .initial_layout(vk::ImageLayout::UNDEFINED);
                 let (image, memory, view) = self.image_with_view(&info, color_range())?;
-                target.colors.push(Attachment { image, memory, view, format, layout: vk::ImageLayout::UNDEFINED });
+                target.colors.push(Attachment {
+                    image,
+                    memory,
+                    view,
+                    format,
+                    layout: vk::ImageLayout::UNDEFINED,
+                    texture: None,
+                });
             }
             if with_depth {
                 target.depth = Some(self.new_depth(width, height)?);
@@ -352,7 +361,7 @@ impl VkDevice {
             .usage(vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_DST)
             .initial_layout(vk::ImageLayout::UNDEFINED);
         let (image, memory, view) = self.image_with_view(&info, depth_range())?;
-        Ok(Attachment { image, memory, view, format: DEPTH_FORMAT, layout: vk::ImageLayout::UNDEFINED })
+        Ok(Attachment { image, memory, view, format: DEPTH_FORMAT, layout: vk::ImageLayout::UNDEFINED, texture: None })
     }
 
     /// A device-local 2D image as `info` describes it, with a view of `range`.
@@ -493,6 +502,28 @@ impl VkDevice {
     /// Moves colour attachment 0 (what is read back and presented) to `to`.
     fn transition(&self, cb: vk::CommandBuffer, target: &Target, to: vk::ImageLayout) {
         self.transition_image(cb, target.colors[0].image, target.colors[0].layout, to);
+    }
+
+    /// Makes every write recorded so far visible to every later read, on
+    /// the device and the host: what a draw or clear wrote into an
+    /// attachment that is also a texture, for the next draw sampling it or
+    /// a read back (which record no barrier of their own for textures).
+    fn writes_visible(&self, cb: vk::CommandBuffer) {
+        let barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+            .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE | vk::AccessFlags::HOST_READ);
+        // SAFETY: recording into a command buffer in the recording state.
+        unsafe {
+            self.context.device.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::ALL_COMMANDS | vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[barrier],
+                &[],
+                &[],
+            );
+        }
     }
 
     /// Moves every colour attachment to `to`; also a barrier between two
@@ -712,7 +743,10 @@ impl VkDevice {
             None
         };
         let target = &self.targets[index];
-        let filter = if (target.width, target.height) == (extent.width, extent.height) {
+        // Linear filtering where the format surely has it (RGBA8).
+        let filter = if (target.width, target.height) == (extent.width, extent.height)
+            || target.colors[0].format != COLOR_FORMAT
+        {
             vk::Filter::NEAREST
         } else {
             vk::Filter::LINEAR
@@ -905,6 +939,7 @@ impl DeviceBackend for VkDevice {
             queue_family: self.context.queue_family,
             color_format: COLOR_FORMAT.as_raw() as u32,
             depth_format: DEPTH_FORMAT.as_raw() as u32,
+            enabled_extensions: self.context.enabled_extensions.as_ptr(),
             dynamic_rendering_local_read: self.context.local_read,
             register_program: loader_register_program,
             unregister_program: loader_unregister_program,
@@ -955,6 +990,9 @@ impl DeviceBackend for VkDevice {
                     );
                 }
             }
+            if target.textures {
+                self.writes_visible(cb);
+            }
         })?;
         let target = &mut self.targets[index];
         target.colors.iter_mut().for_each(|c| c.layout = layout);
@@ -1004,7 +1042,10 @@ impl DeviceBackend for VkDevice {
             )));
         }
         let formats = target.formats();
-        let pipeline = if formats == [COLOR_FORMAT.as_raw() as u32] {
+        // The device's own pipelines write every channel; a target whose
+        // attachments are textures gets the one that writes only the
+        // attachments the fragment stage has outputs for.
+        let pipeline = if formats == [COLOR_FORMAT.as_raw() as u32] && !target.textures {
             if target.depth.is_some() { program.depth_pipeline } else { program.pipeline }
         } else {
             let depth_format = if target.depth.is_some() { DEPTH_FORMAT.as_raw() as u32 } else { 0 };
@@ -1130,6 +1171,9 @@ impl DeviceBackend for VkDevice {
                     None => device.cmd_draw(cb, draw.vertex_count, 1, draw.first_vertex, 0),
                 }
                 device.cmd_end_rendering(cb);
+            }
+            if target.textures {
+                self.writes_visible(cb);
             }
         })?;
         let target = &mut self.targets[index];
@@ -1450,17 +1494,17 @@ impl DeviceBackend for VkDevice {
                 target.colors.len()
             ))
         })?;
+        if let Some(texture) = color.texture {
+            return Ok(texture);
+        }
         let format = texture_format(color.format)
             .ok_or_else(|| XrError::driver(format!("render target {}: unknown format {:?}", id.0, color.format)))?;
         let desc = TextureDesc { width: target.width, height: target.height, format, mip_levels: 1, storage: false };
-        self.textures.push(Texture {
-            image: color.image,
-            memory: color.memory,
-            view: color.view,
-            desc,
-            borrowed: true,
-        });
-        Ok(TextureId(self.textures.len() as u32 - 1))
+        let texture = Texture { image: color.image, memory: color.memory, view: color.view, desc, borrowed: true };
+        self.textures.push(texture);
+        let id = TextureId(self.textures.len() as u32 - 1);
+        self.targets[index].colors[attachment as usize].texture = Some(id);
+        Ok(id)
     }
 
     fn take_validation_messages(&mut self) -> Result<Vec<String>, XrError> {

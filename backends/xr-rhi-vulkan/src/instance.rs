@@ -26,6 +26,9 @@ pub struct Context {
     pub messages: Messages,
     /// `dynamicRenderingLocalRead` is enabled: draws read input attachments.
     pub local_read: bool,
+    /// The device extensions enabled, separated by spaces (what the
+    /// loader hands build systems).
+    pub enabled_extensions: std::ffi::CString,
     /// The window's surface, for a device opened with a window.
     pub surface: Option<(ash::khr::surface::Instance, vk::SurfaceKHR)>,
 }
@@ -149,7 +152,7 @@ impl Context {
                         instance.get_physical_device_memory_properties(physical),
                     )
                 };
-                let (device, local_read) =
+                let (device, local_read, enabled_extensions) =
                     match Self::create_device(&instance, physical, queue_family, surface.is_some()) {
                         Ok(device) => device,
                         Err(e) => {
@@ -172,6 +175,7 @@ impl Context {
                     queue_family,
                     messages,
                     local_read,
+                    enabled_extensions,
                     surface,
                 })
             }
@@ -280,7 +284,7 @@ impl Context {
         physical: vk::PhysicalDevice,
         family: u32,
         presents: bool,
-    ) -> Result<(ash::Device, bool), XrError> {
+    ) -> Result<(ash::Device, bool, std::ffi::CString), XrError> {
         let priorities = [1.0];
         let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
         let mut extensions = vec![ash::ext::vertex_input_dynamic_state::NAME.as_ptr()];
@@ -397,7 +401,11 @@ impl Context {
         }
         // SAFETY: the create info and what it points to live across the call.
         let device = unsafe { instance.create_device(physical, &create, None) }.map_err(vk_error("vkCreateDevice"))?;
-        Ok((device, reads_attachments))
+        // SAFETY: every name is one of ash's NUL-terminated constants.
+        let names: Vec<String> =
+            extensions.iter().map(|n| unsafe { CStr::from_ptr(*n) }.to_string_lossy().into_owned()).collect();
+        let enabled = std::ffi::CString::new(names.join(" ")).unwrap_or_default();
+        Ok((device, reads_attachments, enabled))
     }
 
     /// Validation errors since the last call, joined into one line.
