@@ -113,13 +113,23 @@ pub struct VulkanProgram {
     /// Makes the program's pipeline for a target whose colour attachments
     /// have the `count` `VkFormat`s at `formats` and whose depth format is
     /// `depth_format` (0: none), called with `pipeline_context`; 0 on
-    /// failure. `pipeline` and `depth_pipeline` are the ones for the
+    /// failure. For dynamic rendering when `render_pass` is 0, else for
+    /// subpass 0 of that `VkRenderPass` (the device draws a program that
+    /// reads input attachments in a render pass of its own where it lacks
+    /// dynamic rendering local read). `pipeline` and `depth_pipeline` are the ones for the
     /// device's own target; a device asks for the others (several colour
     /// attachments) at each draw into such a target, so the build system
     /// makes each once and hands the same one out after (it owns them and
     /// destroys them with the program).
-    pub pipeline_for:
-        Option<unsafe extern "C" fn(context: *const c_void, formats: *const u32, count: u32, depth_format: u32) -> u64>,
+    pub pipeline_for: Option<
+        unsafe extern "C" fn(
+            context: *const c_void,
+            formats: *const u32,
+            count: u32,
+            depth_format: u32,
+            render_pass: u64,
+        ) -> u64,
+    >,
     /// What `pipeline_for` is called with; owned by the build system.
     pub pipeline_context: *const c_void,
     /// The input attachments the program reads (`subpassInput`): the
@@ -172,8 +182,9 @@ pub struct VulkanLoader {
     /// needing one of them is refused before the driver where it is absent.
     pub enabled_extensions: *const c_char,
     /// Whether the device reads input attachments within dynamic
-    /// rendering (`dynamicRenderingLocalRead` enabled): programs with input
-    /// attachments are refused where it is false.
+    /// rendering (`dynamicRenderingLocalRead` enabled). Where it is false,
+    /// a program reading input attachments has no pipeline for dynamic
+    /// rendering: the device asks `pipeline_for` for one in its render pass.
     pub dynamic_rendering_local_read: bool,
     /// Registers a program; returns the name to draw it with (never 0), or 0 if the device is closed.
     pub register_program: unsafe extern "C" fn(context: *const c_void, program: *const VulkanProgram) -> u32,

@@ -61,15 +61,12 @@ pub enum RuntimeArrays {
 /// pool; lowered to the device's per-stage limit.
 pub const RUNTIME_ARRAY_LENGTH: u32 = 1024;
 
-/// Every binding of a program, sorted by set and binding. Input
-/// attachments are laid out where the device reads them within dynamic
-/// rendering (`local_read`), and refused elsewhere.
+/// Every binding of a program, sorted by set and binding.
 pub fn merge(
     context: &str,
     modules: &[StageModule],
     reflections: &[Reflection],
     runtime_arrays: RuntimeArrays,
-    local_read: bool,
 ) -> Result<Vec<LayoutBinding>, XrError> {
     // The length an array of unknown size `name` gets, or why it cannot have one.
     let runtime_length = |name: &str, declared_by: &str| match runtime_arrays {
@@ -91,14 +88,6 @@ pub fn merge(
             return Err(XrError::invalid_input(format!(
                 "{context}: '{}' (set {}, binding {}) in {declared_by} is {}: XR's Vulkan loader does not bind that kind of descriptor",
                 resource.name, resource.set, resource.binding, resource.kind
-            )));
-        }
-        if let (Some(input), false) = (reflection.input_attachments.first(), local_read) {
-            return Err(XrError::unavailable(format!(
-                "{context}: '{}' (set {}, binding {}) in {declared_by} is an input attachment (subpassInput), which XR \
-                 reads within dynamic rendering: this device lacks dynamicRenderingLocalRead \
-                 (VK_KHR_dynamic_rendering_local_read)",
-                input.name, input.set, input.binding
             )));
         }
         let mut found: Vec<LayoutBinding> = Vec::new();
@@ -562,13 +551,13 @@ mod tests {
         let reflections: Vec<Reflection> =
             modules.iter().map(|m| xr_spirv::reflect(&m.words, &m.entry_point).unwrap()).collect();
 
-        let bindings = merge("program 'p'", &modules, &reflections, RuntimeArrays::Length(64), true).unwrap();
+        let bindings = merge("program 'p'", &modules, &reflections, RuntimeArrays::Length(64)).unwrap();
         let laid_out: Vec<(&str, u32, u32, bool)> =
             bindings.iter().map(|b| (b.name.as_str(), b.binding, b.count, b.partially_bound)).collect();
         assert_eq!(laid_out, [("single", 0, 1, false), ("textures", 2, 64, true)]);
 
         let lacking = RuntimeArrays::Lacking("runtimeDescriptorArray and descriptorBindingPartiallyBound");
-        let error = merge("program 'p'", &modules, &reflections, lacking, true).unwrap_err().to_string();
+        let error = merge("program 'p'", &modules, &reflections, lacking).unwrap_err().to_string();
         assert!(
             error.contains(
                 "program 'p': 'textures' in fragment stage a.frag is an array of unknown size, which needs descriptor \

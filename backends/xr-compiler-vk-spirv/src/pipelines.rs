@@ -8,7 +8,9 @@
 //! first draw, when the device calls [`pipeline_for`], and keeps it for the
 //! program's life. [`GraphicsPipelines`] holds what either needs: the
 //! shader stages with their specialization data, the layout, and which
-//! attachments the fragment stage writes.
+//! attachments the fragment stage writes. A device that cannot read input
+//! attachments within dynamic rendering draws a program that reads them in
+//! a render pass of its own, and asks for a pipeline of that render pass.
 
 use ash::vk;
 use std::{collections::HashMap, ffi::CString, sync::Mutex};
@@ -25,6 +27,10 @@ struct Stage {
     data: Vec<u8>,
 }
 
+/// What a pipeline is made for: colour formats, depth format (0: none),
+/// render pass (null: dynamic rendering).
+type TargetShape = (Vec<u32>, u32, vk::RenderPass);
+
 /// What a program's graphics pipelines are made from, and those made for
 /// other targets than the device's own (destroyed by [`Self::destroy`]).
 pub struct GraphicsPipelines {
@@ -38,8 +44,9 @@ pub struct GraphicsPipelines {
     /// The fragment stage's output locations; `None` where one is not a
     /// plain location (every attachment is then written).
     written: Option<Vec<u32>>,
-    /// Pipelines for other targets, by (colour formats, depth format).
-    made: Mutex<HashMap<(Vec<u32>, u32), vk::Pipeline>>,
+    /// Pipelines for other targets, by (colour formats, depth format,
+    /// render pass: null for dynamic rendering).
+    made: Mutex<HashMap<TargetShape, vk::Pipeline>>,
 }
 
 impl GraphicsPipelines {
@@ -92,12 +99,15 @@ impl GraphicsPipelines {
     /// fragment stage has no output for keep their contents (a lighting
     /// pass drawing into a G-buffer's last attachment leaves the others);
     /// without, every attachment is written (the device's own target).
+    /// In `render_pass` (subpass 0) where it is not null, else for
+    /// dynamic rendering.
     pub fn make(
         &self,
         cache: vk::PipelineCache,
         colors: &[vk::Format],
         depth: Option<vk::Format>,
         mask_unwritten: bool,
+        render_pass: vk::RenderPass,
     ) -> Result<vk::Pipeline, XrError> {
         let specializations: Vec<vk::SpecializationInfo> =
             self.stages.iter().map(|s| vk::SpecializationInfo::default().map_entries(&s.map).data(&s.data)).collect();
@@ -160,8 +170,12 @@ impl GraphicsPipelines {
             .multisample_state(&multisample)
             .color_blend_state(&blend)
             .dynamic_state(&dynamic)
-            .layout(self.layout)
-            .push_next(&mut rendering);
+            .layout(self.layout);
+        info = if render_pass == vk::RenderPass::null() {
+            info.push_next(&mut rendering)
+        } else {
+            info.render_pass(render_pass).subpass(0)
+        };
         if self.patch_size.is_some() {
             info = info.tessellation_state(&tessellation);
         }
@@ -176,15 +190,16 @@ impl GraphicsPipelines {
 
     /// The pipeline for a target of `colors` and `depth` (0: none), made
     /// on the first call and kept.
-    fn for_target(&self, colors: &[u32], depth: u32) -> Result<vk::Pipeline, XrError> {
+    fn for_target(&self, colors: &[u32], depth: u32, render_pass: vk::RenderPass) -> Result<vk::Pipeline, XrError> {
         let mut made = self.made.lock().map_err(|_| XrError::driver("pipeline table poisoned"))?;
-        if let Some(pipeline) = made.get(&(colors.to_vec(), depth)) {
+        let key = (colors.to_vec(), depth, render_pass);
+        if let Some(pipeline) = made.get(&key) {
             return Ok(*pipeline);
         }
         let formats: Vec<vk::Format> = colors.iter().map(|f| vk::Format::from_raw(*f as i32)).collect();
         let depth_format = (depth != 0).then(|| vk::Format::from_raw(depth as i32));
-        let pipeline = self.make(vk::PipelineCache::null(), &formats, depth_format, true)?;
-        made.insert((colors.to_vec(), depth), pipeline);
+        let pipeline = self.make(vk::PipelineCache::null(), &formats, depth_format, true, render_pass)?;
+        made.insert(key, pipeline);
         Ok(pipeline)
     }
 
@@ -228,6 +243,7 @@ pub unsafe extern "C" fn pipeline_for(
     formats: *const u32,
     count: u32,
     depth: u32,
+    render_pass: u64,
 ) -> u64 {
     use ash::vk::Handle;
     if context.is_null() || formats.is_null() || count == 0 {
@@ -236,7 +252,9 @@ pub unsafe extern "C" fn pipeline_for(
     // SAFETY: per the contract (both non-null, checked above).
     let (pipelines, formats) =
         unsafe { (&*context.cast::<GraphicsPipelines>(), std::slice::from_raw_parts(formats, count as usize)) };
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pipelines.for_target(formats, depth))) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pipelines.for_target(formats, depth, vk::RenderPass::from_raw(render_pass))
+    })) {
         Ok(Ok(pipeline)) => pipeline.as_raw(),
         Ok(Err(e)) => {
             tracing::error!("{e}");

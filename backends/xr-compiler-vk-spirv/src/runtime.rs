@@ -340,8 +340,7 @@ impl AttachedVkSpirv {
         let reflections = Self::reflect(&modules)?;
         Self::check_interface(&modules, &reflections)?;
         self.check_extensions(&context, &modules)?;
-        let local_read = self.loader.dynamic_rendering_local_read;
-        let bindings = layout::merge(&context, &modules, &reflections, self.runtime_arrays(), local_read)?;
+        let bindings = layout::merge(&context, &modules, &reflections, self.runtime_arrays())?;
         layout::check_limits(&context, &bindings, &self.limits)?;
         let CreatedObjects { objects, entries, push, pipelines } =
             self.create_objects(&context, &modules, &reflections, &bindings)?;
@@ -579,8 +578,15 @@ impl AttachedVkSpirv {
                 GraphicsPipelines::new(device.clone(), context, modules, &objects.modules, objects.layout, outputs)?;
             let color = [vk::Format::from_raw(self.loader.color_format as i32)];
             let depth = vk::Format::from_raw(self.loader.depth_format as i32);
-            objects.pipeline = pipelines.make(self.cache.cache, &color, None, false)?;
-            objects.depth_pipeline = pipelines.make(self.cache.cache, &color, Some(depth), false)?;
+            // A program reading input attachments on a device without local
+            // read is drawn only in the device's render pass (`pipeline_for`).
+            let in_render_pass_only =
+                !self.loader.dynamic_rendering_local_read && bindings.iter().any(|b| b.input_attachment.is_some());
+            if !in_render_pass_only {
+                let dynamic = vk::RenderPass::null();
+                objects.pipeline = pipelines.make(self.cache.cache, &color, None, false, dynamic)?;
+                objects.depth_pipeline = pipelines.make(self.cache.cache, &color, Some(depth), false, dynamic)?;
+            }
             Ok(Some(Box::new(pipelines)))
         })();
         let pipelines = match result {

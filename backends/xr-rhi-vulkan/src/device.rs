@@ -204,6 +204,21 @@ pub struct VkDevice {
     data_buffers: Vec<DataBuffer>,
     /// The window's swapchain, for a device opened with a window.
     swapchain: Option<Swapchain>,
+    /// Render passes for programs that read input attachments, where the
+    /// device cannot read them within dynamic rendering; by their shape.
+    render_passes: std::cell::RefCell<HashMap<RenderPassShape, vk::RenderPass>>,
+    /// Framebuffers of those render passes, by (target, render pass).
+    framebuffers: std::cell::RefCell<HashMap<(usize, vk::RenderPass), vk::Framebuffer>>,
+}
+
+/// What makes two render passes of [`VkDevice::render_pass`] the same: the
+/// colour formats, depth, and which attachments are read as input
+/// attachments (by input attachment index).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct RenderPassShape {
+    colors: Vec<u32>,
+    depth: bool,
+    inputs: Vec<u32>,
 }
 
 impl VkDevice {
@@ -237,6 +252,8 @@ impl VkDevice {
             samplers: Vec::new(),
             data_buffers: Vec::new(),
             swapchain: None,
+            render_passes: Default::default(),
+            framebuffers: Default::default(),
         };
         // From here on a failure drops `device`, which destroys what it holds.
         OPEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, device.shared.clone());
@@ -502,6 +519,102 @@ impl VkDevice {
     /// Moves colour attachment 0 (what is read back and presented) to `to`.
     fn transition(&self, cb: vk::CommandBuffer, target: &Target, to: vk::ImageLayout) {
         self.transition_image(cb, target.colors[0].image, target.colors[0].layout, to);
+    }
+
+    /// The render pass and framebuffer a draw into `target` (at `index`)
+    /// with a program reading the input attachments `inputs` uses where the
+    /// device cannot read them within dynamic rendering: one subpass whose
+    /// colour attachments are the target's, all in `GENERAL`, input
+    /// attachment `i` reading colour attachment `i` (as local read maps
+    /// them), and the depth attachment. Both are made once and kept.
+    fn render_pass(
+        &self,
+        index: usize,
+        target: &Target,
+        inputs: &[(xr_device::InputAttachmentSlot, vk::DescriptorImageInfo)],
+    ) -> Result<(vk::RenderPass, vk::Framebuffer), XrError> {
+        let device = &self.context.device;
+        let mut read: Vec<u32> = inputs.iter().map(|(slot, _)| slot.attachment).collect();
+        read.sort_unstable();
+        read.dedup();
+        let shape = RenderPassShape { colors: target.formats(), depth: target.depth.is_some(), inputs: read };
+        let mut passes = self.render_passes.borrow_mut();
+        let render_pass = match passes.get(&shape) {
+            Some(pass) => *pass,
+            None => {
+                let mut attachments: Vec<vk::AttachmentDescription> = target
+                    .colors
+                    .iter()
+                    .map(|color| {
+                        vk::AttachmentDescription::default()
+                            .format(color.format)
+                            .samples(vk::SampleCountFlags::TYPE_1)
+                            .load_op(vk::AttachmentLoadOp::LOAD)
+                            .store_op(vk::AttachmentStoreOp::STORE)
+                            .stencil_load_op(vk::AttachmentLoadOp::DONT_CARE)
+                            .stencil_store_op(vk::AttachmentStoreOp::DONT_CARE)
+                            .initial_layout(vk::ImageLayout::GENERAL)
+                            .final_layout(vk::ImageLayout::GENERAL)
+                    })
+                    .collect();
+                let colors: Vec<vk::AttachmentReference> = (0..target.colors.len() as u32)
+                    .map(|i| vk::AttachmentReference { attachment: i, layout: vk::ImageLayout::GENERAL })
+                    .collect();
+                let last = shape.inputs.last().copied().unwrap_or(0);
+                let input_refs: Vec<vk::AttachmentReference> = (0..=last)
+                    .map(|i| vk::AttachmentReference {
+                        attachment: if shape.inputs.contains(&i) { i } else { vk::ATTACHMENT_UNUSED },
+                        layout: vk::ImageLayout::GENERAL,
+                    })
+                    .collect();
+                let depth = vk::AttachmentReference {
+                    attachment: attachments.len() as u32,
+                    layout: vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
+                };
+                if shape.depth {
+                    attachments.push(
+                        vk::AttachmentDescription::default()
+                            .format(DEPTH_FORMAT)
+                            .samples(vk::SampleCountFlags::TYPE_1)
+                            .load_op(vk::AttachmentLoadOp::LOAD)
+                            .store_op(vk::AttachmentStoreOp::STORE)
+                            .stencil_load_op(vk::AttachmentLoadOp::DONT_CARE)
+                            .stencil_store_op(vk::AttachmentStoreOp::DONT_CARE)
+                            .initial_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+                            .final_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL),
+                    );
+                }
+                let mut subpass = vk::SubpassDescription::default()
+                    .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
+                    .color_attachments(&colors)
+                    .input_attachments(&input_refs);
+                if shape.depth {
+                    subpass = subpass.depth_stencil_attachment(&depth);
+                }
+                let subpasses = [subpass];
+                let info = vk::RenderPassCreateInfo::default().attachments(&attachments).subpasses(&subpasses);
+                // SAFETY: a valid create info whose arrays live across the call.
+                let pass = unsafe { device.create_render_pass(&info, None) }.map_err(vk_error("vkCreateRenderPass"))?;
+                passes.insert(shape, pass);
+                pass
+            }
+        };
+        let mut framebuffers = self.framebuffers.borrow_mut();
+        if let Some(framebuffer) = framebuffers.get(&(index, render_pass)) {
+            return Ok((render_pass, *framebuffer));
+        }
+        let views: Vec<vk::ImageView> =
+            target.colors.iter().chain(target.depth.as_ref()).map(|attachment| attachment.view).collect();
+        let info = vk::FramebufferCreateInfo::default()
+            .render_pass(render_pass)
+            .attachments(&views)
+            .width(target.width)
+            .height(target.height)
+            .layers(1);
+        // SAFETY: the views are the target's, alive as long as the device; the render pass is compatible.
+        let framebuffer = unsafe { device.create_framebuffer(&info, None) }.map_err(vk_error("vkCreateFramebuffer"))?;
+        framebuffers.insert((index, render_pass), framebuffer);
+        Ok((render_pass, framebuffer))
     }
 
     /// Makes every write recorded so far visible to every later read, on
@@ -1041,6 +1154,14 @@ impl DeviceBackend for VkDevice {
                 draw.target.0
             )));
         }
+        let inputs = self.input_attachment_writes(&program, draw, target)?;
+        // Where the device cannot read input attachments within dynamic
+        // rendering, a program that reads them draws in a render pass.
+        let pass = if !inputs.is_empty() && !self.context.local_read {
+            Some(self.render_pass(index, target, &inputs)?)
+        } else {
+            None
+        };
         let formats = target.formats();
         // The device's own pipelines write every channel; a target whose
         // attachments are textures gets the one that writes only the
@@ -1052,7 +1173,8 @@ impl DeviceBackend for VkDevice {
             match program.pipeline_for {
                 // SAFETY: the build system keeps its context alive while the program is registered.
                 Some(make) => unsafe {
-                    make(program.pipeline_context, formats.as_ptr(), formats.len() as u32, depth_format)
+                    let render_pass = pass.map_or(0, |(render_pass, _)| render_pass.as_raw());
+                    make(program.pipeline_context, formats.as_ptr(), formats.len() as u32, depth_format, render_pass)
                 },
                 None => 0,
             }
@@ -1067,7 +1189,6 @@ impl DeviceBackend for VkDevice {
                 if target.depth.is_some() { " and depth" } else { "" }
             )));
         }
-        let inputs = self.input_attachment_writes(&program, draw, target)?;
         // Attachments a draw reads are in GENERAL, as are those of a target
         // whose attachments are textures.
         let color_layout =
@@ -1152,7 +1273,16 @@ impl DeviceBackend for VkDevice {
             };
             // SAFETY: recording; every handle belongs to this device.
             unsafe {
-                device.cmd_begin_rendering(cb, &rendering);
+                match pass {
+                    Some((render_pass, framebuffer)) => {
+                        let begin = vk::RenderPassBeginInfo::default()
+                            .render_pass(render_pass)
+                            .framebuffer(framebuffer)
+                            .render_area(area);
+                        device.cmd_begin_render_pass(cb, &begin, vk::SubpassContents::INLINE);
+                    }
+                    None => device.cmd_begin_rendering(cb, &rendering),
+                }
                 device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, vk::Pipeline::from_raw(pipeline));
                 device.cmd_set_viewport(cb, 0, &[viewport]);
                 device.cmd_set_scissor(cb, 0, &[area]);
@@ -1170,7 +1300,11 @@ impl DeviceBackend for VkDevice {
                     }
                     None => device.cmd_draw(cb, draw.vertex_count, 1, draw.first_vertex, 0),
                 }
-                device.cmd_end_rendering(cb);
+                if pass.is_some() {
+                    device.cmd_end_render_pass(cb);
+                } else {
+                    device.cmd_end_rendering(cb);
+                }
             }
             if target.textures {
                 self.writes_visible(cb);
@@ -1508,7 +1642,7 @@ impl DeviceBackend for VkDevice {
     }
 
     fn take_validation_messages(&mut self) -> Result<Vec<String>, XrError> {
-        Ok(self.context.messages.lock().map(|mut list| std::mem::take(&mut *list)).unwrap_or_default())
+        Ok(self.context.take_validation_messages())
     }
 }
 
@@ -1526,6 +1660,12 @@ impl Drop for VkDevice {
             let _ = device.device_wait_idle();
             if let Some(mut swapchain) = self.swapchain.take() {
                 swapchain.destroy(device);
+            }
+            for framebuffer in self.framebuffers.get_mut().drain().map(|(_, f)| f) {
+                device.destroy_framebuffer(framebuffer, None);
+            }
+            for render_pass in self.render_passes.get_mut().drain().map(|(_, p)| p) {
+                device.destroy_render_pass(render_pass, None);
             }
             for target in std::mem::take(&mut self.targets) {
                 self.destroy_target(target);

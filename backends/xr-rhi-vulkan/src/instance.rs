@@ -46,9 +46,7 @@ unsafe extern "system" fn on_message(
             let message = (*data).message_as_c_str().map(|m| m.to_string_lossy().into_owned()).unwrap_or_default();
             (message, &*(user as *const Messages))
         };
-        if !predates_local_read(&message)
-            && let Ok(mut list) = messages.lock()
-        {
+        if let Ok(mut list) = messages.lock() {
             list.push(message);
         }
     }
@@ -62,11 +60,12 @@ unsafe extern "system" fn on_message(
 ///   driver offers it, is "unknown" (the layer says itself that it may be
 ///   from "a later version of the Vulkan header");
 /// - a pipeline without a render pass whose fragment stage reads input
-///   attachments (VUID 06061), which the enabled feature allows; XR
-///   refuses such a program before any pipeline on a device without it
-///   (`xr-compiler-vk-spirv`'s layout), so none is made where the rule holds.
+///   attachments (VUID 06061), which the enabled feature allows.
 ///
-/// Everything else the layer checks as before.
+/// Dropped only where the device enabled the extension (on a device
+/// without it, such a pipeline would be a real error: XR draws those
+/// programs in a render pass there). Everything else the layer checks as
+/// before.
 fn predates_local_read(message: &str) -> bool {
     message.contains("unknown VkStructureType (1000232000)")
         || (message.contains("VUID-VkGraphicsPipelineCreateInfo-renderPass-06061")
@@ -408,15 +407,21 @@ impl Context {
         Ok((device, reads_attachments, enabled))
     }
 
+    /// Validation errors since the last call, taken (less those a layer
+    /// older than the device's extensions gets wrong: [`predates_local_read`]).
+    pub fn take_validation_messages(&self) -> Vec<String> {
+        let Ok(mut list) = self.messages.lock() else { return Vec::new() };
+        let mut taken = std::mem::take(&mut *list);
+        if self.local_read {
+            taken.retain(|message| !predates_local_read(message));
+        }
+        taken
+    }
+
     /// Validation errors since the last call, joined into one line.
     pub fn take_validation_errors(&self) -> Option<String> {
-        let mut list = self.messages.lock().ok()?;
-        if list.is_empty() {
-            return None;
-        }
-        let joined = list.join(" | ");
-        list.clear();
-        Some(joined)
+        let taken = self.take_validation_messages();
+        (!taken.is_empty()).then(|| taken.join(" | "))
     }
 
     /// Index of a memory type with `flags` among those `bits` allows.
