@@ -16,10 +16,10 @@
 //! textures, the mesh and the matrices are made in code.
 
 use std::path::{Path, PathBuf};
-use textured::{cube, matrices};
+use textured::{cube_buffers, matrices};
 use xr_device::{
-    BufferUsage, DeviceBox, DeviceKind, DeviceOptions, DrawCall, Filter, Image, RenderTargetDesc, SamplerDesc,
-    TextureDesc, TextureFormat, VertexAttribute, VertexLayout, Wrap,
+    DeviceBox, DeviceKind, DeviceOptions, DrawCall, Filter, Image, RenderTargetDesc, SamplerDesc, TextureDesc,
+    TextureFormat, VertexAttribute, VertexLayout, Wrap,
 };
 use xr_host::Registry;
 use xr_sourcebuild::{AttachedBuildSystemBox, BuildOptions, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc};
@@ -102,21 +102,9 @@ fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox, kind: Dev
     gbuffer.constants.set_matrix4(handle, &mvp)?;
     let handle = gbuffer.constants.handle("u_model")?;
     gbuffer.constants.set_matrix4(handle, &model)?;
-    let (vertices, indices) = cube();
-    let layout = VertexLayout {
-        stride: 8,
-        attributes: vec![
-            VertexAttribute { location: 0, components: 3, offset: 0 },
-            VertexAttribute { location: 1, components: 3, offset: 3 },
-            VertexAttribute { location: 2, components: 2, offset: 6 },
-        ]
-        .into(),
-    };
-    let mesh = device.create_vertex_buffer(vertices.as_slice().into(), &layout).into_result()?;
-    let index_bytes: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
-    let index_buffer = device.create_buffer(BufferUsage::INDEX, index_bytes.as_slice().into()).into_result()?;
+    let (mesh, index_buffer, index_count) = cube_buffers(device)?;
     device.clear(target, &[0.0; 4]).into_result()?;
-    let call = DrawCall::triangles(target, gbuffer.program, mesh, 0).indexed(index_buffer, indices.len() as u32);
+    let call = DrawCall::triangles(target, gbuffer.program, mesh, 0).indexed(index_buffer, index_count);
     device.draw(&call).into_result()?;
 
     // The lighting pass: on OpenGL the G-buffer is bound as textures; on

@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 use xr_device::{
-    BufferUsage, ComputeCall, DeviceBox, DeviceOptions, DrawCall, Filter, Image, SamplerDesc, TextureDesc,
-    TextureFormat, VertexAttribute, VertexLayout, Wrap,
+    BufferId, BufferUsage, ComputeCall, DeviceBox, DeviceOptions, DrawCall, Filter, Image, SamplerDesc, TextureDesc,
+    TextureFormat, VertexAttribute, VertexBufferId, VertexLayout, Wrap,
 };
 use xr_host::Registry;
 use xr_sourcebuild::{AttachedBuildSystemBox, BuildOptions, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc};
@@ -59,6 +59,25 @@ pub fn cube() -> (Vec<f32>, Vec<u32>) {
         indices.extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
     }
     (vertices, indices)
+}
+
+/// [`cube`] on `device`: its vertex buffer (position, normal, texture
+/// coordinate), its index buffer and the number of indices.
+pub fn cube_buffers(device: &mut DeviceBox) -> Result<(VertexBufferId, BufferId, u32), SampleError> {
+    let (vertices, indices) = cube();
+    let layout = VertexLayout {
+        stride: 8,
+        attributes: vec![
+            VertexAttribute { location: 0, components: 3, offset: 0 },
+            VertexAttribute { location: 1, components: 3, offset: 3 },
+            VertexAttribute { location: 2, components: 2, offset: 6 },
+        ]
+        .into(),
+    };
+    let vertex_buffer = device.create_vertex_buffer(vertices.as_slice().into(), &layout).into_result()?;
+    let index_bytes: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
+    let index_buffer = device.create_buffer(BufferUsage::INDEX, index_bytes.as_slice().into()).into_result()?;
+    Ok((vertex_buffer, index_buffer, indices.len() as u32))
 }
 
 /// A column-major 4 × 4 matrix.
@@ -180,23 +199,10 @@ fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox, depth_tes
     let albedo = mesh.constants.handle("albedo")?;
     mesh.constants.set_texture(albedo, &device.texture_binding(texture, Some(sampler).into()).into_result()?)?;
 
-    let (vertices, indices) = cube();
-    let layout = VertexLayout {
-        stride: 8,
-        attributes: vec![
-            VertexAttribute { location: 0, components: 3, offset: 0 },
-            VertexAttribute { location: 1, components: 3, offset: 3 },
-            VertexAttribute { location: 2, components: 2, offset: 6 },
-        ]
-        .into(),
-    };
-    let vertex_buffer = device.create_vertex_buffer(vertices.as_slice().into(), &layout).into_result()?;
-    let index_bytes: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
-    let index_buffer = device.create_buffer(BufferUsage::INDEX, index_bytes.as_slice().into()).into_result()?;
+    let (vertex_buffer, index_buffer, index_count) = cube_buffers(device)?;
     let target = device.create_depth_render_target(SIZE, SIZE).into_result()?;
     device.clear(target, &CLEAR).into_result()?;
-    let mut call =
-        DrawCall::triangles(target, mesh.program, vertex_buffer, 0).indexed(index_buffer, indices.len() as u32);
+    let mut call = DrawCall::triangles(target, mesh.program, vertex_buffer, 0).indexed(index_buffer, index_count);
     call.depth_test = depth_test;
     device.draw(&call).into_result()?;
     let image = device.read_pixels(target).into_result()?;

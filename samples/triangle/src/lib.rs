@@ -107,6 +107,27 @@ impl PathArgs {
     pub fn options(&self) -> DeviceOptions {
         DeviceOptions { validation: self.validation, ..DeviceOptions::default() }
     }
+
+    /// Renders through every path asked for with `render` and writes one
+    /// PNG per path, `<sample>-<path>.png` under `out`, saying where each
+    /// went: the whole `main` of a sample that renders one image per path.
+    pub fn write_each_path(
+        &self,
+        sample: &str,
+        render: impl Fn(&Registry, RenderPath, &DeviceOptions) -> Result<Image, SampleError>,
+    ) -> anyhow::Result<()> {
+        use anyhow::Context;
+        let registry = Registry::discover();
+        let options = self.options();
+        for path in self.paths().map_err(anyhow::Error::msg)? {
+            let image =
+                render(&registry, path, &options).with_context(|| format!("rendering through {}", path.name))?;
+            let file = self.out.join(format!("{sample}-{}.png", path.name));
+            write_png(&image, &file)?;
+            println!("{:<9} -> {}", path.name, file.display());
+        }
+        Ok(())
+    }
 }
 
 /// Every path XR renders through.
