@@ -46,6 +46,16 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ lives in the workspace").to_path_buf()
 }
 
+/// The loader manifest of Debian 12's own lavapipe (Mesa 22.3: Vulkan 1.3,
+/// no descriptor indexing, no dynamic rendering local read, no ray queries).
+pub const SYSTEM_LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+
+/// The loader manifest of the lavapipe the setup puts in the checkout
+/// (Mesa 25: Vulkan 1.4; scripts/setup-lavapipe.sh).
+pub fn setup_lavapipe() -> PathBuf {
+    profile_dir().parent().expect("target/<profile> has a parent").join("lavapipe/lvp_icd.json")
+}
+
 /// `target/<profile>` of the running test binary (`target/<profile>/deps/<test>`).
 pub fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
@@ -221,6 +231,12 @@ impl Xr {
     pub fn env(mut self, name: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
         self.command.env(name, value);
         self
+    }
+
+    /// Offers the Vulkan loader only the drivers of `manifests` (a path,
+    /// or several joined with `:`), not the setup's lavapipe beside them.
+    pub fn vulkan_drivers(self, manifests: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.env("VK_DRIVER_FILES", manifests).env("VK_ADD_DRIVER_FILES", "")
     }
 
     /// The command, for a test that spawns and signals it.

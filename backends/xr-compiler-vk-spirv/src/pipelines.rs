@@ -66,14 +66,7 @@ impl GraphicsPipelines {
             .map(|(m, module)| {
                 let entry = CString::new(m.entry_point.as_str())
                     .map_err(|_| XrError::invalid_input(format!("{context}: entry point with a NUL byte")))?;
-                let map = (0..m.specializations.len())
-                    .map(|i| vk::SpecializationMapEntry {
-                        constant_id: m.specializations[i].id,
-                        offset: (i * 4) as u32,
-                        size: 4,
-                    })
-                    .collect();
-                let data = m.specializations.iter().flat_map(|s| s.bits.to_le_bytes()).collect();
+                let (map, data) = specialization(m);
                 Ok(Stage { flag: crate::layout::stage_flag(m.stage), module: *module, entry, map, data })
             })
             .collect::<Result<_, XrError>>()?;
@@ -214,6 +207,20 @@ impl GraphicsPipelines {
             unsafe { self.device.destroy_pipeline(pipeline, None) };
         }
     }
+}
+
+/// A module's specialization constants as Vulkan takes them: one 4-byte
+/// entry per constant, and their values in that order.
+pub fn specialization(module: &StageModule) -> (Vec<vk::SpecializationMapEntry>, Vec<u8>) {
+    let map = (0..module.specializations.len())
+        .map(|i| vk::SpecializationMapEntry {
+            constant_id: module.specializations[i].id,
+            offset: (i * 4) as u32,
+            size: 4,
+        })
+        .collect();
+    let data = module.specializations.iter().flat_map(|s| s.bits.to_le_bytes()).collect();
+    (map, data)
 }
 
 /// The locations a fragment stage's outputs write; `None` when one is

@@ -609,14 +609,7 @@ impl AttachedVkSpirv {
     ) -> Result<vk::Pipeline, XrError> {
         let entry = CString::new(module.entry_point.as_str())
             .map_err(|_| XrError::invalid_input(format!("{context}: entry point with a NUL byte")))?;
-        let map: Vec<vk::SpecializationMapEntry> = (0..module.specializations.len())
-            .map(|i| vk::SpecializationMapEntry {
-                constant_id: module.specializations[i].id,
-                offset: (i * 4) as u32,
-                size: 4,
-            })
-            .collect();
-        let data: Vec<u8> = module.specializations.iter().flat_map(|s| s.bits.to_le_bytes()).collect();
+        let (map, data) = pipelines::specialization(module);
         let specialization = vk::SpecializationInfo::default().map_entries(&map).data(&data);
         let mut stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)

@@ -309,28 +309,11 @@ impl VkDevice {
         let mut target = Target { colors: Vec::new(), width, height, depth: None, textures };
         let made = (|| {
             for &format in colors {
-                let info = vk::ImageCreateInfo::default()
-                    .image_type(vk::ImageType::TYPE_2D)
-                    .format(format)
-                    .extent(vk::Extent3D { width, height, depth: 1 })
-                    .mip_levels(1)
-                    .array_layers(1)
-                    .samples(vk::SampleCountFlags::TYPE_1)
-                    .tiling(vk::ImageTiling::OPTIMAL)
-                    .usage(usage)
-                    .initial_layout(vk::ImageLayout::UNDEFINED);
-                let (image, memory, view) = self.image_with_view(&info, color_range())?;
-                target.colors.push(Attachment {
-                    image,
-                    memory,
-                    view,
-                    format,
-                    layout: vk::ImageLayout::UNDEFINED,
-                    texture: None,
-                });
+                target.colors.push(self.attachment(width, height, format, usage, color_range())?);
             }
             if with_depth {
-                target.depth = Some(self.new_depth(width, height)?);
+                let usage = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_DST;
+                target.depth = Some(self.attachment(width, height, DEPTH_FORMAT, usage, depth_range())?);
             }
             if textures {
                 self.submit("creating a render target", |cb| {
@@ -366,19 +349,28 @@ impl VkDevice {
         }
     }
 
-    fn new_depth(&self, width: u32, height: u32) -> Result<Attachment, XrError> {
+    /// One image of a render target, `width` × `height` of `format`, with
+    /// a view of `range`, in no layout yet.
+    fn attachment(
+        &self,
+        width: u32,
+        height: u32,
+        format: vk::Format,
+        usage: vk::ImageUsageFlags,
+        range: vk::ImageSubresourceRange,
+    ) -> Result<Attachment, XrError> {
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
-            .format(DEPTH_FORMAT)
+            .format(format)
             .extent(vk::Extent3D { width, height, depth: 1 })
             .mip_levels(1)
             .array_layers(1)
             .samples(vk::SampleCountFlags::TYPE_1)
             .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_DST)
+            .usage(usage)
             .initial_layout(vk::ImageLayout::UNDEFINED);
-        let (image, memory, view) = self.image_with_view(&info, depth_range())?;
-        Ok(Attachment { image, memory, view, format: DEPTH_FORMAT, layout: vk::ImageLayout::UNDEFINED, texture: None })
+        let (image, memory, view) = self.image_with_view(&info, range)?;
+        Ok(Attachment { image, memory, view, format, layout: vk::ImageLayout::UNDEFINED, texture: None })
     }
 
     /// A device-local 2D image as `info` describes it, with a view of `range`.

@@ -357,13 +357,11 @@ fn descriptors_the_vulkan_loader_cannot_bind_are_refused_before_the_driver() {
     // Input attachments build on the device with dynamicRenderingLocalRead
     // (the setup's lavapipe, read within dynamic rendering) and on one
     // without (Debian 12's, drawn in a render pass of the device's).
-    let setup = xr_tests::profile_dir().parent().unwrap().join("lavapipe/lvp_icd.json");
-    let system = std::path::Path::new("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");
+    let (setup, system) = (xr_tests::setup_lavapipe(), std::path::Path::new(xr_tests::SYSTEM_LAVAPIPE));
     let on = |driver: &std::path::Path, fragment: &str| {
         Xr::new(["compile", &files[0], fragment, "--target", "vk-spirv", "--option", "vulkan=1.3", "--device"])
             .software_device()
-            .env("VK_DRIVER_FILES", driver)
-            .env("VK_ADD_DRIVER_FILES", "")
+            .vulkan_drivers(driver)
             .run()
     };
     for (driver, version) in [(setup.as_path(), "Vulkan 1.4"), (system, "Vulkan 1.3")] {
@@ -416,8 +414,7 @@ fn vulkan_program_on_the_device(name: &str, vertex: &str, fragment: &str) -> (xr
 /// 1.3): the device takes the newest, whichever the loader lists first.
 #[test]
 fn of_two_software_vulkan_drivers_the_newest_is_picked_in_either_order() {
-    let setup = xr_tests::profile_dir().parent().unwrap().join("lavapipe/lvp_icd.json");
-    let system = std::path::Path::new("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");
+    let (setup, system) = (xr_tests::setup_lavapipe(), std::path::Path::new(xr_tests::SYSTEM_LAVAPIPE));
     assert!(setup.is_file(), "scripts/setup.sh puts a current lavapipe in {}", setup.display());
     assert!(system.is_file(), "Debian's mesa-vulkan-drivers installs {}", system.display());
     let dir = temp_dir("compile-two-drivers");
@@ -426,8 +423,7 @@ fn of_two_software_vulkan_drivers_the_newest_is_picked_in_either_order() {
         let run = Xr::new(["compile", "a.comp", "--target", "vk-spirv", "--device"])
             .dir(&dir)
             .software_device()
-            .env("VK_DRIVER_FILES", drivers)
-            .env("VK_ADD_DRIVER_FILES", "")
+            .vulkan_drivers(drivers)
             .ok();
         run.stdout.lines().find(|l| l.contains("built on")).map(str::to_owned).unwrap_or_else(|| run.stdout.clone())
     };
@@ -446,8 +442,7 @@ fn of_two_software_vulkan_drivers_the_newest_is_picked_in_either_order() {
 /// lavapipe) it is refused before the driver, naming the feature.
 #[test]
 fn a_bindless_texture_array_builds_where_the_device_has_descriptor_indexing_and_is_refused_by_name_elsewhere() {
-    let setup = xr_tests::profile_dir().parent().unwrap().join("lavapipe/lvp_icd.json");
-    let system = std::path::Path::new("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");
+    let (setup, system) = (xr_tests::setup_lavapipe(), std::path::Path::new(xr_tests::SYSTEM_LAVAPIPE));
     let dir = temp_dir("compile-bindless");
     std::fs::write(
         dir.join("a.vert"),
@@ -467,8 +462,7 @@ fn a_bindless_texture_array_builds_where_the_device_has_descriptor_indexing_and_
         Xr::new(["compile", "a.vert", "a.frag", "--target", "vk-spirv", "--option", "vulkan=1.2", "--device"])
             .dir(&dir)
             .software_device()
-            .env("VK_DRIVER_FILES", driver)
-            .env("VK_ADD_DRIVER_FILES", "")
+            .vulkan_drivers(driver)
             .run()
     };
     let built = compile(&setup);
@@ -492,8 +486,7 @@ fn a_bindless_texture_array_builds_where_the_device_has_descriptor_indexing_and_
 /// the capability and the extension.
 #[test]
 fn a_ray_query_program_builds_where_the_device_has_ray_queries_and_is_refused_by_name_elsewhere() {
-    let setup = xr_tests::profile_dir().parent().unwrap().join("lavapipe/lvp_icd.json");
-    let system = std::path::Path::new("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");
+    let (setup, system) = (xr_tests::setup_lavapipe(), std::path::Path::new(xr_tests::SYSTEM_LAVAPIPE));
     let dir = temp_dir("compile-ray-query");
     std::fs::write(
         dir.join("a.vert"),
@@ -518,8 +511,7 @@ fn a_ray_query_program_builds_where_the_device_has_ray_queries_and_is_refused_by
             Xr::new(["compile", "a.vert", "a.frag", "--target", "vk-spirv", "--option", "vulkan=1.3", "--device"])
                 .dir(&dir)
                 .software_device()
-                .env("VK_DRIVER_FILES", driver)
-                .env("VK_ADD_DRIVER_FILES", "")
+                .vulkan_drivers(driver)
                 .run();
         let said = format!("{}{}", run.stdout, run.stderr);
         (run, said)

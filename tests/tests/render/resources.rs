@@ -720,7 +720,7 @@ const IN_A_RENDER_PASS: &str = "XR_TEST_INPUT_ATTACHMENTS_IN_A_RENDER_PASS";
 /// validation layers: the same pixels.
 #[test]
 fn without_local_read_the_lighting_pass_draws_in_a_render_pass() {
-    let system = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+    let system = xr_tests::SYSTEM_LAVAPIPE;
     assert!(std::path::Path::new(system).is_file(), "Debian's mesa-vulkan-drivers installs {system}");
     let output = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["resources::a_lighting_pass_reads_the_gbuffer_a_first_pass_wrote_on_every_path", "--exact"])
@@ -771,6 +771,7 @@ fn a_lighting_pass_reads_the_gbuffer_a_first_pass_wrote_on_every_path() {
         let attachment =
             |device: &mut DeviceBox, index| device.render_target_texture(target, index).into_result().unwrap();
         let (albedo, normal) = (attachment(device, 1), attachment(device, 2));
+        assert_eq!(attachment(device, 1), albedo, "{}: one texture per attachment", path.name);
         let resources = lighting.constants.resources().into_result().unwrap();
         if path.kind == DeviceKind::OpenGl {
             let sampler = device
