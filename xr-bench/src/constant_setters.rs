@@ -29,11 +29,13 @@ use xr_sourcebuild::{
 /// Arguments of `xr-bench constant-setters`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Sets per round.
-    #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Sets per round: short rounds, so that a burst of load from
+    /// elsewhere on the machine spoils a few rounds of each side rather
+    /// than whole comparisons.
+    #[arg(long, default_value_t = 40_000, value_parser = clap::value_parser!(u64).range(1..))]
     sets: u64,
     /// Rounds of each side (alternating); the median round is reported.
-    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 51, value_parser = clap::value_parser!(u64).range(1..))]
     rounds: u64,
 }
 
@@ -118,19 +120,49 @@ fn median(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
+/// How many different values each comparison cycles through. They are
+/// made before timing, so that both sides of a comparison only read them
+/// (computed per set, the two sides' code computed them at different costs).
+const VALUES: usize = 256;
+
+static COLORS: [[f32; 4]; VALUES + 16] = {
+    let mut colors = [[0.0; 4]; VALUES + 16];
+    let mut i = 0;
+    while i < colors.len() {
+        let x = (i % VALUES) as f32 / 255.0;
+        colors[i] = [x, 1.0 - x, 0.5, 1.0];
+        i += 1;
+    }
+    colors
+};
+
+static MATRICES: [[f32; 16]; VALUES] = {
+    let mut matrices = [[0.0; 16]; VALUES];
+    let mut i = 0;
+    while i < VALUES {
+        let mut k = 0;
+        while k < 16 {
+            matrices[i][k] = ((i + k) % 17) as f32 / 16.0;
+            k += 1;
+        }
+        i += 1;
+    }
+    matrices
+};
+
 /// 16 vec4 that change with `i`.
-fn colors(i: usize) -> [[f32; 4]; 16] {
-    std::array::from_fn(|k| color(i + k))
+fn colors(i: usize) -> &'static [[f32; 4]] {
+    &COLORS[i % VALUES..i % VALUES + 16]
 }
 
 /// A mat4 that changes with `i`.
-fn matrix4(i: usize) -> [f32; 16] {
-    std::array::from_fn(|k| ((i + k) % 17) as f32 / 16.0)
+fn matrix4(i: usize) -> &'static [f32; 16] {
+    &MATRICES[i % VALUES]
 }
 
-fn color(i: usize) -> [f32; 4] {
-    let x = (i % 256) as f32 / 255.0;
-    [x, 1.0 - x, 0.5, 1.0]
+/// A vec4 that changes with `i`.
+fn color(i: usize) -> &'static [f32; 4] {
+    &COLORS[i % VALUES]
 }
 
 /// A device with the build system `system` attached and the benchmark's
@@ -199,14 +231,14 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
         // SAFETY: `program` is a linked program of this context; the
         // location is its vec4 uniform's.
         let raw_vector =
-            |i: usize| unsafe { gl.program_uniform_4_f32_slice(program, Some(&location), black_box(&color(i))) };
+            |i: usize| unsafe { gl.program_uniform_4_f32_slice(program, Some(&location), black_box(color(i))) };
         // SAFETY: as above; 16 vec4 for the 16 elements.
         let raw_array = |i: usize| unsafe {
             gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(colors(i).as_flattened()))
         };
         // SAFETY: as above; 16 floats for one mat4.
         let raw_matrix = |i: usize| unsafe {
-            gl.program_uniform_matrix_4_f32_slice(program, Some(&matrix_location), false, black_box(&matrix4(i)))
+            gl.program_uniform_matrix_4_f32_slice(program, Some(&matrix_location), false, black_box(matrix4(i)))
         };
         let raw_all = |i: usize| {
             raw_vector(i);
@@ -219,7 +251,7 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
             compare(
                 args,
                 |i| {
-                    built.constants.set_vector(handle, &color(i)).expect("set");
+                    built.constants.set_vector(handle, color(i)).expect("set");
                 },
                 raw_vector,
             ),
@@ -230,7 +262,7 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
             compare(
                 args,
                 |i| {
-                    built.constants.set_vec4_array(array, &colors(i)).expect("set");
+                    built.constants.set_vec4_array(array, colors(i)).expect("set");
                 },
                 raw_array,
             ),
@@ -241,7 +273,7 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
             compare(
                 args,
                 |i| {
-                    built.constants.set_matrix4(matrix, &matrix4(i)).expect("set");
+                    built.constants.set_matrix4(matrix, matrix4(i)).expect("set");
                 },
                 raw_matrix,
             ),
@@ -256,13 +288,13 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
                     let sets = [
                         ConstantSet {
                             handle,
-                            value: ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 4), &c),
+                            value: ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 4), c),
                         },
                         ConstantSet {
                             handle: array,
                             value: ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 4), a.as_flattened()),
                         },
-                        ConstantSet { handle: matrix, value: ConstantValue::floats(ConstantType::matrix(4, 4), &m) },
+                        ConstantSet { handle: matrix, value: ConstantValue::floats(ConstantType::matrix(4, 4), m) },
                     ];
                     built.constants.set_values(&sets).expect("set");
                 },
@@ -275,17 +307,17 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
         rows.push(row(
             "resolved set_vector",
             "glProgramUniform4fv",
-            compare(args, |i| vector.set_vector(&color(i)).expect("set"), raw_vector),
+            compare(args, |i| vector.set_vector(color(i)).expect("set"), raw_vector),
         ));
         rows.push(row(
             "resolved set_vec4_array, 16",
             "glProgramUniform4fv, count 16",
-            compare(args, |i| vectors.set_vec4_array(&colors(i)).expect("set"), raw_array),
+            compare(args, |i| vectors.set_vec4_array(colors(i)).expect("set"), raw_array),
         ));
         rows.push(row(
             "resolved set_matrix4",
             "glProgramUniformMatrix4fv",
-            compare(args, |i| matrix.set_matrix4(&matrix4(i)).expect("set"), raw_matrix),
+            compare(args, |i| matrix.set_matrix4(matrix4(i)).expect("set"), raw_matrix),
         ));
         rows.push(row(
             "3 resolved setters",
@@ -293,9 +325,9 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
             compare(
                 args,
                 |i| {
-                    vector.set_vector(&color(i)).expect("set");
-                    vectors.set_vec4_array(&colors(i)).expect("set");
-                    matrix.set_matrix4(&matrix4(i)).expect("set");
+                    vector.set_vector(color(i)).expect("set");
+                    vectors.set_vec4_array(colors(i)).expect("set");
+                    matrix.set_matrix4(matrix4(i)).expect("set");
                 },
                 raw_all,
             ),
@@ -305,17 +337,17 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
         rows.push(row(
             "typed set (vec4)",
             "glProgramUniform4fv",
-            compare(args, |i| vector.set(&color(i)).expect("set"), raw_vector),
+            compare(args, |i| vector.set(color(i)).expect("set"), raw_vector),
         ));
         rows.push(row(
             "typed set_array (vec4), 16",
             "glProgramUniform4fv, count 16",
-            compare(args, |i| vectors.set_array(&colors(i)).expect("set"), raw_array),
+            compare(args, |i| vectors.set_array(colors(i)).expect("set"), raw_array),
         ));
         rows.push(row(
             "typed set (mat4)",
             "glProgramUniformMatrix4fv",
-            compare(args, |i| matrix.set(&matrix4(i)).expect("set"), raw_matrix),
+            compare(args, |i| matrix.set(matrix4(i)).expect("set"), raw_matrix),
         ));
         rows.push(row(
             "3 typed setters",
@@ -323,9 +355,9 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
             compare(
                 args,
                 |i| {
-                    vector.set(&color(i)).expect("set");
-                    vectors.set_array(&colors(i)).expect("set");
-                    matrix.set(&matrix4(i)).expect("set");
+                    vector.set(color(i)).expect("set");
+                    vectors.set_array(colors(i)).expect("set");
+                    matrix.set(matrix4(i)).expect("set");
                 },
                 raw_all,
             ),
@@ -402,7 +434,7 @@ fn vulkan(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
     let (ours_ns, raw_ns) = compare(
         args,
         |i| {
-            built.constants.set_vector(handle, &color(i)).expect("set");
+            built.constants.set_vector(handle, color(i)).expect("set");
         },
         |i| {
             // A recording buffer grows with every command: start a new one now and then.
@@ -428,7 +460,7 @@ fn vulkan(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
     let (ours_ns, raw_ns) = compare(
         args,
         |i| {
-            built.constants.set_vector(handle, &color(i)).expect("set");
+            built.constants.set_vector(handle, color(i)).expect("set");
         },
         |i| {
             let value = color(i);

@@ -2,7 +2,10 @@
 
 use crate::capabilities::DeviceKind;
 use abi_stable::{StableAbi, std_types::ROption};
-use std::ffi::{c_char, c_void};
+use std::{
+    ffi::{c_char, c_void},
+    sync::atomic::AtomicBool,
+};
 
 /// How an OpenGL build system reaches the device's context.
 ///
@@ -40,6 +43,14 @@ pub struct GlLoader {
     /// device calls this afterwards, so that the next `make_current` really
     /// makes the device's context current again.
     pub forget_current: unsafe extern "C" fn(),
+    /// A flag the device system keeps set exactly while the device's
+    /// context is the one it made current last on the device's thread, so
+    /// that a caller on that thread which finds it set can skip
+    /// `make_current` (a call into the device system and a thread-local
+    /// lookup, a twentieth of a `glProgramUniform*`). Never freed: once the
+    /// device is closed it stays clear. Null where the device system keeps
+    /// none (call `make_current`).
+    pub current: *const AtomicBool,
 }
 
 /// The kinds of OpenGL binding points a device hands out to programs.

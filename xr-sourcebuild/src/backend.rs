@@ -28,7 +28,7 @@ use crate::{
     availability::Availability,
     constants::{
         ConstantHandle, ConstantInfo, ConstantSet, ConstantTable, ConstantTable_TO, ConstantTableBox, ConstantValue,
-        ResolvedSetter, ResourceInfo,
+        ResolvedSetter, ResourceInfo, SetStatus,
     },
     diagnostics::{BuildError, guard_build},
     load::{ArtifactLoad, LoadedArtifact},
@@ -53,7 +53,7 @@ pub fn attached_box<B: AttachedBuildSystemBackend + 'static>(backend: B) -> Atta
 
 /// A constant table behind the ABI: `backend` wrapped in [`Guarded`] and boxed.
 pub fn constant_table_box<B: ConstantTableBackend + 'static>(backend: B) -> ConstantTableBox {
-    ConstantTable_TO::from_value(Guarded(backend), TD_Opaque)
+    ConstantTableBox::new(ConstantTable_TO::from_value(Guarded(backend), TD_Opaque))
 }
 
 /// A source build system, as a plugin writes it; [`Guarded`] makes it a
@@ -211,6 +211,16 @@ pub trait ConstantTableBackend {
         let _ = handle;
         Err(XrError::unavailable("this constant table resolves no setters; set through the table"))
     }
+
+    /// [`ConstantTable::write`]: a set answered with a [`SetStatus`] code;
+    /// anything but `SET` makes the host call [`set`](Self::set) for the
+    /// error. By default `set` itself, its error dropped.
+    fn write(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> u32 {
+        match self.set(handle, value) {
+            Ok(()) => SetStatus::SET,
+            Err(_) => SetStatus::REFUSED,
+        }
+    }
 }
 
 /// Runs a resolved setter's write for a plugin's `extern "C"` write
@@ -321,6 +331,10 @@ impl<B: ConstantTableBackend> ConstantTable for Guarded<B> {
 
     fn resolve(&self, handle: ConstantHandle) -> XrResult<ResolvedSetter> {
         guard(|| self.0.resolve(handle))
+    }
+
+    fn write(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> u32 {
+        guard_setter(|| self.0.write(handle, value))
     }
 }
 

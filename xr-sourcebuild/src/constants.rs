@@ -11,7 +11,11 @@
 
 use abi_stable::{
     StableAbi, sabi_trait,
-    std_types::{RBox, RSlice, RStr, RString, RVec},
+    std_types::{
+        RBox,
+        ROption::{self, RNone, RSome},
+        RSlice, RStr, RString, RVec,
+    },
 };
 use std::fmt;
 use xr_device::{ProgramRef, ResourceBinding, ResourceKind, XrResult};
@@ -100,6 +104,9 @@ impl ConstantInfo {
     /// whole elements, and they fit the array. Returns the element count.
     pub fn check(&self, element: u32, value: &ConstantValue<'_>) -> Result<usize, xr_device::XrError> {
         use xr_device::XrError;
+        if let Some(count) = self.fits(element, value) {
+            return Ok(count);
+        }
         let declared = self.ty;
         let name = &self.name;
         let accepts = value.ty == declared
@@ -122,16 +129,19 @@ impl ConstantInfo {
         }
         Ok(count)
     }
-}
 
-impl ConstantValue<'_> {
-    /// The value's components as 32-bit words (floats as their bits, bools as 0 or 1).
-    pub fn words(&self) -> Vec<u32> {
-        match &self.data {
-            ConstantData::Float(v) => v.iter().map(|f| f.to_bits()).collect(),
-            ConstantData::Int(v) => v.iter().map(|i| *i as u32).collect(),
-            ConstantData::UInt(v) | ConstantData::Bool(v) => v.to_vec(),
+    /// [`ConstantInfo::check`] without its error, for the hot path: the
+    /// element count where `value` may be set from element `element` on.
+    #[inline]
+    pub fn fits(&self, element: u32, value: &ConstantValue<'_>) -> Option<usize> {
+        let declared = self.ty;
+        let accepts = value.ty == declared
+            || (declared.scalar == ScalarKind::Sampler && value.ty == ConstantType::vector(ScalarKind::Int, 1));
+        if !accepts || !value.data.holds(declared.scalar) {
+            return None;
         }
+        let count = value.element_count()?;
+        (count <= self.array_size.saturating_sub(element) as usize).then_some(count)
     }
 }
 
@@ -156,15 +166,37 @@ impl MemberLayout {
     /// `offset`, from array element `first` on: (byte offset, word).
     /// `value` must have passed [`ConstantInfo::check`].
     pub fn writes(&self, offset: usize, first: u32, value: &ConstantValue<'_>) -> Vec<(usize, u32)> {
-        let words = value.words();
+        let mut writes = Vec::with_capacity(value.data.len());
+        self.visit(offset, first, value, |at, word| writes.push((at, word)));
+        writes
+    }
+
+    /// Writes `value` into `target` (the block's bytes, little-endian)
+    /// where the member starting at byte `offset` keeps it, from array
+    /// element `first` on, without allocating. Writes nothing and returns
+    /// `false` where a component would lie outside `target`. `value` must
+    /// have passed [`ConstantInfo::check`].
+    pub fn write_into(&self, target: &mut [u8], offset: usize, first: u32, value: &ConstantValue<'_>) -> bool {
+        let mut end = 0;
+        self.visit(offset, first, value, |at, _| end = end.max(at + 4));
+        if end > target.len() {
+            return false;
+        }
+        self.visit(offset, first, value, |at, word| target[at..at + 4].copy_from_slice(&word.to_le_bytes()));
+        true
+    }
+
+    /// Calls `write(byte offset, word)` for each component of `value`.
+    #[inline]
+    fn visit(&self, offset: usize, first: u32, value: &ConstantValue<'_>, mut write: impl FnMut(usize, u32)) {
         let (columns, rows) = (usize::from(self.ty.columns), usize::from(self.ty.rows));
         let per = (columns * rows).max(1);
-        let mut writes = Vec::with_capacity(words.len());
-        for (element, given) in words.chunks_exact(per).enumerate() {
+        let elements = value.data.len() / per;
+        for element in 0..elements {
             let start = offset + (first as usize + element) * self.array_stride;
             for c in 0..columns {
                 for r in 0..rows {
-                    let word = if value.transpose { given[r * columns + c] } else { given[c * rows + r] };
+                    let index = element * per + if value.transpose { r * columns + c } else { c * rows + r };
                     let at = if columns == 1 {
                         start + r * 4
                     } else if self.row_major {
@@ -172,11 +204,10 @@ impl MemberLayout {
                     } else {
                         start + c * self.matrix_stride + r * 4
                     };
-                    writes.push((at, word));
+                    write(at, value.data.word(index));
                 }
             }
         }
-        writes
     }
 }
 
@@ -249,6 +280,16 @@ impl ConstantData<'_> {
         )
     }
 
+    /// Component `index` as a 32-bit word (a float as its bits, a bool as 0 or 1).
+    #[inline]
+    pub fn word(&self, index: usize) -> u32 {
+        match self {
+            ConstantData::Float(v) => v[index].to_bits(),
+            ConstantData::Int(v) => v[index] as u32,
+            ConstantData::UInt(v) | ConstantData::Bool(v) => v[index],
+        }
+    }
+
     /// Number of components.
     pub fn len(&self) -> usize {
         match self {
@@ -309,12 +350,29 @@ impl ConstantValue<'_> {
     pub fn element_count(&self) -> Option<usize> {
         let per = self.ty.components();
         let len = self.data.len();
-        // One element, the common set, without a division (tens of cycles
-        // on a hot path whose driver call costs about a hundred).
-        if len == per && per > 0 {
+        if per == 0 || len == 0 {
+            return None;
+        }
+        // One element, the common set, without a division.
+        if len == per {
             return Some(1);
         }
-        (per > 0 && len > 0 && len.is_multiple_of(per)).then_some(len / per)
+        // Arrays: a division by each element size the types have is a
+        // multiply and a shift; by a run-time value it costs tens of cycles
+        // on a hot path whose driver call costs about a hundred.
+        let count = match per {
+            1 => len,
+            2 => len / 2,
+            3 => len / 3,
+            4 => len / 4,
+            6 => len / 6,
+            8 => len / 8,
+            9 => len / 9,
+            12 => len / 12,
+            16 => len / 16,
+            _ => len / per,
+        };
+        (count * per == len).then_some(count)
     }
 }
 
@@ -366,6 +424,19 @@ pub trait ConstantTable {
             "this constant table resolves no setters; set through the table",
         ))
     }
+
+    /// Sets a value on the hot path ([`ConstantTableExt`]'s setters call
+    /// it where the table resolved no setter for the handle): the same checks as [`ConstantTable::set`], answered with
+    /// a [`SetStatus`] code instead of an error value, so that a set moves
+    /// no error across the ABI and pays no `Result` conversion. Any status
+    /// but [`SetStatus::SET`] means "not set": the host then calls `set`,
+    /// whose error names the constant. It must not unwind. A plugin built
+    /// before this method existed answers with the default,
+    /// [`SetStatus::REFUSED`].
+    fn write(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> u32 {
+        let _ = (handle, value);
+        SetStatus::REFUSED
+    }
 }
 
 /// A setter a table resolved once for one constant
@@ -373,8 +444,12 @@ pub trait ConstantTable {
 /// per-call work (the call through the trait object, the panic guard, the
 /// handle's lookup and check): the caller checks the value against `ty`
 /// and the array, then calls the plugin's `write` directly. Valid while
-/// its table lives and is not set otherwise: [`Setter`] borrows the table
-/// for as long.
+/// its table lives, whatever else is done with the table meanwhile (a
+/// plugin's `write` holds what stays put — a program and a location, the
+/// device — not a borrow of table state a call could move):
+/// [`ConstantTableBox`] keeps the setters it resolved beside the table and
+/// mixes their sets with the table's own calls, and [`Setter`] borrows the
+/// table for as long as it lives.
 #[repr(C)]
 #[derive(StableAbi, Clone)]
 pub struct ResolvedSetter {
@@ -408,6 +483,9 @@ impl SetStatus {
     pub const DEVICE_UNAVAILABLE: u32 = 1;
     /// The plugin panicked.
     pub const PANICKED: u32 = 2;
+    /// Not set: the handle or the value does not pass the table's checks,
+    /// or the table has no fast path for it ([`ConstantTable::write`]).
+    pub const REFUSED: u32 = 3;
     /// The driver reported an error (its code in the low 16 bits), where
     /// the plugin polls for one.
     pub const DRIVER_ERROR: u32 = 1 << 16;
@@ -452,7 +530,7 @@ pub struct Setter<'t> {
     table: core::marker::PhantomData<&'t ConstantTableBox>,
 }
 
-impl ConstantTable_TO<'static, RBox<()>> {
+impl ConstantTableBox {
     /// A setter resolved once for `handle`; `Unavailable` where the table
     /// has none for it (Vulkan's push constants are copied into the table's
     /// bytes, already at a copy's cost: set through the table there).
@@ -592,7 +670,7 @@ pub struct ThroughPipeline<'a> {
     pipeline: ProgramRef,
 }
 
-impl ConstantTable_TO<'static, RBox<()>> {
+impl ConstantTableBox {
     /// The same typed setters, applied with `glActiveShaderProgram` + `glUniform*`.
     pub fn through_pipeline(&mut self, pipeline: ProgramRef) -> ThroughPipeline<'_> {
         ThroughPipeline { table: self, pipeline }
@@ -613,8 +691,119 @@ impl ConstantTableExt for ThroughPipeline<'_> {
     }
 }
 
-/// A constant table behind the ABI.
-pub type ConstantTableBox = ConstantTable_TO<'static, RBox<()>>;
+/// A constant table behind the ABI, with the setters it resolved for the
+/// handles set through it.
+///
+/// A set through the table ([`ConstantTableExt`]) of a handle seen before
+/// takes a resolved setter's path ([`ConstantTableBox::setter`]): the
+/// first set of a handle asks the plugin to resolve it
+/// ([`ConstantTable::resolve`]) and keeps the answer, so that later sets
+/// skip the call through the trait object, the panic guard and the
+/// table's lookup, and cost what a typed setter costs. Where the table
+/// resolves none (Vulkan, uniform-block members, a plugin without
+/// setters) the set goes to [`ConstantTable::write`], then, if that did
+/// not set it, to [`ConstantTable::set`] for the error. The resolved
+/// setters live and die with the table (this struct owns both): none
+/// outlives it. Every other operation is the table's own (`Deref`).
+#[repr(C)]
+#[derive(StableAbi)]
+pub struct ConstantTableBox {
+    table: ConstantTable_TO<'static, RBox<()>>,
+    /// By handle index: the first handle of that index set through the
+    /// table, and what resolving it gave.
+    resolved: RVec<ROption<CachedSetter>>,
+}
+
+/// A handle's resolved setter, kept by its [`ConstantTableBox`].
+#[repr(C)]
+#[derive(StableAbi)]
+struct CachedSetter {
+    handle: ConstantHandle,
+    /// `None` where the table resolves no setter for the handle.
+    setter: ROption<ResolvedSetter>,
+    /// Elements from the handle's on.
+    remaining: u32,
+}
+
+/// Handle indices above this are not kept (resources and block members
+/// are marked by high bits, and resolve no setters).
+const MAX_RESOLVED: usize = 4096;
+
+impl ConstantTableBox {
+    /// Wraps a plugin's table (plugins call `constant_table_box`).
+    pub fn new(table: ConstantTable_TO<'static, RBox<()>>) -> Self {
+        Self { table, resolved: RVec::new() }
+    }
+
+    /// Resolves `handle` and keeps what that gave, unless its slot is
+    /// taken or the handle is not the table's (that error is `set`'s to
+    /// report).
+    #[cold]
+    fn remember(&mut self, handle: ConstantHandle) {
+        let index = handle.index as usize;
+        if index >= MAX_RESOLVED || matches!(self.resolved.get(index), Some(RSome(_))) {
+            return;
+        }
+        let setter = match self.table.resolve(handle).into_result() {
+            Ok(setter) => RSome(setter),
+            Err(error) if error.kind == xr_device::ErrorKind::Unavailable => RNone,
+            Err(_) => return,
+        };
+        let remaining = match &setter {
+            RSome(setter) => setter.array_size.saturating_sub(setter.element),
+            RNone => 0,
+        };
+        while self.resolved.len() <= index {
+            self.resolved.push(RNone);
+        }
+        self.resolved[index] = RSome(CachedSetter { handle, setter, remaining });
+    }
+
+    /// Sets `value` through the setter resolved for `handle` (resolving it
+    /// on the handle's first set); `false`, having set nothing, where there
+    /// is none or the value does not pass its checks.
+    #[inline]
+    fn set_resolved(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> bool {
+        let index = handle.index as usize;
+        if let Some(RSome(kept)) = self.resolved.get(index) {
+            return kept.handle == handle && kept.set(value);
+        }
+        self.remember(handle);
+        matches!(self.resolved.get(index), Some(RSome(kept)) if kept.handle == handle && kept.set(value))
+    }
+}
+
+impl CachedSetter {
+    /// Sets `value` through the kept setter: `false` where there is none,
+    /// the value is not of the declared type or does not fit, or the write
+    /// did not set it.
+    #[inline]
+    fn set(&self, value: &ConstantValue<'_>) -> bool {
+        let RSome(setter) = &self.setter else { return false };
+        value.ty == setter.ty
+            && value.data.holds(value.ty.scalar)
+            && value.element_count().is_some_and(|count| count <= self.remaining as usize)
+            // SAFETY: the setter was resolved from the table this one is
+            // kept beside, which is alive (the caller borrows it); the value
+            // is of the declared type and fits the array from the handle's
+            // element (checked above).
+            && unsafe { (setter.write)(setter, value) } == SetStatus::SET
+    }
+}
+
+impl core::ops::Deref for ConstantTableBox {
+    type Target = ConstantTable_TO<'static, RBox<()>>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.table
+    }
+}
+
+impl core::ops::DerefMut for ConstantTableBox {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.table
+    }
+}
 
 /// Typed setters over [`ConstantTable::set`], named after D3DX's
 /// `SetBool` / `SetInt` / `SetFloat` / `SetVector` / `SetMatrix` family.
@@ -750,12 +939,24 @@ impl ConstantTableExt for ConstantTableBox {
         self.lookup(name.into()).into_result()
     }
 
+    #[inline]
     fn set_value(&mut self, handle: ConstantHandle, value: ConstantValue<'_>) -> Result<(), xr_device::XrError> {
-        self.set(handle, &value).into_result()
+        if self.set_resolved(handle, &value) || self.table.write(handle, &value) == SetStatus::SET {
+            return Ok(());
+        }
+        // Not set: `set` checks again and says why, naming the constant.
+        self.table.set(handle, &value).into_result()
     }
 
+    /// Each set through its resolved setter while there is one; the rest
+    /// in one call across the ABI ([`ConstantTable::set_many`]).
     fn set_values(&mut self, sets: &[ConstantSet<'_>]) -> Result<(), xr_device::XrError> {
-        self.set_many(sets.into()).into_result()
+        for (done, set) in sets.iter().enumerate() {
+            if !self.set_resolved(set.handle, &set.value) {
+                return self.table.set_many(sets[done..].into()).into_result();
+            }
+        }
+        Ok(())
     }
 
     fn set_binding(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> Result<(), xr_device::XrError> {
@@ -862,6 +1063,57 @@ mod tests {
         let v = value(ConstantType::vector(ScalarKind::Float, 1), ConstantData::Float((&[5.0, 6.0][..]).into()));
         let at: Vec<usize> = array.writes(0, 1, &v).iter().map(|(at, _)| *at).collect();
         assert_eq!(at, [16, 32], "std140 arrays: 16-byte stride, from element 1");
+    }
+
+    #[test]
+    fn the_hot_path_check_agrees_with_the_one_that_explains() {
+        let info =
+            ConstantInfo { name: "weights".into(), ty: ConstantType::vector(ScalarKind::Float, 2), array_size: 3 };
+        let sampler =
+            ConstantInfo { name: "albedo".into(), ty: ConstantType::vector(ScalarKind::Sampler, 1), array_size: 1 };
+        let floats = [0.0f32; 8];
+        let vec2 = ConstantType::vector(ScalarKind::Float, 2);
+        let cases = [
+            (&info, 0, ConstantValue::floats(vec2, &floats[..2])),
+            (&info, 0, ConstantValue::floats(vec2, &floats[..6])),
+            (&info, 1, ConstantValue::floats(vec2, &floats[..6])),
+            (&info, 2, ConstantValue::floats(vec2, &floats[..2])),
+            (&info, 3, ConstantValue::floats(vec2, &floats[..2])),
+            (&info, 0, ConstantValue::floats(vec2, &floats[..3])),
+            (&info, 0, ConstantValue::floats(vec2, &[])),
+            (&info, 0, ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 4), &floats[..4])),
+            (&info, 0, value(vec2, ConstantData::Int((&[0i32, 0][..]).into()))),
+            (&sampler, 0, ConstantValue::ints(ConstantType::vector(ScalarKind::Int, 1), &[3])),
+            (&sampler, 0, ConstantValue::uints(ConstantType::vector(ScalarKind::UInt, 1), &[3])),
+        ];
+        let fitting: Vec<Option<usize>> =
+            cases.iter().map(|(info, element, value)| info.fits(*element, value)).collect();
+        assert_eq!(fitting, [Some(1), Some(3), None, Some(1), None, None, None, None, None, Some(1), None]);
+        for ((info, element, value), fits) in cases.iter().zip(fitting) {
+            assert_eq!(info.check(*element, value).ok(), fits, "{value:?} from element {element}");
+        }
+    }
+
+    #[test]
+    fn a_member_written_into_its_block_lands_where_its_layout_says_or_nowhere() {
+        let array = MemberLayout {
+            ty: ConstantType::vector(ScalarKind::Float, 2),
+            array_size: 2,
+            array_stride: 16,
+            matrix_stride: 0,
+            row_major: false,
+        };
+        let v =
+            value(ConstantType::vector(ScalarKind::Float, 2), ConstantData::Float((&[1.0, 2.0, 3.0, 4.0][..]).into()));
+        let mut block = [0u8; 40];
+        assert!(array.write_into(&mut block, 8, 0, &v));
+        let word = |at: usize| f32::from_le_bytes(block[at..at + 4].try_into().unwrap());
+        assert_eq!([word(8), word(12), word(24), word(28)], [1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(array.writes(8, 0, &v).len(), 4);
+        // One word past the end: nothing written at all.
+        let mut short = [0u8; 31];
+        assert!(!array.write_into(&mut short, 8, 0, &v));
+        assert_eq!(short, [0u8; 31]);
     }
 
     #[test]

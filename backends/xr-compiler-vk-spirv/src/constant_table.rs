@@ -6,7 +6,8 @@
 use ash::vk::{self, Handle};
 use xr_device::{ProgramRef, ResourceBinding, ResourceKind, VulkanLoader, XrError};
 use xr_sourcebuild::{
-    ConstantHandle, ConstantInfo, ConstantTableBackend, ConstantValue, RESOURCE_HANDLE, ResourceInfo, check_binding,
+    ConstantHandle, ConstantInfo, ConstantTableBackend, ConstantValue, RESOURCE_HANDLE, ResourceInfo, SetStatus,
+    check_binding,
 };
 use xr_spirv::reflect::MemberLayout;
 
@@ -187,25 +188,43 @@ impl ConstantTableBackend for VkConstantTable {
             XrError::invalid_input(format!("constant handle does not belong to program '{}'", self.program_name))
         })?;
         entry.info.check(handle.element, value)?;
-        let name = entry.info.name.to_string();
-        let writes = entry.layout.writes(entry.offset, handle.element, value);
-        let storage = entry.storage;
-        let target: &mut [u8] = match storage {
-            Storage::Push => &mut self.push,
-            Storage::Uniform(index) => {
-                self.device_open()?;
-                let buffer = &self.objects.buffers[index];
-                // SAFETY: the device is open, so the buffer is still mapped; `size` is its length.
-                unsafe { std::slice::from_raw_parts_mut(buffer.mapped, buffer.size) }
-            }
-        };
-        for (at, v) in writes {
-            let bytes = target
-                .get_mut(at..at + 4)
-                .ok_or_else(|| XrError::invalid_input(format!("'{name}' lies outside its block")))?;
-            bytes.copy_from_slice(&v.to_le_bytes());
+        if let Storage::Uniform(_) = entry.storage {
+            self.device_open()?;
+        }
+        let entry = &self.entries[handle.index as usize];
+        if !entry.layout.write_into(
+            target(&mut self.push, &self.objects, entry.storage),
+            entry.offset,
+            handle.element,
+            value,
+        ) {
+            return Err(XrError::invalid_input(format!("'{}' lies outside its block", entry.info.name)));
         }
         Ok(())
+    }
+
+    fn write(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> u32 {
+        // The hot path (push constants above all); anything that does not
+        // pass is `set`'s to refuse and explain.
+        let Some(entry) = self.entries.get(handle.index as usize) else { return SetStatus::REFUSED };
+        if handle.owner != self.name
+            || handle.index & RESOURCE_HANDLE != 0
+            || entry.info.fits(handle.element, value).is_none()
+            || (matches!(entry.storage, Storage::Uniform(_)) && self.device_open().is_err())
+        {
+            return SetStatus::REFUSED;
+        }
+        let entry = &self.entries[handle.index as usize];
+        if entry.layout.write_into(
+            target(&mut self.push, &self.objects, entry.storage),
+            entry.offset,
+            handle.element,
+            value,
+        ) {
+            SetStatus::SET
+        } else {
+            SetStatus::REFUSED
+        }
     }
 
     fn set_defaults(&mut self) -> Result<(), XrError> {
@@ -290,6 +309,21 @@ impl VkConstantTable {
                 "program '{}': its device is closed; its constants and resources cannot be set",
                 self.program_name
             )))
+        }
+    }
+}
+
+/// The bytes a constant of `storage` lives in: the push constants, or a
+/// uniform buffer's mapping (the callers checked that the device is open).
+fn target<'a>(push: &'a mut [u8], objects: &ProgramObjects, storage: Storage) -> &'a mut [u8] {
+    match storage {
+        Storage::Push => push,
+        Storage::Uniform(index) => {
+            let buffer = &objects.buffers[index];
+            // SAFETY: the device is open (see above), so the buffer is
+            // still mapped; `size` is its length, and only this table
+            // writes through the mapping.
+            unsafe { std::slice::from_raw_parts_mut(buffer.mapped, buffer.size) }
         }
     }
 }

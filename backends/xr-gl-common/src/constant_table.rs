@@ -318,11 +318,8 @@ impl GlConstantTable {
         entry.info.check(handle.element, value)?;
         let block = &self.blocks[entry.block];
         let mut shadow = block.shadow.borrow_mut();
-        for (at, word) in entry.layout.writes(entry.offset, handle.element, value) {
-            shadow
-                .get_mut(at..at + 4)
-                .ok_or_else(|| XrError::invalid_input(format!("'{}' lies outside its block", entry.info.name)))?
-                .copy_from_slice(&word.to_le_bytes());
+        if !entry.layout.write_into(&mut shadow, entry.offset, handle.element, value) {
+            return Err(XrError::invalid_input(format!("'{}' lies outside its block", entry.info.name)));
         }
         let gl = self.gl.current()?;
         // SAFETY: the buffer belongs to this table; the data is its whole size.
@@ -451,6 +448,27 @@ impl ConstantTableBackend for GlConstantTable {
         unsafe {
             write_value(gl, Target::Program(self.program), &location, entry.info.ty, value.transpose, &value.data);
             if poll_errors() { gl_result(gl, &entry.info.name) } else { Ok(()) }
+        }
+    }
+
+    fn write(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> u32 {
+        // The hot path of a plain uniform; anything else (a block member, a
+        // resource, a value that does not fit) is `set`'s to do and explain.
+        let Some(entry) = self.entries.get(handle.index as usize) else { return SetStatus::REFUSED };
+        let Some(&location) = entry.locations.get(handle.element as usize) else { return SetStatus::REFUSED };
+        if handle.owner != self.program.0.get()
+            || location.0 as i32 != handle.location
+            || entry.info.ty.scalar == ScalarKind::Unsupported
+            || entry.info.fits(handle.element, value).is_none()
+        {
+            return SetStatus::REFUSED;
+        }
+        let Ok(gl) = self.gl.current() else { return SetStatus::DEVICE_UNAVAILABLE };
+        // SAFETY: the program is alive (this table owns it) and the value
+        // holds whole elements of the declared type that fit (checked above).
+        unsafe {
+            write_value(gl, Target::Program(self.program), &location, entry.info.ty, value.transpose, &value.data);
+            set_status(gl)
         }
     }
 

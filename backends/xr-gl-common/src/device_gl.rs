@@ -1,12 +1,17 @@
 //! The device's GL, reached through the loader in its native handles.
 
-use std::ffi::CString;
+use std::{
+    ffi::CString,
+    sync::atomic::{AtomicBool, Ordering},
+};
 use xr_device::{GlLoader, XrError};
 
 /// glow over the device's context; every use makes that context current first.
 pub struct DeviceGl {
     gl: glow::Context,
     loader: GlLoader,
+    /// The device system's "its context is current" flag, where it keeps one.
+    current: Option<&'static AtomicBool>,
 }
 
 impl DeviceGl {
@@ -26,7 +31,9 @@ impl DeviceGl {
                 Err(_) => std::ptr::null(),
             })
         };
-        Ok(Self { gl, loader })
+        // SAFETY: a non-null flag is never freed (`GlLoader::current`).
+        let current = unsafe { loader.current.as_ref() };
+        Ok(Self { gl, loader, current })
     }
 
     /// The loader the device handed out.
@@ -36,6 +43,11 @@ impl DeviceGl {
 
     /// The GL functions, with the device's context current on this thread.
     pub fn current(&self) -> Result<&glow::Context, XrError> {
+        // Tables stay on the device's thread (they are neither `Send` nor
+        // `Sync`), the thread the flag speaks of.
+        if self.current.is_some_and(|current| current.load(Ordering::Relaxed)) {
+            return Ok(&self.gl);
+        }
         // SAFETY: see `new`.
         if unsafe { (self.loader.make_current)(self.loader.context) } {
             Ok(&self.gl)

@@ -18,7 +18,7 @@ use std::{
     ffi::{CStr, c_char, c_void},
     num::NonZeroU32,
     rc::Rc,
-    sync::atomic::{AtomicUsize, Ordering},
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
 };
 use xr_device::{GlBindingSpace, GlLoader, NativeWindow, XrError};
 
@@ -278,6 +278,10 @@ static NEXT_DEVICE: AtomicUsize = AtomicUsize::new(1);
 /// [`loader`] hands out.
 pub fn register(context: Rc<GlContext>) -> usize {
     let key = NEXT_DEVICE.fetch_add(1, Ordering::Relaxed);
+    // Leaked on purpose (one byte a device): loaders hand the flag out,
+    // and what a build system keeps of a loader may outlive the device.
+    let flag: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+    let _ = FLAGS.try_with(|flags| flags.borrow_mut().insert(key, flag));
     // Only fails while the thread exits, when no device can be opened anyway.
     let _ = OPEN.try_with(|open| open.borrow_mut().insert(key, context));
     key
@@ -285,11 +289,11 @@ pub fn register(context: Rc<GlContext>) -> usize {
 
 /// Removes a closing device's context from this thread's table.
 pub fn unregister(key: usize) {
-    let _ = CURRENT_KEY.try_with(|current| {
-        if current.get() == key {
-            current.set(0);
-        }
-    });
+    if CURRENT_KEY.try_with(Cell::get).is_ok_and(|current| current == key) {
+        mark_current(0);
+    }
+    // The flag stays clear for good: a table that outlives its device still reads it.
+    let _ = FLAGS.try_with(|flags| flags.borrow_mut().remove(&key));
     // A device dropped while its thread exits: the table is gone already.
     let _ = OPEN.try_with(|open| open.borrow_mut().remove(&key));
 }
@@ -315,6 +319,9 @@ pub fn loader(key: usize) -> GlLoader {
         register_program: loader_register_program,
         unregister_program: loader_unregister_program,
         forget_current: loader_forget_current,
+        current: FLAGS
+            .try_with(|flags| flags.borrow().get(&key).map_or(std::ptr::null(), |flag| *flag as *const AtomicBool))
+            .unwrap_or(std::ptr::null()),
     }
 }
 
@@ -341,7 +348,7 @@ unsafe extern "C" fn loader_make_current(context: *const c_void) -> bool {
     let made =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| context.make_current().is_ok())).unwrap_or(false);
     if made {
-        let _ = CURRENT_KEY.try_with(|current| current.set(key));
+        mark_current(key);
     }
     made
 }
@@ -407,12 +414,33 @@ thread_local! {
     /// still so: 0 once any other context is made current, the thread's
     /// current context is forgotten, or that device is unregistered.
     static CURRENT_KEY: Cell<usize> = const { Cell::new(0) };
+    /// The flag of the device `CURRENT_KEY` names (`GlLoader::current`).
+    static CURRENT_FLAG: Cell<Option<&'static AtomicBool>> = const { Cell::new(None) };
+    /// Each open device's flag, by loader key. A flag is set exactly while
+    /// `CURRENT_KEY` names its device: `mark_current` is the one place
+    /// either changes.
+    static FLAGS: RefCell<BTreeMap<usize, &'static AtomicBool>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Records that the device with loader key `key` (0: none) has its
+/// context current on this thread, as the loader found or made it: its
+/// flag set, the previous device's cleared.
+fn mark_current(key: usize) {
+    if let Ok(Some(previous)) = CURRENT_FLAG.try_with(Cell::take) {
+        previous.store(false, Ordering::Relaxed);
+    }
+    let _ = CURRENT_KEY.try_with(|current| current.set(key));
+    let flag = FLAGS.try_with(|flags| flags.borrow().get(&key).copied()).ok().flatten();
+    if let Some(flag) = flag {
+        flag.store(true, Ordering::Relaxed);
+        let _ = CURRENT_FLAG.try_with(|current| current.set(Some(flag)));
+    }
 }
 
 /// Records that the context `id` is now current on this thread.
 fn set_current(id: u64) {
     CURRENT.with(|current| current.set(id));
-    CURRENT_KEY.with(|current| current.set(0));
+    mark_current(0);
 }
 
 /// Ids of contexts, never reused (0 means none).
@@ -424,7 +452,7 @@ static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 /// (reached through [`GlLoader::forget_current`]).
 pub fn forget_current() {
     CURRENT.with(|current| current.set(0));
-    let _ = CURRENT_KEY.try_with(|current| current.set(0));
+    mark_current(0);
 }
 
 unsafe extern "C" fn loader_forget_current() {

@@ -234,15 +234,9 @@ fn programs_that_outlive_their_device_fail_cleanly() {
     drop(compiler);
 }
 
-/// Setters resolved once per handle set the same pixels as the table, on
-/// both GL build systems, and refuse what the table refuses, naming the
-/// constant.
-#[test]
-fn resolved_setters_set_what_the_table_sets_and_refuse_what_it_refuses() {
-    let registry = registry();
-    for system in ["xr-compiler-glsl", "xr-compiler-gl-spirv"] {
-        let mut bench = GlBench::open(&registry, system);
-        let source = "#version 450 core
+/// Plain uniforms of each type a resolved setter has a write of its own
+/// for (vec4, float array, mat4) and one it has not (int).
+const RESOLVABLE: &str = "#version 450 core
 layout(location = 0) uniform vec4 tint;
 layout(location = 1) uniform float weights[4];
 layout(location = 5) uniform mat4 m;
@@ -253,7 +247,16 @@ void main() {
     c = vec4(tint.r * weights[2], tint.g + moved.x, float(mode) / 4.0, 1.0);
 }
 ";
-        let built = bench.build_fragment(fragment(source)).expect("builds");
+
+/// Setters resolved once per handle set the same pixels as the table, on
+/// both GL build systems, and refuse what the table refuses, naming the
+/// constant.
+#[test]
+fn resolved_setters_set_what_the_table_sets_and_refuse_what_it_refuses() {
+    let registry = registry();
+    for system in ["xr-compiler-glsl", "xr-compiler-gl-spirv"] {
+        let mut bench = GlBench::open(&registry, system);
+        let built = bench.build_fragment(fragment(RESOLVABLE)).expect("builds");
         let table = &built.constants;
         let tint = table.setter(table.handle("tint").unwrap()).unwrap();
         let third = table.setter(table.handle("weights[2]").unwrap()).unwrap();
@@ -317,6 +320,61 @@ void main() {
         let past = colors.set_array(&[[1.0; 4]; 4]).unwrap_err().message;
         assert!(past.contains("'colors'"), "{system}: {past}");
         assert_rgba_near(bench.centre_pixel(&built), [128, 128, 191, 255], 1);
+    }
+}
+
+/// A set through the table resolves its handle on the first set and takes
+/// that setter from then on; what it cannot take it for (another element
+/// of an array whose slot a first handle holds, a wrong type, a handle of
+/// another program — even one seen first) the table itself sets or
+/// refuses. Every value is checked in pixels, on both GL build systems.
+#[test]
+fn sets_through_the_table_take_the_setter_it_resolved_and_stay_right() {
+    let registry = registry();
+    for system in ["xr-compiler-glsl", "xr-compiler-gl-spirv"] {
+        let mut bench = GlBench::open(&registry, system);
+        let mut built = bench.build_fragment(fragment(RESOLVABLE)).expect("builds");
+        let other =
+            bench.build_fragment(fragment("#version 450 core\nuniform vec4 z;\nout vec4 c;\nvoid main() { c = z; }\n"));
+        let foreign = other.expect("builds").constants.handle("z").unwrap();
+        let table = &mut built.constants;
+        let names = ["tint", "weights", "weights[2]", "m", "mode"];
+        let [tint, weights, third, m, mode] = names.map(|name| table.handle(name).unwrap());
+        assert!(
+            [tint, weights, m, mode].iter().any(|h| h.index == foreign.index),
+            "{system}: the foreign handle shares an index with one of this table's"
+        );
+        // Seen first, the foreign handle is refused and takes no slot.
+        let error = table.set_vector(foreign, &[1.0; 4]).unwrap_err();
+        assert!(error.message.contains("does not belong"), "{system}: {error}");
+
+        let mut translate = xr_tests::IDENTITY;
+        for (round, (tint_rgba, third_value, moved, mode_value, expected)) in [
+            ([1.0, 0.25, 0.0, 1.0], 0.5, 0.25, 3, [128, 128, 191, 255]),
+            ([0.5, 0.5, 0.0, 1.0], 1.0, 0.25, 2, [128, 191, 128, 255]),
+            ([0.25, 0.0, 0.0, 1.0], 1.0, 0.5, 4, [64, 128, 255, 255]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let table = &mut built.constants;
+            table.set_vector(tint, &tint_rgba).unwrap();
+            table.set_float_array(weights, &[0.0, 0.0, 0.0]).unwrap();
+            table.set_float(third, third_value).unwrap();
+            translate[12] = moved;
+            table.set_matrix4(m, &translate).unwrap();
+            table.set_int(mode, mode_value).unwrap();
+            assert_rgba_near(bench.centre_pixel(&built), expected, 1);
+            let table = &mut built.constants;
+            // Refused on a handle whose setter is kept: named, nothing set.
+            let wrong = table.set_float(tint, 1.0).unwrap_err();
+            assert!(wrong.message.contains("'tint' is vec4, cannot set it from a float"), "{system} {round}: {wrong}");
+            let past = table.set_float_array(third, &[1.0, 1.0, 1.0]).unwrap_err();
+            assert!(past.message.contains("do not fit 'weights' from element 2"), "{system} {round}: {past}");
+            let error = table.set_vector(foreign, &[1.0; 4]).unwrap_err();
+            assert!(error.message.contains("does not belong"), "{system} {round}: {error}");
+            assert_rgba_near(bench.centre_pixel(&built), expected, 1);
+        }
     }
 }
 
