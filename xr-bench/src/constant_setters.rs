@@ -75,12 +75,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for row in rows {
         println!(
             "| {} | {} | {:.1} | {} | {:.1} | {:.2}x |",
-            row.device,
-            row.ours,
-            row.ours_ns,
-            row.raw,
-            row.raw_ns,
-            row.ours_ns / row.raw_ns
+            row.device, row.ours, row.ours_ns, row.raw, row.raw_ns, row.ratio
         );
     }
     Ok(())
@@ -92,11 +87,14 @@ struct Row {
     ours_ns: f64,
     raw: &'static str,
     raw_ns: f64,
+    /// The median of the side-by-side rounds' ratios.
+    ratio: f64,
 }
 
 /// Median nanoseconds per call of `ours` and `raw`, measured in alternating
-/// rounds so that both see the same machine.
-fn compare(args: &Args, mut ours: impl FnMut(usize), mut raw: impl FnMut(usize)) -> (f64, f64) {
+/// rounds so that both see the same machine, and the median ratio of
+/// rounds run side by side.
+fn compare(args: &Args, mut ours: impl FnMut(usize), mut raw: impl FnMut(usize)) -> Comparison {
     let time = |f: &mut dyn FnMut(usize)| {
         let started = Instant::now();
         for i in 0..args.sets as usize {
@@ -112,7 +110,18 @@ fn compare(args: &Args, mut ours: impl FnMut(usize), mut raw: impl FnMut(usize))
         a.push(time(&mut ours));
         b.push(time(&mut raw));
     }
-    (median(&mut a), median(&mut b))
+    // Each round of ours against the round of raw next to it in time, so
+    // that a slow stretch of the machine weighs on both sides of a ratio.
+    let mut ratios: Vec<f64> = a.iter().zip(&b).map(|(ours, raw)| ours / raw).collect();
+    Comparison { ours_ns: median(&mut a), raw_ns: median(&mut b), ratio: median(&mut ratios) }
+}
+
+/// Median nanoseconds per call of each side, and the median of the
+/// ratios of rounds run side by side.
+struct Comparison {
+    ours_ns: f64,
+    raw_ns: f64,
+    ratio: f64,
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -220,12 +229,13 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
         let matrix = built.constants.handle("u_matrix")?;
         let (program, [location, array_location, matrix_location]) = raw_gl_program(&gl)?;
         let device = format!("OpenGL ({})", capabilities.renderer);
-        let row = |ours: &str, raw: &'static str, (ours_ns, raw_ns): (f64, f64)| Row {
+        let row = |ours: &str, raw: &'static str, Comparison { ours_ns, raw_ns, ratio }| Row {
             device: device.clone(),
             ours: format!("{ours} ({system})"),
             ours_ns,
             raw,
             raw_ns,
+            ratio,
         };
         // The raw calls, each the same in both comparisons it appears in.
         // SAFETY: `program` is a linked program of this context; the
@@ -431,7 +441,7 @@ fn vulkan(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
         }
     };
     let mut rows = Vec::new();
-    let (ours_ns, raw_ns) = compare(
+    let Comparison { ours_ns, raw_ns, ratio } = compare(
         args,
         |i| {
             built.constants.set_vector(handle, color(i)).expect("set");
@@ -455,9 +465,10 @@ fn vulkan(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
         ours_ns,
         raw: "vkCmdPushConstants",
         raw_ns,
+        ratio,
     });
     let mut block = [0u8; 128];
-    let (ours_ns, raw_ns) = compare(
+    let Comparison { ours_ns, raw_ns, ratio } = compare(
         args,
         |i| {
             built.constants.set_vector(handle, color(i)).expect("set");
@@ -476,6 +487,7 @@ fn vulkan(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
         ours_ns,
         raw: "copy into a byte array",
         raw_ns,
+        ratio,
     });
     // SAFETY: nothing the device runs uses them.
     unsafe {

@@ -191,7 +191,7 @@ impl MemberLayout {
     fn visit(&self, offset: usize, first: u32, value: &ConstantValue<'_>, mut write: impl FnMut(usize, u32)) {
         let (columns, rows) = (usize::from(self.ty.columns), usize::from(self.ty.rows));
         let per = (columns * rows).max(1);
-        let elements = value.data.len() / per;
+        let elements = value.element_count().unwrap_or(0);
         for element in 0..elements {
             let start = offset + (first as usize + element) * self.array_stride;
             for c in 0..columns {
@@ -430,9 +430,8 @@ pub trait ConstantTable {
     /// a [`SetStatus`] code instead of an error value, so that a set moves
     /// no error across the ABI and pays no `Result` conversion. Any status
     /// but [`SetStatus::SET`] means "not set": the host then calls `set`,
-    /// whose error names the constant. It must not unwind. A plugin built
-    /// before this method existed answers with the default,
-    /// [`SetStatus::REFUSED`].
+    /// whose error names the constant. It must not unwind. The default,
+    /// [`SetStatus::REFUSED`], sends every set to `set`.
     fn write(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> u32 {
         let _ = (handle, value);
         SetStatus::REFUSED
@@ -712,6 +711,9 @@ pub struct ConstantTableBox {
     /// By handle index: the first handle of that index set through the
     /// table, and what resolving it gave.
     resolved: RVec<ROption<CachedSetter>>,
+    /// How many constants the table has (indices at or past it are kept
+    /// nowhere); `u32::MAX` until the first handle is resolved.
+    constant_count: u32,
 }
 
 /// A handle's resolved setter, kept by its [`ConstantTableBox`].
@@ -725,14 +727,10 @@ struct CachedSetter {
     remaining: u32,
 }
 
-/// Handle indices above this are not kept (resources and block members
-/// are marked by high bits, and resolve no setters).
-const MAX_RESOLVED: usize = 4096;
-
 impl ConstantTableBox {
     /// Wraps a plugin's table (plugins call `constant_table_box`).
     pub fn new(table: ConstantTable_TO<'static, RBox<()>>) -> Self {
-        Self { table, resolved: RVec::new() }
+        Self { table, resolved: RVec::new(), constant_count: u32::MAX }
     }
 
     /// Resolves `handle` and keeps what that gave, unless its slot is
@@ -740,8 +738,14 @@ impl ConstantTableBox {
     /// report).
     #[cold]
     fn remember(&mut self, handle: ConstantHandle) {
+        if self.constant_count == u32::MAX {
+            // Once: a handle's index counts the table's constants (resources
+            // and block members are marked by high bits, and resolve none).
+            let count = self.table.constants().into_result().map_or(0, |constants| constants.len());
+            self.constant_count = u32::try_from(count).unwrap_or(0).min(u32::MAX - 1);
+        }
         let index = handle.index as usize;
-        if index >= MAX_RESOLVED || matches!(self.resolved.get(index), Some(RSome(_))) {
+        if index >= self.constant_count as usize || matches!(self.resolved.get(index), Some(RSome(_))) {
             return;
         }
         let setter = match self.table.resolve(handle).into_result() {
@@ -760,34 +764,53 @@ impl ConstantTableBox {
     }
 
     /// Sets `value` through the setter resolved for `handle` (resolving it
-    /// on the handle's first set); `false`, having set nothing, where there
-    /// is none or the value does not pass its checks.
+    /// on the handle's first set): the write's [`SetStatus`], or
+    /// [`SetStatus::REFUSED`], having tried nothing, where there is none or
+    /// the value does not pass its checks. A plain code keeps the hot path
+    /// free of error values; [`Self::kept_error`] names the constant.
     #[inline]
-    fn set_resolved(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> bool {
+    fn set_resolved(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> u32 {
         let index = handle.index as usize;
         if let Some(RSome(kept)) = self.resolved.get(index) {
-            return kept.handle == handle && kept.set(value);
+            return if kept.handle == handle { kept.set(value) } else { SetStatus::REFUSED };
         }
         self.remember(handle);
-        matches!(self.resolved.get(index), Some(RSome(kept)) if kept.handle == handle && kept.set(value))
+        match self.resolved.get(index) {
+            Some(RSome(kept)) if kept.handle == handle => kept.set(value),
+            _ => SetStatus::REFUSED,
+        }
+    }
+
+    /// The error a kept setter's failed write means, naming the constant.
+    #[cold]
+    fn kept_error(&self, handle: ConstantHandle, status: u32) -> xr_device::XrError {
+        let name = match self.resolved.get(handle.index as usize) {
+            Some(RSome(CachedSetter { setter: RSome(setter), .. })) => setter.name.as_str(),
+            _ => "?",
+        };
+        SetStatus::error(status, name)
     }
 }
 
 impl CachedSetter {
-    /// Sets `value` through the kept setter: `false` where there is none,
-    /// the value is not of the declared type or does not fit, or the write
-    /// did not set it.
+    /// Sets `value` through the kept setter: its write's status, or
+    /// [`SetStatus::REFUSED`] where there is none or the value is not of
+    /// the declared type or does not fit.
     #[inline]
-    fn set(&self, value: &ConstantValue<'_>) -> bool {
-        let RSome(setter) = &self.setter else { return false };
-        value.ty == setter.ty
-            && value.data.holds(value.ty.scalar)
-            && value.element_count().is_some_and(|count| count <= self.remaining as usize)
-            // SAFETY: the setter was resolved from the table this one is
-            // kept beside, which is alive (the caller borrows it); the value
-            // is of the declared type and fits the array from the handle's
-            // element (checked above).
-            && unsafe { (setter.write)(setter, value) } == SetStatus::SET
+    fn set(&self, value: &ConstantValue<'_>) -> u32 {
+        let RSome(setter) = &self.setter else { return SetStatus::REFUSED };
+        if value.ty != setter.ty
+            || !value.data.holds(value.ty.scalar)
+            || value.element_count().is_none_or(|count| count > self.remaining as usize)
+        {
+            return SetStatus::REFUSED;
+        }
+        // SAFETY: the setter was resolved from the table this one is kept
+        // beside, which is alive (the caller borrows it) and cannot have
+        // been swapped out (the box hands out no `&mut` to it); the value
+        // is of the declared type and fits the array from the handle's
+        // element (checked above).
+        unsafe { (setter.write)(setter, value) }
     }
 }
 
@@ -799,9 +822,43 @@ impl core::ops::Deref for ConstantTableBox {
     }
 }
 
-impl core::ops::DerefMut for ConstantTableBox {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.table
+// No `DerefMut`: a table swapped or replaced through it would leave its
+// kept setters beside another table. The table's `&mut self` calls are
+// forwarded instead.
+impl ConstantTableBox {
+    /// [`ConstantTable::set`].
+    pub fn set(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> XrResult<()> {
+        self.table.set(handle, value)
+    }
+
+    /// [`ConstantTable::set_many`].
+    pub fn set_many(&mut self, sets: RSlice<'_, ConstantSet<'_>>) -> XrResult<()> {
+        self.table.set_many(sets)
+    }
+
+    /// [`ConstantTable::set_defaults`].
+    pub fn set_defaults(&mut self) -> XrResult<()> {
+        self.table.set_defaults()
+    }
+
+    /// [`ConstantTable::set_through_pipeline`].
+    pub fn set_through_pipeline(
+        &mut self,
+        pipeline: ProgramRef,
+        handle: ConstantHandle,
+        value: &ConstantValue<'_>,
+    ) -> XrResult<()> {
+        self.table.set_through_pipeline(pipeline, handle, value)
+    }
+
+    /// [`ConstantTable::set_resource`].
+    pub fn set_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> XrResult<()> {
+        self.table.set_resource(handle, binding)
+    }
+
+    /// [`ConstantTable::write`].
+    pub fn write(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> u32 {
+        self.table.write(handle, value)
     }
 }
 
@@ -941,7 +998,13 @@ impl ConstantTableExt for ConstantTableBox {
 
     #[inline]
     fn set_value(&mut self, handle: ConstantHandle, value: ConstantValue<'_>) -> Result<(), xr_device::XrError> {
-        if self.set_resolved(handle, &value) || self.table.write(handle, &value) == SetStatus::SET {
+        match self.set_resolved(handle, &value) {
+            SetStatus::SET => return Ok(()),
+            // Tried once: a write that panicked or met a closed device is not repeated.
+            status if status != SetStatus::REFUSED => return Err(self.kept_error(handle, status)),
+            _ => {}
+        }
+        if self.table.write(handle, &value) == SetStatus::SET {
             return Ok(());
         }
         // Not set: `set` checks again and says why, naming the constant.
@@ -952,8 +1015,10 @@ impl ConstantTableExt for ConstantTableBox {
     /// in one call across the ABI ([`ConstantTable::set_many`]).
     fn set_values(&mut self, sets: &[ConstantSet<'_>]) -> Result<(), xr_device::XrError> {
         for (done, set) in sets.iter().enumerate() {
-            if !self.set_resolved(set.handle, &set.value) {
-                return self.table.set_many(sets[done..].into()).into_result();
+            match self.set_resolved(set.handle, &set.value) {
+                SetStatus::SET => {}
+                SetStatus::REFUSED => return self.table.set_many(sets[done..].into()).into_result(),
+                status => return Err(self.kept_error(set.handle, status)),
             }
         }
         Ok(())

@@ -192,12 +192,9 @@ impl ConstantTableBackend for VkConstantTable {
             self.device_open()?;
         }
         let entry = &self.entries[handle.index as usize];
-        if !entry.layout.write_into(
-            target(&mut self.push, &self.objects, entry.storage),
-            entry.offset,
-            handle.element,
-            value,
-        ) {
+        // SAFETY: a uniform buffer's device was found open above.
+        let target = unsafe { target(&mut self.push, &self.objects, entry.storage) };
+        if !entry.layout.write_into(target, entry.offset, handle.element, value) {
             return Err(XrError::invalid_input(format!("'{}' lies outside its block", entry.info.name)));
         }
         Ok(())
@@ -215,12 +212,9 @@ impl ConstantTableBackend for VkConstantTable {
             return SetStatus::REFUSED;
         }
         let entry = &self.entries[handle.index as usize];
-        if entry.layout.write_into(
-            target(&mut self.push, &self.objects, entry.storage),
-            entry.offset,
-            handle.element,
-            value,
-        ) {
+        // SAFETY: a uniform buffer's device was found open above.
+        let target = unsafe { target(&mut self.push, &self.objects, entry.storage) };
+        if entry.layout.write_into(target, entry.offset, handle.element, value) {
             SetStatus::SET
         } else {
             SetStatus::REFUSED
@@ -314,15 +308,20 @@ impl VkConstantTable {
 }
 
 /// The bytes a constant of `storage` lives in: the push constants, or a
-/// uniform buffer's mapping (the callers checked that the device is open).
-fn target<'a>(push: &'a mut [u8], objects: &ProgramObjects, storage: Storage) -> &'a mut [u8] {
+/// uniform buffer's mapping.
+///
+/// # Safety
+/// For `Storage::Uniform`, the table's device is open (its buffers are
+/// still mapped); the table and its device stay on one thread, so it stays
+/// open while the slice is used.
+unsafe fn target<'a>(push: &'a mut [u8], objects: &ProgramObjects, storage: Storage) -> &'a mut [u8] {
     match storage {
         Storage::Push => push,
         Storage::Uniform(index) => {
             let buffer = &objects.buffers[index];
-            // SAFETY: the device is open (see above), so the buffer is
-            // still mapped; `size` is its length, and only this table
-            // writes through the mapping.
+            // SAFETY: the device is open (the caller's promise), so the
+            // buffer is still mapped; `size` is its length, and only this
+            // table writes through the mapping.
             unsafe { std::slice::from_raw_parts_mut(buffer.mapped, buffer.size) }
         }
     }

@@ -487,7 +487,9 @@ impl ConstantTableBackend for GlConstantTable {
             write: resolved_write(entry.info.ty),
             // The table is boxed behind the ABI and owns this `Rc`: the
             // device's GL stays at this address while the table lives,
-            // which the host's `Setter` borrow guarantees.
+            // which is as long as the host may call the setter (a `Setter`
+            // borrows the table; the table's box keeps its setters beside
+            // it and drops them with it).
             context: Rc::as_ptr(&self.gl).cast(),
             words: [self.program.0.get(), location.0, 0, 0],
             ty: entry.info.ty,
@@ -667,7 +669,7 @@ unsafe extern "C" fn write_floats<const COLUMNS: u8, const ROWS: u8>(
     // the constant's, fixed at resolve time), no dispatch on the value.
     guard_setter(|| {
         // SAFETY: `context` is the table's `DeviceGl` (see `resolve`),
-        // alive while the host's `Setter` borrows the table.
+        // alive while the host may call the setter.
         let device = unsafe { &*setter.context.cast::<DeviceGl>() };
         let Ok(gl) = device.current() else { return SetStatus::DEVICE_UNAVAILABLE };
         let Some(program) = std::num::NonZeroU32::new(setter.words[0]) else {
@@ -724,7 +726,7 @@ unsafe extern "C" fn write_any(setter: &ResolvedSetter, value: &ConstantValue<'_
 #[inline(always)]
 unsafe fn write_checked(setter: &ResolvedSetter, value: &ConstantValue<'_>, ty: ConstantType) -> u32 {
     // SAFETY: `context` is the table's `DeviceGl` (see `resolve`), alive
-    // while the host's `Setter` borrows the table.
+    // while the host may call the setter.
     let device = unsafe { &*setter.context.cast::<DeviceGl>() };
     let Ok(gl) = device.current() else { return SetStatus::DEVICE_UNAVAILABLE };
     let Some(program) = std::num::NonZeroU32::new(setter.words[0]) else { return SetStatus::DEVICE_UNAVAILABLE };

@@ -224,7 +224,17 @@ fn programs_that_outlive_their_device_fail_cleanly() {
     assert_eq!(error.kind, ErrorKind::Unavailable);
     assert!(error.message.contains("setting 'tint.scale': the device is closed"), "{error}");
     drop(resolved);
+    // Through the setter the table resolves for the handle at its first set.
     let error = built.constants.set_float(scale, 0.5).expect_err("the device is gone");
+    assert_eq!(error.kind, ErrorKind::Unavailable);
+    assert!(error.message.contains("setting 'tint.scale': the device is closed"), "{error}");
+    // And through the table itself: `weights` takes the array's slot, so
+    // `weights[1]` has no setter kept.
+    let (weights, second) = (built.constants.handle("weights").unwrap(), built.constants.handle("weights[1]").unwrap());
+    let error = built.constants.set_float(weights, 0.5).expect_err("the device is gone");
+    assert!(error.message.contains("setting 'weights': the device is closed"), "{error}");
+    let error = built.constants.set_float(second, 0.5).expect_err("the device is gone");
+    assert_eq!(error.kind, ErrorKind::Unavailable);
     assert!(error.message.contains("the OpenGL device is closed"), "{error}");
     let error = built.constants.set_defaults().into_result().expect_err("the device is gone");
     assert!(error.message.contains("the OpenGL device is closed"), "{error}");
