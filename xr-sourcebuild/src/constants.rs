@@ -165,7 +165,8 @@ impl MemberLayout {
     /// Where each word of `value` goes when the member starts at byte
     /// `offset`, from array element `first` on: (byte offset, word).
     /// `value` must have passed [`ConstantInfo::check`].
-    pub fn writes(&self, offset: usize, first: u32, value: &ConstantValue<'_>) -> Vec<(usize, u32)> {
+    #[cfg(test)]
+    fn writes(&self, offset: usize, first: u32, value: &ConstantValue<'_>) -> Vec<(usize, u32)> {
         let mut writes = Vec::with_capacity(value.data.len());
         self.visit(offset, first, value, |at, word| writes.push((at, word)));
         writes
@@ -505,6 +506,44 @@ impl SetStatus {
     }
 }
 
+impl ResolvedSetter {
+    /// Elements from the handle's on.
+    #[inline]
+    fn remaining(&self) -> usize {
+        self.array_size.saturating_sub(self.element) as usize
+    }
+
+    /// The common case of [`ConstantInfo::check`] without building a
+    /// name: the declared type, whole elements that fit.
+    #[inline]
+    fn takes(&self, value: &ConstantValue<'_>) -> bool {
+        value.ty == self.ty
+            && value.data.holds(value.ty.scalar)
+            && value.element_count().is_some_and(|count| count <= self.remaining())
+    }
+
+    /// [`ConstantInfo::check`] for this setter's constant, whose error names it.
+    #[cold]
+    fn check(&self, value: &ConstantValue<'_>) -> Result<usize, xr_device::XrError> {
+        let info = ConstantInfo { name: self.name.clone(), ty: self.ty, array_size: self.array_size };
+        info.check(self.element, value)
+    }
+
+    /// The plugin's write, its failure naming the constant.
+    ///
+    /// # Safety
+    /// The setter's table is alive, and `value` passed [`Self::takes`] or
+    /// [`Self::check`].
+    #[inline]
+    unsafe fn call(&self, value: &ConstantValue<'_>) -> Result<(), xr_device::XrError> {
+        // SAFETY: as the caller promises.
+        match unsafe { (self.write)(self, value) } {
+            SetStatus::SET => Ok(()),
+            status => Err(SetStatus::error(status, &self.name)),
+        }
+    }
+}
+
 impl fmt::Debug for ResolvedSetter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResolvedSetter")
@@ -518,14 +557,12 @@ impl fmt::Debug for ResolvedSetter {
 
 /// A constant's setter resolved once ([`ConstantTableBox::setter`]): the
 /// typed setters of [`ConstantTableExt`] for one constant, at nearly the
-/// raw API call's cost. It borrows its table, which therefore outlives it
-/// and is not set through otherwise meanwhile; like the table, it stays on
-/// the thread of the table's device (it is neither `Send` nor `Sync`).
+/// raw API call's cost. It borrows its table, which therefore outlives it;
+/// like the table, it stays on the thread of the table's device (it is
+/// neither `Send` nor `Sync`).
 #[derive(Debug)]
 pub struct Setter<'t> {
     resolved: ResolvedSetter,
-    /// Elements from the handle's on, computed once.
-    remaining: usize,
     table: core::marker::PhantomData<&'t ConstantTableBox>,
 }
 
@@ -535,8 +572,7 @@ impl ConstantTableBox {
     /// bytes, already at a copy's cost: set through the table there).
     pub fn setter(&self, handle: ConstantHandle) -> Result<Setter<'_>, xr_device::XrError> {
         let resolved = self.resolve(handle).into_result()?;
-        let remaining = resolved.array_size.saturating_sub(resolved.element) as usize;
-        Ok(Setter { resolved, remaining, table: core::marker::PhantomData })
+        Ok(Setter { resolved, table: core::marker::PhantomData })
     }
 }
 
@@ -550,27 +586,12 @@ impl Setter<'_> {
     /// the array from the handle's element on.
     #[inline]
     pub fn set(&self, value: ConstantValue<'_>) -> Result<(), xr_device::XrError> {
-        if !self.fits(&value) {
-            let resolved = &self.resolved;
-            let info = ConstantInfo { name: resolved.name.clone(), ty: resolved.ty, array_size: resolved.array_size };
-            info.check(resolved.element, &value)?;
+        if !self.resolved.takes(&value) {
+            self.resolved.check(&value)?;
         }
-        // SAFETY: `write` is the plugin's for this setter, whose table is
-        // alive and not borrowed mutably (the setter borrows it); the value
+        // SAFETY: the setter borrows its table, which is alive; the value
         // is of the declared type and fits (checked above).
-        match unsafe { (self.resolved.write)(&self.resolved, &value) } {
-            SetStatus::SET => Ok(()),
-            status => Err(SetStatus::error(status, &self.resolved.name)),
-        }
-    }
-
-    /// The common case of [`ConstantInfo::check`] without building a
-    /// name: the declared type, whole elements that fit.
-    #[inline]
-    fn fits(&self, value: &ConstantValue<'_>) -> bool {
-        value.ty == self.resolved.ty
-            && value.data.holds(value.ty.scalar)
-            && value.element_count().is_some_and(|count| count <= self.remaining)
+        unsafe { self.resolved.call(&value) }
     }
 
     /// `float`.
@@ -619,7 +640,7 @@ impl<'t> Setter<'t> {
                 self.resolved.name, ty
             )));
         }
-        Ok(FloatSetter { resolved: self.resolved, remaining: self.remaining, table: core::marker::PhantomData })
+        Ok(FloatSetter { resolved: self.resolved, table: core::marker::PhantomData })
     }
 }
 
@@ -628,7 +649,6 @@ impl<'t> Setter<'t> {
 #[derive(Debug)]
 pub struct FloatSetter<'t, const N: usize> {
     resolved: ResolvedSetter,
-    remaining: usize,
     table: core::marker::PhantomData<&'t ConstantTableBox>,
 }
 
@@ -642,23 +662,18 @@ impl<const N: usize> FloatSetter<'_, N> {
     /// Sets elements from the handle's on: they must fit the array.
     #[inline]
     pub fn set_array(&self, values: &[[f32; N]]) -> Result<(), xr_device::XrError> {
-        if values.is_empty() || values.len() > self.remaining {
-            let resolved = &self.resolved;
-            let info = ConstantInfo { name: resolved.name.clone(), ty: resolved.ty, array_size: resolved.array_size };
-            info.check(resolved.element, &ConstantValue::floats(resolved.ty, values.as_flattened()))?;
+        if values.is_empty() || values.len() > self.resolved.remaining() {
+            self.resolved.check(&ConstantValue::floats(self.resolved.ty, values.as_flattened()))?;
         }
         self.write(values.as_flattened())
     }
 
     #[inline]
     fn write(&self, floats: &[f32]) -> Result<(), xr_device::XrError> {
-        let value = ConstantValue::floats(self.resolved.ty, floats);
-        // SAFETY: as in `Setter::set`; the type was checked when this
-        // setter was made, and the count by the callers.
-        match unsafe { (self.resolved.write)(&self.resolved, &value) } {
-            SetStatus::SET => Ok(()),
-            status => Err(SetStatus::error(status, &self.resolved.name)),
-        }
+        // SAFETY: the setter borrows its table, which is alive; the type
+        // was checked when this setter was made, and the count by the
+        // callers.
+        unsafe { self.resolved.call(&ConstantValue::floats(self.resolved.ty, floats)) }
     }
 }
 
@@ -723,8 +738,6 @@ struct CachedSetter {
     handle: ConstantHandle,
     /// `None` where the table resolves no setter for the handle.
     setter: ROption<ResolvedSetter>,
-    /// Elements from the handle's on.
-    remaining: u32,
 }
 
 impl ConstantTableBox {
@@ -753,14 +766,10 @@ impl ConstantTableBox {
             Err(error) if error.kind == xr_device::ErrorKind::Unavailable => RNone,
             Err(_) => return,
         };
-        let remaining = match &setter {
-            RSome(setter) => setter.array_size.saturating_sub(setter.element),
-            RNone => 0,
-        };
         while self.resolved.len() <= index {
             self.resolved.push(RNone);
         }
-        self.resolved[index] = RSome(CachedSetter { handle, setter, remaining });
+        self.resolved[index] = RSome(CachedSetter { handle, setter });
     }
 
     /// Sets `value` through the setter resolved for `handle` (resolving it
@@ -799,10 +808,7 @@ impl CachedSetter {
     #[inline]
     fn set(&self, value: &ConstantValue<'_>) -> u32 {
         let RSome(setter) = &self.setter else { return SetStatus::REFUSED };
-        if value.ty != setter.ty
-            || !value.data.holds(value.ty.scalar)
-            || value.element_count().is_none_or(|count| count > self.remaining as usize)
-        {
+        if !setter.takes(value) {
             return SetStatus::REFUSED;
         }
         // SAFETY: the setter was resolved from the table this one is kept

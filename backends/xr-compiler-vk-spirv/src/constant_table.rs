@@ -174,6 +174,10 @@ impl ConstantTableBackend for VkConstantTable {
     }
 
     fn set(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> Result<(), XrError> {
+        if self.write(handle, value) == SetStatus::SET {
+            return Ok(());
+        }
+        // Not set: say why.
         if handle.index & RESOURCE_HANDLE != 0 {
             let resource = self.resource(handle)?;
             return Err(XrError::invalid_input(format!(
@@ -191,13 +195,7 @@ impl ConstantTableBackend for VkConstantTable {
         if let Storage::Uniform(_) = entry.storage {
             self.device_open()?;
         }
-        let entry = &self.entries[handle.index as usize];
-        // SAFETY: a uniform buffer's device was found open above.
-        let target = unsafe { target(&mut self.push, &self.objects, entry.storage) };
-        if !entry.layout.write_into(target, entry.offset, handle.element, value) {
-            return Err(XrError::invalid_input(format!("'{}' lies outside its block", entry.info.name)));
-        }
-        Ok(())
+        Err(XrError::invalid_input(format!("'{}' lies outside its block", entry.info.name)))
     }
 
     fn write(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> u32 {
@@ -211,7 +209,6 @@ impl ConstantTableBackend for VkConstantTable {
         {
             return SetStatus::REFUSED;
         }
-        let entry = &self.entries[handle.index as usize];
         // SAFETY: a uniform buffer's device was found open above.
         let target = unsafe { target(&mut self.push, &self.objects, entry.storage) };
         if entry.layout.write_into(target, entry.offset, handle.element, value) {

@@ -415,6 +415,9 @@ thread_local! {
     /// current context is forgotten, or that device is unregistered.
     static CURRENT_KEY: Cell<usize> = const { Cell::new(0) };
     /// The flag of the device `CURRENT_KEY` names (`GlLoader::current`).
+    /// Derivable from `FLAGS`, but kept apart: it has no destructor, so a
+    /// device dropped while its thread exits, after `FLAGS` is gone, still
+    /// clears its flag.
     static CURRENT_FLAG: Cell<Option<&'static AtomicBool>> = const { Cell::new(None) };
     /// Each open device's flag, by loader key. A flag is set exactly while
     /// `CURRENT_KEY` names its device: `mark_current` is the one place
