@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds XR's Debian package with cargo-deb (installed from crates.io when
+# Builds XR's Debian package with cargo-deb (installed with cargo install when
 # missing): `scripts/install.sh` lays the tree out under a staging prefix
 # (target/xr-deb/stage), and the package installs it under /usr, naming
 # the Debian packages XR needs at run time (see xr-cli/Cargo.toml).
@@ -35,7 +35,7 @@ rm -rf "$stage"
 scripts/install.sh --prefix "$stage" --profile "$profile" "${install_args[@]}" >/dev/null
 
 if ! cargo deb --version >/dev/null 2>&1; then
-    echo "package-deb.sh: installing cargo-deb from crates.io"
+    echo "package-deb.sh: installing cargo-deb with cargo install"
     cargo install cargo-deb --locked --quiet
 fi
 rm -f target/debian/xr_*.deb
