@@ -6,7 +6,9 @@
 #   tokio, rayon, toml or notify (an engine that only loads shaders);
 # - the store links no plugin ABI (abi_stable);
 # - the build-system contract depends on the device contract alone among
-#   the workspace's crates;
+#   the workspace's crates, and the device contract on no other contract;
+# - a device plugin's own code names nothing of the build-system contract
+#   (it links it only through xr-plugin's root module, which lists both kinds);
 # - no broken fixture plugin is a member of the workspace.
 # Prints each rule it checks; exits 1 on the first broken one.
 set -euo pipefail
@@ -38,6 +40,12 @@ check "an engine that only loads shaders gets no build host" xr-library 'opendal
 check "the store links no plugin ABI" xr-store 'abi_stable|xr-sourcebuild|xr-device'
 check "the remote needs only the store" xr-remote 'abi_stable|xr-sourcebuild|xr-device|xr-host'
 check "the contract is the ABI alone" xr-sourcebuild "xr-store|xr-plugin-kit|xr-host|xr-build|xr-library|xr-remote|serde|serde_json|libc" --depth 1
+check "the device contract names no other" xr-device 'xr-sourcebuild|xr-plugin|xr-plugin-kit|xr-store|xr-host' --depth 1
+check "the root module needs the two contracts alone" xr-plugin 'xr-store|xr-plugin-kit|xr-host|xr-build|xr-library|xr-remote' --depth 1
+for manifest in backends/xr-rhi-*/Cargo.toml; do
+    package=$(sed -n 's/^name = "\(.*\)"/\1/p' "$manifest" | head -1)
+    check "a device plugin names no build-system contract" "$package" 'xr-sourcebuild|xr-plugin-kit' --depth 1
+done
 check "a compiler worker loads plugins, it does not build" xr-worker 'xr-build|xr-library|xr-remote|xr-store|rayon|toml|opendal|tokio'
 check "the host loads plugins, it does not build" xr-host 'xr-build|xr-library|xr-remote|xr-store|rayon|toml|opendal|tokio'
 # The broken fixture plugins are a workspace of their own: no cargo command

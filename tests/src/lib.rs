@@ -31,7 +31,7 @@ pub const PLUGINS: [&str; 6] = [
 const EXECUTABLES: [&str; 6] = ["xr-cli", "triangle", "pipelines", "materials", "viewer", "textured"];
 
 /// Broken plugins (the workspace in `tests/fixtures`).
-const FIXTURES: [&str; 7] = [
+const FIXTURES: [&str; 8] = [
     "xr-fixture-panic",
     "xr-fixture-incompatible",
     "xr-fixture-not-a-plugin",
@@ -39,6 +39,7 @@ const FIXTURES: [&str; 7] = [
     "xr-fixture-rival",
     "xr-fixture-crash",
     "xr-fixture-old-slang",
+    "xr-fixture-old-interface",
 ];
 
 /// The workspace's root directory.

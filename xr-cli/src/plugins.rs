@@ -355,11 +355,15 @@ fn yes_no(value: bool) -> &'static str {
     if value { "yes" } else { "no" }
 }
 
-/// `xr --version`: XR's version and the plugin interface's; with
+/// `xr --version`: XR's version and the plugin interfaces'; with
 /// `verbose`, the plugin directories in search order and every plugin found.
 pub fn print_version(verbose: bool) {
     println!("xr {}", env!("CARGO_PKG_VERSION"));
-    println!("plugin interface {}", xr_sourcebuild::INTERFACE_VERSION);
+    let interfaces = &xr_plugin::INTERFACE_VERSIONS;
+    println!(
+        "plugin interfaces: root module {}, device systems {}, build systems {}",
+        interfaces.root, interfaces.device, interfaces.build
+    );
     if !verbose {
         return;
     }

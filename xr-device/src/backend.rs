@@ -1,24 +1,24 @@
-//! The DeviceSystem contract as plain Rust traits, and the one adapter
-//! that puts them behind the ABI.
+//! The DeviceSystem contract as plain Rust traits.
 //!
-//! The ABI traits ([`DeviceSystem`], [`Device`]) speak abi_stable types
-//! (`RSlice`, `ROption`, `RVec`, `RResult`), and every one of their methods
-//! must catch panics: an unwind that reaches the `extern "C"` boundary
-//! aborts the host. Written by hand in each plugin, that is the same
-//! `guard(|| ...)` and the same conversions once per method per plugin.
-//! So a plugin implements [`DeviceSystemBackend`] and [`DeviceBackend`]
-//! instead — the same operations under the same names, with `&[T]`,
-//! `Option`, `Vec` and `Result` — and [`Guarded`] implements the ABI traits
-//! for every backend: the panic guard and the conversions are in this one
-//! place, so no plugin can forget them.
+//! The ABI traits ([`Device`](crate::Device), [`DeviceSystem`](crate::DeviceSystem))
+//! speak abi_stable types (`RSlice`, `ROption`, `RVec`, `RResult`), and every
+//! one of their methods must catch panics: an unwind that reaches the
+//! `extern "C"` boundary aborts the host. Written by hand in each plugin,
+//! that is the same `guard(|| ...)` and the same conversions once per method
+//! per plugin. So a plugin implements [`DeviceSystemBackend`] and
+//! [`DeviceBackend`] instead — the same operations under the same names,
+//! with `&[T]`, `Option`, `Vec` and `Result` — and `xr_plugin::Guarded`
+//! implements the ABI traits for every backend of both contracts: the panic
+//! guard and the conversions are in that one place, so no plugin can forget
+//! them.
 //!
 //! ```ignore
 //! struct MySystem;
 //! impl DeviceSystemBackend for MySystem { /* info, open */ }
 //!
-//! xr_sourcebuild::export_plugin! {
+//! xr_plugin::export_plugin! {
 //!     name: "my-device",
-//!     device_systems: [xr_device::Guarded(MySystem)],
+//!     device_systems: [xr_plugin::Guarded(MySystem)],
 //!     build_systems: [],
 //! }
 //! ```
@@ -26,45 +26,25 @@
 use crate::{
     capabilities::DeviceCapabilities,
     commands::{DrawCall, Image, RenderTargetDesc, RenderTargetId, VertexBufferId, VertexLayout},
-    error::{XrError, XrResult},
+    error::XrError,
     handles::NativeHandles,
-    panic_guard::guard,
     resources::{BufferId, BufferUsage, ComputeCall, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId},
-    system::{Device, Device_TO, DeviceBox, DeviceOptions, DeviceSystem, DeviceSystemInfo},
+    system::{DeviceBox, DeviceOptions, DeviceSystemInfo},
     window::Presented,
 };
-use abi_stable::{
-    sabi_trait::TD_Opaque,
-    std_types::{ROption, RSlice, RString, RVec},
-};
-
-/// A plugin's value behind an ABI trait: `Guarded(backend)` implements the
-/// ABI trait of the contract `backend` implements as a plain trait
-/// ([`DeviceSystemBackend`] → [`DeviceSystem`], [`DeviceBackend`] →
-/// [`Device`], and in `xr-sourcebuild` the build system and constant table
-/// contracts), running every call inside [`guard`] so that a panic comes
-/// back as an error instead of unwinding into the host.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Guarded<B>(pub B);
-
-/// A device open behind the ABI: `backend` wrapped in [`Guarded`] and boxed.
-pub fn device_box<B: DeviceBackend + 'static>(backend: B) -> DeviceBox {
-    Device_TO::from_value(Guarded(backend), TD_Opaque)
-}
-
-/// A device system, as a plugin writes it; [`Guarded`] makes it a
-/// [`DeviceSystem`]. The operations are [`DeviceSystem`]'s.
+/// A device system, as a plugin writes it; `xr_plugin::Guarded` makes it a
+/// [`DeviceSystem`](crate::DeviceSystem), whose operations these are.
 pub trait DeviceSystemBackend {
     /// Name, kind and description.
     fn info(&self) -> Result<DeviceSystemInfo, XrError>;
 
-    /// Opens a device (a backend boxes its own with [`device_box`]); fails
+    /// Opens a device (a backend boxes its own with `xr_plugin::device_box`); fails
     /// with `Unavailable` where there is none.
     fn open(&self, options: &DeviceOptions) -> Result<DeviceBox, XrError>;
 }
 
-/// An open device, as a plugin writes it; [`Guarded`] makes it a
-/// [`Device`]. The operations are [`Device`]'s, documented there.
+/// An open device, as a plugin writes it; `xr_plugin::Guarded` makes it a
+/// [`Device`](crate::Device). The operations are [`Device`](crate::Device)'s, documented there.
 pub trait DeviceBackend {
     /// Capabilities read from the live driver.
     fn capabilities(&self) -> Result<DeviceCapabilities, XrError>;
@@ -135,133 +115,4 @@ pub trait DeviceBackend {
     /// The validation messages reported since the last call that checked
     /// them, taken.
     fn take_validation_messages(&mut self) -> Result<Vec<String>, XrError>;
-}
-
-impl<B: DeviceSystemBackend> DeviceSystem for Guarded<B> {
-    fn info(&self) -> XrResult<DeviceSystemInfo> {
-        guard(|| self.0.info())
-    }
-
-    fn open(&self, options: &DeviceOptions) -> XrResult<DeviceBox> {
-        guard(|| self.0.open(options))
-    }
-}
-
-impl<B: DeviceBackend> Device for Guarded<B> {
-    fn capabilities(&self) -> XrResult<DeviceCapabilities> {
-        guard(|| self.0.capabilities())
-    }
-
-    fn native_handles(&self) -> XrResult<NativeHandles> {
-        guard(|| self.0.native_handles())
-    }
-
-    fn create_render_target(&mut self, width: u32, height: u32) -> XrResult<RenderTargetId> {
-        guard(|| self.0.create_render_target(width, height))
-    }
-
-    fn create_vertex_buffer(&mut self, vertices: RSlice<'_, f32>, layout: &VertexLayout) -> XrResult<VertexBufferId> {
-        guard(|| self.0.create_vertex_buffer(vertices.as_slice(), layout))
-    }
-
-    fn clear(&mut self, target: RenderTargetId, rgba: &[f32; 4]) -> XrResult<()> {
-        guard(|| self.0.clear(target, rgba))
-    }
-
-    fn draw(&mut self, draw: &DrawCall) -> XrResult<()> {
-        guard(|| self.0.draw(draw))
-    }
-
-    fn read_pixels(&mut self, target: RenderTargetId) -> XrResult<Image> {
-        guard(|| self.0.read_pixels(target))
-    }
-
-    fn resize_window(&mut self, width: u32, height: u32) -> XrResult<()> {
-        guard(|| self.0.resize_window(width, height))
-    }
-
-    fn present(&mut self, target: RenderTargetId, capture: bool) -> XrResult<Presented> {
-        guard(|| self.0.present(target, capture))
-    }
-
-    fn create_depth_render_target(&mut self, width: u32, height: u32) -> XrResult<RenderTargetId> {
-        guard(|| self.0.create_depth_render_target(width, height))
-    }
-
-    fn create_texture(&mut self, desc: &TextureDesc, pixels: RSlice<'_, u8>, levels_given: u32) -> XrResult<TextureId> {
-        guard(|| self.0.create_texture(desc, pixels.as_slice(), levels_given))
-    }
-
-    fn read_texture(&mut self, texture: TextureId, level: u32) -> XrResult<RVec<u8>> {
-        guard(|| self.0.read_texture(texture, level).map(RVec::from))
-    }
-
-    fn create_sampler(&mut self, desc: &SamplerDesc) -> XrResult<SamplerId> {
-        guard(|| self.0.create_sampler(desc))
-    }
-
-    fn create_buffer(&mut self, usage: BufferUsage, data: RSlice<'_, u8>) -> XrResult<BufferId> {
-        guard(|| self.0.create_buffer(usage, data.as_slice()))
-    }
-
-    fn write_buffer(&mut self, buffer: BufferId, offset: u64, data: RSlice<'_, u8>) -> XrResult<()> {
-        guard(|| self.0.write_buffer(buffer, offset, data.as_slice()))
-    }
-
-    fn read_buffer(&mut self, buffer: BufferId) -> XrResult<RVec<u8>> {
-        guard(|| self.0.read_buffer(buffer).map(RVec::from))
-    }
-
-    fn texture_binding(&self, texture: TextureId, sampler: ROption<SamplerId>) -> XrResult<ResourceBinding> {
-        guard(|| self.0.texture_binding(texture, sampler.into_option()))
-    }
-
-    fn buffer_binding(&self, buffer: BufferId) -> XrResult<ResourceBinding> {
-        guard(|| self.0.buffer_binding(buffer))
-    }
-
-    fn dispatch(&mut self, call: &ComputeCall) -> XrResult<()> {
-        guard(|| self.0.dispatch(call))
-    }
-
-    fn create_render_target_with(&mut self, desc: &RenderTargetDesc) -> XrResult<RenderTargetId> {
-        guard(|| {
-            desc.check()?;
-            self.0.create_render_target_with(desc)
-        })
-    }
-
-    fn render_target_texture(&mut self, target: RenderTargetId, attachment: u32) -> XrResult<TextureId> {
-        guard(|| self.0.render_target_texture(target, attachment))
-    }
-
-    fn take_validation_messages(&mut self) -> XrResult<RVec<RString>> {
-        guard(|| Ok(self.0.take_validation_messages()?.into_iter().map(RString::from).collect()))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{capabilities::DeviceKind, error::ErrorKind};
-
-    struct Broken;
-
-    impl DeviceSystemBackend for Broken {
-        fn info(&self) -> Result<DeviceSystemInfo, XrError> {
-            Ok(DeviceSystemInfo { name: "broken".into(), kind: DeviceKind::OpenGl, description: "".into() })
-        }
-
-        fn open(&self, _options: &DeviceOptions) -> Result<DeviceBox, XrError> {
-            panic!("open is broken")
-        }
-    }
-
-    #[test]
-    fn the_adapter_passes_results_and_catches_panics() {
-        let system = Guarded(Broken);
-        assert_eq!(DeviceSystem::info(&system).into_result().map(|i| i.name), Ok("broken".into()));
-        let error = DeviceSystem::open(&system, &DeviceOptions::default()).into_result().err().map(|e| e.kind);
-        assert_eq!(error, Some(ErrorKind::Panic));
-    }
 }

@@ -8,8 +8,11 @@
 //! refused at load time instead of running into undefined behaviour.
 //!
 //! Plugins do not implement the ABI traits of [`system`] by hand: they
-//! implement the plain traits of [`backend`], and [`Guarded`] puts them
-//! behind the ABI with the panic guard every call needs.
+//! implement the plain traits of [`backend`], and `xr_plugin::Guarded` puts
+//! them behind the ABI with the panic guard every call needs.
+//!
+//! [`INTERFACE_VERSION`] is this crate's own package version; the rule for
+//! changing the types here is in `xr-plugin`'s crate documentation.
 
 #![deny(missing_docs)]
 
@@ -24,7 +27,7 @@ pub mod resources;
 pub mod system;
 pub mod window;
 
-pub use backend::{DeviceBackend, DeviceSystemBackend, Guarded, device_box};
+pub use backend::{DeviceBackend, DeviceSystemBackend};
 pub use capabilities::{DeviceCapabilities, DeviceKind};
 pub use commands::{
     DrawCall, Image, MAX_COLOR_ATTACHMENTS, MAX_TARGET_SIZE, ProgramKind, ProgramRef, RenderTargetDesc, RenderTargetId,
@@ -42,3 +45,8 @@ pub use system::{
     Device, Device_TO, DeviceBox, DeviceOptions, DeviceSystem, DeviceSystem_TO, DeviceSystemBox, DeviceSystemInfo,
 };
 pub use window::{NativeWindow, PresentStatus, Presented, WindowSystem};
+
+/// The device-system contract's interface version: this crate's own package
+/// version (not the workspace's), which abi_stable checks with every type's
+/// layout. When it moves: `xr-plugin`'s crate documentation.
+pub const INTERFACE_VERSION: &str = env!("CARGO_PKG_VERSION");

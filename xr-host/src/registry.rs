@@ -15,7 +15,7 @@
 //! the others still load. A plugin found twice is taken from the first
 //! directory; the second copy is skipped with an info line naming both.
 
-use abi_stable::library::{LibraryError, RootModuleError, lib_header_from_path};
+use abi_stable::library::{LibraryError, RawLibrary, RootModuleError, lib_header_from_path};
 use abi_stable::std_types::RVec;
 use std::{
     env,
@@ -24,7 +24,8 @@ use std::{
 use xr_device::{
     DeviceBox, DeviceCapabilities, DeviceKind, DeviceOptions, DeviceSystemBox, DeviceSystemInfo, XrError, XrResult,
 };
-use xr_sourcebuild::{AttachedBuildSystemBox, Availability, BuildSystemInfo, SourceBuildSystemBox, XrPluginRef};
+use xr_plugin::{INTERFACE_VERSIONS, INTERFACES_SYMBOL, InterfaceVersions, XrPluginRef, check_interfaces};
+use xr_sourcebuild::{AttachedBuildSystemBox, Availability, BuildSystemInfo, SourceBuildSystemBox};
 
 /// The environment variable listing plugin directories.
 pub const PLUGIN_PATH_VAR: &str = "XR_PLUGIN_PATH";
@@ -510,6 +511,7 @@ fn is_shared_library(path: &Path) -> bool {
 }
 
 fn load_plugin(path: &Path) -> Result<LoadedPlugin, String> {
+    check_recorded_interfaces(path)?;
     let header = lib_header_from_path(path).map_err(|e| describe_load_error(&e))?;
     let module = header.init_root_module::<XrPluginRef>().map_err(|e| describe_load_error(&e))?;
     let name = module.name().to_string();
@@ -525,6 +527,25 @@ fn load_plugin(path: &Path) -> Result<LoadedPlugin, String> {
         device_systems,
         build_systems,
     })
+}
+
+/// Refuses a plugin that recorded interface versions other than this host's,
+/// in one line naming both, before abi_stable compares layouts (whose error
+/// for the same plugin is a page of types). A library without the record —
+/// not an XR plugin, or one built before plugins recorded their versions —
+/// is left to abi_stable's checks.
+fn check_recorded_interfaces(path: &Path) -> Result<(), String> {
+    let Ok(library) = RawLibrary::load_at(path) else { return Ok(()) };
+    // SAFETY: `export_plugin!` defines this symbol as `extern "C" fn() ->
+    // &'static InterfaceVersions`, a `#[repr(C)]` struct whose layout never
+    // changes; a library that exports the name is taken to be such a plugin.
+    let versions = unsafe {
+        match library.get::<extern "C" fn() -> &'static InterfaceVersions>(INTERFACES_SYMBOL) {
+            Ok(interfaces) => *interfaces(),
+            Err(_) => return Ok(()),
+        }
+    };
+    check_interfaces(&versions, &INTERFACE_VERSIONS)
 }
 
 /// Pairs each system a plugin lists with what it says about itself.

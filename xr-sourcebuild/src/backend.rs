@@ -1,69 +1,48 @@
-//! The SourceBuildSystem contract as plain Rust traits, put behind the ABI
-//! by the one adapter, [`Guarded`].
+//! The SourceBuildSystem contract as plain Rust traits.
 //!
 //! As for devices (`xr_device::backend`): every method of an ABI trait must
 //! catch panics, since an unwind that reaches the `extern "C"` boundary
 //! aborts the host, and turn abi_stable types into Rust ones and back. A
 //! plugin implements [`SourceBuildSystemBackend`],
 //! [`AttachedBuildSystemBackend`] and [`ConstantTableBackend`] — the
-//! operations of [`SourceBuildSystem`], [`AttachedBuildSystem`] and
-//! [`ConstantTable`] under the same names, with `&str`, `&[T]`, `Vec` and
-//! `Result` — and [`Guarded`] implements the ABI traits for them here, with
-//! [`guard`] (calls that fail with an [`XrError`]) or [`guard_build`] (calls
-//! that fail with a [`BuildError`] and its diagnostics): one place for the
-//! guard, which no plugin can then forget.
+//! operations of [`SourceBuildSystem`](crate::SourceBuildSystem),
+//! [`AttachedBuildSystem`](crate::AttachedBuildSystem) and
+//! [`ConstantTable`](crate::ConstantTable) under the same names, with `&str`,
+//! `&[T]`, `Vec` and `Result` — and `xr_plugin::Guarded` implements the ABI
+//! traits for them, with `guard` (calls that fail with an `XrError`) or
+//! [`guard_build`](crate::guard_build) (calls that fail with a
+//! [`BuildError`] and its diagnostics): one place for the guard, which no
+//! plugin can then forget.
 //!
 //! ```ignore
 //! struct MyCompiler;
 //! impl SourceBuildSystemBackend for MyCompiler { /* info, attach, compile_offline */ }
 //!
-//! xr_sourcebuild::export_plugin! {
+//! xr_plugin::export_plugin! {
 //!     name: "my-compiler",
 //!     device_systems: [],
-//!     build_systems: [xr_sourcebuild::Guarded(MyCompiler)],
+//!     build_systems: [xr_plugin::Guarded(MyCompiler)],
 //! }
 //! ```
 
 use crate::{
     availability::Availability,
-    constants::{
-        ConstantHandle, ConstantInfo, ConstantSet, ConstantTable, ConstantTable_TO, ConstantTableBox, ConstantValue,
-        ResolvedSetter, ResourceInfo, SetStatus,
-    },
-    diagnostics::{BuildError, guard_build},
+    constants::{ConstantHandle, ConstantInfo, ConstantSet, ConstantValue, ResolvedSetter, ResourceInfo, SetStatus},
+    diagnostics::BuildError,
     load::{ArtifactLoad, LoadedArtifact},
     offline::{OfflineArtifact, OfflineRequest},
     source::{EntryPoint, ProgramDesc, SourceDesc},
-    system::{
-        AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBox, BuildOptions, BuildSystemInfo,
-        BuiltProgram, ProgramBinary, SourceBuildSystem,
-    },
+    system::{AttachedBuildSystemBox, BuildOptions, BuildSystemInfo, BuiltProgram, ProgramBinary},
 };
-use abi_stable::{
-    sabi_trait::TD_Opaque,
-    std_types::{RResult, RSlice, RStr, RVec},
-};
-use xr_device::{DeviceCapabilities, Guarded, NativeHandles, ProgramRef, ResourceBinding, XrError, XrResult, guard};
-
-/// An attached build system behind the ABI: `backend` wrapped in
-/// [`Guarded`] and boxed.
-pub fn attached_box<B: AttachedBuildSystemBackend + 'static>(backend: B) -> AttachedBuildSystemBox {
-    AttachedBuildSystem_TO::from_value(Guarded(backend), TD_Opaque)
-}
-
-/// A constant table behind the ABI: `backend` wrapped in [`Guarded`] and boxed.
-pub fn constant_table_box<B: ConstantTableBackend + 'static>(backend: B) -> ConstantTableBox {
-    ConstantTableBox::new(ConstantTable_TO::from_value(Guarded(backend), TD_Opaque))
-}
-
-/// A source build system, as a plugin writes it; [`Guarded`] makes it a
-/// [`SourceBuildSystem`], whose operations these are.
+use xr_device::{DeviceCapabilities, NativeHandles, ProgramRef, ResourceBinding, XrError};
+/// A source build system, as a plugin writes it; `xr_plugin::Guarded` makes it a
+/// [`SourceBuildSystem`](crate::SourceBuildSystem), whose operations these are.
 pub trait SourceBuildSystemBackend: Send + Sync {
     /// Name, flags, attachable kinds, languages, stages, pairs and loads.
     fn info(&self) -> Result<BuildSystemInfo, XrError>;
 
     /// Attaches to a live device through its native handles (a backend
-    /// boxes its attached build system with [`attached_box`]). By default,
+    /// boxes its attached build system with `xr_plugin::attached_box`). By default,
     /// for a build system that only compiles offline: unavailable.
     fn attach(
         &self,
@@ -92,7 +71,7 @@ pub trait SourceBuildSystemBackend: Send + Sync {
 }
 
 /// A build system attached to one device, as a plugin writes it;
-/// [`Guarded`] makes it an [`AttachedBuildSystem`], whose operations these are.
+/// `xr_plugin::Guarded` makes it an [`AttachedBuildSystem`](crate::AttachedBuildSystem), whose operations these are.
 pub trait AttachedBuildSystemBackend {
     /// What this instance can do on this device.
     fn availability(&self) -> Result<Availability, XrError>;
@@ -166,7 +145,7 @@ impl<B: AttachedBuildSystemBackend + ?Sized> AttachedBuildSystemBackend for &mut
 }
 
 /// The constant table of one built program, as a plugin writes it;
-/// [`Guarded`] makes it a [`ConstantTable`], whose operations these are.
+/// `xr_plugin::Guarded` makes it a [`ConstantTable`](crate::ConstantTable), whose operations these are.
 pub trait ConstantTableBackend {
     /// Every active constant.
     fn constants(&self) -> Result<Vec<ConstantInfo>, XrError>;
@@ -230,145 +209,10 @@ pub fn guard_setter(write: impl FnOnce() -> u32) -> u32 {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(write)).unwrap_or(crate::constants::SetStatus::PANICKED)
 }
 
-impl<B: SourceBuildSystemBackend> SourceBuildSystem for Guarded<B> {
-    fn info(&self) -> XrResult<BuildSystemInfo> {
-        guard(|| self.0.info())
-    }
-
-    fn attach(&self, handles: &NativeHandles, capabilities: &DeviceCapabilities) -> XrResult<AttachedBuildSystemBox> {
-        guard(|| self.0.attach(handles, capabilities))
-    }
-
-    fn compile_offline(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError> {
-        guard_build(|| self.0.compile_offline(request))
-    }
-
-    fn entry_points(&self, source: &SourceDesc) -> RResult<RVec<EntryPoint>, BuildError> {
-        guard_build(|| self.0.entry_points(source).map(RVec::from))
-    }
-
-    fn compile_for_store(&self, request: &OfflineRequest) -> RResult<OfflineArtifact, BuildError> {
-        guard_build(|| self.0.compile_for_store(request))
-    }
-}
-
-impl<B: AttachedBuildSystemBackend> AttachedBuildSystem for Guarded<B> {
-    fn availability(&self) -> XrResult<Availability> {
-        guard(|| self.0.availability())
-    }
-
-    fn build_program(&mut self, desc: &ProgramDesc, options: &BuildOptions) -> RResult<BuiltProgram, BuildError> {
-        guard_build(|| self.0.build_program(desc, options))
-    }
-
-    fn content_key(&self, desc: &ProgramDesc, options: &BuildOptions) -> RResult<RVec<u8>, BuildError> {
-        guard_build(|| self.0.content_key(desc, options).map(RVec::from))
-    }
-
-    fn program_binary(&self, program: ProgramRef) -> XrResult<ProgramBinary> {
-        guard(|| self.0.program_binary(program))
-    }
-
-    fn load_program_binary(
-        &mut self,
-        desc: &ProgramDesc,
-        options: &BuildOptions,
-        binary: &ProgramBinary,
-    ) -> RResult<BuiltProgram, BuildError> {
-        guard_build(|| self.0.load_program_binary(desc, options, binary))
-    }
-
-    fn create_pipeline(&mut self, programs: RSlice<'_, ProgramRef>) -> XrResult<ProgramRef> {
-        guard(|| self.0.create_pipeline(programs.as_slice()))
-    }
-
-    fn set_store(&mut self, root: RStr<'_>) -> XrResult<()> {
-        guard(|| self.0.set_store(root.as_str()))
-    }
-
-    fn load_artifact(&mut self, request: &ArtifactLoad) -> RResult<LoadedArtifact, BuildError> {
-        guard_build(|| self.0.load_artifact(request))
-    }
-}
-
-impl<B: ConstantTableBackend> ConstantTable for Guarded<B> {
-    fn constants(&self) -> XrResult<RVec<ConstantInfo>> {
-        guard(|| self.0.constants().map(RVec::from))
-    }
-
-    fn lookup(&self, name: RStr<'_>) -> XrResult<ConstantHandle> {
-        guard(|| self.0.lookup(name.as_str()))
-    }
-
-    fn set(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> XrResult<()> {
-        guard(|| self.0.set(handle, value))
-    }
-
-    fn set_many(&mut self, sets: RSlice<'_, ConstantSet<'_>>) -> XrResult<()> {
-        guard(|| self.0.set_many(sets.as_slice()))
-    }
-
-    fn set_defaults(&mut self) -> XrResult<()> {
-        guard(|| self.0.set_defaults())
-    }
-
-    fn set_through_pipeline(
-        &mut self,
-        pipeline: ProgramRef,
-        handle: ConstantHandle,
-        value: &ConstantValue<'_>,
-    ) -> XrResult<()> {
-        guard(|| self.0.set_through_pipeline(pipeline, handle, value))
-    }
-
-    fn resources(&self) -> XrResult<RVec<ResourceInfo>> {
-        guard(|| self.0.resources().map(RVec::from))
-    }
-
-    fn set_resource(&mut self, handle: ConstantHandle, binding: &ResourceBinding) -> XrResult<()> {
-        guard(|| self.0.set_resource(handle, binding))
-    }
-
-    fn resolve(&self, handle: ConstantHandle) -> XrResult<ResolvedSetter> {
-        guard(|| self.0.resolve(handle))
-    }
-
-    fn write(&mut self, handle: ConstantHandle, value: &ConstantValue<'_>) -> u32 {
-        guard_setter(|| self.0.write(handle, value))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use xr_device::ErrorKind;
-
-    struct Broken;
-
-    impl SourceBuildSystemBackend for Broken {
-        fn info(&self) -> Result<BuildSystemInfo, XrError> {
-            Err(XrError::unavailable("no info"))
-        }
-
-        fn attach(&self, _: &NativeHandles, _: &DeviceCapabilities) -> Result<AttachedBuildSystemBox, XrError> {
-            Err(XrError::unavailable("attaches to nothing"))
-        }
-
-        fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
-            panic!("cannot compile '{}'", request.program.name)
-        }
-    }
-
-    #[test]
-    fn the_adapter_passes_errors_and_turns_panics_into_build_errors() {
-        let system = Guarded(Broken);
-        let error = SourceBuildSystem::info(&system).into_result().unwrap_err();
-        assert_eq!((error.kind, error.message.as_str()), (ErrorKind::Unavailable, "no info"));
-        let request = OfflineRequest::new(ProgramDesc::new("p", []), "t");
-        let error = SourceBuildSystem::compile_offline(&system, &request).into_result().unwrap_err();
-        assert_eq!(error.error.kind, ErrorKind::Panic);
-        assert_eq!(error.error.message.as_str(), "plugin panicked: cannot compile 'p'");
-    }
 
     #[test]
     fn a_resolved_setter_that_panics_or_fails_is_an_error_naming_its_constant() {

@@ -10,9 +10,10 @@ mod runtime;
 mod spirv_fns;
 
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError};
+use xr_plugin::attached_box;
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, Guarded, LoadPath, OfflineArtifact,
-    OfflineRequest, ShaderStage, SourceBuildSystemBackend, TargetLoad, attached_box,
+    AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, LoadPath, OfflineArtifact, OfflineRequest,
+    ShaderStage, SourceBuildSystemBackend, TargetLoad,
 };
 use xr_spirv::offline::Reflect;
 
@@ -21,11 +22,7 @@ pub const NAME: &str = "xr-compiler-gl-spirv";
 /// The target it compiles into and loads: SPIR-V for OpenGL 4.5 (`ARB_gl_spirv`).
 pub const TARGET: &str = "gl-spirv";
 
-xr_sourcebuild::export_plugin! {
-    name: "xr-compiler-gl-spirv",
-    device_systems: [],
-    build_systems: [Guarded(GlSpirvSystem)],
-}
+xr_plugin::export_plugin!(build_systems: [GlSpirvSystem]);
 
 /// The GL SPIR-V build system.
 struct GlSpirvSystem;

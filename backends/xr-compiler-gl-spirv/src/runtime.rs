@@ -12,9 +12,10 @@ use xr_gl_common::{
     pipelines::Pipelines,
     resources::{GlResource, Points, ProgramResources},
 };
+use xr_plugin::constant_table_box;
 use xr_sourcebuild::{
     ArtifactLoad, AttachedBuildSystemBackend, Availability, BuildError, BuildOptions, BuiltProgram, ConstantType,
-    Diagnostic, LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, ResourceInfo, Severity, constant_table_box,
+    Diagnostic, LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, ResourceInfo, Severity,
 };
 use xr_spirv::container::{self, StageModule};
 use xr_spirv::reflect::GlBindingClass;

@@ -10,10 +10,11 @@ mod runtime;
 
 use abi_stable::std_types::RVec;
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError};
+use xr_plugin::attached_box;
 use xr_plugin_kit::SourceBundle;
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, Guarded, LoadPath, OfflineArtifact,
-    OfflineRequest, ShaderStage, SourceBuildSystemBackend, TargetLoad, attached_box,
+    AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, LoadPath, OfflineArtifact,
+    OfflineRequest, ShaderStage, SourceBuildSystemBackend, TargetLoad,
 };
 use xr_spirv::{LANGUAGE_GLSL, SpirvOptions, TargetEnv};
 
@@ -28,11 +29,7 @@ pub const PREPROCESSED_TARGET: &str = "glsl-preprocessed";
 /// What it loads: its program binaries first, then the sources.
 pub(crate) const LOADS: [(&str, LoadPath); 2] = [(TARGET, LoadPath::DeviceBinary), (TARGET, LoadPath::Source)];
 
-xr_sourcebuild::export_plugin! {
-    name: "xr-compiler-glsl",
-    device_systems: [],
-    build_systems: [Guarded(GlslSystem)],
-}
+xr_plugin::export_plugin!(build_systems: [GlslSystem]);
 
 /// The GLSL build system.
 struct GlslSystem;

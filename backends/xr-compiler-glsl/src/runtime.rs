@@ -11,10 +11,11 @@ use glow::HasContext;
 use std::{num::NonZeroU32, rc::Rc};
 use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError};
 use xr_gl_common::{constant_table::GlConstantTable, device_gl::DeviceGl, info_log, link, pipelines::Pipelines};
+use xr_plugin::{Guarded, constant_table_box};
 use xr_plugin_kit::{ProgramCache, SourceBundle};
 use xr_sourcebuild::{
     ArtifactLoad, AttachedBuildSystemBackend, Availability, BuildError, BuildOptions, BuiltProgram, Diagnostic,
-    Guarded, LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, Severity, SourceDesc, constant_table_box,
+    LoadPath, LoadedArtifact, ProgramBinary, ProgramDesc, Severity, SourceDesc,
 };
 use xr_store::Store;
 

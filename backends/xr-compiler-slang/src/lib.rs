@@ -19,18 +19,14 @@ pub mod session;
 
 use xr_device::XrError;
 use xr_sourcebuild::{
-    Availability, BuildError, BuildSystemInfo, EntryPoint, Guarded, LanguageInfo, OfflineArtifact, OfflineRequest,
-    ShaderStage, SourceBuildSystemBackend, SourceDesc,
+    Availability, BuildError, BuildSystemInfo, EntryPoint, LanguageInfo, OfflineArtifact, OfflineRequest, ShaderStage,
+    SourceBuildSystemBackend, SourceDesc,
 };
 
 /// The build system's name.
 pub const NAME: &str = "xr-compiler-slang";
 
-xr_sourcebuild::export_plugin! {
-    name: "xr-compiler-slang",
-    device_systems: [],
-    build_systems: [Guarded(SlangSystem)],
-}
+xr_plugin::export_plugin!(build_systems: [SlangSystem]);
 
 /// The Slang build system: offline only.
 pub struct SlangSystem;

@@ -13,9 +13,10 @@ mod pipelines;
 mod runtime;
 
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError};
+use xr_plugin::attached_box;
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, Guarded, LoadPath, OfflineArtifact,
-    OfflineRequest, ShaderStage, SourceBuildSystemBackend, TargetLoad, attached_box,
+    AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, LoadPath, OfflineArtifact, OfflineRequest,
+    ShaderStage, SourceBuildSystemBackend, TargetLoad,
 };
 use xr_spirv::offline::Reflect;
 
@@ -30,11 +31,7 @@ pub const SOURCE_TARGET: &str = "gl-glsl";
 /// What it loads, by which path.
 const LOADS: [(&str, LoadPath); 2] = [(TARGET, LoadPath::CompatibleObject), (SOURCE_TARGET, LoadPath::Source)];
 
-xr_sourcebuild::export_plugin! {
-    name: "xr-compiler-vk-spirv",
-    device_systems: [],
-    build_systems: [Guarded(VkSpirvSystem)],
-}
+xr_plugin::export_plugin!(build_systems: [VkSpirvSystem]);
 
 /// The Vulkan SPIR-V build system.
 struct VkSpirvSystem;

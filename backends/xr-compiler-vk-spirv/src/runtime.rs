@@ -10,10 +10,11 @@ use abi_stable::std_types::{RString, RVec};
 use ash::vk::{self, Handle};
 use std::{collections::HashMap, ffi::CString};
 use xr_device::{DeviceCapabilities, InputAttachmentSlot, ProgramRef, VulkanLoader, VulkanProgram, XrError};
+use xr_plugin::constant_table_box;
 use xr_plugin_kit::SourceBundle;
 use xr_sourcebuild::{
     ArtifactLoad, AttachedBuildSystemBackend, Availability, BuildError, BuildOptions, BuiltProgram, LoadPath,
-    LoadedArtifact, ProgramBinary, ProgramDesc, ResourceInfo, ShaderStage, Specialization, constant_table_box,
+    LoadedArtifact, ProgramBinary, ProgramDesc, ResourceInfo, ShaderStage, Specialization,
 };
 use xr_spirv::{
     LazyCompiler, SpirvOptions, TargetEnv,

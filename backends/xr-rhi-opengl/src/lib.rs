@@ -8,15 +8,10 @@
 mod context;
 mod device;
 
-use xr_device::{
-    DeviceBox, DeviceKind, DeviceOptions, DeviceSystemBackend, DeviceSystemInfo, Guarded, XrError, device_box,
-};
+use xr_device::{DeviceBox, DeviceKind, DeviceOptions, DeviceSystemBackend, DeviceSystemInfo, XrError};
+use xr_plugin::device_box;
 
-xr_sourcebuild::export_plugin! {
-    name: "xr-rhi-opengl",
-    device_systems: [Guarded(OpenGlSystem)],
-    build_systems: [],
-}
+xr_plugin::export_plugin!(device_systems: [OpenGlSystem]);
 
 /// The OpenGL device system.
 struct OpenGlSystem;

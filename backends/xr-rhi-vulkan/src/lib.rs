@@ -11,15 +11,10 @@ mod device;
 mod instance;
 mod swapchain;
 
-use xr_device::{
-    DeviceBox, DeviceKind, DeviceOptions, DeviceSystemBackend, DeviceSystemInfo, Guarded, XrError, device_box,
-};
+use xr_device::{DeviceBox, DeviceKind, DeviceOptions, DeviceSystemBackend, DeviceSystemInfo, XrError};
+use xr_plugin::device_box;
 
-xr_sourcebuild::export_plugin! {
-    name: "xr-rhi-vulkan",
-    device_systems: [Guarded(VulkanSystem)],
-    build_systems: [],
-}
+xr_plugin::export_plugin!(device_systems: [VulkanSystem]);
 
 /// The Vulkan device system.
 struct VulkanSystem;

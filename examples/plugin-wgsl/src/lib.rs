@@ -41,19 +41,12 @@ pub mod reflect;
 pub mod spec;
 
 use xr_device::XrError;
-use xr_sourcebuild::{
-    Availability, BuildError, BuildSystemInfo, CompilePair, Guarded, LanguageInfo, OfflineArtifact, OfflineRequest,
-    OptionDecl, ShaderStage, SourceBuildSystemBackend,
-};
+use xr_sourcebuild::{Availability, BuildError, BuildSystemInfo, CompilePair, LanguageInfo, OfflineArtifact, OfflineRequest, OptionDecl, ShaderStage, SourceBuildSystemBackend};
 
 /// The build system's name.
 pub const NAME: &str = "xr-compiler-wgsl";
 
-xr_sourcebuild::export_plugin! {
-    name: "xr-compiler-wgsl",
-    device_systems: [],
-    build_systems: [Guarded(WgslSystem)],
-}
+xr_plugin::export_plugin!(build_systems: [WgslSystem]);
 
 /// `wgsl → target` with the options the compile takes there: the SPIR-V
 /// version (1.0 only for `ARB_gl_spirv`), and the Vulkan version and

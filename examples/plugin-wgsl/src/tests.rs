@@ -6,9 +6,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use xr_device::ErrorKind;
-use xr_sourcebuild::{
-    Availability, BuildError, OfflineArtifact, OfflineRequest, ProgramDesc, ShaderStage, SourceBuildSystem, SourceDesc,
-};
+use xr_sourcebuild::{Availability, BuildError, OfflineArtifact, OfflineRequest, ProgramDesc, ShaderStage, SourceBuildSystem, SourceDesc};
 use xr_spirv_object::spirv::Op;
 use xr_spirv_object::walk::instruction_list;
 
@@ -377,7 +375,7 @@ fn compute_stage_and_resources() {
 
 #[test]
 fn info_and_attach() {
-    let system = xr_sourcebuild::Guarded(crate::WgslSystem);
+    let system = xr_plugin::Guarded(crate::WgslSystem);
     let info = system.info().into_result().expect("info");
     assert_eq!(info.name.as_str(), "xr-compiler-wgsl");
     assert_eq!(info.availability, Availability::OFFLINE_COMPILE | Availability::COMPATIBLE_OBJECT);

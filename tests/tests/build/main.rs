@@ -6,6 +6,7 @@ mod cli_compile;
 mod cli_store;
 mod crash_consistency;
 mod diagnostics;
+mod frozen_contract;
 mod gc_concurrency;
 mod guarded;
 mod plugin_search;

@@ -62,7 +62,10 @@ fn an_installed_xr_finds_its_plugins_and_builds_from_any_directory() {
     let elsewhere = temp_dir("search-installed-cwd");
     let (ok, stdout, stderr) = run_installed(&prefix, &elsewhere, &home, &["--version", "-v"]);
     assert!(ok, "{stderr}");
-    assert!(stdout.starts_with(&format!("xr {}\nplugin interface ", env!("CARGO_PKG_VERSION"))), "{stdout}");
+    assert!(
+        stdout.starts_with(&format!("xr {}\nplugin interfaces: root module ", env!("CARGO_PKG_VERSION"))),
+        "{stdout}"
+    );
     for name in PLUGINS {
         let line = stdout
             .lines()

@@ -1,0 +1,114 @@
+//! The ABI rule, tested: a plugin built against the frozen copy of the ABI
+//! crates (`tests/fixtures/frozen`, as of the last break) loads in this host
+//! and works through it; a plugin that recorded another interface version
+//! is refused in one line naming both versions.
+
+use std::{path::PathBuf, process::Command, sync::OnceLock};
+use xr_host::Registry;
+use xr_sourcebuild::{OfflineRequest, ProgramDesc, ShaderStage, SourceDesc};
+use xr_tests::{Xr, library, temp_dir, workspace_root};
+
+/// Builds the frozen workspace (its own lock file and copies of the ABI
+/// crates) into the fixtures' target directory and returns the plugin file.
+fn frozen_plugin() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let target = workspace_root().join("target/fixtures");
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let output = Command::new(cargo)
+                .args(["build", "-p", "xr-fixture-frozen", "--manifest-path"])
+                .arg(workspace_root().join("tests/fixtures/frozen/Cargo.toml"))
+                .arg("--target-dir")
+                .arg(&target)
+                .output()
+                .expect("cargo runs");
+            assert!(
+                output.status.success(),
+                "building the frozen fixture:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let file = format!("{}xr_fixture_frozen{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
+            target.join("debug").join(file)
+        })
+        .clone()
+}
+
+#[test]
+fn the_frozen_copy_is_the_last_break_of_the_abi() {
+    // A frozen copy at other versions than the live crates' means a break
+    // was made without refreezing, or a refreeze without a bump.
+    let frozen = std::fs::read_to_string(workspace_root().join("tests/fixtures/frozen/contract/VERSIONS")).unwrap();
+    let live = [
+        ("xr-device", xr_device::INTERFACE_VERSION),
+        ("xr-sourcebuild", xr_sourcebuild::INTERFACE_VERSION),
+        ("xr-plugin", xr_plugin::INTERFACE_VERSION),
+    ];
+    for (crate_name, version) in live {
+        let line = frozen.lines().find(|l| l.starts_with(&format!("{crate_name} "))).unwrap_or_else(|| {
+            panic!("{crate_name} is not in the frozen copy's VERSIONS:\n{frozen}");
+        });
+        let frozen_version = line.split_whitespace().nth(1).unwrap_or("");
+        let break_of = |v: &str| v.split('.').take(2).collect::<Vec<_>>().join(".");
+        assert_eq!(
+            break_of(frozen_version),
+            break_of(version),
+            "{crate_name}: frozen at {frozen_version}, live {version}: a break bumps the middle number and \
+             refreezes with scripts/freeze-contract.sh in the same commit"
+        );
+    }
+}
+
+#[test]
+fn a_plugin_built_against_the_frozen_abi_loads_and_compiles_in_this_host() {
+    let dir = temp_dir("frozen-plugin");
+    let plugin = frozen_plugin();
+    std::fs::copy(&plugin, dir.join(plugin.file_name().unwrap())).unwrap();
+
+    let registry = Registry::load_dirs([dir.to_path_buf()]);
+    assert!(registry.skipped().is_empty(), "the frozen plugin was refused: {:?}", registry.skipped());
+    let names: Vec<&str> = registry.plugins().iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["xr-fixture-frozen"]);
+
+    // Its device system answers through the frozen vtable, and its refusal
+    // to open comes back as the error it returned.
+    let devices = registry.device_system_named("xr-fixture-frozen").expect("its device system is listed");
+    assert_eq!(
+        devices.info().into_result().map(|i| i.description.to_string()).as_deref(),
+        Ok("a device system of the frozen ABI")
+    );
+    let refusal = devices.open(&Default::default()).into_result().err().map(|e| e.message.to_string());
+    assert_eq!(refusal.as_deref(), Some("the frozen fixture has no device to open"));
+
+    // Its build system compiles through this host's choice of compiler.
+    let (_, compiler) = registry.offline_compiler("frozen-text", "frozen-blob").expect("the pair is offered");
+    let source = SourceDesc::new("frozen-text", ShaderStage::Compute, "a.ftxt", "hello");
+    let request = OfflineRequest::new(ProgramDesc::new("p", [source]), "frozen-blob");
+    let artifact = compiler.compile_offline(&request).into_result().expect("compiles");
+    assert_eq!(artifact.bytes.as_slice(), b"frozen:hello");
+
+    // `xr plugins` lists it as a user would see it.
+    let (ok, stdout, stderr) = Xr::new(["plugins"]).plugins(&dir).run().parts();
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("xr-fixture-frozen"), "{stdout}");
+    assert!(!stdout.contains("skipped"), "{stdout}");
+}
+
+#[test]
+fn a_plugin_of_another_interface_version_is_refused_in_one_line_naming_both() {
+    let dir = temp_dir("old-interface");
+    let old = library("xr-fixture-old-interface");
+    let file = dir.join(old.file_name().unwrap());
+    std::fs::copy(&old, &file).unwrap();
+    let registry = Registry::load_dirs([dir.to_path_buf()]);
+    assert!(registry.plugins().is_empty());
+    let reason = &registry.skipped().iter().find(|s| s.path == file).expect("refused").reason;
+    assert_eq!(
+        reason,
+        &format!(
+            "incompatible plugin interface: built against the device-system interface (xr-device) 0.4.0, this \
+             host has {}; rebuild the plugin against this XR",
+            xr_device::INTERFACE_VERSION
+        )
+    );
+}

@@ -1,0 +1,168 @@
+//! The root module every XR plugin exports, and the interface versions it
+//! records.
+//!
+//! A plugin is a `cdylib` with one `#[export_root_module]` function returning
+//! an [`XrPluginRef`]. abi_stable checks its layout against the host's when
+//! the library loads. Before that, the host reads the [`InterfaceVersions`]
+//! the plugin was built against from a plain C function
+//! ([`INTERFACES_SYMBOL`]), so that a plugin of another interface is refused
+//! with one line naming both versions instead of a page of layout errors.
+//!
+//! [`export_plugin!`](crate::export_plugin) writes both functions and the
+//! guarded functions listing the plugin's systems:
+//!
+//! ```ignore
+//! xr_plugin::export_plugin! {
+//!     name: "my-compiler",
+//!     device_systems: [],
+//!     build_systems: [xr_plugin::Guarded(MyCompiler)],
+//! }
+//! ```
+//!
+//! where `MyCompiler` implements `xr_sourcebuild::SourceBuildSystemBackend`
+//! (a device system, `xr_device::DeviceSystemBackend`), and
+//! [`Guarded`](crate::Guarded) makes it the ABI trait with every call
+//! guarded. A value that implements the ABI trait itself is taken as it is.
+
+use abi_stable::{
+    StableAbi, declare_root_module_statics,
+    library::RootModule,
+    package_version_strings,
+    sabi_types::VersionStrings,
+    std_types::{RStr, RVec},
+};
+use xr_device::{DeviceSystemBox, LogSink, XrResult};
+use xr_sourcebuild::SourceBuildSystemBox;
+
+/// The plugin's root module: its name and what it provides.
+#[repr(C)]
+#[derive(StableAbi)]
+#[sabi(kind(Prefix(prefix_ref = XrPluginRef)))]
+#[sabi(missing_field(panic))]
+pub struct XrPlugin {
+    /// Plugin name, e.g. `xr-rhi-opengl`.
+    pub name: RStr<'static>,
+    /// Plugin version.
+    pub version: RStr<'static>,
+    /// The device systems it provides (may be none).
+    pub device_systems: extern "C" fn() -> XrResult<RVec<DeviceSystemBox>>,
+    /// The build systems it provides (may be none).
+    pub build_systems: extern "C" fn() -> XrResult<RVec<SourceBuildSystemBox>>,
+    /// Sends the plugin's log events to the host's log (called once, when
+    /// the host loads the plugin).
+    #[sabi(last_prefix_field)]
+    pub set_log_sink: extern "C" fn(LogSink),
+}
+
+/// The root module's interface version: this crate's package version, which
+/// abi_stable checks when a plugin loads. It is the crate's own (not the
+/// workspace's): see the crate's documentation for when it moves.
+pub const INTERFACE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+impl RootModule for XrPluginRef {
+    declare_root_module_statics! {XrPluginRef}
+    const BASE_NAME: &'static str = "xr_plugin";
+    const NAME: &'static str = "xr_plugin";
+    const VERSION_STRINGS: VersionStrings = package_version_strings!();
+}
+
+/// The name of the plain C function `export_plugin!` writes, returning the
+/// plugin's [`InterfaceVersions`] (`extern "C" fn() -> &'static InterfaceVersions`).
+pub const INTERFACES_SYMBOL: &[u8] = b"xr_plugin_interfaces\0";
+
+/// The interface versions of the three ABI crates a plugin was built
+/// against. Read before any layout is checked, so its own layout never
+/// changes: three `RStr`s (pointer and length), in this order.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InterfaceVersions {
+    /// `xr-plugin`'s: the root module.
+    pub root: RStr<'static>,
+    /// `xr-device`'s: the device-system contract.
+    pub device: RStr<'static>,
+    /// `xr-sourcebuild`'s: the build-system contract.
+    pub build: RStr<'static>,
+}
+
+/// The versions this build of the ABI crates speaks: what a plugin built
+/// now records, and what a host built now accepts.
+pub static INTERFACE_VERSIONS: InterfaceVersions = InterfaceVersions {
+    root: RStr::from_str(INTERFACE_VERSION),
+    device: RStr::from_str(xr_device::INTERFACE_VERSION),
+    build: RStr::from_str(xr_sourcebuild::INTERFACE_VERSION),
+};
+
+/// Exports a plugin's root module: its name, the crate's version, guarded
+/// functions that list the given device systems and build systems (values
+/// implementing `DeviceSystem` / `SourceBuildSystem`: a backend wrapped in
+/// [`Guarded`](crate::Guarded), or a value that implements the ABI trait
+/// itself), and the interface versions it was built against. The plugin
+/// crate depends on `abi_stable`, whose attribute this expands to.
+///
+/// A plugin of one or a few backends, named as its crate is, says only what
+/// it provides; each is wrapped in [`Guarded`](crate::Guarded):
+///
+/// ```ignore
+/// xr_plugin::export_plugin!(build_systems: [MyCompiler]);
+/// xr_plugin::export_plugin!(device_systems: [MySystem]);
+/// ```
+#[macro_export]
+macro_rules! export_plugin {
+    (build_systems: [$($build:expr),+ $(,)?] $(,)?) => {
+        $crate::export_plugin! {
+            name: env!("CARGO_PKG_NAME"),
+            device_systems: [],
+            build_systems: [$($crate::Guarded($build)),+],
+        }
+    };
+    (device_systems: [$($device:expr),+ $(,)?] $(,)?) => {
+        $crate::export_plugin! {
+            name: env!("CARGO_PKG_NAME"),
+            device_systems: [$($crate::Guarded($device)),+],
+            build_systems: [],
+        }
+    };
+    (
+        name: $name:expr,
+        device_systems: [$($device:expr),* $(,)?],
+        build_systems: [$($build:expr),* $(,)?] $(,)?
+    ) => {
+        /// The plugin's root module.
+        #[::abi_stable::export_root_module]
+        pub fn root_module() -> $crate::XrPluginRef {
+            <$crate::XrPlugin as ::abi_stable::prefix_type::PrefixTypeTrait>::leak_into_prefix($crate::XrPlugin {
+                name: ::abi_stable::std_types::RStr::from_str($name),
+                version: ::abi_stable::rstr!(env!("CARGO_PKG_VERSION")),
+                device_systems: __xr_device_systems,
+                build_systems: __xr_build_systems,
+                set_log_sink: __xr_set_log_sink,
+            })
+        }
+
+        /// The interface versions this plugin was built against, read by the
+        /// host before it checks any layout.
+        #[unsafe(no_mangle)]
+        pub extern "C" fn xr_plugin_interfaces() -> &'static $crate::InterfaceVersions {
+            &$crate::INTERFACE_VERSIONS
+        }
+
+        extern "C" fn __xr_set_log_sink(sink: $crate::xr_device::LogSink) {
+            let _ = $crate::xr_device::catch_panic(|| $crate::xr_device::install_plugin_logger(sink));
+        }
+
+        extern "C" fn __xr_device_systems()
+        -> $crate::xr_device::XrResult<::abi_stable::std_types::RVec<$crate::xr_device::DeviceSystemBox>> {
+            $crate::xr_device::guard(|| {
+                Ok(::std::vec![$($crate::xr_device::DeviceSystem_TO::from_value($device, ::abi_stable::sabi_trait::TD_Opaque)),*]
+                    .into())
+            })
+        }
+
+        extern "C" fn __xr_build_systems()
+        -> $crate::xr_device::XrResult<::abi_stable::std_types::RVec<$crate::xr_sourcebuild::SourceBuildSystemBox>> {
+            $crate::xr_device::guard(|| {
+                Ok(::std::vec![$($crate::xr_sourcebuild::SourceBuildSystem_TO::from_value($build, ::abi_stable::sabi_trait::TD_Opaque)),*].into())
+            })
+        }
+    };
+}
