@@ -11,14 +11,14 @@ use rayon::prelude::*;
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
     path::{Path, PathBuf},
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, mpsc::Receiver},
     time::{Duration, Instant},
 };
 use xr_host::Registry;
 use xr_remote::{Kind, Remote};
 use xr_sourcebuild::{CompileOption, Diagnostic, OfflineRequest, ProgramDesc, SourceBuildSystemBox, SourceDesc};
 use xr_store::{
-    LockKind, ObjectKey, Store, StoreError,
+    LockKind, ObjectKey, Store, StoreError, StoreLock,
     catalog::{self, CatalogAxis, CatalogProgram, CatalogVariant},
 };
 use xr_worker::{CompileFailure, Compiled, Pool, PoolConfig, compile_in_process};
@@ -367,6 +367,36 @@ pub fn build(
     progress: &(dyn Fn(&ArtifactResult) + Sync),
 ) -> Result<Summary, BuildFailure> {
     let started = Instant::now();
+    check_programs_exist(manifest, request)?;
+    let (store, lock) = open_store(&manifest.store)?;
+    let mut journal = Journal::open(store.root());
+    let (context, batches) = JobContext::new(&store, &journal, registry, manifest, request);
+    let mut summary = Summary::default();
+    let plan = Plan::new(manifest, request, &mut summary.failed);
+    let pool = thread_pool(request.jobs)?;
+    let outcomes = plan.compile_all(&pool, &context, batches, progress);
+    let finished = context.finish();
+    journal.release_entries();
+    if let Some(message) = finished.sync_failure {
+        // Objects that may not survive a power loss are named by no catalog.
+        summary.failed.push(Failure::of(format!("store {}", store.root().display()), message));
+        summary.elapsed = started.elapsed();
+        return Ok(summary);
+    }
+    xr_store::test_hooks::pause_before_catalog();
+    let task_objects = plan.count_outcomes(outcomes, &finished.compiler_names, &store, &mut summary);
+    plan.write_catalogs(&task_objects, &manifest.path, &store, &mut summary);
+    // What is held per artifact goes before the journal is compacted.
+    drop((plan, task_objects));
+    summary.journal_compacted = compact_journal_if_due(&journal, &store, lock);
+    summary.inputs = finished.inputs;
+    summary.workers_started = finished.workers_started;
+    summary.elapsed = started.elapsed();
+    Ok(summary)
+}
+
+/// Fails when `request` asks for a program that `manifest` does not have.
+fn check_programs_exist(manifest: &Manifest, request: &BuildRequest) -> Result<(), BuildFailure> {
     for name in &request.programs {
         if !manifest.programs.iter().any(|p| &p.name == name) {
             return Err(BuildFailure::UnknownProgram {
@@ -375,14 +405,28 @@ pub fn build(
             });
         }
     }
-    let store = Store::open(&manifest.store)?;
+    Ok(())
+}
+
+/// Opens the store at `root` for a build, with its lock taken shared, and
+/// removes the temporary files that killed builds left there.
+fn open_store(root: &Path) -> Result<(Store, StoreLock), BuildFailure> {
+    let store = Store::open(root)?;
     // Held to the end: no gc deletes what this build finds or writes before its catalogs name it.
     let lock = store.lock(LockKind::Shared, || {
         tracing::warn!("waiting for `xr store gc` on {} to finish", store.root().display())
     })?;
     remove_orphaned_temp_files(store.root());
-    let mut journal = Journal::open(store.root());
-    let (syncer, batches) = crate::durable::Syncer::new();
+    Ok((store, lock))
+}
+
+/// The build system of every (program, target) `request` asks for, or why
+/// none compiles it.
+fn choose_compilers<'r>(
+    registry: &'r Registry,
+    manifest: &Manifest,
+    request: &BuildRequest,
+) -> HashMap<(String, String), Result<Compiler<'r>, String>> {
     let mut compilers = HashMap::new();
     for program in selected(manifest, request) {
         for target in targets_of(program, request) {
@@ -390,255 +434,302 @@ pub fn build(
             compilers.insert((program.name.clone(), target), compiler);
         }
     }
-    let context = JobContext {
-        store: &store,
-        journal: &journal,
-        compilers,
-        hashes: Mutex::new(HashMap::new()),
-        remote: request.remote.as_deref().filter(|r| r.is_usable()),
-        upload: request.upload,
-        manifest_dir: manifest.path.parent().map(Path::to_path_buf).unwrap_or_default(),
-        pending: Mutex::new(Pending::default()),
-        syncer,
-        inputs: Mutex::new(BTreeMap::new()),
-        sync_failure: Mutex::new(None),
-        workers: match &request.compile_in {
-            CompileIn::Process => None,
-            CompileIn::Workers(workers) => Some((Pool::new(workers.pool.clone()), workers.time_limit)),
-        },
-    };
+    compilers
+}
 
-    let mut summary = Summary::default();
-    let mut jobs: Vec<(&Program, Variant)> = Vec::new();
-    for program in selected(manifest, request) {
-        match variants(program) {
-            Ok(list) => jobs.extend(
-                list.into_iter()
-                    .filter(|v| request.shard.is_none_or(|s| s.contains(&program.name, &v.name)))
-                    .map(|v| (program, v)),
-            ),
-            Err(message) => {
-                summary.failed.push(Failure::of(format!("program '{}'", program.name), message.to_string()))
-            }
-        }
-    }
-    let threads = request.jobs.unwrap_or(0);
-    let pool = rayon::ThreadPoolBuilder::new()
+/// The pool of build threads: `jobs` of them, or one per core when `None`.
+fn thread_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, BuildFailure> {
+    let threads = jobs.unwrap_or(0);
+    rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .map_err(|e| BuildFailure::Threads { jobs: threads, message: e.to_string() })?;
-    // Target by target: the threads split the list into runs of one
-    // target, so that each compiler worker mostly serves one compiler and
-    // starts (and caches for) only that one; in process, the threads start
-    // different plugins at once instead of queueing on one's start-up.
-    // Each task is (job index, index into the sorted target names) and
-    // gives one outcome; names are looked up in `jobs` and `target_names`
-    // at the end: what a build holds per artifact stays small.
-    let mut target_names: Vec<String> = jobs.iter().flat_map(|(program, _)| targets_of(program, request)).collect();
-    target_names.sort();
-    target_names.dedup();
-    let target_index = |target: &str| target_names.binary_search_by(|t| t.as_str().cmp(target)).unwrap_or(0);
-    let mut tasks: Vec<(usize, usize)> = jobs
-        .iter()
-        .enumerate()
-        .flat_map(|(job, (program, _))| {
-            targets_of(program, request).into_iter().map(move |t| (job, target_index(&t))).collect::<Vec<_>>()
-        })
-        .collect();
-    tasks.sort_by_key(|(_, target)| *target);
-    // One outcome per task, in task order (an indexed collect: written in
-    // place, never gathered in pieces and copied); warnings, which few
-    // artifacts have, by task beside them.
-    let warnings_of_tasks: Mutex<HashMap<usize, Vec<Diagnostic>>> = Mutex::new(HashMap::new());
-    let results: Vec<Outcome> = std::thread::scope(|scope| {
-        let syncing = scope.spawn(|| crate::durable::run(&store, &journal, batches));
-        let closing = context.syncer.closing();
-        let results = pool.install(|| {
-            tasks
-                .par_iter()
-                .enumerate()
-                .map(|(task, (job, target))| {
-                    let (program, variant) = &jobs[*job];
-                    let target = &target_names[*target];
-                    let results = context.build_variant(program, variant, std::slice::from_ref(target));
-                    for result in &results {
-                        progress(result);
-                    }
-                    // One target asked for, one result.
-                    let Some(result) = results.into_iter().next() else {
-                        return Outcome::Failed(vec![Diagnostic::error("", 0, "the build gave no result")]);
-                    };
-                    if !result.warnings.is_empty() {
-                        let mut warned = warnings_of_tasks.lock().unwrap_or_else(|p| p.into_inner());
-                        warned.insert(task, result.warnings);
-                    }
-                    result.outcome
-                })
-                .collect()
-        });
-        // Every entry synced and journalled before any catalog names its object.
-        context.flush_journal();
-        drop(closing);
-        let failed = syncing.join().unwrap_or_else(|_| Some("the thread syncing the store panicked".to_owned()));
-        if let Some(message) = failed {
-            context.sync_failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(message);
+        .map_err(|e| BuildFailure::Threads { jobs: threads, message: e.to_string() })
+}
+
+/// Compacts the journal when it is due ([`Journal::needs_compaction`]) and
+/// no other build runs; `lock`, the build's shared lock, is given up first.
+fn compact_journal_if_due(journal: &Journal, store: &Store, lock: StoreLock) -> Option<crate::journal::Rewritten> {
+    if !journal.needs_compaction() {
+        return None;
+    }
+    // Alone, or not at all: a build running beside this one appends to
+    // the journal, and its lines would be lost in the rename.
+    drop(lock);
+    let Ok(Some(_alone)) = store.try_lock(LockKind::Exclusive) else { return None };
+    let in_store = |hex: &str| ObjectKey::from_hex(hex).is_some_and(|k| store.path_of(&k).is_file());
+    match Journal::rewrite(store.root(), in_store) {
+        Ok(done) => {
+            tracing::info!("compacted the build journal: {} lines to {}", done.lines_before, done.lines_after);
+            Some(done)
         }
-        results
-    });
-    // The compiler of each (program, target), named in warnings and failures.
-    let compiler_names: HashMap<(String, String), String> = context
-        .compilers
-        .iter()
-        .map(|(key, compiler)| (key.clone(), compiler.as_ref().map(|c| c.name.to_owned()).unwrap_or_default()))
-        .collect();
-    // What the rest needs of the jobs' context; then it goes (the workers
-    // with it), and the journal's entries, every recipe looked up.
-    let sync_failure = context.sync_failure.lock().unwrap_or_else(|p| p.into_inner()).take();
-    let inputs = std::mem::take(&mut *context.inputs.lock().unwrap_or_else(|p| p.into_inner()));
-    let workers_started = context.workers.as_ref().map_or(0, |(pool, _)| pool.started());
-    drop(context);
-    journal.release_entries();
-    if let Some(message) = sync_failure {
-        // Objects that may not survive a power loss are named by no catalog.
-        summary.failed.push(Failure::of(format!("store {}", store.root().display()), message));
-        summary.elapsed = started.elapsed();
-        return Ok(summary);
+        Err(e) => {
+            tracing::warn!("cannot compact the build journal: {e} (it stays as it is)");
+            None
+        }
+    }
+}
+
+/// What a build compiles: its jobs, each a variant of a program, and its
+/// tasks, each a (job, target) that gives one outcome.
+struct Plan<'a> {
+    request: &'a BuildRequest,
+    /// Every variant asked for, with its program.
+    jobs: Vec<(&'a Program, Variant)>,
+    /// The targets of the jobs, sorted, each once.
+    target_names: Vec<String>,
+    /// (index into `jobs`, index into `target_names`), target by target.
+    tasks: Vec<(usize, usize)>,
+}
+
+/// Each task's outcome, in task order; warnings, which few artifacts have,
+/// by task beside them.
+struct TaskOutcomes {
+    outcomes: Vec<Outcome>,
+    warnings: HashMap<usize, Vec<Diagnostic>>,
+}
+
+impl<'a> Plan<'a> {
+    /// The plan of `request`; each program whose variants cannot be made is
+    /// a failure in `failed`.
+    fn new(manifest: &'a Manifest, request: &'a BuildRequest, failed: &mut Vec<Failure>) -> Self {
+        let jobs = Self::jobs(manifest, request, failed);
+        let (target_names, tasks) = Self::tasks(&jobs, request);
+        Self { request, jobs, target_names, tasks }
     }
 
-    let mut objects: BTreeSet<ObjectKey> = BTreeSet::new();
-    xr_store::test_hooks::pause_before_catalog();
-    // Each task's object for the catalogs (none where it failed); the
-    // results go as they are counted.
-    let mut task_objects: Vec<Option<ObjectKey>> = Vec::with_capacity(tasks.len());
-    let mut warnings_of_tasks = warnings_of_tasks.into_inner().unwrap_or_else(|p| p.into_inner());
-    for (task, ((job, target), outcome)) in tasks.iter().zip(results).enumerate() {
-        let warnings = warnings_of_tasks.remove(&task).unwrap_or_default();
-        let (program, variant) = &jobs[*job];
-        let target = &target_names[*target];
-        let id = ArtifactId { program: program.name.clone(), variant: variant.name.clone(), target: target.clone() };
-        let compiler = || compiler_names.get(&(program.name.clone(), target.clone())).cloned().unwrap_or_default();
-        if !warnings.is_empty() {
-            summary.warned.push(Warned { artifact: id.clone(), compiler: compiler(), warnings });
+    /// The variants of the programs `request` selects, in its shard.
+    fn jobs(
+        manifest: &'a Manifest,
+        request: &'a BuildRequest,
+        failed: &mut Vec<Failure>,
+    ) -> Vec<(&'a Program, Variant)> {
+        let mut jobs = Vec::new();
+        for program in selected(manifest, request) {
+            match variants(program) {
+                Ok(list) => jobs.extend(
+                    list.into_iter()
+                        .filter(|v| request.shard.is_none_or(|s| s.contains(&program.name, &v.name)))
+                        .map(|v| (program, v)),
+                ),
+                Err(message) => failed.push(Failure::of(format!("program '{}'", program.name), message.to_string())),
+            }
         }
-        let mut outcome = outcome;
-        // The lock keeps gc out; this catches any other removal (a person,
-        // another tool) since the object was found or written: a catalog
-        // never names an object that is not there.
-        if let Outcome::Built { object, .. } | Outcome::Fetched { object, .. } | Outcome::Reused { object, .. } =
-            &outcome
-            && !store.path_of(object).is_file()
-        {
-            let message = format!("its object {} was removed from the store while the build ran", object.hex());
-            outcome = Outcome::Failed(vec![Diagnostic::error("", 0, message)]);
-        }
-        let (object, bytes) = match outcome {
-            Outcome::Built { object, bytes } => {
-                summary.built += 1;
-                (object, bytes)
-            }
-            Outcome::Fetched { object, bytes } => {
-                summary.fetched += 1;
-                (object, bytes)
-            }
-            Outcome::Reused { object, bytes } => {
-                summary.reused += 1;
-                (object, bytes)
-            }
-            Outcome::Failed(diagnostics) => {
-                let message = diagnostics
-                    .iter()
-                    .find(|d| d.severity == xr_sourcebuild::Severity::Error)
-                    .map(|d| d.to_string())
-                    .unwrap_or_default();
-                summary.failed.push(Failure {
-                    what: format!("{} ({target})", variant.name),
-                    message,
-                    artifact: Some(id),
-                    compiler: compiler(),
-                    diagnostics,
-                });
-                task_objects.push(None);
-                continue;
-            }
-        };
-        if objects.insert(object) {
-            summary.bytes += bytes;
-        }
-        task_objects.push(Some(object));
+        jobs
     }
-    summary.unique_objects = objects.len();
 
-    // The catalogs, program by program in name order, each variant's entry
-    // made as it is written: nothing is held per variant.
-    let mut by_job: Vec<(usize, usize)> = tasks.iter().enumerate().map(|(task, (job, _))| (*job, task)).collect();
-    by_job.sort_unstable();
-    let catalog_variant = |job: usize| {
-        let (program, variant) = &jobs[job];
-        let start = by_job.partition_point(|(j, _)| *j < job);
-        let objects = by_job[start..]
+    /// The target names of `jobs` and their tasks.
+    fn tasks(jobs: &[(&Program, Variant)], request: &BuildRequest) -> (Vec<String>, Vec<(usize, usize)>) {
+        // Target by target: the threads split the list into runs of one
+        // target, so that each compiler worker mostly serves one compiler and
+        // starts (and caches for) only that one; in process, the threads start
+        // different plugins at once instead of queueing on one's start-up.
+        // Each task is (job index, index into the sorted target names) and
+        // gives one outcome; names are looked up in `jobs` and `target_names`
+        // at the end: what a build holds per artifact stays small.
+        let mut target_names: Vec<String> = jobs.iter().flat_map(|(program, _)| targets_of(program, request)).collect();
+        target_names.sort();
+        target_names.dedup();
+        let target_index = |target: &str| target_names.binary_search_by(|t| t.as_str().cmp(target)).unwrap_or(0);
+        let mut tasks: Vec<(usize, usize)> = jobs
             .iter()
-            .take_while(|(j, _)| *j == job)
-            .filter_map(|(_, task)| {
-                task_objects[*task].map(|object| (target_names[tasks[*task].1].clone(), object.hex()))
+            .enumerate()
+            .flat_map(|(job, (program, _))| {
+                targets_of(program, request).into_iter().map(move |t| (job, target_index(&t))).collect::<Vec<_>>()
             })
             .collect();
-        (variant.name.clone(), CatalogVariant { values: variant.values(program), objects })
-    };
-    let mut programs: Vec<(&str, Vec<usize>)> = Vec::new();
-    for (job, (program, _)) in jobs.iter().enumerate() {
-        match programs.iter_mut().find(|(name, _)| *name == program.name) {
-            Some((_, jobs)) => jobs.push(job),
-            None => programs.push((program.name.as_str(), vec![job])),
-        }
+        tasks.sort_by_key(|(_, target)| *target);
+        (target_names, tasks)
     }
-    programs.sort_by(|a, b| a.0.cmp(b.0));
-    // A build of part of the matrix keeps the rest of the last catalog: the
-    // other targets' objects, the other shards' variants.
-    let partial = !request.targets.is_empty() || request.shard.is_some();
-    let previous = if partial { catalog::read_all(store.root()).0 } else { BTreeMap::new() };
-    for (name, mut program_jobs) in programs {
-        program_jobs.sort_by(|a, b| jobs[*a].1.name.cmp(&jobs[*b].1.name));
-        let mut catalog = catalog_entry(jobs[program_jobs[0]].0, &manifest.path);
-        let written = if partial {
-            catalog.variants = program_jobs.iter().map(|job| catalog_variant(*job)).collect();
-            if let Some(previous) = previous.get(name) {
-                if !request.targets.is_empty() {
-                    catalog.keep_other_targets(previous, &request.targets);
-                }
-                if let Some(shard) = request.shard {
-                    catalog.keep_other_variants(previous, |variant| !shard.contains(name, variant));
-                }
+
+    /// Runs every task on `pool` with `context`, telling `progress` of each
+    /// artifact as it ends, while a thread syncs the store and journals the
+    /// finished entries that come through `batches`. Returns once every
+    /// entry is journalled, or the sync failed (then `context` says why).
+    fn compile_all(
+        &self,
+        pool: &rayon::ThreadPool,
+        context: &JobContext<'_>,
+        batches: Receiver<Vec<Entry>>,
+        progress: &(dyn Fn(&ArtifactResult) + Sync),
+    ) -> TaskOutcomes {
+        // One outcome per task, in task order (an indexed collect: written in
+        // place, never gathered in pieces and copied).
+        let warnings_of_tasks: Mutex<HashMap<usize, Vec<Diagnostic>>> = Mutex::new(HashMap::new());
+        let (store, journal) = (context.store, context.journal);
+        let outcomes = std::thread::scope(|scope| {
+            let syncing = scope.spawn(move || crate::durable::run(store, journal, batches));
+            let closing = context.syncer.closing();
+            let outcomes = pool.install(|| {
+                self.tasks
+                    .par_iter()
+                    .enumerate()
+                    .map(|(task, (job, target))| {
+                        let (program, variant) = &self.jobs[*job];
+                        let target = &self.target_names[*target];
+                        let results = context.build_variant(program, variant, std::slice::from_ref(target));
+                        for result in &results {
+                            progress(result);
+                        }
+                        // One target asked for, one result.
+                        let Some(result) = results.into_iter().next() else {
+                            return Outcome::Failed(vec![Diagnostic::error("", 0, "the build gave no result")]);
+                        };
+                        if !result.warnings.is_empty() {
+                            let mut warned = warnings_of_tasks.lock().unwrap_or_else(|p| p.into_inner());
+                            warned.insert(task, result.warnings);
+                        }
+                        result.outcome
+                    })
+                    .collect()
+            });
+            // Every entry synced and journalled before any catalog names its object.
+            context.flush_journal();
+            drop(closing);
+            let failed = syncing.join().unwrap_or_else(|_| Some("the thread syncing the store panicked".to_owned()));
+            if let Some(message) = failed {
+                context.sync_failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(message);
             }
-            catalog::write(store.root(), &catalog)
-        } else {
-            catalog::write_streamed(store.root(), &catalog, program_jobs.iter().map(|job| catalog_variant(*job)))
+            outcomes
+        });
+        TaskOutcomes { outcomes, warnings: warnings_of_tasks.into_inner().unwrap_or_else(|p| p.into_inner()) }
+    }
+
+    /// Counts the tasks' outcomes into `summary` (named after the compiler
+    /// of each (program, target) in `compiler_names`) and gives each task's
+    /// object for the catalogs (none where it failed). The outcomes go as
+    /// they are counted.
+    fn count_outcomes(
+        &self,
+        outcomes: TaskOutcomes,
+        compiler_names: &HashMap<(String, String), String>,
+        store: &Store,
+        summary: &mut Summary,
+    ) -> Vec<Option<ObjectKey>> {
+        let TaskOutcomes { outcomes, warnings: mut warnings_of_tasks } = outcomes;
+        let mut objects: BTreeSet<ObjectKey> = BTreeSet::new();
+        let mut task_objects: Vec<Option<ObjectKey>> = Vec::with_capacity(self.tasks.len());
+        for (task, ((job, target), outcome)) in self.tasks.iter().zip(outcomes).enumerate() {
+            let warnings = warnings_of_tasks.remove(&task).unwrap_or_default();
+            let (program, variant) = &self.jobs[*job];
+            let target = &self.target_names[*target];
+            let id =
+                ArtifactId { program: program.name.clone(), variant: variant.name.clone(), target: target.clone() };
+            let compiler = || compiler_names.get(&(program.name.clone(), target.clone())).cloned().unwrap_or_default();
+            if !warnings.is_empty() {
+                summary.warned.push(Warned { artifact: id.clone(), compiler: compiler(), warnings });
+            }
+            let mut outcome = outcome;
+            // The lock keeps gc out; this catches any other removal (a person,
+            // another tool) since the object was found or written: a catalog
+            // never names an object that is not there.
+            if let Outcome::Built { object, .. } | Outcome::Fetched { object, .. } | Outcome::Reused { object, .. } =
+                &outcome
+                && !store.path_of(object).is_file()
+            {
+                let message = format!("its object {} was removed from the store while the build ran", object.hex());
+                outcome = Outcome::Failed(vec![Diagnostic::error("", 0, message)]);
+            }
+            let (object, bytes) = match outcome {
+                Outcome::Built { object, bytes } => {
+                    summary.built += 1;
+                    (object, bytes)
+                }
+                Outcome::Fetched { object, bytes } => {
+                    summary.fetched += 1;
+                    (object, bytes)
+                }
+                Outcome::Reused { object, bytes } => {
+                    summary.reused += 1;
+                    (object, bytes)
+                }
+                Outcome::Failed(diagnostics) => {
+                    let message = diagnostics
+                        .iter()
+                        .find(|d| d.severity == xr_sourcebuild::Severity::Error)
+                        .map(|d| d.to_string())
+                        .unwrap_or_default();
+                    summary.failed.push(Failure {
+                        what: format!("{} ({target})", variant.name),
+                        message,
+                        artifact: Some(id),
+                        compiler: compiler(),
+                        diagnostics,
+                    });
+                    task_objects.push(None);
+                    continue;
+                }
+            };
+            if objects.insert(object) {
+                summary.bytes += bytes;
+            }
+            task_objects.push(Some(object));
+        }
+        summary.unique_objects = objects.len();
+        summary.objects = objects;
+        task_objects
+    }
+
+    /// Writes the catalogs of the manifest at `manifest` into `store`,
+    /// program by program in name order, naming each task's object in
+    /// `task_objects`; each catalog written (or its failure) is in `summary`.
+    fn write_catalogs(
+        &self,
+        task_objects: &[Option<ObjectKey>],
+        manifest: &Path,
+        store: &Store,
+        summary: &mut Summary,
+    ) {
+        let (jobs, tasks, request) = (&self.jobs, &self.tasks, self.request);
+        // Each variant's entry made as it is written: nothing is held per variant.
+        let mut by_job: Vec<(usize, usize)> = tasks.iter().enumerate().map(|(task, (job, _))| (*job, task)).collect();
+        by_job.sort_unstable();
+        let catalog_variant = |job: usize| {
+            let (program, variant) = &jobs[job];
+            let start = by_job.partition_point(|(j, _)| *j < job);
+            let objects = by_job[start..]
+                .iter()
+                .take_while(|(j, _)| *j == job)
+                .filter_map(|(_, task)| {
+                    task_objects[*task].map(|object| (self.target_names[tasks[*task].1].clone(), object.hex()))
+                })
+                .collect();
+            (variant.name.clone(), CatalogVariant { values: variant.values(program), objects })
         };
-        match written {
-            Ok(path) => summary.catalogs.push(path),
-            Err(e) => summary.failed.push(Failure::of(format!("catalog of '{name}'"), e.to_string())),
+        let mut programs: Vec<(&str, Vec<usize>)> = Vec::new();
+        for (job, (program, _)) in jobs.iter().enumerate() {
+            match programs.iter_mut().find(|(name, _)| *name == program.name) {
+                Some((_, jobs)) => jobs.push(job),
+                None => programs.push((program.name.as_str(), vec![job])),
+            }
         }
-    }
-    drop(tasks);
-    if journal.needs_compaction() {
-        // Alone, or not at all: a build running beside this one appends to
-        // the journal, and its lines would be lost in the rename.
-        drop(lock);
-        if let Ok(Some(_alone)) = store.try_lock(LockKind::Exclusive) {
-            let in_store = |hex: &str| ObjectKey::from_hex(hex).is_some_and(|k| store.path_of(&k).is_file());
-            match Journal::rewrite(store.root(), in_store) {
-                Ok(done) => {
-                    tracing::info!("compacted the build journal: {} lines to {}", done.lines_before, done.lines_after);
-                    summary.journal_compacted = Some(done);
+        programs.sort_by(|a, b| a.0.cmp(b.0));
+        // A build of part of the matrix keeps the rest of the last catalog: the
+        // other targets' objects, the other shards' variants.
+        let partial = !request.targets.is_empty() || request.shard.is_some();
+        let previous = if partial { catalog::read_all(store.root()).0 } else { BTreeMap::new() };
+        for (name, mut program_jobs) in programs {
+            program_jobs.sort_by(|a, b| jobs[*a].1.name.cmp(&jobs[*b].1.name));
+            let mut catalog = catalog_entry(jobs[program_jobs[0]].0, manifest);
+            let written = if partial {
+                catalog.variants = program_jobs.iter().map(|job| catalog_variant(*job)).collect();
+                if let Some(previous) = previous.get(name) {
+                    if !request.targets.is_empty() {
+                        catalog.keep_other_targets(previous, &request.targets);
+                    }
+                    if let Some(shard) = request.shard {
+                        catalog.keep_other_variants(previous, |variant| !shard.contains(name, variant));
+                    }
                 }
-                Err(e) => tracing::warn!("cannot compact the build journal: {e} (it stays as it is)"),
+                catalog::write(store.root(), &catalog)
+            } else {
+                catalog::write_streamed(store.root(), &catalog, program_jobs.iter().map(|job| catalog_variant(*job)))
+            };
+            match written {
+                Ok(path) => summary.catalogs.push(path),
+                Err(e) => summary.failed.push(Failure::of(format!("catalog of '{name}'"), e.to_string())),
             }
         }
     }
-    summary.inputs = inputs;
-    summary.objects = objects;
-    summary.workers_started = workers_started;
-    summary.elapsed = started.elapsed();
-    Ok(summary)
 }
 
 fn selected<'a>(manifest: &'a Manifest, request: &'a BuildRequest) -> impl Iterator<Item = &'a Program> {
@@ -698,7 +789,66 @@ struct Made {
     files: Vec<(String, String)>,
 }
 
-impl JobContext<'_> {
+/// What the rest of a build needs of the compiles' context, which goes then
+/// (its worker processes with it).
+struct Finished {
+    /// The compiler of each (program, target), named in warnings and failures.
+    compiler_names: HashMap<(String, String), String>,
+    /// Why syncing the store failed, if it did.
+    sync_failure: Option<String>,
+    /// Every file the finished artifacts read, with its hash.
+    inputs: BTreeMap<String, String>,
+    /// Worker processes started.
+    workers_started: usize,
+}
+
+impl<'a> JobContext<'a> {
+    /// The context of the compiles of `request`, with the build system of
+    /// each (program, target) chosen, and the receiving end of its syncer
+    /// (for [`crate::durable::run`]).
+    fn new(
+        store: &'a Store,
+        journal: &'a Journal,
+        registry: &'a Registry,
+        manifest: &Manifest,
+        request: &'a BuildRequest,
+    ) -> (Self, Receiver<Vec<Entry>>) {
+        let (syncer, batches) = crate::durable::Syncer::new();
+        let context = Self {
+            store,
+            journal,
+            compilers: choose_compilers(registry, manifest, request),
+            hashes: Mutex::new(HashMap::new()),
+            remote: request.remote.as_deref().filter(|r| r.is_usable()),
+            upload: request.upload,
+            manifest_dir: manifest.path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            pending: Mutex::new(Pending::default()),
+            syncer,
+            inputs: Mutex::new(BTreeMap::new()),
+            sync_failure: Mutex::new(None),
+            workers: match &request.compile_in {
+                CompileIn::Process => None,
+                CompileIn::Workers(workers) => Some((Pool::new(workers.pool.clone()), workers.time_limit)),
+            },
+        };
+        (context, batches)
+    }
+
+    /// Ends the compiles: what the rest of the build needs of them.
+    fn finish(self) -> Finished {
+        let compiler_names = self
+            .compilers
+            .iter()
+            .map(|(key, compiler)| (key.clone(), compiler.as_ref().map(|c| c.name.to_owned()).unwrap_or_default()))
+            .collect();
+        Finished {
+            compiler_names,
+            sync_failure: self.sync_failure.into_inner().unwrap_or_else(|p| p.into_inner()),
+            inputs: self.inputs.into_inner().unwrap_or_else(|p| p.into_inner()),
+            workers_started: self.workers.as_ref().map_or(0, |(pool, _)| pool.started()),
+        }
+    }
+
     fn build_variant(&self, program: &Program, variant: &Variant, targets: &[String]) -> Vec<ArtifactResult> {
         let result = |target: &str, compiler: &str, outcome: Outcome| ArtifactResult {
             program: program.name.clone(),

@@ -21,10 +21,6 @@ use xr_spirv::{SpirvVersion, TargetEnv, container::StageModule};
 pub const LANGUAGE: &str = "slang";
 /// The targets this compiler writes.
 pub const TARGETS: [&str; 2] = ["vk-spirv", "gl-spirv"];
-/// `OpSource`'s source language number for Slang, which the SPIR-V
-/// validator XR links (SPIRV-Tools 2023.1) predates: see [`unknown_source_language`].
-const SOURCE_LANGUAGE_SLANG: u32 = 11;
-
 /// `slang → target` with the options it takes.
 pub fn pair(target: &str) -> CompilePair {
     let vulkan = target == "vk-spirv";
@@ -410,18 +406,21 @@ fn files_read(stages: &[&SourceDesc], dependencies: &[String]) -> RVec<FileRead>
 /// 11"). The operand is a debug annotation no driver acts on, so it is
 /// rewritten to `Unknown` (0) and the module validated and stored as
 /// rewritten: what is stored is exactly what was validated.
+///
+/// Words that are not a module, and instructions from the first malformed
+/// one on, are left as they are: reflection refuses the module next, naming
+/// the word.
 pub fn unknown_source_language(words: &mut [u32]) {
-    const OP_SOURCE: u32 = 3;
-    let mut at = xr_spirv::container::walk::HEADER_WORDS;
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        if count == 0 {
-            return;
-        }
-        if words[at] & 0xffff == OP_SOURCE && at + 1 < words.len() && words[at + 1] == SOURCE_LANGUAGE_SLANG {
-            words[at + 1] = 0;
-        }
-        at += count;
+    use xr_spirv::container::spirv::{Op, SourceLanguage};
+    let Ok(instructions) = xr_spirv::container::walk::instructions(words) else { return };
+    // The source language is OpSource's first operand.
+    let languages: Vec<usize> = instructions
+        .map_while(Result::ok)
+        .filter(|i| i.op() == Some(Op::Source) && i.operands.first() == Some(&(SourceLanguage::Slang as u32)))
+        .map(|i| i.offset + 1)
+        .collect();
+    for at in languages {
+        words[at] = SourceLanguage::Unknown as u32;
     }
 }
 
@@ -437,6 +436,15 @@ mod tests {
         words.extend([3 << 16 | 3, 11, 1, 3 << 16 | 3, 2, 450, 2 << 16 | 17, 1]);
         unknown_source_language(&mut words);
         assert_eq!(&words[5..], &[3 << 16 | 3, 0, 1, 3 << 16 | 3, 2, 450, 2 << 16 | 17, 1]);
+        // After a malformed instruction (a word count of 0) nothing is
+        // rewritten; words that are not a module are left alone.
+        let mut malformed: Vec<u32> = header.to_vec();
+        malformed.extend([3 << 16 | 3, 11, 1, 0, 3 << 16 | 3, 11, 1]);
+        unknown_source_language(&mut malformed);
+        assert_eq!(&malformed[5..], &[3 << 16 | 3, 0, 1, 0, 3 << 16 | 3, 11, 1]);
+        let mut not_a_module = vec![0, 0, 0, 0, 0, 3 << 16 | 3, 11, 1];
+        unknown_source_language(&mut not_a_module);
+        assert_eq!(not_a_module, [0, 0, 0, 0, 0, 3 << 16 | 3, 11, 1]);
     }
 
     #[test]

@@ -129,7 +129,8 @@ impl<'a> Request<'a> {
         let (path, source) = (self.c(path), self.c(source));
         // SAFETY: valid request; a null module name lets Slang name it.
         unsafe {
-            let unit = (self.slang.api.spAddTranslationUnit)(self.raw, ffi::SOURCE_LANGUAGE_SLANG, std::ptr::null());
+            let unit =
+                (self.slang.api.spAddTranslationUnit)(self.raw, ffi::SLANG_SOURCE_LANGUAGE_SLANG, std::ptr::null());
             (self.slang.api.spAddTranslationUnitSourceString)(self.raw, unit, path, source);
             unit
         }

@@ -9,14 +9,15 @@
 //!
 //! Everything in XR that reads or rewrites SPIR-V words — reflection,
 //! debug-information stripping and the rewriting of locations and bindings
-//! in `xr-spirv`, the override patching and block unwrapping of the WGSL
-//! example — walks them with this one walker, so that the bounds are
-//! checked in one place: an instruction with a word count of 0 (which
-//! would never advance) or one that runs past the end of the module is an
-//! error that names its word, never a panic, an endless loop or a read past
-//! the end. Opcodes are named with the `spirv` crate's [`Op`] (this crate
-//! re-exports the crate as `xr_spirv_object::spirv`, so that every user
-//! names them with the same version), not written as numbers.
+//! in `xr-spirv`, the source-language rewrite of `xr-compiler-slang`, the
+//! override patching and block unwrapping of the WGSL example — walks them
+//! with this one walker, so that the bounds are checked in one place: an
+//! instruction with a word count of 0 (which would never advance) or one
+//! that runs past the end of the module is an error that names its word,
+//! never a panic, an endless loop or a read past the end. Opcodes are
+//! named with the `spirv` crate's [`Op`] (this crate re-exports the crate
+//! as `xr_spirv_object::spirv`, so that every user names them with the same
+//! version), not written as numbers.
 
 use spirv::Op;
 use std::fmt;
