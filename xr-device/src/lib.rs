@@ -15,6 +15,7 @@
 
 pub mod backend;
 pub mod capabilities;
+pub mod checks;
 pub mod commands;
 pub mod error;
 pub mod handles;

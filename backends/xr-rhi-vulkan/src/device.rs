@@ -18,7 +18,7 @@ use xr_device::{
     BufferId, BufferUsage, ComputeCall, DeviceBackend, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter,
     Image, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetDesc, RenderTargetId, ResourceBinding,
     SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, VulkanLoader,
-    VulkanProgram, Wrap, XrError,
+    VulkanProgram, Wrap, XrError, checks,
 };
 
 /// The colour format of every render target.
@@ -294,12 +294,7 @@ impl VkDevice {
     ) -> Result<RenderTargetId, XrError> {
         xr_device::check_target_size(width, height)?;
         let limit = self.context.properties.limits.max_color_attachments as usize;
-        if colors.len() > limit {
-            return Err(XrError::invalid_input(format!(
-                "a render target of {} colour attachments: this device draws into at most {limit} (maxColorAttachments)",
-                colors.len()
-            )));
-        }
+        checks::check_color_attachment_limit(colors.len(), limit, "maxColorAttachments")?;
         let mut usage = vk::ImageUsageFlags::COLOR_ATTACHMENT
             | vk::ImageUsageFlags::TRANSFER_SRC
             | vk::ImageUsageFlags::TRANSFER_DST;
@@ -675,12 +670,8 @@ impl VkDevice {
     }
 
     fn target_index(&self, id: RenderTargetId) -> Result<usize, XrError> {
-        let index = id.0 as usize;
-        if index < self.targets.len() {
-            Ok(index)
-        } else {
-            Err(XrError::invalid_input(format!("no render target {}", id.0)))
-        }
+        checks::find(&self.targets, "render target", id.0)?;
+        Ok(id.0 as usize)
     }
 
     /// A registered program, checked to be drawable: every resource bound.
@@ -700,12 +691,7 @@ impl VkDevice {
             })?;
         // SAFETY: the build system keeps the count alive while the program is registered.
         let unbound = if registered.unbound.is_null() { 0 } else { unsafe { *registered.unbound } };
-        if unbound > 0 {
-            return Err(XrError::invalid_input(format!(
-                "program {} has {unbound} resource(s) not bound yet: set every texture and buffer it uses (set_texture, set_buffer) before drawing",
-                program.name
-            )));
-        }
+        checks::check_bound(program.name, unbound)?;
         Ok(registered)
     }
 
@@ -788,11 +774,11 @@ impl VkDevice {
     }
 
     fn data_buffer(&self, id: BufferId) -> Result<&DataBuffer, XrError> {
-        self.data_buffers.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no buffer {}", id.0)))
+        checks::find(&self.data_buffers, "buffer", id.0)
     }
 
     fn texture(&self, id: TextureId) -> Result<&Texture, XrError> {
-        self.textures.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no texture {}", id.0)))
+        checks::find(&self.textures, "texture", id.0)
     }
 
     /// Copies one level of an image into host memory, after `before` has
@@ -1109,10 +1095,7 @@ impl DeviceBackend for VkDevice {
 
     fn draw(&mut self, draw: &DrawCall) -> Result<(), XrError> {
         let index = self.target_index(draw.target)?;
-        let buffer = self
-            .buffers
-            .get(draw.vertex_buffer.0 as usize)
-            .ok_or_else(|| XrError::invalid_input(format!("no vertex buffer {}", draw.vertex_buffer.0)))?;
+        let buffer = checks::find(&self.buffers, "vertex buffer", draw.vertex_buffer.0)?;
         let program = self.program(draw.program)?;
         if program.compute {
             return Err(XrError::invalid_input(format!(
@@ -1123,29 +1106,13 @@ impl DeviceBackend for VkDevice {
         let indices = match draw.index_buffer.into_option() {
             Some(id) => {
                 let indices = self.data_buffer(id)?;
-                if !indices.usage.contains(BufferUsage::INDEX) {
-                    return Err(XrError::invalid_input(format!("buffer {} was not made for indices", id.0)));
-                }
-                let end = u64::from(draw.first_vertex) + u64::from(draw.vertex_count);
-                if end * 4 > indices.size as u64 {
-                    return Err(XrError::invalid_input(format!(
-                        "indices {}..{end} lie past the end of buffer {} ({} indices)",
-                        draw.first_vertex,
-                        id.0,
-                        indices.size / 4
-                    )));
-                }
+                checks::check_index_buffer(id, indices.usage, indices.size, draw.first_vertex, draw.vertex_count)?;
                 Some(indices.buffer)
             }
             None => None,
         };
         let target = &self.targets[index];
-        if draw.depth_test && target.depth.is_none() {
-            return Err(XrError::invalid_input(format!(
-                "render target {} has no depth attachment (create it with create_depth_render_target)",
-                draw.target.0
-            )));
-        }
+        checks::check_depth_test(draw.target, draw.depth_test, target.depth.is_some())?;
         let inputs = self.input_attachment_writes(&program, draw, target)?;
         // Where the device cannot read input attachments within dynamic
         // rendering, a program that reads them draws in a render pass.
@@ -1314,12 +1281,7 @@ impl DeviceBackend for VkDevice {
         let index = self.target_index(id)?;
         let target = &self.targets[index];
         let color = &target.colors[0];
-        if color.format != COLOR_FORMAT {
-            return Err(XrError::invalid_input(format!(
-                "render target {}: read_pixels reads an RGBA8 colour attachment 0; read this one with render_target_texture and read_texture",
-                id.0
-            )));
-        }
+        checks::check_read_pixels(id, color.format == COLOR_FORMAT)?;
         let (image, layout, width, height) = (color.image, color.layout, target.width, target.height);
         let to = if target.textures { vk::ImageLayout::GENERAL } else { vk::ImageLayout::TRANSFER_SRC_OPTIMAL };
         let read = ImageRead { image, level: 0, layout: to, width, height, bytes_per_pixel: 4 };
@@ -1454,14 +1416,7 @@ impl DeviceBackend for VkDevice {
 
     fn read_texture(&mut self, id: TextureId, level: u32) -> Result<Vec<u8>, XrError> {
         let texture = self.texture(id)?;
-        if level >= texture.desc.levels() {
-            return Err(XrError::invalid_input(format!(
-                "texture {} has {} level(s), not {}",
-                id.0,
-                texture.desc.levels(),
-                level + 1
-            )));
-        }
+        checks::check_texture_level(id, texture.desc.levels(), level)?;
         let (width, height) = texture.desc.level_size(level);
         let bytes_per_pixel = texture.desc.format.bytes_per_pixel() as u64;
         // Textures stay in GENERAL, which a copy reads.
@@ -1495,9 +1450,7 @@ impl DeviceBackend for VkDevice {
     }
 
     fn create_buffer(&mut self, usage: BufferUsage, data: &[u8]) -> Result<BufferId, XrError> {
-        if data.is_empty() {
-            return Err(XrError::invalid_input("a buffer needs at least one byte"));
-        }
+        checks::check_buffer_data(data.len())?;
         let mut flags = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
         for (bit, flag) in [
             (BufferUsage::VERTEX, vk::BufferUsageFlags::VERTEX_BUFFER),
@@ -1534,11 +1487,7 @@ impl DeviceBackend for VkDevice {
     fn texture_binding(&self, id: TextureId, sampler: Option<SamplerId>) -> Result<ResourceBinding, XrError> {
         let texture = self.texture(id)?;
         let sampler = match sampler {
-            Some(s) => self
-                .samplers
-                .get(s.0 as usize)
-                .map(|s| s.as_raw())
-                .ok_or_else(|| XrError::invalid_input(format!("no sampler {}", s.0)))?,
+            Some(s) => checks::find(&self.samplers, "sampler", s.0)?.as_raw(),
             None => 0,
         };
         Ok(ResourceBinding {
@@ -1607,19 +1556,8 @@ impl DeviceBackend for VkDevice {
     fn render_target_texture(&mut self, id: RenderTargetId, attachment: u32) -> Result<TextureId, XrError> {
         let index = self.target_index(id)?;
         let target = &self.targets[index];
-        if !target.textures {
-            return Err(XrError::invalid_input(format!(
-                "render target {} was not made with create_render_target_with: its attachment is not a texture",
-                id.0
-            )));
-        }
-        let color = target.colors.get(attachment as usize).ok_or_else(|| {
-            XrError::invalid_input(format!(
-                "render target {} has {} colour attachment(s), no attachment {attachment}",
-                id.0,
-                target.colors.len()
-            ))
-        })?;
+        checks::check_attachment_texture(id, target.textures, target.colors.len(), attachment)?;
+        let color = &target.colors[attachment as usize];
         if let Some(texture) = color.texture {
             return Ok(texture);
         }
