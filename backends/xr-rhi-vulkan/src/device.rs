@@ -21,7 +21,9 @@ use xr_device::{
     VulkanProgram, Wrap, XrError, checks,
 };
 
-/// The colour format of every render target.
+/// The colour format of the render targets `create_render_target` and
+/// `create_depth_render_target` make, which programs' own pipelines draw
+/// into (`create_render_target_with` makes attachments of other formats).
 pub const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
 
 /// The format of every depth attachment.
@@ -133,6 +135,36 @@ impl Target {
     fn formats(&self) -> Vec<u32> {
         self.colors.iter().map(|c| c.format.as_raw() as u32).collect()
     }
+
+    /// The layout a draw puts the colour attachments in: `GENERAL` where
+    /// they are textures (a draw may read them as input attachments or
+    /// sample them), otherwise the colour attachment layout.
+    fn draw_layout(&self) -> vk::ImageLayout {
+        if self.textures { vk::ImageLayout::GENERAL } else { vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL }
+    }
+
+    /// Notes the layouts a draw left the attachments in: the colour
+    /// attachments in `color_layout`, depth ready for the next draw.
+    fn drawn_into(&mut self, color_layout: vk::ImageLayout) {
+        self.colors.iter_mut().for_each(|c| c.layout = color_layout);
+        if let Some(depth) = self.depth.as_mut() {
+            depth.layout = vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL;
+        }
+    }
+}
+
+/// A draw whose target, vertices, program and indices were checked by
+/// [`VkDevice::validate_draw`]: what the later steps of a draw read.
+struct CheckedDraw<'a> {
+    call: &'a DrawCall,
+    /// The target's place in [`VkDevice::targets`].
+    index: usize,
+    target: &'a Target,
+    vertices: &'a Buffer,
+    /// A graphics program with every resource bound.
+    program: VulkanProgram,
+    /// The index buffer of an indexed draw.
+    indices: Option<vk::Buffer>,
 }
 
 /// One image of a render target.
@@ -773,6 +805,223 @@ impl VkDevice {
             .collect()
     }
 
+    /// Checks what a draw names before anything is recorded: its target,
+    /// vertex buffer and index buffer exist and fit the draw, and its
+    /// program is a drawable graphics program.
+    fn validate_draw<'a>(&'a self, draw: &'a DrawCall) -> Result<CheckedDraw<'a>, XrError> {
+        let index = self.target_index(draw.target)?;
+        let vertices = checks::find(&self.buffers, "vertex buffer", draw.vertex_buffer.0)?;
+        let program = self.program(draw.program)?;
+        if program.compute {
+            return Err(XrError::invalid_input(format!(
+                "program {} is a compute program: dispatch it",
+                draw.program.name
+            )));
+        }
+        let indices = match draw.index_buffer.into_option() {
+            Some(id) => {
+                let indices = self.data_buffer(id)?;
+                checks::check_index_buffer(id, indices.usage, indices.size, draw.first_vertex, draw.vertex_count)?;
+                Some(indices.buffer)
+            }
+            None => None,
+        };
+        let target = &self.targets[index];
+        checks::check_depth_test(draw.target, draw.depth_test, target.depth.is_some())?;
+        Ok(CheckedDraw { call: draw, index, target, vertices, program, indices })
+    }
+
+    /// The render pass (and framebuffer) a draw reading the input
+    /// attachments `inputs` records in, where the device cannot read them
+    /// within dynamic rendering; `None` for dynamic rendering.
+    fn render_pass_for_inputs(
+        &self,
+        index: usize,
+        target: &Target,
+        inputs: &[(xr_device::InputAttachmentSlot, vk::DescriptorImageInfo)],
+    ) -> Result<Option<(vk::RenderPass, vk::Framebuffer)>, XrError> {
+        if inputs.is_empty() || self.context.local_read {
+            return Ok(None);
+        }
+        self.render_pass(index, target, inputs).map(Some)
+    }
+
+    /// The pipeline a draw binds: the program's own for a target of the
+    /// device's colour format, otherwise one its build system makes for
+    /// the target's formats (and render `pass`, if any). An error where
+    /// there is none.
+    fn pipeline_for_draw(
+        &self,
+        checked: &CheckedDraw<'_>,
+        pass: Option<(vk::RenderPass, vk::Framebuffer)>,
+    ) -> Result<vk::Pipeline, XrError> {
+        let (program, target) = (&checked.program, checked.target);
+        let formats = target.formats();
+        // The device's own pipelines write every channel; a target whose
+        // attachments are textures gets the one that writes only the
+        // attachments the fragment stage has outputs for.
+        let pipeline = if formats == [COLOR_FORMAT.as_raw() as u32] && !target.textures {
+            if target.depth.is_some() { program.depth_pipeline } else { program.pipeline }
+        } else {
+            let depth_format = if target.depth.is_some() { DEPTH_FORMAT.as_raw() as u32 } else { 0 };
+            match program.pipeline_for {
+                // SAFETY: the build system keeps its context alive while the program is registered.
+                Some(make) => unsafe {
+                    let render_pass = pass.map_or(0, |(render_pass, _)| render_pass.as_raw());
+                    make(program.pipeline_context, formats.as_ptr(), formats.len() as u32, depth_format, render_pass)
+                },
+                None => 0,
+            }
+        };
+        if pipeline == 0 {
+            self.check_validation("making a pipeline")?;
+            return Err(XrError::invalid_input(format!(
+                "program {} has no pipeline for render target {} ({} colour attachment(s){})",
+                checked.call.program.name,
+                checked.call.target.0,
+                formats.len(),
+                if target.depth.is_some() { " and depth" } else { "" }
+            )));
+        }
+        Ok(vk::Pipeline::from_raw(pipeline))
+    }
+
+    /// Points the program's input attachment descriptors at the target's
+    /// colour attachments they read.
+    fn write_input_attachments(&self, inputs: &[(xr_device::InputAttachmentSlot, vk::DescriptorImageInfo)]) {
+        if inputs.is_empty() {
+            return;
+        }
+        let writes: Vec<vk::WriteDescriptorSet> = inputs
+            .iter()
+            .map(|(slot, image)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(vk::DescriptorSet::from_raw(slot.descriptor_set))
+                    .dst_binding(slot.binding)
+                    .dst_array_element(slot.array_element)
+                    .descriptor_type(vk::DescriptorType::INPUT_ATTACHMENT)
+                    .image_info(std::slice::from_ref(image))
+            })
+            .collect();
+        // SAFETY: the sets are the program's (alive while registered);
+        // no submission uses them (every one is waited for).
+        unsafe { self.context.device.update_descriptor_sets(&writes, &[]) };
+    }
+
+    /// Records a checked draw with `pipeline`: its target's attachments
+    /// moved to their draw layouts (colour ones to `color_layout`), the
+    /// rendering begun (in render `pass`, if any), the draw's state bound,
+    /// the triangles drawn and the rendering ended.
+    fn record_draw(
+        &self,
+        cb: vk::CommandBuffer,
+        checked: &CheckedDraw<'_>,
+        pipeline: vk::Pipeline,
+        pass: Option<(vk::RenderPass, vk::Framebuffer)>,
+        color_layout: vk::ImageLayout,
+    ) {
+        let (device, draw, target) = (&self.context.device, checked.call, checked.target);
+        self.transition_colors(cb, target, color_layout);
+        let area = self.begin_draw_rendering(cb, target, pass, color_layout);
+        // Negative height: +y is up in clip space, as in OpenGL, and row 0 is the top.
+        let viewport = vk::Viewport {
+            x: 0.0,
+            y: target.height as f32,
+            width: target.width as f32,
+            height: -(target.height as f32),
+            min_depth: 0.0,
+            max_depth: 1.0,
+        };
+        let (bindings, attributes) = vertex_input(&checked.vertices.layout);
+        // SAFETY: recording, within the rendering just begun; every handle belongs to this device.
+        unsafe {
+            device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+            device.cmd_set_viewport(cb, 0, &[viewport]);
+            device.cmd_set_scissor(cb, 0, &[area]);
+            if target.depth.is_some() {
+                device.cmd_set_depth_test_enable(cb, draw.depth_test);
+                device.cmd_set_depth_write_enable(cb, draw.depth_test);
+            }
+            self.vertex_input.cmd_set_vertex_input(cb, &bindings, &attributes);
+            device.cmd_bind_vertex_buffers(cb, 0, &[checked.vertices.buffer], &[0]);
+            self.bind_program_state(cb, &checked.program, vk::PipelineBindPoint::GRAPHICS);
+            match checked.indices {
+                Some(indices) => {
+                    device.cmd_bind_index_buffer(cb, indices, 0, vk::IndexType::UINT32);
+                    device.cmd_draw_indexed(cb, draw.vertex_count, 1, draw.first_vertex, 0, 0);
+                }
+                None => device.cmd_draw(cb, draw.vertex_count, 1, draw.first_vertex, 0),
+            }
+            if pass.is_some() {
+                device.cmd_end_render_pass(cb);
+            } else {
+                device.cmd_end_rendering(cb);
+            }
+        }
+        if target.textures {
+            self.writes_visible(cb);
+        }
+    }
+
+    /// Begins rendering into all of `target`, its colour attachments in
+    /// `color_layout` and its depth attachment moved to the depth
+    /// attachment layout: in render `pass` where there is one, with
+    /// dynamic rendering otherwise. Returns the area rendered.
+    fn begin_draw_rendering(
+        &self,
+        cb: vk::CommandBuffer,
+        target: &Target,
+        pass: Option<(vk::RenderPass, vk::Framebuffer)>,
+        color_layout: vk::ImageLayout,
+    ) -> vk::Rect2D {
+        let attachments: Vec<vk::RenderingAttachmentInfo> = target
+            .colors
+            .iter()
+            .map(|color| {
+                vk::RenderingAttachmentInfo::default()
+                    .image_view(color.view)
+                    .image_layout(color_layout)
+                    .load_op(vk::AttachmentLoadOp::LOAD)
+                    .store_op(vk::AttachmentStoreOp::STORE)
+            })
+            .collect();
+        let depth_attachment = target.depth.as_ref().map(|depth| {
+            self.barrier(cb, depth.image, depth.layout, vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL, depth_range());
+            vk::RenderingAttachmentInfo::default()
+                .image_view(depth.view)
+                .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+                .load_op(vk::AttachmentLoadOp::LOAD)
+                .store_op(vk::AttachmentStoreOp::STORE)
+        });
+        let area = vk::Rect2D {
+            offset: vk::Offset2D::default(),
+            extent: vk::Extent2D { width: target.width, height: target.height },
+        };
+        let device = &self.context.device;
+        // SAFETY: recording; the attachments are the target's, in the
+        // layouts named, and the render pass and framebuffer were made for it.
+        unsafe {
+            match pass {
+                Some((render_pass, framebuffer)) => {
+                    let begin = vk::RenderPassBeginInfo::default()
+                        .render_pass(render_pass)
+                        .framebuffer(framebuffer)
+                        .render_area(area);
+                    device.cmd_begin_render_pass(cb, &begin, vk::SubpassContents::INLINE);
+                }
+                None => {
+                    let mut rendering =
+                        vk::RenderingInfo::default().render_area(area).layer_count(1).color_attachments(&attachments);
+                    if let Some(depth) = depth_attachment.as_ref() {
+                        rendering = rendering.depth_attachment(depth);
+                    }
+                    device.cmd_begin_rendering(cb, &rendering);
+                }
+            }
+        }
+        area
+    }
+
     fn data_buffer(&self, id: BufferId) -> Result<&DataBuffer, XrError> {
         checks::find(&self.data_buffers, "buffer", id.0)
     }
@@ -959,6 +1208,35 @@ fn texture_format(format: vk::Format) -> Option<TextureFormat> {
         .find(|f| vk_format(*f) == format)
 }
 
+/// The vertex input state of vertices laid out as `layout`: one binding,
+/// each attribute a float vector of its components.
+fn vertex_input(
+    layout: &VertexLayout,
+) -> ([vk::VertexInputBindingDescription2EXT<'static>; 1], Vec<vk::VertexInputAttributeDescription2EXT<'static>>) {
+    let bindings = [vk::VertexInputBindingDescription2EXT::default()
+        .binding(0)
+        .stride(layout.stride * 4)
+        .input_rate(vk::VertexInputRate::VERTEX)
+        .divisor(1)];
+    let attributes = layout
+        .attributes
+        .iter()
+        .map(|a| {
+            vk::VertexInputAttributeDescription2EXT::default()
+                .location(a.location)
+                .binding(0)
+                .format(match a.components {
+                    1 => vk::Format::R32_SFLOAT,
+                    2 => vk::Format::R32G32_SFLOAT,
+                    3 => vk::Format::R32G32B32_SFLOAT,
+                    _ => vk::Format::R32G32B32A32_SFLOAT,
+                })
+                .offset(a.offset * 4)
+        })
+        .collect();
+    (bindings, attributes)
+}
+
 fn depth_range() -> vk::ImageSubresourceRange {
     vk::ImageSubresourceRange {
         aspect_mask: vk::ImageAspectFlags::DEPTH,
@@ -1094,186 +1372,15 @@ impl DeviceBackend for VkDevice {
     }
 
     fn draw(&mut self, draw: &DrawCall) -> Result<(), XrError> {
-        let index = self.target_index(draw.target)?;
-        let buffer = checks::find(&self.buffers, "vertex buffer", draw.vertex_buffer.0)?;
-        let program = self.program(draw.program)?;
-        if program.compute {
-            return Err(XrError::invalid_input(format!(
-                "program {} is a compute program: dispatch it",
-                draw.program.name
-            )));
-        }
-        let indices = match draw.index_buffer.into_option() {
-            Some(id) => {
-                let indices = self.data_buffer(id)?;
-                checks::check_index_buffer(id, indices.usage, indices.size, draw.first_vertex, draw.vertex_count)?;
-                Some(indices.buffer)
-            }
-            None => None,
-        };
-        let target = &self.targets[index];
-        checks::check_depth_test(draw.target, draw.depth_test, target.depth.is_some())?;
-        let inputs = self.input_attachment_writes(&program, draw, target)?;
-        // Where the device cannot read input attachments within dynamic
-        // rendering, a program that reads them draws in a render pass.
-        let pass = if !inputs.is_empty() && !self.context.local_read {
-            Some(self.render_pass(index, target, &inputs)?)
-        } else {
-            None
-        };
-        let formats = target.formats();
-        // The device's own pipelines write every channel; a target whose
-        // attachments are textures gets the one that writes only the
-        // attachments the fragment stage has outputs for.
-        let pipeline = if formats == [COLOR_FORMAT.as_raw() as u32] && !target.textures {
-            if target.depth.is_some() { program.depth_pipeline } else { program.pipeline }
-        } else {
-            let depth_format = if target.depth.is_some() { DEPTH_FORMAT.as_raw() as u32 } else { 0 };
-            match program.pipeline_for {
-                // SAFETY: the build system keeps its context alive while the program is registered.
-                Some(make) => unsafe {
-                    let render_pass = pass.map_or(0, |(render_pass, _)| render_pass.as_raw());
-                    make(program.pipeline_context, formats.as_ptr(), formats.len() as u32, depth_format, render_pass)
-                },
-                None => 0,
-            }
-        };
-        if pipeline == 0 {
-            self.check_validation("making a pipeline")?;
-            return Err(XrError::invalid_input(format!(
-                "program {} has no pipeline for render target {} ({} colour attachment(s){})",
-                draw.program.name,
-                draw.target.0,
-                formats.len(),
-                if target.depth.is_some() { " and depth" } else { "" }
-            )));
-        }
-        // Attachments a draw reads are in GENERAL, as are those of a target
-        // whose attachments are textures.
-        let color_layout =
-            if target.textures { vk::ImageLayout::GENERAL } else { vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL };
-        if !inputs.is_empty() {
-            let writes: Vec<vk::WriteDescriptorSet> = inputs
-                .iter()
-                .map(|(slot, image)| {
-                    vk::WriteDescriptorSet::default()
-                        .dst_set(vk::DescriptorSet::from_raw(slot.descriptor_set))
-                        .dst_binding(slot.binding)
-                        .dst_array_element(slot.array_element)
-                        .descriptor_type(vk::DescriptorType::INPUT_ATTACHMENT)
-                        .image_info(std::slice::from_ref(image))
-                })
-                .collect();
-            // SAFETY: the sets are the program's (alive while registered);
-            // no submission uses them (every one is waited for).
-            unsafe { self.context.device.update_descriptor_sets(&writes, &[]) };
-        }
-        let bindings = [vk::VertexInputBindingDescription2EXT::default()
-            .binding(0)
-            .stride(buffer.layout.stride * 4)
-            .input_rate(vk::VertexInputRate::VERTEX)
-            .divisor(1)];
-        let attributes: Vec<vk::VertexInputAttributeDescription2EXT> = buffer
-            .layout
-            .attributes
-            .iter()
-            .map(|a| {
-                vk::VertexInputAttributeDescription2EXT::default()
-                    .location(a.location)
-                    .binding(0)
-                    .format(match a.components {
-                        1 => vk::Format::R32_SFLOAT,
-                        2 => vk::Format::R32G32_SFLOAT,
-                        3 => vk::Format::R32G32B32_SFLOAT,
-                        _ => vk::Format::R32G32B32A32_SFLOAT,
-                    })
-                    .offset(a.offset * 4)
-            })
-            .collect();
-        let device = &self.context.device;
-        self.submit("drawing", |cb| {
-            self.transition_colors(cb, target, color_layout);
-            let attachments: Vec<vk::RenderingAttachmentInfo> = target
-                .colors
-                .iter()
-                .map(|color| {
-                    vk::RenderingAttachmentInfo::default()
-                        .image_view(color.view)
-                        .image_layout(color_layout)
-                        .load_op(vk::AttachmentLoadOp::LOAD)
-                        .store_op(vk::AttachmentStoreOp::STORE)
-                })
-                .collect();
-            let depth_attachment = target.depth.as_ref().map(|depth| {
-                self.barrier(cb, depth.image, depth.layout, vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL, depth_range());
-                vk::RenderingAttachmentInfo::default()
-                    .image_view(depth.view)
-                    .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-                    .load_op(vk::AttachmentLoadOp::LOAD)
-                    .store_op(vk::AttachmentStoreOp::STORE)
-            });
-            let area = vk::Rect2D {
-                offset: vk::Offset2D::default(),
-                extent: vk::Extent2D { width: target.width, height: target.height },
-            };
-            let mut rendering =
-                vk::RenderingInfo::default().render_area(area).layer_count(1).color_attachments(&attachments);
-            if let Some(depth) = depth_attachment.as_ref() {
-                rendering = rendering.depth_attachment(depth);
-            }
-            // Negative height: +y is up in clip space, as in OpenGL, and row 0 is the top.
-            let viewport = vk::Viewport {
-                x: 0.0,
-                y: target.height as f32,
-                width: target.width as f32,
-                height: -(target.height as f32),
-                min_depth: 0.0,
-                max_depth: 1.0,
-            };
-            // SAFETY: recording; every handle belongs to this device.
-            unsafe {
-                match pass {
-                    Some((render_pass, framebuffer)) => {
-                        let begin = vk::RenderPassBeginInfo::default()
-                            .render_pass(render_pass)
-                            .framebuffer(framebuffer)
-                            .render_area(area);
-                        device.cmd_begin_render_pass(cb, &begin, vk::SubpassContents::INLINE);
-                    }
-                    None => device.cmd_begin_rendering(cb, &rendering),
-                }
-                device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, vk::Pipeline::from_raw(pipeline));
-                device.cmd_set_viewport(cb, 0, &[viewport]);
-                device.cmd_set_scissor(cb, 0, &[area]);
-                if target.depth.is_some() {
-                    device.cmd_set_depth_test_enable(cb, draw.depth_test);
-                    device.cmd_set_depth_write_enable(cb, draw.depth_test);
-                }
-                self.vertex_input.cmd_set_vertex_input(cb, &bindings, &attributes);
-                device.cmd_bind_vertex_buffers(cb, 0, &[buffer.buffer], &[0]);
-                self.bind_program_state(cb, &program, vk::PipelineBindPoint::GRAPHICS);
-                match indices {
-                    Some(indices) => {
-                        device.cmd_bind_index_buffer(cb, indices, 0, vk::IndexType::UINT32);
-                        device.cmd_draw_indexed(cb, draw.vertex_count, 1, draw.first_vertex, 0, 0);
-                    }
-                    None => device.cmd_draw(cb, draw.vertex_count, 1, draw.first_vertex, 0),
-                }
-                if pass.is_some() {
-                    device.cmd_end_render_pass(cb);
-                } else {
-                    device.cmd_end_rendering(cb);
-                }
-            }
-            if target.textures {
-                self.writes_visible(cb);
-            }
-        })?;
-        let target = &mut self.targets[index];
-        target.colors.iter_mut().for_each(|c| c.layout = color_layout);
-        if let Some(depth) = target.depth.as_mut() {
-            depth.layout = vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL;
-        }
+        let checked = self.validate_draw(draw)?;
+        let inputs = self.input_attachment_writes(&checked.program, draw, checked.target)?;
+        let pass = self.render_pass_for_inputs(checked.index, checked.target, &inputs)?;
+        let pipeline = self.pipeline_for_draw(&checked, pass)?;
+        self.write_input_attachments(&inputs);
+        let color_layout = checked.target.draw_layout();
+        let index = checked.index;
+        self.submit("drawing", |cb| self.record_draw(cb, &checked, pipeline, pass, color_layout))?;
+        self.targets[index].drawn_into(color_layout);
         Ok(())
     }
 
