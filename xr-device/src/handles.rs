@@ -184,7 +184,9 @@ pub struct VulkanLoader {
     pub queue: u64,
     /// Its queue family.
     pub queue_family: u32,
-    /// The `VkFormat` of the device's render targets.
+    /// The `VkFormat` of the render targets `create_render_target` and
+    /// `create_depth_render_target` make, which a [`VulkanProgram`]'s
+    /// `pipeline` and `depth_pipeline` draw into.
     pub color_format: u32,
     /// The `VkFormat` of their depth attachments.
     pub depth_format: u32,

@@ -18,6 +18,7 @@
 
 pub mod backend;
 pub mod capabilities;
+pub mod checks;
 pub mod commands;
 pub mod error;
 pub mod handles;

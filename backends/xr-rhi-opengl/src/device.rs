@@ -9,7 +9,7 @@ use xr_device::{
     BufferId, BufferUsage, ComputeCall, DeviceBackend, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter,
     GlBindingSpace, Image, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetDesc, RenderTargetId,
     ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, Wrap,
-    XrError,
+    XrError, checks,
 };
 
 struct RenderTarget {
@@ -167,7 +167,7 @@ impl GlDevice {
     }
 
     fn target(&self, id: RenderTargetId) -> Result<&RenderTarget, XrError> {
-        self.targets.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no render target {}", id.0)))
+        checks::find(&self.targets, "render target", id.0)
     }
 
     fn check_error(&self, what: &str) -> Result<(), XrError> {
@@ -226,11 +226,7 @@ impl GlDevice {
         // Build systems register programs: a pipeline's stage programs were
         // checked as programs (its own name is in another namespace).
         let unbound = if program.kind == ProgramKind::Program { self.context.unbound_resources(name.get()) } else { 0 };
-        if unbound > 0 {
-            return Err(XrError::invalid_input(format!(
-                "program {name} has {unbound} resource(s) not bound yet: set every texture and buffer it uses (set_texture, set_buffer) before drawing"
-            )));
-        }
+        checks::check_bound(name.get(), unbound)?;
         // SAFETY: the name comes from a build system attached to this context and is checked.
         unsafe {
             match program.kind {
@@ -323,11 +319,11 @@ impl GlDevice {
     }
 
     fn buffer(&self, id: BufferId) -> Result<&Buffer, XrError> {
-        self.buffers.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no buffer {}", id.0)))
+        checks::find(&self.buffers, "buffer", id.0)
     }
 
     fn texture(&self, id: TextureId) -> Result<&Texture, XrError> {
-        self.textures.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no texture {}", id.0)))
+        checks::find(&self.textures, "texture", id.0)
     }
 
     fn device_id(&self) -> u64 {
@@ -491,36 +487,16 @@ impl DeviceBackend for GlDevice {
 
     fn draw(&mut self, draw: &DrawCall) -> Result<(), XrError> {
         let target = self.target(draw.target)?;
-        let vertices = self
-            .vertex_buffers
-            .get(draw.vertex_buffer.0 as usize)
-            .ok_or_else(|| XrError::invalid_input(format!("no vertex buffer {}", draw.vertex_buffer.0)))?;
+        let vertices = checks::find(&self.vertex_buffers, "vertex buffer", draw.vertex_buffer.0)?;
         let indices = match draw.index_buffer.into_option() {
             Some(id) => {
                 let buffer = self.buffer(id)?;
-                if !buffer.usage.contains(BufferUsage::INDEX) {
-                    return Err(XrError::invalid_input(format!("buffer {} was not made for indices", id.0)));
-                }
-                let needed = (u64::from(draw.first_vertex) + u64::from(draw.vertex_count)) * 4;
-                if needed > buffer.size as u64 {
-                    return Err(XrError::invalid_input(format!(
-                        "indices {}..{} lie past the end of buffer {} ({} indices)",
-                        draw.first_vertex,
-                        u64::from(draw.first_vertex) + u64::from(draw.vertex_count),
-                        id.0,
-                        buffer.size / 4
-                    )));
-                }
+                checks::check_index_buffer(id, buffer.usage, buffer.size, draw.first_vertex, draw.vertex_count)?;
                 Some(buffer.buffer)
             }
             None => None,
         };
-        if draw.depth_test && target.depth.is_none() {
-            return Err(XrError::invalid_input(format!(
-                "render target {} has no depth attachment (create it with create_depth_render_target)",
-                draw.target.0
-            )));
-        }
+        checks::check_depth_test(draw.target, draw.depth_test, target.depth.is_some())?;
         let gl = self.current()?;
         self.use_program(gl, draw.program)?;
         let draw_buffers = if target.colors.is_empty() { None } else { Some(self.draw_buffers(draw.program, target)) };
@@ -565,13 +541,8 @@ impl DeviceBackend for GlDevice {
 
     fn read_pixels(&mut self, id: RenderTargetId) -> Result<Image, XrError> {
         let target = self.target(id)?;
-        if let Some(first) = target.colors.first()
-            && self.texture(*first)?.desc.format != TextureFormat::Rgba8
-        {
-            return Err(XrError::invalid_input(format!(
-                "render target {}: read_pixels reads an RGBA8 colour attachment 0; read this one with render_target_texture and read_texture",
-                id.0
-            )));
+        if let Some(first) = target.colors.first() {
+            checks::check_read_pixels(id, self.texture(*first)?.desc.format == TextureFormat::Rgba8)?;
         }
         self.read_framebuffer(Some(target.framebuffer), target.width, target.height)
     }
@@ -670,14 +641,7 @@ impl DeviceBackend for GlDevice {
 
     fn read_texture(&mut self, id: TextureId, level: u32) -> Result<Vec<u8>, XrError> {
         let texture = self.texture(id)?;
-        if level >= texture.desc.levels() {
-            return Err(XrError::invalid_input(format!(
-                "texture {} has {} level(s), not {}",
-                id.0,
-                texture.desc.levels(),
-                level + 1
-            )));
-        }
+        checks::check_texture_level(id, texture.desc.levels(), level)?;
         let (w, h) = texture.desc.level_size(level);
         let mut pixels = vec![0u8; w as usize * h as usize * texture.desc.format.bytes_per_pixel()];
         let (_, ty) = gl_format(texture.desc.format);
@@ -729,9 +693,7 @@ impl DeviceBackend for GlDevice {
     }
 
     fn create_buffer(&mut self, usage: BufferUsage, data: &[u8]) -> Result<BufferId, XrError> {
-        if data.is_empty() {
-            return Err(XrError::invalid_input("a buffer needs at least one byte"));
-        }
+        checks::check_buffer_data(data.len())?;
         let gl = self.current()?;
         // SAFETY: a new buffer on the current context, filled through the
         // copy-write target, which no program binding uses.
@@ -777,11 +739,7 @@ impl DeviceBackend for GlDevice {
     fn texture_binding(&self, id: TextureId, sampler: Option<SamplerId>) -> Result<ResourceBinding, XrError> {
         let texture = self.texture(id)?;
         let sampler = match sampler {
-            Some(s) => self
-                .samplers
-                .get(s.0 as usize)
-                .map(|s| u64::from(s.0.get()))
-                .ok_or_else(|| XrError::invalid_input(format!("no sampler {}", s.0)))?,
+            Some(s) => u64::from(checks::find(&self.samplers, "sampler", s.0)?.0.get()),
             None => 0,
         };
         let name = u64::from(texture.texture.0.get());
@@ -827,12 +785,7 @@ impl DeviceBackend for GlDevice {
     fn create_render_target_with(&mut self, desc: &RenderTargetDesc) -> Result<RenderTargetId, XrError> {
         // SAFETY: a plain query on the device's context.
         let limit = unsafe { self.current()?.get_parameter_i32(glow::MAX_DRAW_BUFFERS) }.max(0) as usize;
-        if desc.colors.len() > limit {
-            return Err(XrError::invalid_input(format!(
-                "a render target of {} colour attachments: this device draws into at most {limit} (GL_MAX_DRAW_BUFFERS)",
-                desc.colors.len()
-            )));
-        }
+        checks::check_color_attachment_limit(desc.colors.len(), limit, "GL_MAX_DRAW_BUFFERS")?;
         let mut colors = Vec::new();
         for format in desc.colors.iter() {
             let texture =
@@ -899,19 +852,9 @@ impl DeviceBackend for GlDevice {
 
     fn render_target_texture(&mut self, id: RenderTargetId, attachment: u32) -> Result<TextureId, XrError> {
         let target = self.target(id)?;
-        if target.colors.is_empty() {
-            return Err(XrError::invalid_input(format!(
-                "render target {} was not made with create_render_target_with: its attachment is not a texture",
-                id.0
-            )));
-        }
-        target.colors.get(attachment as usize).copied().ok_or_else(|| {
-            XrError::invalid_input(format!(
-                "render target {} has {} colour attachment(s), no attachment {attachment}",
-                id.0,
-                target.colors.len()
-            ))
-        })
+        // Only a target made with `create_render_target_with` has textures as attachments.
+        checks::check_attachment_texture(id, !target.colors.is_empty(), target.colors.len(), attachment)?;
+        Ok(target.colors[attachment as usize])
     }
 
     fn take_validation_messages(&mut self) -> Result<Vec<String>, XrError> {

@@ -18,10 +18,12 @@ use xr_device::{
     BufferId, BufferUsage, ComputeCall, DeviceBackend, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter,
     Image, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetDesc, RenderTargetId, ResourceBinding,
     SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, VulkanLoader,
-    VulkanProgram, Wrap, XrError,
+    VulkanProgram, Wrap, XrError, checks,
 };
 
-/// The colour format of every render target.
+/// The colour format of the render targets `create_render_target` and
+/// `create_depth_render_target` make, which programs' own pipelines draw
+/// into (`create_render_target_with` makes attachments of other formats).
 pub const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
 
 /// The format of every depth attachment.
@@ -133,6 +135,36 @@ impl Target {
     fn formats(&self) -> Vec<u32> {
         self.colors.iter().map(|c| c.format.as_raw() as u32).collect()
     }
+
+    /// The layout a draw puts the colour attachments in: `GENERAL` where
+    /// they are textures (a draw may read them as input attachments or
+    /// sample them), otherwise the colour attachment layout.
+    fn draw_layout(&self) -> vk::ImageLayout {
+        if self.textures { vk::ImageLayout::GENERAL } else { vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL }
+    }
+
+    /// Notes the layouts a draw left the attachments in: the colour
+    /// attachments in `color_layout`, depth ready for the next draw.
+    fn drawn_into(&mut self, color_layout: vk::ImageLayout) {
+        self.colors.iter_mut().for_each(|c| c.layout = color_layout);
+        if let Some(depth) = self.depth.as_mut() {
+            depth.layout = vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL;
+        }
+    }
+}
+
+/// A draw whose target, vertices, program and indices were checked by
+/// [`VkDevice::validate_draw`]: what the later steps of a draw read.
+struct CheckedDraw<'a> {
+    call: &'a DrawCall,
+    /// The target's place in [`VkDevice::targets`].
+    index: usize,
+    target: &'a Target,
+    vertices: &'a Buffer,
+    /// A graphics program with every resource bound.
+    program: VulkanProgram,
+    /// The index buffer of an indexed draw.
+    indices: Option<vk::Buffer>,
 }
 
 /// One image of a render target.
@@ -294,12 +326,7 @@ impl VkDevice {
     ) -> Result<RenderTargetId, XrError> {
         xr_device::check_target_size(width, height)?;
         let limit = self.context.properties.limits.max_color_attachments as usize;
-        if colors.len() > limit {
-            return Err(XrError::invalid_input(format!(
-                "a render target of {} colour attachments: this device draws into at most {limit} (maxColorAttachments)",
-                colors.len()
-            )));
-        }
+        checks::check_color_attachment_limit(colors.len(), limit, "maxColorAttachments")?;
         let mut usage = vk::ImageUsageFlags::COLOR_ATTACHMENT
             | vk::ImageUsageFlags::TRANSFER_SRC
             | vk::ImageUsageFlags::TRANSFER_DST;
@@ -675,12 +702,8 @@ impl VkDevice {
     }
 
     fn target_index(&self, id: RenderTargetId) -> Result<usize, XrError> {
-        let index = id.0 as usize;
-        if index < self.targets.len() {
-            Ok(index)
-        } else {
-            Err(XrError::invalid_input(format!("no render target {}", id.0)))
-        }
+        checks::find(&self.targets, "render target", id.0)?;
+        Ok(id.0 as usize)
     }
 
     /// A registered program, checked to be drawable: every resource bound.
@@ -700,12 +723,7 @@ impl VkDevice {
             })?;
         // SAFETY: the build system keeps the count alive while the program is registered.
         let unbound = if registered.unbound.is_null() { 0 } else { unsafe { *registered.unbound } };
-        if unbound > 0 {
-            return Err(XrError::invalid_input(format!(
-                "program {} has {unbound} resource(s) not bound yet: set every texture and buffer it uses (set_texture, set_buffer) before drawing",
-                program.name
-            )));
-        }
+        checks::check_bound(program.name, unbound)?;
         Ok(registered)
     }
 
@@ -787,12 +805,229 @@ impl VkDevice {
             .collect()
     }
 
+    /// Checks what a draw names before anything is recorded: its target,
+    /// vertex buffer and index buffer exist and fit the draw, and its
+    /// program is a drawable graphics program.
+    fn validate_draw<'a>(&'a self, draw: &'a DrawCall) -> Result<CheckedDraw<'a>, XrError> {
+        let index = self.target_index(draw.target)?;
+        let vertices = checks::find(&self.buffers, "vertex buffer", draw.vertex_buffer.0)?;
+        let program = self.program(draw.program)?;
+        if program.compute {
+            return Err(XrError::invalid_input(format!(
+                "program {} is a compute program: dispatch it",
+                draw.program.name
+            )));
+        }
+        let indices = match draw.index_buffer.into_option() {
+            Some(id) => {
+                let indices = self.data_buffer(id)?;
+                checks::check_index_buffer(id, indices.usage, indices.size, draw.first_vertex, draw.vertex_count)?;
+                Some(indices.buffer)
+            }
+            None => None,
+        };
+        let target = &self.targets[index];
+        checks::check_depth_test(draw.target, draw.depth_test, target.depth.is_some())?;
+        Ok(CheckedDraw { call: draw, index, target, vertices, program, indices })
+    }
+
+    /// The render pass (and framebuffer) a draw reading the input
+    /// attachments `inputs` records in, where the device cannot read them
+    /// within dynamic rendering; `None` for dynamic rendering.
+    fn render_pass_for_inputs(
+        &self,
+        index: usize,
+        target: &Target,
+        inputs: &[(xr_device::InputAttachmentSlot, vk::DescriptorImageInfo)],
+    ) -> Result<Option<(vk::RenderPass, vk::Framebuffer)>, XrError> {
+        if inputs.is_empty() || self.context.local_read {
+            return Ok(None);
+        }
+        self.render_pass(index, target, inputs).map(Some)
+    }
+
+    /// The pipeline a draw binds: the program's own for a target of the
+    /// device's colour format, otherwise one its build system makes for
+    /// the target's formats (and render `pass`, if any). An error where
+    /// there is none.
+    fn pipeline_for_draw(
+        &self,
+        checked: &CheckedDraw<'_>,
+        pass: Option<(vk::RenderPass, vk::Framebuffer)>,
+    ) -> Result<vk::Pipeline, XrError> {
+        let (program, target) = (&checked.program, checked.target);
+        let formats = target.formats();
+        // The device's own pipelines write every channel; a target whose
+        // attachments are textures gets the one that writes only the
+        // attachments the fragment stage has outputs for.
+        let pipeline = if formats == [COLOR_FORMAT.as_raw() as u32] && !target.textures {
+            if target.depth.is_some() { program.depth_pipeline } else { program.pipeline }
+        } else {
+            let depth_format = if target.depth.is_some() { DEPTH_FORMAT.as_raw() as u32 } else { 0 };
+            match program.pipeline_for {
+                // SAFETY: the build system keeps its context alive while the program is registered.
+                Some(make) => unsafe {
+                    let render_pass = pass.map_or(0, |(render_pass, _)| render_pass.as_raw());
+                    make(program.pipeline_context, formats.as_ptr(), formats.len() as u32, depth_format, render_pass)
+                },
+                None => 0,
+            }
+        };
+        if pipeline == 0 {
+            self.check_validation("making a pipeline")?;
+            return Err(XrError::invalid_input(format!(
+                "program {} has no pipeline for render target {} ({} colour attachment(s){})",
+                checked.call.program.name,
+                checked.call.target.0,
+                formats.len(),
+                if target.depth.is_some() { " and depth" } else { "" }
+            )));
+        }
+        Ok(vk::Pipeline::from_raw(pipeline))
+    }
+
+    /// Points the program's input attachment descriptors at the target's
+    /// colour attachments they read.
+    fn write_input_attachments(&self, inputs: &[(xr_device::InputAttachmentSlot, vk::DescriptorImageInfo)]) {
+        if inputs.is_empty() {
+            return;
+        }
+        let writes: Vec<vk::WriteDescriptorSet> = inputs
+            .iter()
+            .map(|(slot, image)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(vk::DescriptorSet::from_raw(slot.descriptor_set))
+                    .dst_binding(slot.binding)
+                    .dst_array_element(slot.array_element)
+                    .descriptor_type(vk::DescriptorType::INPUT_ATTACHMENT)
+                    .image_info(std::slice::from_ref(image))
+            })
+            .collect();
+        // SAFETY: the sets are the program's (alive while registered);
+        // no submission uses them (every one is waited for).
+        unsafe { self.context.device.update_descriptor_sets(&writes, &[]) };
+    }
+
+    /// Records a checked draw with `pipeline`: its target's attachments
+    /// moved to their draw layouts (colour ones to `color_layout`), the
+    /// rendering begun (in render `pass`, if any), the draw's state bound,
+    /// the triangles drawn and the rendering ended.
+    fn record_draw(
+        &self,
+        cb: vk::CommandBuffer,
+        checked: &CheckedDraw<'_>,
+        pipeline: vk::Pipeline,
+        pass: Option<(vk::RenderPass, vk::Framebuffer)>,
+        color_layout: vk::ImageLayout,
+    ) {
+        let (device, draw, target) = (&self.context.device, checked.call, checked.target);
+        self.transition_colors(cb, target, color_layout);
+        let area = self.begin_draw_rendering(cb, target, pass, color_layout);
+        // Negative height: +y is up in clip space, as in OpenGL, and row 0 is the top.
+        let viewport = vk::Viewport {
+            x: 0.0,
+            y: target.height as f32,
+            width: target.width as f32,
+            height: -(target.height as f32),
+            min_depth: 0.0,
+            max_depth: 1.0,
+        };
+        let (bindings, attributes) = vertex_input(&checked.vertices.layout);
+        // SAFETY: recording, within the rendering just begun; every handle belongs to this device.
+        unsafe {
+            device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+            device.cmd_set_viewport(cb, 0, &[viewport]);
+            device.cmd_set_scissor(cb, 0, &[area]);
+            if target.depth.is_some() {
+                device.cmd_set_depth_test_enable(cb, draw.depth_test);
+                device.cmd_set_depth_write_enable(cb, draw.depth_test);
+            }
+            self.vertex_input.cmd_set_vertex_input(cb, &bindings, &attributes);
+            device.cmd_bind_vertex_buffers(cb, 0, &[checked.vertices.buffer], &[0]);
+            self.bind_program_state(cb, &checked.program, vk::PipelineBindPoint::GRAPHICS);
+            match checked.indices {
+                Some(indices) => {
+                    device.cmd_bind_index_buffer(cb, indices, 0, vk::IndexType::UINT32);
+                    device.cmd_draw_indexed(cb, draw.vertex_count, 1, draw.first_vertex, 0, 0);
+                }
+                None => device.cmd_draw(cb, draw.vertex_count, 1, draw.first_vertex, 0),
+            }
+            if pass.is_some() {
+                device.cmd_end_render_pass(cb);
+            } else {
+                device.cmd_end_rendering(cb);
+            }
+        }
+        if target.textures {
+            self.writes_visible(cb);
+        }
+    }
+
+    /// Begins rendering into all of `target`, its colour attachments in
+    /// `color_layout` and its depth attachment moved to the depth
+    /// attachment layout: in render `pass` where there is one, with
+    /// dynamic rendering otherwise. Returns the area rendered.
+    fn begin_draw_rendering(
+        &self,
+        cb: vk::CommandBuffer,
+        target: &Target,
+        pass: Option<(vk::RenderPass, vk::Framebuffer)>,
+        color_layout: vk::ImageLayout,
+    ) -> vk::Rect2D {
+        let attachments: Vec<vk::RenderingAttachmentInfo> = target
+            .colors
+            .iter()
+            .map(|color| {
+                vk::RenderingAttachmentInfo::default()
+                    .image_view(color.view)
+                    .image_layout(color_layout)
+                    .load_op(vk::AttachmentLoadOp::LOAD)
+                    .store_op(vk::AttachmentStoreOp::STORE)
+            })
+            .collect();
+        let depth_attachment = target.depth.as_ref().map(|depth| {
+            self.barrier(cb, depth.image, depth.layout, vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL, depth_range());
+            vk::RenderingAttachmentInfo::default()
+                .image_view(depth.view)
+                .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+                .load_op(vk::AttachmentLoadOp::LOAD)
+                .store_op(vk::AttachmentStoreOp::STORE)
+        });
+        let area = vk::Rect2D {
+            offset: vk::Offset2D::default(),
+            extent: vk::Extent2D { width: target.width, height: target.height },
+        };
+        let device = &self.context.device;
+        // SAFETY: recording; the attachments are the target's, in the
+        // layouts named, and the render pass and framebuffer were made for it.
+        unsafe {
+            match pass {
+                Some((render_pass, framebuffer)) => {
+                    let begin = vk::RenderPassBeginInfo::default()
+                        .render_pass(render_pass)
+                        .framebuffer(framebuffer)
+                        .render_area(area);
+                    device.cmd_begin_render_pass(cb, &begin, vk::SubpassContents::INLINE);
+                }
+                None => {
+                    let mut rendering =
+                        vk::RenderingInfo::default().render_area(area).layer_count(1).color_attachments(&attachments);
+                    if let Some(depth) = depth_attachment.as_ref() {
+                        rendering = rendering.depth_attachment(depth);
+                    }
+                    device.cmd_begin_rendering(cb, &rendering);
+                }
+            }
+        }
+        area
+    }
+
     fn data_buffer(&self, id: BufferId) -> Result<&DataBuffer, XrError> {
-        self.data_buffers.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no buffer {}", id.0)))
+        checks::find(&self.data_buffers, "buffer", id.0)
     }
 
     fn texture(&self, id: TextureId) -> Result<&Texture, XrError> {
-        self.textures.get(id.0 as usize).ok_or_else(|| XrError::invalid_input(format!("no texture {}", id.0)))
+        checks::find(&self.textures, "texture", id.0)
     }
 
     /// Copies one level of an image into host memory, after `before` has
@@ -973,6 +1208,35 @@ fn texture_format(format: vk::Format) -> Option<TextureFormat> {
         .find(|f| vk_format(*f) == format)
 }
 
+/// The vertex input state of vertices laid out as `layout`: one binding,
+/// each attribute a float vector of its components.
+fn vertex_input(
+    layout: &VertexLayout,
+) -> ([vk::VertexInputBindingDescription2EXT<'static>; 1], Vec<vk::VertexInputAttributeDescription2EXT<'static>>) {
+    let bindings = [vk::VertexInputBindingDescription2EXT::default()
+        .binding(0)
+        .stride(layout.stride * 4)
+        .input_rate(vk::VertexInputRate::VERTEX)
+        .divisor(1)];
+    let attributes = layout
+        .attributes
+        .iter()
+        .map(|a| {
+            vk::VertexInputAttributeDescription2EXT::default()
+                .location(a.location)
+                .binding(0)
+                .format(match a.components {
+                    1 => vk::Format::R32_SFLOAT,
+                    2 => vk::Format::R32G32_SFLOAT,
+                    3 => vk::Format::R32G32B32_SFLOAT,
+                    _ => vk::Format::R32G32B32A32_SFLOAT,
+                })
+                .offset(a.offset * 4)
+        })
+        .collect();
+    (bindings, attributes)
+}
+
 fn depth_range() -> vk::ImageSubresourceRange {
     vk::ImageSubresourceRange {
         aspect_mask: vk::ImageAspectFlags::DEPTH,
@@ -1108,205 +1372,15 @@ impl DeviceBackend for VkDevice {
     }
 
     fn draw(&mut self, draw: &DrawCall) -> Result<(), XrError> {
-        let index = self.target_index(draw.target)?;
-        let buffer = self
-            .buffers
-            .get(draw.vertex_buffer.0 as usize)
-            .ok_or_else(|| XrError::invalid_input(format!("no vertex buffer {}", draw.vertex_buffer.0)))?;
-        let program = self.program(draw.program)?;
-        if program.compute {
-            return Err(XrError::invalid_input(format!(
-                "program {} is a compute program: dispatch it",
-                draw.program.name
-            )));
-        }
-        let indices = match draw.index_buffer.into_option() {
-            Some(id) => {
-                let indices = self.data_buffer(id)?;
-                if !indices.usage.contains(BufferUsage::INDEX) {
-                    return Err(XrError::invalid_input(format!("buffer {} was not made for indices", id.0)));
-                }
-                let end = u64::from(draw.first_vertex) + u64::from(draw.vertex_count);
-                if end * 4 > indices.size as u64 {
-                    return Err(XrError::invalid_input(format!(
-                        "indices {}..{end} lie past the end of buffer {} ({} indices)",
-                        draw.first_vertex,
-                        id.0,
-                        indices.size / 4
-                    )));
-                }
-                Some(indices.buffer)
-            }
-            None => None,
-        };
-        let target = &self.targets[index];
-        if draw.depth_test && target.depth.is_none() {
-            return Err(XrError::invalid_input(format!(
-                "render target {} has no depth attachment (create it with create_depth_render_target)",
-                draw.target.0
-            )));
-        }
-        let inputs = self.input_attachment_writes(&program, draw, target)?;
-        // Where the device cannot read input attachments within dynamic
-        // rendering, a program that reads them draws in a render pass.
-        let pass = if !inputs.is_empty() && !self.context.local_read {
-            Some(self.render_pass(index, target, &inputs)?)
-        } else {
-            None
-        };
-        let formats = target.formats();
-        // The device's own pipelines write every channel; a target whose
-        // attachments are textures gets the one that writes only the
-        // attachments the fragment stage has outputs for.
-        let pipeline = if formats == [COLOR_FORMAT.as_raw() as u32] && !target.textures {
-            if target.depth.is_some() { program.depth_pipeline } else { program.pipeline }
-        } else {
-            let depth_format = if target.depth.is_some() { DEPTH_FORMAT.as_raw() as u32 } else { 0 };
-            match program.pipeline_for {
-                // SAFETY: the build system keeps its context alive while the program is registered.
-                Some(make) => unsafe {
-                    let render_pass = pass.map_or(0, |(render_pass, _)| render_pass.as_raw());
-                    make(program.pipeline_context, formats.as_ptr(), formats.len() as u32, depth_format, render_pass)
-                },
-                None => 0,
-            }
-        };
-        if pipeline == 0 {
-            self.check_validation("making a pipeline")?;
-            return Err(XrError::invalid_input(format!(
-                "program {} has no pipeline for render target {} ({} colour attachment(s){})",
-                draw.program.name,
-                draw.target.0,
-                formats.len(),
-                if target.depth.is_some() { " and depth" } else { "" }
-            )));
-        }
-        // Attachments a draw reads are in GENERAL, as are those of a target
-        // whose attachments are textures.
-        let color_layout =
-            if target.textures { vk::ImageLayout::GENERAL } else { vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL };
-        if !inputs.is_empty() {
-            let writes: Vec<vk::WriteDescriptorSet> = inputs
-                .iter()
-                .map(|(slot, image)| {
-                    vk::WriteDescriptorSet::default()
-                        .dst_set(vk::DescriptorSet::from_raw(slot.descriptor_set))
-                        .dst_binding(slot.binding)
-                        .dst_array_element(slot.array_element)
-                        .descriptor_type(vk::DescriptorType::INPUT_ATTACHMENT)
-                        .image_info(std::slice::from_ref(image))
-                })
-                .collect();
-            // SAFETY: the sets are the program's (alive while registered);
-            // no submission uses them (every one is waited for).
-            unsafe { self.context.device.update_descriptor_sets(&writes, &[]) };
-        }
-        let bindings = [vk::VertexInputBindingDescription2EXT::default()
-            .binding(0)
-            .stride(buffer.layout.stride * 4)
-            .input_rate(vk::VertexInputRate::VERTEX)
-            .divisor(1)];
-        let attributes: Vec<vk::VertexInputAttributeDescription2EXT> = buffer
-            .layout
-            .attributes
-            .iter()
-            .map(|a| {
-                vk::VertexInputAttributeDescription2EXT::default()
-                    .location(a.location)
-                    .binding(0)
-                    .format(match a.components {
-                        1 => vk::Format::R32_SFLOAT,
-                        2 => vk::Format::R32G32_SFLOAT,
-                        3 => vk::Format::R32G32B32_SFLOAT,
-                        _ => vk::Format::R32G32B32A32_SFLOAT,
-                    })
-                    .offset(a.offset * 4)
-            })
-            .collect();
-        let device = &self.context.device;
-        self.submit("drawing", |cb| {
-            self.transition_colors(cb, target, color_layout);
-            let attachments: Vec<vk::RenderingAttachmentInfo> = target
-                .colors
-                .iter()
-                .map(|color| {
-                    vk::RenderingAttachmentInfo::default()
-                        .image_view(color.view)
-                        .image_layout(color_layout)
-                        .load_op(vk::AttachmentLoadOp::LOAD)
-                        .store_op(vk::AttachmentStoreOp::STORE)
-                })
-                .collect();
-            let depth_attachment = target.depth.as_ref().map(|depth| {
-                self.barrier(cb, depth.image, depth.layout, vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL, depth_range());
-                vk::RenderingAttachmentInfo::default()
-                    .image_view(depth.view)
-                    .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-                    .load_op(vk::AttachmentLoadOp::LOAD)
-                    .store_op(vk::AttachmentStoreOp::STORE)
-            });
-            let area = vk::Rect2D {
-                offset: vk::Offset2D::default(),
-                extent: vk::Extent2D { width: target.width, height: target.height },
-            };
-            let mut rendering =
-                vk::RenderingInfo::default().render_area(area).layer_count(1).color_attachments(&attachments);
-            if let Some(depth) = depth_attachment.as_ref() {
-                rendering = rendering.depth_attachment(depth);
-            }
-            // Negative height: +y is up in clip space, as in OpenGL, and row 0 is the top.
-            let viewport = vk::Viewport {
-                x: 0.0,
-                y: target.height as f32,
-                width: target.width as f32,
-                height: -(target.height as f32),
-                min_depth: 0.0,
-                max_depth: 1.0,
-            };
-            // SAFETY: recording; every handle belongs to this device.
-            unsafe {
-                match pass {
-                    Some((render_pass, framebuffer)) => {
-                        let begin = vk::RenderPassBeginInfo::default()
-                            .render_pass(render_pass)
-                            .framebuffer(framebuffer)
-                            .render_area(area);
-                        device.cmd_begin_render_pass(cb, &begin, vk::SubpassContents::INLINE);
-                    }
-                    None => device.cmd_begin_rendering(cb, &rendering),
-                }
-                device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, vk::Pipeline::from_raw(pipeline));
-                device.cmd_set_viewport(cb, 0, &[viewport]);
-                device.cmd_set_scissor(cb, 0, &[area]);
-                if target.depth.is_some() {
-                    device.cmd_set_depth_test_enable(cb, draw.depth_test);
-                    device.cmd_set_depth_write_enable(cb, draw.depth_test);
-                }
-                self.vertex_input.cmd_set_vertex_input(cb, &bindings, &attributes);
-                device.cmd_bind_vertex_buffers(cb, 0, &[buffer.buffer], &[0]);
-                self.bind_program_state(cb, &program, vk::PipelineBindPoint::GRAPHICS);
-                match indices {
-                    Some(indices) => {
-                        device.cmd_bind_index_buffer(cb, indices, 0, vk::IndexType::UINT32);
-                        device.cmd_draw_indexed(cb, draw.vertex_count, 1, draw.first_vertex, 0, 0);
-                    }
-                    None => device.cmd_draw(cb, draw.vertex_count, 1, draw.first_vertex, 0),
-                }
-                if pass.is_some() {
-                    device.cmd_end_render_pass(cb);
-                } else {
-                    device.cmd_end_rendering(cb);
-                }
-            }
-            if target.textures {
-                self.writes_visible(cb);
-            }
-        })?;
-        let target = &mut self.targets[index];
-        target.colors.iter_mut().for_each(|c| c.layout = color_layout);
-        if let Some(depth) = target.depth.as_mut() {
-            depth.layout = vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL;
-        }
+        let checked = self.validate_draw(draw)?;
+        let inputs = self.input_attachment_writes(&checked.program, draw, checked.target)?;
+        let pass = self.render_pass_for_inputs(checked.index, checked.target, &inputs)?;
+        let pipeline = self.pipeline_for_draw(&checked, pass)?;
+        self.write_input_attachments(&inputs);
+        let color_layout = checked.target.draw_layout();
+        let index = checked.index;
+        self.submit("drawing", |cb| self.record_draw(cb, &checked, pipeline, pass, color_layout))?;
+        self.targets[index].drawn_into(color_layout);
         Ok(())
     }
 
@@ -1314,12 +1388,7 @@ impl DeviceBackend for VkDevice {
         let index = self.target_index(id)?;
         let target = &self.targets[index];
         let color = &target.colors[0];
-        if color.format != COLOR_FORMAT {
-            return Err(XrError::invalid_input(format!(
-                "render target {}: read_pixels reads an RGBA8 colour attachment 0; read this one with render_target_texture and read_texture",
-                id.0
-            )));
-        }
+        checks::check_read_pixels(id, color.format == COLOR_FORMAT)?;
         let (image, layout, width, height) = (color.image, color.layout, target.width, target.height);
         let to = if target.textures { vk::ImageLayout::GENERAL } else { vk::ImageLayout::TRANSFER_SRC_OPTIMAL };
         let read = ImageRead { image, level: 0, layout: to, width, height, bytes_per_pixel: 4 };
@@ -1454,14 +1523,7 @@ impl DeviceBackend for VkDevice {
 
     fn read_texture(&mut self, id: TextureId, level: u32) -> Result<Vec<u8>, XrError> {
         let texture = self.texture(id)?;
-        if level >= texture.desc.levels() {
-            return Err(XrError::invalid_input(format!(
-                "texture {} has {} level(s), not {}",
-                id.0,
-                texture.desc.levels(),
-                level + 1
-            )));
-        }
+        checks::check_texture_level(id, texture.desc.levels(), level)?;
         let (width, height) = texture.desc.level_size(level);
         let bytes_per_pixel = texture.desc.format.bytes_per_pixel() as u64;
         // Textures stay in GENERAL, which a copy reads.
@@ -1495,9 +1557,7 @@ impl DeviceBackend for VkDevice {
     }
 
     fn create_buffer(&mut self, usage: BufferUsage, data: &[u8]) -> Result<BufferId, XrError> {
-        if data.is_empty() {
-            return Err(XrError::invalid_input("a buffer needs at least one byte"));
-        }
+        checks::check_buffer_data(data.len())?;
         let mut flags = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
         for (bit, flag) in [
             (BufferUsage::VERTEX, vk::BufferUsageFlags::VERTEX_BUFFER),
@@ -1534,11 +1594,7 @@ impl DeviceBackend for VkDevice {
     fn texture_binding(&self, id: TextureId, sampler: Option<SamplerId>) -> Result<ResourceBinding, XrError> {
         let texture = self.texture(id)?;
         let sampler = match sampler {
-            Some(s) => self
-                .samplers
-                .get(s.0 as usize)
-                .map(|s| s.as_raw())
-                .ok_or_else(|| XrError::invalid_input(format!("no sampler {}", s.0)))?,
+            Some(s) => checks::find(&self.samplers, "sampler", s.0)?.as_raw(),
             None => 0,
         };
         Ok(ResourceBinding {
@@ -1607,19 +1663,8 @@ impl DeviceBackend for VkDevice {
     fn render_target_texture(&mut self, id: RenderTargetId, attachment: u32) -> Result<TextureId, XrError> {
         let index = self.target_index(id)?;
         let target = &self.targets[index];
-        if !target.textures {
-            return Err(XrError::invalid_input(format!(
-                "render target {} was not made with create_render_target_with: its attachment is not a texture",
-                id.0
-            )));
-        }
-        let color = target.colors.get(attachment as usize).ok_or_else(|| {
-            XrError::invalid_input(format!(
-                "render target {} has {} colour attachment(s), no attachment {attachment}",
-                id.0,
-                target.colors.len()
-            ))
-        })?;
+        checks::check_attachment_texture(id, target.textures, target.colors.len(), attachment)?;
+        let color = &target.colors[attachment as usize];
         if let Some(texture) = color.texture {
             return Ok(texture);
         }
