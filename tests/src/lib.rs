@@ -17,17 +17,23 @@ use xr_sourcebuild::{
     AttachedBuildSystemBox, BuildError, BuildOptions, BuiltProgram, ProgramDesc, ShaderStage, SourceDesc,
 };
 
-/// The plugins XR ships, by crate name (what `scripts/install.sh` installs).
-pub const PLUGINS: [&str; 6] = [
-    "xr-rhi-opengl",
-    "xr-rhi-vulkan",
-    "xr-compiler-glsl",
-    "xr-compiler-gl-spirv",
-    "xr-compiler-vk-spirv",
-    "xr-compiler-slang",
-];
+/// `plugins.txt` at the workspace root: the plugins XR ships, the list the
+/// scripts read too (`scripts/install.sh` installs them).
+const PLUGINS_FILE: &str = include_str!("../../plugins.txt");
 
-/// `xr` and the samples that the tests run, beside the [`PLUGINS`].
+/// The plugins XR ships, by crate name, in the order of `plugins.txt`.
+pub fn plugins() -> &'static [&'static str] {
+    static PLUGINS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    PLUGINS.get_or_init(|| parse_plugin_list(PLUGINS_FILE))
+}
+
+/// The names of a plugin list: its lines but comments (`#…`) and empty
+/// ones, taken as they are, as the scripts' `grep -v` takes them.
+fn parse_plugin_list(text: &str) -> Vec<&str> {
+    text.lines().filter(|line| !line.is_empty() && !line.starts_with('#')).collect()
+}
+
+/// `xr` and the samples that the tests run, beside the [`plugins`].
 const EXECUTABLES: [&str; 6] = ["xr-cli", "triangle", "pipelines", "materials", "viewer", "textured"];
 
 /// Broken plugins (the workspace in `tests/fixtures`).
@@ -88,7 +94,8 @@ fn build_all() {
     BUILT.get_or_init(|| {
         let target = profile_dir().parent().expect("target dir").to_path_buf();
         let root = workspace_root();
-        cargo_build(&root.join("Cargo.toml"), &target, &[PLUGINS.as_slice(), EXECUTABLES.as_slice()].concat());
+        let packages: Vec<&str> = plugins().iter().chain(&EXECUTABLES).copied().collect();
+        cargo_build(&root.join("Cargo.toml"), &target, &packages);
         // The fixtures are a workspace of their own, built into their own
         // target directory: never next to `xr`, where discovery would load them.
         cargo_build(&root.join("tests/fixtures/Cargo.toml"), &target.join("fixtures"), &FIXTURES);
@@ -514,4 +521,63 @@ pub fn summary_count(line: &str, label: &str) -> usize {
         .find(|pair| pair[1] == label)
         .and_then(|pair| pair[0].parse().ok())
         .unwrap_or_else(|| panic!("no '{label}' count in: {line}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The crates under `backends/` with a cdylib target, by `cargo metadata`
+    /// (the helper crates xr-gl-common, xr-spirv and xr-spirv-object build
+    /// Rust libraries only).
+    fn cdylib_backends() -> Vec<String> {
+        let root = workspace_root();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let output = Command::new(cargo)
+            .args(["metadata", "--no-deps", "--offline", "--format-version", "1", "--manifest-path"])
+            .arg(root.join("Cargo.toml"))
+            .output()
+            .expect("cargo metadata runs");
+        assert!(output.status.success(), "cargo metadata failed:\n{}", String::from_utf8_lossy(&output.stderr));
+        let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
+        let backends = root.join("backends");
+        let mut names: Vec<String> =
+            metadata["packages"]
+                .as_array()
+                .expect("a package list")
+                .iter()
+                .filter(|package| {
+                    package["manifest_path"].as_str().is_some_and(|path| Path::new(path).starts_with(&backends))
+                })
+                .filter(|package| {
+                    package["targets"].as_array().into_iter().flatten().any(|target| {
+                        target["crate_types"].as_array().into_iter().flatten().any(|kind| kind == "cdylib")
+                    })
+                })
+                .map(|package| package["name"].as_str().expect("a package name").to_owned())
+                .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn the_plugin_list_names_exactly_the_cdylib_crates_of_backends() {
+        for name in plugins() {
+            assert!(
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
+                "plugins.txt: '{}' is not a crate name alone (the scripts read the line as it is)",
+                name.escape_debug()
+            );
+        }
+        let mut listed: Vec<String> = plugins().iter().map(|name| name.to_string()).collect();
+        listed.sort();
+        let built = cdylib_backends();
+        assert!(!built.is_empty(), "cargo metadata found no cdylib crate under backends/");
+        assert_eq!(listed, built, "plugins.txt (left) and the cdylib crates of backends/ (right) must agree");
+    }
+
+    #[test]
+    fn a_plugin_list_skips_comments_and_empty_lines() {
+        assert_eq!(parse_plugin_list("# header\n\nxr-a\n#xr-b\nxr-c\n"), ["xr-a", "xr-c"]);
+    }
 }
