@@ -9,7 +9,10 @@ cd "$(dirname "$0")/.."
 cargo build --release --quiet
 bundle=target/gpu-bundle
 rm -rf "$bundle" && mkdir -p "$bundle/lib" "$bundle/bin" "$bundle/shaders"
-cp target/release/{xr,triangle,pipelines} target/release/libxr_*.so "$bundle/"
+cp target/release/{xr,triangle,pipelines} "$bundle/"
+for plugin in $(grep -v -e '^#' -e '^$' plugins.txt); do # the plugins XR ships
+    cp "target/release/lib${plugin//-/_}.so" "$bundle/"
+done
 cp -r samples/triangle/shaders "$bundle/shaders/triangle"
 cp -r samples/pipelines/shaders "$bundle/shaders/pipelines"
 cp -L /usr/lib/x86_64-linux-gnu/{libEGL.so.1,libGLdispatch.so.0,libvulkan.so.1} "$bundle/lib/"

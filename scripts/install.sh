@@ -20,8 +20,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The plugins XR ships: every cdylib of the workspace.
-PLUGINS=(xr-compiler-glsl xr-compiler-gl-spirv xr-compiler-vk-spirv xr-compiler-slang xr-rhi-opengl xr-rhi-vulkan)
+# The plugins XR ships: plugins.txt (every cdylib of backends/; a test keeps it so).
+mapfile -t PLUGINS < <(grep -v -e '^#' -e '^$' plugins.txt)
+if [ ${#PLUGINS[@]} -eq 0 ]; then
+    echo "install.sh: plugins.txt lists no plugin" >&2
+    exit 1
+fi
 
 prefix=""
 profile=release

@@ -62,8 +62,9 @@ if $smoke; then
     listing=$(env -i HOME="$unpacked/home" PATH=/usr/bin:/bin "$unpacked/usr/bin/xr" --version -v)
     found=$(grep -c "^plugin .*($unpacked/usr/lib/xr/plugins/" <<<"$listing" || true)
     shipped=$(find "$unpacked/usr/lib/xr/plugins" -maxdepth 1 -name "*.so" | wc -l)
-    if [ "$found" -ne "$shipped" ] || [ "$shipped" -lt 5 ]; then
-        echo "package-deb.sh: the unpacked xr found $found of $shipped plugins:" >&2
+    listed=$(grep -c -v -e '^#' -e '^$' plugins.txt)
+    if [ "$found" -ne "$shipped" ] || [ "$shipped" -ne "$listed" ]; then
+        echo "package-deb.sh: the unpacked xr found $found of $shipped plugins (plugins.txt lists $listed):" >&2
         echo "$listing" >&2
         exit 1
     fi

@@ -32,8 +32,9 @@ if [ "$kind" = --smoke ]; then
 fi
 xr="target/$profile/xr"
 if [ ! -x "$xr" ]; then
-    cargo build $([ "$profile" = release ] && echo --release) -p xr-cli -p xr-rhi-opengl -p xr-rhi-vulkan \
-        -p xr-compiler-glsl -p xr-compiler-gl-spirv -p xr-compiler-vk-spirv -p xr-compiler-slang
+    packages=(-p xr-cli)
+    for plugin in $(grep -v -e '^#' -e '^$' plugins.txt); do packages+=(-p "$plugin"); done
+    cargo build $([ "$profile" = release ] && echo --release) "${packages[@]}"
 fi
 export XR_GL_DEVICE="${XR_GL_DEVICE:-software}"
 scripts/setup-lavapipe.sh

@@ -5,6 +5,7 @@ pub mod servers;
 pub mod xvfb;
 
 use std::{
+    ffi::OsStr,
     path::{Path, PathBuf},
     process::Command,
     sync::OnceLock,
@@ -17,18 +18,25 @@ use xr_sourcebuild::{
     AttachedBuildSystemBox, BuildError, BuildOptions, BuiltProgram, ProgramDesc, ShaderStage, SourceDesc,
 };
 
-/// The plugins XR ships, by crate name (what `scripts/install.sh` installs).
-pub const PLUGINS: [&str; 6] = [
-    "xr-rhi-opengl",
-    "xr-rhi-vulkan",
-    "xr-compiler-glsl",
-    "xr-compiler-gl-spirv",
-    "xr-compiler-vk-spirv",
-    "xr-compiler-slang",
-];
+/// `plugins.txt` at the workspace root: the plugins XR ships, the list the
+/// scripts read too (`scripts/install.sh` installs them).
+const PLUGINS_FILE: &str = include_str!("../../plugins.txt");
 
-/// `xr` and the samples that the tests run, beside the [`PLUGINS`].
-const EXECUTABLES: [&str; 6] = ["xr-cli", "triangle", "pipelines", "materials", "viewer", "textured"];
+/// The plugins XR ships, by crate name, in the order of `plugins.txt`.
+pub fn plugins() -> &'static [&'static str] {
+    static PLUGINS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    PLUGINS.get_or_init(|| parse_plugin_list(PLUGINS_FILE))
+}
+
+/// The names of a plugin list: its lines but comments (`#…`) and empty
+/// ones, taken as they are, as the scripts' `grep -v` takes them.
+fn parse_plugin_list(text: &str) -> Vec<&str> {
+    text.lines().filter(|line| !line.is_empty() && !line.starts_with('#')).collect()
+}
+
+/// The samples built for the tests to run ([`Xr::sample`]), beside `xr`
+/// (package `xr-cli`) and the [`plugins`].
+const SAMPLES: [&str; 5] = ["triangle", "pipelines", "materials", "viewer", "textured"];
 
 /// Broken plugins (the workspace in `tests/fixtures`).
 const FIXTURES: [&str; 8] = [
@@ -89,7 +97,8 @@ fn build_all() {
     BUILT.get_or_init(|| {
         let target = profile_dir().parent().expect("target dir").to_path_buf();
         let root = workspace_root();
-        cargo_build(&root.join("Cargo.toml"), &target, &[PLUGINS.as_slice(), EXECUTABLES.as_slice()].concat());
+        let packages: Vec<&str> = plugins().iter().chain(&["xr-cli"]).chain(&SAMPLES).copied().collect();
+        cargo_build(&root.join("Cargo.toml"), &target, &packages);
         // The fixtures are a workspace of their own, built into their own
         // target directory: never next to `xr`, where discovery would load them.
         cargo_build(&root.join("tests/fixtures/Cargo.toml"), &target.join("fixtures"), &FIXTURES);
@@ -175,15 +184,19 @@ pub fn temp_dir(label: &str) -> TestDir {
     TestDir { path: dir }
 }
 
-/// `xr` as a user runs it: the built executable, with no `XR_PLUGIN_PATH`
-/// unless a test gives one (so it finds the plugins next to itself).
+/// `xr` or a sample as a user runs it: the built executable, with no
+/// `XR_PLUGIN_PATH` unless a test gives one (so that it finds the plugins
+/// next to itself). The tests start every program of the workspace through
+/// this builder, so the environment they share is set here alone.
 pub struct Xr {
     command: Command,
+    /// The program's name in failure messages (`xr`, `materials`).
+    name: String,
     /// Directories the run uses, removed after it.
     dirs: Vec<TestDir>,
 }
 
-/// What a finished `xr` said.
+/// What a finished program said.
 #[derive(Debug)]
 pub struct XrRun {
     /// Whether it exited with status 0.
@@ -198,22 +211,64 @@ pub struct XrRun {
 
 impl Xr {
     /// `xr ARGS…`.
-    pub fn new<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> Self {
-        let mut command = Command::new(executable("xr"));
+    pub fn new<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Self {
+        Self::program(executable("xr"), args)
+    }
+
+    /// The sample `name` (`triangle`, `materials`, `viewer`) with `args`.
+    ///
+    /// # Panics
+    ///
+    /// When `name` is not one of the samples the tests build.
+    #[track_caller]
+    pub fn sample<S: AsRef<OsStr>>(name: &str, args: impl IntoIterator<Item = S>) -> Self {
+        assert!(SAMPLES.contains(&name), "the tests build no sample '{name}' (they build {SAMPLES:?})");
+        Self::program(executable(name), args)
+    }
+
+    /// The program at `path` with `args`, in the environment of [`Xr::new`]:
+    /// a copy of a workspace program put elsewhere, or a command that starts
+    /// one (`setpriv … PROGRAM`).
+    pub fn program<S: AsRef<OsStr>>(path: impl AsRef<OsStr>, args: impl IntoIterator<Item = S>) -> Self {
+        let path = Path::new(path.as_ref());
+        let name = path.file_name().unwrap_or(path.as_os_str()).to_string_lossy().into_owned();
+        let mut command = Command::new(path);
         command.args(args).env_remove("XR_PLUGIN_PATH");
-        Self { command, dirs: Vec::new() }
+        Self { command, name, dirs: Vec::new() }
+    }
+
+    /// Adds an argument.
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.command.arg(arg);
+        self
+    }
+
+    /// Adds arguments.
+    pub fn args<S: AsRef<OsStr>>(mut self, args: impl IntoIterator<Item = S>) -> Self {
+        self.command.args(args);
+        self
+    }
+
+    /// OpenGL on llvmpipe (`XR_GL_DEVICE=software`), whatever the machine's
+    /// GPU, with Mesa's shader cache as the environment has it.
+    pub fn software_gl(self) -> Self {
+        self.env("XR_GL_DEVICE", "software")
     }
 
     /// On llvmpipe with a Mesa shader cache of its own (empty, so that
     /// program binaries are on offer), whatever the machine's GPU.
     pub fn software_device(mut self) -> Self {
         let cache = temp_dir("mesa-cache");
-        self.command
-            .env("XR_GL_DEVICE", "software")
-            .env("MESA_SHADER_CACHE_DIR", cache.path())
-            .env_remove("MESA_SHADER_CACHE_DISABLE");
+        self = self.software_device_cache(cache.path());
         self.dirs.push(cache);
         self
+    }
+
+    /// [`Xr::software_device`] with the Mesa shader cache in `dir`, which
+    /// outlives the run: for processes that share a cache, or a test that
+    /// keeps one per process.
+    pub fn software_device_cache(self, dir: impl AsRef<Path>) -> Self {
+        self.software_gl().env("MESA_SHADER_CACHE_DIR", dir.as_ref()).env_remove("MESA_SHADER_CACHE_DISABLE")
     }
 
     /// Runs in `dir`.
@@ -229,14 +284,20 @@ impl Xr {
     }
 
     /// Sets an environment variable.
-    pub fn env(mut self, name: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+    pub fn env(mut self, name: &str, value: impl AsRef<OsStr>) -> Self {
         self.command.env(name, value);
+        self
+    }
+
+    /// Removes an environment variable.
+    pub fn env_remove(mut self, name: &str) -> Self {
+        self.command.env_remove(name);
         self
     }
 
     /// Offers the Vulkan loader only the drivers of `manifests` (a path,
     /// or several joined with `:`), not the setup's lavapipe beside them.
-    pub fn vulkan_drivers(self, manifests: impl AsRef<std::ffi::OsStr>) -> Self {
+    pub fn vulkan_drivers(self, manifests: impl AsRef<OsStr>) -> Self {
         self.env("VK_DRIVER_FILES", manifests).env("VK_ADD_DRIVER_FILES", "")
     }
 
@@ -247,7 +308,7 @@ impl Xr {
 
     /// Runs it to the end.
     pub fn run(mut self) -> XrRun {
-        let output = self.command.output().expect("xr runs");
+        let output = self.command.output().unwrap_or_else(|e| panic!("{} does not start: {e}", self.name));
         XrRun {
             ok: output.status.success(),
             code: output.status.code(),
@@ -259,16 +320,18 @@ impl Xr {
     /// Runs it; it must succeed (the failure shows both streams).
     #[track_caller]
     pub fn ok(self) -> XrRun {
+        let name = self.name.clone();
         let run = self.run();
-        assert!(run.ok, "xr failed ({:?}):\n{}\n{}", run.code, run.stdout, run.stderr);
+        assert!(run.ok, "{name} failed ({:?}):\n{}\n{}", run.code, run.stdout, run.stderr);
         run
     }
 
     /// Runs it; it must fail.
     #[track_caller]
     pub fn fails(self) -> XrRun {
+        let name = self.name.clone();
         let run = self.run();
-        assert!(!run.ok, "xr succeeded where it must fail:\n{}\n{}", run.stdout, run.stderr);
+        assert!(!run.ok, "{name} succeeded where it must fail:\n{}\n{}", run.stdout, run.stderr);
         run
     }
 }
@@ -515,4 +578,63 @@ pub fn summary_count(line: &str, label: &str) -> usize {
         .find(|pair| pair[1] == label)
         .and_then(|pair| pair[0].parse().ok())
         .unwrap_or_else(|| panic!("no '{label}' count in: {line}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The crates under `backends/` with a cdylib target, by `cargo metadata`
+    /// (the helper crates xr-gl-common, xr-spirv and xr-spirv-object build
+    /// Rust libraries only).
+    fn cdylib_backends() -> Vec<String> {
+        let root = workspace_root();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let output = Command::new(cargo)
+            .args(["metadata", "--no-deps", "--offline", "--format-version", "1", "--manifest-path"])
+            .arg(root.join("Cargo.toml"))
+            .output()
+            .expect("cargo metadata runs");
+        assert!(output.status.success(), "cargo metadata failed:\n{}", String::from_utf8_lossy(&output.stderr));
+        let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
+        let backends = root.join("backends");
+        let mut names: Vec<String> =
+            metadata["packages"]
+                .as_array()
+                .expect("a package list")
+                .iter()
+                .filter(|package| {
+                    package["manifest_path"].as_str().is_some_and(|path| Path::new(path).starts_with(&backends))
+                })
+                .filter(|package| {
+                    package["targets"].as_array().into_iter().flatten().any(|target| {
+                        target["crate_types"].as_array().into_iter().flatten().any(|kind| kind == "cdylib")
+                    })
+                })
+                .map(|package| package["name"].as_str().expect("a package name").to_owned())
+                .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn the_plugin_list_names_exactly_the_cdylib_crates_of_backends() {
+        for name in plugins() {
+            assert!(
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
+                "plugins.txt: '{}' is not a crate name alone (the scripts read the line as it is)",
+                name.escape_debug()
+            );
+        }
+        let mut listed: Vec<String> = plugins().iter().map(|name| name.to_string()).collect();
+        listed.sort();
+        let built = cdylib_backends();
+        assert!(!built.is_empty(), "cargo metadata found no cdylib crate under backends/");
+        assert_eq!(listed, built, "plugins.txt (left) and the cdylib crates of backends/ (right) must agree");
+    }
+
+    #[test]
+    fn a_plugin_list_skips_comments_and_empty_lines() {
+        assert_eq!(parse_plugin_list("# header\n\nxr-a\n#xr-b\nxr-c\n"), ["xr-a", "xr-c"]);
+    }
 }

@@ -3,7 +3,8 @@
 //! Opens a headless Vulkan 1.3 device (a GPU where there is one, Mesa's
 //! lavapipe where there is not), reports its capabilities, hands build
 //! systems the handles they need, and draws with dynamic rendering into
-//! offscreen RGBA8 targets. With `DeviceOptions::validation` it runs under
+//! offscreen targets (RGBA8, or the attachment formats
+//! `create_render_target_with` names, with depth where asked). With `DeviceOptions::validation` it runs under
 //! `VK_LAYER_KHRONOS_validation` and fails the call that caused any
 //! validation error.
 

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use xr_tests::{PLUGINS, TestDir, materials_copy, temp_dir};
+use xr_tests::{TestDir, materials_copy, plugins, temp_dir};
 
 /// A prefix installed by `scripts/install.sh` from the debug build.
 fn installed(label: &str) -> TestDir {
@@ -66,7 +66,7 @@ fn an_installed_xr_finds_its_plugins_and_builds_from_any_directory() {
         stdout.starts_with(&format!("xr {}\nplugin interfaces: root module ", env!("CARGO_PKG_VERSION"))),
         "{stdout}"
     );
-    for name in PLUGINS {
+    for name in plugins() {
         let line = stdout
             .lines()
             .find(|l| l.starts_with(&format!("plugin {name} ")))
@@ -75,7 +75,7 @@ fn an_installed_xr_finds_its_plugins_and_builds_from_any_directory() {
     }
     let (ok, stdout, stderr) = run_installed(&prefix, &elsewhere, &home, &["plugins"]);
     assert!(ok, "{stderr}");
-    assert_eq!(stdout.matches(&format!("({}/lib", prefix.display())).count(), PLUGINS.len(), "{stdout}");
+    assert_eq!(stdout.matches(&format!("({}/lib", prefix.display())).count(), plugins().len(), "{stdout}");
     assert!(!stdout.contains("skipped"), "no missing optional directory is reported: {stdout}");
     let materials = materials_copy("search-installed-materials");
     let manifest = materials.join("xr.toml");

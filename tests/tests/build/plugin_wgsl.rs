@@ -46,7 +46,7 @@ fn wgsl_plugin() -> PathBuf {
 /// A plugin directory with the built-in plugins, and the WGSL one if `wgsl`.
 fn plugin_dir(label: &str, wgsl: bool) -> TestDir {
     let dir = temp_dir(label);
-    let mut files: Vec<PathBuf> = xr_tests::PLUGINS.iter().map(|name| library(name)).collect();
+    let mut files: Vec<PathBuf> = xr_tests::plugins().iter().map(|name| library(name)).collect();
     if wgsl {
         files.push(wgsl_plugin());
     }

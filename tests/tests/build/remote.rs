@@ -6,22 +6,25 @@
 use std::{collections::BTreeMap, path::Path, process::Command};
 use xr_store::catalog::CatalogVariant;
 use xr_tests::{
-    TestDir, Xr, executable, materials_copy,
+    TestDir, Xr, materials_copy,
     servers::{self, PASSWORD, Server, USER},
     summary_count,
 };
 
-/// `xr` in `dir`, with the servers' credentials and nothing from the
-/// environment that would change the remote.
-fn xr(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Xr::new(args).dir(dir).command();
-    command
+/// The servers' credentials and nothing from the environment that would
+/// change the remote, for `xr` and the sample alike.
+fn with_servers(program: Xr) -> Xr {
+    program
         .env_remove("XR_REMOTE")
         .env_remove("XR_REMOTE_UPLOAD")
         .env_remove("XR_REMOTE_TIMEOUT")
         .env("XR_REMOTE_USER", USER)
-        .env("XR_REMOTE_PASSWORD", PASSWORD);
-    command
+        .env("XR_REMOTE_PASSWORD", PASSWORD)
+}
+
+/// `xr` in `dir`, [`with_servers`].
+fn xr(dir: &Path, args: &[&str]) -> Command {
+    with_servers(Xr::new(args).dir(dir)).command()
 }
 
 struct Run {
@@ -103,17 +106,14 @@ fn local_reference(label: &str) -> (TestDir, Catalog) {
 /// The materials sample's Vulkan SPIR-V run over a machine's store, as PNG bytes.
 fn render(dir: &Path, remote: Option<&str>) -> Result<Vec<u8>, String> {
     let out = dir.join("render");
-    let mut command = Command::new(executable("materials"));
-    command
-        .args(["--store", &dir.join("store").to_string_lossy(), "--out", &out.to_string_lossy(), "--run", "vk-spirv"])
-        .env_remove("XR_PLUGIN_PATH")
-        .env_remove("XR_REMOTE")
-        .env("XR_REMOTE_USER", USER)
-        .env("XR_REMOTE_PASSWORD", PASSWORD);
+    let mut sample = with_servers(Xr::sample(
+        "materials",
+        ["--store", &dir.join("store").to_string_lossy(), "--out", &out.to_string_lossy(), "--run", "vk-spirv"],
+    ));
     if let Some(remote) = remote {
-        command.args(["--remote", remote]);
+        sample = sample.args(["--remote", remote]);
     }
-    let run = Run::of(&mut command);
+    let run = Run::of(&mut sample.command());
     if !run.ok {
         return Err(run.to_string());
     }

@@ -1,31 +1,20 @@
 //! The program binary path across processes: availability that follows the
 //! live driver, a read-only store, and two processes warming one store.
 
-use std::{
-    path::{Path, PathBuf},
-    process::{Command, Output},
-};
+use std::path::{Path, PathBuf};
 use xr_store::Store;
 use xr_tests::{Xr, executable, library, temp_dir};
 
-fn run(command: &mut Command) -> (String, String) {
-    let Output { status, stdout, stderr } = command.output().expect("runs");
-    let (stdout, stderr) =
-        (String::from_utf8_lossy(&stdout).into_owned(), String::from_utf8_lossy(&stderr).into_owned());
-    assert!(status.success(), "{command:?} failed:\n{stdout}\n{stderr}");
-    (stdout, stderr)
+/// Runs `program`; it must succeed. Its (stdout, stderr).
+fn run(program: Xr) -> (String, String) {
+    let run = program.ok();
+    (run.stdout, run.stderr)
 }
 
 /// The pipelines sample with a private Mesa shader cache.
-fn pipelines(store: &Path, out: &Path, mesa_cache: &Path) -> Command {
-    let mut command = Command::new(executable("pipelines"));
-    command
-        .args(["--store", store.to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .env("MESA_SHADER_CACHE_DIR", mesa_cache)
-        .env("XR_GL_DEVICE", "software")
-        .env_remove("XR_PLUGIN_PATH")
-        .env_remove("MESA_SHADER_CACHE_DISABLE");
-    command
+fn pipelines(store: &Path, out: &Path, mesa_cache: &Path) -> Xr {
+    Xr::sample("pipelines", ["--store", store.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .software_device_cache(mesa_cache)
 }
 
 /// The stage programs' rows of the sample's table: (program, path).
@@ -60,8 +49,8 @@ fn offline_compile_follows_the_live_driver() {
 
     // Such a device still renders, from source, and says why.
     let dir = temp_dir("no-binaries");
-    let mut command = pipelines(&dir.join("store"), &dir.join("out.png"), &dir.join("mesa"));
-    let (stdout, _) = run(command.env("XR_GL_PROGRAM_BINARIES", "off"));
+    let sample = pipelines(&dir.join("store"), &dir.join("out.png"), &dir.join("mesa"));
+    let (stdout, _) = run(sample.env("XR_GL_PROGRAM_BINARIES", "off"));
     assert_eq!(loads(&stdout).len(), 5);
     assert!(loads(&stdout).iter().all(|(_, path)| path == "source"), "{stdout}");
     assert!(stdout.contains("no program binary formats"), "{stdout}");
@@ -104,23 +93,19 @@ fn a_read_only_store_still_renders_from_source_and_warns_once() {
     std::fs::create_dir_all(&writable).unwrap();
     chmod(&writable, 0o777);
 
-    let mut command = Command::new(&sample);
+    let out = writable.join("out.png");
+    let shaders = dir.join("shaders");
+    let args =
+        ["--store", store.to_str().unwrap(), "--out", out.to_str().unwrap(), "--shaders", shaders.to_str().unwrap()];
     let is_root =
         std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap_or(false);
-    if is_root {
+    let program = if is_root {
         // Permission bits do not bind root: run the sample as nobody.
-        command = Command::new("setpriv");
-        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&sample);
-    }
-    command
-        .args(["--store", store.to_str().unwrap(), "--out", writable.join("out.png").to_str().unwrap()])
-        .args(["--shaders", dir.join("shaders").to_str().unwrap()])
-        .env("MESA_SHADER_CACHE_DIR", writable.join("mesa"))
-        .env("XR_GL_DEVICE", "software")
-        .env("HOME", &writable)
-        .env_remove("XR_PLUGIN_PATH")
-        .env_remove("MESA_SHADER_CACHE_DISABLE");
-    let (stdout, stderr) = run(&mut command);
+        Xr::program("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&sample).args(args)
+    } else {
+        Xr::program(&sample, args)
+    };
+    let (stdout, stderr) = run(program.software_device_cache(writable.join("mesa")).env("HOME", &writable));
     let rows = loads(&stdout);
     assert_eq!(rows.len(), 5, "{stdout}");
     assert!(rows.iter().all(|(_, path)| path == "source"), "{stdout}");
@@ -138,6 +123,7 @@ fn two_processes_warming_one_store_leave_only_whole_objects() {
     let children: Vec<_> = (0..2)
         .map(|i| {
             pipelines(&store, &dir.join(format!("out{i}.png")), &dir.join(format!("mesa{i}")))
+                .command()
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -156,7 +142,7 @@ fn two_processes_warming_one_store_leave_only_whole_objects() {
     assert_eq!(std::fs::read(dir.join("out0.png")).unwrap(), std::fs::read(dir.join("out1.png")).unwrap());
 
     // Both left binaries a third process loads.
-    let (stdout, _) = run(&mut pipelines(&store, &dir.join("out2.png"), &dir.join("mesa2")));
+    let (stdout, _) = run(pipelines(&store, &dir.join("out2.png"), &dir.join("mesa2")));
     let rows = loads(&stdout);
     assert_eq!(rows.len(), 5, "{stdout}");
     assert!(rows.iter().all(|(_, path)| path == "device-binary"), "{stdout}");

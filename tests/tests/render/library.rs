@@ -3,13 +3,12 @@
 //! the request is wrong.
 
 use materials::{SCENE, SIZE, tile_rect};
-use std::process::Command;
 use xr_device::{DeviceKind, DeviceOptions, Image};
 use xr_library::{DeviceLoader, LibraryError, LoadPath, LoadRequest, ShaderLibrary};
 use xr_plugin_kit::{decode_binary_record, encode_binary_record};
 use xr_sourcebuild::ProgramBinary;
 use xr_store::ObjectKey;
-use xr_tests::{assert_rgba_near, executable, materials_full_built, registry, rgba8, xr_build};
+use xr_tests::{Xr, assert_rgba_near, materials_full_built, registry, rgba8, xr_build};
 
 /// The pixel at (`u`, `v`) of tile `index` (v up, as the shaders see it).
 fn pixel_at(image: &Image, index: usize, u: f32, v: f32) -> [u8; 4] {
@@ -42,23 +41,21 @@ fn render_sample(dir: &std::path::Path) -> String {
     run_sample(dir, &[], false)
 }
 
+/// The materials sample on the store in `dir`, writing its images to `dir/out`.
+fn materials(dir: &std::path::Path) -> Xr {
+    Xr::sample(
+        "materials",
+        ["--store", dir.join("store").to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()],
+    )
+}
+
 /// Runs the materials sample on llvmpipe over `dir`'s store with `extra`
 /// arguments (program binaries off with `no_binaries`, as on a driver that
 /// has none); it must succeed. Returns what it printed.
 fn run_sample(dir: &std::path::Path, extra: &[&str], no_binaries: bool) -> String {
-    let mut command = Command::new(executable("materials"));
-    command
-        .args(["--store", dir.join("store").to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()])
-        .args(extra)
-        .env("XR_GL_DEVICE", "software")
-        .env_remove("XR_PLUGIN_PATH");
-    if no_binaries {
-        command.env("XR_GL_PROGRAM_BINARIES", "off");
-    }
-    let output = command.output().expect("sample runs");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
-    stdout
+    let sample = materials(dir).args(extra).software_gl();
+    let sample = if no_binaries { sample.env("XR_GL_PROGRAM_BINARIES", "off") } else { sample };
+    sample.ok().stdout
 }
 
 /// The largest difference of one channel between two images' bytes.
@@ -291,16 +288,7 @@ fn a_driver_without_program_binaries_builds_from_source_or_takes_the_spirv() {
 /// The `materials` sample's `vk-spirv` run on the store of `dir`, logging
 /// warnings; its stderr.
 fn vulkan_run(dir: &std::path::Path) -> String {
-    let output = Command::new(executable("materials"))
-        .args(["--store", dir.join("store").to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()])
-        .args(["--run", "vk-spirv"])
-        .env("XR_LOG", "warn")
-        .env_remove("XR_PLUGIN_PATH")
-        .output()
-        .expect("sample runs");
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "{}{stderr}", String::from_utf8_lossy(&output.stdout));
-    stderr
+    materials(dir).args(["--run", "vk-spirv"]).env("XR_LOG", "warn").ok().stderr
 }
 
 /// The store's Vulkan pipeline cache: the one object that starts with a

@@ -1,7 +1,7 @@
 //! The triangle sample, rendered through plugins loaded from disk.
 
 use triangle::{CLEAR, SIZE, TriangleParams, default_shader_dir, render, translation};
-use xr_tests::{assert_rgba_near, executable, registry, rgba8, temp_dir};
+use xr_tests::{Xr, assert_rgba_near, registry, rgba8, temp_dir};
 
 /// Pixel coordinates (x right, y down) of a clip-space point.
 fn to_pixel(x: f32, y: f32) -> (u32, u32) {
@@ -38,26 +38,13 @@ fn renders_the_colour_and_transform_set_through_the_constant_table() {
 #[test]
 fn the_sample_binary_writes_one_png_per_path_and_they_agree() {
     let out = temp_dir("triangle-bin");
-    let output = std::process::Command::new(executable("triangle"))
-        .args([
-            "--out",
-            out.to_str().unwrap(),
-            "--color",
-            "0",
-            "1",
-            "0",
-            "1",
-            "--offset",
-            "0.3",
-            "-0.2",
-            "--validation",
-        ])
-        .env("XR_GL_DEVICE", "software")
-        .env_remove("XR_PLUGIN_PATH")
-        .output()
-        .expect("sample runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = Xr::sample(
+        "triangle",
+        ["--out", out.to_str().unwrap(), "--color", "0", "1", "0", "1", "--offset", "0.3", "-0.2", "--validation"],
+    )
+    .software_gl()
+    .ok()
+    .stdout;
     let mut decoded = Vec::new();
     for path in ["gl-glsl", "gl-spirv", "vk-spirv"] {
         let file = out.join(format!("triangle-{path}.png"));

@@ -1,10 +1,9 @@
 //! The Vulkan device and the Vulkan SPIR-V build system, under the
 //! validation layers: every validation error fails the call that caused it.
 
-use std::process::Command;
 use xr_sourcebuild::{BuildOptions, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc};
 use xr_store::Store;
-use xr_tests::{FULLSCREEN_VERT, GlBench, Xr, assert_rgba_near, executable, registry, temp_dir};
+use xr_tests::{FULLSCREEN_VERT, GlBench, Xr, assert_rgba_near, registry, temp_dir};
 
 const VK_SPIRV: &str = "xr-compiler-vk-spirv";
 
@@ -239,20 +238,16 @@ void main() { c = v_red; }
 #[test]
 fn validation_asked_for_without_the_layer_is_a_clear_error() {
     let out = temp_dir("no-layer");
-    let output = Command::new(executable("triangle"))
-        .args(["--path", "vk-spirv", "--validation", "--out"])
+    let run = Xr::sample("triangle", ["--path", "vk-spirv", "--validation", "--out"])
         .arg(out.path())
         .env("VK_LAYER_PATH", "/nonexistent")
         .env("VK_ADD_LAYER_PATH", "/nonexistent")
-        .env_remove("XR_PLUGIN_PATH")
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stdout = String::from_utf8_lossy(&output.stdout);
+        .fails();
     assert!(
-        stdout.contains("validation was asked for but VK_LAYER_KHRONOS_validation is not installed"),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
+        run.stdout.contains("validation was asked for but VK_LAYER_KHRONOS_validation is not installed"),
+        "{}{}",
+        run.stdout,
+        run.stderr
     );
 }
 

@@ -9,38 +9,32 @@ use materials::tile_centre;
 use std::{
     io::{BufRead, BufReader},
     path::{Path, PathBuf},
-    process::{Command, Stdio},
+    process::Stdio,
     sync::mpsc,
     time::{Duration, Instant},
 };
-use xr_tests::{executable, materials_built, xvfb::Xvfb};
+use xr_tests::{Xr, materials_built, xvfb::Xvfb};
 
 /// The scene's size in the tests: the window's, the render target's and the
 /// headless image's, so that presenting is a 1:1 copy.
 const SIZE: &str = "192";
 
 /// The viewer on the materials store in `dir`, on `display` (none: DISPLAY unset).
-fn viewer(dir: &Path, display: Option<&Xvfb>, backend: &str) -> Command {
-    let mut command = Command::new(executable("viewer"));
-    command
-        .current_dir(dir)
-        .args(["--store", "store", "--size", SIZE, "--backend", backend])
-        .env_remove("XR_PLUGIN_PATH")
+fn viewer(dir: &Path, display: Option<&Xvfb>, backend: &str) -> Xr {
+    let viewer = Xr::sample("viewer", ["--store", "store", "--size", SIZE, "--backend", backend])
+        .dir(dir)
         .env_remove("WAYLAND_DISPLAY")
         .env_remove("WAYLAND_SOCKET")
-        .env("XR_GL_DEVICE", "software");
+        .software_gl();
     match display {
-        Some(xvfb) => command.env("DISPLAY", &xvfb.display),
-        None => command.env_remove("DISPLAY"),
-    };
-    command
+        Some(xvfb) => viewer.env("DISPLAY", &xvfb.display),
+        None => viewer.env_remove("DISPLAY"),
+    }
 }
 
-fn run(command: &mut Command) -> String {
-    let output = command.output().expect("the viewer runs");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(output.status.success(), "the viewer failed:\n{stdout}{}", String::from_utf8_lossy(&output.stderr));
-    stdout
+/// Runs the viewer; it must succeed. What it printed.
+fn run(viewer: Xr) -> String {
+    viewer.ok().stdout
 }
 
 fn pixels(path: &Path) -> image::RgbaImage {
@@ -151,6 +145,7 @@ fn hot_reload(backend: &str) {
     let mut child = viewer(&dir, Some(&xvfb), backend)
         .args(["--manifest", "xr.toml", "--exit-after-reloads", "2", "--captures"])
         .arg(&captures)
+        .command()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -219,9 +214,9 @@ fn an_edited_shader_is_swapped_in_live_on_vulkan_and_a_broken_one_keeps_the_last
 fn with_no_display_the_window_path_fails_clearly_and_headless_still_renders() {
     let dir = materials_built("viewer-no-display");
     for backend in ["opengl", "vulkan"] {
-        let output = viewer(&dir, None, backend).args(["--no-watch", "--frames", "2"]).output().expect("runs");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(!output.status.success(), "{backend}: a window opened with no display");
+        let output = viewer(&dir, None, backend).args(["--no-watch", "--frames", "2"]).run();
+        let stderr = output.stderr;
+        assert!(!output.ok, "{backend}: a window opened with no display");
         assert!(stderr.contains("DISPLAY is not set") && stderr.contains("--headless"), "{stderr}");
         let image = headless(&dir, backend);
         let (x, y) = tile_centre(4);
@@ -254,11 +249,8 @@ fn auto_picks_a_back_end_at_start_up_and_says_why() {
     assert!(stdout.contains("compatible-object vk-spirv"), "{stdout}");
 
     // A manifest that is not there turns hot reload off with a warning; the scene still draws.
-    let output = viewer(&dir, Some(&xvfb), "opengl")
-        .args(["--frames", "3", "--manifest", "missing.toml"])
-        .output()
-        .expect("runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
+    let output = viewer(&dir, Some(&xvfb), "opengl").args(["--frames", "3", "--manifest", "missing.toml"]).run();
+    let stderr = output.stderr;
+    assert!(output.ok, "{stderr}");
     assert!(stderr.contains("hot reload is off") && stderr.contains("missing.toml"), "{stderr}");
 }
