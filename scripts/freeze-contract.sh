@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Freezes the plugin ABI: copies the three ABI crates (xr-device,
-# xr-sourcebuild, xr-plugin) into tests/fixtures/frozen/contract/, where the
+# xr-sourcebuild, xr-plugin) into tests/fixtures/frozen/vendor/ (a vendored copy: never edited by hand), where the
 # fixture plugin xr-fixture-frozen is built against them. Run it only in the
 # commit that breaks the ABI (and bumps the interface version of the crate
 # it breaks): between breaks, the frozen copy is how the tests know that a
@@ -9,7 +9,7 @@
 #   scripts/freeze-contract.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-frozen=tests/fixtures/frozen/contract
+frozen=tests/fixtures/frozen/vendor
 rm -rf "$frozen"
 for crate in xr-device xr-sourcebuild xr-plugin; do
     mkdir -p "$frozen/$crate"

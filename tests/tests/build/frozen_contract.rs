@@ -38,7 +38,7 @@ fn frozen_plugin() -> PathBuf {
 fn the_frozen_copy_is_the_last_break_of_the_abi() {
     // A frozen copy at other versions than the live crates' means a break
     // was made without refreezing, or a refreeze without a bump.
-    let frozen = std::fs::read_to_string(workspace_root().join("tests/fixtures/frozen/contract/VERSIONS")).unwrap();
+    let frozen = std::fs::read_to_string(workspace_root().join("tests/fixtures/frozen/vendor/VERSIONS")).unwrap();
     let live = [
         ("xr-device", xr_device::INTERFACE_VERSION),
         ("xr-sourcebuild", xr_sourcebuild::INTERFACE_VERSION),
