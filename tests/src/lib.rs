@@ -91,6 +91,17 @@ fn cargo_build(manifest: &Path, target_dir: &Path, packages: &[&str]) {
     assert!(output.status.success(), "building {packages:?} failed:\n{}", String::from_utf8_lossy(&output.stderr));
 }
 
+/// Builds `package`, a plugin in a cargo workspace of its own (`manifest`,
+/// relative to the workspace root: the out-of-tree WGSL plugin, the frozen
+/// ABI fixture), into the fixtures' target directory, never next to `xr`,
+/// and returns its library file.
+pub fn out_of_tree_plugin(manifest: &str, package: &str) -> PathBuf {
+    let target = profile_dir().parent().expect("target dir").join("fixtures");
+    cargo_build(&workspace_root().join(manifest), &target, &[package]);
+    let file = format!("{}{}{}", std::env::consts::DLL_PREFIX, package.replace('-', "_"), std::env::consts::DLL_SUFFIX);
+    target.join(profile_name()).join(file)
+}
+
 /// Builds the plugins, `xr`, the samples and the fixtures once per test binary.
 fn build_all() {
     static BUILT: OnceLock<()> = OnceLock::new();

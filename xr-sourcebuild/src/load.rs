@@ -68,6 +68,12 @@ impl TargetLoad {
     pub fn new(target: &str, path: LoadPath) -> Self {
         Self { target: target.into(), path }
     }
+
+    /// Each `(target, path)` of `loads`, in order: a build system's
+    /// `BuildSystemInfo::loads`.
+    pub fn list(loads: &[(&str, LoadPath)]) -> RVec<Self> {
+        loads.iter().map(|(target, path)| Self::new(target, *path)).collect()
+    }
 }
 
 /// The scalar type of an override value.

@@ -12,15 +12,22 @@ mod spirv_fns;
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError};
 use xr_plugin::attached_box;
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, LoadPath, OfflineArtifact, OfflineRequest,
-    ShaderStage, SourceBuildSystemBackend, TargetLoad,
+    AttachedBuildSystemBox, BuildError, BuildSystemInfo, LoadPath, OfflineArtifact, OfflineRequest,
+    SourceBuildSystemBackend, TargetLoad,
 };
-use xr_spirv::offline::Reflect;
+use xr_spirv::offline::{Reflect, SpirvTarget};
 
 /// The build system's name.
 pub const NAME: &str = "xr-compiler-gl-spirv";
 /// The target it compiles into and loads: SPIR-V for OpenGL 4.5 (`ARB_gl_spirv`).
 pub const TARGET: &str = "gl-spirv";
+/// The target as XR's SPIR-V core compiles it.
+const SPIRV: SpirvTarget = SpirvTarget {
+    compiler: NAME,
+    version: env!("CARGO_PKG_VERSION"),
+    target: TARGET,
+    env: xr_spirv::TargetEnv::OpenGl45,
+};
 
 xr_plugin::export_plugin!(build_systems: [GlSpirvSystem]);
 
@@ -30,19 +37,11 @@ struct GlSpirvSystem;
 impl SourceBuildSystemBackend for GlSpirvSystem {
     fn info(&self) -> Result<BuildSystemInfo, XrError> {
         Ok(BuildSystemInfo {
-            name: NAME.into(),
-            description: "GLSL and HLSL to SPIR-V (shaderc), loaded with ARB_gl_spirv".into(),
-            availability: Availability::RUNTIME_COMPILE
-                | Availability::OFFLINE_COMPILE
-                | Availability::COMPATIBLE_OBJECT,
             attachable: vec![DeviceKind::OpenGl].into(),
-            languages: xr_spirv::languages().into(),
-            stages: ShaderStage::ALL.to_vec().into(),
             // Below the driver's own GLSL compiler for plain GLSL at run time.
             priority: -10,
-            compiler_identity: xr_spirv::compiler_identity_of(NAME, env!("CARGO_PKG_VERSION")).into(),
-            compiles: xr_spirv::offline::compile_pairs(TARGET, xr_spirv::TargetEnv::OpenGl45),
-            loads: vec![TargetLoad::new(TARGET, LoadPath::CompatibleObject)].into(),
+            loads: TargetLoad::list(&[(TARGET, LoadPath::CompatibleObject)]),
+            ..SPIRV.info("GLSL and HLSL to SPIR-V (shaderc), loaded with ARB_gl_spirv")
         })
     }
 
@@ -63,10 +62,10 @@ impl SourceBuildSystemBackend for GlSpirvSystem {
     }
 
     fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
-        xr_spirv::offline::compile_for_target(request, (NAME, TARGET), xr_spirv::TargetEnv::OpenGl45, Reflect::Yes)
+        SPIRV.compile(request, Reflect::Yes)
     }
 
     fn compile_for_store(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
-        xr_spirv::offline::compile_for_target(request, (NAME, TARGET), xr_spirv::TargetEnv::OpenGl45, Reflect::No)
+        SPIRV.compile(request, Reflect::No)
     }
 }

@@ -50,7 +50,7 @@ impl SourceBuildSystemBackend for GlslSystem {
                 CompilePair::new(LANGUAGE_GLSL, PREPROCESSED_TARGET),
             ]
             .into(),
-            loads: LOADS.iter().map(|(target, path)| TargetLoad::new(target, *path)).collect(),
+            loads: TargetLoad::list(&LOADS),
         })
     }
 

@@ -15,15 +15,22 @@ mod runtime;
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError};
 use xr_plugin::attached_box;
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, LoadPath, OfflineArtifact, OfflineRequest,
-    ShaderStage, SourceBuildSystemBackend, TargetLoad,
+    AttachedBuildSystemBox, BuildError, BuildSystemInfo, LoadPath, OfflineArtifact, OfflineRequest,
+    SourceBuildSystemBackend, TargetLoad,
 };
-use xr_spirv::offline::Reflect;
+use xr_spirv::offline::{Reflect, SpirvTarget};
 
 /// The build system's name.
 pub const NAME: &str = "xr-compiler-vk-spirv";
 /// The target it compiles into and loads: SPIR-V for Vulkan.
 pub const TARGET: &str = "vk-spirv";
+/// The target as XR's SPIR-V core compiles it.
+const SPIRV: SpirvTarget = SpirvTarget {
+    compiler: NAME,
+    version: env!("CARGO_PKG_VERSION"),
+    target: TARGET,
+    env: xr_spirv::TargetEnv::Vulkan10,
+};
 /// The source artifact it also loads, compiling it for Vulkan on the spot
 /// (the GLSL build system's stored sources, a source bundle).
 pub const SOURCE_TARGET: &str = "gl-glsl";
@@ -39,18 +46,9 @@ struct VkSpirvSystem;
 impl SourceBuildSystemBackend for VkSpirvSystem {
     fn info(&self) -> Result<BuildSystemInfo, XrError> {
         Ok(BuildSystemInfo {
-            name: NAME.into(),
-            description: "GLSL and HLSL to SPIR-V (shaderc), Vulkan shader modules and pipelines".into(),
-            availability: Availability::RUNTIME_COMPILE
-                | Availability::OFFLINE_COMPILE
-                | Availability::COMPATIBLE_OBJECT,
             attachable: vec![DeviceKind::Vulkan].into(),
-            languages: xr_spirv::languages().into(),
-            stages: ShaderStage::ALL.to_vec().into(),
-            priority: 0,
-            compiler_identity: xr_spirv::compiler_identity_of(NAME, env!("CARGO_PKG_VERSION")).into(),
-            compiles: xr_spirv::offline::compile_pairs(TARGET, xr_spirv::TargetEnv::Vulkan10),
-            loads: LOADS.iter().map(|(target, path)| TargetLoad::new(target, *path)).collect(),
+            loads: TargetLoad::list(&LOADS),
+            ..SPIRV.info("GLSL and HLSL to SPIR-V (shaderc), Vulkan shader modules and pipelines")
         })
     }
 
@@ -64,10 +62,10 @@ impl SourceBuildSystemBackend for VkSpirvSystem {
     }
 
     fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
-        xr_spirv::offline::compile_for_target(request, (NAME, TARGET), xr_spirv::TargetEnv::Vulkan10, Reflect::Yes)
+        SPIRV.compile(request, Reflect::Yes)
     }
 
     fn compile_for_store(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
-        xr_spirv::offline::compile_for_target(request, (NAME, TARGET), xr_spirv::TargetEnv::Vulkan10, Reflect::No)
+        SPIRV.compile(request, Reflect::No)
     }
 }

@@ -11,8 +11,8 @@ use serde_json::json;
 use std::fmt::Write as _;
 use xr_device::XrError;
 use xr_sourcebuild::{
-    BuildError, CompilePair, FileRead, OfflineArtifact, OfflineRequest, OptionDecl, ProgramDesc, ProgramReflection,
-    ReflectedConstant, ReflectedOverride, ReflectedResource, ShaderStage, StageOutput,
+    Availability, BuildError, BuildSystemInfo, CompilePair, FileRead, OfflineArtifact, OfflineRequest, OptionDecl,
+    ProgramDesc, ProgramReflection, ReflectedConstant, ReflectedOverride, ReflectedResource, ShaderStage, StageOutput,
 };
 
 thread_local! {
@@ -142,6 +142,46 @@ pub enum Reflect {
     Yes,
     /// The object, files read and warnings only.
     No,
+}
+
+/// A SPIR-V target as the build system plugin that compiles it declares
+/// it: the plugin (`compiler`, at `version`), the target's name and its
+/// environment. What the SPIR-V build systems share — GLSL and HLSL in,
+/// every stage, the pairs and options, the compiler's identity and the
+/// offline compile — is written here once.
+#[derive(Debug, Clone, Copy)]
+pub struct SpirvTarget {
+    /// The plugin's build system name (`xr-compiler-vk-spirv`).
+    pub compiler: &'static str,
+    /// The plugin's version, part of its compiler identity.
+    pub version: &'static str,
+    /// The target (`vk-spirv`).
+    pub target: &'static str,
+    /// The environment the target's modules are validated for.
+    pub env: TargetEnv,
+}
+
+impl SpirvTarget {
+    /// The build system's info: compiled offline and at run time into a
+    /// compatible object, from the SPIR-V core's languages, for every
+    /// stage. The plugin fills in what differs (device kinds, loads,
+    /// priority) with struct update syntax.
+    pub fn info(&self, description: &str) -> BuildSystemInfo {
+        let availability =
+            Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE | Availability::COMPATIBLE_OBJECT;
+        BuildSystemInfo {
+            languages: crate::languages().into(),
+            stages: ShaderStage::ALL.to_vec().into(),
+            compiler_identity: crate::compiler_identity_of(self.compiler, self.version).into(),
+            compiles: compile_pairs(self.target, self.env),
+            ..BuildSystemInfo::new(self.compiler, description, availability)
+        }
+    }
+
+    /// The offline compile into this target ([`compile_for_target`]).
+    pub fn compile(&self, request: &OfflineRequest, reflect: Reflect) -> Result<OfflineArtifact, BuildError> {
+        compile_for_target(request, (self.compiler, self.target), self.env, reflect)
+    }
 }
 
 /// A SPIR-V plugin's offline compile: refuses a request for any target but

@@ -3,35 +3,16 @@
 //! and works through it; a plugin that recorded another interface version
 //! is refused in one line naming both versions.
 
-use std::{path::PathBuf, process::Command, sync::OnceLock};
+use std::{path::PathBuf, sync::OnceLock};
 use xr_host::Registry;
 use xr_sourcebuild::{OfflineRequest, ProgramDesc, ShaderStage, SourceDesc};
-use xr_tests::{Xr, library, temp_dir, workspace_root};
+use xr_tests::{Xr, library, out_of_tree_plugin, temp_dir, workspace_root};
 
-/// Builds the frozen workspace (its own lock file and copies of the ABI
-/// crates) into the fixtures' target directory and returns the plugin file.
+/// The frozen workspace's plugin (its own lock file and copies of the ABI
+/// crates), built once.
 fn frozen_plugin() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let target = workspace_root().join("target/fixtures");
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let output = Command::new(cargo)
-                .args(["build", "-p", "xr-fixture-frozen", "--manifest-path"])
-                .arg(workspace_root().join("tests/fixtures/frozen/Cargo.toml"))
-                .arg("--target-dir")
-                .arg(&target)
-                .output()
-                .expect("cargo runs");
-            assert!(
-                output.status.success(),
-                "building the frozen fixture:\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-            let file = format!("{}xr_fixture_frozen{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
-            target.join("debug").join(file)
-        })
-        .clone()
+    BUILT.get_or_init(|| out_of_tree_plugin("tests/fixtures/frozen/Cargo.toml", "xr-fixture-frozen")).clone()
 }
 
 #[test]

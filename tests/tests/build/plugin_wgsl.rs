@@ -15,32 +15,16 @@ use xr_device::{DeviceKind, DeviceOptions, DrawCall, Image, VertexAttribute, Ver
 use xr_host::Registry;
 use xr_library::{DeviceLoader, LoadPath, LoadRequest, ShaderLibrary};
 use xr_sourcebuild::ConstantTableExt;
-use xr_tests::{TestDir, Xr, library, temp_dir};
+use xr_tests::{TestDir, Xr, library, out_of_tree_plugin, temp_dir};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
 }
 
-/// Builds the example in its own workspace (into the fixtures' target
-/// directory, which shares its profile) and returns the plugin file.
+/// The example, built in its own workspace.
 fn wgsl_plugin() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let target = root().join("target/fixtures");
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let output = Command::new(cargo)
-                .args(["build", "--manifest-path"])
-                .arg(root().join("examples/plugin-wgsl/Cargo.toml"))
-                .arg("--target-dir")
-                .arg(&target)
-                .output()
-                .expect("cargo runs");
-            assert!(output.status.success(), "building the WGSL plugin:\n{}", String::from_utf8_lossy(&output.stderr));
-            let file = format!("{}xr_compiler_wgsl{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
-            target.join("debug").join(file)
-        })
-        .clone()
+    BUILT.get_or_init(|| out_of_tree_plugin("examples/plugin-wgsl/Cargo.toml", "xr-compiler-wgsl")).clone()
 }
 
 /// A plugin directory with the built-in plugins, and the WGSL one if `wgsl`.
