@@ -50,14 +50,13 @@ impl SourceBuildSystemBackend for GlSpirvSystem {
         handles: &NativeHandles,
         capabilities: &DeviceCapabilities,
     ) -> Result<AttachedBuildSystemBox, XrError> {
-        let loader = handles.gl_loader(NAME)?;
-        if !capabilities.gl_spirv {
-            return Err(XrError::unavailable(format!(
-                "{NAME} needs GL_ARB_gl_spirv or OpenGL 4.6; this device ({}, OpenGL {}.{}) has neither",
+        let unmet = (!capabilities.gl_spirv).then(|| {
+            format!(
+                "GL_ARB_gl_spirv or OpenGL 4.6; this device ({}, OpenGL {}.{}) has neither",
                 capabilities.renderer, capabilities.api_major, capabilities.api_minor
-            )));
-        }
-        let gl = xr_gl_common::device_gl::DeviceGl::new(loader)?;
+            )
+        });
+        let gl = xr_gl_common::device_gl::DeviceGl::attach(handles, NAME, unmet)?;
         Ok(attached_box(runtime::AttachedGlSpirv::new(gl, capabilities)?))
     }
 

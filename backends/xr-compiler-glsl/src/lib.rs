@@ -59,14 +59,13 @@ impl SourceBuildSystemBackend for GlslSystem {
         handles: &NativeHandles,
         capabilities: &DeviceCapabilities,
     ) -> Result<AttachedBuildSystemBox, XrError> {
-        let loader = handles.gl_loader(NAME)?;
-        if !capabilities.separate_shader_objects {
-            return Err(XrError::unavailable(format!(
-                "{NAME} needs glProgramUniform (OpenGL 4.1 or GL_ARB_separate_shader_objects); the device has OpenGL {}.{}",
+        let unmet = (!capabilities.separate_shader_objects).then(|| {
+            format!(
+                "glProgramUniform (OpenGL 4.1 or GL_ARB_separate_shader_objects); the device has OpenGL {}.{}",
                 capabilities.api_major, capabilities.api_minor
-            )));
-        }
-        let gl = xr_gl_common::device_gl::DeviceGl::new(loader)?;
+            )
+        });
+        let gl = xr_gl_common::device_gl::DeviceGl::attach(handles, NAME, unmet)?;
         Ok(attached_box(runtime::AttachedGlsl::new(gl, capabilities)))
     }
 

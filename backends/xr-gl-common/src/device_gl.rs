@@ -4,7 +4,7 @@ use std::{
     ffi::CString,
     sync::atomic::{AtomicBool, Ordering},
 };
-use xr_device::{GlLoader, XrError};
+use xr_device::{GlLoader, NativeHandles, XrError};
 
 /// glow over the device's context; every use makes that context current first.
 pub struct DeviceGl {
@@ -15,6 +15,18 @@ pub struct DeviceGl {
 }
 
 impl DeviceGl {
+    /// The GL of the device `handles` belong to, for the build system
+    /// `name`: `Unavailable` where the handles are not OpenGL's, or where
+    /// the device lacks what the build system needs (`unmet`: what it
+    /// needs, and what the device has instead).
+    pub fn attach(handles: &NativeHandles, name: &str, unmet: Option<String>) -> Result<Self, XrError> {
+        let loader = handles.gl_loader(name)?;
+        if let Some(unmet) = unmet {
+            return Err(XrError::unavailable(format!("{name} needs {unmet}")));
+        }
+        Self::new(loader)
+    }
+
     /// Loads GL through `loader`.
     pub fn new(loader: GlLoader) -> Result<Self, XrError> {
         // SAFETY: the loader's functions take any context: the device system
