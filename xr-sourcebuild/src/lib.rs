@@ -1,4 +1,5 @@
-//! The SourceBuildSystem contract of XR: the plugin ABI and nothing else.
+//! The SourceBuildSystem contract of XR: the plugin ABI, and the host's
+//! typed setters over its constant table ([`constants`]).
 //!
 //! A *source build system* builds shader source into the form a device
 //! runs, or the form just before it. It advertises [`Availability`] flags,
