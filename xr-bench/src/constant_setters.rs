@@ -14,6 +14,11 @@
 //!   command buffer, and against copying them into a byte array (what an
 //!   engine does before its one `vkCmdPushConstants` per draw, which is
 //!   also when XR pushes the table's bytes).
+//!
+//! `--only KIND` runs one side of one OpenGL comparison alone, `--sets`
+//! times in one loop ([`measured`]), for counting its instructions with
+//! callgrind (`scripts/bench-setters-callgrind.sh`): a set's cost in
+//! instructions does not move with the load of a shared machine.
 
 use anyhow::{Context, bail};
 use ash::vk::{self, Handle};
@@ -22,8 +27,8 @@ use std::{ffi::CString, hint::black_box, time::Instant};
 use xr_device::{DeviceBox, DeviceCapabilities, DeviceKind, DeviceOptions, NativeHandles};
 use xr_host::Registry;
 use xr_sourcebuild::{
-    AttachedBuildSystemBox, BuildOptions, BuiltProgram, ConstantSet, ConstantTableExt, ConstantType, ConstantValue,
-    ProgramDesc, ScalarKind, ShaderStage, SourceDesc,
+    AttachedBuildSystemBox, BuildOptions, BuiltProgram, ConstantHandle, ConstantSet, ConstantTableExt, ConstantType,
+    ConstantValue, ProgramDesc, ScalarKind, ShaderStage, SourceDesc,
 };
 
 /// Arguments of `xr-bench constant-setters`.
@@ -37,6 +42,32 @@ pub struct Args {
     /// Rounds of each side (alternating); the median round is reported.
     #[arg(long, default_value_t = 51, value_parser = clap::value_parser!(u64).range(1..))]
     rounds: u64,
+    /// Runs only this side of one OpenGL comparison, `--sets` times in one
+    /// loop (no rounds), on the programs of `--system`.
+    #[arg(long, value_enum)]
+    only: Option<Only>,
+    /// The GL build system `--only` uses.
+    #[arg(long, default_value = "xr-compiler-glsl", requires = "only")]
+    system: String,
+}
+
+/// One side of one OpenGL comparison: the raw call, a set through the
+/// table, through a resolved setter, or through a typed setter; of the
+/// `vec4`, the 16 `vec4` or the `mat4`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum Only {
+    RawVector,
+    TableVector,
+    ResolvedVector,
+    TypedVector,
+    RawArray,
+    TableArray,
+    ResolvedArray,
+    TypedArray,
+    RawMatrix,
+    TableMatrix,
+    ResolvedMatrix,
+    TypedMatrix,
 }
 
 const VERTEX: &str = "#version 450
@@ -63,6 +94,9 @@ void main() { color = push.u_color; }
 /// Runs every comparison and prints a table.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let registry = Registry::discover();
+    if let Some(only) = args.only {
+        return run_only(&registry, &args, only);
+    }
     let mut rows = Vec::new();
     rows.extend(opengl(&registry, &args)?);
     rows.extend(vulkan(&registry, &args)?);
@@ -206,13 +240,21 @@ impl Setup {
     }
 }
 
-fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
-    let mut rows = Vec::new();
-    for system in ["xr-compiler-glsl", "xr-compiler-gl-spirv"] {
-        let Setup { _device, capabilities, handles, _compiler, mut built } =
-            Setup::open(registry, DeviceKind::OpenGl, system, GL_FRAGMENT)?;
-        let Some(loader) = handles.gl.into_option() else { bail!("the OpenGL device has no GL loader") };
-        let handle = built.constants.handle("u_color")?;
+/// A program built by a GL build system, and the benchmark's own program
+/// from the same source with the raw calls an engine would make on it.
+struct GlBench {
+    setup: Setup,
+    raw: RawGl,
+    /// `u_color`, `u_array` and `u_matrix` in the built program.
+    handles: [ConstantHandle; 3],
+}
+
+impl GlBench {
+    fn open(registry: &Registry, system: &str) -> anyhow::Result<Self> {
+        let setup = Setup::open(registry, DeviceKind::OpenGl, system, GL_FRAGMENT)?;
+        let Some(loader) = setup.handles.gl.into_option() else { bail!("the OpenGL device has no GL loader") };
+        let constants = &setup.built.constants;
+        let handles = [constants.handle("u_color")?, constants.handle("u_array")?, constants.handle("u_matrix")?];
 
         // SAFETY: the loader comes from the live device above; its context is
         // made current before GL is loaded and stays current on this thread.
@@ -225,9 +267,61 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
                 Err(_) => std::ptr::null(),
             })
         };
-        let array = built.constants.handle("u_array")?;
-        let matrix = built.constants.handle("u_matrix")?;
-        let (program, [location, array_location, matrix_location]) = raw_gl_program(&gl)?;
+        let (program, locations) = raw_gl_program(&gl)?;
+        Ok(Self { setup, raw: RawGl { gl, program, locations }, handles })
+    }
+}
+
+/// The benchmark's own GL program and its uniforms' locations (`u_color`,
+/// `u_array`, `u_matrix`): the raw calls, each the same in every
+/// comparison it appears in.
+struct RawGl {
+    gl: glow::Context,
+    program: glow::Program,
+    locations: [glow::UniformLocation; 3],
+}
+
+impl RawGl {
+    /// `glProgramUniform4fv` of one `vec4`.
+    fn vector(&self, i: usize) {
+        // SAFETY: `program` is a linked program of this context; the
+        // location is its vec4 uniform's.
+        unsafe { self.gl.program_uniform_4_f32_slice(self.program, Some(&self.locations[0]), black_box(color(i))) }
+    }
+
+    /// `glProgramUniform4fv` of 16 `vec4`.
+    fn array(&self, i: usize) {
+        // SAFETY: as above; 16 vec4 for the 16 elements.
+        unsafe {
+            self.gl.program_uniform_4_f32_slice(
+                self.program,
+                Some(&self.locations[1]),
+                black_box(colors(i).as_flattened()),
+            )
+        }
+    }
+
+    /// `glProgramUniformMatrix4fv` of one `mat4`.
+    fn matrix(&self, i: usize) {
+        // SAFETY: as above; 16 floats for one mat4.
+        unsafe {
+            self.gl.program_uniform_matrix_4_f32_slice(
+                self.program,
+                Some(&self.locations[2]),
+                false,
+                black_box(matrix4(i)),
+            )
+        }
+    }
+}
+
+fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for system in ["xr-compiler-glsl", "xr-compiler-gl-spirv"] {
+        // The device and build system bound by name: they must outlive the program.
+        let GlBench { setup: Setup { _device, capabilities, _compiler, mut built, .. }, raw, handles } =
+            GlBench::open(registry, system)?;
+        let [handle, array, matrix] = handles;
         let device = format!("OpenGL ({})", capabilities.renderer);
         let row = |ours: &str, raw: &'static str, Comparison { ours_ns, raw_ns, ratio }| Row {
             device: device.clone(),
@@ -237,19 +331,9 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
             raw_ns,
             ratio,
         };
-        // The raw calls, each the same in both comparisons it appears in.
-        // SAFETY: `program` is a linked program of this context; the
-        // location is its vec4 uniform's.
-        let raw_vector =
-            |i: usize| unsafe { gl.program_uniform_4_f32_slice(program, Some(&location), black_box(color(i))) };
-        // SAFETY: as above; 16 vec4 for the 16 elements.
-        let raw_array = |i: usize| unsafe {
-            gl.program_uniform_4_f32_slice(program, Some(&array_location), black_box(colors(i).as_flattened()))
-        };
-        // SAFETY: as above; 16 floats for one mat4.
-        let raw_matrix = |i: usize| unsafe {
-            gl.program_uniform_matrix_4_f32_slice(program, Some(&matrix_location), false, black_box(matrix4(i)))
-        };
+        let raw_vector = |i: usize| raw.vector(i);
+        let raw_array = |i: usize| raw.array(i);
+        let raw_matrix = |i: usize| raw.matrix(i);
         let raw_all = |i: usize| {
             raw_vector(i);
             raw_array(i);
@@ -374,6 +458,65 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
         ));
     }
     Ok(rows)
+}
+
+/// `xr-bench constant-setters --only KIND`: one warm-up set (a set
+/// through the table resolves its handle's setter then), then `--sets`
+/// sets of `only` in [`measured`], timed.
+fn run_only(registry: &Registry, args: &Args, only: Only) -> anyhow::Result<()> {
+    let GlBench { setup: Setup { _device, _compiler, mut built, .. }, raw, handles } =
+        GlBench::open(registry, &args.system)?;
+    let [handle, array, matrix] = handles;
+    let table = &mut built.constants;
+    let run = |set: &mut dyn FnMut(usize)| {
+        set(0);
+        let started = Instant::now();
+        measured(args.sets, set);
+        let ns = started.elapsed().as_nanos() as f64 / args.sets as f64;
+        println!("{only:?} ({}): {} sets, {ns:.1} ns per set", args.system, args.sets);
+    };
+    match only {
+        Only::RawVector => run(&mut |i| raw.vector(i)),
+        Only::RawArray => run(&mut |i| raw.array(i)),
+        Only::RawMatrix => run(&mut |i| raw.matrix(i)),
+        Only::TableVector => run(&mut |i| table.set_vector(handle, color(i)).expect("set")),
+        Only::TableArray => run(&mut |i| table.set_vec4_array(array, colors(i)).expect("set")),
+        Only::TableMatrix => run(&mut |i| table.set_matrix4(matrix, matrix4(i)).expect("set")),
+        Only::ResolvedVector => {
+            let setter = table.setter(handle)?;
+            run(&mut |i| setter.set_vector(color(i)).expect("set"));
+        }
+        Only::ResolvedArray => {
+            let setter = table.setter(array)?;
+            run(&mut |i| setter.set_vec4_array(colors(i)).expect("set"));
+        }
+        Only::ResolvedMatrix => {
+            let setter = table.setter(matrix)?;
+            run(&mut |i| setter.set_matrix4(matrix4(i)).expect("set"));
+        }
+        Only::TypedVector => {
+            let setter = table.setter(handle)?.floats::<4>()?;
+            run(&mut |i| setter.set(color(i)).expect("set"));
+        }
+        Only::TypedArray => {
+            let setter = table.setter(array)?.floats::<4>()?;
+            run(&mut |i| setter.set_array(colors(i)).expect("set"));
+        }
+        Only::TypedMatrix => {
+            let setter = table.setter(matrix)?.floats::<16>()?;
+            run(&mut |i| setter.set(matrix4(i)).expect("set"));
+        }
+    }
+    Ok(())
+}
+
+/// The measured sets, alone in a function that is never inlined, so that
+/// callgrind can count only them (`--toggle-collect`).
+#[inline(never)]
+fn measured(sets: u64, set: &mut dyn FnMut(usize)) {
+    for i in 0..sets as usize {
+        set(i);
+    }
 }
 
 /// The benchmark's own program from the same source, and its uniforms'
