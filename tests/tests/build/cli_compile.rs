@@ -433,6 +433,14 @@ fn vulkan_program_on_both_lavapipes(
     })
 }
 
+/// Asserts that `run` (which printed `said`) failed with exit status 1,
+/// saying `reason`: a program refused before the driver saw it.
+#[track_caller]
+fn assert_refused_before_the_driver(run: &xr_tests::XrRun, said: &str, reason: &str) {
+    assert_eq!(run.code, Some(1), "{said}");
+    assert!(said.contains(reason), "named before the driver: {said}");
+}
+
 /// Two lavapipes offered to the Vulkan loader, as the scripts offer the
 /// setup's (Mesa 25, Vulkan 1.4) beside Debian 12's (Mesa 22.3, Vulkan
 /// 1.3): the device takes the newest, whichever the loader lists first.
@@ -478,12 +486,10 @@ fn a_bindless_texture_array_builds_where_the_device_has_descriptor_indexing_and_
     );
     assert!(built.ok, "{said_built}");
     assert!(built.stdout.contains("textures[1024] (set 0, binding 1)"), "{}", built.stdout);
-    assert_eq!(refused.code, Some(1), "{said}");
-    assert!(
-        said.contains(
-            "uses the SPIR-V capability RuntimeDescriptorArray, which needs the device feature runtimeDescriptorArray"
-        ),
-        "{said}"
+    assert_refused_before_the_driver(
+        &refused,
+        &said,
+        "uses the SPIR-V capability RuntimeDescriptorArray, which needs the device feature runtimeDescriptorArray",
     );
 }
 
@@ -510,8 +516,11 @@ fn a_ray_query_program_builds_where_the_device_has_ray_queries_and_is_refused_by
     );
     assert!(built.ok, "{said_built}");
     assert!(said_built.contains("acceleration structure scene (set 0, binding 1)"), "{said_built}");
-    assert_eq!(refused.code, Some(1), "{said}");
-    assert!(said.contains("uses the SPIR-V capability RayQueryKHR, which needs VK_KHR_ray_query"), "{said}");
+    assert_refused_before_the_driver(
+        &refused,
+        &said,
+        "uses the SPIR-V capability RayQueryKHR, which needs VK_KHR_ray_query",
+    );
 }
 
 /// Fragment shader barycentrics: the fragment stage reads `pervertexEXT
@@ -535,12 +544,10 @@ fn per_vertex_inputs_match_their_vertex_output_and_a_missing_extension_is_named_
         assert!(said.contains("built on"), "{said}");
         return;
     }
-    assert_eq!(run.code, Some(1), "{said}");
-    assert!(
-        said.contains(
-            "uses the SPIR-V capability FragmentBarycentricKHR, which needs VK_KHR_fragment_shader_barycentric"
-        ),
-        "named before the driver: {said}"
+    assert_refused_before_the_driver(
+        &run,
+        &said,
+        "uses the SPIR-V capability FragmentBarycentricKHR, which needs VK_KHR_fragment_shader_barycentric",
     );
 }
 
@@ -564,10 +571,10 @@ fn a_capability_whose_core_feature_the_device_lacks_is_named_before_the_driver()
         assert!(said.contains("built on"), "{said}");
         return;
     }
-    assert_eq!(run.code, Some(1), "{said}");
-    assert!(
-        said.contains("the fragment stage a.frag uses the SPIR-V capability MinLod, which needs the device feature shaderResourceMinLod; this device (llvmpipe"),
-        "named before the driver: {said}"
+    assert_refused_before_the_driver(
+        &run,
+        &said,
+        "the fragment stage a.frag uses the SPIR-V capability MinLod, which needs the device feature shaderResourceMinLod; this device (llvmpipe",
     );
     assert!(!said.contains("validation message"), "refused before the driver saw it: {said}");
 }
