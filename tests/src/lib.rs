@@ -7,7 +7,7 @@ pub mod xvfb;
 use std::{
     ffi::OsStr,
     path::{Path, PathBuf},
-    process::Command,
+    process::{Child, Command, Stdio},
     sync::OnceLock,
 };
 use xr_device::{
@@ -432,6 +432,17 @@ pub fn plugin_dir_with(label: &str, crates: &[&str]) -> TestDir {
         std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("copy {}: {e}", from.display()));
     }
     dir
+}
+
+/// Starts `command` with its stdout and stderr piped, to be read by
+/// `wait_with_output` (several processes run at once).
+pub fn spawn_captured(command: &mut Command) -> Child {
+    command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap_or_else(|e| panic!("{command:?} starts: {e}"))
+}
+
+/// A GLSL fragment source `file` of text `source`.
+pub fn glsl_fragment(file: &str, source: &str) -> SourceDesc {
+    SourceDesc::new("glsl", ShaderStage::Fragment, file, source)
 }
 
 /// The registry of the built plugins.

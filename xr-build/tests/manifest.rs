@@ -267,23 +267,30 @@ fn spirv_offer() -> PluginOffer {
     }
 }
 
-/// A program of one vertex stage for `targets`, with `options` lines.
-fn vertex_program(name: &str, targets: &str, options: &str) -> String {
-    format!(
-        "[[program]]\nname = \"{name}\"\ntargets = [{targets}]\nstages = [{{ stage = \"vertex\", file = \"shaders/lit.vert\" }}]\n{options}\n"
-    )
+/// Manifest text of one program of one vertex stage for `targets` for each
+/// (name, `options` lines) of `programs`, in order.
+fn vertex_programs(targets: &str, programs: &[(&str, &str)]) -> String {
+    programs
+        .iter()
+        .map(|(name, options)| {
+            format!(
+                "[[program]]\nname = \"{name}\"\ntargets = [{targets}]\nstages = [{{ stage = \"vertex\", file = \"shaders/lit.vert\" }}]\n{options}\n"
+            )
+        })
+        .collect()
 }
 
 #[test]
 fn options_the_compiler_does_not_take_fail_their_program_alone_at_line_and_column() {
     let dir = fixture("options");
-    let program = |name: &str, options: &str| vertex_program(name, "\"vk-spirv\"", options);
-    let text = [
-        program("good", "options = { optimize = \"size\" }\ntarget_options = { vk-spirv = { vulkan = \"1.3\" } }"),
-        program("unknown", "options = { vulkn = \"1.3\" }"),
-        program("bad_value", "target_options = { vk-spirv = { optimize = \"fast\" } }"),
-    ]
-    .concat();
+    let text = vertex_programs(
+        "\"vk-spirv\"",
+        &[
+            ("good", "options = { optimize = \"size\" }\ntarget_options = { vk-spirv = { vulkan = \"1.3\" } }"),
+            ("unknown", "options = { vulkn = \"1.3\" }"),
+            ("bad_value", "target_options = { vk-spirv = { optimize = \"fast\" } }"),
+        ],
+    );
     let mut manifest = parse(&dir, &text).unwrap();
     let refused = manifest.check_plugins(&spirv_offer());
     let kept: Vec<&str> = manifest.programs.iter().map(|p| p.name.as_str()).collect();
@@ -390,13 +397,14 @@ fn program_wide_options_go_where_they_are_declared_and_defaults_are_left_out() {
     let mut offer = spirv_offer();
     offer.pairs.push(("glsl".into(), "gl-glsl".into()));
     offer.compilers.push(("xr-compiler-glsl".into(), CompilePair::new("glsl", "gl-glsl")));
-    let program = |name: &str, options: &str| vertex_program(name, "\"gl-glsl\", \"vk-spirv\"", options);
-    let text = [
-        program("sized", "options = { optimize = \"size\", vulkan = \"1.0\" }"),
-        program("nobody", "options = { fast = \"yes\" }"),
-        program("glsl_only", "target_options = { gl-glsl = { optimize = \"size\" } }"),
-    ]
-    .concat();
+    let text = vertex_programs(
+        "\"gl-glsl\", \"vk-spirv\"",
+        &[
+            ("sized", "options = { optimize = \"size\", vulkan = \"1.0\" }"),
+            ("nobody", "options = { fast = \"yes\" }"),
+            ("glsl_only", "target_options = { gl-glsl = { optimize = \"size\" } }"),
+        ],
+    );
     let mut manifest = parse(&dir, &text).unwrap();
     let refused = manifest.check_plugins(&offer);
     let sized = &manifest.programs[0];

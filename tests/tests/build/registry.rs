@@ -2,8 +2,16 @@
 
 use xr_device::{DeviceKind, DeviceOptions, ErrorKind};
 use xr_host::Registry;
-use xr_sourcebuild::{Availability, ProgramDesc, ShaderStage, SourceDesc};
-use xr_tests::{GlBench, library, plugin_dir, plugin_dir_with, registry, temp_dir};
+use xr_sourcebuild::{Availability, ProgramDesc};
+use xr_tests::{GlBench, glsl_fragment, library, plugin_dir, plugin_dir_with, registry, temp_dir};
+
+/// The centre pixel `registry`'s GLSL build system draws on OpenGL with
+/// the fragment source `file` of text `source`.
+fn glsl_centre_pixel(registry: &Registry, file: &str, source: &str) -> [u8; 4] {
+    let mut bench = GlBench::open(registry, "xr-compiler-glsl");
+    let program = bench.build_fragment(glsl_fragment(file, source)).expect("builds");
+    bench.centre_pixel(&program)
+}
 
 fn names(registry: &Registry) -> Vec<&str> {
     let mut names: Vec<&str> = registry.plugins().iter().map(|p| p.name.as_str()).collect();
@@ -87,15 +95,8 @@ fn broken_files_and_a_missing_directory_are_skipped_and_the_rest_still_works() {
     }
 
     // The plugins that loaded next to the broken ones still build and draw.
-    let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
-    let fragment = SourceDesc::new(
-        "glsl",
-        ShaderStage::Fragment,
-        "white.frag",
-        "#version 450 core\nout vec4 c;\nvoid main() { c = vec4(1.0); }\n",
-    );
-    let program = bench.build_fragment(fragment).expect("builds");
-    assert_eq!(bench.centre_pixel(&program), [255, 255, 255, 255]);
+    let white = "#version 450 core\nout vec4 c;\nvoid main() { c = vec4(1.0); }\n";
+    assert_eq!(glsl_centre_pixel(&registry, "white.frag", white), [255, 255, 255, 255]);
 }
 
 #[test]
@@ -124,7 +125,7 @@ fn a_plugin_that_panics_inside_calls_costs_only_those_calls() {
 
     // Its build system panics in `build_program`, again and again.
     let mut broken = GlBench::open(&registry, "xr-fixture-panic-build");
-    let program = ProgramDesc::new("any", [SourceDesc::new("glsl", ShaderStage::Fragment, "x.frag", "")]);
+    let program = ProgramDesc::new("any", [glsl_fragment("x.frag", "")]);
     for _ in 0..3 {
         let error =
             broken.compiler.build_program(&program, &Default::default()).into_result().err().expect("build fails");
@@ -134,13 +135,6 @@ fn a_plugin_that_panics_inside_calls_costs_only_those_calls() {
 
     // The real build system, on a device the registry opens past the broken
     // device system, still works.
-    let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
-    let fragment = SourceDesc::new(
-        "glsl",
-        ShaderStage::Fragment,
-        "red.frag",
-        "#version 450 core\nout vec4 c;\nvoid main() { c = vec4(1.0, 0.0, 0.0, 1.0); }\n",
-    );
-    let built = bench.build_fragment(fragment).expect("builds");
-    assert_eq!(bench.centre_pixel(&built), [255, 0, 0, 255]);
+    let red = "#version 450 core\nout vec4 c;\nvoid main() { c = vec4(1.0, 0.0, 0.0, 1.0); }\n";
+    assert_eq!(glsl_centre_pixel(&registry, "red.frag", red), [255, 0, 0, 255]);
 }

@@ -454,11 +454,10 @@ fn two_machines_uploading_the_same_objects_at_once_leave_a_whole_remote() {
     let children: Vec<_> = machines
         .iter()
         .map(|dir| {
-            xr(dir, &["build", "-m", "xr.toml", "-q", "--remote", &server.url, "--remote-upload"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("xr runs")
+            xr_tests::spawn_captured(&mut xr(
+                dir,
+                &["build", "-m", "xr.toml", "-q", "--remote", &server.url, "--remote-upload"],
+            ))
         })
         .collect();
     for child in children {

@@ -122,12 +122,8 @@ fn two_processes_warming_one_store_leave_only_whole_objects() {
     let store = dir.join("store");
     let children: Vec<_> = (0..2)
         .map(|i| {
-            pipelines(&store, &dir.join(format!("out{i}.png")), &dir.join(format!("mesa{i}")))
-                .command()
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("starts")
+            let run = pipelines(&store, &dir.join(format!("out{i}.png")), &dir.join(format!("mesa{i}")));
+            xr_tests::spawn_captured(&mut run.command())
         })
         .collect();
     for child in children {

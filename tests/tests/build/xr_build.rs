@@ -36,6 +36,14 @@ fn verify(dir: &Path) -> (bool, String) {
     (ok, format!("{stdout}{stderr}"))
 }
 
+/// `xr build` in `dir` succeeds and reuses every artifact.
+#[track_caller]
+fn assert_a_rebuild_reuses_everything(dir: &Path) {
+    let (ok, stdout, _) = build(dir, &[]);
+    assert!(ok);
+    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+}
+
 /// 4 programs: unlit 2×3, lit 2×(1+2×4), toon 3×4 variants, textured 1; 3 targets each.
 const ARTIFACTS: usize = (6 + 18 + 12 + 1) * 3;
 
@@ -48,9 +56,7 @@ fn a_no_op_rebuild_reuses_everything_and_an_include_edit_rebuilds_only_its_users
     // Plain progress lines when not on a terminal.
     assert!(stderr.contains(&format!("[{ARTIFACTS}/{ARTIFACTS}]")), "{stderr}");
 
-    let (ok, stdout, _) = build(&dir, &[]);
-    assert!(ok);
-    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+    assert_a_rebuild_reuses_everything(&dir);
 
     // lighting.glsl is included by lit and toon, not by unlit or textured.
     let lighting = dir.join("shaders/include/lighting.glsl");
@@ -63,9 +69,7 @@ fn a_no_op_rebuild_reuses_everything_and_an_include_edit_rebuilds_only_its_users
 
     // Touching without changing the contents rebuilds nothing.
     std::fs::write(&lighting, std::fs::read(&lighting).unwrap()).unwrap();
-    let (ok, stdout, _) = build(&dir, &[]);
-    assert!(ok);
-    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+    assert_a_rebuild_reuses_everything(&dir);
 
     // Building one target keeps the others in the catalog.
     let (ok, stdout, _) = build(&dir, &["--target", "vk-spirv"]);
@@ -156,15 +160,8 @@ fn a_build_killed_midway_leaves_a_consistent_store_and_the_next_finishes_the_res
 #[test]
 fn two_builds_on_one_store_at_once_both_succeed_without_torn_objects() {
     let dir = materials_copy("build-concurrent");
-    let spawned: Vec<_> = (0..2)
-        .map(|_| {
-            xr(&dir, &["build", "-m", "xr.toml", "-j", "1", "-q"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("xr starts")
-        })
-        .collect();
+    let spawned: Vec<_> =
+        (0..2).map(|_| xr_tests::spawn_captured(&mut xr(&dir, &["build", "-m", "xr.toml", "-j", "1", "-q"]))).collect();
     for child in spawned {
         let Output { status, stdout, stderr } = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&stdout);
@@ -175,9 +172,7 @@ fn two_builds_on_one_store_at_once_both_succeed_without_torn_objects() {
     let (ok, report) = verify(&dir);
     assert!(ok, "{report}");
     assert!(report.contains(&format!("{ARTIFACTS} objects, {ARTIFACTS} whole")), "{report}");
-    let (ok, stdout, _) = build(&dir, &[]);
-    assert!(ok);
-    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+    assert_a_rebuild_reuses_everything(&dir);
 }
 
 #[test]
@@ -283,9 +278,7 @@ fn gc_keeps_the_objects_a_dropped_program_shared_with_a_kept_one() {
     assert!(whole, "{report}");
     assert!(!report.contains("missing:"), "{report}");
     // Nothing to rebuild.
-    let (ok, stdout, _) = build(&dir, &[]);
-    assert!(ok);
-    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+    assert_a_rebuild_reuses_everything(&dir);
 }
 
 /// `optimize = "size"` reaches the compiler: the SPIR-V objects of a

@@ -3,11 +3,26 @@
 //! Every value set is checked in rendered pixels.
 
 use xr_device::ErrorKind;
-use xr_sourcebuild::{ConstantSet, ConstantTableExt, ConstantType, ConstantValue, ScalarKind, ShaderStage, SourceDesc};
+use xr_sourcebuild::{
+    ConstantSet, ConstantTableBox, ConstantTableExt, ConstantType, ConstantValue, ScalarKind, Setter, ShaderStage,
+    SourceDesc,
+};
 use xr_tests::{GlBench, assert_rgba_near, registry};
 
 fn fragment(source: &str) -> SourceDesc {
     SourceDesc::new("glsl", ShaderStage::Fragment, "constants.frag", source)
+}
+
+/// The setter `table` resolves for the constant `name`.
+fn setter<'t>(table: &'t ConstantTableBox, name: &str) -> Setter<'t> {
+    table.setter(table.handle(name).unwrap()).unwrap()
+}
+
+/// A column-major 4×4 translation by `x` along x.
+fn translation_x(x: f32) -> [f32; 16] {
+    let mut matrix = xr_tests::IDENTITY;
+    matrix[12] = x;
+    matrix
 }
 
 const STRUCT_AND_ARRAY: &str = "#version 450 core
@@ -268,16 +283,15 @@ fn resolved_setters_set_what_the_table_sets_and_refuse_what_it_refuses() {
         let mut bench = GlBench::open(&registry, system);
         let built = bench.build_fragment(fragment(RESOLVABLE)).expect("builds");
         let table = &built.constants;
-        let tint = table.setter(table.handle("tint").unwrap()).unwrap();
-        let third = table.setter(table.handle("weights[2]").unwrap()).unwrap();
-        let all = table.setter(table.handle("weights").unwrap()).unwrap();
-        let m = table.setter(table.handle("m").unwrap()).unwrap();
-        let mode = table.setter(table.handle("mode").unwrap()).unwrap();
+        let tint = setter(table, "tint");
+        let third = setter(table, "weights[2]");
+        let all = setter(table, "weights");
+        let m = setter(table, "m");
+        let mode = setter(table, "mode");
         tint.set_vector(&[1.0, 0.25, 0.0, 1.0]).unwrap();
         all.set(ConstantValue::floats(ConstantType::vector(ScalarKind::Float, 1), &[0.0, 0.0, 0.0])).unwrap();
         third.set_float(0.5).unwrap();
-        let mut translate = xr_tests::IDENTITY;
-        translate[12] = 0.25;
+        let translate = translation_x(0.25);
         m.set_matrix4(&translate).unwrap();
         mode.set_int(3).unwrap();
         assert_rgba_near(bench.centre_pixel(&built), [128, 128, 191, 255], 1);
@@ -314,17 +328,16 @@ void main() {
 ";
         let built = bench.build_fragment(fragment(source)).expect("builds");
         let table = &built.constants;
-        let tint = table.setter(table.handle("tint").unwrap()).unwrap().floats::<4>().unwrap();
-        let colors = table.setter(table.handle("colors").unwrap()).unwrap().floats::<4>().unwrap();
-        let m = table.setter(table.handle("m").unwrap()).unwrap().floats::<16>().unwrap();
+        let tint = setter(table, "tint").floats::<4>().unwrap();
+        let colors = setter(table, "colors").floats::<4>().unwrap();
+        let m = setter(table, "m").floats::<16>().unwrap();
         tint.set(&[0.5, 0.0, 0.0, 1.0]).unwrap();
         colors.set_array(&[[0.0; 4], [0.0, 0.25, 0.0, 0.0], [0.0, 0.0, 0.75, 0.0]]).unwrap();
-        let mut translate = xr_tests::IDENTITY;
-        translate[12] = 0.25;
+        let translate = translation_x(0.25);
         m.set(&translate).unwrap();
         assert_rgba_near(bench.centre_pixel(&built), [128, 128, 191, 255], 1);
 
-        let wrong = table.setter(table.handle("tint").unwrap()).unwrap().floats::<16>().unwrap_err();
+        let wrong = setter(table, "tint").floats::<16>().unwrap_err();
         assert_eq!(wrong.kind, ErrorKind::InvalidInput);
         assert!(wrong.message.contains("'tint' is vec4, not 16 floats an element"), "{system}: {}", wrong.message);
         let past = colors.set_array(&[[1.0; 4]; 4]).unwrap_err().message;

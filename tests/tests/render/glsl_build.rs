@@ -2,8 +2,16 @@
 //! file and line the user wrote.
 
 use xr_device::ErrorKind;
-use xr_sourcebuild::{Severity, ShaderStage, SourceDesc};
-use xr_tests::{GlBench, registry, temp_dir};
+use xr_sourcebuild::{BuildError, Severity, ShaderStage, SourceDesc};
+use xr_tests::{GlBench, glsl_fragment, registry, temp_dir};
+
+/// The error of building the GLSL fragment source `file` of text `source`
+/// on OpenGL, which must fail.
+fn fragment_build_error(file: &str, source: &str) -> BuildError {
+    let registry = registry();
+    let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
+    bench.build_fragment(glsl_fragment(file, source)).err().expect("the build fails")
+}
 
 const GREEN_OR_RED: &str = "#version 450 core
 #include \"colors.glsl\"
@@ -70,15 +78,8 @@ fn a_syntax_error_in_an_included_file_names_that_file_and_line() {
 
 #[test]
 fn a_missing_include_names_the_including_file_and_line() {
-    let registry = registry();
-    let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
-    let source = SourceDesc::new(
-        "glsl",
-        ShaderStage::Fragment,
-        "main.frag",
-        "#version 450 core\n\n#include \"nowhere.glsl\"\nvoid main() {}\n",
-    );
-    let error = bench.build_fragment(source).err().expect("fails");
+    let source = "#version 450 core\n\n#include \"nowhere.glsl\"\nvoid main() {}\n";
+    let error = fragment_build_error("main.frag", source);
     assert_eq!(error.diagnostics.len(), 1);
     let d = &error.diagnostics[0];
     assert_eq!((d.file.as_str(), d.line), ("main.frag", 3));
@@ -87,15 +88,8 @@ fn a_missing_include_names_the_including_file_and_line() {
 
 #[test]
 fn a_fragment_input_no_vertex_output_writes_is_a_link_error_naming_it() {
-    let registry = registry();
-    let mut bench = GlBench::open(&registry, "xr-compiler-glsl");
-    let source = SourceDesc::new(
-        "glsl",
-        ShaderStage::Fragment,
-        "needs_normal.frag",
-        "#version 450 core\nin vec3 v_normal;\nout vec4 c;\nvoid main() { c = vec4(v_normal, 1.0); }\n",
-    );
-    let error = bench.build_fragment(source).err().expect("link fails");
+    let source = "#version 450 core\nin vec3 v_normal;\nout vec4 c;\nvoid main() { c = vec4(v_normal, 1.0); }\n";
+    let error = fragment_build_error("needs_normal.frag", source);
     assert_eq!(error.error.kind, ErrorKind::Build);
     let message = error.to_string();
     assert!(message.contains("link failed"), "{message}");

@@ -3,7 +3,7 @@
 
 use pipelines::{FRAGMENT_STAGES, SOLID, TILE, TINT, VERTEX_STAGES, default_shader_dir, render};
 use xr_device::ErrorKind;
-use xr_sourcebuild::{BuildOptions, LoadPath, ProgramDesc, ShaderStage, SourceDesc};
+use xr_sourcebuild::{BuildOptions, BuiltProgram, LoadPath, ProgramDesc, ShaderStage, SourceDesc};
 use xr_store::Store;
 use xr_tests::{GlBench, assert_rgba_near, registry, rgba8, temp_dir};
 
@@ -52,6 +52,17 @@ fn separable(stage: ShaderStage, file: &str, source: &str) -> ProgramDesc {
     ProgramDesc::new(file, [SourceDesc::new("glsl", stage, file, source)])
 }
 
+/// Builds the one-stage program `separable` makes of `file` with `options`; it must build.
+fn build_stage(
+    bench: &mut GlBench,
+    stage: ShaderStage,
+    file: &str,
+    source: &str,
+    options: &BuildOptions,
+) -> BuiltProgram {
+    bench.compiler.build_program(&separable(stage, file, source), options).into_result().unwrap()
+}
+
 #[test]
 fn a_pipeline_whose_stage_interfaces_do_not_match_is_reported_before_drawing() {
     let registry = registry();
@@ -68,16 +79,8 @@ layout(location = 0) in vec4 v_color;
 out vec4 c;
 void main() { c = v_color; }
 ";
-    let v = bench
-        .compiler
-        .build_program(&separable(ShaderStage::Vertex, "uv.vert", vertex), &options)
-        .into_result()
-        .unwrap();
-    let f = bench
-        .compiler
-        .build_program(&separable(ShaderStage::Fragment, "color.frag", fragment), &options)
-        .into_result()
-        .unwrap();
+    let v = build_stage(&mut bench, ShaderStage::Vertex, "uv.vert", vertex, &options);
+    let f = build_stage(&mut bench, ShaderStage::Fragment, "color.frag", fragment, &options);
     let error = bench.compiler.create_pipeline([v.program, f.program].as_slice().into()).into_result().unwrap_err();
     assert_eq!(error.kind, ErrorKind::InvalidInput);
     assert!(error.message.contains("pipeline stages do not match"), "{error}");
@@ -90,20 +93,12 @@ void main() { c = v_color; }
 
     // An input no output writes is reported the same way.
     let unfed = "#version 450 core\nlayout(location = 3) in vec2 v_extra;\nout vec4 c;\nvoid main() { c = vec4(v_extra, 0.0, 1.0); }\n";
-    let g = bench
-        .compiler
-        .build_program(&separable(ShaderStage::Fragment, "extra.frag", unfed), &options)
-        .into_result()
-        .unwrap();
+    let g = build_stage(&mut bench, ShaderStage::Fragment, "extra.frag", unfed, &options);
     let error = bench.compiler.create_pipeline([v.program, g.program].as_slice().into()).into_result().unwrap_err();
     assert!(error.message.contains("reads 'v_extra' (vec2, location 3) which 'uv.vert'"), "{error}");
 
     // A program that was not built separable cannot join a pipeline.
-    let whole = bench
-        .compiler
-        .build_program(&separable(ShaderStage::Vertex, "whole.vert", vertex), &BuildOptions::default())
-        .into_result()
-        .unwrap();
+    let whole = build_stage(&mut bench, ShaderStage::Vertex, "whole.vert", vertex, &BuildOptions::default());
     let error = bench.compiler.create_pipeline([whole.program, f.program].as_slice().into()).into_result().unwrap_err();
     assert!(error.message.contains("was not built separable"), "{error}");
     // Two programs for the same stage cannot either.

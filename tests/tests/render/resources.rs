@@ -91,6 +91,11 @@ impl Bench {
         );
         self.compiler.build_program(&desc, &BuildOptions::default()).into_result().map_err(|e| e.to_string())
     }
+
+    /// Builds `QUAD_VERT` and the GLSL fragment stage `fragment` as program `name`.
+    fn build_on_quad(&mut self, name: &str, fragment: &str) -> Result<BuiltProgram, String> {
+        self.build(name, &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, fragment)])
+    }
 }
 
 const QUAD_VERT: &str = "#version 450 core
@@ -133,6 +138,65 @@ fn quad(device: &mut DeviceBox) -> xr_device::VertexBufferId {
 fn rgba8(width: u32, height: u32, texels: &[[u8; 4]]) -> (TextureDesc, Vec<u8>) {
     let desc = TextureDesc { width, height, format: TextureFormat::Rgba8, mip_levels: 1, storage: false };
     (desc, texels.iter().flatten().copied().collect())
+}
+
+/// A sampler reading the nearest texel of the nearest level, wrapping by `wrap`.
+fn nearest_sampler(device: &mut DeviceBox, wrap: Wrap) -> xr_device::SamplerId {
+    device
+        .create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap })
+        .into_result()
+        .unwrap()
+}
+
+/// Binds `texture`, read through `sampler`, to `program`'s texture `name`.
+fn bind_texture(
+    program: &mut BuiltProgram,
+    name: &str,
+    device: &DeviceBox,
+    texture: xr_device::TextureId,
+    sampler: xr_device::SamplerId,
+) {
+    let h = program.constants.handle(name).unwrap();
+    program
+        .constants
+        .set_texture(h, &device.texture_binding(texture, Some(sampler).into()).into_result().unwrap())
+        .unwrap();
+}
+
+/// Clears a `size` × `size` target, draws the full-target quad into it with
+/// `program` and reads it back.
+fn draw_quad(device: &mut DeviceBox, size: u32, program: &BuiltProgram) -> Image {
+    let quad = quad(device);
+    let target = device.create_render_target(size, size).into_result().unwrap();
+    device.clear(target, &[0.0; 4]).into_result().unwrap();
+    device.draw(&DrawCall::triangles(target, program.program, quad, 6)).into_result().unwrap();
+    device.read_pixels(target).into_result().unwrap()
+}
+
+/// A program of the HLSL vertex stage `vs` and pixel stage `ps`, from the
+/// files `{stem}.vs.hlsl` and `{stem}.ps.hlsl` with entry point `main`.
+fn hlsl_program(name: &str, stem: &str, vs: &str, ps: &str) -> ProgramDesc {
+    ProgramDesc::new(
+        name,
+        [
+            xr_tests::hlsl(ShaderStage::Vertex, &format!("{stem}.vs.hlsl"), "main", vs),
+            xr_tests::hlsl(ShaderStage::Fragment, &format!("{stem}.ps.hlsl"), "main", ps),
+        ],
+    )
+}
+
+/// Asserts that `error` is a clash at `binding` naming both stages and
+/// both resources.
+#[track_caller]
+fn assert_names_binding_clash(error: &str, binding: &str, [vertex, fragment]: [&str; 2], [first, second]: [&str; 2]) {
+    assert!(
+        error.contains(binding)
+            && error.contains(&format!("vertex stage {vertex}"))
+            && error.contains(&format!("fragment stage {fragment}"))
+            && error.contains(&format!("'{first}'"))
+            && error.contains(&format!("'{second}'")),
+        "{error}"
+    );
 }
 
 #[test]
@@ -225,16 +289,10 @@ struct Sampling {
 
 fn sampling(registry: &Registry, path: RenderPath) -> Sampling {
     let mut bench = Bench::open(registry, path);
-    let program = bench
-        .build("sampling", &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, SAMPLING_FRAG)])
-        .expect(path.name);
+    let program = bench.build_on_quad("sampling", SAMPLING_FRAG).expect(path.name);
     let (desc, texels) = rgba8(2, 2, &[[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255], [255, 255, 255, 255]]);
     let texture = bench.device.create_texture(&desc, texels.as_slice().into(), 1).into_result().unwrap();
-    let sampler = bench
-        .device
-        .create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap: Wrap::ClampToEdge })
-        .into_result()
-        .unwrap();
+    let sampler = nearest_sampler(&mut bench.device, Wrap::ClampToEdge);
     Sampling { bench, program, texture, sampler }
 }
 
@@ -252,9 +310,7 @@ fn a_sampled_texture_draws_its_texels_and_an_unbound_one_is_refused_before_the_d
         let error = device.draw(&draw).into_result().expect_err("drew with the texture unbound").to_string();
         assert!(error.contains("not bound yet") && error.contains("set_texture"), "{}: {error}", path.name);
 
-        let albedo = program.constants.handle("albedo").unwrap();
-        let binding = device.texture_binding(texture, Some(sampler).into()).into_result().unwrap();
-        program.constants.set_texture(albedo, &binding).unwrap();
+        bind_texture(&mut program, "albedo", device, texture, sampler);
         device.clear(target, &[0.0; 4]).into_result().unwrap();
         device.draw(&draw).into_result().expect(path.name);
         let image = device.read_pixels(target).into_result().unwrap();
@@ -359,14 +415,7 @@ void main() { out_color = color; }
     let Err(error) = bench.build("clash", &[(ShaderStage::Vertex, vertex), (ShaderStage::Fragment, fragment)]) else {
         panic!("a clash built");
     };
-    assert!(
-        error.contains("set 0 binding 3")
-            && error.contains("vertex stage clash.vertex")
-            && error.contains("fragment stage clash.fragment")
-            && error.contains("'heights'")
-            && error.contains("'Colors'"),
-        "{error}"
-    );
+    assert_names_binding_clash(&error, "set 0 binding 3", ["clash.vertex", "clash.fragment"], ["heights", "Colors"]);
 }
 
 #[test]
@@ -377,10 +426,7 @@ fn a_program_needing_more_texture_units_than_the_device_has_is_an_error_naming_i
         // Programs keep their units while they live: take them all.
         let mut programs = Vec::new();
         let error = loop {
-            match bench.build(
-                &format!("units{}", programs.len()),
-                &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, SAMPLING_FRAG)],
-            ) {
+            match bench.build_on_quad(&format!("units{}", programs.len()), SAMPLING_FRAG) {
                 Ok(program) => programs.push(program),
                 Err(error) => break error,
             }
@@ -396,7 +442,7 @@ fn a_program_needing_more_texture_units_than_the_device_has_is_an_error_naming_i
         );
         // Dropping one gives its unit back.
         programs.pop();
-        let again = bench.build("again", &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, SAMPLING_FRAG)]);
+        let again = bench.build_on_quad("again", SAMPLING_FRAG);
         assert!(again.is_ok(), "{}: a freed unit was not given out again", path.name);
     }
 }
@@ -407,9 +453,7 @@ fn drawing_with_depth_on_a_target_without_depth_and_an_index_past_the_buffer_are
     for path in PATHS {
         let Sampling { mut bench, mut program, texture, sampler } = sampling(&registry, path);
         let device = &mut bench.device;
-        let albedo = program.constants.handle("albedo").unwrap();
-        let binding = device.texture_binding(texture, Some(sampler).into()).into_result().unwrap();
-        program.constants.set_texture(albedo, &binding).unwrap();
+        bind_texture(&mut program, "albedo", device, texture, sampler);
         let quad = quad(device);
         let target = device.create_render_target(4, 4).into_result().unwrap();
         let error = device
@@ -438,25 +482,17 @@ fn two_programs_keep_their_own_textures_bound() {
     let registry = registry();
     for path in PATHS {
         let mut bench = Bench::open(&registry, path);
-        let stages = [(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, SAMPLING_FRAG)];
-        let mut first = bench.build("first", &stages).expect(path.name);
-        let mut second = bench.build("second", &stages).expect(path.name);
+        let mut first = bench.build_on_quad("first", SAMPLING_FRAG).expect(path.name);
+        let mut second = bench.build_on_quad("second", SAMPLING_FRAG).expect(path.name);
         let device = &mut bench.device;
-        let sampler = device
-            .create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap: Wrap::Repeat })
-            .into_result()
-            .unwrap();
+        let sampler = nearest_sampler(device, Wrap::Repeat);
         let quad = quad(device);
         let target = device.create_render_target(2, 2).into_result().unwrap();
         let mut colours = Vec::new();
         for (program, colour) in [(&mut first, [200u8, 10, 10, 255]), (&mut second, [10, 10, 200, 255])] {
             let (desc, texels) = rgba8(1, 1, &[colour]);
             let texture = device.create_texture(&desc, texels.as_slice().into(), 1).into_result().unwrap();
-            let h = program.constants.handle("albedo").unwrap();
-            program
-                .constants
-                .set_texture(h, &device.texture_binding(texture, Some(sampler).into()).into_result().unwrap())
-                .unwrap();
+            bind_texture(program, "albedo", device, texture, sampler);
             let h = program.constants.handle("u_tint").unwrap();
             program.constants.set_vector(h, &[1.0; 4]).unwrap();
             colours.push(colour);
@@ -488,13 +524,7 @@ float4 main(float2 position : POSITION, out float2 uv : TEXCOORD0) : SV_Position
 Texture2D Albedo : register(t0);
 SamplerState Nearest : register(s0);
 float4 main(float2 uv : TEXCOORD0) : SV_Target { return Albedo.Sample(Nearest, uv) * Tint; }";
-    let desc = ProgramDesc::new(
-        "globals",
-        [
-            xr_tests::hlsl(ShaderStage::Vertex, "globals.vs.hlsl", "main", vs),
-            xr_tests::hlsl(ShaderStage::Fragment, "globals.ps.hlsl", "main", ps),
-        ],
-    );
+    let desc = hlsl_program("globals", "globals", vs, ps);
     let mut program = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().expect("builds");
     let resources = program.constants.resources().into_result().unwrap();
     assert_eq!(resources.len(), 1, "{resources:?}");
@@ -502,15 +532,8 @@ float4 main(float2 uv : TEXCOORD0) : SV_Target { return Albedo.Sample(Nearest, u
     let device = &mut bench.device;
     let (tex_desc, texels) = rgba8(1, 1, &[[200, 100, 50, 255]]);
     let texture = device.create_texture(&tex_desc, texels.as_slice().into(), 1).into_result().unwrap();
-    let sampler = device
-        .create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap: Wrap::Repeat })
-        .into_result()
-        .unwrap();
-    let h = program.constants.handle("Albedo").unwrap();
-    program
-        .constants
-        .set_texture(h, &device.texture_binding(texture, Some(sampler).into()).into_result().unwrap())
-        .unwrap();
+    let sampler = nearest_sampler(device, Wrap::Repeat);
+    bind_texture(&mut program, "Albedo", device, texture, sampler);
     let h = program.constants.handle("Nearest").unwrap();
     assert_eq!(
         h.index,
@@ -521,11 +544,7 @@ float4 main(float2 uv : TEXCOORD0) : SV_Target { return Albedo.Sample(Nearest, u
     program.constants.set_vector(h, &[1.0, 0.5, 1.0, 1.0]).unwrap();
     let h = program.constants.handle("Offset").unwrap();
     program.constants.set_vector(h, &[1.0, 0.0]).unwrap();
-    let quad = quad(device);
-    let target = device.create_render_target(4, 4).into_result().unwrap();
-    device.clear(target, &[0.0; 4]).into_result().unwrap();
-    device.draw(&DrawCall::triangles(target, program.program, quad, 6)).into_result().unwrap();
-    let image = device.read_pixels(target).into_result().unwrap();
+    let image = draw_quad(device, 4, &program);
     // Moved right by half the target: the left half stays clear.
     assert_eq!(image.pixel(0, 2), Some([0, 0, 0, 0]));
     assert_eq!(image.pixel(3, 2), Some([200, 50, 50, 255]));
@@ -545,23 +564,13 @@ fn hlsl_globals_shared_by_two_stages_are_one_constant_and_two_blocks_at_one_regi
         "{shared}float4 main(float2 position : POSITION) : SV_Position {{ return float4(position * Tint.w, 0.0, 1.0); }}"
     );
     let ps = format!("{shared}float4 main() : SV_Target {{ return float4(Tint.rgb, 1.0); }}");
-    let desc = ProgramDesc::new(
-        "shared",
-        [
-            xr_tests::hlsl(ShaderStage::Vertex, "shared.vs.hlsl", "main", &vs),
-            xr_tests::hlsl(ShaderStage::Fragment, "shared.ps.hlsl", "main", &ps),
-        ],
-    );
+    let desc = hlsl_program("shared", "shared", &vs, &ps);
     let mut program = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result().expect("builds");
     let h = program.constants.handle("Tint").unwrap();
     // w scales the quad to half its size; rgb is the colour.
     program.constants.set_vector(h, &[0.0, 1.0, 0.0, 0.5]).unwrap();
     let device = &mut bench.device;
-    let quad = quad(device);
-    let target = device.create_render_target(8, 8).into_result().unwrap();
-    device.clear(target, &[0.0; 4]).into_result().unwrap();
-    device.draw(&DrawCall::triangles(target, program.program, quad, 6)).into_result().unwrap();
-    let image = device.read_pixels(target).into_result().unwrap();
+    let image = draw_quad(device, 8, &program);
     assert_eq!(image.pixel(4, 4), Some([0, 255, 0, 255]), "the fragment stage saw the value");
     assert_eq!(image.pixel(0, 0), Some([0, 0, 0, 0]), "the vertex stage saw the value (half size)");
     drop(program);
@@ -570,24 +579,16 @@ fn hlsl_globals_shared_by_two_stages_are_one_constant_and_two_blocks_at_one_regi
 float4 main(float2 position : POSITION) : SV_Position { return float4(position + Offset, 0.0, 1.0); }";
     let ps = "cbuffer Material : register(b0) { float4 Colour; float Gloss; };
 float4 main() : SV_Target { return Colour * Gloss; }";
-    let desc = ProgramDesc::new(
-        "two-blocks",
-        [
-            xr_tests::hlsl(ShaderStage::Vertex, "blocks.vs.hlsl", "main", vs),
-            xr_tests::hlsl(ShaderStage::Fragment, "blocks.ps.hlsl", "main", ps),
-        ],
-    );
+    let desc = hlsl_program("two-blocks", "blocks", vs, ps);
     let Err(error) = bench.compiler.build_program(&desc, &BuildOptions::default()).into_result() else {
         panic!("two blocks at one binding built");
     };
     let error = error.to_string();
-    assert!(
-        error.contains("set 0 binding 0")
-            && error.contains("vertex stage blocks.vs.hlsl")
-            && error.contains("fragment stage blocks.ps.hlsl")
-            && error.contains("'Transform'")
-            && error.contains("'Material'"),
-        "{error}"
+    assert_names_binding_clash(
+        &error,
+        "set 0 binding 0",
+        ["blocks.vs.hlsl", "blocks.ps.hlsl"],
+        ["Transform", "Material"],
     );
 }
 
@@ -602,14 +603,11 @@ layout(location = 0) in vec2 v_uv;
 layout(location = 0) out vec4 out_color;
 void main() { out_color = texture(environment, vec3(v_uv, 1.0)); }
 ";
-    let mut program = bench.build("cube", &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, frag)]).unwrap();
+    let mut program = bench.build_on_quad("cube", frag).unwrap();
     let device = &mut bench.device;
     let (desc, texels) = rgba8(1, 1, &[[1, 2, 3, 4]]);
     let texture = device.create_texture(&desc, texels.as_slice().into(), 1).into_result().unwrap();
-    let sampler = device
-        .create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap: Wrap::Repeat })
-        .into_result()
-        .unwrap();
+    let sampler = nearest_sampler(device, Wrap::Repeat);
     let h = program.constants.handle("environment").unwrap();
     let error = program
         .constants
@@ -640,7 +638,7 @@ fn a_bindless_texture_array_draws_the_texture_its_index_picks_and_an_element_pas
     let registry = registry();
     let path = *PATHS.iter().find(|p| p.kind == DeviceKind::Vulkan).expect("a Vulkan path");
     let mut bench = Bench::open(&registry, path);
-    let built = bench.build("bindless", &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, BINDLESS_FRAG)]);
+    let built = bench.build_on_quad("bindless", BINDLESS_FRAG);
     let mut program = match built {
         Ok(program) => program,
         Err(error) => {
@@ -657,17 +655,12 @@ fn a_bindless_texture_array_draws_the_texture_its_index_picks_and_an_element_pas
     let device = &mut bench.device;
     let quad = quad(device);
     let target = device.create_render_target(4, 4).into_result().unwrap();
-    let sampler = device
-        .create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap: Wrap::ClampToEdge })
-        .into_result()
-        .unwrap();
+    let sampler = nearest_sampler(device, Wrap::ClampToEdge);
     let colours = [(0, [255, 0, 0, 255]), (5, [0, 255, 0, 255]), (1023, [0, 0, 255, 255])];
     for (element, colour) in colours {
         let (desc, texel) = rgba8(1, 1, &[colour]);
         let texture = device.create_texture(&desc, texel.as_slice().into(), 1).into_result().unwrap();
-        let binding = device.texture_binding(texture, Some(sampler).into()).into_result().unwrap();
-        let handle = program.constants.handle(&format!("textures[{element}]")).unwrap();
-        program.constants.set_texture(handle, &binding).unwrap();
+        bind_texture(&mut program, &format!("textures[{element}]"), device, texture, sampler);
     }
     let index = program.constants.handle("u_index").unwrap();
     let draw = DrawCall::triangles(target, program.program, quad, 6);
@@ -748,11 +741,9 @@ fn a_lighting_pass_reads_the_gbuffer_a_first_pass_wrote_on_every_path() {
     let registry = registry();
     for path in PATHS {
         let mut bench = Bench::open(&registry, path);
-        let gbuffer =
-            bench.build("gbuffer", &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, GBUFFER_FRAG)]);
+        let gbuffer = bench.build_on_quad("gbuffer", GBUFFER_FRAG);
         let gbuffer = gbuffer.unwrap_or_else(|e| panic!("{}: {e}", path.name));
-        let lighting =
-            bench.build("lighting", &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, LIGHTING_FRAG)]);
+        let lighting = bench.build_on_quad("lighting", LIGHTING_FRAG);
         let mut lighting = lighting.unwrap_or_else(|e| panic!("{}: {e}", path.name));
         let device = &mut bench.device;
         if path.kind == DeviceKind::Vulkan && std::env::var_os(IN_A_RENDER_PASS).is_some() {
@@ -774,18 +765,9 @@ fn a_lighting_pass_reads_the_gbuffer_a_first_pass_wrote_on_every_path() {
         assert_eq!(attachment(device, 1), albedo, "{}: one texture per attachment", path.name);
         let resources = lighting.constants.resources().into_result().unwrap();
         if path.kind == DeviceKind::OpenGl {
-            let sampler = device
-                .create_sampler(&SamplerDesc {
-                    filter: Filter::Nearest,
-                    mipmap: Filter::Nearest,
-                    wrap: Wrap::ClampToEdge,
-                })
-                .into_result()
-                .unwrap();
+            let sampler = nearest_sampler(device, Wrap::ClampToEdge);
             for (name, texture) in [("g_albedo", albedo), ("g_normal", normal)] {
-                let binding = device.texture_binding(texture, Some(sampler).into()).into_result().unwrap();
-                let handle = lighting.constants.handle(name).unwrap();
-                lighting.constants.set_texture(handle, &binding).unwrap();
+                bind_texture(&mut lighting, name, device, texture, sampler);
             }
         } else {
             // The device binds input attachments: nothing for the engine to set.
@@ -832,8 +814,7 @@ fn attachments_a_target_does_not_have_are_refused_by_number() {
     let registry = registry();
     for path in PATHS {
         let mut bench = Bench::open(&registry, path);
-        let lighting =
-            bench.build("lighting", &[(ShaderStage::Vertex, QUAD_VERT), (ShaderStage::Fragment, LIGHTING_FRAG)]);
+        let lighting = bench.build_on_quad("lighting", LIGHTING_FRAG);
         let device = &mut bench.device;
         let desc = |colors: Vec<TextureFormat>| xr_device::RenderTargetDesc {
             width: 4,

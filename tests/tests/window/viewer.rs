@@ -32,6 +32,15 @@ fn viewer(dir: &Path, display: Option<&Xvfb>, backend: &str) -> Xr {
     }
 }
 
+/// The viewer in a window on `xvfb`, under the validation layers, not
+/// watching its sources, drawing `frames` frames and writing the last to
+/// `screenshot`.
+fn in_window(dir: &Path, xvfb: &Xvfb, backend: &str, frames: &str, screenshot: &Path) -> Xr {
+    viewer(dir, Some(xvfb), backend)
+        .args(["--no-watch", "--validation", "--frames", frames, "--screenshot"])
+        .arg(screenshot)
+}
+
 /// Runs the viewer; it must succeed. What it printed.
 fn run(viewer: Xr) -> String {
     viewer.ok().stdout
@@ -54,9 +63,7 @@ fn each_back_end_presents_in_a_window_what_it_renders_headless() {
     let xvfb = Xvfb::start();
     for backend in ["opengl", "vulkan"] {
         let file = dir.join(format!("window-{backend}.png"));
-        let stdout = run(viewer(&dir, Some(&xvfb), backend)
-            .args(["--no-watch", "--validation", "--frames", "5", "--screenshot"])
-            .arg(&file));
+        let stdout = run(in_window(&dir, &xvfb, backend, "5", &file));
         assert!(stdout.contains("5 frames presented, 0 skipped"), "{stdout}");
         let (window, expected) = (pixels(&file), headless(&dir, backend));
         assert_eq!(window.dimensions(), (192, 192));
@@ -80,10 +87,8 @@ fn resizing_to_another_size_to_nothing_and_back_keeps_presenting() {
         let end = dir.join(format!("resized-{backend}.png"));
         // 0x0 stands for a minimised window: X11 has none of zero size, so
         // the viewer gives the device what a Resized(0 × 0) event would.
-        let stdout = run(viewer(&dir, Some(&xvfb), backend)
-            .args(["--no-watch", "--validation", "--frames", "30", "--screenshot"])
-            .arg(&end)
-            .args(["--resize", "100x60@3", "--resize", "0x0@6", "--resize", "300x200@12", "--resize", "192x192@20"]));
+        let resizes = ["--resize", "100x60@3", "--resize", "0x0@6", "--resize", "300x200@12", "--resize", "192x192@20"];
+        let stdout = run(in_window(&dir, &xvfb, backend, "30", &end).args(resizes));
         // Drawn frames 7 to 12 had no window area (fewer if the X server's
         // answer to the first resize came after the 0x0).
         let skipped = stdout
