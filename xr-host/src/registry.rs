@@ -15,7 +15,7 @@
 //! the others still load. A plugin found twice is taken from the first
 //! directory; the second copy is skipped with an info line naming both.
 
-use abi_stable::library::{LibraryError, RawLibrary, RootModuleError, lib_header_from_path};
+use abi_stable::library::{LibraryError, RawLibrary, RootModuleError, lib_header_from_raw_library};
 use abi_stable::std_types::RVec;
 use std::{
     env,
@@ -511,8 +511,13 @@ fn is_shared_library(path: &Path) -> bool {
 }
 
 fn load_plugin(path: &Path) -> Result<LoadedPlugin, String> {
-    check_recorded_interfaces(path)?;
-    let header = lib_header_from_path(path).map_err(|e| describe_load_error(&e))?;
+    let library = RawLibrary::load_at(path).map_err(|e| describe_load_error(&e))?;
+    check_recorded_interfaces(&library)?;
+    // SAFETY: the header's references live as long as the library, which
+    // is leaked below once it is known to be a plugin (as
+    // `lib_header_from_path` does); one that is refused is unloaded.
+    let header = unsafe { lib_header_from_raw_library(&library) }.map_err(|e| describe_load_error(&e))?;
+    std::mem::forget(library);
     let module = header.init_root_module::<XrPluginRef>().map_err(|e| describe_load_error(&e))?;
     let name = module.name().to_string();
     (module.set_log_sink())(xr_device::host_log_sink());
@@ -534,8 +539,7 @@ fn load_plugin(path: &Path) -> Result<LoadedPlugin, String> {
 /// for the same plugin is a page of types). A library without the record —
 /// not an XR plugin, or one built before plugins recorded their versions —
 /// is left to abi_stable's checks.
-fn check_recorded_interfaces(path: &Path) -> Result<(), String> {
-    let Ok(library) = RawLibrary::load_at(path) else { return Ok(()) };
+fn check_recorded_interfaces(library: &RawLibrary) -> Result<(), String> {
     // SAFETY: `export_plugin!` defines this symbol as `extern "C" fn() ->
     // &'static InterfaceVersions`, a `#[repr(C)]` struct whose layout never
     // changes; a library that exports the name is taken to be such a plugin.
