@@ -93,3 +93,21 @@ fn a_plugin_of_another_interface_version_is_refused_in_one_line_naming_both() {
         )
     );
 }
+
+#[test]
+fn a_shipped_plugin_records_this_hosts_interfaces_under_the_name_the_host_reads() {
+    // `export_plugin!` writes the function and the host looks it up by
+    // `INTERFACES_SYMBOL`: if the two names parted, every plugin would fall
+    // through to abi_stable's check and the one-line refusal would be lost.
+    let plugin = library("xr-compiler-glsl");
+    let raw = abi_stable::library::RawLibrary::load_at(&plugin).expect("the plugin opens");
+    // SAFETY: `export_plugin!` defines the symbol as `extern "C" fn() ->
+    // &'static InterfaceVersions`; the versions are compared while `raw` is open.
+    let recorded = unsafe {
+        let interfaces = raw
+            .get::<extern "C" fn() -> &'static xr_plugin::InterfaceVersions>(xr_plugin::INTERFACES_SYMBOL)
+            .expect("the plugin records its interfaces");
+        *interfaces()
+    };
+    assert_eq!(recorded, xr_plugin::INTERFACE_VERSIONS);
+}
