@@ -364,15 +364,8 @@ pub const MATERIALS_SLANG_PROGRAM: &str = "unlit-slang";
 /// depend on the Slang library. [`materials_full_copy`] has the Slang
 /// program too.
 pub fn materials_copy(label: &str) -> TestDir {
-    let dir = materials_full_copy(label);
-    let manifest = std::fs::read_to_string(dir.join("xr.toml")).expect("the manifest");
-    let name = manifest.find(&format!("name = \"{MATERIALS_SLANG_PROGRAM}\"")).expect("the sample's Slang program");
-    // From the comment above its `[[program]]` to the next table or the end.
-    let table = manifest[..name].rfind("[[program]]").expect("its table");
-    let start = manifest[..table].trim_end().rfind("\n\n").map_or(table, |i| i + 1);
-    let end = manifest[name..].find("\n[[").map_or(manifest.len(), |i| name + i + 1);
-    let without = format!("{}{}", &manifest[..start], &manifest[end..]);
-    std::fs::write(dir.join("xr.toml"), without).expect("write the manifest");
+    let dir = temp_dir(label);
+    write_materials(&dir, false);
     dir
 }
 
@@ -380,12 +373,27 @@ pub fn materials_copy(label: &str) -> TestDir {
 /// artifacts), with its store at `store/` inside it.
 pub fn materials_full_copy(label: &str) -> TestDir {
     let dir = temp_dir(label);
+    write_materials(&dir, true);
+    dir
+}
+
+/// Writes the materials sample into `dir` (made if need be), as
+/// [`materials_full_copy`] (`slang`) or [`materials_copy`] do: a checkout
+/// of it anywhere.
+pub fn write_materials(dir: &Path, slang: bool) {
     let sample = workspace_root().join("samples/materials");
     copy_dir(&sample.join("shaders"), &dir.join("shaders"));
     let manifest = std::fs::read_to_string(sample.join("xr.toml")).expect("the sample's manifest");
-    std::fs::write(dir.join("xr.toml"), manifest.replace("../../target/xr-store/materials", "store"))
-        .expect("write the manifest");
-    dir
+    let mut manifest = manifest.replace("../../target/xr-store/materials", "store");
+    if !slang {
+        let name = manifest.find(&format!("name = \"{MATERIALS_SLANG_PROGRAM}\"")).expect("the sample's Slang program");
+        // From the comment above its `[[program]]` to the next table or the end.
+        let table = manifest[..name].rfind("[[program]]").expect("its table");
+        let start = manifest[..table].trim_end().rfind("\n\n").map_or(table, |i| i + 1);
+        let end = manifest[name..].find("\n[[").map_or(manifest.len(), |i| name + i + 1);
+        manifest = format!("{}{}", &manifest[..start], &manifest[end..]);
+    }
+    std::fs::write(dir.join("xr.toml"), manifest).expect("write the manifest");
 }
 
 /// [`materials_full_copy`], built with `xr build` into its store.

@@ -1,6 +1,7 @@
 //! `xr build`: every (variant, target) of a manifest, in parallel, into the
 //! store — reusing what the journal shows is still up to date.
 
+use crate::paths::SourceRoot;
 use crate::report::{ArtifactId, Reports, failure_diagnostics};
 use crate::{
     journal::{Entry, Journal},
@@ -29,7 +30,8 @@ pub(crate) use xr_store::{FORMAT, object_key};
 fn catalog_entry(program: &Program, manifest: &Path) -> CatalogProgram {
     CatalogProgram {
         name: program.name.clone(),
-        manifest: manifest.to_path_buf(),
+        // Its file name: a catalog names no place on this machine.
+        manifest: manifest.file_name().map(PathBuf::from).unwrap_or_default(),
         axes: program.axes.iter().map(|a| CatalogAxis { name: a.name.clone(), values: a.values() }).collect(),
         overrides: program.overrides.clone(),
         targets: program.targets.iter().map(|t| t.name.clone()).collect(),
@@ -389,10 +391,25 @@ pub fn build(
     // What is held per artifact goes before the journal is compacted.
     drop((plan, task_objects));
     summary.journal_compacted = compact_journal_if_due(&journal, &store, lock);
+    show_files(&SourceRoot::of_manifest(&manifest.path), &mut summary);
     summary.inputs = finished.inputs;
     summary.workers_started = finished.workers_started;
     summary.elapsed = started.elapsed();
     Ok(summary)
+}
+
+/// Names the files of the summary's diagnostics as the user can open them
+/// (compilers named them relative to the manifest's directory).
+fn show_files(root: &SourceRoot, summary: &mut Summary) {
+    for failure in &mut summary.failed {
+        root.show(&mut failure.diagnostics);
+        if let Some(first) = failure.diagnostics.iter().find(|d| d.severity == xr_sourcebuild::Severity::Error) {
+            failure.message = first.to_string();
+        }
+    }
+    for warned in &mut summary.warned {
+        root.show(&mut warned.warnings);
+    }
 }
 
 /// Fails when `request` asks for a program that `manifest` does not have.
@@ -756,9 +773,9 @@ struct JobContext<'a> {
     remote: Option<&'a Remote>,
     /// Upload what is built here.
     upload: bool,
-    /// Paths under it are written relative to it in what goes to the
-    /// remote, so that machines with checkouts in different places share.
-    manifest_dir: PathBuf,
+    /// What names in keys, the journal and compiles are relative to: the
+    /// manifest's directory (`paths`).
+    root: SourceRoot,
     /// Journal entries waiting for their objects to be synced.
     pending: Mutex<Pending>,
     /// Where closed batches go to be synced and journalled.
@@ -773,8 +790,8 @@ struct JobContext<'a> {
 }
 
 /// What the remote keeps for an action: the object one recipe made from
-/// inputs with these contents. Paths under the manifest's directory are
-/// relative to it.
+/// inputs with these contents, named as the journal names them (relative to
+/// the manifest's directory).
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct ActionRecord {
     /// The object, hex.
@@ -821,7 +838,7 @@ impl<'a> JobContext<'a> {
             hashes: Mutex::new(HashMap::new()),
             remote: request.remote.as_deref().filter(|r| r.is_usable()),
             upload: request.upload,
-            manifest_dir: manifest.path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            root: SourceRoot::of_manifest(&manifest.path),
             pending: Mutex::new(Pending::default()),
             syncer,
             inputs: Mutex::new(BTreeMap::new()),
@@ -873,12 +890,12 @@ impl<'a> JobContext<'a> {
                     continue;
                 }
             };
-            let recipe = recipe_key(&compiler, program, variant, target, &|p| p.to_string_lossy().into_owned());
+            let recipe = recipe_key(&compiler, program, variant, target, &|p| self.root.name(p));
             if let Some((object, bytes)) = self.up_to_date(&recipe) {
                 results.push(result(target, compiler.name, Outcome::Reused { object, bytes }));
                 continue;
             }
-            let action = self.remote.and_then(|_| self.action_key(&compiler, program, variant, target));
+            let action = self.remote.and_then(|_| self.action_key(&recipe, program));
             match action.as_ref().and_then(|action| self.fetch(action, &recipe)) {
                 Some((object, bytes)) => {
                     results.push(result(target, compiler.name, Outcome::Fetched { object, bytes }))
@@ -889,7 +906,7 @@ impl<'a> JobContext<'a> {
         if stale.is_empty() {
             return results;
         }
-        let desc = match program_desc(program, variant) {
+        let desc = match program_desc(program, variant, &self.root) {
             Ok(desc) => desc,
             Err(message) => {
                 results.extend(stale.into_iter().map(|(t, compiler, ..)| result(t, compiler.name, failed(&message))));
@@ -972,38 +989,27 @@ impl<'a> JobContext<'a> {
         }
     }
 
+    /// The hash of the file named `file` (relative to the root) now.
     fn hash_of(&self, file: &str) -> Option<String> {
         let mut hashes = self.hashes.lock().unwrap_or_else(|p| p.into_inner());
         hashes
             .entry(file.to_owned())
-            .or_insert_with(|| std::fs::read(file).ok().map(|bytes| blake3::hash(&bytes).to_hex().to_string()))
+            .or_insert_with(|| {
+                std::fs::read(self.root.on_disk(file)).ok().map(|bytes| blake3::hash(&bytes).to_hex().to_string())
+            })
             .clone()
     }
 
-    /// The remote's key of an action: the recipe with paths relative to the
-    /// manifest's directory, and the contents of every stage's file (the
-    /// files it includes are checked against the record). `None` when a
-    /// stage file cannot be read (the build reports it).
-    fn action_key(
-        &self,
-        compiler: &Compiler<'_>,
-        program: &Program,
-        variant: &Variant,
-        target: &str,
-    ) -> Option<ObjectKey> {
-        let portable = recipe_key(compiler, program, variant, target, &|p| self.portable(&p.to_string_lossy()));
-        let mut parts = vec![b"xr-remote-action/1".to_vec(), portable.0.to_vec()];
+    /// The remote's key of an action: the recipe (which names no place on
+    /// this machine) and the contents of every stage's file (the files it
+    /// includes are checked against the record). `None` when a stage file
+    /// cannot be read (the build reports it).
+    fn action_key(&self, recipe: &ObjectKey, program: &Program) -> Option<ObjectKey> {
+        let mut parts = vec![b"xr-remote-action/2".to_vec(), recipe.0.to_vec()];
         for stage in &program.stages {
-            parts.push(self.hash_of(&stage.file.to_string_lossy())?.into_bytes());
+            parts.push(self.hash_of(&self.root.name(&stage.file))?.into_bytes());
         }
         Some(ObjectKey::from_parts(parts.iter().map(Vec::as_slice)))
-    }
-
-    /// `path` relative to the manifest's directory, if it is under it.
-    fn portable(&self, path: &str) -> String {
-        Path::new(path)
-            .strip_prefix(&self.manifest_dir)
-            .map_or_else(|_| path.to_owned(), |p| p.to_string_lossy().into_owned())
     }
 
     /// The object the remote has for `action`, if every file its record
@@ -1016,19 +1022,13 @@ impl<'a> JobContext<'a> {
             tracing::warn!("{}: not an action record; building it here", remote.address(&format!("ac/{action}")));
             return None;
         };
-        let mut files = Vec::with_capacity(record.files.len());
-        for (file, hash) in record.files {
-            let local = if Path::new(&file).is_absolute() {
-                file
-            } else {
-                self.manifest_dir.join(&file).to_string_lossy().into_owned()
-            };
+        for (file, hash) in &record.files {
             // An include that differs here: this machine's inputs are not the uploader's.
-            if self.hash_of(&local).as_deref() != Some(hash.as_str()) {
+            if self.hash_of(file).as_deref() != Some(hash.as_str()) {
                 return None;
             }
-            files.push((local, hash));
         }
+        let files = record.files;
         let object = ObjectKey::from_hex(&record.object)?;
         let payload = remote.get(Kind::Object, &object)?;
         if object_key(&payload) != object {
@@ -1049,8 +1049,7 @@ impl<'a> JobContext<'a> {
     fn upload(&self, action: &ObjectKey, made: &Made) {
         let Some(remote) = self.remote else { return };
         let object = object_key(&made.payload);
-        let files = made.files.iter().map(|(file, hash)| (self.portable(file), hash.clone())).collect();
-        let record = ActionRecord { object: object.hex(), files };
+        let record = ActionRecord { object: object.hex(), files: made.files.clone() };
         let Ok(record) = serde_json::to_vec(&record) else { return };
         if remote.put(Kind::Object, &object, &made.payload) {
             remote.put(Kind::Action, action, &record);
@@ -1128,9 +1127,9 @@ struct Pending {
     since: Option<Instant>,
 }
 
-/// Everything but file contents that changes an artifact's bytes.
-/// `path_text` writes a path: as it is for the local journal, relative to
-/// the manifest for the remote.
+/// Everything but file contents that changes an artifact's bytes, with
+/// each path written by `path_text` (relative to the manifest's directory:
+/// the key is the same in every checkout and for every spelling of it).
 fn recipe_key(
     compiler: &Compiler<'_>,
     program: &Program,
@@ -1159,18 +1158,20 @@ fn recipe_key(
     ObjectKey::from_parts(parts.iter().map(Vec::as_slice))
 }
 
-/// The variant's program, read from its files.
-pub(crate) fn program_desc(program: &Program, variant: &Variant) -> Result<ProgramDesc, String> {
+/// The variant's program, read from its files, which it names relative to
+/// `root` and has read from there.
+pub(crate) fn program_desc(program: &Program, variant: &Variant, root: &SourceRoot) -> Result<ProgramDesc, String> {
     let mut stages = Vec::new();
     let defines = variant.defines(program);
     for stage in &program.stages {
         let source = std::fs::read_to_string(&stage.file)
             .map_err(|e| format!("{}: cannot read the source: {e}", stage.file.display()))?;
-        let mut desc = SourceDesc::new(stage.language(), stage.stage, stage.file.to_string_lossy(), source);
+        let mut desc = SourceDesc::new(stage.language(), stage.stage, root.name(&stage.file), source)
+            .with_source_root(root.root().to_string_lossy());
         desc.entry_point = stage.entry.clone().into();
         desc.defines.extend(defines.iter().cloned());
         for dir in &program.include_dirs {
-            desc = desc.with_include_dir(dir.to_string_lossy());
+            desc = desc.with_include_dir(root.name(dir));
         }
         stages.push(desc);
     }

@@ -100,13 +100,18 @@ pub fn language(program: &Program) -> Result<&str, GuardedError> {
     }
 }
 
-/// The guarded sources of every stage of `program`.
-pub fn emit(program: &Program, preprocess: &Preprocessor<'_>) -> Result<Vec<GuardedSource>, GuardedError> {
+/// The guarded sources of every stage of `program`, its files named
+/// relative to `root` (the manifest's directory) as in a build.
+pub fn emit(
+    program: &Program,
+    root: &crate::paths::SourceRoot,
+    preprocess: &Preprocessor<'_>,
+) -> Result<Vec<GuardedSource>, GuardedError> {
     let language = language(program)?;
     let variants = variants(program).map_err(|e| GuardedError::Program(e.to_string()))?;
     let mut texts: Vec<Vec<String>> = Vec::new();
     for variant in &variants {
-        let desc = crate::build::program_desc(program, variant).map_err(GuardedError::Program)?;
+        let desc = crate::build::program_desc(program, variant, root).map_err(GuardedError::Program)?;
         let stages =
             preprocess(&desc).map_err(|message| GuardedError::Preprocess { variant: variant.name.clone(), message })?;
         texts.push(stages);

@@ -31,6 +31,7 @@ pub mod journal;
 pub mod manifest;
 pub mod matrix;
 pub mod noop;
+pub mod paths;
 pub mod render;
 pub mod report;
 

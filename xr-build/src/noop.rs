@@ -82,9 +82,10 @@ pub struct NoopQuery<'a> {
 /// as built.
 pub fn key(query: &NoopQuery<'_>) -> Option<String> {
     let mut parts: Vec<Vec<u8>> = vec![b"xr-build-stamp/2".to_vec(), crate::build::FORMAT.into()];
-    parts.push(query.manifest.path.to_string_lossy().as_bytes().to_vec());
+    // Absolute: every spelling of one manifest is one build.
+    parts.push(crate::paths::absolute(&query.manifest.path).to_string_lossy().as_bytes().to_vec());
     parts.push(std::fs::read(&query.manifest.path).ok()?);
-    parts.push(query.manifest.store.to_string_lossy().as_bytes().to_vec());
+    parts.push(crate::paths::absolute(&query.manifest.store).to_string_lossy().as_bytes().to_vec());
     let request = query.request;
     parts.push(
         format!("targets {:?} programs {:?} shard {:?}", request.targets, request.programs, request.shard).into(),
@@ -171,7 +172,7 @@ pub fn record(query: &NoopQuery<'_>, key: Option<String>, summary: &Summary, suc
     let Some(key) = key else { return };
     // Written whole or not at all: a reader should never see half a stamp.
     let temp = store.root().join("tmp").join(format!("last-build.{}.0.tmp", std::process::id()));
-    match write_stamp(&temp, &store, key, summary) {
+    match write_stamp(&temp, query, &store, key, summary) {
         Some(()) => {
             if std::fs::rename(&temp, &path).is_err() {
                 let _ = std::fs::remove_file(&temp);
@@ -185,7 +186,7 @@ pub fn record(query: &NoopQuery<'_>, key: Option<String>, summary: &Summary, suc
 
 /// Writes the stamp of `summary` to `temp`; `None` if a file cannot be
 /// stamped or written.
-fn write_stamp(temp: &Path, store: &Store, key: String, summary: &Summary) -> Option<()> {
+fn write_stamp(temp: &Path, query: &NoopQuery<'_>, store: &Store, key: String, summary: &Summary) -> Option<()> {
     let header = Header {
         key,
         artifacts: summary.built + summary.fetched + summary.reused,
@@ -194,14 +195,20 @@ fn write_stamp(temp: &Path, store: &Store, key: String, summary: &Summary) -> Op
     };
     let mut out = BufWriter::new(File::create(temp).ok()?);
     write_line(&mut out, &header)?;
+    // The build names its inputs relative to the manifest; the stamp is
+    // this machine's and is checked from any directory: absolute.
+    let root = crate::paths::SourceRoot::of_manifest(&query.manifest.path);
     for (file, hash) in &summary.inputs {
-        write_line(&mut out, &StampLine::Input(file.clone(), hash.clone()))?;
+        write_line(&mut out, &StampLine::Input(root.on_disk(file).to_string_lossy().into_owned(), hash.clone()))?;
     }
     for object in &summary.objects {
         write_line(&mut out, &StampLine::Object(object.hex(), store.stamp(object)?))?;
     }
     for catalog in &summary.catalogs {
-        write_line(&mut out, &StampLine::Catalog(catalog.to_string_lossy().into_owned(), file_stamp(catalog)?))?;
+        write_line(
+            &mut out,
+            &StampLine::Catalog(crate::paths::absolute(catalog).to_string_lossy().into_owned(), file_stamp(catalog)?),
+        )?;
     }
     out.into_inner().ok()?;
     Some(())

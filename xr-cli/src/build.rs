@@ -203,11 +203,12 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     if args.emit.is_some() {
         let dir = args.emit_dir.clone().unwrap_or_else(|| manifest.store.with_file_name("guarded"));
         let mut failed = false;
+        let root = xr_build::paths::SourceRoot::of_manifest(&manifest.path);
         for program in manifest.programs.iter().filter(|p| args.programs.is_empty() || args.programs.contains(&p.name))
         {
             let emitted = guarded::language(program)
                 .and_then(|language| guarded::preprocessor(&registry, language))
-                .and_then(|preprocess| guarded::emit(program, &*preprocess));
+                .and_then(|preprocess| guarded::emit(program, &root, &*preprocess));
             match emitted {
                 Ok(sources) => {
                     for source in sources {

@@ -4,6 +4,7 @@ use crate::messages::{MessageArgs, Reported, Stream, usage};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
+use xr_build::paths::SourceRoot;
 use xr_build::report::{Reports, failure_diagnostics};
 use xr_device::DeviceOptions;
 use xr_host::Registry;
@@ -161,6 +162,7 @@ impl SourceArgs {
         system: &xr_sourcebuild::SourceBuildSystemBox,
         base: &SourceDesc,
         messages: &MessageArgs,
+        root: &SourceRoot,
         compiler: &str,
         target: &str,
     ) -> anyhow::Result<Vec<SourceDesc>> {
@@ -168,7 +170,7 @@ impl SourceArgs {
         let declared = system
             .entry_points(base)
             .into_result()
-            .map_err(|error| report_failure(messages, compiler, &program, target, &error))?;
+            .map_err(|error| report_failure(messages, compiler, &program, target, &error, root))?;
         if declared.is_empty() {
             return Ok(Vec::new());
         }
@@ -211,6 +213,12 @@ impl SourceArgs {
         Ok(stages)
     }
 
+    /// What the compile names files relative to: the first file's
+    /// directory, so that its bytes are the same from any working directory.
+    fn source_root(&self) -> SourceRoot {
+        SourceRoot::new(self.files.first().and_then(|f| f.parent()).unwrap_or(Path::new("")))
+    }
+
     /// Compiles the files through the build system that the plugins declare
     /// for their (language → target) pair, with the options it declares;
     /// reports its warnings, or its errors (then fails with [`Reported`]).
@@ -242,10 +250,13 @@ impl SourceArgs {
             xr_host::check_option(&info.name, pair, name, value)?;
         }
         let compiler = info.name.to_string();
+        let root = self.source_root();
         let mut stages = Vec::new();
         for file in &self.files {
             let given = self.stage_given(file, pair, &options);
             let mut desc = SourceDesc::read(language, given.unwrap_or(ShaderStage::Vertex), file)?;
+            desc.file_name = root.name(file).into();
+            desc.source_root = root.root().to_string_lossy().into_owned().into();
             desc.entry_point = match self.entry.as_slice() {
                 [] => "main".into(),
                 [one] => one.as_str().into(),
@@ -257,13 +268,13 @@ impl SourceArgs {
                 desc = desc.with_define(name, value);
             }
             for dir in &self.include_dirs {
-                desc = desc.with_include_dir(dir.to_string_lossy());
+                desc = desc.with_include_dir(root.name(dir));
             }
             if given.is_some() {
                 stages.push(desc);
                 continue;
             }
-            let declared = self.declared_stages(system, &desc, messages, &compiler, &target)?;
+            let declared = self.declared_stages(system, &desc, messages, &root, &compiler, &target)?;
             if declared.is_empty() {
                 return Err(self.unknown_stage(file, pair));
             }
@@ -290,9 +301,11 @@ impl SourceArgs {
         let artifact = system
             .compile_offline(&request)
             .into_result()
-            .map_err(|error| report_failure(messages, &compiler, &program.name, &target, &error))?;
+            .map_err(|error| report_failure(messages, &compiler, &program.name, &target, &error, &root))?;
+        let mut said = artifact.warnings.to_vec();
+        root.show(&mut said);
         let mut reports = Reports::default();
-        reports.add(None, &compiler, &artifact.warnings);
+        reports.add(None, &compiler, &said);
         let warnings = reports.count(xr_sourcebuild::Severity::Warning);
         messages.print_reports(&reports.into_sorted(), Stream::Stderr);
         Ok(Compiled { target, program, artifact, warnings })
@@ -317,9 +330,12 @@ fn report_failure(
     program: &str,
     target: &str,
     error: &BuildError,
+    root: &SourceRoot,
 ) -> anyhow::Error {
+    let mut diagnostics = failure_diagnostics(&error.error.message, &error.diagnostics, program);
+    root.show(&mut diagnostics);
     let mut reports = Reports::default();
-    reports.add(None, compiler, &failure_diagnostics(&error.error.message, &error.diagnostics, program));
+    reports.add(None, compiler, &diagnostics);
     let (errors, warnings) =
         (reports.count(xr_sourcebuild::Severity::Error), reports.count(xr_sourcebuild::Severity::Warning));
     messages.print_reports(&reports.into_sorted(), Stream::Stderr);
@@ -460,10 +476,9 @@ fn print_on_device(
         artifact: artifact.into(),
         overrides: Default::default(),
     };
-    let loaded = attached
-        .load_artifact(&request)
-        .into_result()
-        .map_err(|error| report_failure(messages, build_system, &program.name, target, &error))?;
+    let loaded = attached.load_artifact(&request).into_result().map_err(|error| {
+        report_failure(messages, build_system, &program.name, target, &error, &SourceRoot::new(Path::new("")))
+    })?;
     // The build system made its pipeline outside the device's calls.
     let validation = device.take_validation_messages().into_result()?;
     if !validation.is_empty() {

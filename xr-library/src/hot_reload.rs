@@ -28,6 +28,7 @@ use std::{
     sync::{Mutex, mpsc},
     time::{Duration, Instant},
 };
+use xr_build::paths::{SourceRoot, absolute};
 use xr_build::{build::BuildRequest, build::build, build::plugin_offer, manifest::Manifest, manifest::ManifestError};
 use xr_host::Registry;
 use xr_sourcebuild::Severity;
@@ -186,16 +187,17 @@ impl HotReload {
         self.watch_file(&absolute(&self.manifest))?;
         let summary =
             build(&manifest, registry, &self.request, &|_| {}).map_err(|e| HotReloadError::Build(e.to_string()))?;
-        let base = absolute(&self.manifest).parent().map(Path::to_path_buf).unwrap_or_default();
+        // The build names its inputs relative to the manifest's directory.
+        let root = SourceRoot::of_manifest(&self.manifest);
         for file in summary.inputs.keys() {
-            self.watch_file(&absolute(&base.join(file)))?;
+            self.watch_file(&absolute(&root.on_disk(file)))?;
         }
         // Stage files of a program that failed to compile may not be in the
         // build's inputs: watch every stage the manifest names.
         for program in &manifest.programs {
             if self.request.programs.is_empty() || self.request.programs.contains(&program.name) {
                 for stage in &program.stages {
-                    self.watch_file(&absolute(&base.join(&stage.file)))?;
+                    self.watch_file(&absolute(&stage.file))?;
                 }
             }
         }
@@ -223,22 +225,4 @@ impl HotReload {
         }
         Ok(())
     }
-}
-
-/// `path` made absolute and free of `.` and `..`, without touching the disk
-/// (a file being replaced may be absent for a moment).
-fn absolute(path: &Path) -> PathBuf {
-    let joined =
-        if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
-    let mut clean = PathBuf::new();
-    for part in joined.components() {
-        match part {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                clean.pop();
-            }
-            other => clean.push(other),
-        }
-    }
-    clean
 }

@@ -27,7 +27,9 @@ pub fn resolve_include(desc: &SourceDesc, name: &str, includer_dir: Option<&Path
         Some(path) => path.canonicalize().unwrap_or_else(|_| path.clone()).to_string_lossy().into_owned(),
         None => format!("virtual:{name}"),
     };
-    let dir = found.path.as_deref().and_then(Path::parent).map(Path::to_path_buf);
+    // From its name, not where it was read: its own includes are named
+    // relative to the source root too.
+    let dir = found.path.is_some().then(|| Path::new(&found.display).parent().map(Path::to_path_buf)).flatten();
     Some(ResolvedInclude { id, display: found.display, dir, text: found.text })
 }
 
@@ -35,9 +37,11 @@ pub fn resolve_include(desc: &SourceDesc, name: &str, includer_dir: Option<&Path
 /// adds (a canonical path costs a system call per path component).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FoundInclude {
-    /// Where it was read from; none for an in-memory file.
+    /// Where it was read from (under the source root); none for an in-memory file.
     pub path: Option<PathBuf>,
-    /// The name diagnostics use: the path as found, or the in-memory name.
+    /// The name diagnostics, debug info and `#line` use: the directory it
+    /// was found in (relative to the source root, as the desc names it)
+    /// joined with the name, or the in-memory name.
     pub display: String,
     /// The file's text.
     pub text: String,
@@ -55,9 +59,10 @@ pub fn find_include(desc: &SourceDesc, name: &str, includer_dir: Option<&Path>) 
         .into_iter()
         .chain(desc.include_dirs.iter().map(|d| PathBuf::from(d.as_str())));
     for dir in dirs {
-        let path = dir.join(name);
+        let named = dir.join(name);
+        let path = desc.on_disk(&named);
         if let Ok(text) = std::fs::read_to_string(&path) {
-            return Some(FoundInclude { display: path.to_string_lossy().into_owned(), path: Some(path), text });
+            return Some(FoundInclude { display: named.to_string_lossy().into_owned(), path: Some(path), text });
         }
     }
     None
@@ -65,7 +70,8 @@ pub fn find_include(desc: &SourceDesc, name: &str, includer_dir: Option<&Path>) 
 
 /// Where [`resolve_include`] looked, for the "cannot find" message.
 pub fn searched_places(desc: &SourceDesc, includer_dir: Option<&Path>) -> String {
-    let mut places: Vec<String> = includer_dir.iter().map(|d| d.display().to_string()).collect();
+    let shown = |d: &Path| if d.as_os_str().is_empty() { ".".to_owned() } else { d.display().to_string() };
+    let mut places: Vec<String> = includer_dir.iter().map(|d| shown(d)).collect();
     places.extend(desc.include_dirs.iter().map(|d| d.to_string()));
     if !desc.virtual_files.is_empty() {
         places.push(format!("{} in-memory files", desc.virtual_files.len()));
@@ -81,8 +87,15 @@ pub fn searched_places(desc: &SourceDesc, includer_dir: Option<&Path>) -> String
 /// real file (`shader.frag`, with no directory, is in the current one).
 pub fn root_dir(desc: &SourceDesc) -> Option<PathBuf> {
     let parent = Path::new(desc.file_name.as_str()).parent()?;
-    let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
-    parent.is_dir().then(|| parent.to_path_buf())
+    // A bare name's includes are bare names too (`inc.glsl`, not `./inc.glsl`).
+    let on_disk = desc.on_disk(if parent.as_os_str().is_empty() { Path::new(".") } else { parent });
+    on_disk.is_dir().then(|| parent.to_path_buf())
+}
+
+/// The directory a file named `name` (as [`FoundInclude::display`] names
+/// it) includes from, if it is a real directory under the source root.
+pub fn includer_dir(desc: &SourceDesc, name: &str) -> Option<PathBuf> {
+    Path::new(name).parent().filter(|p| desc.on_disk(p).is_dir()).map(Path::to_path_buf)
 }
 
 /// One `#include` a compile followed: which file it read, from which file and line.
@@ -176,12 +189,34 @@ mod tests {
     #[test]
     fn a_root_file_without_a_directory_includes_from_the_current_one() {
         let bare = SourceDesc::new("glsl", xr_sourcebuild::ShaderStage::Fragment, "shader.frag", "");
-        assert_eq!(root_dir(&bare), Some(PathBuf::from(".")));
+        assert_eq!(root_dir(&bare), Some(PathBuf::new()));
         let dir = std::env::temp_dir();
         let nested =
             SourceDesc::new("glsl", xr_sourcebuild::ShaderStage::Fragment, dir.join("s.frag").to_string_lossy(), "");
         assert_eq!(root_dir(&nested), Some(dir));
         let virtual_file = SourceDesc::new("glsl", xr_sourcebuild::ShaderStage::Fragment, "/no/such/dir/s.frag", "");
         assert_eq!(root_dir(&virtual_file), None);
+    }
+
+    #[test]
+    fn files_under_a_source_root_are_read_there_and_named_relative_to_it() {
+        let root = std::env::temp_dir().join(format!("xr-includes-root-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("shaders/include/deep")).unwrap();
+        std::fs::write(root.join("shaders/include/a.glsl"), "#include \"deep/b.glsl\"\n").unwrap();
+        std::fs::write(root.join("shaders/include/deep/b.glsl"), "// b\n").unwrap();
+        let desc = SourceDesc::new("glsl", xr_sourcebuild::ShaderStage::Fragment, "shaders/main.frag", "")
+            .with_include_dir("shaders/include")
+            .with_source_root(root.to_string_lossy());
+        assert_eq!(root_dir(&desc), Some(PathBuf::from("shaders")));
+        let a = resolve_include(&desc, "a.glsl", root_dir(&desc).as_deref()).expect("found under the root");
+        assert_eq!(a.display, "shaders/include/a.glsl");
+        assert_eq!(a.dir, Some(PathBuf::from("shaders/include")));
+        let b = resolve_include(&desc, "deep/b.glsl", a.dir.as_deref()).expect("found from a's directory");
+        assert_eq!((b.display.as_str(), b.text.as_str()), ("shaders/include/deep/b.glsl", "// b\n"));
+        assert_eq!(includer_dir(&desc, &b.display), Some(PathBuf::from("shaders/include/deep")));
+        // Not read from the current directory: the names are the root's.
+        let unrooted = SourceDesc { source_root: "".into(), ..desc.clone() };
+        assert!(resolve_include(&unrooted, "a.glsl", Some(Path::new("shaders/include"))).is_none());
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

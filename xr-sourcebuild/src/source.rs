@@ -110,7 +110,9 @@ pub struct SourceDesc {
     pub stage: ShaderStage,
     /// Entry point; GLSL requires `main`.
     pub entry_point: RString,
-    /// The file the source came from: diagnostics and relative includes use it.
+    /// The file the source came from, as diagnostics, debug info and
+    /// `#line` name it; relative includes start from its directory. A host
+    /// that builds hermetically names it relative to [`SourceDesc::source_root`].
     pub file_name: RString,
     /// The text of the source.
     pub source: RString,
@@ -122,6 +124,12 @@ pub struct SourceDesc {
     pub virtual_files: RVec<VirtualFile>,
     /// Specialization constant values (SPIR-V build systems only).
     pub specializations: RVec<Specialization>,
+    /// The directory relative names (`file_name`, `include_dirs`, the
+    /// files found through them) are read from; empty: the current
+    /// directory. Only where files are read: what a compile outputs and
+    /// reports names files by their relative names, so that two checkouts
+    /// in different places give the same bytes ([`SourceDesc::on_disk`]).
+    pub source_root: RString,
 }
 
 impl SourceDesc {
@@ -138,7 +146,33 @@ impl SourceDesc {
             include_dirs: RVec::new(),
             virtual_files: RVec::new(),
             specializations: RVec::new(),
+            source_root: RString::new(),
         }
+    }
+
+    /// Reads relative names from `root` (see [`SourceDesc::source_root`]).
+    pub fn with_source_root(mut self, root: impl Into<String>) -> Self {
+        self.source_root = root.into().into();
+        self
+    }
+
+    /// Where the file named `name` (relative to the source root, or
+    /// absolute) is read from.
+    pub fn on_disk(&self, name: impl AsRef<std::path::Path>) -> std::path::PathBuf {
+        std::path::Path::new(self.source_root.as_str()).join(name)
+    }
+
+    /// The name under which a file read at `path` is reported: relative to
+    /// the source root when it is under it, else `path` as it is (for a
+    /// compiler that gives back the paths it opened).
+    pub fn name_of_read(&self, path: &str) -> String {
+        let root = self.source_root.as_str();
+        if root.is_empty() {
+            return path.to_owned();
+        }
+        std::path::Path::new(path)
+            .strip_prefix(root)
+            .map_or_else(|_| path.to_owned(), |relative| relative.to_string_lossy().into_owned())
     }
 
     /// Reads `path` as a source in `language` for `stage`; an error names the file.
@@ -194,5 +228,22 @@ impl ProgramDesc {
     /// A program named `name` made of `stages`.
     pub fn new(name: impl Into<String>, stages: impl IntoIterator<Item = SourceDesc>) -> Self {
         Self { name: name.into().into(), stages: stages.into_iter().collect() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_names_are_read_under_the_source_root_and_given_back_relative() {
+        let desc = SourceDesc::new("glsl", ShaderStage::Fragment, "shaders/a.frag", "").with_source_root("/repo");
+        assert_eq!(desc.on_disk("shaders/include/b.glsl"), std::path::Path::new("/repo/shaders/include/b.glsl"));
+        assert_eq!(desc.on_disk("/usr/share/c.glsl"), std::path::Path::new("/usr/share/c.glsl"), "absolute stays");
+        assert_eq!(desc.name_of_read("/repo/shaders/include/b.glsl"), "shaders/include/b.glsl");
+        assert_eq!(desc.name_of_read("/elsewhere/d.glsl"), "/elsewhere/d.glsl");
+        let unrooted = SourceDesc::new("glsl", ShaderStage::Fragment, "a.frag", "");
+        assert_eq!(unrooted.on_disk("b.glsl"), std::path::Path::new("b.glsl"), "the current directory");
+        assert_eq!(unrooted.name_of_read("/repo/b.glsl"), "/repo/b.glsl");
     }
 }

@@ -21,7 +21,8 @@ pub use lock::{LockKind, StoreLock};
 pub use object::{ObjectKey, ObjectStamp, Store, StoreError, file_stamp};
 
 /// Version of the build's recipe and object formats; part of every key.
-pub const FORMAT: &str = "xr-build/1";
+/// 2: recipes, journals and objects name files relative to the manifest.
+pub const FORMAT: &str = "xr-build/2";
 
 /// The key of a built object: its payload's, with the format's version.
 pub fn object_key(payload: &[u8]) -> ObjectKey {

@@ -29,6 +29,7 @@ struct WireStage {
     include_dirs: Vec<String>,
     virtual_files: Vec<(String, String)>,
     specializations: Vec<(u32, u32)>,
+    source_root: String,
 }
 
 /// A [`Diagnostic`] on the pipe.
@@ -68,6 +69,7 @@ impl From<&SourceDesc> for WireStage {
             include_dirs: stage.include_dirs.iter().map(|d| d.to_string()).collect(),
             virtual_files: stage.virtual_files.iter().map(|f| (f.name.to_string(), f.contents.to_string())).collect(),
             specializations: stage.specializations.iter().map(|s| (s.id, s.bits)).collect(),
+            source_root: stage.source_root.to_string(),
         }
     }
 }
@@ -108,6 +110,7 @@ impl TryFrom<WireStage> for SourceDesc {
             .map(|(name, contents)| VirtualFile { name: name.into(), contents: contents.into() })
             .collect();
         desc.specializations = wire.specializations.into_iter().map(|(id, bits)| Specialization { id, bits }).collect();
+        desc.source_root = wire.source_root.into();
         Ok(desc)
     }
 }
@@ -162,8 +165,9 @@ mod tests {
 
     #[test]
     fn every_field_of_a_request_and_a_diagnostic_survives_the_pipe() {
-        let mut stage = SourceDesc::new("hlsl", ShaderStage::Fragment, "/s/lit.hlsl", "float4 main() : SV_Target;")
-            .with_include_dir("/s/include");
+        let mut stage = SourceDesc::new("hlsl", ShaderStage::Fragment, "lit.hlsl", "float4 main() : SV_Target;")
+            .with_include_dir("include")
+            .with_source_root("/s");
         stage.entry_point = "ps_main".into();
         stage.defines.push(Define::new("TINT", "1"));
         stage.virtual_files.push(VirtualFile { name: "gen.h".into(), contents: "#define X 1".into() });

@@ -12,8 +12,8 @@ use abi_stable::std_types::RVec;
 use std::collections::BTreeMap;
 use xr_device::XrError;
 use xr_sourcebuild::{
-    BuildError, CompilePair, EntryPoint, FileRead, OfflineArtifact, OfflineRequest, OptionDecl, Severity, ShaderStage,
-    SourceDesc,
+    BuildError, CompilePair, Diagnostic, EntryPoint, FileRead, OfflineArtifact, OfflineRequest, OptionDecl, Severity,
+    ShaderStage, SourceDesc,
 };
 use xr_spirv::{SpirvVersion, TargetEnv, container::StageModule};
 
@@ -183,10 +183,11 @@ fn request_for<'a>(
     let mut request = Request::new(slang, session).map_err(slang_error)?;
     let mut searched: Vec<String> = Vec::new();
     for desc in stages {
-        let own_dir = std::path::Path::new(desc.file_name.as_str())
-            .parent()
-            .map(|d| if d.as_os_str().is_empty() { ".".to_owned() } else { d.to_string_lossy().into_owned() });
-        for dir in own_dir.into_iter().chain(desc.include_dirs.iter().map(|d| d.to_string())) {
+        let own_dir = std::path::Path::new(desc.file_name.as_str()).parent().map(|d| d.to_path_buf());
+        let dirs = own_dir.into_iter().chain(desc.include_dirs.iter().map(|d| d.as_str().into()));
+        // Slang opens what it finds itself: its search paths are where the
+        // files are; what it read is named relative to the root again (`files_read`).
+        for dir in dirs.map(|d| desc.on_disk(&d).to_string_lossy().into_owned()) {
             if !searched.contains(&dir) {
                 request.search_path(&dir);
                 searched.push(dir);
@@ -247,7 +248,7 @@ pub fn compile(request: &OfflineRequest, reflect: xr_spirv::offline::Reflect) ->
         entries[i] = number as i32;
     }
     let compiled = slang_request.compile();
-    let said = diagnostics::parse(&slang_request.diagnostics(), &stages[0].file_name);
+    let said = named_from_the_root(stages[0], diagnostics::parse(&slang_request.diagnostics(), &stages[0].file_name));
     let (errors, warnings): (Vec<_>, Vec<_>) = said.into_iter().partition(|d| d.severity == Severity::Error);
     if !compiled || !errors.is_empty() {
         if errors.is_empty() {
@@ -360,7 +361,7 @@ pub fn entry_points(source: &SourceDesc) -> Result<Vec<EntryPoint>, BuildError> 
     // Slang lists the `[shader]` entry points of a compile for a target.
     request.target_spirv(session, "spirv_1_0").map_err(slang_error)?;
     let compiled = request.compile();
-    let said = diagnostics::parse(&request.diagnostics(), &source.file_name);
+    let said = named_from_the_root(source, diagnostics::parse(&request.diagnostics(), &source.file_name));
     let errors: Vec<_> = said.into_iter().filter(|d| d.severity == Severity::Error).collect();
     if !compiled || !errors.is_empty() {
         return Err(BuildError::from_diagnostics(&source.file_name, errors));
@@ -381,6 +382,18 @@ pub fn entry_points(source: &SourceDesc) -> Result<Vec<EntryPoint>, BuildError> 
         .collect()
 }
 
+/// `diagnostics` naming the files Slang opened (through search paths under
+/// the source root) by their names relative to it, as every compile names them.
+fn named_from_the_root(desc: &SourceDesc, mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    for diagnostic in &mut diagnostics {
+        diagnostic.file = desc.name_of_read(&diagnostic.file).into();
+        for site in diagnostic.included_from.iter_mut() {
+            site.file = desc.name_of_read(&site.file).into();
+        }
+    }
+    diagnostics
+}
+
 /// Every file the compile read, with the hash of its text: the stages' own
 /// (as the host read them) and every module imported or file included.
 fn files_read(stages: &[&SourceDesc], dependencies: &[String]) -> RVec<FileRead> {
@@ -393,7 +406,8 @@ fn files_read(stages: &[&SourceDesc], dependencies: &[String]) -> RVec<FileRead>
         // A file Slang read a moment ago; one gone since is recorded empty,
         // so the next build sees it changed.
         let text = std::fs::read(path).unwrap_or_default();
-        files.push(FileRead::of_text(path, &text));
+        let name = stages.first().map_or_else(|| path.clone(), |s| s.name_of_read(path));
+        files.push(FileRead::of_text(&name, &text));
     }
     files.sort();
     files.dedup();

@@ -1,10 +1,10 @@
 //! GLSL and HLSL to SPIR-V through shaderc.
 
 use crate::{messages, stage_cache, validate};
-use std::{cell::RefCell, path::Path, rc::Rc};
+use std::{cell::RefCell, rc::Rc};
 use xr_device::XrError;
 use xr_plugin_kit::includes::{
-    IncludeEdge, attach_include_chains, find_include, include_line, root_dir, searched_places,
+    IncludeEdge, attach_include_chains, find_include, include_line, includer_dir, root_dir, searched_places,
 };
 use xr_sourcebuild::{BuildError, Diagnostic, Severity, ShaderStage, SourceDesc};
 
@@ -362,11 +362,7 @@ impl SpirvCompiler {
         let included: IncludeLog = Rc::new(RefCell::new(Vec::new()));
         let record = included.clone();
         compile_options.set_include_callback(move |requested, _kind, requesting, _depth| {
-            let includer_dir = if requesting == file {
-                root_dir(desc)
-            } else {
-                Path::new(requesting).parent().filter(|p| p.is_dir()).map(Path::to_path_buf)
-            };
+            let includer_dir = if requesting == file { root_dir(desc) } else { includer_dir(desc, requesting) };
             match find_include(desc, requested, includer_dir.as_deref()) {
                 Some(found) => {
                     let line = if requesting == file {

@@ -112,13 +112,15 @@ pub(crate) fn source_key(desc: &SourceDesc, options: &SpirvOptions) -> [u8; 32] 
     let spirv = options.spirv_version.unwrap_or_else(|| options.target.default_spirv());
     let settings = format!("{:?} {spirv:?} {:?}", options.target, options.optimization);
     let mut parts: Vec<&[u8]> = vec![
-        b"xr-spirv-stage/1",
+        b"xr-spirv-stage/2",
         desc.language.as_bytes(),
         settings.as_bytes(),
         desc.stage.name().as_bytes(),
         desc.entry_point.as_bytes(),
         desc.file_name.as_bytes(),
         desc.source.as_bytes(),
+        // Relative names read elsewhere under another root.
+        desc.source_root.as_bytes(),
     ];
     for dir in desc.include_dirs.iter() {
         parts.push(dir.as_bytes());
@@ -181,7 +183,7 @@ fn read_defines<'a>(desc: &'a SourceDesc, named_in_text: Option<&BTreeSet<String
 fn include_text(desc: &SourceDesc, path: &str) -> Option<String> {
     match desc.virtual_files.iter().find(|f| f.name.as_str() == path) {
         Some(file) => Some(file.contents.to_string()),
-        None => std::fs::read_to_string(path).ok(),
+        None => std::fs::read_to_string(desc.on_disk(path)).ok(),
     }
 }
 

@@ -8,7 +8,7 @@ use xr_store::catalog::CatalogVariant;
 use xr_tests::{
     TestDir, Xr, materials_copy,
     servers::{self, PASSWORD, Server, USER},
-    summary_count,
+    summary_count, temp_dir, write_materials,
 };
 
 /// The servers' credentials and nothing from the environment that would
@@ -135,9 +135,12 @@ fn two_machines_share_a_webdav_remote_and_the_second_builds_nothing() {
     assert_eq!(server.files("cas").len(), unique, "each object once on the server");
     assert_eq!(server.files("ac").len(), built, "one action record per artifact");
 
-    // Another checkout, in another directory, its manifest named by an
-    // absolute path from elsewhere: the keys do not depend on where it is.
-    let second = materials_copy("remote-webdav-b");
+    // Another checkout, in another directory two levels deeper, its
+    // manifest named by an absolute path from elsewhere: the keys do not
+    // depend on where it is.
+    let second_parent = temp_dir("remote-webdav-b");
+    let second = second_parent.join("two/levels");
+    write_materials(&second, false);
     let manifest = second.join("xr.toml");
     let build_second = || {
         Run::of(&mut xr(
@@ -397,11 +400,16 @@ fn the_run_time_library_reads_missing_objects_through_the_remote() {
     }
     let error = render(&second, None).unwrap_err();
     assert!(error.contains("missing from the store"), "{error}");
-    // A server that serves another whole object under a key: refused, not drawn.
+    // A server that serves another whole object under a key: refused, not
+    // drawn. The key is one the render needs (the first tile's object).
     let objects = server.files("cas");
-    let swapped = objects[0].clone();
+    let catalog_of_first = catalog(&first);
+    let needed = catalog_of_first["unlit"]["unlit[TINT=0,PATTERN=flat]"].objects.get("vk-spirv").expect("built");
+    let swapped =
+        objects.iter().find(|p| p.to_string_lossy().contains(needed.as_str())).expect("on the server").clone();
+    let other = objects.iter().find(|p| **p != swapped).expect("another object");
     let original = std::fs::read(&swapped).unwrap();
-    std::fs::copy(&objects[1], &swapped).unwrap();
+    std::fs::copy(other, &swapped).unwrap();
     let error = render(&second, Some(&server.url)).unwrap_err();
     assert!(error.contains("its bytes are not the object it is named after; not used"), "{error}");
     std::fs::write(&swapped, original).unwrap();
