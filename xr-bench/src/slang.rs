@@ -105,9 +105,10 @@ fn xr_build(xr: &Path, dir: &Path, jobs: usize, artifacts: usize) -> anyhow::Res
         .output()
         .context("running xr build")?;
     let seconds = start.elapsed().as_secs_f64();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    ensure!(output.status.success(), "xr build failed:\n{stdout}{}", String::from_utf8_lossy(&output.stderr));
-    ensure!(stdout.contains(&format!("{artifacts} built")), "xr build did not build {artifacts}: {stdout}");
+    // The summary is on stderr, as every diagnostic.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    ensure!(output.status.success(), "xr build failed:\n{}{stderr}", String::from_utf8_lossy(&output.stdout));
+    ensure!(stderr.contains(&format!("{artifacts} built")), "xr build did not build {artifacts}: {stderr}");
     Ok(seconds)
 }
 

@@ -1,12 +1,11 @@
 //! `xr build`, `xr store gc`: the offline build of a manifest, and the
 //! store's garbage collection.
 
-use crate::messages::{MessageArgs, Reported, Stream, manifest_diagnostic, reports_of, usage};
+use crate::messages::{MessageArgs, Reported, manifest_diagnostic, reports_of, usage};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::Arc;
 use std::{
-    io::IsTerminal,
     path::{Path, PathBuf},
     sync::atomic::{AtomicUsize, Ordering},
 };
@@ -46,9 +45,6 @@ pub struct BuildArgs {
     /// Use this store instead of the manifest's.
     #[arg(long, value_name = "DIR")]
     store: Option<PathBuf>,
-    /// Print only the summary and failures.
-    #[arg(long, short = 'q')]
-    quiet: bool,
     #[command(flatten)]
     messages: MessageArgs,
     /// Build only part I of N of the matrix (e.g. 2/3), for one of N machines.
@@ -94,7 +90,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     let mut manifest = match Manifest::load(&args.manifest) {
         Ok(manifest) => manifest,
         Err(error) => {
-            args.messages.print_reports(&reports_of(&[manifest_diagnostic(&error)]), Stream::Stdout);
+            args.messages.print_reports(&reports_of(&[manifest_diagnostic(&error)]));
             if args.messages.json() {
                 println!("{}", serde_json::json!({"type": "summary", "success": false, "errors": 1}));
             }
@@ -147,7 +143,8 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     // A program naming what no plugin offers fails alone; the others build.
     let refused = manifest.check_plugins(&plugin_offer(&registry));
     let total = count_artifacts(&manifest, &request);
-    let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
+    let quiet = crate::term::verbosity().quiet;
+    let bar = crate::term::progress_bar().then(|| {
         let bar = ProgressBar::new(total as u64);
         bar.set_style(
             ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {wide_msg}")
@@ -169,7 +166,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         if let Some(bar) = &bar {
             bar.set_message(format!("{} ({}){failures}", result.variant, result.target));
             bar.inc(1);
-        } else if !args.quiet && (n.is_multiple_of(step) || n == total) {
+        } else if !quiet && (n.is_multiple_of(step) || n == total) {
             eprintln!("[{n}/{total}] {} ({}){failures}", result.variant, result.target);
         }
     };
@@ -186,10 +183,10 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         reports.add(None, "", &[manifest_diagnostic(error)]);
     }
     let counts = (reports.count(Severity::Error), reports.count(Severity::Warning));
-    args.messages.print_reports(&reports.into_sorted(), Stream::Stdout);
+    args.messages.print_reports(&reports.into_sorted());
     if let Some(remote) = &remote {
         let stats = remote.stats();
-        args.messages.say(&format!(
+        args.messages.tell(&format!(
             "remote {}: {} fetched, {} uploaded, {} corrupt{}",
             remote.url(),
             stats.fetched,
@@ -214,7 +211,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
                     for source in sources {
                         let path = dir.join(source.file_name());
                         write_file(&path, &source.text)?;
-                        args.messages.say(&format!(
+                        args.messages.tell(&format!(
                             "guarded: {} ({} branches, {} shared lines hoisted)",
                             path.display(),
                             source.branches,
@@ -226,11 +223,15 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
                 // preprocesses (Slang, WGSL), has no ladder: said, not failed,
                 // so that a manifest of several languages still emits the rest.
                 Err(e @ guarded::GuardedError::NoPreprocessor { .. }) if args.programs.is_empty() => {
-                    args.messages.say(&format!("guarded: none for '{}': {e}", program.name));
+                    args.messages.note(&format!("guarded: none for '{}': {e}", program.name));
                 }
                 Err(e) => {
                     failed = true;
-                    args.messages.say(&format!("error: guarded sources of '{}': {e}", program.name));
+                    args.messages.tell(&crate::term::labelled(
+                        crate::term::Label::Error,
+                        &format!("guarded sources of '{}': {e}", program.name),
+                        crate::term::color(),
+                    ));
                 }
             }
         }
@@ -286,7 +287,7 @@ fn print_summary(
     if warnings > 0 {
         counts.push_str(&format!("; {} with warnings ({warnings} distinct)", summary.warned.len()));
     }
-    println!(
+    eprintln!(
         "xr build{}: {} built, {} fetched, {} reused, {} failed{counts}; {} unique objects, {} bytes; {:.2} s ({})",
         args.shard.map(|s| format!(" (shard {s})")).unwrap_or_default(),
         summary.built,
@@ -320,9 +321,9 @@ pub fn gc(store: Option<PathBuf>, manifests: &[PathBuf], dry_run: bool) -> anyho
     let store = xr_store::Store::open(store)?;
     let report = gc::gc(&store, &manifests, dry_run)?;
     for name in &report.catalogs_removed {
-        println!("{} program '{name}' (in no manifest)", if dry_run { "would drop" } else { "dropped" });
+        eprintln!("{} program '{name}' (in no manifest)", if dry_run { "would drop" } else { "dropped" });
     }
-    println!(
+    eprintln!(
         "xr store gc: {} objects, {} kept, {} {} ({} bytes){}",
         report.objects,
         report.kept,

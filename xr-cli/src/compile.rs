@@ -1,6 +1,6 @@
 //! `xr compile` and `xr reflect`: XR's `D3DXCompileShaderFromFile`.
 
-use crate::messages::{MessageArgs, Reported, Stream, usage};
+use crate::messages::{MessageArgs, Reported, usage};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -307,7 +307,7 @@ impl SourceArgs {
         let mut reports = Reports::default();
         reports.add(None, &compiler, &said);
         let warnings = reports.count(xr_sourcebuild::Severity::Warning);
-        messages.print_reports(&reports.into_sorted(), Stream::Stderr);
+        messages.print_reports(&reports.into_sorted());
         Ok(Compiled { target, program, artifact, warnings })
     }
 }
@@ -338,7 +338,7 @@ fn report_failure(
     reports.add(None, compiler, &diagnostics);
     let (errors, warnings) =
         (reports.count(xr_sourcebuild::Severity::Error), reports.count(xr_sourcebuild::Severity::Warning));
-    messages.print_reports(&reports.into_sorted(), Stream::Stderr);
+    messages.print_reports(&reports.into_sorted());
     print_json_summary(messages, false, target, errors, warnings);
     Reported { status: 1 }.into()
 }
@@ -397,7 +397,7 @@ pub fn compile(args: SourceArgs, out: Option<PathBuf>, device: bool, messages: M
             _ => artifact.bytes.to_vec(),
         };
         write(out, &bytes)?;
-        messages.say(&format!("xr compile: wrote {} bytes to {}", bytes.len(), out.display()));
+        messages.tell(&format!("xr compile: wrote {} bytes to {}", bytes.len(), out.display()));
     }
     if device {
         on_device(&registry, &target, &program, artifact.bytes.to_vec(), &messages)?;

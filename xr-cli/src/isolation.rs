@@ -4,7 +4,7 @@
 //! instead of ending the command with no word. `--in-process` (or
 //! `XR_IN_PROCESS=1`) runs everything here, for a debugger.
 
-use crate::messages::{MessageArgs, Reported, Stream, reports_of};
+use crate::messages::{MessageArgs, Reported, reports_of};
 use anyhow::Context;
 use std::{ffi::OsString, io::BufWriter, os::unix::process::ExitStatusExt, path::PathBuf, time::Duration};
 use xr_build::xr_worker::signal_name;
@@ -91,7 +91,9 @@ pub fn serve_as_worker(plugin_dirs: Vec<PathBuf>, memory_limit: Option<u64>) -> 
 /// Runs this very command again in a child process with in-process
 /// compiles, its output passed through, and ends as it ended. A child
 /// killed by a signal (a compiler or a driver crashed) is reported as one
-/// error naming the signal and `files`, with exit status 1.
+/// error naming the signal and `files`, with exit status 1; but one ended
+/// by SIGPIPE met a reader that stopped reading (`xr reflect … | head -1`),
+/// which is no crash: xr ends quietly, with status 0.
 pub fn run_in_child(command: &str, files: &[PathBuf], messages: &MessageArgs) -> anyhow::Result<()> {
     let program = std::env::current_exe().context("finding xr's own executable to run the compile in a child")?;
     let status = std::process::Command::new(&program)
@@ -102,6 +104,7 @@ pub fn run_in_child(command: &str, files: &[PathBuf], messages: &MessageArgs) ->
     match (status.code(), status.signal()) {
         (Some(0), _) => Ok(()),
         (Some(code), _) => Err(Reported { status: u8::try_from(code).unwrap_or(1) }.into()),
+        (None, Some(libc::SIGPIPE)) => Ok(()),
         (None, signal) => {
             let signal = signal.map_or_else(|| status.to_string(), signal_name);
             let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
@@ -110,7 +113,7 @@ pub fn run_in_child(command: &str, files: &[PathBuf], messages: &MessageArgs) ->
                  (--in-process runs it in xr itself, for a debugger)",
                 files.join(", ")
             );
-            messages.print_reports(&reports_of(&[Diagnostic::error("", 0, message)]), Stream::Stderr);
+            messages.print_reports(&reports_of(&[Diagnostic::error("", 0, message)]));
             if messages.json() {
                 println!("{}", serde_json::json!({"type": "summary", "success": false, "errors": 1, "warnings": 0}));
             }

@@ -6,8 +6,9 @@ mod isolation;
 mod messages;
 mod plugins;
 mod store;
+mod term;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{ArgAction, CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// XR: shader build systems and rendering back ends as plugins.
@@ -17,9 +18,18 @@ struct Cli {
     /// Print XR's version and the plugin interface's; with -v, every plugin found, with its version and path.
     #[arg(short = 'V', long)]
     version: bool,
-    /// With --version: list the plugins too.
-    #[arg(short = 'v', long, requires = "version")]
-    verbose: bool,
+    /// Say more: -v more detail (with --version: every plugin; with a
+    /// diagnostic: every artifact it struck and the compilers that said it),
+    /// -vv tracing's info lines too.
+    #[arg(short = 'v', long, action = ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Say only errors and the summary: no progress, no warning reports (the log's warnings stay).
+    #[arg(short = 'q', long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Colour what goes to standard error: auto (on a terminal, unless
+    /// NO_COLOR is set or TERM=dumb; CLICOLOR_FORCE forces it), always, never.
+    #[arg(long, value_enum, global = true, default_value_t = term::ColorChoice::Auto, value_name = "WHEN")]
+    color: term::ColorChoice,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -137,19 +147,18 @@ fn quiet_library_backtraces() {
 fn main() -> std::process::ExitCode {
     quiet_library_backtraces();
     messages::quiet_broken_pipes();
-    let level = std::env::var("XR_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(tracing::Level::WARN);
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_max_level(level)
-        .init();
     let cli = Cli::parse();
+    term::init(cli.color, term::Verbosity { quiet: cli.quiet, verbose: cli.verbose });
     let command = match cli.command {
         Some(command) if !cli.version => command,
-        _ => {
-            plugins::print_version(cli.verbose);
+        _ if cli.version => {
+            plugins::print_version(cli.verbose > 0);
             return std::process::ExitCode::SUCCESS;
         }
+        // Only global flags (`xr -v`): a usage error, exit status 2.
+        _ => Cli::command()
+            .error(clap::error::ErrorKind::MissingSubcommand, "name a command (xr --help lists them)")
+            .exit(),
     };
     let result = match command {
         Command::Plugins { json, plugin_dirs, extensions } => plugins::run(json, plugin_dirs, extensions),
@@ -193,7 +202,7 @@ fn main() -> std::process::ExitCode {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             if !error.is::<messages::Reported>() {
-                eprintln!("error: {error:#}");
+                eprintln!("{}", term::labelled(term::Label::Error, &format!("{error:#}"), term::color()));
             }
             std::process::ExitCode::from(messages::exit_status(&error))
         }

@@ -2,13 +2,13 @@
 //! one report per distinct diagnostic, for a person (with the source line
 //! and include chain) or as JSON lines for CI and editors
 //! (`--message-format json`, the schema in docs/BUILD.md), and the exit
-//! statuses every command shares.
+//! statuses every command shares. Everything for a person goes to standard
+//! error; standard output carries what was asked for.
 //!
 //! Exit statuses: 0 when everything asked for was done; 1 when something
 //! failed to build (or a store check failed); 2 when the command line or the
 //! manifest is wrong, before anything was built.
 
-use std::io::IsTerminal;
 use xr_build::{
     ManifestError,
     render::{RenderStyle, render},
@@ -20,32 +20,22 @@ use xr_sourcebuild::{Diagnostic, Severity};
 /// How diagnostics are written.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum MessageFormat {
-    /// For a person: each report with its source line, on a terminal in colour.
+    /// For a person: each report with its source line, on standard error, on a terminal in colour.
     #[default]
     Human,
     /// One JSON object per line on standard output: each diagnostic, then a summary.
     Json,
 }
 
-/// Where human reports go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stream {
-    /// Standard output (`xr build`: the build's result).
-    Stdout,
-    /// Standard error (`xr compile`, `xr reflect`: their output is the artifact).
-    Stderr,
-}
-
-/// `--message-format` and `-v`, shared by the commands that compile.
+/// `--message-format`, shared by the commands that compile (`-q` and `-v`
+/// are global: [`crate::term::verbosity`]).
 #[derive(clap::Args, Clone, Copy, Debug, Default)]
 pub struct MessageArgs {
-    /// How to write diagnostics: `human`, or `json` (one object per line on
-    /// standard output, then a summary object; see docs/BUILD.md).
+    /// How to write diagnostics: `human` (on standard error), or `json` (one
+    /// object per line on standard output, then a summary object; see
+    /// docs/BUILD.md).
     #[arg(long, value_enum, default_value_t = MessageFormat::Human, value_name = "FORMAT")]
     pub message_format: MessageFormat,
-    /// List every artifact a diagnostic struck and the compilers that said it.
-    #[arg(long, short = 'v')]
-    pub verbose: bool,
 }
 
 impl MessageArgs {
@@ -54,34 +44,42 @@ impl MessageArgs {
         self.message_format == MessageFormat::Json
     }
 
-    /// Writes `reports`: rendered to `stream`, or as JSON lines on stdout.
-    pub fn print_reports(&self, reports: &[Report], stream: Stream) {
+    /// Writes `reports`: rendered on stderr (with `-q`, errors only), or as
+    /// JSON lines on stdout.
+    pub fn print_reports(&self, reports: &[Report]) {
         if self.json() {
             for report in reports {
                 println!("{}", report.to_json());
             }
             return;
         }
-        let color = match stream {
-            Stream::Stdout => std::io::stdout().is_terminal(),
-            Stream::Stderr => std::io::stderr().is_terminal(),
-        };
-        let style = RenderStyle { color, verbose: self.verbose };
-        for report in reports {
-            let text = format!("{}\n", render(report, style));
-            match stream {
-                Stream::Stdout => println!("{text}"),
-                Stream::Stderr => eprintln!("{text}"),
-            }
+        let verbosity = crate::term::verbosity();
+        let style = RenderStyle { color: crate::term::color(), verbose: verbosity.verbose > 0 };
+        for report in reports.iter().filter(|r| !verbosity.quiet || r.severity() == Severity::Error) {
+            eprintln!("{}\n", render(report, style));
         }
     }
 
-    /// A line for a person: on stdout, or on stderr when stdout carries JSON.
+    /// What the command was asked to print (a listing, a table): on
+    /// stdout, or on stderr when stdout carries JSON.
     pub fn say(&self, line: &str) {
         if self.json() {
             eprintln!("{line}");
         } else {
             println!("{line}");
+        }
+    }
+
+    /// A line for a person about what was done (a summary, a file
+    /// written): on stderr, whatever `-q` says.
+    pub fn tell(&self, line: &str) {
+        eprintln!("{line}");
+    }
+
+    /// A detail for a person: on stderr, not with `-q`.
+    pub fn note(&self, line: &str) {
+        if !crate::term::verbosity().quiet {
+            eprintln!("{line}");
         }
     }
 }

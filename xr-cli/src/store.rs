@@ -1,6 +1,8 @@
 //! `xr store verify`: every object of a store checked against its checksum,
 //! every catalog and journal line checked for what it names, and with a
 //! remote, the remote's copies too.
+//! It reports on standard error, as diagnostics are; its exit status says
+//! whether the store is whole.
 
 use anyhow::Context;
 use std::{
@@ -42,10 +44,10 @@ pub fn verify(root: &Path, delete_corrupt: bool, remote: Option<Arc<Remote>>) ->
             Ok(None) => {}
             Err(e) => {
                 corrupt += 1;
-                println!("corrupt: {e}");
+                eprintln!("corrupt: {e}");
                 if delete_corrupt {
                     store.remove(key)?;
-                    println!("  removed {key}");
+                    eprintln!("  removed {key}");
                 }
             }
         }
@@ -54,12 +56,12 @@ pub fn verify(root: &Path, delete_corrupt: bool, remote: Option<Arc<Remote>>) ->
         .map(|entries| entries.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
     for leftover in &leftovers {
-        println!("unfinished write: {}", leftover.display());
+        eprintln!("unfinished write: {}", leftover.display());
         if delete_corrupt {
             std::fs::remove_file(leftover).with_context(|| format!("removing {}", leftover.display()))?;
         }
     }
-    println!(
+    eprintln!(
         "xr store verify: {} objects, {} whole ({bytes} payload bytes), {corrupt} corrupt, {} unfinished writes{}",
         keys.len(),
         keys.len() - corrupt,
@@ -92,10 +94,10 @@ fn verify_catalogs(
     let mut problems = 0;
     for error in &errors {
         problems += 1;
-        println!("corrupt catalog: {error}");
+        eprintln!("corrupt catalog: {error}");
         if delete_corrupt {
             std::fs::remove_file(&error.path).with_context(|| format!("removing {}", error.path.display()))?;
-            println!("  removed {} (the next xr build writes it again)", error.path.display());
+            eprintln!("  removed {} (the next xr build writes it again)", error.path.display());
         }
     }
     let mut objects = 0;
@@ -105,7 +107,7 @@ fn verify_catalogs(
                 objects += 1;
                 let Some(key) = ObjectKey::from_hex(hex) else {
                     problems += 1;
-                    println!(
+                    eprintln!(
                         "corrupt catalog: '{}': {variant} ({target}) names '{hex}', not an object key",
                         program.name
                     );
@@ -119,7 +121,7 @@ fn verify_catalogs(
                     );
                 if !here && !there {
                     problems += 1;
-                    println!(
+                    eprintln!(
                         "missing: catalog '{}' names {key} for {variant} ({target}), which is not {} (the next xr build makes it)",
                         program.name,
                         if remote.is_some() { "here or on the remote" } else { "in the store" }
@@ -128,7 +130,7 @@ fn verify_catalogs(
             }
         }
     }
-    println!(
+    eprintln!(
         "xr store verify: {} catalogs, {} corrupt, {objects} objects named, {} problems{}",
         programs.len() + errors.len(),
         errors.len(),
@@ -169,7 +171,7 @@ fn verify_journal(root: &Path, delete_corrupt: bool, named: &mut BTreeSet<Object
             JournalLine::Corrupt => {
                 corrupt += 1;
                 let excerpt: String = line.chars().take(60).collect();
-                println!("corrupt journal line: {}:{}: {excerpt}…", path.display(), number + 1);
+                eprintln!("corrupt journal line: {}:{}: {excerpt}…", path.display(), number + 1);
             }
         }
     }
@@ -177,7 +179,7 @@ fn verify_journal(root: &Path, delete_corrupt: bool, named: &mut BTreeSet<Object
         xr_build::journal::Journal::rewrite(root, |object| ObjectKey::from_hex(object).is_some())
             .with_context(|| format!("rewriting {} without its bad lines", path.display()))?;
     }
-    println!(
+    eprintln!(
         "xr store verify: journal: {entries} entries, {retired} retired objects, {corrupt} corrupt lines, {torn} torn lines of killed builds (skipped when read){}",
         if delete_corrupt && (corrupt > 0 || torn > 0) { " (removed)" } else { "" }
     );
@@ -278,15 +280,15 @@ fn verify_remote(remote: &Remote, delete_corrupt: bool, named: &BTreeSet<ObjectK
             Checked::Absent => absent += 1,
             Checked::Corrupt(why) => {
                 corrupt += 1;
-                println!("corrupt on the remote: {why}");
+                eprintln!("corrupt on the remote: {why}");
                 if delete_corrupt {
                     remote.remove(*kind, key).map_err(|e| anyhow::anyhow!("remote: {e}"))?;
-                    println!("  removed it from the remote");
+                    eprintln!("  removed it from the remote");
                 }
             }
         }
     }
-    println!(
+    eprintln!(
         "xr store verify: remote {}: {} entries checked{}, {whole} whole, {corrupt} corrupt, {absent} named here but not uploaded, {dangling} action records whose object is gone (a miss){}",
         remote.url(),
         to_check.len(),

@@ -22,7 +22,7 @@ fn compiles_d3d9_style_hlsl_to_valid_spirv_for_vulkan_and_opengl() {
         }
         let (ok, stdout, stderr) = xr(&args);
         assert!(ok, "{stderr}");
-        assert!(stdout.contains(&format!("to {}", out.display())), "{stdout}");
+        assert!(stderr.contains(&format!("to {}", out.display())) && stdout.is_empty(), "{stdout}{stderr}");
         let bytes = std::fs::read(&out).unwrap();
         assert_eq!(&bytes[..4], &0x0723_0203u32.to_le_bytes());
         let validated = Command::new("spirv-val").args(["--target-env", env]).arg(&out).status().unwrap();

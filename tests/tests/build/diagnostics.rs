@@ -54,23 +54,23 @@ fn one_typo_read_by_18_artifacts_is_one_report_and_one_json_object() {
         .unwrap()
         + 1;
     let run = build(&dir, &[]);
-    assert_eq!(run.code, Some(1), "some artifacts failed: exit status 1\n{}", run.stdout);
-    let headers = report_headers(&run.stdout);
-    assert_eq!(headers, ["error: 'typo_here' : undeclared identifier"], "{}", run.stdout);
-    assert!(run.stdout.contains(&format!("--> shaders/unlit.frag:{line}:5")), "{}", run.stdout);
-    assert!(run.stdout.contains(&format!("{line} |     typo_here;")), "the line of source:\n{}", run.stdout);
-    assert!(run.stdout.contains("|     ^^^^^^^^^"), "a caret under the name:\n{}", run.stdout);
-    assert!(run.stdout.contains("in 18 artifacts: unlit × 6 variants × gl-glsl, gl-spirv, vk-spirv"), "{}", run.stdout);
-    assert!(run.stdout.contains("18 failed (1 distinct error)"), "{}", run.stdout);
-    assert!(!run.stdout.contains('\u{1b}'), "no colours off a terminal");
+    assert_eq!(run.code, Some(1), "some artifacts failed: exit status 1\n{}", run.stderr);
+    let headers = report_headers(&run.stderr);
+    assert_eq!(headers, ["error: 'typo_here' : undeclared identifier"], "{}", run.stderr);
+    assert!(run.stderr.contains(&format!("--> shaders/unlit.frag:{line}:5")), "{}", run.stderr);
+    assert!(run.stderr.contains(&format!("{line} |     typo_here;")), "the line of source:\n{}", run.stderr);
+    assert!(run.stderr.contains("|     ^^^^^^^^^"), "a caret under the name:\n{}", run.stderr);
+    assert!(run.stderr.contains("in 18 artifacts: unlit × 6 variants × gl-glsl, gl-spirv, vk-spirv"), "{}", run.stderr);
+    assert!(run.stderr.contains("18 failed (1 distinct error)"), "{}", run.stderr);
+    assert!(!run.stderr.contains('\u{1b}'), "no colours off a terminal");
 
     // -v lists the artifacts and the compilers.
     let run = build(&dir, &["-v"]);
-    assert!(run.stdout.contains("unlit[TINT=1,PATTERN=checker] (vk-spirv)"), "{}", run.stdout);
+    assert!(run.stderr.contains("unlit[TINT=1,PATTERN=checker] (vk-spirv)"), "{}", run.stderr);
     assert!(
-        run.stdout.contains("reported by xr-compiler-gl-spirv, xr-compiler-glsl, xr-compiler-vk-spirv"),
+        run.stderr.contains("reported by xr-compiler-gl-spirv, xr-compiler-glsl, xr-compiler-vk-spirv"),
         "{}",
-        run.stdout
+        run.stderr
     );
 
     let run = build(&dir, &["--message-format", "json"]);
@@ -100,15 +100,15 @@ fn an_error_in_a_nested_include_shows_its_line_and_the_include_chain_on_the_driv
     let at = edit_unlit(&dir, "#include \"pattern.glsl\"", "#include \"middle.glsl\"\n#include \"pattern.glsl\"");
     for target in ["gl-glsl", "vk-spirv"] {
         let run = build(&dir, &["--target", target, "--program", "unlit"]);
-        assert_eq!(run.code, Some(1), "{}", run.stdout);
-        assert_eq!(report_headers(&run.stdout).len(), 1, "{target}: one report\n{}", run.stdout);
-        assert!(run.stdout.contains("shaders/include/broken.glsl:2:12"), "{target}: {}", run.stdout);
-        assert!(run.stdout.contains("2 |     return missing_thing;"), "{target}: {}", run.stdout);
+        assert_eq!(run.code, Some(1), "{}", run.stderr);
+        assert_eq!(report_headers(&run.stderr).len(), 1, "{target}: one report\n{}", run.stderr);
+        assert!(run.stderr.contains("shaders/include/broken.glsl:2:12"), "{target}: {}", run.stderr);
+        assert!(run.stderr.contains("2 |     return missing_thing;"), "{target}: {}", run.stderr);
         let chain = format!(
             "= note: included from shaders/include/middle.glsl:2\n  = note: included from shaders/unlit.frag:{at}\n"
         );
-        assert!(run.stdout.contains(&chain), "{target}: the chain, innermost first\n{}", run.stdout);
-        assert!(run.stdout.contains(&format!("in 6 artifacts: unlit × 6 variants × {target}")), "{}", run.stdout);
+        assert!(run.stderr.contains(&chain), "{target}: the chain, innermost first\n{}", run.stderr);
+        assert!(run.stderr.contains(&format!("in 6 artifacts: unlit × 6 variants × {target}")), "{}", run.stderr);
 
         let run = build(&dir, &["--target", target, "--program", "unlit", "--message-format", "json"]);
         let objects = json_lines(&run.stdout);
@@ -147,11 +147,11 @@ fn a_thousand_artifacts_with_one_broken_include_print_under_15_lines_of_errors()
     );
     std::fs::write(dir.join("xr.toml"), manifest).unwrap();
     let run = build(&dir, &["-q"]);
-    assert_eq!(run.code, Some(1), "{}", run.stdout);
-    assert!(run.stdout.contains("0 built, 0 fetched, 0 reused, 1000 failed (1 distinct error)"), "{}", run.stdout);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("0 built, 0 fetched, 0 reused, 1000 failed (1 distinct error)"), "{}", run.stderr);
     let lines = run.stdout.lines().count() + run.stderr.lines().count();
     assert!(lines < 15, "{lines} lines for one mistake:\n{}\n{}", run.stdout, run.stderr);
-    assert!(run.stdout.contains("in 1000 artifacts: shade × 1000 variants × vk-spirv"), "{}", run.stdout);
+    assert!(run.stderr.contains("in 1000 artifacts: shade × 1000 variants × vk-spirv"), "{}", run.stderr);
 }
 
 #[test]
@@ -159,14 +159,14 @@ fn warnings_are_reported_once_and_counted() {
     let dir = materials_copy("diagnostics-warning");
     edit_unlit(&dir, "#version 450 core", "#version 450 core\n#extension GL_EXT_no_such_thing : warn");
     let run = build(&dir, &["--program", "unlit"]);
-    assert_eq!(run.code, Some(0), "warnings do not fail a build\n{}", run.stdout);
+    assert_eq!(run.code, Some(0), "warnings do not fail a build\n{}", run.stderr);
     assert_eq!(
-        report_headers(&run.stdout),
+        report_headers(&run.stderr),
         ["warning: '#extension' : extension not supported: GL_EXT_no_such_thing"],
         "{}",
-        run.stdout
+        run.stderr
     );
-    assert!(run.stdout.contains("18 with warnings (1 distinct)"), "{}", run.stdout);
+    assert!(run.stderr.contains("18 with warnings (1 distinct)"), "{}", run.stderr);
 }
 
 #[test]

@@ -114,7 +114,7 @@ fn an_object_removed_during_a_build_fails_its_artifacts_instead_of_being_named()
     assert_store_whole(&dir);
     // The next build makes it again.
     let run = Xr::new(["build", "-m", "xr.toml", "-q"]).dir(&dir).run();
-    assert!(run.ok && run.stdout.contains("0 failed"), "{}", run.stdout);
+    assert!(run.ok && run.stderr.contains("0 failed"), "{}", run.stderr);
     assert_store_whole(&dir);
 }
 

@@ -46,9 +46,9 @@ fn every_branch_of_the_guarded_ladder_compiles_and_renders_like_its_variant() {
             .command()
             .output()
             .expect("xr runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
-    assert!(stdout.contains("lit.fragment.glsl (18 branches"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{}{stderr}", String::from_utf8_lossy(&output.stdout));
+    assert!(stderr.contains("lit.fragment.glsl (18 branches"), "{stderr}");
 
     let manifest = Manifest::load(&dir.join("xr.toml")).unwrap();
     let registry = registry();

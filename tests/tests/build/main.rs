@@ -3,6 +3,7 @@
 
 mod cli;
 mod cli_compile;
+mod cli_conventions;
 mod cli_store;
 mod crash_consistency;
 mod diagnostics;

@@ -82,7 +82,7 @@ fn an_installed_xr_finds_its_plugins_and_builds_from_any_directory() {
     let (ok, stdout, stderr) =
         run_installed(&prefix, &elsewhere, &home, &["build", "-q", "-m", manifest.to_str().unwrap()]);
     assert!(ok, "{stdout}{stderr}");
-    assert!(stdout.contains("111 built, 0 fetched, 0 reused, 0 failed"), "every artifact built:\n{stdout}");
+    assert!(stderr.contains("111 built, 0 fetched, 0 reused, 0 failed"), "every artifact built:\n{stderr}");
 }
 
 #[test]

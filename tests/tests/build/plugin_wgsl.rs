@@ -91,8 +91,8 @@ fn three_languages(label: &str) -> TestDir {
 }
 
 /// (built, reused, failed) from `xr build`'s summary line.
-fn summary(stdout: &str) -> (usize, usize, usize) {
-    let line = stdout.lines().find(|l| l.starts_with("xr build:")).unwrap_or_else(|| panic!("no summary in {stdout}"));
+fn summary(said: &str) -> (usize, usize, usize) {
+    let line = said.lines().find(|l| l.starts_with("xr build:")).unwrap_or_else(|| panic!("no summary in {said}"));
     let count = |label: &str| xr_tests::summary_count(line, label);
     (count("built"), count("reused"), count("failed"))
 }
@@ -122,7 +122,7 @@ fn the_out_of_tree_wgsl_plugin_lists_compiles_and_reflects() {
         ];
         let (ok, stdout, stderr) = xr(&plugins, &dir, &[&args[..], &[out.to_str().unwrap()]].concat());
         assert!(ok, "the language comes from the .wgsl extension: {stderr}");
-        assert!(stdout.contains("wrote"), "{stdout}");
+        assert!(stderr.contains("wrote") && stdout.is_empty(), "{stdout}{stderr}");
         let bytes = std::fs::read(&out).unwrap();
         assert_eq!(&bytes[..4], &0x0723_0203u32.to_le_bytes(), "a SPIR-V module");
         let valid = Command::new("spirv-val").args(["--target-env", env]).arg(&out).status().unwrap();
@@ -149,7 +149,7 @@ fn one_manifest_of_glsl_hlsl_and_wgsl_builds_and_wgsl_renders_like_glsl_on_both_
     assert!(ok, "{stdout}\n{stderr}");
     // unlit: 6 variants × 3 targets; tint_hlsl and unlit_wgsl: 1 × 2;
     // unlit_slang: 6 × 2.
-    assert_eq!(summary(&stdout), (18 + 2 + 2 + 12, 0, 0), "{stdout}");
+    assert_eq!(summary(&stderr), (18 + 2 + 2 + 12, 0, 0), "{stderr}");
 
     let registry = Registry::load_dirs([plugins.to_path_buf()]);
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
@@ -191,14 +191,14 @@ fn one_manifest_of_glsl_hlsl_and_wgsl_builds_and_wgsl_renders_like_glsl_on_both_
 fn without_the_wgsl_plugin_the_wgsl_program_fails_alone_and_the_rest_builds() {
     let plugins = plugin_dir("wgsl-absent-plugins", false);
     let dir = three_languages("wgsl-absent");
-    let (ok, stdout, _) = xr(&plugins, &dir, &["build", "-m", "xr.toml"]);
-    assert!(!ok, "{stdout}");
-    assert_eq!(summary(&stdout), (18 + 2 + 12, 0, 1), "one failure: the WGSL program\n{stdout}");
-    let errors: Vec<&str> = stdout.lines().filter(|l| l.starts_with("error")).collect();
-    assert_eq!(errors.len(), 1, "{stdout}");
-    assert!(errors[0].contains("no plugin compiles language 'wgsl'"), "{stdout}");
-    assert!(stdout.contains("--> xr.toml:"), "at its place in the manifest: {stdout}");
-    assert!(errors[0].contains("(the plugins found compile: glsl, hlsl, slang)"), "{stdout}");
+    let (ok, _, stderr) = xr(&plugins, &dir, &["build", "-m", "xr.toml"]);
+    assert!(!ok, "{stderr}");
+    assert_eq!(summary(&stderr), (18 + 2 + 12, 0, 1), "one failure: the WGSL program\n{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains("no plugin compiles language 'wgsl'"), "{stderr}");
+    assert!(stderr.contains("--> xr.toml:"), "at its place in the manifest: {stderr}");
+    assert!(errors[0].contains("(the plugins found compile: glsl, hlsl, slang)"), "{stderr}");
 }
 
 /// Renders one program over the whole target; the path, target and reason it took.

@@ -41,7 +41,7 @@ impl Run {
     /// (built, fetched, reused, failed) of the summary line.
     fn counts(&self) -> (usize, usize, usize, usize) {
         let line = self
-            .stdout
+            .stderr
             .lines()
             .find(|l| l.starts_with("xr build"))
             .unwrap_or_else(|| panic!("no summary in {}{}", self.stdout, self.stderr));
@@ -50,7 +50,7 @@ impl Run {
     }
 
     fn warnings(&self) -> Vec<&str> {
-        self.stderr.lines().filter(|l| l.contains(" WARN ")).collect()
+        self.stderr.lines().filter(|l| l.starts_with("warning: ")).collect()
     }
 }
 
@@ -130,8 +130,8 @@ fn two_machines_share_a_webdav_remote_and_the_second_builds_nothing() {
     assert!(run.ok, "{run}");
     let (built, fetched, reused, failed) = run.counts();
     assert!(built > 0 && (fetched, reused, failed) == (0, 0, 0), "{run}");
-    assert!(run.stdout.contains(&format!("0 fetched, {built} uploaded")), "{run}");
-    let unique = summary_count(run.stdout.lines().find(|l| l.starts_with("xr build")).unwrap(), "unique");
+    assert!(run.stderr.contains(&format!("0 fetched, {built} uploaded")), "{run}");
+    let unique = summary_count(run.stderr.lines().find(|l| l.starts_with("xr build")).unwrap(), "unique");
     assert_eq!(server.files("cas").len(), unique, "each object once on the server");
     assert_eq!(server.files("ac").len(), built, "one action record per artifact");
 
@@ -159,7 +159,7 @@ fn two_machines_share_a_webdav_remote_and_the_second_builds_nothing() {
 
     let verify = Run::of(&mut xr(&second, &["store", "verify", "--store", "store", "--remote", &server.url]));
     assert!(verify.ok, "{verify}");
-    assert!(verify.stdout.contains(" 0 corrupt, 0 named here but not uploaded"), "{verify}");
+    assert!(verify.stderr.contains(" 0 corrupt, 0 named here but not uploaded"), "{verify}");
 
     // A third machine whose include differs: what read it is a miss (the
     // action record lists every file read, with its hash), the rest a hit.
@@ -196,7 +196,7 @@ fn shards_then_a_full_build(server: &Server, label: &str, user: Option<&str>) {
         ));
         assert!(run.ok, "{run}");
         let (built, fetched, reused, failed) = run.counts();
-        assert!(run.stdout.contains(&format!("xr build (shard {index}/3)")), "{run}");
+        assert!(run.stderr.contains(&format!("xr build (shard {index}/3)")), "{run}");
         assert!(built > 0 && (fetched, reused, failed) == (0, 0, 0), "shard {index}: {run}");
         total += built;
     }
@@ -214,7 +214,7 @@ fn shards_then_a_full_build(server: &Server, label: &str, user: Option<&str>) {
     assert_eq!(catalog(&fourth), reference, "the catalog still lists every variant");
     let verify = Run::of(&mut xr(&fourth, &["store", "verify", "--store", "store", "--remote", &server.url]));
     assert!(verify.ok, "{verify}");
-    assert_eq!(verify.stdout.contains("it cannot list"), user.is_none(), "Redis has no listing: {verify}");
+    assert_eq!(verify.stderr.contains("it cannot list"), user.is_none(), "Redis has no listing: {verify}");
 }
 
 #[test]
@@ -277,7 +277,7 @@ fn a_corrupt_object_on_the_server_is_one_warning_and_built_here() {
     };
     let run = verify(&[]);
     assert!(!run.ok, "{run}");
-    assert!(run.stdout.contains(&format!("corrupt on the remote: {}/cas/{hex}", server.url)), "{run}");
+    assert!(run.stderr.contains(&format!("corrupt on the remote: {}/cas/{hex}", server.url)), "{run}");
     assert!(verify(&["--delete-corrupt"]).ok);
     assert!(!file.exists(), "the corrupt copy is gone from the server");
     assert!(verify(&[]).ok);
@@ -309,7 +309,7 @@ fn wrong_credentials_are_one_warning_and_a_local_build() {
     assert_eq!(warnings.len(), 1, "{run}");
     assert!(warnings[0].contains("HTTP 401: the server refused the credentials"), "{run}");
     assert!(!run.stderr.contains("wrong"), "the password is never printed: {run}");
-    assert!(run.stdout.contains("unusable, built locally"), "{run}");
+    assert!(run.stderr.contains("unusable, built locally"), "{run}");
     assert!(server.files("cas").is_empty(), "nothing was uploaded");
     assert_eq!(catalog(&machine), reference);
     assert_eq!(render(&machine, None).unwrap(), render(&reference_dir, None).unwrap(), "the right pixels");
@@ -380,7 +380,7 @@ fn a_server_killed_mid_build_is_one_warning_and_the_build_finishes_locally() {
     assert!(run.ok, "{run}");
     assert_eq!(run.counts(), (artifacts(&reference), 0, 0, 0), "{run}");
     assert_eq!(run.warnings().len(), 1, "{run}");
-    assert!(run.stdout.contains("unusable, built locally"), "{run}");
+    assert!(run.stderr.contains("unusable, built locally"), "{run}");
     assert_eq!(catalog(&machine), reference);
     assert_eq!(render(&machine, None).unwrap(), render(&reference_dir, None).unwrap(), "the right pixels");
 }
@@ -478,5 +478,5 @@ fn two_machines_uploading_the_same_objects_at_once_leave_a_whole_remote() {
     let (built, fetched, _, _) = run.counts();
     assert_eq!((built, fetched), (0, artifacts(&catalog(&machines[0]))), "{run}");
     let verify = Run::of(&mut xr(&third, &["store", "verify", "--store", "store", "--remote", &server.url]));
-    assert!(verify.ok && verify.stdout.contains(" 0 corrupt, 0 named here but not uploaded"), "{verify}");
+    assert!(verify.ok && verify.stderr.contains(" 0 corrupt, 0 named here but not uploaded"), "{verify}");
 }

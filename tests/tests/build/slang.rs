@@ -154,7 +154,7 @@ fn an_edited_module_rebuilds_the_programs_that_import_it_and_no_other() {
     let build = || {
         let run = xr(&dir, &["build", "-m", "xr.toml"]);
         assert!(run.ok, "{}\n{}", run.stdout, run.stderr);
-        let line = run.stdout.lines().find(|l| l.starts_with("xr build:")).unwrap().to_owned();
+        let line = run.stderr.lines().find(|l| l.starts_with("xr build:")).unwrap().to_owned();
         (xr_tests::summary_count(&line, "built"), xr_tests::summary_count(&line, "reused"))
     };
     assert_eq!(build(), (3, 0));
@@ -187,12 +187,12 @@ fn without_the_library_the_plugin_says_why_and_the_other_programs_build() {
 
     let build = Xr::new(["build", "-m", "xr.toml"]).dir(&dir).env("XR_SLANG_LIBRARY", &missing).run();
     assert_eq!(build.code, Some(1), "{}\n{}", build.stdout, build.stderr);
-    let line = build.stdout.lines().find(|l| l.starts_with("xr build:")).unwrap();
+    let line = build.stderr.lines().find(|l| l.starts_with("xr build:")).unwrap();
     assert_eq!((xr_tests::summary_count(line, "built"), xr_tests::summary_count(line, "failed")), (1, 1), "{line}");
     assert!(
-        build.stdout.contains("the Slang library (libslang-compiler.so.0.2026.12) was not found"),
+        build.stderr.contains("the Slang library (libslang-compiler.so.0.2026.12) was not found"),
         "{}",
-        build.stdout
+        build.stderr
     );
 }
 
@@ -250,8 +250,8 @@ fn an_unknown_entry_point_and_a_missing_module_are_one_error_each_at_their_place
     )
     .unwrap();
     let build = xr(&dir, &["build", "-m", "xr.toml"]);
-    assert_eq!(build.code, Some(1), "{}", build.stdout);
-    assert!(build.stdout.contains("no function found matching entry point name 'shadowMain'"), "{}", build.stdout);
+    assert_eq!(build.code, Some(1), "{}", build.stderr);
+    assert!(build.stderr.contains("no function found matching entry point name 'shadowMain'"), "{}", build.stderr);
 
     std::fs::remove_file(dir.join("include/shading.slang")).unwrap();
     let missing = xr(

@@ -19,8 +19,8 @@ fn output(command: &mut Command) -> (bool, String, String) {
 }
 
 /// (built, reused, failed, unique objects) from `xr build`'s summary line.
-fn summary(stdout: &str) -> (usize, usize, usize, usize) {
-    let line = stdout.lines().find(|l| l.starts_with("xr build:")).unwrap_or_else(|| panic!("no summary in {stdout}"));
+fn summary(said: &str) -> (usize, usize, usize, usize) {
+    let line = said.lines().find(|l| l.starts_with("xr build:")).unwrap_or_else(|| panic!("no summary in {said}"));
     let count = |label: &str| xr_tests::summary_count(line, label);
     (count("built"), count("reused"), count("failed"), count("unique"))
 }
@@ -39,9 +39,9 @@ fn verify(dir: &Path) -> (bool, String) {
 /// `xr build` in `dir` succeeds and reuses every artifact.
 #[track_caller]
 fn assert_a_rebuild_reuses_everything(dir: &Path) {
-    let (ok, stdout, _) = build(dir, &[]);
+    let (ok, _, stderr) = build(dir, &[]);
     assert!(ok);
-    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+    assert_eq!(summary(&stderr), (0, ARTIFACTS, 0, ARTIFACTS), "{stderr}");
 }
 
 /// 4 programs: unlit 2×3, lit 2×(1+2×4), toon 3×4 variants, textured 1; 3 targets each.
@@ -52,7 +52,7 @@ fn a_no_op_rebuild_reuses_everything_and_an_include_edit_rebuilds_only_its_users
     let dir = materials_copy("build-incremental");
     let (ok, stdout, stderr) = build(&dir, &[]);
     assert!(ok, "{stdout}{stderr}");
-    assert_eq!(summary(&stdout), (ARTIFACTS, 0, 0, ARTIFACTS), "{stdout}");
+    assert_eq!(summary(&stderr), (ARTIFACTS, 0, 0, ARTIFACTS), "{stderr}");
     // Plain progress lines when not on a terminal.
     assert!(stderr.contains(&format!("[{ARTIFACTS}/{ARTIFACTS}]")), "{stderr}");
 
@@ -62,19 +62,19 @@ fn a_no_op_rebuild_reuses_everything_and_an_include_edit_rebuilds_only_its_users
     let lighting = dir.join("shaders/include/lighting.glsl");
     let text = std::fs::read_to_string(&lighting).unwrap();
     std::fs::write(&lighting, text.replace("0.5, 0.5, 1.0", "0.4, 0.6, 1.0")).unwrap();
-    let (ok, stdout, _) = build(&dir, &[]);
+    let (ok, _, stderr) = build(&dir, &[]);
     assert!(ok);
-    assert_eq!(summary(&stdout).0, (18 + 12) * 3, "{stdout}");
-    assert_eq!(summary(&stdout).1, (6 + 1) * 3, "{stdout}");
+    assert_eq!(summary(&stderr).0, (18 + 12) * 3, "{stderr}");
+    assert_eq!(summary(&stderr).1, (6 + 1) * 3, "{stderr}");
 
     // Touching without changing the contents rebuilds nothing.
     std::fs::write(&lighting, std::fs::read(&lighting).unwrap()).unwrap();
     assert_a_rebuild_reuses_everything(&dir);
 
     // Building one target keeps the others in the catalog.
-    let (ok, stdout, _) = build(&dir, &["--target", "vk-spirv"]);
+    let (ok, _, stderr) = build(&dir, &["--target", "vk-spirv"]);
     assert!(ok);
-    assert_eq!(summary(&stdout), (0, ARTIFACTS / 3, 0, ARTIFACTS / 3), "{stdout}");
+    assert_eq!(summary(&stderr), (0, ARTIFACTS / 3, 0, ARTIFACTS / 3), "{stderr}");
     let catalog: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("store/catalog/unlit.json")).unwrap()).unwrap();
     assert_eq!(catalog["variants"]["unlit[TINT=0,PATTERN=flat]"]["objects"].as_object().unwrap().len(), 3);
@@ -86,9 +86,9 @@ fn a_no_op_rebuild_reuses_everything_and_an_include_edit_rebuilds_only_its_users
         manifest.replace("PATTERN == flat && BANDS > 1", "PATTERN == flat && BANDS > 0"),
     )
     .unwrap();
-    let (ok, stdout, _) = build(&dir, &[]);
+    let (ok, _, stderr) = build(&dir, &[]);
     assert!(ok);
-    assert_eq!(summary(&stdout), (0, ARTIFACTS - 6, 0, ARTIFACTS - 6), "{stdout}");
+    assert_eq!(summary(&stderr), (0, ARTIFACTS - 6, 0, ARTIFACTS - 6), "{stderr}");
     assert!(verify(&dir).0);
 }
 
@@ -102,18 +102,18 @@ fn a_failing_variant_is_reported_with_its_diagnostics_and_the_others_build() {
     std::fs::write(&toon, broken).unwrap();
     let line = std::fs::read_to_string(&toon).unwrap().lines().position(|l| l == "this is not glsl;").unwrap() + 1;
 
-    let (ok, stdout, stderr) = build(&dir, &[]);
+    let (ok, _, stderr) = build(&dir, &[]);
     assert!(!ok, "exit status says something failed");
     let failed = 3 * 3; // toon's 3 patterns with BANDS=3, on 3 targets
-    assert_eq!(summary(&stdout), (ARTIFACTS - failed, 0, failed, ARTIFACTS - failed), "{stdout}");
+    assert_eq!(summary(&stderr), (ARTIFACTS - failed, 0, failed, ARTIFACTS - failed), "{stderr}");
     // One mistake, one report: naming the 9 artifacts it struck.
-    assert_eq!(stdout.lines().filter(|l| l.starts_with("error")).count(), 1, "{stdout}");
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("error")).count(), 1, "{stderr}");
     assert!(
-        stdout.contains("in 9 artifacts: toon × 3 variants × gl-glsl, gl-spirv, vk-spirv"),
-        "the report names what it struck:\n{stdout}"
+        stderr.contains("in 9 artifacts: toon × 3 variants × gl-glsl, gl-spirv, vk-spirv"),
+        "the report names what it struck:\n{stderr}"
     );
-    assert!(stdout.contains(&format!("toon.frag:{line}")), "diagnostics name the file and line:\n{stdout}");
-    assert!(stdout.contains(&format!("{line} | this is not glsl;")), "with the line of source:\n{stdout}");
+    assert!(stderr.contains(&format!("toon.frag:{line}")), "diagnostics name the file and line:\n{stderr}");
+    assert!(stderr.contains(&format!("{line} | this is not glsl;")), "with the line of source:\n{stderr}");
     assert!(stderr.contains("9 failed"), "progress counts failures: {stderr}");
 
     // The catalog has the rest; the failed ones are missing, not stale.
@@ -124,9 +124,9 @@ fn a_failing_variant_is_reported_with_its_diagnostics_and_the_others_build() {
 
     // Fixed: toon.frag changed, so toon's variants build; unlit and lit are reused.
     std::fs::write(&toon, text).unwrap();
-    let (ok, stdout, _) = build(&dir, &[]);
-    assert!(ok, "{stdout}");
-    assert_eq!(summary(&stdout), (36, ARTIFACTS - 36, 0, ARTIFACTS), "{stdout}");
+    let (ok, _, stderr) = build(&dir, &[]);
+    assert!(ok, "{stderr}");
+    assert_eq!(summary(&stderr), (36, ARTIFACTS - 36, 0, ARTIFACTS), "{stderr}");
 }
 
 #[test]
@@ -149,9 +149,9 @@ fn a_build_killed_midway_leaves_a_consistent_store_and_the_next_finishes_the_res
 
     let (ok, stdout, stderr) = build(&dir, &[]);
     assert!(ok, "{stdout}{stderr}");
-    let (built, reused, failed, unique) = summary(&stdout);
-    assert!(reused >= 10, "the killed build's finished work is kept: {stdout}");
-    assert_eq!((built + reused, failed, unique), (ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+    let (built, reused, failed, unique) = summary(&stderr);
+    assert!(reused >= 10, "the killed build's finished work is kept: {stderr}");
+    assert_eq!((built + reused, failed, unique), (ARTIFACTS, 0, ARTIFACTS), "{stderr}");
     let (ok, report) = verify(&dir);
     assert!(ok, "store consistent after the rebuild: {report}");
     assert!(report.contains("0 corrupt, 0 unfinished writes"), "{report}");
@@ -164,10 +164,10 @@ fn two_builds_on_one_store_at_once_both_succeed_without_torn_objects() {
         (0..2).map(|_| xr_tests::spawn_captured(&mut xr(&dir, &["build", "-m", "xr.toml", "-j", "1", "-q"]))).collect();
     for child in spawned {
         let Output { status, stdout, stderr } = child.wait_with_output().unwrap();
-        let stdout = String::from_utf8_lossy(&stdout);
-        assert!(status.success(), "{stdout}{}", String::from_utf8_lossy(&stderr));
-        let (built, reused, failed, unique) = summary(&stdout);
-        assert_eq!((built + reused, failed, unique), (ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+        let stderr = String::from_utf8_lossy(&stderr);
+        assert!(status.success(), "{}{stderr}", String::from_utf8_lossy(&stdout));
+        let (built, reused, failed, unique) = summary(&stderr);
+        assert_eq!((built + reused, failed, unique), (ARTIFACTS, 0, ARTIFACTS), "{stderr}");
     }
     let (ok, report) = verify(&dir);
     assert!(ok, "{report}");
@@ -191,7 +191,7 @@ fn a_corrupt_object_is_detected_and_rebuilt() {
 
     let (ok, stdout, stderr) = build(&dir, &[]);
     assert!(ok, "{stdout}{stderr}");
-    assert_eq!(summary(&stdout), (1, ARTIFACTS - 1, 0, ARTIFACTS), "{stdout}");
+    assert_eq!(summary(&stderr), (1, ARTIFACTS - 1, 0, ARTIFACTS), "{stderr}");
     assert!(stderr.contains("corrupt object"), "the corruption is logged: {stderr}");
     assert!(verify(&dir).0);
 }
@@ -212,11 +212,12 @@ fn a_bad_manifest_is_one_error_at_its_file_line_and_column() {
     ] {
         std::fs::write(dir.join("xr.toml"), &broken).unwrap();
         let run = xr(&dir, &["build", "-m", "xr.toml"]).output().expect("xr runs");
-        let stdout = String::from_utf8_lossy(&run.stdout);
-        assert_eq!(run.status.code(), Some(2), "a bad manifest is exit status 2:\n{stdout}");
-        assert!(stdout.contains(at) && stdout.contains(message), "want {at} {message}, got:\n{stdout}");
-        assert_eq!(stdout.lines().filter(|l| l.contains("error")).count(), 1, "one error:\n{stdout}");
-        assert!(!stdout.contains("xr build:"), "nothing built from a bad manifest");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.stdout.is_empty(), "diagnostics go to stderr");
+        assert_eq!(run.status.code(), Some(2), "a bad manifest is exit status 2:\n{stderr}");
+        assert!(stderr.contains(at) && stderr.contains(message), "want {at} {message}, got:\n{stderr}");
+        assert_eq!(stderr.lines().filter(|l| l.contains("error")).count(), 1, "one error:\n{stderr}");
+        assert!(!stderr.contains("xr build:"), "nothing built from a bad manifest");
     }
 }
 
@@ -231,23 +232,23 @@ fn gc_drops_what_no_manifest_references() {
 
     let (ok, stdout, stderr) = output(&mut xr(&dir, &["store", "gc", "-m", "small.toml", "--dry-run"]));
     assert!(ok, "{stdout}{stderr}");
-    assert!(stdout.contains(&format!("{ARTIFACTS} objects, {} kept, 36 would be removed", ARTIFACTS - 36)), "{stdout}");
+    assert!(stderr.contains(&format!("{ARTIFACTS} objects, {} kept, 36 would be removed", ARTIFACTS - 36)), "{stderr}");
     assert!(dir.join("store/catalog/toon.json").exists(), "a dry run removes nothing");
 
     let (ok, stdout, stderr) = output(&mut xr(&dir, &["store", "gc", "-m", "small.toml"]));
     assert!(ok, "{stdout}{stderr}");
-    assert!(stdout.contains("dropped program 'toon'"), "{stdout}");
-    assert!(stdout.contains("36 removed"), "{stdout}");
+    assert!(stderr.contains("dropped program 'toon'"), "{stderr}");
+    assert!(stderr.contains("36 removed"), "{stderr}");
     assert!(!dir.join("store/catalog/toon.json").exists());
     assert!(verify(&dir).0);
     // What is left is whole: building the small manifest reuses all of it.
-    let (ok, stdout, _) = output(&mut xr(&dir, &["build", "-m", "small.toml"]));
+    let (ok, _, stderr) = output(&mut xr(&dir, &["build", "-m", "small.toml"]));
     assert!(ok);
-    assert_eq!(summary(&stdout), (0, ARTIFACTS - 36, 0, ARTIFACTS - 36), "{stdout}");
+    assert_eq!(summary(&stderr), (0, ARTIFACTS - 36, 0, ARTIFACTS - 36), "{stderr}");
     // And the full manifest rebuilds only toon.
-    let (ok, stdout, _) = build(&dir, &[]);
+    let (ok, _, stderr) = build(&dir, &[]);
     assert!(ok);
-    assert_eq!(summary(&stdout), (36, ARTIFACTS - 36, 0, ARTIFACTS), "{stdout}");
+    assert_eq!(summary(&stderr), (36, ARTIFACTS - 36, 0, ARTIFACTS), "{stderr}");
 }
 
 /// A program renamed in the manifest: its objects are the same bytes under
@@ -262,18 +263,18 @@ fn gc_keeps_the_objects_a_dropped_program_shared_with_a_kept_one() {
     let copy = toon.replacen("name = \"toon\"", "name = \"toon_renamed\"", 1);
     assert_ne!(copy, toon, "the sample's last program is toon");
     std::fs::write(dir.join("xr.toml"), format!("{manifest}\n{copy}")).unwrap();
-    let (ok, stdout, _) = build(&dir, &[]);
-    assert!(ok, "{stdout}");
-    let (built, _, failed, unique) = summary(&stdout);
-    assert_eq!((built, failed, unique), (ARTIFACTS + 36, 0, ARTIFACTS), "the copy's objects are shared: {stdout}");
+    let (ok, _, stderr) = build(&dir, &[]);
+    assert!(ok, "{stderr}");
+    let (built, _, failed, unique) = summary(&stderr);
+    assert_eq!((built, failed, unique), (ARTIFACTS + 36, 0, ARTIFACTS), "the copy's objects are shared: {stderr}");
 
     // The old name goes from the manifest: only the renamed program is left.
     let renamed = format!("{}\n{copy}", &manifest[..manifest.rfind("[[program]]").unwrap()]);
     std::fs::write(dir.join("xr.toml"), renamed).unwrap();
     let (ok, stdout, stderr) = output(&mut xr(&dir, &["store", "gc", "-m", "xr.toml"]));
     assert!(ok, "{stdout}{stderr}");
-    assert!(stdout.contains("dropped program 'toon'"), "{stdout}");
-    assert!(stdout.contains(", 0 removed"), "every object is still named by toon_renamed: {stdout}");
+    assert!(stderr.contains("dropped program 'toon'"), "{stderr}");
+    assert!(stderr.contains(", 0 removed"), "every object is still named by toon_renamed: {stderr}");
     let (whole, report) = verify(&dir);
     assert!(whole, "{report}");
     assert!(!report.contains("missing:"), "{report}");
@@ -341,30 +342,30 @@ fn hlsl_programs_build_for_spirv_and_are_refused_for_gl_glsl() {
          { stage = \"fragment\", file = \"shaders/tint.hlsl\", entry = \"ps_main\", language = \"hlsl\" },\n]\n",
     )
     .unwrap();
-    let (ok, stdout, _) = build(&dir, &[]);
+    let (ok, _, stderr) = build(&dir, &[]);
     assert!(!ok);
-    assert_eq!(summary(&stdout), (4, 0, 2, 4), "{stdout}");
+    assert_eq!(summary(&stderr), (4, 0, 2, 4), "{stderr}");
     assert!(
-        stdout.contains("no plugin compiles hlsl into gl-glsl")
-            && stdout.contains("in 2 artifacts: tint × 2 variants × gl-glsl"),
-        "{stdout}"
+        stderr.contains("no plugin compiles hlsl into gl-glsl")
+            && stderr.contains("in 2 artifacts: tint × 2 variants × gl-glsl"),
+        "{stderr}"
     );
-    let (ok, stdout, _) = build(&dir, &["--target", "gl-spirv", "--target", "vk-spirv"]);
-    assert!(ok, "{stdout}");
-    assert_eq!(summary(&stdout), (0, 4, 0, 4), "{stdout}");
+    let (ok, _, stderr) = build(&dir, &["--target", "gl-spirv", "--target", "vk-spirv"]);
+    assert!(ok, "{stderr}");
+    assert_eq!(summary(&stderr), (0, 4, 0, 4), "{stderr}");
     // Guarded sources need a plugin that preprocesses the language: the
     // build is fine; a program named for them fails naming what is
     // missing, one not named is passed over with a line that says why.
-    let (ok, stdout, _) = build(&dir, &["--target", "vk-spirv", "--program", "tint", "--emit", "guarded"]);
+    let (ok, _, stderr) = build(&dir, &["--target", "vk-spirv", "--program", "tint", "--emit", "guarded"]);
     assert!(!ok);
-    assert_eq!(summary(&stdout), (0, 2, 0, 2), "{stdout}");
+    assert_eq!(summary(&stderr), (0, 2, 0, 2), "{stderr}");
     assert!(
-        stdout.contains("error: guarded sources of 'tint': no plugin preprocesses hlsl (a build system compiling hlsl into hlsl-preprocessed)"),
-        "{stdout}"
+        stderr.contains("error: guarded sources of 'tint': no plugin preprocesses hlsl (a build system compiling hlsl into hlsl-preprocessed)"),
+        "{stderr}"
     );
-    let (ok, stdout, _) = build(&dir, &["--target", "vk-spirv", "--emit", "guarded"]);
-    assert!(ok, "{stdout}");
-    assert!(stdout.contains("guarded: none for 'tint': no plugin preprocesses hlsl"), "{stdout}");
+    let (ok, _, stderr) = build(&dir, &["--target", "vk-spirv", "--emit", "guarded"]);
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("guarded: none for 'tint': no plugin preprocesses hlsl"), "{stderr}");
 }
 
 #[test]
@@ -381,8 +382,8 @@ fn flags_that_name_nothing_are_one_clear_error() {
         let run = xr(&dir, &args).output().expect("xr runs");
         let (stdout, stderr) = (String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
         assert_eq!(run.status.code(), Some(2), "{args:?}: bad usage is exit status 2\n{stdout}{stderr}");
-        assert!(stderr.contains(message) || stdout.contains(message), "{args:?}: {stdout}{stderr}");
-        assert!(!stdout.contains("xr build:"), "{args:?}: refused before building: {stdout}");
+        assert!(stderr.contains(message), "{args:?}: {stdout}{stderr}");
+        assert!(!stderr.contains("xr build:"), "{args:?}: refused before building: {stderr}");
     }
 }
 
@@ -395,8 +396,8 @@ fn temporary_files_of_dead_processes_are_removed_and_those_of_live_ones_kept() {
     let live = dir.join(format!("store/tmp/abc.{}.0.tmp", std::process::id()));
     std::fs::write(&dead, b"torn").unwrap();
     std::fs::write(&live, b"in flight").unwrap();
-    let (ok, stdout, _) = build(&dir, &["--program", "unlit"]);
-    assert!(ok, "{stdout}");
+    let (ok, _, stderr) = build(&dir, &["--program", "unlit"]);
+    assert!(ok, "{stderr}");
     assert!(!dead.exists(), "a killed build's leftover is removed");
     assert!(live.exists(), "a running build's write is left alone");
 }
@@ -410,13 +411,13 @@ fn a_plugin_whose_offline_compile_panics_fails_its_artifacts_and_the_rest_lands(
     std::fs::write(dir.join("xr.toml"), manifest).unwrap();
     // The fixture beside the built-in plugins (which load from next to `xr`).
     let plugins = xr_tests::plugin_dir_with("build-panic-plugins", &["xr-fixture-panic"]);
-    let (ok, stdout, stderr) =
+    let (ok, _, stderr) =
         output(xr(&dir, &["build", "-m", "xr.toml"]).env("XR_PLUGIN_PATH", plugins.path()).env("XR_LOG", "info"));
-    assert!(!ok, "{stdout}");
+    assert!(!ok, "{stderr}");
     let variants = ARTIFACTS / 3;
-    assert_eq!(summary(&stdout), (variants, 0, variants, variants), "{stdout}");
-    let panics = stdout.matches("plugin panicked: fixture build system: cannot compile").count();
-    assert_eq!(panics, variants, "each fixture-panic artifact fails with the panic\n{stdout}");
+    assert_eq!(summary(&stderr), (variants, 0, variants, variants), "{stderr}");
+    let panics = stderr.matches("plugin panicked: fixture build system: cannot compile").count();
+    assert_eq!(panics, variants, "each fixture-panic artifact fails with the panic\n{stderr}");
     // Two build systems offer glsl → vk-spirv: the higher priority one builds it, and the log names both.
     assert!(
         stderr.contains(
@@ -437,16 +438,16 @@ fn a_plugin_whose_offline_compile_panics_fails_its_artifacts_and_the_rest_lands(
 fn two_build_systems_of_one_priority_for_one_pair_are_an_error_naming_both() {
     let dir = materials_copy("build-rival");
     let plugins = xr_tests::plugin_dir_with("build-rival-plugins", &["xr-fixture-rival"]);
-    let (ok, stdout, _) = output(xr(&dir, &["build", "-m", "xr.toml"]).env("XR_PLUGIN_PATH", plugins.path()));
-    assert!(!ok, "{stdout}");
+    let (ok, _, stderr) = output(xr(&dir, &["build", "-m", "xr.toml"]).env("XR_PLUGIN_PATH", plugins.path()));
+    assert!(!ok, "{stderr}");
     // Every vk-spirv artifact fails with the choice it would not make; the GL targets build.
     let variants = ARTIFACTS / 3;
-    assert_eq!(summary(&stdout), (2 * variants, 0, variants, summary(&stdout).3), "{stdout}");
+    assert_eq!(summary(&stderr), (2 * variants, 0, variants, summary(&stderr).3), "{stderr}");
     let refusal = "two build systems compile glsl into vk-spirv with the same priority 0: \
                    xr-fixture-rival and xr-compiler-vk-spirv";
-    assert_eq!(stdout.matches(refusal).count(), 1, "one report for the whole matrix\n{stdout}");
-    assert!(stdout.contains(&format!("in {variants} artifacts")), "{stdout}");
-    assert!(!stdout.contains("must never be chosen"), "the rival is never called\n{stdout}");
+    assert_eq!(stderr.matches(refusal).count(), 1, "one report for the whole matrix\n{stderr}");
+    assert!(stderr.contains(&format!("in {variants} artifacts")), "{stderr}");
+    assert!(!stderr.contains("must never be chosen"), "the rival is never called\n{stderr}");
 }
 
 #[test]
@@ -462,10 +463,10 @@ fn variants_whose_stages_read_no_axis_share_their_objects() {
          stages = [\n    { stage = \"vertex\", file = \"shaders/quad.vert\" },\n    { stage = \"fragment\", file = \"shaders/unlit.frag\" },\n]\n",
     )
     .unwrap();
-    let (ok, stdout, _) = build(&dir, &[]);
-    assert!(ok, "{stdout}");
+    let (ok, _, stderr) = build(&dir, &[]);
+    assert!(ok, "{stderr}");
     // 2 variants × 3 targets; objects: 1 gl-spirv + 1 vk-spirv + 2 gl-glsl.
-    assert_eq!(summary(&stdout), (6, 0, 0, 4), "{stdout}");
+    assert_eq!(summary(&stderr), (6, 0, 0, 4), "{stderr}");
     let catalog: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("store/catalog/unlit.json")).unwrap()).unwrap();
     let object = |variant: &str, target: &str| catalog["variants"][variant]["objects"][target].clone();
@@ -496,12 +497,12 @@ fn a_no_op_loads_no_plugin_and_anything_changed_takes_the_ordinary_path() {
     assert!(ok && !shortcut(&stderr), "{stdout}{stderr}");
     let (ok, stdout, stderr) = run(&[]);
     assert!(ok && shortcut(&stderr), "a no-op: {stdout}{stderr}");
-    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "the ordinary no-op's numbers: {stdout}");
+    assert_eq!(summary(&stderr), (0, ARTIFACTS, 0, ARTIFACTS), "the ordinary no-op's numbers: {stderr}");
 
     // Another request: its own key.
     let (_, stdout, stderr) = run(&["--target", "vk-spirv"]);
     assert!(!shortcut(&stderr), "{stdout}{stderr}");
-    assert_eq!(summary(&stdout), (0, ARTIFACTS / 3, 0, ARTIFACTS / 3), "{stdout}");
+    assert_eq!(summary(&stderr), (0, ARTIFACTS / 3, 0, ARTIFACTS / 3), "{stderr}");
     let (_, _, stderr) = run(&[]);
     assert!(!shortcut(&stderr), "the last build was another request: {stderr}");
 
@@ -509,16 +510,16 @@ fn a_no_op_loads_no_plugin_and_anything_changed_takes_the_ordinary_path() {
     let lighting = dir.join("shaders/include/lighting.glsl");
     let text = std::fs::read_to_string(&lighting).unwrap();
     std::fs::write(&lighting, text.replace("0.5, 0.5, 1.0", "0.4, 0.6, 1.0")).unwrap();
-    let (_, stdout, stderr) = run(&[]);
+    let (_, _, stderr) = run(&[]);
     assert!(!shortcut(&stderr), "{stderr}");
-    assert_eq!(summary(&stdout).0, (18 + 12) * 3, "{stdout}");
+    assert_eq!(summary(&stderr).0, (18 + 12) * 3, "{stderr}");
 
     // A new plugin file where plugins are searched (even one that fails to load).
     assert!(shortcut(&run(&[]).2));
     std::fs::write(plugins.join("libnew.so"), b"not a plugin").unwrap();
     let (_, stdout, stderr) = run(&[]);
     assert!(!shortcut(&stderr), "{stdout}{stderr}");
-    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+    assert_eq!(summary(&stderr), (0, ARTIFACTS, 0, ARTIFACTS), "{stderr}");
 
     // A removed object: the ordinary path finds it gone and builds it again.
     assert!(shortcut(&run(&[]).2));
@@ -526,9 +527,9 @@ fn a_no_op_loads_no_plugin_and_anything_changed_takes_the_ordinary_path() {
         serde_json::from_slice(&std::fs::read(dir.join("store/catalog/toon.json")).unwrap()).unwrap();
     let hex = catalog["variants"]["toon[PATTERN=flat,BANDS=2]"]["objects"]["gl-spirv"].as_str().unwrap().to_owned();
     std::fs::remove_file(dir.join("store/objects").join(&hex[..2]).join(&hex[2..])).unwrap();
-    let (_, stdout, stderr) = run(&[]);
+    let (_, _, stderr) = run(&[]);
     assert!(!shortcut(&stderr), "{stderr}");
-    assert_eq!(summary(&stdout), (1, ARTIFACTS - 1, 0, ARTIFACTS), "{stdout}");
+    assert_eq!(summary(&stderr), (1, ARTIFACTS - 1, 0, ARTIFACTS), "{stderr}");
 
     // A removed catalog: written again.
     assert!(shortcut(&run(&[]).2));
@@ -546,7 +547,7 @@ fn a_no_op_loads_no_plugin_and_anything_changed_takes_the_ordinary_path() {
     std::fs::write(&stamp, &text[..=last_line]).unwrap();
     let (ok, stdout, stderr) = run(&[]);
     assert!(ok && !shortcut(&stderr), "{stdout}{stderr}");
-    assert_eq!(summary(&stdout), (0, ARTIFACTS, 0, ARTIFACTS), "{stdout}");
+    assert_eq!(summary(&stderr), (0, ARTIFACTS, 0, ARTIFACTS), "{stderr}");
 
     // A failed build leaves no stamp: the next build takes the ordinary path.
     assert!(shortcut(&run(&[]).2));
@@ -582,13 +583,13 @@ fn a_store_that_cannot_be_synced_fails_the_build_and_names_no_object() {
     let (ok, stdout, stderr) =
         output(xr(&dir, &["build", "-m", "xr.toml", "-q"]).env(xr_store::test_hooks::SYNC_FAILURE_VAR, "1"));
     assert!(!ok, "{stdout}{stderr}");
-    assert!(stdout.contains("cannot make the written objects durable"), "{stdout}");
+    assert!(stderr.contains("cannot make the written objects durable"), "{stderr}");
     let journal = std::fs::read_to_string(dir.join("store/journal.jsonl")).unwrap_or_default();
     assert_eq!(journal.lines().count(), 0, "{journal}");
     assert!(!dir.join("store/catalog/lit.json").exists(), "no catalog names an unsynced object");
     let (ok, stdout, stderr) = build(&dir, &[]);
     assert!(ok, "{stdout}{stderr}");
-    assert_eq!(summary(&stdout), (ARTIFACTS, 0, 0, ARTIFACTS), "{stdout}");
+    assert_eq!(summary(&stderr), (ARTIFACTS, 0, 0, ARTIFACTS), "{stderr}");
 }
 
 /// Rebuilds append to the journal; once it is long and mostly superseded, a
@@ -602,8 +603,8 @@ fn a_long_superseded_journal_is_compacted_and_gc_still_collects_what_it_supersed
     let lighting = dir.join("shaders/include/lighting.glsl");
     let text = std::fs::read_to_string(&lighting).unwrap();
     std::fs::write(&lighting, text.replace("0.5, 0.5, 1.0", "0.4, 0.6, 1.0")).unwrap();
-    let (ok, stdout, _) = build(&dir, &[]);
-    assert!(ok, "{stdout}");
+    let (ok, _, stderr) = build(&dir, &[]);
+    assert!(ok, "{stderr}");
     // Many rebuilds' worth of superseded lines: the journal's own lines again and again.
     let journal = dir.join("store/journal.jsonl");
     let lines = std::fs::read_to_string(&journal).unwrap();
@@ -614,7 +615,7 @@ fn a_long_superseded_journal_is_compacted_and_gc_still_collects_what_it_supersed
     std::fs::remove_file(dir.join("store/last-build.json")).unwrap();
     let (ok, stdout, stderr) = build(&dir, &[]);
     assert!(ok, "{stdout}{stderr}");
-    assert_eq!(summary(&stdout).0, 0, "nothing rebuilt: {stdout}");
+    assert_eq!(summary(&stderr).0, 0, "nothing rebuilt: {stderr}");
     let compacted = std::fs::read_to_string(&journal).unwrap();
     let retired = compacted.lines().filter(|l| l.starts_with("{\"retired\"")).count();
     assert_eq!(compacted.lines().count(), ARTIFACTS + retired, "one line per artifact, one per retired object");
@@ -624,9 +625,9 @@ fn a_long_superseded_journal_is_compacted_and_gc_still_collects_what_it_supersed
 
     let (ok, stdout, stderr) = output(&mut xr(&dir, &["store", "gc", "-m", "xr.toml"]));
     assert!(ok, "{stdout}{stderr}");
-    assert!(stdout.contains(&format!("{retired} removed")), "gc collects every retired object: {stdout}");
+    assert!(stderr.contains(&format!("{retired} removed")), "gc collects every retired object: {stderr}");
     assert!(verify(&dir).0);
-    let (ok, stdout, _) = build(&dir, &["--in-process"]);
+    let (ok, _, stderr) = build(&dir, &["--in-process"]);
     assert!(ok);
-    assert_eq!(summary(&stdout).1, ARTIFACTS, "all reused after compaction and gc: {stdout}");
+    assert_eq!(summary(&stderr).1, ARTIFACTS, "all reused after compaction and gc: {stderr}");
 }
