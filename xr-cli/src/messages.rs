@@ -43,7 +43,9 @@ pub struct MessageArgs {
     /// standard output, then a summary object; see docs/BUILD.md).
     #[arg(long, value_enum, default_value_t = MessageFormat::Human, value_name = "FORMAT")]
     pub message_format: MessageFormat,
-    /// List every artifact a diagnostic struck and the compilers that said it.
+    /// List every artifact a diagnostic struck and the compilers that said
+    /// it; `xr compile` and `xr reflect` also say the target they compile for
+    /// and why (the default, or --target).
     #[arg(long, short = 'v')]
     pub verbose: bool,
 }
