@@ -482,15 +482,14 @@ fn override_values(
             Some(asked) => override_bits(kind, &asked.value).ok_or_else(|| {
                 let value = &asked.value;
                 usage(format!(
-                    "--override {}={value}: override '{}' is a {}, and '{value}' is not one{}",
+                    "--override {}={value}: override '{}' takes {}, not '{value}'",
                     declared.name,
                     declared.name,
-                    kind_name(kind),
                     match kind {
-                        OverrideKind::Bool => " (true, false, 1 or 0)",
-                        OverrideKind::Int => " (a whole number)",
-                        OverrideKind::UInt => " (a whole number from 0)",
-                        OverrideKind::Float => " (a number like 1.5)",
+                        OverrideKind::Bool => "a bool (true, false, 1 or 0)",
+                        OverrideKind::Int => "an int (a whole number)",
+                        OverrideKind::UInt => "a uint (a whole number from 0)",
+                        OverrideKind::Float => "a float (a number like 1.5)",
                     }
                 ))
             })?,
@@ -515,15 +514,6 @@ fn override_kind(ty: &str) -> Option<OverrideKind> {
         "float" | "f32" => OverrideKind::Float,
         _ => return None,
     })
-}
-
-fn kind_name(kind: OverrideKind) -> &'static str {
-    match kind {
-        OverrideKind::Bool => "bool",
-        OverrideKind::Int => "int",
-        OverrideKind::UInt => "uint",
-        OverrideKind::Float => "float",
-    }
 }
 
 /// `text` as the bits of a value of `kind`, if it is one.
@@ -807,4 +797,73 @@ pub fn reflect(args: SourceArgs, json: bool, messages: MessageArgs) -> anyhow::R
     }
     print_json_summary(&messages, true, &target, 0, warnings);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xr_sourcebuild::ReflectedOverride;
+
+    fn declared(name: &str, id: u32, ty: &str, default: &str) -> ReflectedOverride {
+        ReflectedOverride { name: name.into(), id, ty: ty.into(), default: default.into() }
+    }
+
+    fn given(name: &str, value: &str) -> OverrideGiven {
+        OverrideGiven { name: name.into(), value: value.into() }
+    }
+
+    #[test]
+    fn every_override_gets_its_value_or_its_default() {
+        let reflected =
+            [declared("GAIN", 0, "f32", "1"), declared("ON", 1, "bool", "false"), declared("N", 2, "i32", "3")];
+        let values = override_values("p", &reflected, &[given("GAIN", "2.5"), given("N", "-4")]).unwrap();
+        let bits: Vec<(&str, u32, OverrideKind, u32)> =
+            values.iter().map(|v| (v.name.as_str(), v.id, v.kind, v.bits)).collect();
+        assert_eq!(
+            bits,
+            [
+                ("GAIN", 0, OverrideKind::Float, 2.5f32.to_bits()),
+                ("ON", 1, OverrideKind::Bool, 0),
+                ("N", 2, OverrideKind::Int, -4i32 as u32)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_or_an_unknown_name_is_a_usage_error() {
+        let reflected =
+            [declared("GAIN", 0, "f32", "1"), declared("ON", 1, "bool", "false"), declared("U", 2, "u32", "0")];
+        for (name, value, says) in [
+            ("GAIN", "loud", "override 'GAIN' takes a float"),
+            ("GAIN", "inf", "takes a float"),
+            ("ON", "yes", "takes a bool (true, false, 1 or 0)"),
+            ("U", "-1", "takes a uint"),
+            ("GAN", "1", "program 'p' declares no override 'GAN' (it declares GAIN (f32), ON (bool), U (u32))"),
+        ] {
+            let error = override_values("p", &reflected, &[given(name, value)]).unwrap_err();
+            assert!(error.is::<crate::messages::UsageError>(), "{error}");
+            assert!(error.to_string().contains(says), "{error}");
+        }
+        let error = override_values("p", &[], &[given("X", "1")]).unwrap_err();
+        assert!(error.to_string().contains("declares no override 'X' (it declares none)"), "{error}");
+    }
+
+    #[test]
+    fn values_are_read_as_the_type_takes_them() {
+        assert_eq!(override_bits(OverrideKind::Bool, "true"), Some(1));
+        assert_eq!(override_bits(OverrideKind::Bool, "0"), Some(0));
+        assert_eq!(override_bits(OverrideKind::UInt, "3u"), Some(3));
+        assert_eq!(override_bits(OverrideKind::Int, "1.5"), None);
+        assert_eq!(override_bits(OverrideKind::Float, "2"), Some(2.0f32.to_bits()));
+        assert_eq!(override_bits(OverrideKind::Float, "NaN"), None);
+    }
+
+    #[test]
+    fn an_override_without_a_name_and_equals_sign_is_refused() {
+        for bad in ["GAIN", "=1"] {
+            let args = CompileArgs { out: None, split: false, check: true, device: false, overrides: vec![bad.into()] };
+            let error = args.overrides().err().expect("refused");
+            assert!(error.to_string().contains(&format!("--override takes NAME=VALUE (GAIN=1.5), not '{bad}'")));
+        }
+    }
 }
