@@ -9,8 +9,8 @@ use xr_build::report::{Reports, failure_diagnostics};
 use xr_device::DeviceOptions;
 use xr_host::Registry;
 use xr_sourcebuild::{
-    ArtifactLoad, BuildError, CompilePair, LoadPath, OfflineArtifact, OfflineRequest, ProgramDesc, ShaderStage,
-    SourceDesc,
+    ArtifactLoad, BuildError, CompilePair, LoadPath, OfflineArtifact, OfflineRequest, OverrideKind, OverrideValue,
+    ProgramDesc, ShaderStage, SourceDesc,
 };
 
 /// A stage on the command line.
@@ -222,7 +222,8 @@ impl SourceArgs {
     /// Compiles the files through the build system that the plugins declare
     /// for their (language → target) pair, with the options it declares;
     /// reports its warnings, or its errors (then fails with [`Reported`]).
-    fn compile(&self, registry: &Registry, messages: &MessageArgs) -> anyhow::Result<Compiled> {
+    /// `command` names the command in what `-v` says.
+    fn compile(&self, command: &str, registry: &Registry, messages: &MessageArgs) -> anyhow::Result<Compiled> {
         if self.files.len() > 1 && self.stage.is_some() {
             return Err(usage("--stage names the stage of a single file; with several, each file's extension does"));
         }
@@ -241,6 +242,15 @@ impl SourceArgs {
             None => default_target(registry, language)?,
         };
         let (info, system) = registry.offline_compiler(language, &target).map_err(|e| usage(e.to_string()))?;
+        if crate::term::verbosity().verbose > 0 {
+            let why = if self.target.is_some() {
+                "as --target asks".to_owned()
+            } else {
+                format!("the default for {language}: the first portable target of the highest-priority plugin")
+            };
+            // On stderr: standard output may be the reflection, or JSON.
+            eprintln!("{command}: target {target} ({why}), compiled by {}", info.name);
+        }
         let pair = info
             .compiles
             .iter()
@@ -382,25 +392,232 @@ fn stage_of_extension(extension: &str) -> Option<ShaderStage> {
     })
 }
 
-/// `xr compile`: writes the stage's own output where the target has one
-/// (a SPIR-V module), else the artifact as the store would keep it; with
-/// `device`, builds it on a live device and prints its table.
-pub fn compile(args: SourceArgs, out: Option<PathBuf>, device: bool, messages: MessageArgs) -> anyhow::Result<()> {
-    if out.is_none() && !device {
-        return Err(usage("nothing to do: give -o FILE, --device, or both"));
+/// What `xr compile` does with the program it compiled.
+#[derive(Args)]
+pub struct CompileArgs {
+    /// Write the compiled program here: for a program of one stage, the
+    /// stage's own output (a SPIR-V module on gl-spirv and vk-spirv); for
+    /// several stages, the artifact as `xr build` stores it (a SPIR-V object
+    /// holding every stage; on gl-glsl, a source bundle). Written whole or
+    /// not at all: a failed compile leaves what was there untouched.
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Write one file per stage instead, into the directory -o names:
+    /// DIR/NAME.STAGE.spv (NAME: the first file's stem; STAGE: vertex,
+    /// fragment, …).
+    #[arg(long, requires = "out")]
+    split: bool,
+    /// Compile and validate only, and write nothing: the exit status says
+    /// whether the program compiled (0) or not (1).
+    #[arg(long, conflicts_with = "out")]
+    check: bool,
+    /// Build the program on a live device through the run-time build system that loads the
+    /// target (Vulkan under its validation layers) and print its constants and resources.
+    #[arg(long)]
+    device: bool,
+    /// Give an override (a specialization constant, `layout(constant_id = N)
+    /// const float GAIN = 1.0;`) its value where --device builds the program,
+    /// as the run-time library does; the others keep the defaults the source
+    /// declares. On gl-glsl the driver gets them as defines. Repeatable;
+    /// checked against the overrides the program declares and their types.
+    #[arg(long = "override", value_name = "NAME=VALUE")]
+    overrides: Vec<String>,
+}
+
+/// An `--override` as given: its name and its value's text.
+struct OverrideGiven {
+    name: String,
+    value: String,
+}
+
+impl CompileArgs {
+    /// `--override` values as (name, value), refusing any without a name and `=`.
+    fn overrides(&self) -> anyhow::Result<Vec<OverrideGiven>> {
+        self.overrides
+            .iter()
+            .map(|given| match given.split_once('=') {
+                Some((name, value)) if !name.is_empty() => {
+                    Ok(OverrideGiven { name: name.to_owned(), value: value.to_owned() })
+                }
+                _ => Err(usage(format!("--override takes NAME=VALUE (GAIN=1.5), not '{given}'"))),
+            })
+            .collect()
     }
-    let registry = Registry::discover();
-    let Compiled { target, program, artifact, warnings } = args.compile(&registry, &messages)?;
-    if let Some(out) = &out {
+
+    /// Refuses an `-o` that cannot take what is asked before anything compiles.
+    fn check_out(&self) -> anyhow::Result<()> {
+        let Some(out) = &self.out else { return Ok(()) };
+        if self.split && out.exists() && !out.is_dir() {
+            return Err(usage(format!(
+                "--split writes one file per stage into the directory -o names, and {} is not a directory",
+                out.display()
+            )));
+        }
+        if !self.split && out.is_dir() {
+            return Err(usage(format!(
+                "-o {} is a directory: name a file, or give --split to write one file per stage into it",
+                out.display()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Every override `reflected` declares, with the value `given` asks for or
+/// else its default: what the run-time library hands a loader.
+fn override_values(
+    program: &str,
+    reflected: &[xr_sourcebuild::ReflectedOverride],
+    given: &[OverrideGiven],
+) -> anyhow::Result<Vec<OverrideValue>> {
+    if let Some(unknown) = given.iter().find(|g| !reflected.iter().any(|o| o.name == g.name.as_str())) {
+        let declared: Vec<String> = reflected.iter().map(|o| format!("{} ({})", o.name, o.ty)).collect();
+        return Err(usage(format!(
+            "--override {}: program '{program}' declares no override '{}' (it declares {})",
+            unknown.name,
+            unknown.name,
+            if declared.is_empty() { "none".to_owned() } else { declared.join(", ") }
+        )));
+    }
+    let mut values = Vec::new();
+    for declared in reflected {
+        let kind = override_kind(&declared.ty).ok_or_else(|| {
+            usage(format!(
+                "override '{}' of program '{program}' is of type {}, which --override cannot set (it sets bool, int, uint and float)",
+                declared.name, declared.ty
+            ))
+        });
+        let asked = given.iter().rev().find(|g| g.name == declared.name.as_str());
+        let kind = match (kind, asked) {
+            (Ok(kind), _) => kind,
+            (Err(error), Some(_)) => return Err(error),
+            // Left at its default, the loader takes the module's own value.
+            (Err(_), None) => continue,
+        };
+        let bits = match asked {
+            Some(asked) => override_bits(kind, &asked.value).ok_or_else(|| {
+                let value = &asked.value;
+                usage(format!(
+                    "--override {}={value}: override '{}' takes {}, not '{value}'",
+                    declared.name,
+                    declared.name,
+                    match kind {
+                        OverrideKind::Bool => "a bool (true, false, 1 or 0)",
+                        OverrideKind::Int => "an int (a whole number)",
+                        OverrideKind::UInt => "a uint (a whole number from 0)",
+                        OverrideKind::Float => "a float (a number like 1.5)",
+                    }
+                ))
+            })?,
+            None => match override_bits(kind, &declared.default) {
+                Some(bits) => bits,
+                // A default reflected as nothing XR reads: the loader keeps the module's own.
+                None => continue,
+            },
+        };
+        values.push(OverrideValue { name: declared.name.clone(), id: declared.id, kind, bits });
+    }
+    Ok(values)
+}
+
+/// The kind of a reflected override type (`f32` as SPIR-V reflection
+/// writes it, `float` as the manifest does).
+fn override_kind(ty: &str) -> Option<OverrideKind> {
+    Some(match ty {
+        "bool" => OverrideKind::Bool,
+        "int" | "i32" => OverrideKind::Int,
+        "uint" | "u32" => OverrideKind::UInt,
+        "float" | "f32" => OverrideKind::Float,
+        _ => return None,
+    })
+}
+
+/// `text` as the bits of a value of `kind`, if it is one.
+fn override_bits(kind: OverrideKind, text: &str) -> Option<u32> {
+    let text = text.trim();
+    match kind {
+        OverrideKind::Bool => match text {
+            "true" | "1" => Some(1),
+            "false" | "0" => Some(0),
+            _ => None,
+        },
+        OverrideKind::Int => text.parse::<i32>().ok().map(|v| v as u32),
+        OverrideKind::UInt => text.strip_suffix('u').unwrap_or(text).parse::<u32>().ok(),
+        OverrideKind::Float => text.parse::<f32>().ok().filter(|v| v.is_finite()).map(f32::to_bits),
+    }
+}
+
+/// The files `-o` asks for: one, or with `--split` one per stage.
+fn outputs(
+    args: &CompileArgs,
+    out: &Path,
+    target: &str,
+    program: &ProgramDesc,
+    artifact: &OfflineArtifact,
+) -> anyhow::Result<Vec<(PathBuf, Vec<u8>)>> {
+    if !args.split {
         let bytes = match artifact.stages.as_slice() {
             [only] => only.bytes.to_vec(),
             _ => artifact.bytes.to_vec(),
         };
-        write(out, &bytes)?;
-        messages.tell(&format!("xr compile: wrote {} bytes to {}", bytes.len(), out.display()));
+        return Ok(vec![(out.to_owned(), bytes)]);
     }
-    if device {
-        on_device(&registry, &target, &program, artifact.bytes.to_vec(), &messages)?;
+    if artifact.stages.is_empty() {
+        return Err(usage(format!(
+            "--split: {target} gives no output per stage, only the whole program's artifact: write it with -o FILE"
+        )));
+    }
+    Ok(artifact
+        .stages
+        .iter()
+        .map(|stage| {
+            let extension = if stage.bytes.starts_with(&SPIRV_MAGIC.to_le_bytes()) { "spv" } else { target };
+            let name = format!("{}.{}.{extension}", program.name, stage.stage.name());
+            (out.join(name), stage.bytes.to_vec())
+        })
+        .collect())
+}
+
+/// The first word of a SPIR-V module.
+const SPIRV_MAGIC: u32 = 0x0723_0203;
+
+/// `xr compile`: compiles the program; with `device`, builds it on a live
+/// device and prints its table; then writes what `-o` asks for (the stage's
+/// own output where the target has one, else the artifact as the store
+/// would keep it), or with `--check` nothing.
+pub fn compile(args: SourceArgs, output: CompileArgs, messages: MessageArgs) -> anyhow::Result<()> {
+    if output.out.is_none() && !output.device && !output.check {
+        return Err(usage("nothing to do: give -o FILE, --check, --device, or -o with --device"));
+    }
+    let given = output.overrides()?;
+    output.check_out()?;
+    let registry = Registry::discover();
+    let Compiled { target, program, artifact, warnings } = args.compile("xr compile", &registry, &messages)?;
+    let overrides = override_values(&program.name, &artifact.reflection.overrides, &given)?;
+    let files = match &output.out {
+        Some(out) => outputs(&output, out, &target, &program, &artifact)?,
+        None => Vec::new(),
+    };
+    if output.device {
+        on_device(&registry, &target, &program, artifact.bytes.to_vec(), overrides, &messages)?;
+    } else if !given.is_empty() {
+        messages.note(
+            "xr compile: note: overrides take their values where the program is built (--device); \
+             what -o writes keeps the defaults, as xr build's artifacts do",
+        );
+    }
+    // Only now, with everything built: a failure above leaves no file.
+    write_all(&files)?;
+    for (path, bytes) in &files {
+        messages.tell(&format!("xr compile: wrote {} bytes to {}", bytes.len(), path.display()));
+    }
+    if output.check {
+        let stages = program.stages.len();
+        messages.tell(&format!(
+            "xr compile: {} compiles for {target} ({stages} stage{}); nothing written (--check)",
+            program.name,
+            if stages == 1 { "" } else { "s" }
+        ));
     }
     print_json_summary(&messages, true, &target, 0, warnings);
     Ok(())
@@ -414,6 +631,7 @@ fn on_device(
     target: &str,
     program: &ProgramDesc,
     artifact: Vec<u8>,
+    overrides: Vec<OverrideValue>,
     messages: &MessageArgs,
 ) -> anyhow::Result<()> {
     let mut loaders: Vec<_> = registry
@@ -444,6 +662,7 @@ fn on_device(
         target,
         program,
         artifact,
+        overrides,
         path,
         kind,
         &capabilities,
@@ -463,6 +682,7 @@ fn print_on_device(
     target: &str,
     program: &ProgramDesc,
     artifact: Vec<u8>,
+    overrides: Vec<OverrideValue>,
     path: LoadPath,
     kind: xr_device::DeviceKind,
     capabilities: &xr_device::DeviceCapabilities,
@@ -474,7 +694,7 @@ fn print_on_device(
         target: target.into(),
         path,
         artifact: artifact.into(),
-        overrides: Default::default(),
+        overrides: overrides.into(),
     };
     let loaded = attached.load_artifact(&request).into_result().map_err(|error| {
         report_failure(messages, build_system, &program.name, target, &error, &SourceRoot::new(Path::new("")))
@@ -514,17 +734,43 @@ fn print_on_device(
     Ok(())
 }
 
-fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+/// Writes each file whole: into a temporary file beside it, renamed over
+/// it only once every file is written, so that a failure leaves no partial
+/// file and what was at each path before untouched.
+fn write_all(files: &[(PathBuf, Vec<u8>)]) -> anyhow::Result<()> {
+    let mut staged: Vec<(PathBuf, &Path)> = Vec::new();
+    let result = (|| {
+        for (path, bytes) in files {
+            if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+                // /dev/null, a pipe: nothing there to replace or leave half-written.
+                std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))?;
+                continue;
+            }
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            }
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let temporary = path.with_file_name(format!(".{name}.xr-{}.tmp", std::process::id()));
+            std::fs::write(&temporary, bytes).with_context(|| format!("writing {}", temporary.display()))?;
+            staged.push((temporary, path));
+        }
+        for (temporary, path) in &staged {
+            std::fs::rename(temporary, path).with_context(|| format!("writing {}", path.display()))?;
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        for (temporary, _) in &staged {
+            let _ = std::fs::remove_file(temporary);
+        }
     }
-    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
+    result
 }
 
 /// `xr reflect`: what the build system says the program exposes.
 pub fn reflect(args: SourceArgs, json: bool, messages: MessageArgs) -> anyhow::Result<()> {
     let registry = Registry::discover();
-    let Compiled { target, artifact, warnings, .. } = args.compile(&registry, &messages)?;
+    let Compiled { target, artifact, warnings, .. } = args.compile("xr reflect", &registry, &messages)?;
     let reflection = artifact.reflection;
     if json {
         let details: serde_json::Value = if reflection.json.is_empty() {
@@ -566,4 +812,73 @@ pub fn reflect(args: SourceArgs, json: bool, messages: MessageArgs) -> anyhow::R
     }
     print_json_summary(&messages, true, &target, 0, warnings);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xr_sourcebuild::ReflectedOverride;
+
+    fn declared(name: &str, id: u32, ty: &str, default: &str) -> ReflectedOverride {
+        ReflectedOverride { name: name.into(), id, ty: ty.into(), default: default.into() }
+    }
+
+    fn given(name: &str, value: &str) -> OverrideGiven {
+        OverrideGiven { name: name.into(), value: value.into() }
+    }
+
+    #[test]
+    fn every_override_gets_its_value_or_its_default() {
+        let reflected =
+            [declared("GAIN", 0, "f32", "1"), declared("ON", 1, "bool", "false"), declared("N", 2, "i32", "3")];
+        let values = override_values("p", &reflected, &[given("GAIN", "2.5"), given("N", "-4")]).unwrap();
+        let bits: Vec<(&str, u32, OverrideKind, u32)> =
+            values.iter().map(|v| (v.name.as_str(), v.id, v.kind, v.bits)).collect();
+        assert_eq!(
+            bits,
+            [
+                ("GAIN", 0, OverrideKind::Float, 2.5f32.to_bits()),
+                ("ON", 1, OverrideKind::Bool, 0),
+                ("N", 2, OverrideKind::Int, -4i32 as u32)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_or_an_unknown_name_is_a_usage_error() {
+        let reflected =
+            [declared("GAIN", 0, "f32", "1"), declared("ON", 1, "bool", "false"), declared("U", 2, "u32", "0")];
+        for (name, value, says) in [
+            ("GAIN", "loud", "override 'GAIN' takes a float"),
+            ("GAIN", "inf", "takes a float"),
+            ("ON", "yes", "takes a bool (true, false, 1 or 0)"),
+            ("U", "-1", "takes a uint"),
+            ("GAN", "1", "program 'p' declares no override 'GAN' (it declares GAIN (f32), ON (bool), U (u32))"),
+        ] {
+            let error = override_values("p", &reflected, &[given(name, value)]).unwrap_err();
+            assert!(error.is::<crate::messages::UsageError>(), "{error}");
+            assert!(error.to_string().contains(says), "{error}");
+        }
+        let error = override_values("p", &[], &[given("X", "1")]).unwrap_err();
+        assert!(error.to_string().contains("declares no override 'X' (it declares none)"), "{error}");
+    }
+
+    #[test]
+    fn values_are_read_as_the_type_takes_them() {
+        assert_eq!(override_bits(OverrideKind::Bool, "true"), Some(1));
+        assert_eq!(override_bits(OverrideKind::Bool, "0"), Some(0));
+        assert_eq!(override_bits(OverrideKind::UInt, "3u"), Some(3));
+        assert_eq!(override_bits(OverrideKind::Int, "1.5"), None);
+        assert_eq!(override_bits(OverrideKind::Float, "2"), Some(2.0f32.to_bits()));
+        assert_eq!(override_bits(OverrideKind::Float, "NaN"), None);
+    }
+
+    #[test]
+    fn an_override_without_a_name_and_equals_sign_is_refused() {
+        for bad in ["GAIN", "=1"] {
+            let args = CompileArgs { out: None, split: false, check: true, device: false, overrides: vec![bad.into()] };
+            let error = args.overrides().err().expect("refused");
+            assert!(error.to_string().contains(&format!("--override takes NAME=VALUE (GAIN=1.5), not '{bad}'")));
+        }
+    }
 }

@@ -53,13 +53,8 @@ enum Command {
     Compile {
         #[command(flatten)]
         source: compile::SourceArgs,
-        /// Output file.
-        #[arg(short = 'o', long = "out")]
-        out: Option<PathBuf>,
-        /// Build the program on a live device through the run-time build system that loads the
-        /// target (Vulkan under its validation layers) and print its constants and resources.
-        #[arg(long)]
-        device: bool,
+        #[command(flatten)]
+        output: compile::CompileArgs,
         #[command(flatten)]
         messages: messages::MessageArgs,
     },
@@ -173,7 +168,7 @@ fn main() -> std::process::ExitCode {
         {
             isolation::run_in_child("xr reflect", source.files(), &messages)
         }
-        Command::Compile { source, out, device, messages } => compile::compile(source, out, device, messages),
+        Command::Compile { source, output, messages } => compile::compile(source, output, messages),
         Command::Reflect { source, json, messages } => compile::reflect(source, json, messages),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "xr", &mut std::io::stdout());

@@ -327,7 +327,7 @@ fn a_program_that_cannot_build_on_the_device_exits_non_zero_with_the_reason() {
     let (ok, _, stderr) = xr(&["compile", &files[0], &files[2], "--target", "vk-spirv", "--device"]);
     assert!(!ok && stderr.contains("are both fragment stages"), "{stderr}");
     let (ok, _, stderr) = xr(&["compile", &files[0], "--target", "vk-spirv"]);
-    assert!(!ok && stderr.contains("nothing to do: give -o FILE, --device, or both"), "{stderr}");
+    assert!(!ok && stderr.contains("nothing to do: give -o FILE, --check, --device, or -o with --device"), "{stderr}");
 }
 
 #[test]
@@ -584,4 +584,165 @@ fn a_capability_whose_core_feature_the_device_lacks_is_named_before_the_driver()
     if refused {
         assert!(!said.contains("validation message"), "refused before the driver saw it: {said}");
     }
+}
+
+/// The names in `dir`, sorted.
+fn listing(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+/// A vertex and fragment program of the materials sample, its includes, and
+/// a fragment shader that does not compile, in a fresh directory; `xr` runs
+/// there.
+fn materials_program(label: &str) -> TestDir {
+    let dir = xr_tests::materials_copy(label);
+    std::fs::write(dir.join("broken.frag"), "#version 450 core\nvoid main() { typo_here; }\n").unwrap();
+    dir
+}
+
+fn xr_in(dir: &std::path::Path, args: &[&str]) -> xr_tests::XrRun {
+    Xr::new(args).software_device().dir(dir).run()
+}
+
+const PROGRAM: [&str; 4] = ["shaders/quad.vert", "shaders/unlit.frag", "-I", "shaders/include"];
+
+/// `--check` compiles, validates and writes nothing; its exit status says
+/// whether the program compiled.
+#[test]
+fn check_writes_nothing_and_its_exit_status_says_whether_it_compiled() {
+    let dir = materials_program("cli-check");
+    let before = listing(&dir);
+    let run = xr_in(&dir, &[&["compile", "--check"], &PROGRAM[..]].concat());
+    assert!(run.ok, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("quad compiles for vk-spirv (2 stages); nothing written (--check)"), "{}", run.stderr);
+    let run = xr_in(&dir, &["compile", "--check", "shaders/quad.vert", "broken.frag"]);
+    assert_eq!(run.code, Some(1), "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("typo_here"), "{}", run.stderr);
+    assert_eq!(listing(&dir), before, "--check wrote something");
+    let (ok, _, stderr) = xr(&["compile", "--check", "-o", "x.spv", "a.vert"]);
+    assert!(!ok && stderr.contains("cannot be used with") && stderr.contains("'--out <FILE>'"), "{stderr}");
+}
+
+/// A failed compile writes no `-o` file, partial or empty, and leaves one
+/// already there as it was; no temporary file stays behind.
+#[test]
+fn a_failed_compile_leaves_the_file_at_o_untouched_and_writes_none_where_there_was_none() {
+    let dir = materials_program("cli-failed-out");
+    std::fs::create_dir(dir.join("out")).unwrap();
+    std::fs::write(dir.join("out/kept.spv"), b"the previous build").unwrap();
+    for (out, split) in
+        [("out/kept.spv", false), ("out/absent.spv", false), ("out/new-dir/absent.spv", false), ("out", true)]
+    {
+        let mut args = vec!["compile", "shaders/quad.vert", "broken.frag", "-o", out];
+        args.extend(split.then_some("--split"));
+        let run = xr_in(&dir, &args);
+        assert_eq!(run.code, Some(1), "{out}: {}{}", run.stdout, run.stderr);
+        assert!(!run.stdout.contains("wrote"), "{}", run.stdout);
+        assert_eq!(listing(&dir.join("out")), ["kept.spv"], "{out}");
+        assert_eq!(std::fs::read(dir.join("out/kept.spv")).unwrap(), b"the previous build");
+    }
+    // A good compile replaces it whole.
+    let run = xr_in(&dir, &[&["compile", "-o", "out/kept.spv"], &PROGRAM[..]].concat());
+    assert!(run.ok, "{}", run.stderr);
+    assert_eq!(listing(&dir.join("out")), ["kept.spv"]);
+    assert_ne!(std::fs::read(dir.join("out/kept.spv")).unwrap(), b"the previous build");
+}
+
+/// An override (a specialization constant on SPIR-V) reaches the OpenGL
+/// driver, which builds gl-glsl's sources, as a define: by default its
+/// default, else the value `--override` gives. A bad `--override` is a
+/// usage error before anything is built.
+#[test]
+fn overrides_reach_the_gl_glsl_driver_and_a_bad_one_is_refused() {
+    let dir = materials_program("cli-overrides");
+    // On the driver COUNT is a define: 0 is an array of no element, which the driver refuses.
+    std::fs::write(
+        dir.join("count.frag"),
+        "#version 450 core\n\
+         #if defined(GL_SPIRV) || defined(VULKAN)\n\
+         layout(constant_id = 0) const int COUNT = 2;\n\
+         #endif\n\
+         layout(location = 0) out vec4 color;\n\
+         void main() { float w[COUNT]; w[0] = 0.5; color = vec4(w[0]); }\n",
+    )
+    .unwrap();
+    let device = ["--target", "gl-glsl", "--device"];
+    for overrides in [&[][..], &["--override", "GAIN=2", "--override", "BIAS=-0.5"]] {
+        let run = xr_in(&dir, &[&["compile"], &PROGRAM[..], &device, overrides].concat());
+        assert!(run.ok, "{overrides:?}: {}{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains("by xr-compiler-glsl"), "{}", run.stdout);
+    }
+    let run = xr_in(&dir, &[&["compile", "count.frag", "--override", "COUNT=3"], &device[..]].concat());
+    assert!(run.ok, "{}{}", run.stdout, run.stderr);
+    let run = xr_in(&dir, &[&["compile", "count.frag", "--override", "COUNT=0"], &device[..]].concat());
+    assert_eq!(run.code, Some(1), "COUNT=0 must reach the driver: {}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("array size"), "{}", run.stderr);
+    let before = listing(&dir);
+    for (bad, says) in [
+        ("GAIN", "--override takes NAME=VALUE (GAIN=1.5), not 'GAIN'"),
+        ("GAN=1", "program 'quad' declares no override 'GAN' (it declares GAIN (f32), BIAS (f32))"),
+        ("GAIN=loud", "--override GAIN=loud: override 'GAIN' takes a float (a number like 1.5), not 'loud'"),
+    ] {
+        let run = xr_in(&dir, &[&["compile", "-o", "x.bundle", "--override", bad], &PROGRAM[..], &device].concat());
+        assert_eq!(run.code, Some(2), "{bad}: {}{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains(says), "{bad}: {}", run.stderr);
+        assert!(!run.stdout.contains("built on"), "{bad}: {}", run.stdout);
+    }
+    assert_eq!(listing(&dir), before);
+}
+
+/// `-v` says which target `xr compile` picked when none was given, and why.
+#[test]
+fn verbose_names_the_default_target() {
+    let dir = materials_program("cli-verbose-target");
+    let run = xr_in(&dir, &[&["compile", "--check", "-v"], &PROGRAM[..]].concat());
+    assert!(run.ok, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("xr compile: target vk-spirv (the default for glsl: the first portable target of the highest-priority plugin), compiled by xr-compiler-vk-spirv"),
+        "{}",
+        run.stderr
+    );
+    let run = xr_in(&dir, &[&["compile", "--check", "-v", "--target", "gl-spirv"], &PROGRAM[..]].concat());
+    assert!(run.stderr.contains("target gl-spirv (as --target asks)"), "{}", run.stderr);
+    let run = xr_in(&dir, &[&["compile", "--check"], &PROGRAM[..]].concat());
+    assert!(!run.stderr.contains("target vk-spirv"), "{}", run.stderr);
+}
+
+/// `-o DIR --split` writes one SPIR-V module per stage, DIR/NAME.STAGE.spv;
+/// a target with no output per stage refuses it, writing nothing.
+#[test]
+fn split_writes_one_valid_spirv_module_per_stage() {
+    let dir = materials_program("cli-split");
+    for (target, env) in [("vk-spirv", "vulkan1.0"), ("gl-spirv", "opengl4.5")] {
+        let out = format!("spv-{target}");
+        let run = xr_in(&dir, &[&["compile", "-o", &out, "--split", "--target", target], &PROGRAM[..]].concat());
+        assert!(run.ok, "{target}: {}", run.stderr);
+        assert_eq!(listing(&dir.join(&out)), ["quad.fragment.spv", "quad.vertex.spv"], "{target}");
+        for stage in ["vertex", "fragment"] {
+            let file = dir.join(&out).join(format!("quad.{stage}.spv"));
+            assert!(
+                run.stdout.contains(&format!(
+                    "to {}",
+                    std::path::Path::new(&out).join(format!("quad.{stage}.spv")).display()
+                )),
+                "{}",
+                run.stdout
+            );
+            let bytes = std::fs::read(&file).unwrap();
+            assert_eq!(&bytes[..4], &0x0723_0203u32.to_le_bytes(), "{}", file.display());
+            let validated = Command::new("spirv-val").args(["--target-env", env]).arg(&file).status().unwrap();
+            assert!(validated.success(), "spirv-val rejects {}", file.display());
+        }
+    }
+    let before = listing(&dir);
+    let run = xr_in(&dir, &[&["compile", "-o", "bundles", "--split", "--target", "gl-glsl"], &PROGRAM[..]].concat());
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(run.stderr.contains("--split: gl-glsl gives no output per stage"), "{}", run.stderr);
+    assert_eq!(listing(&dir), before);
+    let run = xr_in(&dir, &[&["compile", "-o", "spv-vk-spirv"], &PROGRAM[..]].concat());
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(run.stderr.contains("is a directory: name a file, or give --split"), "{}", run.stderr);
 }
