@@ -1,6 +1,7 @@
 //! `xr build`: every (variant, target) of a manifest, in parallel, into the
 //! store — reusing what the journal shows is still up to date.
 
+use crate::last_good::LastGood;
 use crate::paths::SourceRoot;
 use crate::report::{ArtifactId, Reports, failure_diagnostics};
 use crate::{
@@ -231,6 +232,9 @@ pub struct Summary {
     pub reused: usize,
     /// Failures, each with its diagnostics.
     pub failed: Vec<Failure>,
+    /// Failed artifacts whose last good object the catalog keeps, marked
+    /// stale.
+    pub kept_last_good: usize,
     /// Artifacts built with warnings.
     pub warned: Vec<Warned>,
     /// Distinct objects the built and reused artifacts are.
@@ -700,6 +704,9 @@ impl<'a> Plan<'a> {
         // Each variant's entry made as it is written: nothing is held per variant.
         let mut by_job: Vec<(usize, usize)> = tasks.iter().enumerate().map(|(task, (job, _))| (*job, task)).collect();
         by_job.sort_unstable();
+        // A failed artifact keeps the object the catalog named before this build.
+        let last_good = LastGood::read(store, &summary.failed);
+        summary.kept_last_good = last_good.len();
         let catalog_variant = |job: usize| {
             let (program, variant) = &jobs[job];
             let start = by_job.partition_point(|(j, _)| *j < job);
@@ -710,7 +717,9 @@ impl<'a> Plan<'a> {
                     task_objects[*task].map(|object| (self.target_names[tasks[*task].1].clone(), object.hex()))
                 })
                 .collect();
-            (variant.name.clone(), CatalogVariant { values: variant.values(program), objects })
+            let mut entry = CatalogVariant { values: variant.values(program), objects, ..CatalogVariant::default() };
+            last_good.keep(&program.name, &variant.name, &mut entry);
+            (variant.name.clone(), entry)
         };
         let mut programs: Vec<(&str, Vec<usize>)> = Vec::new();
         for (job, (program, _)) in jobs.iter().enumerate() {

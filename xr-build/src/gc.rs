@@ -3,7 +3,8 @@
 //! The host never decodes an artifact, so it tells build objects from the
 //! rest by where they come from: an object the build journal or a catalog
 //! names is a build object. Kept: every object in the catalog of a program
-//! of the given manifests, the program binaries (kept by build systems with
+//! of the given manifests (a stale one too: the last good object a failed
+//! build kept is what the run-time library loads), the program binaries (kept by build systems with
 //! the store's binary records) of those programs, and every other object
 //! (a Vulkan pipeline cache, say). Dropped: build objects no kept catalog
 //! points at, program binaries of other programs, and the catalogs of
@@ -106,4 +107,57 @@ fn dropped(
         return !programs.contains(program);
     }
     built.contains(&key.hex())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::Entry;
+    use std::collections::BTreeMap;
+    use xr_store::catalog::{CatalogProgram, CatalogVariant};
+
+    #[test]
+    fn gc_keeps_what_a_catalog_names_stale_or_not_and_drops_the_rest() {
+        let root = tempfile::tempdir().unwrap();
+        let store = Store::open(root.path()).unwrap();
+        let put = |payload: &[u8]| {
+            let key = xr_store::object_key(payload);
+            store.put(&key, payload).unwrap();
+            key
+        };
+        let (fresh, stale, superseded) = (put(b"fresh"), put(b"stale"), put(b"superseded"));
+        // All three are build objects: the journal names them.
+        let journal = Journal::open(store.root());
+        for object in [fresh, stale, superseded] {
+            let entry = Entry { recipe: object.hex(), object: object.hex(), files: vec![], stamp: None };
+            journal.append(&entry).unwrap();
+        }
+        let mut variant = CatalogVariant::default();
+        variant.objects.insert("gl-glsl".into(), fresh.hex());
+        variant.objects.insert("vk-spirv".into(), stale.hex());
+        variant.stale.insert("vk-spirv".into(), "include/pattern.glsl:3: error: bad".into());
+        let program = CatalogProgram {
+            name: "p".into(),
+            manifest: "xr.toml".into(),
+            axes: Vec::new(),
+            overrides: Vec::new(),
+            targets: vec!["gl-glsl".into(), "vk-spirv".into()],
+            variants: BTreeMap::from([("p".to_owned(), variant)]),
+        };
+        catalog::write(store.root(), &program).unwrap();
+        std::fs::write(root.path().join("p.frag"), "void main() {}\n").unwrap();
+        let manifest = Manifest::parse(
+            &root.path().join("xr.toml"),
+            "store = \".\"\n[[program]]\nname = \"p\"\ntargets = [\"vk-spirv\"]\nstages = [{ stage = \"fragment\", file = \"p.frag\" }]\n",
+        )
+        .unwrap();
+
+        let report = gc(&store, std::slice::from_ref(&manifest), true).unwrap();
+        assert_eq!((report.objects, report.kept, report.removed), (3, 2, 1), "dry run: {report:?}");
+        let report = gc(&store, &[manifest], false).unwrap();
+        assert_eq!((report.kept, report.removed), (2, 1), "{report:?}");
+        assert!(store.get(&stale).unwrap().is_some(), "the stale object is kept");
+        assert!(store.get(&fresh).unwrap().is_some());
+        assert!(store.get(&superseded).unwrap().is_none(), "what no catalog names goes");
+    }
 }

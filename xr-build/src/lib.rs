@@ -14,7 +14,8 @@
 //! - [`build`] builds every (variant, target) in parallel into the store,
 //!   deduplicating identical objects; [`journal`] makes it incremental and
 //!   safe to kill (its entries made durable off the build threads by
-//!   `durable`); the store's catalog records what each program offers.
+//!   `durable`); the store's catalog records what each program offers, a
+//!   failed artifact its last good object marked stale (`last_good`).
 //! - [`guarded`] writes guarded GLSL: one source per program and
 //!   stage with an `#if` ladder over its variants.
 //! - [`gc`] drops what no manifest references.
@@ -28,6 +29,7 @@ mod durable;
 pub mod gc;
 pub mod guarded;
 pub mod journal;
+mod last_good;
 pub mod manifest;
 pub mod matrix;
 pub mod noop;

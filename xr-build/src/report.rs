@@ -180,6 +180,17 @@ impl Reports {
     }
 }
 
+/// The failures of a build as its summary line counts them: `N failed`,
+/// and `N failed (last good kept for M)` when `M` of them keep their last
+/// good object in the catalog (marked stale).
+pub fn failed_count(failed: usize, kept_last_good: usize) -> String {
+    if kept_last_good == 0 {
+        format!("{failed} failed")
+    } else {
+        format!("{failed} failed (last good kept for {kept_last_good})")
+    }
+}
+
 /// The diagnostics of a compile that failed with `message` and
 /// `diagnostics`: those, when any of them is an error; else one error
 /// carrying the message (a failure the compiler gave no place for), before
@@ -227,6 +238,13 @@ mod tests {
         assert_eq!(sorted[1].struck(), "in unlit[A=0] (gl-glsl)");
         assert_eq!(sorted[0].headline(), "unlit.frag:10: error: 'x' : undeclared identifier");
         assert_eq!(sorted[2].severity(), Severity::Warning);
+    }
+
+    #[test]
+    fn the_failed_count_says_how_many_keep_their_last_good_object() {
+        assert_eq!(failed_count(0, 0), "0 failed");
+        assert_eq!(failed_count(18, 0), "18 failed");
+        assert_eq!(failed_count(108, 108), "108 failed (last good kept for 108)");
     }
 
     #[test]

@@ -13,10 +13,16 @@ fn program() -> CatalogProgram {
     let mut variants = BTreeMap::new();
     variants.insert(
         "p[A=0,B=x]".to_owned(),
-        CatalogVariant { values: Vec::new(), objects: objects(&[("vk-spirv", "aa"), ("gl-glsl", "bb")]) },
+        CatalogVariant {
+            values: Vec::new(),
+            objects: objects(&[("vk-spirv", "aa"), ("gl-glsl", "bb")]),
+            ..CatalogVariant::default()
+        },
     );
-    variants
-        .insert("p[A=1,B=y]".to_owned(), CatalogVariant { values: Vec::new(), objects: objects(&[("gl-glsl", "cc")]) });
+    variants.insert(
+        "p[A=1,B=y]".to_owned(),
+        CatalogVariant { values: Vec::new(), objects: objects(&[("gl-glsl", "cc")]), ..CatalogVariant::default() },
+    );
     CatalogProgram {
         name: "p".into(),
         manifest: PathBuf::from("xr.toml"),

@@ -267,6 +267,7 @@ fn print_summary(
                 "fetched": summary.fetched,
                 "reused": summary.reused,
                 "failed": failed,
+                "last_good_kept": summary.kept_last_good,
                 "errors": errors,
                 "warnings": warnings,
                 "warned": summary.warned.len(),
@@ -288,12 +289,12 @@ fn print_summary(
         counts.push_str(&format!("; {} with warnings ({warnings} distinct)", summary.warned.len()));
     }
     eprintln!(
-        "xr build{}: {} built, {} fetched, {} reused, {} failed{counts}; {} unique objects, {} bytes; {:.2} s ({})",
+        "xr build{}: {} built, {} fetched, {} reused, {}{counts}; {} unique objects, {} bytes; {:.2} s ({})",
         args.shard.map(|s| format!(" (shard {s})")).unwrap_or_default(),
         summary.built,
         summary.fetched,
         summary.reused,
-        failed,
+        xr_build::report::failed_count(failed, summary.kept_last_good),
         summary.unique_objects,
         summary.bytes,
         summary.elapsed.as_secs_f64(),

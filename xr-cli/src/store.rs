@@ -1,6 +1,7 @@
 //! `xr store verify`: every object of a store checked against its checksum,
-//! every catalog and journal line checked for what it names, and with a
-//! remote, the remote's copies too.
+//! every catalog and journal line checked for what it names (the stale
+//! objects a failed build kept listed), and with a remote, the remote's
+//! copies too.
 //! It reports on standard error, as diagnostics are; its exit status says
 //! whether the store is whole.
 
@@ -100,9 +101,14 @@ fn verify_catalogs(
             eprintln!("  removed {} (the next xr build writes it again)", error.path.display());
         }
     }
-    let mut objects = 0;
+    let (mut objects, mut stale) = (0, 0);
     for program in programs.values() {
         for (variant, entry) in &program.variants {
+            // The last good object a failed build kept: listed, not a problem.
+            for (target, reason) in &entry.stale {
+                stale += 1;
+                eprintln!("stale: '{}' {variant} ({target}): the last good object is kept; {reason}", program.name);
+            }
             for (target, hex) in &entry.objects {
                 objects += 1;
                 let Some(key) = ObjectKey::from_hex(hex) else {
@@ -131,11 +137,16 @@ fn verify_catalogs(
         }
     }
     eprintln!(
-        "xr store verify: {} catalogs, {} corrupt, {objects} objects named, {} problems{}",
+        "xr store verify: {} catalogs, {} corrupt, {objects} objects named, {} problems{}{}",
         programs.len() + errors.len(),
         errors.len(),
         problems,
-        if delete_corrupt && !errors.is_empty() { " (corrupt catalogs removed)" } else { "" }
+        if delete_corrupt && !errors.is_empty() { " (corrupt catalogs removed)" } else { "" },
+        if stale > 0 {
+            format!("; {stale} stale (the last good object, kept when its build failed)")
+        } else {
+            String::new()
+        }
     );
     Ok(problems == 0 || (delete_corrupt && problems == errors.len()))
 }

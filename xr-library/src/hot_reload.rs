@@ -16,9 +16,11 @@
 //! names them. It then rereads the catalog and says which programs have new
 //! objects; the engine loads those again and swaps them in
 //! ([`crate::library::DeviceLoader::load`]). A program whose build failed is
-//! not among them: the engine keeps the last good one running, and each
-//! distinct error is reported once, with its file and line as the compiler
-//! gave them. Fixing the file makes the next poll swap again.
+//! not among them: the engine keeps the last good one running (and the
+//! catalog keeps its last good objects, marked stale, so loading it again
+//! draws the same), and each distinct error is reported once, with its file
+//! and line as the compiler gave them. Fixing the file makes the next poll
+//! swap again.
 
 use crate::library::{LibraryError, ShaderLibrary};
 use notify::{RecursiveMode, Watcher};

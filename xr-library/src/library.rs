@@ -17,6 +17,11 @@
 //! loader. A path that cannot be used is logged with its reason and the
 //! next one is tried; [`Loaded::reason`] says why the path taken was taken.
 //!
+//! An object the catalog marks stale (its build failed, and the catalog
+//! kept the last good one) loads like any other; the load says so at
+//! `XR_LOG=info` (program, variant, target, the failure's first error) and
+//! in [`Loaded::stale`].
+//!
 //! With a remote ([`ShaderLibrary::with_remote`]), an object the catalog
 //! names that is missing or corrupt here is fetched from the shared cache,
 //! checked against its key, and kept in the local store.
@@ -87,6 +92,9 @@ pub struct Loaded {
     pub loader: String,
     /// Why this path: what the better paths lacked.
     pub reason: String,
+    /// Why the object is stale, when it is: its build failed, and the
+    /// catalog kept the last good object (also logged at `XR_LOG=info`).
+    pub stale: Option<String>,
 }
 
 /// The programs of a store, as `xr build` left them.
@@ -295,6 +303,13 @@ impl DeviceLoader {
                             reason = "best path".to_owned();
                         }
                         tracing::info!(variant = %variant, path = %path, target = %target, loader = %loader.name, "loaded: {reason}");
+                        let stale = program.stale(&variant, &target).map(str::to_owned);
+                        if let Some(why) = &stale {
+                            tracing::info!(
+                                program = %program.name, variant = %variant, target = %target,
+                                "stale: loaded the last good {target} object of {variant}, kept when its build failed: {why}"
+                            );
+                        }
                         return Ok(Loaded {
                             built: loaded.program,
                             variant,
@@ -302,6 +317,7 @@ impl DeviceLoader {
                             target,
                             loader: loader.name.clone(),
                             reason,
+                            stale,
                         });
                     }
                     Err(why) => {

@@ -78,8 +78,15 @@ pub struct CatalogAxis {
 pub struct CatalogVariant {
     /// (axis, value) in the program's axis order.
     pub values: Vec<(String, String)>,
-    /// Target name → object key, hex; a target whose build failed is absent.
+    /// Target name → object key, hex; a target that never built is absent.
     pub objects: TargetObjects,
+    /// Target name → why its last build failed, for each target whose
+    /// object in `objects` is the last good one, kept from an earlier
+    /// build (stale). Left out of the file when empty: catalogs without
+    /// stale objects are the bytes they were before there were stale ones,
+    /// and a catalog written before reads with none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stale: BTreeMap<String, String>,
 }
 
 /// A variant's objects by target name, in target order: a JSON object in
@@ -205,14 +212,24 @@ impl CatalogProgram {
         self.variants.get(variant)?.objects.get(target).map(String::as_str)
     }
 
-    /// Takes from `previous` the objects of targets other than `built`, for
-    /// the variants both have: a build of some targets keeps the others.
+    /// Why the object of `variant` for `target` is stale (the last good
+    /// one, kept when its build failed); `None` when it is fresh or absent.
+    pub fn stale(&self, variant: &str, target: &str) -> Option<&str> {
+        self.variants.get(variant)?.stale.get(target).map(String::as_str)
+    }
+
+    /// Takes from `previous` the objects of targets other than `built`
+    /// (with their stale marks), for the variants both have: a build of
+    /// some targets keeps the others.
     pub fn keep_other_targets(&mut self, previous: &CatalogProgram, built: &[String]) {
         for (variant, entry) in self.variants.iter_mut() {
             let Some(old) = previous.variants.get(variant) else { continue };
             for (target, object) in &old.objects {
                 if !built.contains(target) && !entry.objects.contains_key(target) {
                     entry.objects.insert(target.clone(), object.clone());
+                    if let Some(reason) = old.stale.get(target) {
+                        entry.stale.insert(target.clone(), reason.clone());
+                    }
                 }
             }
         }
@@ -436,6 +453,108 @@ pub fn read_all(store_root: &Path) -> (BTreeMap<String, CatalogProgram>, Vec<Unr
     (programs, errors)
 }
 
+/// The objects the catalog of program `name` names for the (variant,
+/// target) pairs `wanted` accepts, as (variant, target, object key hex) in
+/// the file's order; none when the program has no catalog. The file is
+/// read as it streams and only those objects are kept: a build that looks
+/// up a few artifacts in the last catalog of a large matrix never holds it
+/// whole.
+pub fn read_objects(
+    store_root: &Path,
+    name: &str,
+    wanted: impl Fn(&str, &str) -> bool,
+) -> Result<Vec<(String, String, String)>, UnreadCatalog> {
+    let path = dir(store_root).join(format!("{name}.json"));
+    let file = match File::open(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(UnreadCatalog { path, reason: e.to_string() }),
+    };
+    let mut json = serde_json::Deserializer::from_reader(std::io::BufReader::new(file));
+    let found = serde::de::DeserializeSeed::deserialize(ProgramObjects { wanted: &wanted }, &mut json)
+        .and_then(|found| json.end().map(|()| found))
+        .map_err(|e| UnreadCatalog { path: path.clone(), reason: e.to_string() })?;
+    Ok(found)
+}
+
+/// (variant, target, object) triples found in a catalog file.
+type Found = Vec<(String, String, String)>;
+
+/// A catalog file read for the objects `wanted` accepts (see [`read_objects`]).
+struct ProgramObjects<'a, F> {
+    wanted: &'a F,
+}
+
+impl<'de, F: Fn(&str, &str) -> bool> serde::de::DeserializeSeed<'de> for ProgramObjects<'_, F> {
+    type Value = Found;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Found, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, F: Fn(&str, &str) -> bool> serde::de::Visitor<'de> for ProgramObjects<'_, F> {
+    type Value = Found;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a program's catalog")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Found, A::Error> {
+        let mut found = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "variants" {
+                found = map.next_value_seed(VariantObjects { wanted: self.wanted })?;
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// A catalog's `variants` map read one variant at a time, keeping the
+/// objects `wanted` accepts.
+struct VariantObjects<'a, F> {
+    wanted: &'a F,
+}
+
+/// A variant's entry read for its objects alone (its other fields skipped).
+#[derive(Deserialize)]
+struct ObjectsOnly {
+    #[serde(default)]
+    objects: TargetObjects,
+}
+
+impl<'de, F: Fn(&str, &str) -> bool> serde::de::DeserializeSeed<'de> for VariantObjects<'_, F> {
+    type Value = Found;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Found, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, F: Fn(&str, &str) -> bool> serde::de::Visitor<'de> for VariantObjects<'_, F> {
+    type Value = Found;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a map of variants")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Found, A::Error> {
+        let mut found = Vec::new();
+        while let Some(variant) = map.next_key::<String>()? {
+            let entry: ObjectsOnly = map.next_value()?;
+            for (target, object) in entry.objects.0 {
+                if (self.wanted)(&variant, &target) {
+                    found.push((variant.clone(), target, object));
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,7 +587,7 @@ mod tests {
             .iter()
             .map(|(variant, object)| {
                 let objects = TargetObjects::from_iter([("vk-spirv".to_owned(), (*object).to_owned())]);
-                ((*variant).to_owned(), CatalogVariant { values: Vec::new(), objects })
+                ((*variant).to_owned(), CatalogVariant { values: Vec::new(), objects, ..CatalogVariant::default() })
             })
             .collect();
         CatalogProgram {
@@ -520,5 +639,60 @@ mod tests {
         let empty = write_streamed(root.path(), &header, std::iter::empty()).unwrap();
         let text = std::fs::read_to_string(&empty).unwrap();
         assert_eq!(text, String::from_utf8(serde_json::to_vec_pretty(&header).unwrap()).unwrap());
+    }
+
+    #[test]
+    fn a_stale_mark_round_trips_and_a_catalog_without_one_is_the_file_it_was() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("tmp")).unwrap();
+        let fresh = program(&[("a", "00"), ("b", "11")]);
+        let before = String::from_utf8(serde_json::to_vec_pretty(&fresh).unwrap()).unwrap();
+        assert!(!before.contains("stale"), "no stale key where nothing is stale:\n{before}");
+        // A catalog written before stale marks existed reads, with none.
+        let old = r#"{"name":"p","manifest":"xr.toml","axes":[],"overrides":[],"targets":["vk-spirv"],
+            "variants":{"a":{"values":[],"objects":{"vk-spirv":"00"}},"b":{"values":[],"objects":{"vk-spirv":"11"}}}}"#;
+        assert_eq!(serde_json::from_str::<CatalogProgram>(old).unwrap(), fresh);
+
+        let mut kept = fresh.clone();
+        kept.variants.get_mut("b").unwrap().stale.insert("vk-spirv".into(), "inc/a.glsl:3: error: bad".into());
+        let path = write(root.path(), &kept).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches("\"stale\"").count(), 1, "only the stale variant has the key:\n{text}");
+        assert_eq!(read_all(root.path()).0["p"], kept);
+        assert_eq!(kept.stale("b", "vk-spirv"), Some("inc/a.glsl:3: error: bad"));
+        assert_eq!((kept.stale("a", "vk-spirv"), kept.object("b", "vk-spirv")), (None, Some("11")));
+        let header = CatalogProgram { variants: BTreeMap::new(), ..kept.clone() };
+        write_streamed(root.path(), &header, kept.variants.clone().into_iter()).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "streamed: the same bytes");
+    }
+
+    #[test]
+    fn a_build_of_some_targets_keeps_the_others_with_their_stale_marks() {
+        let mut previous = program(&[("a", "00")]);
+        let old = previous.variants.get_mut("a").unwrap();
+        old.objects.insert("gl-glsl".into(), "01".into());
+        old.stale.insert("gl-glsl".into(), "why".into());
+        old.stale.insert("vk-spirv".into(), "old reason".into());
+        let mut now = program(&[("a", "02")]);
+        now.keep_other_targets(&previous, &["vk-spirv".to_owned()]);
+        assert_eq!((now.object("a", "gl-glsl"), now.stale("a", "gl-glsl")), (Some("01"), Some("why")));
+        assert_eq!((now.object("a", "vk-spirv"), now.stale("a", "vk-spirv")), (Some("02"), None), "built now: fresh");
+    }
+
+    #[test]
+    fn read_objects_keeps_only_the_objects_asked_for() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("tmp")).unwrap();
+        assert_eq!(read_objects(root.path(), "p", |_, _| true).unwrap(), Vec::new(), "no catalog: none");
+        let mut p = program(&[("a", "00"), ("b", "11"), ("c", "22")]);
+        p.variants.get_mut("b").unwrap().objects.insert("gl-glsl".into(), "33".into());
+        p.variants.get_mut("b").unwrap().stale.insert("gl-glsl".into(), "why".into());
+        p.axes = vec![CatalogAxis { name: "LEVEL".into(), values: vec!["0".into()] }];
+        write(root.path(), &p).unwrap();
+        let found = read_objects(root.path(), "p", |variant, target| variant != "a" && target != "vk-spirv").unwrap();
+        assert_eq!(found, [("b".to_owned(), "gl-glsl".to_owned(), "33".to_owned())]);
+        std::fs::write(dir(root.path()).join("p.json"), b"{\"variants\": [").unwrap();
+        let error = read_objects(root.path(), "p", |_, _| true).unwrap_err();
+        assert!(error.path.ends_with("p.json"), "{error}");
     }
 }

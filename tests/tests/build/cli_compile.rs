@@ -724,12 +724,12 @@ fn split_writes_one_valid_spirv_module_per_stage() {
         for stage in ["vertex", "fragment"] {
             let file = dir.join(&out).join(format!("quad.{stage}.spv"));
             assert!(
-                run.stdout.contains(&format!(
+                run.stderr.contains(&format!(
                     "to {}",
                     std::path::Path::new(&out).join(format!("quad.{stage}.spv")).display()
                 )),
                 "{}",
-                run.stdout
+                run.stderr
             );
             let bytes = std::fs::read(&file).unwrap();
             assert_eq!(&bytes[..4], &0x0723_0203u32.to_le_bytes(), "{}", file.display());

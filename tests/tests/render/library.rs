@@ -471,3 +471,76 @@ fn the_slang_twin_draws_the_unlit_row_on_every_path_that_loads_it() {
     }
     assert_eq!(compared, ["gl-spirv", "gl-best", "vk-spirv", "vk-best"]);
 }
+
+/// A build that fails keeps the last good objects: an error in an include
+/// that `unlit`, `lit` and `toon` read (108 of the 123 artifacts) leaves
+/// their last good objects in the catalog, marked stale; `xr store gc`
+/// keeps them, `xr store verify` lists them, and the library loads them,
+/// says they are stale and why, and draws the last good pixels. Restored,
+/// the include builds nothing: every artifact is what it was.
+#[test]
+fn a_failed_build_keeps_the_last_good_objects_and_the_library_draws_them_marked_stale() {
+    let dir = materials_full_built("library-last-good");
+    let store = dir.join("store");
+    let registry = registry();
+    let runs: Vec<materials::Run> =
+        materials::runs().into_iter().filter(|run| ["gl-spirv", "vk-spirv"].contains(&run.name)).collect();
+    let render = |library: &ShaderLibrary| -> Vec<Image> {
+        let rendered = runs.iter().map(|run| materials::render(&registry, library, run));
+        rendered.map(|r| r.unwrap_or_else(|e| panic!("the scene renders: {e}")).0).collect()
+    };
+    let good = render(&ShaderLibrary::open(&store).unwrap());
+
+    let include = dir.join("shaders/include/pattern.glsl");
+    let text = std::fs::read_to_string(&include).unwrap();
+    let broken = text.replacen("float pattern(vec2 uv) {", "float pattern(vec2 uv) {\n    broken_here;", 1);
+    std::fs::write(&include, &broken).unwrap();
+    let line = broken.lines().position(|l| l.contains("broken_here")).unwrap() + 1;
+    let place = format!("shaders/include/pattern.glsl:{line}:");
+    let run = Xr::new(["build", "-m", "xr.toml", "-q"]).dir(&dir).fails();
+    assert!(
+        run.stderr.contains("0 built, 0 fetched, 15 reused, 108 failed (last good kept for 108)"),
+        "{}",
+        run.stderr
+    );
+
+    let gc = Xr::new(["store", "gc", "-m", "xr.toml"]).dir(&dir).ok().stderr;
+    assert!(gc.contains(", 0 removed"), "the stale objects are named by the catalog: {gc}");
+    let verify = Xr::new(["store", "verify", "--store", "store"]).dir(&dir).ok().stderr;
+    let stale: Vec<&str> = verify.lines().filter(|l| l.starts_with("stale: ")).collect();
+    assert_eq!(stale.len(), 108, "{verify}");
+    let listed = format!("stale: 'unlit' unlit[TINT=0,PATTERN=flat] (vk-spirv): the last good object is kept; {place}");
+    assert!(stale.iter().any(|l| l.starts_with(&listed)), "{verify}");
+    assert!(verify.contains("0 problems; 108 stale"), "{verify}");
+
+    let library = ShaderLibrary::open(&store).unwrap();
+    let device = registry.open_device(DeviceKind::Vulkan, &DeviceOptions::default()).expect("device");
+    let mut loader = DeviceLoader::attach(&registry, &device, &library).expect("attach");
+    let request =
+        LoadRequest { program: "unlit", variant: vec![("TINT", "0"), ("PATTERN", "flat")], ..LoadRequest::default() };
+    let loaded = loader.load(&library, &request).expect("the last good object loads");
+    let why = loaded.stale.clone().unwrap_or_default();
+    assert!(why.starts_with(&place) && why.contains("broken_here"), "reported stale, with why: {why:?}");
+    // The program, then the loader's build systems, then the device.
+    drop(loaded);
+    drop(loader);
+    drop(device);
+    for (run, (last_good, now)) in runs.iter().zip(good.iter().zip(render(&library))) {
+        assert!(last_good.rgba == now.rgba, "{}: the stale objects draw the last good pixels", run.name);
+    }
+    // The log says it too, at XR_LOG=info.
+    let log = materials(&dir).args(["--run", "vk-spirv"]).env("XR_LOG", "info").env("NO_COLOR", "1").ok().stderr;
+    let logged =
+        log.lines().find(|l| l.contains("stale: loaded the last good vk-spirv object of unlit[TINT=0,PATTERN=flat]"));
+    let logged = logged.unwrap_or_else(|| panic!("no stale line in the log:\n{log}"));
+    assert!(logged.contains("program=unlit") && logged.contains(&place), "{logged}");
+
+    std::fs::write(&include, &text).unwrap();
+    let run = Xr::new(["build", "-m", "xr.toml", "-q"]).dir(&dir).ok();
+    assert!(run.stderr.contains("0 built, 0 fetched, 123 reused, 0 failed;"), "{}", run.stderr);
+    let library = ShaderLibrary::open(&store).unwrap();
+    assert!(
+        library.programs().values().all(|p| p.variants.values().all(|v| v.stale.is_empty())),
+        "built again: no stale mark left"
+    );
+}
