@@ -28,7 +28,7 @@ use std::{
     sync::{Mutex, mpsc},
     time::{Duration, Instant},
 };
-use xr_build::{build::BuildRequest, build::build, build::plugin_offer, manifest::Manifest, manifest::ManifestError};
+use xr_build::{build::BuildRequest, build::build, build::plugin_offer, manifest::Manifest, manifest::ManifestErrors};
 use xr_host::Registry;
 use xr_sourcebuild::Severity;
 
@@ -37,7 +37,7 @@ use xr_sourcebuild::Severity;
 pub enum HotReloadError {
     /// The manifest could not be read.
     #[error(transparent)]
-    Manifest(#[from] ManifestError),
+    Manifest(#[from] ManifestErrors),
     /// The first build could not run.
     #[error("{0}")]
     Build(String),
