@@ -274,12 +274,12 @@ pub enum BuildFailure {
     Store(#[from] StoreError),
     /// The store could not be made or written at all (its directory is a
     /// file, or cannot be created).
-    #[error("cannot write the store {} (its objects, temporary files and lock): {source}", root.display())]
+    #[error("cannot write the store {} (making its objects/ and tmp/ directories): {cause}", root.display())]
     StoreNotWritable {
         /// The store's directory.
         root: PathBuf,
-        /// What failed, at its path.
-        source: StoreError,
+        /// What failed, at its path (in the message, so not a `source`).
+        cause: StoreError,
     },
     /// A worker pool could not start.
     #[error("cannot start {jobs} build threads: {message}")]
@@ -424,7 +424,7 @@ fn check_programs_exist(manifest: &Manifest, request: &BuildRequest) -> Result<(
 /// removes the temporary files that killed builds left there.
 fn open_store(root: &Path) -> Result<(Store, StoreLock), BuildFailure> {
     let store =
-        Store::open(root).map_err(|source| BuildFailure::StoreNotWritable { root: root.to_path_buf(), source })?;
+        Store::open(root).map_err(|cause| BuildFailure::StoreNotWritable { root: root.to_path_buf(), cause })?;
     // Held to the end: no gc deletes what this build finds or writes before its catalogs name it.
     let lock = store.lock(LockKind::Shared, || {
         tracing::warn!("waiting for `xr store gc` on {} to finish", store.root().display())

@@ -580,18 +580,18 @@ fn resolve_options(program: &Program, offer: &PluginOffer) -> Result<Vec<Program
             [(_, only)] => format!("{only}{hint}"),
             // Each compiler asked, with what it takes.
             several => format!(
-                "no compiler of program '{}' takes option '{}'{hint}: {}",
+                "no compiler of program '{}' takes option '{}' ({}){hint}",
                 program.name,
                 option.name,
                 several
                     .iter()
                     .map(|((compiler, pair), _)| {
                         let takes: Vec<String> = pair.options.iter().map(|o| o.usage()).collect();
-                        let takes = if takes.is_empty() { "none".to_owned() } else { takes.join("; ") };
+                        let takes = if takes.is_empty() { "none".to_owned() } else { takes.join(", ") };
                         format!("{compiler} for {} → {} takes {takes}", pair.language, pair.target)
                     })
                     .collect::<Vec<_>>()
-                    .join("; ")
+                    .join("; "),
             ),
         };
         errors.push((option.place.clone(), message));

@@ -430,8 +430,8 @@ fn program_wide_options_go_where_they_are_declared_and_defaults_are_left_out() {
     // Every compiler asked is named, with what it takes.
     assert_eq!(
         errors[0].1,
-        "no compiler of program 'nobody' takes option 'fast': xr-compiler-glsl for glsl → gl-glsl takes none; \
-         xr-compiler-vk-spirv for glsl → vk-spirv takes optimize = none | size | performance; vulkan = 1.0 | 1.3"
+        "no compiler of program 'nobody' takes option 'fast' (xr-compiler-glsl for glsl → gl-glsl takes none; \
+         xr-compiler-vk-spirv for glsl → vk-spirv takes optimize = none | size | performance, vulkan = 1.0 | 1.3)"
     );
     assert_eq!(errors[1].0, "glsl_only");
     assert!(

@@ -9,6 +9,7 @@ mod diagnostics;
 mod frozen_contract;
 mod gc_concurrency;
 mod guarded;
+mod manifest_errors;
 mod plugin_search;
 mod plugin_wgsl;
 mod registry;
