@@ -477,16 +477,22 @@ fn check_program(program: &mut Program, offer: &PluginOffer) -> Vec<(Place, Stri
         }
     }
     let languages = offer.languages();
+    // A language no plugin compiles is one error, at its first stage.
+    let mut unknown: Vec<String> = Vec::new();
     for stage in &mut program.stages {
         match &stage.language {
-            Some(language) if !languages.contains(&language.as_str()) => errors.push((
-                stage.language_place.clone(),
-                format!(
-                    "no plugin compiles language '{language}' (the plugins found compile: {}){}",
-                    listed(&languages),
-                    suggest::did_you_mean(language, languages.iter().copied())
-                ),
-            )),
+            Some(language) if unknown.contains(language) => {}
+            Some(language) if !languages.contains(&language.as_str()) => {
+                errors.push((
+                    stage.language_place.clone(),
+                    format!(
+                        "no plugin compiles language '{language}' (the plugins found compile: {}){}",
+                        listed(&languages),
+                        suggest::did_you_mean(language, languages.iter().copied())
+                    ),
+                ));
+                unknown.push(language.clone());
+            }
             Some(_) => {}
             None => match offer.language_of(&stage.file) {
                 Some(language) => stage.language = Some(language.to_owned()),

@@ -162,6 +162,10 @@ impl HotReload {
         let polls_waited = std::mem::take(&mut self.polls_waited);
         let mut reload = match self.rebuild(registry) {
             Ok(reload) => reload,
+            // Each mistake of the manifest its own error, at its line.
+            Err(HotReloadError::Manifest(errors)) => {
+                Reload { errors: errors.iter().map(ToString::to_string).collect(), ..Reload::default() }
+            }
             Err(e) => Reload { errors: vec![e.to_string()], ..Reload::default() },
         };
         reload.changed = changed;
