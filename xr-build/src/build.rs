@@ -278,6 +278,15 @@ pub enum BuildFailure {
     /// The store could not be opened.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The store could not be made or written at all (its directory is a
+    /// file, or cannot be created).
+    #[error("cannot write the store {} (making its objects/ and tmp/ directories): {cause}", root.display())]
+    StoreNotWritable {
+        /// The store's directory.
+        root: PathBuf,
+        /// What failed, at its path (in the message, so not a `source`).
+        cause: StoreError,
+    },
     /// A worker pool could not start.
     #[error("cannot start {jobs} build threads: {message}")]
     Threads {
@@ -287,12 +296,14 @@ pub enum BuildFailure {
         message: String,
     },
     /// An unknown program was asked for.
-    #[error("{manifest}: no program named '{name}'")]
+    #[error("{manifest}: no program named '{name}'{}", crate::suggest::did_you_mean(name, known.iter().map(String::as_str)))]
     UnknownProgram {
         /// The manifest.
         manifest: String,
         /// The name.
         name: String,
+        /// The manifest's programs (the closest is suggested).
+        known: Vec<String>,
     },
 }
 
@@ -423,6 +434,7 @@ fn check_programs_exist(manifest: &Manifest, request: &BuildRequest) -> Result<(
             return Err(BuildFailure::UnknownProgram {
                 manifest: manifest.path.display().to_string(),
                 name: name.clone(),
+                known: manifest.programs.iter().map(|p| p.name.clone()).collect(),
             });
         }
     }
@@ -432,7 +444,8 @@ fn check_programs_exist(manifest: &Manifest, request: &BuildRequest) -> Result<(
 /// Opens the store at `root` for a build, with its lock taken shared, and
 /// removes the temporary files that killed builds left there.
 fn open_store(root: &Path) -> Result<(Store, StoreLock), BuildFailure> {
-    let store = Store::open(root)?;
+    let store =
+        Store::open(root).map_err(|cause| BuildFailure::StoreNotWritable { root: root.to_path_buf(), cause })?;
     // Held to the end: no gc deletes what this build finds or writes before its catalogs name it.
     let lock = store.lock(LockKind::Shared, || {
         tracing::warn!("waiting for `xr store gc` on {} to finish", store.root().display())
@@ -752,7 +765,10 @@ impl<'a> Plan<'a> {
             };
             match written {
                 Ok(path) => summary.catalogs.push(path),
-                Err(e) => summary.failed.push(Failure::of(format!("catalog of '{name}'"), e.to_string())),
+                Err(e) => summary.failed.push(Failure::of(
+                    format!("catalog of '{name}'"),
+                    format!("cannot write the catalog of program '{name}': {e}"),
+                )),
             }
         }
     }
@@ -1071,7 +1087,8 @@ impl<'a> JobContext<'a> {
         // Identical output from another variant or an earlier build: stored once.
         let stored = matches!(self.store.get(&object), Ok(Some(_)));
         if !stored && let Err(e) = self.store.put_unsynced(&object, &made.payload) {
-            return Outcome::Failed(vec![Diagnostic::error("", 0, format!("writing to the store: {e}"))]);
+            let message = format!("cannot write its object into the store {}: {e}", self.store.root().display());
+            return Outcome::Failed(vec![Diagnostic::error("", 0, message)]);
         }
         self.read_inputs(&made.files);
         let stamp = self.store.stamp(&object);

@@ -89,7 +89,10 @@ pub(crate) fn append_when_durable(store: &Store, journal: &Journal, batch: &[Ent
     store.sync().map_err(|e| format!("cannot make the written objects durable: {e}"))?;
     for entry in batch {
         if let Err(e) = journal.append(entry) {
-            tracing::warn!("cannot append to the build journal: {e} (the next build redoes this artifact)");
+            tracing::warn!(
+                "cannot write the build journal {}: {e} (the next build redoes this artifact)",
+                journal.path().display()
+            );
         }
     }
     Ok(())

@@ -130,6 +130,11 @@ pub struct Journal {
 }
 
 impl Journal {
+    /// The journal's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Reads the journal of the store at `root` (none yet, or one that
     /// cannot be read, is an empty one).
     pub fn open(root: &Path) -> Self {

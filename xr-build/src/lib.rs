@@ -7,7 +7,8 @@
 //! - [`manifest`] reads an `xr.toml`: programs (stages, files, entry points,
 //!   languages), variant axes (bool, enum, int ranges → defines), overrides
 //!   (specialization constants), targets and filters, with every error at
-//!   its file, line and column.
+//!   its file, line and column — every error of a manifest at once, with a
+//!   "did you mean" ([`suggest`]) for a name close to a known one.
 //! - [`matrix`] expands a program's axes into the variants it names, each
 //!   with a name made of all of its axes (two points with one name would
 //!   load the wrong variant silently, so they are a build error naming both).
@@ -36,12 +37,14 @@ pub mod noop;
 pub mod paths;
 pub mod render;
 pub mod report;
+pub mod suggest;
 
 pub use build::{
     ArtifactResult, BuildRequest, CompileIn, Outcome, Shard, Summary, Workers, build, count_artifacts, plugin_offer,
 };
 pub use manifest::{
-    Axis, AxisKind, Manifest, ManifestError, Place, PluginOffer, Program, ProgramOption, Stage, TargetRef,
+    Axis, AxisKind, Manifest, ManifestError, ManifestErrors, ManifestWarning, Place, PluginOffer, Program,
+    ProgramOption, Stage, TargetRef,
 };
 pub use matrix::{Variant, variants};
 pub use xr_remote;

@@ -35,6 +35,14 @@ fn manifest_text() -> impl Strategy<Value = String> {
     proptest::collection::vec(piece, 0..14).prop_map(|pieces| pieces.concat())
 }
 
+fn check_places(text: &str, errors: &xr_build::ManifestErrors) -> Result<(), TestCaseError> {
+    prop_assert!(!errors.is_empty(), "an error names at least one mistake");
+    for error in errors.iter() {
+        check_place(text, error)?;
+    }
+    Ok(())
+}
+
 fn check_place(text: &str, error: &xr_build::ManifestError) -> Result<(), TestCaseError> {
     let lines = text.lines().count().max(1);
     prop_assert!(error.line <= lines + 1, "line {} of {}: {}", error.line, lines, error);
@@ -51,7 +59,7 @@ proptest! {
         let dir_guard = temp("manifest-any");
         let dir = dir_guard.path();
         if let Err(error) = Manifest::parse(&dir.join("xr.toml"), &text) {
-            check_place(&text, &error)?;
+            check_places(&text, &error)?;
         }
     }
 
@@ -66,7 +74,7 @@ proptest! {
                     let _ = xr_build::variants(program);
                 }
             }
-            Err(error) => check_place(&text, &error)?,
+            Err(error) => check_places(&text, &error)?,
         }
     }
 

@@ -1,7 +1,7 @@
 //! `xr build`, `xr store gc`: the offline build of a manifest, and the
 //! store's garbage collection.
 
-use crate::messages::{MessageArgs, Reported, manifest_diagnostic, reports_of, usage};
+use crate::messages::{MessageArgs, Reported, manifest_diagnostic, manifest_warning, reports_of, usage};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::Arc;
@@ -89,14 +89,20 @@ impl RemoteArgs {
 pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     let mut manifest = match Manifest::load(&args.manifest) {
         Ok(manifest) => manifest,
-        Err(error) => {
-            args.messages.print_reports(&reports_of(&[manifest_diagnostic(&error)]));
+        Err(errors) => {
+            // Every mistake of the manifest at once, each at its place.
+            let diagnostics: Vec<_> = errors.iter().map(manifest_diagnostic).collect();
+            args.messages.print_reports(&reports_of(&diagnostics));
             if args.messages.json() {
-                println!("{}", serde_json::json!({"type": "summary", "success": false, "errors": 1}));
+                println!("{}", serde_json::json!({"type": "summary", "success": false, "errors": errors.len()}));
             }
             return Err(Reported { status: 2 }.into());
         }
     };
+    if !manifest.warnings.is_empty() {
+        let diagnostics: Vec<_> = manifest.warnings.iter().map(manifest_warning).collect();
+        args.messages.print_reports(&reports_of(&diagnostics));
+    }
     if let Some(store) = &args.store {
         manifest.store = store.clone();
     }
@@ -135,8 +141,9 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     for name in &args.targets {
         if !known.contains(name) {
             return Err(usage(format!(
-                "unknown target '{name}' (the plugins found build: {})",
-                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                "unknown target '{name}' (the plugins found build: {}){}",
+                if known.is_empty() { "none".to_owned() } else { known.join(", ") },
+                xr_build::suggest::did_you_mean(name, known.iter().map(String::as_str))
             )));
         }
     }
@@ -195,7 +202,10 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
             if remote.is_usable() { "" } else { "; unusable, built locally" }
         ));
     }
-    print_summary(&args, &summary, counts, refused.len(), &manifest);
+    // A program refused for several mistakes is one failure.
+    let mut refused_programs: Vec<&str> = refused.iter().map(|(program, _)| program.as_str()).collect();
+    refused_programs.dedup();
+    print_summary(&args, &summary, counts, refused_programs.len(), &manifest);
 
     if args.emit.is_some() {
         let dir = args.emit_dir.clone().unwrap_or_else(|| manifest.store.with_file_name("guarded"));

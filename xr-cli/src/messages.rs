@@ -10,7 +10,7 @@
 //! manifest is wrong, before anything was built.
 
 use xr_build::{
-    ManifestError,
+    ManifestError, ManifestErrors, ManifestWarning,
     render::{RenderStyle, render},
     report::{Report, Reports},
 };
@@ -109,7 +109,9 @@ pub fn exit_status(error: &anyhow::Error) -> u8 {
     if let Some(reported) = error.downcast_ref::<Reported>() {
         return reported.status;
     }
-    let usage = error.chain().any(|e| e.is::<UsageError>() || e.is::<ManifestError>() || e.is::<OptionError>());
+    let usage = error
+        .chain()
+        .any(|e| e.is::<UsageError>() || e.is::<ManifestError>() || e.is::<ManifestErrors>() || e.is::<OptionError>());
     if usage { 2 } else { 1 }
 }
 
@@ -121,6 +123,17 @@ pub fn manifest_diagnostic(error: &ManifestError) -> Diagnostic {
         u32::try_from(error.line).unwrap_or(0),
         u32::try_from(error.column).unwrap_or(0),
         error.message.clone(),
+    )
+}
+
+/// A manifest warning as a diagnostic at its place in the manifest.
+pub fn manifest_warning(warning: &ManifestWarning) -> Diagnostic {
+    Diagnostic::new(
+        Severity::Warning,
+        &warning.file.to_string_lossy(),
+        u32::try_from(warning.line).unwrap_or(0),
+        u32::try_from(warning.column).unwrap_or(0),
+        warning.message.clone(),
     )
 }
 

@@ -31,7 +31,7 @@ use std::{
     time::{Duration, Instant},
 };
 use xr_build::paths::{SourceRoot, absolute};
-use xr_build::{build::BuildRequest, build::build, build::plugin_offer, manifest::Manifest, manifest::ManifestError};
+use xr_build::{build::BuildRequest, build::build, build::plugin_offer, manifest::Manifest, manifest::ManifestErrors};
 use xr_host::Registry;
 use xr_sourcebuild::Severity;
 
@@ -40,7 +40,7 @@ use xr_sourcebuild::Severity;
 pub enum HotReloadError {
     /// The manifest could not be read.
     #[error(transparent)]
-    Manifest(#[from] ManifestError),
+    Manifest(#[from] ManifestErrors),
     /// The first build could not run.
     #[error("{0}")]
     Build(String),
@@ -165,6 +165,10 @@ impl HotReload {
         let polls_waited = std::mem::take(&mut self.polls_waited);
         let mut reload = match self.rebuild(registry) {
             Ok(reload) => reload,
+            // Each mistake of the manifest its own error, at its line.
+            Err(HotReloadError::Manifest(errors)) => {
+                Reload { errors: errors.iter().map(ToString::to_string).collect(), ..Reload::default() }
+            }
             Err(e) => Reload { errors: vec![e.to_string()], ..Reload::default() },
         };
         reload.changed = changed;

@@ -379,20 +379,25 @@ impl<I: Iterator<Item = (String, CatalogVariant)>> Serialize for VariantStream<'
 /// left as it was where the bytes are the same, else synced and renamed over
 /// the old one.
 fn write_json(store_root: &Path, name: &str, value: &impl Serialize) -> std::io::Result<PathBuf> {
+    // Each failure names the file or directory it is about.
+    let at = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+    };
     let dir = dir(store_root);
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(&dir).map_err(at(&dir))?;
     let path = dir.join(format!("{name}.json"));
     let temp = store_root.join("tmp").join(format!("catalog-{name}.{}.0.tmp", std::process::id()));
-    let mut out = std::io::BufWriter::new(File::create(&temp)?);
-    serde_json::to_writer_pretty(&mut out, value).map_err(std::io::Error::other)?;
-    let file = out.into_inner().map_err(|e| e.into_error())?;
+    let mut out = std::io::BufWriter::new(File::create(&temp).map_err(at(&temp))?);
+    serde_json::to_writer_pretty(&mut out, value).map_err(std::io::Error::other).map_err(at(&temp))?;
+    let file = out.into_inner().map_err(|e| e.into_error()).map_err(at(&temp))?;
     if same_contents(&temp, &path).unwrap_or(false) {
         drop(file);
-        std::fs::remove_file(&temp)?;
+        std::fs::remove_file(&temp).map_err(at(&temp))?;
         return Ok(path);
     }
-    file.sync_all()?;
-    std::fs::rename(&temp, &path)?;
+    file.sync_all().map_err(at(&temp))?;
+    std::fs::rename(&temp, &path).map_err(at(&path))?;
     Ok(path)
 }
 

@@ -11,6 +11,7 @@ mod frozen_contract;
 mod gc_concurrency;
 mod guarded;
 mod hermetic;
+mod manifest_errors;
 mod plugin_search;
 mod plugin_wgsl;
 mod registry;

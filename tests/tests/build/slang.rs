@@ -246,7 +246,8 @@ fn an_unknown_entry_point_and_a_missing_module_are_one_error_each_at_their_place
     std::fs::write(
         dir.join("xr.toml"),
         "store = \"store\"\n[[program]]\nname = \"tile\"\ntargets = [\"vk-spirv\"]\ninclude = [\"include\"]\n\
-         stages = [{ stage = \"fragment\", file = \"tile.slang\", entry = \"shadowMain\" }]\n",
+         stages = [\n  { stage = \"vertex\", file = \"tile.slang\", entry = \"vertexMain\" },\n  \
+         { stage = \"fragment\", file = \"tile.slang\", entry = \"shadowMain\" },\n]\n",
     )
     .unwrap();
     let build = xr(&dir, &["build", "-m", "xr.toml"]);
