@@ -145,10 +145,12 @@ mod tests {
             variants: BTreeMap::from([("p".to_owned(), variant)]),
         };
         catalog::write(store.root(), &program).unwrap();
+        std::fs::write(root.path().join("p.vert"), "void main() {}\n").unwrap();
         std::fs::write(root.path().join("p.frag"), "void main() {}\n").unwrap();
         let manifest = Manifest::parse(
             &root.path().join("xr.toml"),
-            "store = \".\"\n[[program]]\nname = \"p\"\ntargets = [\"vk-spirv\"]\nstages = [{ stage = \"fragment\", file = \"p.frag\" }]\n",
+            "store = \".\"\n[[program]]\nname = \"p\"\ntargets = [\"vk-spirv\"]\nstages = [\n    \
+             { stage = \"vertex\", file = \"p.vert\" },\n    { stage = \"fragment\", file = \"p.frag\" },\n]\n",
         )
         .unwrap();
 
