@@ -676,7 +676,8 @@ fn read(locate: &Locator<'_>, top: &Table<'_, '_>, path: &Path) -> Option<Manife
     top.known_keys(MANIFEST_KEYS);
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let store = top.get::<String>("store");
-    let store = store.as_ref().map_or_else(|| dir.join("target/xr-store"), |s| lexical(&dir.join(s.get_ref())));
+    let store =
+        store.as_ref().map_or_else(|| dir.join("target/xr-store"), |s| crate::paths::lexical(&dir.join(s.get_ref())));
     let (mut axes, mut bad_axes) = (Vec::new(), Vec::new());
     for table in top.tables("axis", "tables ([[axis]])").map(|(_, t)| t).unwrap_or_default() {
         read_axis(locate, &table, &mut axes, &mut bad_axes);
@@ -1031,24 +1032,6 @@ fn read_options(locate: &Locator<'_>, table: &Table<'_, '_>, targets: &[TargetRe
         }
     }
     options
-}
-
-/// `path` with `a/..` pairs removed, without touching the file system (the
-/// store may not exist yet).
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            std::path::Component::ParentDir
-                if matches!(out.components().next_back(), Some(std::path::Component::Normal(_))) =>
-            {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    if out.as_os_str().is_empty() { PathBuf::from(".") } else { out }
 }
 
 fn check_identifier(locate: &Locator<'_>, name: &Spanned<String>) {

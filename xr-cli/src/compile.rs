@@ -400,6 +400,7 @@ pub struct CompileArgs {
     /// several stages, the artifact as `xr build` stores it (a SPIR-V object
     /// holding every stage; on gl-glsl, a source bundle). Written whole or
     /// not at all: a failed compile leaves what was there untouched.
+    /// `-o -` writes it to standard output.
     #[arg(short = 'o', long = "out", value_name = "FILE")]
     out: Option<PathBuf>,
     /// Write one file per stage instead, into the directory -o names:
@@ -447,6 +448,9 @@ impl CompileArgs {
     /// Refuses an `-o` that cannot take what is asked before anything compiles.
     fn check_out(&self) -> anyhow::Result<()> {
         let Some(out) = &self.out else { return Ok(()) };
+        if self.split && out.as_os_str() == STDOUT {
+            return Err(usage("--split writes one file per stage into a directory: -o - (standard output) takes one"));
+        }
         if self.split && out.exists() && !out.is_dir() {
             return Err(usage(format!(
                 "--split writes one file per stage into the directory -o names, and {} is not a directory",
@@ -609,7 +613,8 @@ pub fn compile(args: SourceArgs, output: CompileArgs, messages: MessageArgs) -> 
     // Only now, with everything built: a failure above leaves no file.
     write_all(&files)?;
     for (path, bytes) in &files {
-        messages.tell(&format!("xr compile: wrote {} bytes to {}", bytes.len(), path.display()));
+        let place = if path.as_os_str() == STDOUT { "standard output".into() } else { path.display().to_string() };
+        messages.tell(&format!("xr compile: wrote {} bytes to {place}", bytes.len()));
     }
     if output.check {
         let stages = program.stages.len();
@@ -737,10 +742,19 @@ fn print_on_device(
 /// Writes each file whole: into a temporary file beside it, renamed over
 /// it only once every file is written, so that a failure leaves no partial
 /// file and what was at each path before untouched.
+/// `-o -`: standard output.
+const STDOUT: &str = "-";
+
 fn write_all(files: &[(PathBuf, Vec<u8>)]) -> anyhow::Result<()> {
     let mut staged: Vec<(PathBuf, &Path)> = Vec::new();
     let result = (|| {
         for (path, bytes) in files {
+            if path.as_os_str() == STDOUT {
+                use std::io::Write;
+                let mut stdout = std::io::stdout().lock();
+                stdout.write_all(bytes).and_then(|()| stdout.flush()).context("writing to standard output")?;
+                continue;
+            }
             if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
                 // /dev/null, a pipe: nothing there to replace or leave half-written.
                 std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))?;

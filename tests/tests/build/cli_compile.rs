@@ -746,3 +746,20 @@ fn split_writes_one_valid_spirv_module_per_stage() {
     assert_eq!(run.code, Some(2), "{}", run.stderr);
     assert!(run.stderr.contains("is a directory: name a file, or give --split"), "{}", run.stderr);
 }
+
+/// `-o -` writes the artifact to standard output and says so on stderr:
+/// the same bytes as `-o FILE`.
+#[test]
+fn dash_writes_the_artifact_to_standard_output() {
+    let dir = materials_program("cli-stdout");
+    let run = Xr::new([&["compile", "-o", "-", "--target", "vk-spirv"], &PROGRAM[..]].concat()).dir(&dir).command();
+    let output = { run }.output().expect("xr runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("bytes to standard output"));
+    let file = dir.join("program.bin");
+    xr_in(&dir, &[&["compile", "-o", "program.bin", "--target", "vk-spirv"], &PROGRAM[..]].concat());
+    assert_eq!(output.stdout, std::fs::read(&file).unwrap(), "-o - and -o FILE write the same bytes");
+    assert!(!dir.join("-").exists(), "no file named -");
+    let run = xr_in(&dir, &[&["compile", "-o", "-", "--split"], &PROGRAM[..]].concat());
+    assert_eq!(run.code, Some(2), "--split needs a directory: {}", run.stderr);
+}
