@@ -14,26 +14,53 @@ cd "$(dirname "$0")/.."
 duration=${1:-60}
 cases=${PROPTEST_CASES:-1000}
 
+# package, test target (`lib`: its unit tests), name filter.
 targets=(
-    "-p xr-plugin-kit --test fuzz"
-    "-p xr-build --test fuzz"
-    "-p xr-spirv-object --lib any_"
-    "-p xr-compiler-vk-spirv --lib only_this_devices"
-    "-p xr-compiler-glsl --lib any_includes"
+    "xr-plugin-kit fuzz"
+    "xr-build fuzz"
+    "xr-spirv-object lib any_"
+    "xr-compiler-vk-spirv lib only_this_devices"
+    "xr-compiler-glsl lib any_includes"
 )
+# The test binaries as `cargo test --workspace` builds them: one feature set
+# for the workspace, so after the test step nothing is compiled again (a
+# `cargo test -p` of each package would rebuild dependencies with that
+# package's features alone, minutes on a clean clone).
+executables=$(cargo test --workspace --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, os, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("reason") != "compiler-artifact" or not message.get("executable"):
+        continue
+    if not message["profile"]["test"]:
+        continue
+    target = message["target"]
+    package = os.path.basename(os.path.dirname(message["manifest_path"]))
+    name = "lib" if target["name"] == package.replace("-", "_") and "test" not in target["kind"] else target["name"]
+    print(package, name, os.path.dirname(message["manifest_path"]), message["executable"])
+')
+executable_of() { # package, target → "dir executable"
+    awk -v p="$1" -v t="$2" '$1 == p && $2 == t { print $3, $4; exit }' <<<"$executables"
+}
 for target in "${targets[@]}"; do
-    # shellcheck disable=SC2086
-    cargo test -q $target --no-run 2>/dev/null || cargo test $target --no-run
+    read -r package name _ <<<"$target"
+    [ -n "$(executable_of "$package" "$name")" ] || {
+        echo "fuzz: no test binary for $package ($name): does cargo test --workspace --no-run build?" >&2
+        exit 1
+    }
 done
-
 start=$SECONDS
 rounds=0
 while [ $((SECONDS - start)) -lt "$duration" ] || [ "$rounds" -eq 0 ]; do
     for target in "${targets[@]}"; do
-        # shellcheck disable=SC2086
-        PROPTEST_CASES=$cases cargo test -q $target >/tmp/xr-fuzz.$$.log 2>&1 || {
+        read -r package name filter <<<"$target"
+        read -r dir executable <<<"$(executable_of "$package" "$name")"
+        # As cargo runs a test: from its package's directory, where proptest
+        # finds and keeps its regression files.
+        (cd "$dir" && CARGO_MANIFEST_DIR=$dir PROPTEST_CASES=$cases "$executable" -q ${filter:+"$filter"}) \
+            >/tmp/xr-fuzz.$$.log 2>&1 || {
             cat /tmp/xr-fuzz.$$.log
-            echo "fuzz: a property failed in round $((rounds + 1)) ($target)" >&2
+            echo "fuzz: a property failed in round $((rounds + 1)) ($package $name $filter)" >&2
             exit 1
         }
     done
