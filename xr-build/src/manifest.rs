@@ -652,6 +652,17 @@ impl Manifest {
     /// Parses and checks manifest text read from `path` (files are resolved
     /// against its directory): the manifest, or every mistake in it.
     pub fn parse(path: &Path, text: &str) -> Result<Self, ManifestErrors> {
+        match Self::parse_partial(path, text) {
+            (Some(manifest), errors) if errors.is_empty() => Ok(manifest),
+            (_, errors) => Err(ManifestErrors(errors)),
+        }
+    }
+
+    /// What [`Manifest::parse`] could read of `text` despite its mistakes
+    /// (none after a syntax error), with every mistake: for checking the
+    /// programs it read against the plugins too ([`Manifest::check_plugins`]),
+    /// so that a misspelt target is reported in the same run as a misspelt key.
+    pub fn parse_partial(path: &Path, text: &str) -> (Option<Self>, Vec<ManifestError>) {
         let locate = Locator::new(path, text);
         let (document, syntax) = DeTable::parse_recoverable(text);
         if !syntax.is_empty() {
@@ -659,15 +670,11 @@ impl Manifest {
             for error in &syntax {
                 locate.error(error.span().unwrap_or(0..0), error.message().trim());
             }
-            return Err(ManifestErrors(locate.into_errors()));
+            return (None, locate.into_errors());
         }
         let document = Spanned::new(document.span(), DeValue::Table(document.into_inner()));
         let manifest = Table::of(&locate, &document, "a table").and_then(|top| read(&locate, &top, path));
-        let errors = locate.into_errors();
-        match manifest {
-            Some(manifest) if errors.is_empty() => Ok(manifest),
-            _ => Err(ManifestErrors(errors)),
-        }
+        (manifest, locate.into_errors())
     }
 }
 

@@ -85,12 +85,27 @@ impl RemoteArgs {
     }
 }
 
+/// The targets and languages no plugin offers in what could be read of a
+/// manifest with mistakes (plugins are loaded for it: only when the
+/// manifest is wrong anyway).
+fn plugin_mistakes(path: &std::path::Path) -> Vec<xr_build::manifest::ManifestError> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+    let (Some(mut partial), _) = Manifest::parse_partial(path, &text) else { return Vec::new() };
+    let registry = Registry::discover();
+    partial.check_plugins(&plugin_offer(&registry)).into_iter().map(|(_, error)| error).collect()
+}
+
 /// Runs `xr build`; `Ok(false)` when something failed to build.
 pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     let mut manifest = match Manifest::load(&args.manifest) {
         Ok(manifest) => manifest,
         Err(errors) => {
-            // Every mistake of the manifest at once, each at its place.
+            // Every mistake of the manifest at once, each at its place:
+            // the targets and languages of what could be read too.
+            let mut errors = errors.0;
+            errors.extend(plugin_mistakes(&args.manifest));
+            errors.sort_by_key(|e| (e.line, e.column));
+            errors.dedup();
             let diagnostics: Vec<_> = errors.iter().map(manifest_diagnostic).collect();
             args.messages.print_reports(&reports_of(&diagnostics));
             if args.messages.json() {

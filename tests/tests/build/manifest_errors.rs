@@ -97,6 +97,17 @@ fn names_no_plugin_or_manifest_has_suggest_the_closest_one() {
     assert!(run.stderr.contains("no plugin builds target 'vk-spriv'"), "{}", run.stderr);
     assert!(run.stderr.contains("did you mean `vk-spirv`?"), "{}", run.stderr);
     assert!(run.stderr.contains("1 failed"), "one program refused: {}", run.stderr);
+
+    // With a mistake the manifest's reader finds too: both in one run, in
+    // the order of their lines, and nothing built.
+    std::fs::write(dir.join("xr.toml"), textured("targets = [\"gl-glsl\", \"vk-spriv\"]", "exclud = []")).unwrap();
+    let run = build(&dir, &[]);
+    assert_eq!(run.code, Some(2), "{}{}", run.stdout, run.stderr);
+    let errors: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 2, "{}", run.stderr);
+    assert!(errors[0].contains("no plugin builds target 'vk-spriv'"), "{}", run.stderr);
+    assert!(errors[1].contains("unknown field `exclud`; did you mean `exclude`?"), "{}", run.stderr);
+    assert!(!dir.join("store/catalog").exists(), "nothing built: {}", run.stderr);
 }
 
 /// A manifest of the sample's `textured` program alone, with `targets` and
