@@ -20,6 +20,9 @@
 //! - [`guarded`] writes guarded GLSL: one source per program and
 //!   stage with an `#if` ladder over its variants.
 //! - [`gc`] drops what no manifest references.
+//! - [`invocation`] is one build as a front end asks for it (`xr build`,
+//!   a cargo build script): the manifest, the no-op stamp, the plugins,
+//!   the build, the reports and guarded sources, in that order.
 //! - [`noop`] finds a whole build up to date without loading a plugin.
 //! - [`report`] folds every artifact's diagnostics into one report per
 //!   distinct mistake; [`render`] shows a report with its source line and
@@ -29,6 +32,7 @@ pub mod build;
 mod durable;
 pub mod gc;
 pub mod guarded;
+pub mod invocation;
 pub mod journal;
 mod last_good;
 pub mod manifest;

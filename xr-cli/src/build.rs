@@ -1,24 +1,20 @@
 //! `xr build`, `xr store gc`: the offline build of a manifest, and the
 //! store's garbage collection.
 
-use crate::messages::{MessageArgs, Reported, manifest_diagnostic, manifest_warning, reports_of, usage};
+use crate::messages::{MessageArgs, Reported, usage};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::Arc;
 use std::{
-    path::{Path, PathBuf},
+    path::PathBuf,
     sync::atomic::{AtomicUsize, Ordering},
 };
 use xr_build::{
-    ArtifactResult, BuildRequest, Manifest, Outcome, Shard,
-    build::BuildFailure,
-    count_artifacts, gc, guarded,
-    noop::{self, NoopQuery},
-    plugin_offer,
+    ArtifactResult, BuildRequest, Manifest, Outcome, Shard, gc,
+    invocation::{self, Finished, GuardedDir, GuardedOutcome, Invocation, InvocationError},
     xr_remote::Remote,
 };
 use xr_host::Registry;
-use xr_sourcebuild::Severity;
 
 /// What `xr build` was asked.
 #[derive(clap::Args)]
@@ -85,42 +81,48 @@ impl RemoteArgs {
     }
 }
 
-/// The targets and languages no plugin offers in what could be read of a
-/// manifest with mistakes (plugins are loaded for it: only when the
-/// manifest is wrong anyway).
-fn plugin_mistakes(path: &std::path::Path) -> Vec<xr_build::manifest::ManifestError> {
-    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
-    let (Some(mut partial), _) = Manifest::parse_partial(path, &text) else { return Vec::new() };
-    let registry = Registry::discover();
-    partial.check_plugins(&plugin_offer(&registry)).into_iter().map(|(_, error)| error).collect()
+/// Shows the build's progress: a bar on a terminal, else a line every
+/// tenth of the artifacts (nothing with `-q`).
+struct BuildProgress {
+    bar: std::sync::OnceLock<ProgressBar>,
+    total: AtomicUsize,
+    done: AtomicUsize,
+    failed: AtomicUsize,
+}
+
+impl xr_build::invocation::Progress for BuildProgress {
+    fn start(&self, total: usize) {
+        self.total.store(total, Ordering::Relaxed);
+        if crate::term::progress_bar() {
+            let bar = ProgressBar::new(total as u64);
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {wide_msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            let _ = self.bar.set(bar);
+        }
+    }
+
+    // Failures are reported once each when the build ends; progress counts them.
+    fn artifact(&self, result: &ArtifactResult) {
+        let total = self.total.load(Ordering::Relaxed);
+        let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        let failures = match result.outcome {
+            Outcome::Failed(_) => self.failed.fetch_add(1, Ordering::Relaxed) + 1,
+            _ => self.failed.load(Ordering::Relaxed),
+        };
+        let failures = if failures > 0 { format!(", {failures} failed") } else { String::new() };
+        if let Some(bar) = self.bar.get() {
+            bar.set_message(format!("{} ({}){failures}", result.variant, result.target));
+            bar.inc(1);
+        } else if !crate::term::verbosity().quiet && (n.is_multiple_of((total / 10).max(1)) || n == total) {
+            eprintln!("[{n}/{total}] {} ({}){failures}", result.variant, result.target);
+        }
+    }
 }
 
 /// Runs `xr build`; `Ok(false)` when something failed to build.
 pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
-    let mut manifest = match Manifest::load(&args.manifest) {
-        Ok(manifest) => manifest,
-        Err(errors) => {
-            // Every mistake of the manifest at once, each at its place:
-            // the targets and languages of what could be read too.
-            let mut errors = errors.0;
-            errors.extend(plugin_mistakes(&args.manifest));
-            errors.sort_by_key(|e| (e.line, e.column));
-            errors.dedup();
-            let diagnostics: Vec<_> = errors.iter().map(manifest_diagnostic).collect();
-            args.messages.print_reports(&reports_of(&diagnostics));
-            if args.messages.json() {
-                println!("{}", serde_json::json!({"type": "summary", "success": false, "errors": errors.len()}));
-            }
-            return Err(Reported { status: 2 }.into());
-        }
-    };
-    if !manifest.warnings.is_empty() {
-        let diagnostics: Vec<_> = manifest.warnings.iter().map(manifest_warning).collect();
-        args.messages.print_reports(&reports_of(&diagnostics));
-    }
-    if let Some(store) = &args.store {
-        manifest.store = store.clone();
-    }
     if let Some(kind) = args.emit.as_deref().filter(|k| *k != "guarded") {
         return Err(usage(format!("unknown --emit kind '{kind}' (guarded)")));
     }
@@ -129,6 +131,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     if upload && remote.is_none() {
         return Err(usage("--remote-upload needs a remote (--remote URL or XR_REMOTE)"));
     }
+    let plugin_dirs = Registry::default_dirs();
     let request = BuildRequest {
         jobs: args.jobs,
         targets: args.targets.clone(),
@@ -136,77 +139,37 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         shard: args.shard,
         remote: remote.clone(),
         upload,
-        compile_in: Default::default(),
+        compile_in: args.workers.compile_in(&plugin_dirs)?,
     };
-    let plugin_dirs = Registry::default_dirs();
-    let stamp_key = noop::key(&NoopQuery { manifest: &manifest, request: &request, plugin_dirs: &plugin_dirs });
-    if args.emit.is_none()
-        && let Some(summary) = noop::check(
-            &NoopQuery { manifest: &manifest, request: &request, plugin_dirs: &plugin_dirs },
-            stamp_key.as_deref(),
-        )
-    {
-        tracing::info!("nothing changed since the last build (its build stamp holds); no plugin loaded");
-        print_summary(&args, &summary, (0, 0), 0, &manifest);
-        return Ok(true);
-    }
-    let request = BuildRequest { compile_in: args.workers.compile_in(&plugin_dirs)?, ..request };
-    let registry = Registry::load_dirs(plugin_dirs.clone());
-    let known = registry.targets();
-    for name in &args.targets {
-        if !known.contains(name) {
-            return Err(usage(format!(
-                "unknown target '{name}' (the plugins found build: {}){}",
-                if known.is_empty() { "none".to_owned() } else { known.join(", ") },
-                xr_build::suggest::did_you_mean(name, known.iter().map(String::as_str))
-            )));
+    // Beside the store by default: known only once the manifest is read.
+    let emit_guarded =
+        args.emit.as_ref().map(|_| args.emit_dir.clone().map_or(GuardedDir::BesideStore, GuardedDir::At));
+    let invocation =
+        Invocation { manifest: args.manifest.clone(), store: args.store.clone(), request, plugin_dirs, emit_guarded };
+    let progress = BuildProgress {
+        bar: std::sync::OnceLock::new(),
+        total: AtomicUsize::new(0),
+        done: AtomicUsize::new(0),
+        failed: AtomicUsize::new(0),
+    };
+    let finished = match invocation::run(&invocation, &progress) {
+        Ok(finished) => finished,
+        Err(InvocationError::Manifest { reports, .. }) => {
+            args.messages.print_reports(&reports);
+            if args.messages.json() {
+                println!("{}", serde_json::json!({"type": "summary", "success": false, "errors": reports.len()}));
+            }
+            return Err(Reported { status: 2 }.into());
         }
-    }
-    // A program naming what no plugin offers fails alone; the others build.
-    let refused = manifest.check_plugins(&plugin_offer(&registry));
-    let total = count_artifacts(&manifest, &request);
-    let quiet = crate::term::verbosity().quiet;
-    let bar = crate::term::progress_bar().then(|| {
-        let bar = ProgressBar::new(total as u64);
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {wide_msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        bar
-    });
-    let done = AtomicUsize::new(0);
-    let failed = AtomicUsize::new(0);
-    let step = (total / 10).max(1);
-    // Failures are reported once each when the build ends; progress counts them.
-    let progress = |result: &ArtifactResult| {
-        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-        let failures = match result.outcome {
-            Outcome::Failed(_) => failed.fetch_add(1, Ordering::Relaxed) + 1,
-            _ => failed.load(Ordering::Relaxed),
-        };
-        let failures = if failures > 0 { format!(", {failures} failed") } else { String::new() };
-        if let Some(bar) = &bar {
-            bar.set_message(format!("{} ({}){failures}", result.variant, result.target));
-            bar.inc(1);
-        } else if !quiet && (n.is_multiple_of(step) || n == total) {
-            eprintln!("[{n}/{total}] {} ({}){failures}", result.variant, result.target);
-        }
+        Err(InvocationError::Usage(message)) => return Err(usage(message)),
+        Err(InvocationError::Build(error)) => return Err(error.into()),
     };
-    let summary = match xr_build::build(&manifest, &registry, &request, &progress) {
-        Ok(summary) => summary,
-        Err(error @ BuildFailure::UnknownProgram { .. }) => return Err(usage(error.to_string())),
-        Err(error) => return Err(error.into()),
-    };
-    if let Some(bar) = bar {
+    if let Some(bar) = progress.bar.get() {
         bar.finish_and_clear();
     }
-    let mut reports = summary.reports();
-    for (_, error) in &refused {
-        reports.add(None, "", &[manifest_diagnostic(error)]);
-    }
-    let counts = (reports.count(Severity::Error), reports.count(Severity::Warning));
-    args.messages.print_reports(&reports.into_sorted());
-    if let Some(remote) = &remote {
+    args.messages.print_reports(&finished.manifest_warnings);
+    args.messages.print_reports(&finished.reports);
+    if let Some(remote) = remote.as_ref().filter(|_| !finished.up_to_date) {
         let stats = remote.stats();
         args.messages.tell(&format!(
             "remote {}: {} fetched, {} uploaded, {} corrupt{}",
@@ -217,71 +180,32 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
             if remote.is_usable() { "" } else { "; unusable, built locally" }
         ));
     }
-    // A program refused for several mistakes is one failure.
-    let mut refused_programs: Vec<&str> = refused.iter().map(|(program, _)| program.as_str()).collect();
-    refused_programs.dedup();
-    print_summary(&args, &summary, counts, refused_programs.len(), &manifest);
-
-    if args.emit.is_some() {
-        let dir = args.emit_dir.clone().unwrap_or_else(|| manifest.store.with_file_name("guarded"));
-        let mut failed = false;
-        let root = xr_build::paths::SourceRoot::of_manifest(&manifest.path);
-        for program in manifest.programs.iter().filter(|p| args.programs.is_empty() || args.programs.contains(&p.name))
-        {
-            let emitted = guarded::language(program)
-                .and_then(|language| guarded::preprocessor(&registry, language))
-                .and_then(|preprocess| guarded::emit(program, &root, &*preprocess));
-            match emitted {
-                Ok(sources) => {
-                    for source in sources {
-                        let path = dir.join(source.file_name());
-                        write_file(&path, &source.text)?;
-                        args.messages.tell(&format!(
-                            "guarded: {} ({} branches, {} shared lines hoisted)",
-                            path.display(),
-                            source.branches,
-                            source.hoisted_lines
-                        ));
-                    }
-                }
-                // A program the user did not name, in a language no plugin
-                // preprocesses (Slang, WGSL), has no ladder: said, not failed,
-                // so that a manifest of several languages still emits the rest.
-                Err(e @ guarded::GuardedError::NoPreprocessor { .. }) if args.programs.is_empty() => {
-                    args.messages.note(&format!("guarded: none for '{}': {e}", program.name));
-                }
-                Err(e) => {
-                    failed = true;
-                    args.messages.tell(&crate::term::labelled(
-                        crate::term::Label::Error,
-                        &format!("guarded sources of '{}': {e}", program.name),
-                        crate::term::color(),
-                    ));
-                }
+    print_summary(&args, &finished);
+    for outcome in &finished.guarded {
+        match outcome {
+            GuardedOutcome::Written { path, branches, hoisted_lines } => args.messages.tell(&format!(
+                "guarded: {} ({branches} branches, {hoisted_lines} shared lines hoisted)",
+                path.display()
+            )),
+            GuardedOutcome::Skipped { program, why } => {
+                args.messages.note(&format!("guarded: none for '{program}': {why}"))
             }
-        }
-        if failed {
-            return Ok(false);
+            GuardedOutcome::Failed { program, why } => args.messages.tell(&crate::term::labelled(
+                crate::term::Label::Error,
+                &format!("guarded sources of '{program}': {why}"),
+                crate::term::color(),
+            )),
         }
     }
-    let succeeded = summary.failed.is_empty() && refused.is_empty();
-    // A program refused for its plugins is out of `manifest` now; the build
-    // failed then, and the stamp is only removed.
-    let query = NoopQuery { manifest: &manifest, request: &request, plugin_dirs: &plugin_dirs };
-    noop::record(&query, stamp_key, &summary, succeeded && args.emit.is_none());
-    Ok(succeeded)
+    Ok(finished.succeeded())
 }
 
 /// The closing line (or JSON object): what was built, and how many distinct
 /// (errors, warnings) the reports were.
-fn print_summary(
-    args: &BuildArgs,
-    summary: &xr_build::Summary,
-    (errors, warnings): (usize, usize),
-    refused: usize,
-    manifest: &Manifest,
-) {
-    let failed = summary.failed.len() + refused;
+fn print_summary(args: &BuildArgs, finished: &Finished) {
+    let (summary, manifest) = (&finished.summary, &finished.manifest);
+    let (errors, warnings) = (finished.errors, finished.warnings);
+    let failed = finished.failed();
     if args.messages.json() {
         println!(
             "{}",
@@ -325,13 +249,6 @@ fn print_summary(
         summary.elapsed.as_secs_f64(),
         manifest.store.display()
     );
-}
-
-fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Runs `xr store gc` on `store`, by default the first manifest's.

@@ -6,13 +6,12 @@
 
 use crate::messages::{MessageArgs, Reported, reports_of};
 use anyhow::Context;
-use std::{ffi::OsString, io::BufWriter, os::unix::process::ExitStatusExt, path::PathBuf, time::Duration};
+use std::{ffi::OsString, os::unix::process::ExitStatusExt, path::PathBuf, time::Duration};
 use xr_build::xr_worker::signal_name;
 use xr_build::{
     CompileIn, Workers,
     xr_worker::{PoolConfig, WorkerCommand, serve},
 };
-use xr_host::Registry;
 use xr_sourcebuild::Diagnostic;
 
 /// Set in the child that `xr compile` and `xr reflect` run themselves in,
@@ -79,13 +78,7 @@ impl WorkerArgs {
 
 /// `xr worker`: serves compiles on stdin and stdout until stdin closes.
 pub fn serve_as_worker(plugin_dirs: Vec<PathBuf>, memory_limit: Option<u64>) -> anyhow::Result<()> {
-    if let Some(bytes) = memory_limit {
-        serve::limit_memory(bytes).context("capping the worker's memory")?;
-    }
-    let output = serve::take_protocol_stdout().context("taking stdout for the worker protocol")?;
-    let registry = Registry::load_dirs(plugin_dirs);
-    serve::serve(&registry, &mut std::io::stdin().lock(), &mut BufWriter::new(output))?;
-    Ok(())
+    Ok(serve::run_worker(plugin_dirs, memory_limit)?)
 }
 
 /// Runs this very command again in a child process with in-process

@@ -10,12 +10,12 @@
 //! manifest is wrong, before anything was built.
 
 use xr_build::{
-    ManifestError, ManifestErrors, ManifestWarning,
+    ManifestError, ManifestErrors,
     render::{RenderStyle, render},
-    report::{Report, Reports},
+    report::Report,
 };
 use xr_host::OptionError;
-use xr_sourcebuild::{Diagnostic, Severity};
+use xr_sourcebuild::Severity;
 
 /// How diagnostics are written.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -115,34 +115,7 @@ pub fn exit_status(error: &anyhow::Error) -> u8 {
     if usage { 2 } else { 1 }
 }
 
-/// A manifest error as a diagnostic at its place in the manifest.
-pub fn manifest_diagnostic(error: &ManifestError) -> Diagnostic {
-    Diagnostic::new(
-        Severity::Error,
-        &error.file.to_string_lossy(),
-        u32::try_from(error.line).unwrap_or(0),
-        u32::try_from(error.column).unwrap_or(0),
-        error.message.clone(),
-    )
-}
-
-/// A manifest warning as a diagnostic at its place in the manifest.
-pub fn manifest_warning(warning: &ManifestWarning) -> Diagnostic {
-    Diagnostic::new(
-        Severity::Warning,
-        &warning.file.to_string_lossy(),
-        u32::try_from(warning.line).unwrap_or(0),
-        u32::try_from(warning.column).unwrap_or(0),
-        warning.message.clone(),
-    )
-}
-
-/// The reports of diagnostics that struck no artifact.
-pub fn reports_of(diagnostics: &[Diagnostic]) -> Vec<Report> {
-    let mut reports = Reports::default();
-    reports.add(None, "", diagnostics);
-    reports.into_sorted()
-}
+pub use xr_build::invocation::reports_of;
 
 /// Makes writing to a closed pipe end the process quietly, as `cat` and
 /// `ls` do (`xr store verify | head -1`): Rust ignores SIGPIPE, so a write

@@ -42,6 +42,19 @@ pub fn serve(registry: &Registry, input: &mut impl Read, output: &mut impl Write
     Ok(())
 }
 
+/// A worker process's whole life (`xr worker`, and a build script's
+/// workers): caps its memory, takes stdout for the protocol, loads the
+/// plugins of `plugin_dirs` and serves until stdin closes.
+pub fn run_worker(plugin_dirs: Vec<std::path::PathBuf>, memory_limit: Option<u64>) -> io::Result<()> {
+    if let Some(bytes) = memory_limit {
+        limit_memory(bytes).map_err(|e| io::Error::new(e.kind(), format!("capping the worker's memory: {e}")))?;
+    }
+    let output = take_protocol_stdout()
+        .map_err(|e| io::Error::new(e.kind(), format!("taking stdout for the worker protocol: {e}")))?;
+    let registry = Registry::load_dirs(plugin_dirs);
+    serve(&registry, &mut io::stdin().lock(), &mut io::BufWriter::new(output)).map_err(io::Error::other)
+}
+
 fn plugin_dirs(registry: &Registry) -> String {
     let dirs: Vec<String> = registry.searched().iter().map(|d| d.display().to_string()).collect();
     if dirs.is_empty() { "no plugin directory".to_owned() } else { dirs.join(", ") }
