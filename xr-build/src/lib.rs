@@ -17,6 +17,8 @@
 //!   safe to kill (its entries made durable off the build threads by
 //!   `durable`); the store's catalog records what each program offers, a
 //!   failed artifact its last good object marked stale (`last_good`).
+//! - [`bindgen`] writes typed Rust bindings of what the store holds:
+//!   variants as types, overrides, typed constant handles, block structs.
 //! - [`guarded`] writes guarded GLSL: one source per program and
 //!   stage with an `#if` ladder over its variants.
 //! - [`gc`] drops what no manifest references.
@@ -28,6 +30,7 @@
 //!   distinct mistake; [`render`] shows a report with its source line and
 //!   include chain.
 
+pub mod bindgen;
 pub mod build;
 mod durable;
 pub mod gc;

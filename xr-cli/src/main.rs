@@ -1,5 +1,6 @@
 //! `xr`: the XR command line.
 
+mod bindgen;
 mod build;
 mod compile;
 mod isolation;
@@ -60,6 +61,9 @@ enum Command {
     },
     /// Build every program and variant of a manifest (xr.toml) into its store.
     Build(build::BuildArgs),
+    /// Write typed Rust bindings of a built manifest's programs: variants as
+    /// types, overrides, constant and resource handles, block structs.
+    Bindgen(bindgen::BindgenArgs),
     /// Work on a store of built objects.
     Store {
         #[command(subcommand)]
@@ -182,6 +186,7 @@ fn main() -> std::process::ExitCode {
             Ok(false) => return std::process::ExitCode::FAILURE,
             Err(e) => Err(e),
         },
+        Command::Bindgen(args) => bindgen::run(args),
         Command::Store { command: StoreCommand::Gc { store, manifests, dry_run } } => {
             build::gc(store, &manifests, dry_run)
         }

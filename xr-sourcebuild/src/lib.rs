@@ -41,7 +41,7 @@ pub use backend::{AttachedBuildSystemBackend, ConstantTableBackend, SourceBuildS
 pub use constants::{
     ConstantData, ConstantHandle, ConstantInfo, ConstantSet, ConstantTable, ConstantTable_TO, ConstantTableBox,
     ConstantTableExt, ConstantType, ConstantValue, FloatSetter, MemberLayout, RESOURCE_HANDLE, ResolvedSetter,
-    ResourceInfo, ScalarKind, SetStatus, Setter, ThroughPipeline, check_binding,
+    ResourceInfo, ScalarKind, SetStatus, Setter, ThroughPipeline, check_binding, typed,
 };
 pub use diagnostics::{BuildError, Diagnostic, IncludeSite, Severity, guard_build};
 pub use load::{ArtifactLoad, LoadPath, LoadedArtifact, OverrideKind, OverrideValue, TargetLoad};

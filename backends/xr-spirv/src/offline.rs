@@ -328,7 +328,7 @@ fn stage_json(module: &StageModule, r: &Reflection) -> serde_json::Value {
             .map(|b| {
                 json!({
                     "name": b.name, "set": b.set, "binding": b.binding, "size": b.size,
-                    "members": b.members.iter().map(|m| json!({"name": m.name, "offset": m.offset, "ty": m.ty})).collect::<Vec<_>>(),
+                    "members": b.members.iter().map(|m| json!({"name": m.name, "offset": m.offset, "ty": m.ty, "layout": m.layout.as_ref().map(layout_json)})).collect::<Vec<_>>(),
                 })
             })
             .collect()
@@ -342,7 +342,10 @@ fn stage_json(module: &StageModule, r: &Reflection) -> serde_json::Value {
         "file": module.file,
         "entry_point": r.entry_point,
         "stage": module.stage.name(),
-        "uniforms": r.uniforms.iter().map(|u| json!({"name": u.name, "location": u.location, "ty": u.ty})).collect::<Vec<_>>(),
+        "uniforms": r.uniforms.iter().map(|u| json!({
+            "name": u.name, "location": u.location, "ty": u.ty,
+            "layout": {"scalar": scalar_name(u.constant_type.scalar), "columns": u.constant_type.columns, "rows": u.constant_type.rows, "array_size": u.array_size},
+        })).collect::<Vec<_>>(),
         "uniform_blocks": blocks(&r.uniform_blocks),
         "storage_buffers": blocks(&r.storage_buffers),
         "push_constants": blocks(&r.push_constants),
@@ -351,6 +354,33 @@ fn stage_json(module: &StageModule, r: &Reflection) -> serde_json::Value {
         "inputs": io(&r.inputs),
         "outputs": io(&r.outputs),
     })
+}
+
+/// How a member keeps its components, for code that lays out the same
+/// bytes (`xr bindgen`'s structs): the scalar kind, columns and rows of one
+/// element, the array length and strides, the matrix order.
+fn layout_json(layout: &xr_sourcebuild::MemberLayout) -> serde_json::Value {
+    json!({
+        "scalar": scalar_name(layout.ty.scalar),
+        "columns": layout.ty.columns,
+        "rows": layout.ty.rows,
+        "array_size": layout.array_size,
+        "array_stride": layout.array_stride,
+        "matrix_stride": layout.matrix_stride,
+        "row_major": layout.row_major,
+    })
+}
+
+fn scalar_name(scalar: xr_sourcebuild::ScalarKind) -> &'static str {
+    use xr_sourcebuild::ScalarKind;
+    match scalar {
+        ScalarKind::Bool => "bool",
+        ScalarKind::Int => "int",
+        ScalarKind::UInt => "uint",
+        ScalarKind::Float => "float",
+        ScalarKind::Sampler => "sampler",
+        ScalarKind::Unsupported => "unsupported",
+    }
 }
 
 fn write_stage_text(out: &mut String, module: &StageModule, r: &Reflection) {

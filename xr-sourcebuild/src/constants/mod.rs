@@ -17,11 +17,14 @@
 //!   setters it keeps, so that a set through it costs a resolved set.
 //! - `setters`: the host's typed setters, [`ConstantTableExt`] and the
 //!   setters resolved once ([`Setter`], [`FloatSetter`]).
+//! - [`typed`]: constants and resources with their type in Rust's, the
+//!   handles generated bindings resolve at load ([`typed::Constant`]).
 
 mod abi;
 mod cache;
 mod layout;
 mod setters;
+pub mod typed;
 
 pub use abi::{
     ConstantData, ConstantHandle, ConstantInfo, ConstantSet, ConstantTable, ConstantTable_TO, ConstantType,

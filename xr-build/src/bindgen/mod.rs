@@ -1,0 +1,256 @@
+//! Typed Rust bindings of a built manifest (`xr bindgen`, and `xr-cargo`
+//! in a build script): per program, its variants as Rust types, its
+//! overrides with their types and defaults, a handle per constant and
+//! resource with its type in Rust's, and a `#[repr(C)]` struct per uniform
+//! block and push constant block laid out as the reflection says.
+//!
+//! What a program exposes comes from the reflection of every variant on
+//! every target whose build system reflects in the SPIR-V build systems'
+//! JSON shape (`stages[]`, with block members' layouts; [`reflection`]).
+//! The build keeps only objects, so the reflection is made by a full
+//! compile the first time an object is met and cached in the store under
+//! `reflection/<object>.json`: an object's reflection never changes, and a
+//! rebuild reflects only the objects it changed.
+//!
+//! The union over variants and targets is what the bindings offer: a
+//! constant some variants lack is an `Option` of a handle; a constant two
+//! variants declare with different types, or a block two of them lay out
+//! differently, has no one Rust type and is an error naming both.
+
+mod code;
+pub mod reflection;
+
+pub use code::write_rust;
+pub use reflection::{Block, BlockMember, Layout, VariantReflection};
+
+use crate::{Manifest, Program, paths::SourceRoot, variants};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use xr_host::Registry;
+
+/// Why bindings could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum BindgenError {
+    /// The store has no catalog of a program: it was not built.
+    #[error("program '{program}' is not in the store {store} (build it first)")]
+    NotBuilt {
+        /// The program.
+        program: String,
+        /// The store.
+        store: String,
+    },
+    /// A variant has no object of a target (its build failed).
+    #[error("program '{program}': variant {variant} has no object of {target} (its build failed)")]
+    MissingObject {
+        /// The program.
+        program: String,
+        /// The variant.
+        variant: String,
+        /// The target.
+        target: String,
+    },
+    /// A reflection compile failed.
+    #[error("reflecting {variant} ({target}): {message}")]
+    Reflect {
+        /// The variant.
+        variant: String,
+        /// The target.
+        target: String,
+        /// Why.
+        message: String,
+    },
+    /// Variants or targets disagree on a name's type.
+    #[error("program '{program}': {message}")]
+    Disagree {
+        /// The program.
+        program: String,
+        /// What disagrees.
+        message: String,
+    },
+    /// No target of a program reflects in a shape the bindings read.
+    #[error("program '{program}': none of its targets ({targets}) reflects its blocks and constants")]
+    NoReflection {
+        /// The program.
+        program: String,
+        /// Its targets.
+        targets: String,
+    },
+}
+
+/// What the bindings of one program are made of.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramBindings {
+    /// The program's name in the manifest.
+    pub name: String,
+    /// Its axes: (name, values), in the manifest's order.
+    pub axes: Vec<(String, Vec<String>)>,
+    /// Every variant the manifest builds, as the values of its axes.
+    pub variants: Vec<Vec<String>>,
+    /// Its overrides.
+    pub overrides: Vec<xr_store::catalog::Override>,
+    /// Constants by name: their layout and whether every variant has them.
+    pub constants: BTreeMap<String, (Layout, bool)>,
+    /// Resources by name: whether a texture (else a buffer), and whether every variant has them.
+    pub resources: BTreeMap<String, (bool, bool)>,
+    /// Blocks by name.
+    pub blocks: BTreeMap<String, Block>,
+}
+
+/// Bindings of a manifest's programs.
+#[derive(Clone, Debug, Default)]
+pub struct Bindings {
+    /// One per program.
+    pub programs: Vec<ProgramBindings>,
+    /// Objects compiled to be reflected (the others came from the store's cache).
+    pub reflected: usize,
+}
+
+/// The bindings of `manifest`'s programs (of `programs` when some are
+/// named) over their targets (those of `targets` when some are named), as
+/// built into its store, reflected with the build systems of `registry`
+/// where the store has no reflection of an object yet.
+pub fn bindings(
+    manifest: &Manifest,
+    registry: &Registry,
+    programs: &[String],
+    targets: &[String],
+) -> Result<Bindings, BindgenError> {
+    let root = SourceRoot::of_manifest(&manifest.path);
+    let (catalogs, _) = xr_store::catalog::read_all(&manifest.store);
+    let mut all = Bindings::default();
+    for program in manifest.programs.iter().filter(|p| programs.is_empty() || programs.contains(&p.name)) {
+        let catalog = catalogs.get(&program.name).ok_or_else(|| BindgenError::NotBuilt {
+            program: program.name.clone(),
+            store: manifest.store.display().to_string(),
+        })?;
+        let variants = variants(program)
+            .map_err(|e| BindgenError::Disagree { program: program.name.clone(), message: e.to_string() })?;
+        // The build system of each target, looked up here: the registry stays on this thread.
+        let language = program.stages.first().map_or("", |s| s.language());
+        let program_targets: Vec<&crate::TargetRef> =
+            program.targets.iter().filter(|t| targets.is_empty() || targets.contains(&t.name)).collect();
+        let mut systems = BTreeMap::new();
+        for target in &program_targets {
+            let system = registry.offline_compiler(language, &target.name).map(|(_, system)| system);
+            systems.insert(target.name.as_str(), system.map_err(|e| e.to_string()));
+        }
+        // Every (variant, target) whose object is reflected.
+        let mut jobs = Vec::new();
+        for variant in &variants {
+            for target in &program_targets {
+                let object =
+                    catalog.variants.get(&variant.name).and_then(|v| v.objects.get(&target.name)).ok_or_else(|| {
+                        BindgenError::MissingObject {
+                            program: program.name.clone(),
+                            variant: variant.name.clone(),
+                            target: target.name.clone(),
+                        }
+                    })?;
+                jobs.push((variant, target.name.as_str(), object.as_str()));
+            }
+        }
+        let reflected: Vec<Result<(bool, Option<VariantReflection>), BindgenError>> = jobs
+            .par_iter()
+            .map(|(variant, target, object)| {
+                reflection::of_object(&manifest.store, object, || match &systems[target] {
+                    Ok(system) => reflection::compile(system, program, variant, target, &root),
+                    Err(why) => Err(why.clone()),
+                })
+                .map_err(|message| BindgenError::Reflect {
+                    variant: variant.name.clone(),
+                    target: (*target).to_owned(),
+                    message,
+                })
+            })
+            .collect();
+        let mut reflections = Vec::new();
+        for (result, (variant, target, _)) in reflected.into_iter().zip(&jobs) {
+            let (compiled, reflection) = result?;
+            all.reflected += usize::from(compiled);
+            if let Some(reflection) = reflection {
+                reflections.push((variant.name.as_str(), *target, reflection));
+            }
+        }
+        if reflections.is_empty() {
+            let targets: Vec<&str> = program_targets.iter().map(|t| t.name.as_str()).collect();
+            return Err(BindgenError::NoReflection { program: program.name.clone(), targets: targets.join(", ") });
+        }
+        let values = variants.iter().map(|v| v.values(program).into_iter().map(|(_, value)| value).collect());
+        all.programs.push(merge(program, values.collect(), &reflections)?);
+    }
+    Ok(all)
+}
+
+/// The union of `reflections` (variant, target, reflection) of `program`.
+fn merge(
+    program: &Program,
+    variants: Vec<Vec<String>>,
+    reflections: &[(&str, &str, VariantReflection)],
+) -> Result<ProgramBindings, BindgenError> {
+    let disagree = |message: String| BindgenError::Disagree { program: program.name.clone(), message };
+    let variant_count = variants.len();
+    let mut bindings = ProgramBindings {
+        name: program.name.clone(),
+        axes: program.axes.iter().map(|a| (a.name.clone(), a.values())).collect(),
+        variants,
+        overrides: program.overrides.clone(),
+        constants: BTreeMap::new(),
+        resources: BTreeMap::new(),
+        blocks: BTreeMap::new(),
+    };
+    // Where each name was first met, to name both sides of a disagreement.
+    let mut first_seen: BTreeMap<String, String> = BTreeMap::new();
+    let mut constant_in: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+    let mut resource_in: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+    for (variant, target, reflection) in reflections {
+        let here = format!("{variant} ({target})");
+        for (name, layout) in &reflection.constants {
+            constant_in.entry(name).or_default().insert(variant);
+            match bindings.constants.get(name) {
+                Some((known, _)) if !known.same_type(layout) => {
+                    return Err(disagree(format!(
+                        "constant '{name}' is {} in {} and {} in {here}",
+                        known.glsl_name(),
+                        first_seen[&format!("constant {name}")],
+                        layout.glsl_name()
+                    )));
+                }
+                Some(_) => {}
+                None => {
+                    bindings.constants.insert(name.clone(), (*layout, false));
+                    first_seen.insert(format!("constant {name}"), here.clone());
+                }
+            }
+        }
+        for (name, texture) in &reflection.resources {
+            resource_in.entry(name).or_default().insert(variant);
+            bindings.resources.entry(name.clone()).or_insert((*texture, false));
+        }
+        for block in &reflection.blocks {
+            match bindings.blocks.get(&block.name) {
+                Some(known) if known != block => {
+                    return Err(disagree(format!(
+                        "block '{}' is laid out one way in {} and another in {here} ({} and {} bytes): \
+                         give the bindings one target with `--target`",
+                        block.name,
+                        first_seen[&format!("block {}", block.name)],
+                        known.size,
+                        block.size
+                    )));
+                }
+                Some(_) => {}
+                None => {
+                    bindings.blocks.insert(block.name.clone(), block.clone());
+                    first_seen.insert(format!("block {}", block.name), here.clone());
+                }
+            }
+        }
+    }
+    for (name, (_, everywhere)) in &mut bindings.constants {
+        *everywhere = constant_in.get(name.as_str()).is_some_and(|v| v.len() == variant_count);
+    }
+    for (name, (_, everywhere)) in &mut bindings.resources {
+        *everywhere = resource_in.get(name.as_str()).is_some_and(|v| v.len() == variant_count);
+    }
+    Ok(bindings)
+}

@@ -1,0 +1,307 @@
+//! One object's reflection as the bindings read it, and the store's cache
+//! of it.
+//!
+//! Read from the build system's own reflection JSON in the shape the
+//! SPIR-V build systems write (`xr reflect --json` prints it): `stages[]`,
+//! each with `uniforms` (loose uniforms, with a `layout`), `uniform_blocks`
+//! and `push_constants` (blocks: `name`, `size`, `members[]` with `name`,
+//! `offset` and a `layout` of `scalar`, `columns`, `rows`, `array_size`,
+//! `array_stride`, `matrix_stride`, `row_major`, or `null` for a member the
+//! constant table cannot set), `storage_buffers` and `images` (by `name`
+//! and `kind`). A build system whose JSON has no `stages` is not read: its
+//! targets add nothing to the bindings.
+
+use crate::{Program, Variant, build::program_desc, paths::SourceRoot};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use xr_sourcebuild::{CompileOption, OfflineRequest, SourceBuildSystemBox};
+
+/// The kind of a constant's components.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scalar {
+    /// `float`.
+    Float,
+    /// `int`.
+    Int,
+    /// `uint`.
+    Uint,
+    /// `bool`.
+    Bool,
+}
+
+/// Where a constant keeps its components (strides 0 for a loose uniform).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Layout {
+    /// Kind of each component.
+    pub scalar: Scalar,
+    /// Matrix columns; 1 for scalars and vectors.
+    pub columns: u8,
+    /// Components per column.
+    pub rows: u8,
+    /// Array length; 1 for a non-array.
+    pub array_size: u32,
+    /// Bytes from one array element to the next.
+    pub array_stride: usize,
+    /// Bytes from one matrix column (or row, if `row_major`) to the next.
+    pub matrix_stride: usize,
+    /// The matrix is stored row by row.
+    pub row_major: bool,
+}
+
+impl Layout {
+    /// Whether `other` is the same type (layouts aside).
+    pub fn same_type(&self, other: &Layout) -> bool {
+        (self.scalar, self.columns, self.rows, self.array_size)
+            == (other.scalar, other.columns, other.rows, other.array_size)
+    }
+
+    /// The type as GLSL writes it: `vec4`, `mat3`, `float[4]`.
+    pub fn glsl_name(&self) -> String {
+        let (scalar, prefix) = match self.scalar {
+            Scalar::Float => ("float", ""),
+            Scalar::Int => ("int", "i"),
+            Scalar::Uint => ("uint", "u"),
+            Scalar::Bool => ("bool", "b"),
+        };
+        let element = match (self.columns, self.rows) {
+            (1, 1) => scalar.to_owned(),
+            (1, n) => format!("{prefix}vec{n}"),
+            (c, r) if c == r => format!("mat{c}"),
+            (c, r) => format!("mat{c}x{r}"),
+        };
+        if self.array_size > 1 { format!("{element}[{}]", self.array_size) } else { element }
+    }
+
+    /// Bytes one element takes in a block (its last column or row included
+    /// whole at the matrix stride).
+    pub fn element_size(&self) -> usize {
+        match (self.columns, self.row_major) {
+            (1, _) => 4 * usize::from(self.rows),
+            (c, false) => usize::from(c) * self.matrix_stride,
+            (_, true) => usize::from(self.rows) * self.matrix_stride,
+        }
+    }
+}
+
+/// A block member.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockMember {
+    /// Its name.
+    pub name: String,
+    /// Bytes from the block's start.
+    pub offset: usize,
+    /// How it keeps its components; `None` for what the constant table
+    /// cannot set (a struct, a double): its bytes are opaque.
+    pub layout: Option<Layout>,
+}
+
+/// A uniform block or push constant block.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Block {
+    /// Its name (the block's type name, as the constant table knows it).
+    pub name: String,
+    /// Its size in bytes.
+    pub size: usize,
+    /// Its members, by offset.
+    pub members: Vec<BlockMember>,
+}
+
+/// What one object of a program exposes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VariantReflection {
+    /// Constants the table sets: (name, layout).
+    pub constants: Vec<(String, Layout)>,
+    /// Resources: (name, a texture rather than a buffer).
+    pub resources: Vec<(String, bool)>,
+    /// Uniform and push constant blocks.
+    pub blocks: Vec<Block>,
+}
+
+#[derive(Deserialize)]
+struct Json {
+    stages: Vec<StageJson>,
+}
+
+#[derive(Deserialize)]
+struct StageJson {
+    #[serde(default)]
+    uniforms: Vec<Named>,
+    #[serde(default)]
+    uniform_blocks: Vec<BlockJson>,
+    #[serde(default)]
+    push_constants: Vec<BlockJson>,
+    #[serde(default)]
+    storage_buffers: Vec<Named>,
+    #[serde(default)]
+    images: Vec<Image>,
+}
+
+#[derive(Deserialize)]
+struct Named {
+    name: String,
+    #[serde(default)]
+    layout: Option<PartialLayout>,
+}
+
+#[derive(Deserialize)]
+struct Image {
+    name: String,
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct BlockJson {
+    name: String,
+    size: Option<usize>,
+    members: Vec<MemberJson>,
+}
+
+#[derive(Deserialize)]
+struct MemberJson {
+    name: String,
+    offset: usize,
+    layout: Option<PartialLayout>,
+}
+
+#[derive(Deserialize)]
+struct PartialLayout {
+    scalar: String,
+    columns: u8,
+    rows: u8,
+    array_size: u32,
+    #[serde(default)]
+    array_stride: usize,
+    #[serde(default)]
+    matrix_stride: usize,
+    #[serde(default)]
+    row_major: bool,
+}
+
+impl PartialLayout {
+    fn layout(&self) -> Option<Layout> {
+        let scalar = match self.scalar.as_str() {
+            "float" => Scalar::Float,
+            "int" => Scalar::Int,
+            "uint" => Scalar::Uint,
+            "bool" => Scalar::Bool,
+            _ => return None,
+        };
+        Some(Layout {
+            scalar,
+            columns: self.columns,
+            rows: self.rows,
+            array_size: self.array_size,
+            array_stride: self.array_stride,
+            matrix_stride: self.matrix_stride,
+            row_major: self.row_major,
+        })
+    }
+}
+
+/// The reflection in a build system's JSON; `None` when it is not in the
+/// shape the bindings read.
+pub fn parse(json: &str) -> Option<VariantReflection> {
+    let json: Json = serde_json::from_str(json).ok()?;
+    let mut reflection = VariantReflection::default();
+    let add_constant = |reflection: &mut VariantReflection, name: &str, layout: Option<&PartialLayout>| {
+        if let Some(layout) = layout.and_then(PartialLayout::layout)
+            && !reflection.constants.iter().any(|(n, _)| n == name)
+        {
+            reflection.constants.push((name.to_owned(), layout));
+        }
+    };
+    for stage in &json.stages {
+        for uniform in &stage.uniforms {
+            add_constant(&mut reflection, &uniform.name, uniform.layout.as_ref());
+        }
+        for block in stage.uniform_blocks.iter().chain(&stage.push_constants) {
+            for member in &block.members {
+                add_constant(&mut reflection, &member.name, member.layout.as_ref());
+            }
+            if !reflection.blocks.iter().any(|b| b.name == block.name) {
+                let mut members: Vec<BlockMember> = block
+                    .members
+                    .iter()
+                    .map(|m| BlockMember {
+                        name: m.name.clone(),
+                        offset: m.offset,
+                        layout: m.layout.as_ref().and_then(PartialLayout::layout),
+                    })
+                    .collect();
+                members.sort_by_key(|m| m.offset);
+                let size = block.size.unwrap_or_else(|| members.last().map_or(0, |m| m.offset));
+                reflection.blocks.push(Block { name: block.name.clone(), size, members });
+            }
+        }
+        // A uniform block whose members the constant table sets is XR's to
+        // fill: only the others are bound by the engine.
+        let resources = stage
+            .uniform_blocks
+            .iter()
+            .filter(|b| b.members.iter().all(|m| m.layout.is_none()))
+            .map(|b| (&b.name, false))
+            .chain(stage.storage_buffers.iter().map(|b| (&b.name, false)))
+            .chain(stage.images.iter().filter(|i| i.kind != "acceleration structure").map(|i| (&i.name, true)));
+        for (name, texture) in resources {
+            if !reflection.resources.iter().any(|(n, _)| n == name) {
+                reflection.resources.push((name.clone(), texture));
+            }
+        }
+    }
+    Some(reflection)
+}
+
+/// The cache file of `object`'s reflection in the store at `store`.
+fn cache_path(store: &Path, object: &str) -> std::path::PathBuf {
+    store.join("reflection").join(format!("{object}.json"))
+}
+
+/// The reflection of `object`: from the store's cache of the build
+/// system's JSON, else from `compile`'s, which is then cached (written
+/// whole or not at all; the JSON as the build system wrote it, so that
+/// what the bindings read of it may change without the cache going stale).
+/// Also says whether it was compiled now.
+pub fn of_object(
+    store: &Path,
+    object: &str,
+    compile: impl FnOnce() -> Result<String, String>,
+) -> Result<(bool, Option<VariantReflection>), String> {
+    let path = cache_path(store, object);
+    if let Ok(json) = std::fs::read_to_string(&path) {
+        return Ok((false, parse(&json)));
+    }
+    let json = compile()?;
+    // Objects repeat across variants, and threads reflect them at once.
+    static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temp = path.with_extension(format!("{}.{n}.tmp", std::process::id()));
+    let written = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| {
+        std::fs::write(&temp, &json)?;
+        std::fs::rename(&temp, &path)
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        tracing::warn!("cannot cache the reflection of {object} in {}: {e}", path.display());
+    }
+    Ok((true, parse(&json)))
+}
+
+/// Compiles `variant` of `program` into `target` in full: its build
+/// system's reflection JSON.
+pub fn compile(
+    system: &SourceBuildSystemBox,
+    program: &Program,
+    variant: &Variant,
+    target: &str,
+    root: &SourceRoot,
+) -> Result<String, String> {
+    let mut request = OfflineRequest::new(program_desc(program, variant, root)?, target);
+    request.options = program
+        .options_for(target)
+        .iter()
+        .map(|(name, value)| CompileOption { name: name.as_str().into(), value: value.as_str().into() })
+        .collect();
+    let artifact = system.compile_offline(&request).into_result().map_err(|e| e.error.message.into_string())?;
+    Ok(artifact.reflection.json.into_string())
+}
