@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: build XR and its plugins, list what it finds, render the
 # samples through the plugins, build the materials library with `xr build`
-# and render its scene through every load path, printing where the PNGs went
+# (and with the sample's own build script) and render its scene through
+# every load path, printing where the PNGs went
 # and which path each program took.
 #
 # Each step says what it is doing, then its result and time:
@@ -69,7 +70,10 @@ quiet_step lavapipe "Fetching Mesa 25's lavapipe into target/lavapipe (apt-get d
     scripts/setup-lavapipe.sh
 . scripts/lavapipe-env.sh
 
-quiet_step build "Building XR, its plugins and the samples (cargo build --release; minutes on a fresh checkout)" \
+# The plugins first: the materials sample's build script builds its shaders with them.
+quiet_step plugins "Building XR's plugins (cargo build --release -p …; minutes on a fresh checkout)" \
+    scripts/build-plugins.sh --release
+quiet_step build "Building XR and the samples (cargo build --release; the materials sample's build script builds its shaders)" \
     cargo build --release
 out=target/xr-samples
 step "Listing the plugins and devices XR finds (xr plugins)" target/release/xr plugins
@@ -79,8 +83,9 @@ step "Rendering the pipelines sample" target/release/pipelines --store target/xr
 # (target/xr-store/materials), plus its guarded sources (every variant of a stage in one file) beside it.
 step "Building the materials library (xr build -m samples/materials/xr.toml)" \
     target/release/xr build -m samples/materials/xr.toml --emit guarded
-step "Rendering the materials scene through every load path" \
-    target/release/materials --store target/xr-store/materials --out "$out"
+# The sample's own store: the one its build script built (build.rs, xr-cargo), drawn through its typed bindings.
+step "Rendering the materials scene through every load path (from the store its build script built)" \
+    target/release/materials --out "$out"
 # Textures, buffers, depth and compute: a compute pass paints a texture, a
 # lit cube samples it, through every path.
 step "Rendering the textured sample (compute, textures, depth)" target/release/textured --out "$out"

@@ -24,6 +24,8 @@ step setup scripts/setup.sh
 # Vulkan on the setup's current lavapipe (docs/TESTING.md, "The drivers").
 . scripts/lavapipe-env.sh
 step fmt cargo fmt --all -- --check
+# The plugins first: the materials sample's build script builds its shaders with them.
+step plugins scripts/build-plugins.sh
 step clippy cargo clippy --workspace --all-targets -- -D warnings
 step layering scripts/check-layering.sh
 step build cargo build

@@ -4,17 +4,18 @@
 
 use anyhow::Context;
 use clap::Parser;
-use materials::{SCENE, SLANG_TWIN, max_difference, render, render_row, runs, twin_loads_on, write_png};
+use materials::{DrawnBy, SCENE, SLANG_TWIN, max_difference, render, render_unlit_row, runs, twin_loads_on, write_png};
 use std::{path::PathBuf, sync::Arc};
 use xr_host::Registry;
 use xr_library::ShaderLibrary;
 use xr_library::xr_remote::Remote;
 
-/// Render the material library (built with `xr build -m samples/materials/xr.toml`).
+/// Render the material library: the store this sample's build script
+/// built, or one `xr build -m samples/materials/xr.toml` wrote.
 #[derive(Parser)]
 struct Args {
-    /// The store `xr build` wrote.
-    #[arg(long, default_value = "target/xr-store/materials")]
+    /// The store (default: the one the build script built).
+    #[arg(long, default_value = materials::STORE)]
     store: PathBuf,
     /// Where to write the PNGs (materials-<run>.png).
     #[arg(long, default_value = "target/xr-samples")]
@@ -47,7 +48,8 @@ fn main() -> anyhow::Result<()> {
                 let path = args.out.join(format!("materials-{}.png", run.name));
                 write_png(&image, &path)?;
                 for (tile, load) in SCENE.iter().zip(&loads) {
-                    let overrides: Vec<String> = tile.overrides.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                    let overrides: Vec<String> =
+                        tile.material.overrides().iter().map(|(n, v)| format!("{n}={v}")).collect();
                     let variant = if overrides.is_empty() {
                         load.variant.clone()
                     } else {
@@ -78,8 +80,8 @@ fn main() -> anyhow::Result<()> {
         println!("{twin}: not in this store (a manifest without it): its comparison is skipped");
     }
     for run in selected.iter().filter(|r| has_twin && twin_loads_on(r)) {
-        let compared = render_row(&registry, &library, run, program, program)
-            .and_then(|(glsl, _)| Ok((glsl, render_row(&registry, &library, run, program, twin)?)));
+        let compared = render_unlit_row(&registry, &library, run, DrawnBy::Own)
+            .and_then(|(glsl, _)| Ok((glsl, render_unlit_row(&registry, &library, run, DrawnBy::SlangTwin)?)));
         match compared {
             Ok((glsl, (slang, loads))) => {
                 let difference = max_difference(&glsl, &slang);

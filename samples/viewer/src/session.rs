@@ -107,7 +107,7 @@ impl Session {
     pub fn paths_line(&self) -> String {
         let mut seen: Vec<String> = Vec::new();
         for (tile, load) in SCENE.iter().zip(self.scene.loads()) {
-            let entry = format!("{}: {} ({})", tile.program, load.path.name(), load.target);
+            let entry = format!("{}: {} ({})", tile.program(), load.path.name(), load.target);
             if !seen.contains(&entry) {
                 seen.push(entry);
             }
@@ -120,7 +120,7 @@ impl Session {
         for (tile, load) in SCENE.iter().zip(self.scene.loads()) {
             println!(
                 "{:<6} {:<40} {:<17} {:<9} {}",
-                tile.program,
+                tile.program(),
                 load.variant,
                 load.path.name(),
                 load.target,

@@ -456,11 +456,10 @@ fn the_slang_twin_draws_the_unlit_row_on_every_path_that_loads_it() {
     let dir = materials_full_built("library-slang-twin");
     let registry = registry();
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
-    let (program, twin) = materials::SLANG_TWIN;
     let mut compared = Vec::new();
     for run in materials::runs().into_iter().filter(materials::twin_loads_on) {
-        let (glsl, _) = materials::render_row(&registry, &library, &run, program, program).unwrap();
-        let (slang, loads) = materials::render_row(&registry, &library, &run, program, twin)
+        let (glsl, _) = materials::render_unlit_row(&registry, &library, &run, materials::DrawnBy::Own).unwrap();
+        let (slang, loads) = materials::render_unlit_row(&registry, &library, &run, materials::DrawnBy::SlangTwin)
             .unwrap_or_else(|e| panic!("{}: {e}", run.name));
         assert_eq!(loads.len(), 3, "{}", run.name);
         assert!(loads.iter().all(|l| l.path == LoadPath::CompatibleObject), "{}: {loads:?}", run.name);
