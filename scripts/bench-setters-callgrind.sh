@@ -5,8 +5,8 @@
 # instructions is the same run after run.
 #
 # Each kind (`xr-bench constant-setters --only KIND`: raw-vector,
-# table-vector, resolved-vector, typed-vector, and the same for -array and
-# -matrix) runs twice under callgrind, LOW and HIGH sets in one loop, with
+# table-vector, resolved-vector, typed-vector, generated-vector (a
+# generated binding's handle), and the same for -array and -matrix) runs twice under callgrind, LOW and HIGH sets in one loop, with
 # only that loop counted (--toggle-collect). (count(HIGH) - count(LOW)) /
 # (HIGH - LOW) is one set's instructions, the loop's setup and first set
 # cancelled out.
@@ -28,9 +28,9 @@ system=${SYSTEM:-xr-compiler-glsl}
 bench=${BENCH:-target/release/xr-bench}
 kinds=("$@")
 if [ ${#kinds[@]} -eq 0 ]; then
-    kinds=(raw-vector resolved-vector typed-vector table-vector
-        raw-array resolved-array typed-array table-array
-        raw-matrix resolved-matrix typed-matrix table-matrix)
+    kinds=(raw-vector resolved-vector typed-vector table-vector generated-vector
+        raw-array resolved-array typed-array table-array generated-array
+        raw-matrix resolved-matrix typed-matrix table-matrix generated-matrix)
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

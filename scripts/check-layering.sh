@@ -9,6 +9,8 @@
 #   the workspace's crates, and the device contract on no other contract;
 # - a device plugin's own code names nothing of the build-system contract
 #   (it links it only through xr-plugin's root module, which lists both kinds);
+# - a crate whose build script builds its shaders (xr-cargo, a
+#   build-dependency) links none of the build into what it ships;
 # - no broken fixture plugin is a member of the workspace.
 # Prints each rule it checks; exits 1 on the first broken one.
 set -euo pipefail
@@ -48,6 +50,7 @@ for manifest in backends/xr-rhi-*/Cargo.toml; do
 done
 check "a compiler worker loads plugins, it does not build" xr-worker 'xr-build|xr-library|xr-remote|xr-store|rayon|toml|opendal|tokio'
 check "the host loads plugins, it does not build" xr-host 'xr-build|xr-library|xr-remote|xr-store|rayon|toml|opendal|tokio'
+check "a crate whose build script builds its shaders links no build host" materials 'xr-build|xr-cargo|xr-worker|rayon|toml'
 # The broken fixture plugins are a workspace of their own: no cargo command
 # run in this workspace may build them next to `xr`, where discovery loads them.
 fixtures=$(cargo metadata --no-deps --format-version 1 --offline 2>/dev/null |

@@ -108,7 +108,9 @@ fn build_all() {
     BUILT.get_or_init(|| {
         let target = profile_dir().parent().expect("target dir").to_path_buf();
         let root = workspace_root();
-        let packages: Vec<&str> = plugins().iter().chain(&["xr-cli"]).chain(&SAMPLES).copied().collect();
+        // The plugins first: the materials sample's build script builds its shaders with them.
+        cargo_build(&root.join("Cargo.toml"), &target, plugins());
+        let packages: Vec<&str> = ["xr-cli"].iter().chain(&SAMPLES).copied().collect();
         cargo_build(&root.join("Cargo.toml"), &target, &packages);
         // The fixtures are a workspace of their own, built into their own
         // target directory: never next to `xr`, where discovery would load them.

@@ -28,7 +28,7 @@ use xr_device::{DeviceBox, DeviceCapabilities, DeviceKind, DeviceOptions, Native
 use xr_host::Registry;
 use xr_sourcebuild::{
     AttachedBuildSystemBox, BuildOptions, BuiltProgram, ConstantHandle, ConstantSet, ConstantTableExt, ConstantType,
-    ConstantValue, ProgramDesc, ScalarKind, ShaderStage, SourceDesc,
+    ConstantValue, ProgramDesc, ScalarKind, ShaderStage, SourceDesc, typed,
 };
 
 /// Arguments of `xr-bench constant-setters`.
@@ -52,7 +52,8 @@ pub struct Args {
 }
 
 /// One side of one OpenGL comparison: the raw call, a set through the
-/// table, through a resolved setter, or through a typed setter; of the
+/// table, through a resolved setter, through a typed setter, or through a
+/// generated binding's handle (`xr_sourcebuild::typed`); of the
 /// `vec4`, the 16 `vec4` or the `mat4`.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 enum Only {
@@ -68,6 +69,9 @@ enum Only {
     TableMatrix,
     ResolvedMatrix,
     TypedMatrix,
+    GeneratedVector,
+    GeneratedArray,
+    GeneratedMatrix,
 }
 
 const VERTEX: &str = "#version 450
@@ -395,6 +399,28 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
                 raw_all,
             ),
         ));
+        // The same sets through handles as generated bindings resolve them
+        // at load (`xr bindgen`): typed, set through the table.
+        let (typed_vector, typed_matrix) = (
+            typed::Constant::<typed::Vec4>::resolve(&built.constants, "u_color")?,
+            typed::Constant::<typed::Mat4>::resolve(&built.constants, "u_matrix")?,
+        );
+        let typed_array = typed::Constant::<typed::Vec4>::resolve(&built.constants, "u_array")?;
+        rows.push(row(
+            "generated handle set (vec4)",
+            "glProgramUniform4fv",
+            compare(args, |i| typed_vector.set(&mut built.constants, color(i)).expect("set"), raw_vector),
+        ));
+        rows.push(row(
+            "generated handle set_array (vec4), 16",
+            "glProgramUniform4fv, count 16",
+            compare(args, |i| typed_array.set_array(&mut built.constants, colors(i)).expect("set"), raw_array),
+        ));
+        rows.push(row(
+            "generated handle set (mat4)",
+            "glProgramUniformMatrix4fv",
+            compare(args, |i| typed_matrix.set(&mut built.constants, matrix4(i)).expect("set"), raw_matrix),
+        ));
         // The same sets through setters resolved once per handle.
         let (vector, vectors, matrix) =
             (built.constants.setter(handle)?, built.constants.setter(array)?, built.constants.setter(matrix)?);
@@ -505,6 +531,18 @@ fn run_only(registry: &Registry, args: &Args, only: Only) -> anyhow::Result<()> 
         Only::TypedMatrix => {
             let setter = table.setter(matrix)?.floats::<16>()?;
             run(&mut |i| setter.set(matrix4(i)).expect("set"));
+        }
+        Only::GeneratedVector => {
+            let constant = typed::Constant::<typed::Vec4>::resolve(table, "u_color")?;
+            run(&mut |i| constant.set(table, color(i)).expect("set"));
+        }
+        Only::GeneratedArray => {
+            let constant = typed::Constant::<typed::Vec4>::resolve(table, "u_array")?;
+            run(&mut |i| constant.set_array(table, colors(i)).expect("set"));
+        }
+        Only::GeneratedMatrix => {
+            let constant = typed::Constant::<typed::Mat4>::resolve(table, "u_matrix")?;
+            run(&mut |i| constant.set(table, matrix4(i)).expect("set"));
         }
     }
     Ok(())

@@ -1,6 +1,8 @@
 //! The `xr` command and what it does to a store, run as a user runs it: builds, compiles,
 //! gc and verify, crashes and concurrent processes, the remote cache, plugins from disk.
 
+mod bindgen;
+mod cargo_build_script;
 mod cli;
 mod cli_compile;
 mod cli_conventions;

@@ -396,10 +396,14 @@ fn an_optimised_library_renders_the_same_scene_on_every_path() {
 
 /// The materials library's textured program, from the store through every
 /// load path on both devices: its texture is bound by name and drawn.
+/// Through the sample's generated bindings: the program's typed request,
+/// its constants and its texture resolved once, each constant's declared
+/// type checked (a handle of another type is refused by name).
 #[test]
 fn the_textured_material_loads_through_every_path_and_draws_the_texture_bound_by_name() {
+    use materials::shaders::textured;
     use xr_device::{Filter, SamplerDesc, TextureDesc, TextureFormat, VertexAttribute, VertexLayout, Wrap};
-    use xr_sourcebuild::ConstantTableExt;
+    use xr_sourcebuild::typed;
     let dir = materials_full_built("library-textured");
     let registry = registry();
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
@@ -408,7 +412,7 @@ fn the_textured_material_loads_through_every_path_and_draws_the_texture_bound_by
         let options = DeviceOptions { validation: run.kind == DeviceKind::Vulkan, ..DeviceOptions::default() };
         let mut device = registry.open_device(run.kind, &options).unwrap();
         let mut loader = DeviceLoader::attach(&registry, &device, &library).unwrap();
-        let request = LoadRequest { program: "textured", paths: run.paths.clone(), ..LoadRequest::default() };
+        let request = textured::request(&textured::Variant {}, &textured::Overrides {}, &run.paths);
         let mut loaded = loader.load(&library, &request).unwrap_or_else(|e| panic!("{}: {e}", run.name));
         let resources = loaded.built.constants.resources().into_result().unwrap();
         assert_eq!(resources.len(), 1, "{}: {resources:?}", run.name);
@@ -419,15 +423,14 @@ fn the_textured_material_loads_through_every_path_and_draws_the_texture_bound_by
             .create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap: Wrap::ClampToEdge })
             .into_result()
             .unwrap();
-        let constants = &mut loaded.built.constants;
-        let h = constants.handle("u_rect").unwrap();
-        constants.set_vector(h, &[-1.0, -1.0, 2.0, 2.0]).unwrap();
-        let h = constants.handle("u_color").unwrap();
-        constants.set_vector(h, &[1.0, 1.0, 1.0, 1.0]).unwrap();
-        let h = constants.handle("albedo").unwrap();
-        constants
-            .set_texture(h, &device.texture_binding(texture, Some(sampler).into()).into_result().unwrap())
-            .unwrap();
+        let table = &mut loaded.built.constants;
+        let wrong = typed::Constant::<typed::Float>::resolve(table, "u_color").unwrap_err().to_string();
+        assert!(wrong.contains("'u_color' is declared vec4") && wrong.contains("float in its bindings"), "{wrong}");
+        let bound = textured::Constants::resolve(table).unwrap_or_else(|e| panic!("{}: {e}", run.name));
+        bound.u_rect.set(table, &[-1.0, -1.0, 2.0, 2.0]).unwrap();
+        bound.u_color.set(table, &[1.0, 1.0, 1.0, 1.0]).unwrap();
+        let binding = device.texture_binding(texture, Some(sampler).into()).into_result().unwrap();
+        bound.albedo.set(table, &binding).unwrap();
         let layout = VertexLayout {
             stride: 2,
             attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into(),

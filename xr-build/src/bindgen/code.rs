@@ -436,6 +436,66 @@ fn write_block(out: &mut String, block: &Block) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bindgen::BlockMember;
+
+    fn float(columns: u8, rows: u8, array_size: u32, array_stride: usize, matrix_stride: usize) -> Option<Layout> {
+        Some(Layout { scalar: Scalar::Float, columns, rows, array_size, array_stride, matrix_stride, row_major: false })
+    }
+
+    fn member(name: &str, offset: usize, layout: Option<Layout>) -> BlockMember {
+        BlockMember { name: name.into(), offset, layout }
+    }
+
+    /// The std140 case of the build-script test, as the reflection gives it:
+    /// every gap is a named padding field, a padded array element gets a type.
+    #[test]
+    fn a_std140_block_spells_out_its_padding() {
+        let block = Block {
+            name: "Case".into(),
+            size: 176,
+            members: vec![
+                member("direction", 0, float(1, 3, 1, 0, 0)),
+                member("intensity", 12, float(1, 1, 1, 0, 0)),
+                member("basis", 16, float(3, 3, 1, 0, 16)),
+                member("weights", 64, float(1, 1, 3, 16, 0)),
+                member("offset", 112, float(1, 2, 1, 0, 0)),
+                member("tint", 128, float(1, 4, 2, 16, 0)),
+                member("light", 160, None),
+            ],
+        };
+        let mut out = String::new();
+        write_block(&mut out, &block);
+        let fields: Vec<&str> =
+            out.lines().map(str::trim).filter(|l| l.starts_with("pub ") && l.ends_with(',')).collect();
+        assert_eq!(
+            fields,
+            [
+                "pub value: f32,",
+                "pub _pad: [u8; 12],",
+                "pub direction: [f32; 3],",
+                "pub intensity: f32,",
+                "pub basis: [[f32; 4]; 3],",
+                "pub weights: [CaseWeightsElement; 3],",
+                "pub offset: [f32; 2],",
+                "pub _pad0: [u8; 8],",
+                "pub tint: [[f32; 4]; 2],",
+                "pub light: [u8; 16],",
+            ],
+            "{out}"
+        );
+        assert!(out.contains("assert!(::core::mem::size_of::<Case>() == 176);"), "{out}");
+        assert!(out.contains("assert!(::core::mem::offset_of!(Case, weights) == 64);"), "{out}");
+    }
+
+    /// A member whose strides leave no room for its components is kept as
+    /// bytes rather than given a type of another size.
+    #[test]
+    fn a_member_whose_strides_cannot_hold_it_stays_opaque() {
+        let block = Block { name: "Odd".into(), size: 16, members: vec![member("m", 0, float(2, 2, 1, 0, 4))] };
+        let mut out = String::new();
+        write_block(&mut out, &block);
+        assert!(out.contains("pub m: [u8; 16],"), "{out}");
+    }
 
     #[test]
     fn names_become_rust_identifiers() {

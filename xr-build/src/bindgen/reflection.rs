@@ -305,3 +305,32 @@ pub fn compile(
     let artifact = system.compile_offline(&request).into_result().map_err(|e| e.error.message.into_string())?;
     Ok(artifact.reflection.json.into_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spirv_shape_is_read_and_any_other_is_not() {
+        let json = r#"{"stages": [{
+            "uniforms": [{"name": "u_time", "layout": {"scalar": "float", "columns": 1, "rows": 1, "array_size": 1}}],
+            "uniform_blocks": [
+                {"name": "Light", "size": 32, "members": [
+                    {"name": "color", "offset": 16, "ty": "vec4<f32>", "layout": {"scalar": "float", "columns": 1, "rows": 4, "array_size": 1, "array_stride": 0, "matrix_stride": 0, "row_major": false}},
+                    {"name": "dir", "offset": 0, "ty": "vec3<f32>", "layout": {"scalar": "float", "columns": 1, "rows": 3, "array_size": 1, "array_stride": 0, "matrix_stride": 0, "row_major": false}}]},
+                {"name": "Opaque", "size": 16, "members": [{"name": "s", "offset": 0, "ty": "struct", "layout": null}]}],
+            "push_constants": [],
+            "storage_buffers": [{"name": "Particles"}],
+            "images": [{"name": "albedo", "kind": "combined image sampler"}, {"name": "scene", "kind": "acceleration structure"}]
+        }]}"#;
+        let reflection = parse(json).expect("the SPIR-V shape");
+        let constants: Vec<&str> = reflection.constants.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(constants, ["u_time", "color", "dir"]);
+        // Members by offset; a block of settable members is XR's to fill, not a resource.
+        assert_eq!(reflection.blocks[0].members[0].name, "dir");
+        let resources: Vec<(&str, bool)> = reflection.resources.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        assert_eq!(resources, [("Opaque", false), ("Particles", false), ("albedo", true)]);
+        assert_eq!(parse(r#"{"entry_points": []}"#), None);
+        assert_eq!(parse("not json"), None);
+    }
+}

@@ -18,7 +18,7 @@ pub use xr_device::XrError;
 pub trait ConstantKind {
     /// The declared type of one element.
     const TYPE: ConstantType;
-    /// One element: `f32`, `[f32; 4]`, `[[f32; 4]; 4]` (a matrix by columns).
+    /// One element: `f32`, `[f32; 4]`, `[f32; 16]` (a matrix column by column).
     type Element: Copy;
     /// Sets `elements` from the handle's element on.
     fn set<T: ConstantTableExt + ?Sized>(
@@ -74,12 +74,12 @@ kinds! {
     UVec3: [u32; 3] = UInt 1 x 3, UInt, as_flattened;
     /// `uvec4`.
     UVec4: [u32; 4] = UInt 1 x 4, UInt, as_flattened;
-    /// `mat2`, by columns.
-    Mat2: [[f32; 2]; 2] = Float 2 x 2, Float, as_flattened, as_flattened;
-    /// `mat3`, by columns.
-    Mat3: [[f32; 3]; 3] = Float 3 x 3, Float, as_flattened, as_flattened;
-    /// `mat4`, by columns.
-    Mat4: [[f32; 4]; 4] = Float 4 x 4, Float, as_flattened, as_flattened;
+    /// `mat2`, column by column.
+    Mat2: [f32; 4] = Float 2 x 2, Float, as_flattened;
+    /// `mat3`, column by column.
+    Mat3: [f32; 9] = Float 3 x 3, Float, as_flattened;
+    /// `mat4`, column by column (`glam::Mat4::to_cols_array`'s order).
+    Mat4: [f32; 16] = Float 4 x 4, Float, as_flattened;
 }
 
 /// `bool`.
