@@ -45,10 +45,10 @@ command -v python3 >/dev/null 2>&1 || { echo "bench-build: python3 is needed" >&
 
 if $SMOKE; then
     PROFILE=debug
-    cargo build --quiet
+    scripts/build-plugins.sh --quiet && cargo build --quiet
 else
     PROFILE=release
-    cargo build --release --quiet
+    scripts/build-plugins.sh --release --quiet && cargo build --release --quiet
 fi
 XR="$PWD/target/$PROFILE/xr"
 BENCH="$PWD/target/$PROFILE/xr-bench"

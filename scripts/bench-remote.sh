@@ -17,10 +17,10 @@ SMOKE=0
 [ "${1:-}" = "--smoke" ] && SMOKE=1
 scripts/setup.sh
 if [ "$SMOKE" = 1 ]; then
-    cargo build --quiet
+    scripts/build-plugins.sh --quiet && cargo build --quiet
     XR="$PWD/target/debug/xr" RUNS=1 LEVELS="[0, 0]"
 else
-    cargo build --release --quiet  # xr and the plugins it loads
+    scripts/build-plugins.sh --release --quiet && cargo build --release --quiet  # xr and the plugins it loads
     XR="$PWD/target/release/xr" RUNS=3 LEVELS="[0, 8]"
 fi
 

@@ -7,5 +7,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 . scripts/lavapipe-env.sh
-cargo build --release --quiet
+scripts/build-plugins.sh --release --quiet && cargo build --release --quiet
 exec target/release/xr-bench "$@"

@@ -6,7 +6,7 @@
 # driver libraries (NVIDIA's in /usr/local/nvidia/lib64).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
+scripts/build-plugins.sh --release --quiet && cargo build --release --quiet
 bundle=target/gpu-bundle
 rm -rf "$bundle" && mkdir -p "$bundle/lib" "$bundle/bin" "$bundle/shaders"
 cp target/release/{xr,triangle,pipelines} "$bundle/"

@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
 done
 
 if $smoke && [ ! -f "${CARGO_TARGET_DIR:-target}/debug/xr" ]; then
-    cargo build
+    scripts/build-plugins.sh && cargo build
 fi
 stage=target/xr-deb/stage
 rm -rf "$stage"
