@@ -56,7 +56,7 @@ const STD140_SIZE: usize = 176;
 const MAIN: &str = r#"mod shaders {
     include!(concat!(env!("OUT_DIR"), "/shaders.rs"));
 }
-use shaders::{axes::Pattern, layout_case, lit};
+use shaders::{axes::Pattern, layout_case, lit, unlit_slang};
 use std::mem::{offset_of, size_of};
 
 /// A renderer's use of the bindings: a load request and typed sets.
@@ -83,6 +83,10 @@ fn main() {
     println!("Constants size {}", size_of::<Push>());
     println!("Constants u_rect {}", offset_of!(Push, u_rect));
     println!("Constants u_color {}", offset_of!(Push, u_color));
+    type Slang = unlit_slang::blocks::ConstantsStd430;
+    println!("Constants_std430 size {}", size_of::<Slang>());
+    println!("Constants_std430 u_rect {}", offset_of!(Slang, u_rect));
+    println!("Constants_std430 u_color {}", offset_of!(Slang, u_color));
     println!("lit variants {}", lit::Variant::ALL.len());
 }
 "#;
@@ -92,7 +96,7 @@ fn main() {
 fn write_engine(dir: &Path) {
     let shaders = dir.join("shaders");
     std::fs::create_dir_all(&shaders).unwrap();
-    write_materials(&shaders, false);
+    write_materials(&shaders, true);
     std::fs::write(shaders.join("shaders/layout_case.frag"), STD140_FRAGMENT).unwrap();
     let mut manifest = std::fs::read_to_string(shaders.join("xr.toml")).unwrap();
     manifest.push_str(
@@ -230,9 +234,9 @@ fn a_build_script_builds_the_shaders_reruns_only_on_change_and_types_what_it_bui
     assert!(first.ok, "the engine builds:\n{}", first.stderr);
     assert!(first.script_ran);
     let summary = script_summary(&target);
-    // The materials programs without the Slang one (6 + 18 + 1 + 12
-    // variants, 3 targets each) and the layout case (1 variant, 1 target).
-    let artifacts = (6 + 18 + 1 + 12) * 3 + 1;
+    // The materials programs (6 + 18 + 1 + 12 variants on 3 targets, the
+    // Slang one's 6 on 2) and the layout case (1 variant, 1 target).
+    let artifacts = (6 + 18 + 1 + 12) * 3 + 6 * 2 + 1;
     assert_eq!(summary["built"].as_u64().unwrap() + summary["reused"].as_u64().unwrap(), artifacts);
 
     // The Rust structs are laid out as the reflection says, and as std140 does.
@@ -252,6 +256,11 @@ fn a_build_script_builds_the_shaders_reruns_only_on_change_and_types_what_it_bui
         for (member, offset) in members {
             assert_eq!(printed(&output, &format!("Constants {member}")), offset, "{program}: {member}");
         }
+    }
+    let (size, members) = reflected_block(&engine.join("shaders"), &["shaders/unlit.slang"], "Constants_std430");
+    assert_eq!(printed(&output, "Constants_std430 size"), size, "unlit-slang");
+    for (member, offset) in members {
+        assert_eq!(printed(&output, &format!("Constants_std430 {member}")), offset, "unlit-slang: {member}");
     }
     assert_eq!(printed(&output, "lit variants"), 18);
 
