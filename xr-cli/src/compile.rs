@@ -702,7 +702,9 @@ fn print_on_device(
         overrides: overrides.into(),
     };
     let loaded = attached.load_artifact(&request).into_result().map_err(|error| {
-        report_failure(messages, build_system, &program.name, target, &error, &SourceRoot::new(Path::new("")))
+        // The compile's own root, as the offline compile named the files from it.
+        let root = program.stages.first().map_or("", |s| s.source_root.as_str());
+        report_failure(messages, build_system, &program.name, target, &error, &SourceRoot::new(Path::new(root)))
     })?;
     // The build system made its pipeline outside the device's calls.
     let validation = device.take_validation_messages().into_result()?;
