@@ -267,6 +267,7 @@ pub fn compile(request: &OfflineRequest, reflect: xr_spirv::offline::Reflect) ->
             ))
         })?;
         unknown_source_language(&mut words);
+        declare_extensions_below_core(&mut words);
         // The module's own name for its entry point: Slang keeps the source's
         // name, except where it wraps an entry point (a hull shader and its
         // patch-constant function become one function of another name).
@@ -438,9 +439,107 @@ pub fn unknown_source_language(words: &mut [u32]) {
     }
 }
 
+/// Capabilities that SPIR-V 1.3 made core, with the extension a module of
+/// an older version must declare to use them. Slang writes the capability
+/// alone whatever the profile (`SV_VertexID` is `VertexIndex - BaseVertex`,
+/// `DrawParameters`), which a Vulkan 1.0 or OpenGL environment refuses.
+const CORE_IN_1_3: [(xr_spirv::container::spirv::Capability, &str); 9] = {
+    use xr_spirv::container::spirv::Capability;
+    [
+        (Capability::DrawParameters, "SPV_KHR_shader_draw_parameters"),
+        (Capability::StorageBuffer16BitAccess, "SPV_KHR_16bit_storage"),
+        (Capability::UniformAndStorageBuffer16BitAccess, "SPV_KHR_16bit_storage"),
+        (Capability::StoragePushConstant16, "SPV_KHR_16bit_storage"),
+        (Capability::StorageInputOutput16, "SPV_KHR_16bit_storage"),
+        (Capability::DeviceGroup, "SPV_KHR_device_group"),
+        (Capability::MultiView, "SPV_KHR_multiview"),
+        (Capability::VariablePointersStorageBuffer, "SPV_KHR_variable_pointers"),
+        (Capability::VariablePointers, "SPV_KHR_variable_pointers"),
+    ]
+};
+
+/// Declares, in a module older than SPIR-V 1.3, the extension of each
+/// capability it uses that 1.3 made core ([`CORE_IN_1_3`]) and that it does
+/// not declare already: after its last `OpExtension` (or its last
+/// `OpCapability`), where the grammar puts extensions. Words that are not
+/// a well-formed module are left alone.
+pub fn declare_extensions_below_core(words: &mut Vec<u32>) {
+    use xr_spirv::container::{spirv::Op, walk};
+    const VERSION_1_3: u32 = 0x0001_0300;
+    if words.len() < 5 || words[1] >= VERSION_1_3 {
+        return;
+    }
+    let Ok(instructions) = walk::instruction_list(words) else { return };
+    let mut declared = Vec::new();
+    let mut needed: Vec<&str> = Vec::new();
+    let mut insert_at = None;
+    for i in &instructions {
+        match i.op() {
+            Some(Op::Capability) => {
+                insert_at = Some(insert_at.unwrap_or(0).max(i.end()));
+                if let Some((_, extension)) = CORE_IN_1_3.iter().find(|(c, _)| Some(&(*c as u32)) == i.operands.first())
+                    && !needed.contains(extension)
+                {
+                    needed.push(extension);
+                }
+            }
+            Some(Op::Extension) => {
+                insert_at = Some(insert_at.unwrap_or(0).max(i.end()));
+                declared.push(walk::literal_string(i.operands));
+            }
+            _ => {}
+        }
+    }
+    let Some(at) = insert_at else { return };
+    let added: Vec<u32> = needed
+        .into_iter()
+        .filter(|extension| !declared.iter().any(|d| d == extension))
+        .flat_map(|extension| walk::instruction(Op::Extension, &walk::string_operand(extension)))
+        .collect();
+    words.splice(at..at, added);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_module_below_1_3_declares_the_extension_of_a_capability_1_3_made_core() {
+        use xr_spirv::container::{spirv::Op, walk};
+        let module = |version: u32, extensions: &[&str]| {
+            let mut words = vec![0x0723_0203, version, 0, 10, 0];
+            words.extend(walk::instruction(Op::Capability, &[1])); // Shader
+            words.extend(walk::instruction(Op::Capability, &[4427])); // DrawParameters
+            for extension in extensions {
+                words.extend(walk::instruction(Op::Extension, &walk::string_operand(extension)));
+            }
+            words.extend(walk::instruction(Op::MemoryModel, &[0, 1]));
+            words
+        };
+        let extensions = |words: &[u32]| -> Vec<String> {
+            walk::instruction_list(words)
+                .unwrap()
+                .iter()
+                .filter(|i| i.op() == Some(Op::Extension))
+                .map(|i| walk::literal_string(i.operands))
+                .collect()
+        };
+        let mut old = module(0x0001_0000, &[]);
+        declare_extensions_below_core(&mut old);
+        assert_eq!(extensions(&old), ["SPV_KHR_shader_draw_parameters"]);
+        // Before the memory model, where extensions go.
+        let list = walk::instruction_list(&old).unwrap();
+        assert_eq!(list.last().unwrap().op(), Some(Op::MemoryModel));
+        // Declared already, or core: unchanged.
+        let mut declared = module(0x0001_0000, &["SPV_KHR_shader_draw_parameters"]);
+        let before = declared.clone();
+        declare_extensions_below_core(&mut declared);
+        assert_eq!(declared, before);
+        let mut core = module(0x0001_0300, &[]);
+        let before = core.clone();
+        declare_extensions_below_core(&mut core);
+        assert_eq!(core, before);
+    }
 
     #[test]
     fn only_a_slang_op_source_is_rewritten() {

@@ -9,5 +9,6 @@ mod library;
 mod pipelines;
 mod program_binaries;
 mod resources;
+mod slang;
 mod triangle;
 mod vulkan;
