@@ -89,6 +89,9 @@ pub enum Error {
         /// The directories searched.
         searched: String,
     },
+    /// The shared cache named (or `XR_REMOTE`'s) cannot be opened.
+    #[error("the shared cache: {0}")]
+    Remote(String),
     /// The build could not start.
     #[error(transparent)]
     Invocation(#[from] InvocationError),
@@ -146,6 +149,7 @@ pub struct Build {
     bindings: Option<String>,
     bindings_targets: Vec<String>,
     jobs: Option<usize>,
+    remote: Option<String>,
 }
 
 impl Build {
@@ -161,6 +165,7 @@ impl Build {
             bindings: None,
             bindings_targets: Vec::new(),
             jobs: None,
+            remote: None,
         }
     }
 
@@ -186,6 +191,13 @@ impl Build {
     /// Build only this target (repeatable).
     pub fn target(mut self, name: impl Into<String>) -> Self {
         self.targets.push(name.into());
+        self
+    }
+
+    /// Read this shared cache before building (`xr build --remote`'s URLs;
+    /// default: `XR_REMOTE`).
+    pub fn remote(mut self, url: impl Into<String>) -> Self {
+        self.remote = Some(url.into());
         self
     }
 
@@ -248,7 +260,9 @@ impl Build {
             jobs: self.jobs,
             targets: self.targets.clone(),
             programs: self.programs.clone(),
-            remote: xr_build::xr_remote::Remote::from_flag_or_env(None).ok().flatten().map(std::sync::Arc::new),
+            remote: xr_build::xr_remote::Remote::from_flag_or_env(self.remote.as_deref())
+                .map_err(|e| Error::Remote(e.to_string()))?
+                .map(std::sync::Arc::new),
             compile_in: compile_in(&plugin_dirs),
             ..BuildRequest::default()
         };

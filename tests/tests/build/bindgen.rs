@@ -1,7 +1,7 @@
 //! `xr bindgen` and the build-script API as their users meet them: typed
 //! bindings of what a store holds, their reflection cache, and what each
 //! refuses (an unbuilt store, a constant whose type variants disagree on, a
-//! manifest with mistakes, no plugins).
+//! manifest with mistakes, no plugins, a shared cache it cannot open).
 
 use xr_tests::{Xr, materials_built, materials_copy, plugin_dir, temp_dir};
 
@@ -88,7 +88,7 @@ fn bindgen_refuses_a_constant_whose_type_two_variants_disagree_on() {
 }
 
 #[test]
-fn the_build_script_api_reports_a_manifest_with_mistakes_and_a_machine_without_plugins() {
+fn the_build_script_api_reports_a_manifest_with_mistakes_no_plugins_and_a_cache_it_cannot_open() {
     let dir = materials_copy("cargo-api-errors");
     let manifest = dir.join("xr.toml");
     let text = std::fs::read_to_string(&manifest).unwrap();
@@ -103,5 +103,15 @@ fn the_build_script_api_reports_a_manifest_with_mistakes_and_a_machine_without_p
     let error = xr_cargo::Build::new(&manifest).store(dir.join("store")).plugin_dir(empty.path()).run().unwrap_err();
     assert!(matches!(error, xr_cargo::Error::NoPlugins { .. }), "{error}");
     assert!(error.to_string().contains(&empty.path().display().to_string()), "{error}");
+    assert!(!dir.join("store/objects").exists(), "nothing was built");
+
+    let error = xr_cargo::Build::new(&manifest)
+        .store(dir.join("store"))
+        .plugin_dir(plugin_dir())
+        .remote("gopher://cache.invalid/xr")
+        .run()
+        .unwrap_err();
+    assert!(matches!(error, xr_cargo::Error::Remote(_)), "{error}");
+    assert!(error.to_string().contains("gopher"), "{error}");
     assert!(!dir.join("store/objects").exists(), "nothing was built");
 }
