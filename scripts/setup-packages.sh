@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages XR needs that are missing (scripts/setup.sh
 # runs this first): Mesa's EGL and software drivers (llvmpipe, lavapipe),
-# the Vulkan loader and validation layers, and shaderc's static libraries,
+# the Vulkan loader, validation layers and registry (vk.xml), and shaderc's static libraries,
 # the cache servers the remote-store tests run (nginx with WebDAV,
 # redis-server), and Xvfb with the X11 libraries winit opens for the
 # viewer's window. Installs nothing that is already there.
@@ -12,6 +12,7 @@ packages=(
     libshaderc-dev glslang-dev spirv-tools        # shaderc, glslang and SPIRV-Tools (static), spirv-val
     libvulkan1 mesa-vulkan-drivers                # the Vulkan loader and lavapipe (Vulkan 1.3)
     vulkan-validationlayers                       # VK_LAYER_KHRONOS_validation for the tests
+    libvulkan-dev                                 # vk.xml: the SPIR-V capability table is generated from it, and checked against it
     glslc                                         # the baseline of the SPIR-V benchmark
     nginx libnginx-mod-http-dav-ext redis-server  # the remote-store tests' cache servers (WebDAV, Redis)
     xvfb xauth                                    # a virtual X display for the window tests (Xvfb, xvfb-run)

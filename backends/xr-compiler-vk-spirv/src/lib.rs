@@ -6,6 +6,7 @@
 //! that it can draw with them. Constants are set through the same constant
 //! table as on OpenGL: it writes the uniform buffers and push constants.
 
+mod capabilities;
 mod constant_table;
 mod layout;
 mod pipeline_cache;

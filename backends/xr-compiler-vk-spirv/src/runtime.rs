@@ -1,6 +1,7 @@
 //! The Vulkan SPIR-V build system attached to one Vulkan device.
 
 use crate::{
+    capabilities,
     constant_table::{Entry, ProgramObjects, ResourceEntry, Storage, UniformBuffer, VkConstantTable, info},
     layout::{self, LayoutBinding, stage_flag},
     pipeline_cache::PersistentCache,
@@ -27,16 +28,15 @@ use xr_store::Store;
 pub struct AttachedVkSpirv {
     loader: VulkanLoader,
     capabilities: DeviceCapabilities,
-    /// The device extensions the device enabled (not only offered).
-    enabled_extensions: Vec<String>,
     device: ash::Device,
     memory: vk::PhysicalDeviceMemoryProperties,
     /// The device's descriptor limits, checked before a layout is made.
     limits: vk::PhysicalDeviceLimits,
-    /// The device's core features (the device system enables every one it
-    /// has), checked against the capabilities a module declares.
-    features: vk::PhysicalDeviceFeatures,
-    /// Its Vulkan 1.2 features (descriptor indexing among them), likewise.
+    /// What the device has, by the names of the registry's SPIR-V
+    /// environment table, checked against every capability and extension a
+    /// module declares (the device system enables every feature it has).
+    offer: capabilities::DeviceOffer,
+    /// Its Vulkan 1.2 features that XR's layouts need (descriptor indexing).
     vulkan12: Vulkan12Features,
     compiler: LazyCompiler,
     cache: PersistentCache,
@@ -60,10 +60,6 @@ struct CreatedObjects {
 struct Vulkan12Features {
     runtime_descriptor_array: vk::Bool32,
     partially_bound: vk::Bool32,
-    sampled_image_array_non_uniform_indexing: vk::Bool32,
-    storage_image_array_non_uniform_indexing: vk::Bool32,
-    storage_buffer_array_non_uniform_indexing: vk::Bool32,
-    uniform_buffer_array_non_uniform_indexing: vk::Bool32,
 }
 
 impl From<&vk::PhysicalDeviceVulkan12Features<'_>> for Vulkan12Features {
@@ -71,10 +67,6 @@ impl From<&vk::PhysicalDeviceVulkan12Features<'_>> for Vulkan12Features {
         Self {
             runtime_descriptor_array: f.runtime_descriptor_array,
             partially_bound: f.descriptor_binding_partially_bound,
-            sampled_image_array_non_uniform_indexing: f.shader_sampled_image_array_non_uniform_indexing,
-            storage_image_array_non_uniform_indexing: f.shader_storage_image_array_non_uniform_indexing,
-            storage_buffer_array_non_uniform_indexing: f.shader_storage_buffer_array_non_uniform_indexing,
-            uniform_buffer_array_non_uniform_indexing: f.shader_uniform_buffer_array_non_uniform_indexing,
         }
     }
 }
@@ -93,23 +85,6 @@ impl AttachedVkSpirv {
         }
         let context = loader.context;
         let get = loader.get_instance_proc_addr;
-        // SAFETY: the handles are a live instance and device; names are NUL-terminated.
-        let (device, memory, limits, features, vulkan12) = unsafe {
-            let instance = ash::Instance::load_with(
-                |name| get(context, loader.instance, name.as_ptr()),
-                vk::Instance::from_raw(loader.instance),
-            );
-            let device = ash::Device::load(instance.fp_v1_0(), vk::Device::from_raw(loader.device));
-            let physical = vk::PhysicalDevice::from_raw(loader.physical_device);
-            let memory = instance.get_physical_device_memory_properties(physical);
-            let limits = instance.get_physical_device_properties(physical).limits;
-            let features = instance.get_physical_device_features(physical);
-            let mut vulkan12 = vk::PhysicalDeviceVulkan12Features::default();
-            let mut query = vk::PhysicalDeviceFeatures2::default().push_next(&mut vulkan12);
-            instance.get_physical_device_features2(physical, &mut query);
-            (device, memory, limits, features, Vulkan12Features::from(&vulkan12))
-        };
-        let cache = PersistentCache::empty(&device)?;
         let enabled_extensions = if loader.enabled_extensions.is_null() {
             Vec::new()
         } else {
@@ -117,14 +92,39 @@ impl AttachedVkSpirv {
             let list = unsafe { std::ffi::CStr::from_ptr(loader.enabled_extensions) };
             list.to_string_lossy().split_whitespace().map(str::to_owned).collect()
         };
+        // SAFETY: the handles are a live instance and device; names are NUL-terminated.
+        let (device, memory, limits, offer, vulkan12) = unsafe {
+            let instance = ash::Instance::load_with(
+                |name| get(context, loader.instance, name.as_ptr()),
+                vk::Instance::from_raw(loader.instance),
+            );
+            let device = ash::Device::load(instance.fp_v1_0(), vk::Device::from_raw(loader.device));
+            let physical = vk::PhysicalDevice::from_raw(loader.physical_device);
+            let memory = instance.get_physical_device_memory_properties(physical);
+            let properties = instance.get_physical_device_properties(physical);
+            let limits = properties.limits;
+            let mut vulkan12 = vk::PhysicalDeviceVulkan12Features::default();
+            let mut query = vk::PhysicalDeviceFeatures2::default().push_next(&mut vulkan12);
+            instance.get_physical_device_features2(physical, &mut query);
+            // The device system's instance asks for Vulkan 1.3: what runs is the lower.
+            let version = properties.api_version.min(vk::API_VERSION_1_3);
+            let mut offer = capabilities::DeviceOffer {
+                version: (vk::api_version_major(version), vk::api_version_minor(version)),
+                extensions: enabled_extensions.clone(),
+                ..capabilities::DeviceOffer::default()
+            };
+            offer.features = capabilities::read_features(&instance, physical, &offer);
+            offer.properties = capabilities::read_properties(&instance, physical);
+            (device, memory, limits, offer, Vulkan12Features::from(&vulkan12))
+        };
+        let cache = PersistentCache::empty(&device)?;
         Ok(Self {
             loader,
             capabilities: capabilities.clone(),
-            enabled_extensions,
             device,
             memory,
             limits,
-            features,
+            offer,
             vulkan12,
             compiler: LazyCompiler::default(),
             cache,
@@ -225,90 +225,39 @@ impl AttachedVkSpirv {
     }
 
     /// Refuses, before the driver sees it, a module that declares a SPIR-V
-    /// capability the device cannot take: one that needs an extension the
-    /// device lacks, or a core feature it lacks (the SPIR-V environment
-    /// appendix of the Vulkan spec). Drivers answer such a module with
-    /// validation errors at best and a crash at worst.
+    /// capability or extension the device cannot take, naming it, every way
+    /// a device enables it and this device: the whole SPIR-V environment
+    /// table of the Vulkan specification ([`capabilities`]).
     fn check_extensions(&self, context: &str, modules: &[StageModule]) -> Result<(), XrError> {
+        use capabilities::capability_table::{CAPABILITIES, EXTENSIONS};
         use xr_spirv::container::spirv::Capability;
-        let (f, v) = (&self.features, &self.vulkan12);
-        // Capabilities that only a core feature enables (those a shader is
-        // likely to declare; others are left to the validation layers).
-        let features: [(Capability, &str, vk::Bool32); 23] = [
-            (Capability::Geometry, "geometryShader", f.geometry_shader),
-            (Capability::Tessellation, "tessellationShader", f.tessellation_shader),
-            (
-                Capability::GeometryPointSize,
-                "shaderTessellationAndGeometryPointSize",
-                f.shader_tessellation_and_geometry_point_size,
-            ),
-            (
-                Capability::TessellationPointSize,
-                "shaderTessellationAndGeometryPointSize",
-                f.shader_tessellation_and_geometry_point_size,
-            ),
-            (Capability::Float64, "shaderFloat64", f.shader_float64),
-            (Capability::Int64, "shaderInt64", f.shader_int64),
-            (Capability::Int16, "shaderInt16", f.shader_int16),
-            (Capability::ImageCubeArray, "imageCubeArray", f.image_cube_array),
-            (Capability::SampledCubeArray, "imageCubeArray", f.image_cube_array),
-            (Capability::SampleRateShading, "sampleRateShading", f.sample_rate_shading),
-            (Capability::InterpolationFunction, "sampleRateShading", f.sample_rate_shading),
-            (Capability::ClipDistance, "shaderClipDistance", f.shader_clip_distance),
-            (Capability::CullDistance, "shaderCullDistance", f.shader_cull_distance),
-            (Capability::MultiViewport, "multiViewport", f.multi_viewport),
-            (Capability::ImageGatherExtended, "shaderImageGatherExtended", f.shader_image_gather_extended),
-            (Capability::StorageImageMultisample, "shaderStorageImageMultisample", f.shader_storage_image_multisample),
-            (Capability::SparseResidency, "shaderResourceResidency", f.shader_resource_residency),
-            (Capability::MinLod, "shaderResourceMinLod", f.shader_resource_min_lod),
-            (Capability::RuntimeDescriptorArray, "runtimeDescriptorArray", v.runtime_descriptor_array),
-            (
-                Capability::SampledImageArrayNonUniformIndexing,
-                "shaderSampledImageArrayNonUniformIndexing",
-                v.sampled_image_array_non_uniform_indexing,
-            ),
-            (
-                Capability::StorageImageArrayNonUniformIndexing,
-                "shaderStorageImageArrayNonUniformIndexing",
-                v.storage_image_array_non_uniform_indexing,
-            ),
-            (
-                Capability::StorageBufferArrayNonUniformIndexing,
-                "shaderStorageBufferArrayNonUniformIndexing",
-                v.storage_buffer_array_non_uniform_indexing,
-            ),
-            (
-                Capability::UniformBufferArrayNonUniformIndexing,
-                "shaderUniformBufferArrayNonUniformIndexing",
-                v.uniform_buffer_array_non_uniform_indexing,
-            ),
-        ];
-        let extensions: [(Capability, &[&str]); 3] = [
-            (Capability::FragmentBarycentricKHR, &["VK_KHR_fragment_shader_barycentric"]),
-            (Capability::FragmentShadingRateKHR, &["VK_KHR_fragment_shading_rate"]),
-            (Capability::RayQueryKHR, &["VK_KHR_ray_query"]),
-        ];
         for module in modules {
-            let declared = xr_spirv::reflect::declared_capabilities(&module.words)?;
-            let missing = features
-                .iter()
-                .find(|(capability, _, enabled)| *enabled == vk::FALSE && declared.contains(&(*capability as u32)))
-                .map(|(capability, feature, _)| (capability, format!("the device feature {feature}")))
+            let declared: Vec<String> = xr_spirv::reflect::declared_capabilities(&module.words)?
+                .into_iter()
+                .filter_map(|c| Capability::from_u32(c).map(|c| format!("{c:?}")))
+                .collect();
+            let extensions = xr_spirv::reflect::declared_extensions(&module.words)?;
+            let missing = capabilities::first_missing(CAPABILITIES, &declared, &self.offer)
+                .map(|(name, ways)| ("capability", name, ways))
                 .or_else(|| {
-                    extensions
-                        .iter()
-                        .find(|(capability, names)| {
-                            declared.contains(&(*capability as u32))
-                                && !names.iter().any(|e| self.enabled_extensions.iter().any(|n| n == e))
-                        })
-                        .map(|(capability, names)| (capability, names.join(" or ")))
+                    capabilities::first_missing(EXTENSIONS, &extensions, &self.offer)
+                        .map(|(name, ways)| ("extension", name, ways))
                 });
-            if let Some((capability, needed)) = missing {
+            if let Some((what, name, ways)) = missing {
+                // A feature of a core struct said once, not again as its extension's struct.
+                let mut said: Vec<String> = Vec::new();
+                for way in ways.iter().map(capabilities::Enable::describe) {
+                    if !said.iter().any(|s| way.starts_with(&format!("{s} of "))) {
+                        said.push(way);
+                    }
+                }
+                let ways = said;
                 return Err(XrError::unavailable(format!(
-                    "{context}: the {} stage {} uses the SPIR-V capability {capability:?}, which needs {needed}; \
+                    "{context}: the {} stage {} uses the SPIR-V {what} {name}, which needs {}; \
                      this device ({}) does not have it",
                     module.stage.name(),
                     module.file,
+                    ways.join(" or "),
                     self.capabilities.renderer
                 )));
             }

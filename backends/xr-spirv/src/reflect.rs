@@ -736,6 +736,15 @@ pub fn declared_capabilities(words: &[u32]) -> Result<Vec<u32>, XrError> {
         .collect())
 }
 
+/// The SPIR-V extensions a module declares (`OpExtension`), in order.
+pub fn declared_extensions(words: &[u32]) -> Result<Vec<String>, XrError> {
+    Ok(instructions(words)?
+        .iter()
+        .filter(|i| i.op() == Some(Op::Extension))
+        .map(|i| literal_string(i.operands))
+        .collect())
+}
+
 /// The locations of a module's per-vertex inputs: a fragment stage's
 /// `pervertexEXT` inputs (decorated `PerVertexKHR`, fragment shader
 /// barycentrics), each an array of one value per vertex of the primitive.

@@ -532,7 +532,7 @@ fn a_ray_query_program_builds_where_the_device_has_ray_queries_and_is_refused_by
     assert_refused_before_the_driver(
         &refused,
         &said,
-        "uses the SPIR-V capability RayQueryKHR, which needs VK_KHR_ray_query",
+        "uses the SPIR-V capability RayQueryKHR, which needs the device feature rayQuery of VK_KHR_ray_query",
     );
 }
 
@@ -556,8 +556,38 @@ fn per_vertex_inputs_match_their_vertex_output_and_a_missing_extension_is_named_
     built_or_refused_before_the_driver(
         &run,
         &said,
-        "uses the SPIR-V capability FragmentBarycentricKHR, which needs VK_KHR_fragment_shader_barycentric",
+        "uses the SPIR-V capability FragmentBarycentricKHR, which needs the device feature fragmentShaderBarycentric of VK_KHR_fragment_shader_barycentric",
     );
+}
+
+/// 16-bit stage inputs and outputs (`StorageInputOutput16`) need the
+/// device feature `storageInputOutput16`, which lavapipe lacks: refused
+/// before the driver by name, from the registry's whole capability table,
+/// where the driver would answer with validation errors.
+#[test]
+fn sixteen_bit_stage_inputs_are_refused_by_name_where_the_device_lacks_the_feature() {
+    let extensions = "#version 450\n#extension GL_EXT_shader_16bit_storage : require\n\
+                      #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n";
+    let (run, said) = vulkan_program_on_the_device(
+        "compile-16-bit-inputs",
+        &format!(
+            "{extensions}layout(location = 0) in vec2 p;\nlayout(location = 0) out f16vec2 h;\n\
+             void main() {{ h = f16vec2(p); gl_Position = vec4(p, 0.0, 1.0); }}\n"
+        ),
+        &format!(
+            "{extensions}layout(location = 0) in f16vec2 h;\nlayout(location = 0) out vec4 o;\n\
+             void main() {{ o = vec4(vec2(h), 0.0, 1.0); }}\n"
+        ),
+    );
+    let refused = built_or_refused_before_the_driver(
+        &run,
+        &said,
+        "the vertex stage a.vert uses the SPIR-V capability StorageInputOutput16, which needs the device feature \
+         storageInputOutput16; this device (llvmpipe",
+    );
+    if refused {
+        assert!(!said.contains("validation message"), "refused before the driver saw it: {said}");
+    }
 }
 
 /// A module declaring a capability that needs a core feature the device

@@ -1,0 +1,363 @@
+//! What a Vulkan device must have to take a SPIR-V module: every
+//! capability and extension of the specification's SPIR-V environment
+//! appendix, generated from the Vulkan registry into [`capability_table`]
+//! (`scripts/gen-vulkan-capabilities.py`), checked against the live device
+//! by name before the driver sees a module. A module that needs what the
+//! device lacks is refused naming the capability, what would enable it and
+//! the device; the drivers answer such a module with validation errors at
+//! best and a crash at worst.
+//!
+//! The device's features are read by name: the table carries each feature
+//! struct's `sType` and `VkBool32` members, so one
+//! `vkGetPhysicalDeviceFeatures2` over a chain of those the device provides
+//! reads them all, with no code per struct. The device system enables every
+//! feature of the core structs it has, and those of the extensions it
+//! enables (docs/SPIRV.md), so what it has is what a module may use.
+
+// Generated: kept as the script writes it, so that its test compares it byte for byte.
+#[rustfmt::skip]
+pub mod capability_table;
+
+use ash::vk;
+use std::collections::HashMap;
+
+/// One way a device enables a capability or extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enable {
+    /// A core version (major, minor).
+    Version(u32, u32),
+    /// A device extension.
+    Extension(&'static str),
+    /// A feature of a feature struct, where one of its requirements holds.
+    Feature {
+        /// The struct (`VkPhysicalDeviceVulkan11Features`).
+        structure: &'static str,
+        /// Its member (`storageInputOutput16`).
+        feature: &'static str,
+        /// Any one of these makes the struct count.
+        requires: &'static [Requirement],
+    },
+    /// A value of a device property.
+    Property {
+        /// The property struct (`VkPhysicalDeviceVulkan11Properties`).
+        structure: &'static str,
+        /// Its member.
+        member: &'static str,
+        /// The value (`VK_TRUE`, or a bit such as `VK_SUBGROUP_FEATURE_BASIC_BIT`).
+        value: &'static str,
+        /// What must hold for the struct to count.
+        requires: &'static [Requirement],
+    },
+}
+
+/// A core version or a device extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Requirement {
+    /// A core version (major, minor).
+    Version(u32, u32),
+    /// A device extension.
+    Extension(&'static str),
+}
+
+/// A feature struct: its `sType` (0 for `VkPhysicalDeviceFeatures`), its
+/// `VkBool32` members in order, what provides it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FeatureStruct {
+    /// `VkPhysicalDevice…Features…`.
+    pub name: &'static str,
+    /// Its `VkStructureType`.
+    pub s_type: i32,
+    /// Its members after `sType` and `pNext`, all `VkBool32`.
+    pub members: &'static [&'static str],
+    /// The core versions and extensions that provide it.
+    pub provided_by: &'static [Requirement],
+}
+
+/// What a device has, as the table names it.
+#[derive(Clone, Debug, Default)]
+pub struct DeviceOffer {
+    /// The core version the device runs (the lower of its own and XR's instance's).
+    pub version: (u32, u32),
+    /// The extensions enabled on the device.
+    pub extensions: Vec<String>,
+    /// `struct.member` → enabled, for every struct the device provides.
+    pub features: HashMap<String, bool>,
+    /// `struct.member` → value, for the properties the table names.
+    pub properties: HashMap<String, Property>,
+}
+
+/// A property's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Property {
+    /// A `VkBool32`.
+    Bool(bool),
+    /// Subgroup operations (`VkSubgroupFeatureFlags`).
+    Subgroup(vk::SubgroupFeatureFlags),
+}
+
+impl Requirement {
+    fn holds(&self, device: &DeviceOffer) -> bool {
+        match self {
+            Requirement::Version(major, minor) => device.version >= (*major, *minor),
+            Requirement::Extension(name) => device.extensions.iter().any(|e| e == name),
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Requirement::Version(major, minor) => format!("Vulkan {major}.{minor}"),
+            Requirement::Extension(name) => (*name).to_owned(),
+        }
+    }
+}
+
+impl Enable {
+    /// Whether `device` enables it this way.
+    pub fn holds(&self, device: &DeviceOffer) -> bool {
+        match self {
+            Enable::Version(major, minor) => device.version >= (*major, *minor),
+            Enable::Extension(name) => device.extensions.iter().any(|e| e == name),
+            Enable::Feature { structure, feature, requires } => {
+                requires.iter().any(|r| r.holds(device))
+                    && device.features.get(&format!("{structure}.{feature}")).copied().unwrap_or(false)
+            }
+            Enable::Property { structure, member, value, requires } => {
+                requires.iter().any(|r| r.holds(device))
+                    && match device.properties.get(&format!("{structure}.{member}")) {
+                        Some(Property::Bool(b)) => *b == (*value == "VK_TRUE"),
+                        Some(Property::Subgroup(flags)) => subgroup_bit(value).is_some_and(|bit| flags.contains(bit)),
+                        // A property the device was not asked for: the validation layers judge.
+                        None => true,
+                    }
+            }
+        }
+    }
+
+    /// For a person: `the device feature storageInputOutput16`,
+    /// `VK_KHR_shader_draw_parameters`, `Vulkan 1.1`.
+    pub fn describe(&self) -> String {
+        let core = |requires: &[Requirement]| requires.iter().all(|r| matches!(r, Requirement::Version(..)));
+        match self {
+            Enable::Version(major, minor) => format!("Vulkan {major}.{minor}"),
+            Enable::Extension(name) => (*name).to_owned(),
+            Enable::Feature { feature, requires, .. } if core(requires) => format!("the device feature {feature}"),
+            Enable::Feature { feature, requires, .. } => {
+                let of: Vec<String> = requires.iter().map(Requirement::name).collect();
+                format!("the device feature {feature} of {}", of.join(" or "))
+            }
+            Enable::Property { structure, member, value, .. } => format!("{structure}.{member} {value}"),
+        }
+    }
+}
+
+fn subgroup_bit(name: &str) -> Option<vk::SubgroupFeatureFlags> {
+    Some(match name {
+        "VK_SUBGROUP_FEATURE_BASIC_BIT" => vk::SubgroupFeatureFlags::BASIC,
+        "VK_SUBGROUP_FEATURE_VOTE_BIT" => vk::SubgroupFeatureFlags::VOTE,
+        "VK_SUBGROUP_FEATURE_ARITHMETIC_BIT" => vk::SubgroupFeatureFlags::ARITHMETIC,
+        "VK_SUBGROUP_FEATURE_BALLOT_BIT" => vk::SubgroupFeatureFlags::BALLOT,
+        "VK_SUBGROUP_FEATURE_SHUFFLE_BIT" => vk::SubgroupFeatureFlags::SHUFFLE,
+        "VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT" => vk::SubgroupFeatureFlags::SHUFFLE_RELATIVE,
+        "VK_SUBGROUP_FEATURE_CLUSTERED_BIT" => vk::SubgroupFeatureFlags::CLUSTERED,
+        "VK_SUBGROUP_FEATURE_QUAD_BIT" => vk::SubgroupFeatureFlags::QUAD,
+        "VK_SUBGROUP_FEATURE_PARTITIONED_BIT_NV" => vk::SubgroupFeatureFlags::PARTITIONED_NV,
+        _ => return None,
+    })
+}
+
+/// The first of `declared` (capability or extension names, of `table`)
+/// that `device` cannot take, with every way it could. Names the table
+/// does not know are left to the validation layers.
+pub fn first_missing<'t>(
+    table: &'t [(&'static str, &'static [Enable])],
+    declared: &[String],
+    device: &DeviceOffer,
+) -> Option<(&'t str, &'t [Enable])> {
+    declared.iter().find_map(|name| {
+        let (name, ways) = table.iter().find(|(n, _)| n == name)?;
+        (!ways.iter().any(|way| way.holds(device))).then_some((*name, *ways))
+    })
+}
+
+/// Every feature of the structs `device` provides, read from the device in
+/// one `vkGetPhysicalDeviceFeatures2`, as `struct.member` → enabled.
+///
+/// # Safety
+/// `physical` belongs to `instance`, which is live.
+pub unsafe fn read_features(
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+    device: &DeviceOffer,
+) -> HashMap<String, bool> {
+    let provided: Vec<&FeatureStruct> = capability_table::FEATURE_STRUCTS
+        .iter()
+        .filter(|s| s.s_type != 0 && s.provided_by.iter().any(|r| r.holds(device)))
+        .collect();
+    // Each struct as words: sType, padding, pNext (8 bytes), then its VkBool32s.
+    let mut buffers: Vec<Vec<u64>> =
+        provided.iter().map(|s| vec![0u64; 2 + (s.members.len() * 4).div_ceil(8)]).collect();
+    for (buffer, structure) in buffers.iter_mut().zip(&provided) {
+        buffer[0] = u64::from(structure.s_type as u32);
+    }
+    for i in (0..buffers.len().saturating_sub(1)).rev() {
+        let next = buffers[i + 1].as_mut_ptr() as u64;
+        buffers[i][1] = next;
+    }
+    let mut query = vk::PhysicalDeviceFeatures2::default();
+    if let Some(first) = buffers.first_mut() {
+        query.p_next = first.as_mut_ptr().cast();
+    }
+    // SAFETY: as the caller promises; every struct in the chain is one the
+    // device provides, laid out as its sType says (sType, pNext, VkBool32s),
+    // and the buffers outlive the call.
+    unsafe { instance.get_physical_device_features2(physical, &mut query) };
+    let mut features = HashMap::new();
+    let core = capability_table::FEATURE_STRUCTS.iter().find(|s| s.s_type == 0);
+    if let Some(core) = core {
+        // VkPhysicalDeviceFeatures is a plain run of VkBool32s.
+        // SAFETY: the struct is #[repr(C)] of VkBool32 members only.
+        let words: &[u32] = unsafe {
+            std::slice::from_raw_parts(
+                (&query.features as *const vk::PhysicalDeviceFeatures).cast(),
+                size_of::<vk::PhysicalDeviceFeatures>() / 4,
+            )
+        };
+        for (member, word) in core.members.iter().zip(words) {
+            features.insert(format!("{}.{member}", core.name), *word == vk::TRUE);
+        }
+    }
+    for (buffer, structure) in buffers.iter().zip(&provided) {
+        // SAFETY: the buffer holds 16 bytes of header, then the members.
+        let words: &[u32] =
+            unsafe { std::slice::from_raw_parts(buffer.as_ptr().cast::<u32>().add(4), structure.members.len()) };
+        for (member, word) in structure.members.iter().zip(words) {
+            features.insert(format!("{}.{member}", structure.name), *word == vk::TRUE);
+        }
+    }
+    features
+}
+
+/// The properties the table names, as `struct.member` → value.
+///
+/// # Safety
+/// `physical` belongs to `instance`, which is live and of Vulkan 1.2 or later.
+pub unsafe fn read_properties(instance: &ash::Instance, physical: vk::PhysicalDevice) -> HashMap<String, Property> {
+    let mut vulkan11 = vk::PhysicalDeviceVulkan11Properties::default();
+    let mut vulkan12 = vk::PhysicalDeviceVulkan12Properties::default();
+    {
+        let mut query = vk::PhysicalDeviceProperties2::default().push_next(&mut vulkan11).push_next(&mut vulkan12);
+        // SAFETY: as the caller promises; the chain lives across the call.
+        unsafe { instance.get_physical_device_properties2(physical, &mut query) };
+    }
+    let v12 = "VkPhysicalDeviceVulkan12Properties";
+    let flag = |b: vk::Bool32| Property::Bool(b == vk::TRUE);
+    let mut properties = HashMap::from([(
+        "VkPhysicalDeviceVulkan11Properties.subgroupSupportedOperations".to_owned(),
+        Property::Subgroup(vulkan11.subgroup_supported_operations),
+    )]);
+    for (member, value) in [
+        ("shaderDenormPreserveFloat16", vulkan12.shader_denorm_preserve_float16),
+        ("shaderDenormPreserveFloat32", vulkan12.shader_denorm_preserve_float32),
+        ("shaderDenormPreserveFloat64", vulkan12.shader_denorm_preserve_float64),
+        ("shaderDenormFlushToZeroFloat16", vulkan12.shader_denorm_flush_to_zero_float16),
+        ("shaderDenormFlushToZeroFloat32", vulkan12.shader_denorm_flush_to_zero_float32),
+        ("shaderDenormFlushToZeroFloat64", vulkan12.shader_denorm_flush_to_zero_float64),
+        ("shaderSignedZeroInfNanPreserveFloat16", vulkan12.shader_signed_zero_inf_nan_preserve_float16),
+        ("shaderSignedZeroInfNanPreserveFloat32", vulkan12.shader_signed_zero_inf_nan_preserve_float32),
+        ("shaderSignedZeroInfNanPreserveFloat64", vulkan12.shader_signed_zero_inf_nan_preserve_float64),
+        ("shaderRoundingModeRTEFloat16", vulkan12.shader_rounding_mode_rte_float16),
+        ("shaderRoundingModeRTEFloat32", vulkan12.shader_rounding_mode_rte_float32),
+        ("shaderRoundingModeRTEFloat64", vulkan12.shader_rounding_mode_rte_float64),
+        ("shaderRoundingModeRTZFloat16", vulkan12.shader_rounding_mode_rtz_float16),
+        ("shaderRoundingModeRTZFloat32", vulkan12.shader_rounding_mode_rtz_float32),
+        ("shaderRoundingModeRTZFloat64", vulkan12.shader_rounding_mode_rtz_float64),
+    ] {
+        properties.insert(format!("{v12}.{member}"), flag(value));
+    }
+    properties
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The committed table is what the script makes of the registry this
+    /// machine has (Debian's libvulkan-dev, installed by the setup): a
+    /// table edited by hand, or a registry updated without generating it
+    /// again, fails here.
+    #[test]
+    fn the_table_is_what_the_registry_says() {
+        let registry = std::path::Path::new("/usr/share/vulkan/registry/vk.xml");
+        assert!(
+            registry.exists(),
+            "{} is missing: scripts/setup-packages.sh installs libvulkan-dev",
+            registry.display()
+        );
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let output = std::process::Command::new("python3")
+            .arg(root.join("scripts/gen-vulkan-capabilities.py"))
+            .arg(registry)
+            .output()
+            .expect("python3 runs");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let committed =
+            std::fs::read_to_string(root.join("backends/xr-compiler-vk-spirv/src/capabilities/capability_table.rs"))
+                .unwrap();
+        assert!(
+            String::from_utf8_lossy(&output.stdout) == committed,
+            "capability_table.rs differs from what scripts/gen-vulkan-capabilities.py makes of {}: run it again",
+            registry.display()
+        );
+    }
+
+    /// The struct types the script computed are ash's.
+    #[test]
+    fn the_struct_types_are_the_registry_s() {
+        let s_type = |name: &str| capability_table::FEATURE_STRUCTS.iter().find(|s| s.name == name).unwrap().s_type;
+        assert_eq!(
+            s_type("VkPhysicalDeviceVulkan11Features"),
+            vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES.as_raw()
+        );
+        assert_eq!(
+            s_type("VkPhysicalDeviceVulkan12Features"),
+            vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES.as_raw()
+        );
+        assert_eq!(
+            s_type("VkPhysicalDeviceRayTracingPipelineFeaturesKHR"),
+            vk::StructureType::PHYSICAL_DEVICE_RAY_TRACING_PIPELINE_FEATURES_KHR.as_raw()
+        );
+        assert_eq!(
+            s_type("VkPhysicalDeviceFragmentShaderBarycentricFeaturesKHR"),
+            vk::StructureType::PHYSICAL_DEVICE_FRAGMENT_SHADER_BARYCENTRIC_FEATURES_KHR.as_raw()
+        );
+        let vulkan11 =
+            capability_table::FEATURE_STRUCTS.iter().find(|s| s.name == "VkPhysicalDeviceVulkan11Features").unwrap();
+        assert_eq!(vulkan11.members.len() * 4, size_of::<vk::PhysicalDeviceVulkan11Features>() - 16);
+    }
+
+    #[test]
+    fn a_capability_is_taken_by_any_of_its_ways_and_refused_naming_them_all() {
+        let mut device = DeviceOffer { version: (1, 3), ..DeviceOffer::default() };
+        device.features.insert("VkPhysicalDeviceVulkan11Features.storageInputOutput16".into(), false);
+        let declared = vec!["Shader".to_owned(), "StorageInputOutput16".to_owned()];
+        let (name, ways) = first_missing(capability_table::CAPABILITIES, &declared, &device).expect("refused");
+        assert_eq!(name, "StorageInputOutput16");
+        let said: Vec<String> = ways.iter().map(Enable::describe).collect();
+        assert_eq!(
+            said,
+            [
+                "the device feature storageInputOutput16",
+                "the device feature storageInputOutput16 of VK_KHR_16bit_storage"
+            ]
+        );
+        device.features.insert("VkPhysicalDeviceVulkan11Features.storageInputOutput16".into(), true);
+        assert_eq!(first_missing(capability_table::CAPABILITIES, &declared, &device), None);
+        // Draw parameters: a feature, or the extension alone.
+        let declared = vec!["DrawParameters".to_owned()];
+        assert!(first_missing(capability_table::CAPABILITIES, &declared, &device).is_some());
+        device.extensions.push("VK_KHR_shader_draw_parameters".into());
+        assert_eq!(first_missing(capability_table::CAPABILITIES, &declared, &device), None);
+        // Unknown to the table: left to the validation layers.
+        assert_eq!(first_missing(capability_table::CAPABILITIES, &["NoSuchCapability".to_owned()], &device), None);
+    }
+}
