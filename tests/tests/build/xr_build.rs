@@ -129,6 +129,33 @@ fn a_failing_variant_is_reported_with_its_diagnostics_and_the_others_build() {
     assert_eq!(summary(&stderr), (36, ARTIFACTS - 36, 0, ARTIFACTS), "{stderr}");
 }
 
+/// A failed build keeps each failed artifact's last good object from the
+/// catalog the last build wrote; where that catalog cannot be read, it
+/// keeps none for that program, says so once, and the rest goes on.
+#[test]
+fn a_catalog_that_cannot_be_read_keeps_no_last_good_objects_and_says_so() {
+    let dir = materials_copy("build-unreadable-catalog");
+    let (ok, _, stderr) = build(&dir, &[]);
+    assert!(ok, "{stderr}");
+    std::fs::write(dir.join("store/catalog/toon.json"), "{ not a catalog").unwrap();
+    let toon = dir.join("shaders/toon.frag");
+    let text = std::fs::read_to_string(&toon).unwrap();
+    std::fs::write(&toon, text.replacen("\nvoid main() {", "\nthis is not glsl;\nvoid main() {", 1)).unwrap();
+
+    let (ok, _, stderr) = build(&dir, &[]);
+    assert!(!ok, "{stderr}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("no last good objects kept for 'toon'")).collect();
+    assert_eq!(warnings.len(), 1, "one warning naming the program:\n{stderr}");
+    assert!(warnings[0].contains("toon.json"), "naming the catalog: {}", warnings[0]);
+    // toon's 12 variants on 3 targets failed, none kept; the rest reused.
+    assert!(stderr.contains("36 failed"), "{stderr}");
+    assert!(!stderr.contains("last good kept"), "{stderr}");
+    let catalog: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("store/catalog/toon.json")).unwrap()).unwrap();
+    let variant = &catalog["variants"]["toon[PATTERN=flat,BANDS=2]"];
+    assert!(variant["objects"].as_object().unwrap().is_empty(), "{variant}");
+}
+
 #[test]
 fn a_build_killed_midway_leaves_a_consistent_store_and_the_next_finishes_the_rest() {
     let dir = materials_copy("build-killed");
