@@ -19,6 +19,68 @@ pub fn write_rust(bindings: &Bindings, manifest: &str) -> String {
     out
 }
 
+/// The axes of `programs`, each once, in the order met (programs share the
+/// manifest's axes).
+fn shared_axes(programs: &[ProgramBindings]) -> Vec<&(String, Vec<String>)> {
+    let mut axes: Vec<&(String, Vec<String>)> = Vec::new();
+    for axis in programs.iter().flat_map(|p| &p.axes) {
+        if !axes.iter().any(|known| known.0 == axis.0) {
+            axes.push(axis);
+        }
+    }
+    axes
+}
+
+/// Refuses names that would become one Rust name: two programs' modules
+/// (or one and `axes`), two axes, two overrides, two constants or
+/// resources of a program, two blocks; the generated code would not
+/// compile, and the error names what to rename instead.
+pub(super) fn check_names(programs: &[ProgramBindings]) -> Result<(), super::BindgenError> {
+    fn unique<'a>(
+        names: impl Iterator<Item = (String, &'a str)>,
+        what: &str,
+        taken: &[(&str, &str)],
+    ) -> Result<(), super::BindgenError> {
+        let mut seen: Vec<(String, String)> = taken.iter().map(|(r, n)| ((*r).to_owned(), (*n).to_owned())).collect();
+        for (rust, name) in names {
+            if let Some((_, first)) = seen.iter().find(|(r, _)| *r == rust) {
+                return Err(super::BindgenError::SameRustName {
+                    first: first.clone(),
+                    second: format!("'{name}'"),
+                    rust,
+                    where_: what.to_owned(),
+                });
+            }
+            seen.push((rust, format!("'{name}'")));
+        }
+        Ok(())
+    }
+    unique(
+        programs.iter().map(|p| (snake(&p.name), p.name.as_str())),
+        "the programs' modules",
+        &[("axes", "the axes' module")],
+    )?;
+    let axes = shared_axes(programs);
+    unique(axes.iter().map(|(name, _)| (camel(name), name.as_str())), "the axes", &[])?;
+    for program in programs {
+        let here = |what: &str| format!("{what} of program '{}'", program.name);
+        unique(program.overrides.iter().map(|o| (snake(&o.name), o.name.as_str())), &here("the overrides"), &[])?;
+        let constants = program.constants.keys().map(|n| (snake(n), n.as_str()));
+        // A resource of a constant's name is left out (a block and its members).
+        let resources = program
+            .resources
+            .keys()
+            .filter(|r| !program.constants.keys().any(|c| snake(c) == snake(r)))
+            .map(|n| (snake(n), n.as_str()));
+        unique(constants.chain(resources), &here("the constants and resources"), &[])?;
+        unique(program.blocks.keys().map(|n| (camel(n), n.as_str())), &here("the blocks"), &[])?;
+        for (axis, values) in &program.axes {
+            unique(values.iter().map(|v| (camel(v), v.as_str())), &format!("the values of axis '{axis}'"), &[])?;
+        }
+    }
+    Ok(())
+}
+
 /// A Rust identifier in snake case from a shader's name (`u_color`,
 /// `unlit-slang`, `Constants`).
 fn snake(name: &str) -> String {
@@ -135,12 +197,7 @@ fn write_program(out: &mut String, program: &ProgramBindings) {
 /// variants of two programs over one axis take the same values): one enum
 /// each in `axes`.
 fn write_shared_axes(out: &mut String, bindings: &Bindings) {
-    let mut axes: Vec<&(String, Vec<String>)> = Vec::new();
-    for axis in bindings.programs.iter().flat_map(|p| &p.axes) {
-        if !axes.iter().any(|known| known.0 == axis.0) {
-            axes.push(axis);
-        }
-    }
+    let axes = shared_axes(&bindings.programs);
     let _ = writeln!(out, "\n/// The manifest's variant axes.\n#[allow(dead_code, clippy::all)]\npub mod axes {{");
     for (axis, axis_values) in axes {
         let ty = camel(axis);
@@ -495,6 +552,42 @@ mod tests {
         let mut out = String::new();
         write_block(&mut out, &block);
         assert!(out.contains("pub m: [u8; 16],"), "{out}");
+    }
+
+    fn program(name: &str, constants: &[&str]) -> ProgramBindings {
+        let layout = Layout {
+            scalar: Scalar::Float,
+            columns: 1,
+            rows: 4,
+            array_size: 1,
+            array_stride: 0,
+            matrix_stride: 0,
+            row_major: false,
+        };
+        ProgramBindings {
+            name: name.into(),
+            axes: Vec::new(),
+            variants: vec![Vec::new()],
+            overrides: Vec::new(),
+            constants: constants.iter().map(|c| ((*c).to_owned(), (layout, true))).collect(),
+            resources: Default::default(),
+            blocks: Default::default(),
+        }
+    }
+
+    #[test]
+    fn names_that_become_one_rust_name_are_refused_naming_both() {
+        let error = check_names(&[program("unlit-slang", &[]), program("unlit_slang", &[])]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "'unlit-slang' and 'unlit_slang' are both `unlit_slang` in Rust: rename one (the programs' modules)"
+        );
+        let error = check_names(&[program("axes", &[])]).unwrap_err().to_string();
+        assert!(error.starts_with("the axes' module and 'axes' are both `axes`"), "{error}");
+        let error = check_names(&[program("p", &["lightColor", "light_color"])]).unwrap_err().to_string();
+        assert!(error.contains("'lightColor' and 'light_color' are both `light_color`"), "{error}");
+        assert!(error.ends_with("(the constants and resources of program 'p')"), "{error}");
+        assert!(check_names(&[program("p", &["u_color", "u_rect"]), program("q", &["u_color"])]).is_ok());
     }
 
     #[test]

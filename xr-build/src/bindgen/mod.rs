@@ -67,6 +67,18 @@ pub enum BindgenError {
         /// What disagrees.
         message: String,
     },
+    /// Two names become one Rust name.
+    #[error("{first} and {second} are both `{rust}` in Rust: rename one{}", if where_.is_empty() { String::new() } else { format!(" ({where_})") })]
+    SameRustName {
+        /// The first name.
+        first: String,
+        /// The second.
+        second: String,
+        /// The Rust name both become.
+        rust: String,
+        /// Where (a program's constants, the programs).
+        where_: String,
+    },
     /// No target of a program reflects in a shape the bindings read.
     #[error("program '{program}': none of its targets ({targets}) reflects its blocks and constants")]
     NoReflection {
@@ -178,6 +190,7 @@ pub fn bindings(
         let values = variants.iter().map(|v| v.values(program).into_iter().map(|(_, value)| value).collect());
         all.programs.push(merge(program, values.collect(), &reflections)?);
     }
+    code::check_names(&all.programs)?;
     Ok(all)
 }
 
