@@ -99,7 +99,7 @@ def providers(registry):
     return provided
 
 
-def enables(entry):
+def enables(entry, canonical):
     out = []
     for enable in entry.findall("enable"):
         a = enable.attrib
@@ -111,7 +111,7 @@ def enables(entry):
             requires = ", ".join(requirement(r) for r in a["requires"].split(","))
             out.append(
                 "Enable::Feature { structure: %s, feature: %s, requires: &[%s] }"
-                % (rust_str(a["struct"]), rust_str(a["feature"]), requires)
+                % (rust_str(canonical(a["struct"])), rust_str(a["feature"]), requires)
             )
         elif "property" in a:
             requires = ", ".join(requirement(r) for r in a["requires"].split(","))
@@ -132,15 +132,22 @@ def main():
     )
     header_version = "".join(header.itertext()).split("VK_HEADER_VERSION")[-1].strip()
     types = {t.get("name"): t for t in registry.find("types").findall("type") if t.get("category") == "struct"}
+
+    def canonical(name):
+        """A struct alias (`…FeaturesNV` of `…FeaturesKHR`) as the struct it names: one sType, one entry."""
+        while types[name].get("alias"):
+            name = types[name].get("alias")
+        return name
+
     s_types = structure_types(registry)
     provided = providers(registry)
 
-    capabilities = [(c.get("name"), enables(c)) for c in registry.find("spirvcapabilities")]
-    extensions = [(e.get("name"), enables(e)) for e in registry.find("spirvextensions")]
+    capabilities = [(c.get("name"), enables(c, canonical)) for c in registry.find("spirvcapabilities")]
+    extensions = [(e.get("name"), enables(e, canonical)) for e in registry.find("spirvextensions")]
     structures = []
     for entry in registry.find("spirvcapabilities"):
         for enable in entry.findall("enable"):
-            name = enable.get("struct")
+            name = enable.get("struct") and canonical(enable.get("struct"))
             if name and name not in structures:
                 structures.append(name)
 

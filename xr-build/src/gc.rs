@@ -28,6 +28,8 @@ pub struct GcReport {
     pub removed: usize,
     /// Payload bytes removed.
     pub removed_bytes: u64,
+    /// Cached reflections removed (of objects gone, or left half-written).
+    pub reflections_dropped: usize,
     /// Catalog files removed (programs no manifest has).
     pub catalogs_removed: Vec<String>,
     /// Journal entries dropped.
@@ -87,6 +89,7 @@ pub fn gc(store: &Store, manifests: &[Manifest], dry_run: bool) -> Result<GcRepo
         })
         .map_err(|source| StoreError::Io { path: store.root().join("journal.jsonl"), source })?
         .entries_dropped;
+        report.reflections_dropped = crate::bindgen::reflection::drop_unreferenced(store);
     }
     Ok(report)
 }
@@ -156,8 +159,17 @@ mod tests {
 
         let report = gc(&store, std::slice::from_ref(&manifest), true).unwrap();
         assert_eq!((report.objects, report.kept, report.removed), (3, 2, 1), "dry run: {report:?}");
+        // The bindings' reflection cache follows the objects.
+        let reflection = |key: &ObjectKey| root.path().join("reflection").join(format!("{}.json", key.hex()));
+        std::fs::create_dir_all(root.path().join("reflection")).unwrap();
+        for key in [&fresh, &superseded] {
+            std::fs::write(reflection(key), "{}").unwrap();
+        }
+        std::fs::write(root.path().join("reflection/half.123.0.tmp"), "{").unwrap();
         let report = gc(&store, &[manifest], false).unwrap();
         assert_eq!((report.kept, report.removed), (2, 1), "{report:?}");
+        assert_eq!(report.reflections_dropped, 2, "{report:?}");
+        assert!(reflection(&fresh).exists() && !reflection(&superseded).exists());
         assert!(store.get(&stale).unwrap().is_some(), "the stale object is kept");
         assert!(store.get(&fresh).unwrap().is_some());
         assert!(store.get(&superseded).unwrap().is_none(), "what no catalog names goes");

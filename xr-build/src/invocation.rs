@@ -49,6 +49,11 @@ pub enum GuardedDir {
 
 /// Hears of the build as it goes.
 pub trait Progress: Sync {
+    /// The manifest was read, with these warnings (before anything else is
+    /// said; they are in [`Finished::manifest_warnings`] too).
+    fn manifest_read(&self, warnings: &[Report]) {
+        let _ = warnings;
+    }
     /// The build is about to compile `total` artifacts (not called for a
     /// build found up to date).
     fn start(&self, total: usize) {
@@ -207,6 +212,7 @@ pub fn run(invocation: &Invocation, progress: &dyn Progress) -> Result<Finished,
     } else {
         reports_of(&manifest.warnings.iter().map(ManifestWarning::to_diagnostic).collect::<Vec<_>>())
     };
+    progress.manifest_read(&manifest_warnings);
     if let Some(store) = &invocation.store {
         manifest.store = store.clone();
     }

@@ -132,13 +132,17 @@ fn holds(query: &NoopQuery<'_>, key: &str) -> Option<Summary> {
         return None;
     }
     let mut objects = 0;
+    // The inputs, absolute: what a build script tells cargo to watch after a no-op too.
+    let mut inputs = std::collections::BTreeMap::new();
     for _ in 0..header.lines {
         line.clear();
         reader.read_until(b'\n', &mut line).ok()?;
         let holds = match serde_json::from_slice(&line).ok()? {
             StampLine::Input(file, hash) => {
-                let bytes = std::fs::read(file).ok()?;
-                blake3::hash(&bytes).to_hex().as_str() == hash
+                let bytes = std::fs::read(&file).ok()?;
+                let holds = blake3::hash(&bytes).to_hex().as_str() == hash;
+                inputs.insert(file, hash);
+                holds
             }
             StampLine::Object(hex, object_stamp) => {
                 objects += 1;
@@ -155,6 +159,7 @@ fn holds(query: &NoopQuery<'_>, key: &str) -> Option<Summary> {
         unique_objects: objects,
         bytes: header.bytes,
         elapsed: started.elapsed(),
+        inputs,
         ..Summary::default()
     })
 }

@@ -246,14 +246,16 @@ impl Build {
         for variable in WATCHED_VARIABLES {
             cargo.line(&format!("rerun-if-env-changed={variable}"));
         }
-        for dir in &plugin_dirs {
-            for file in xr_host::registry::plugin_files(dir) {
-                cargo.rerun_if_changed(&file);
-            }
-        }
-        if plugin_dirs.iter().all(|dir| xr_host::registry::plugin_files(dir).is_empty()) {
+        // The plugins that load, not every shared library of their
+        // directories: the profile directory holds the crate's own cdylibs
+        // too, which change with every build of it.
+        let registry = Registry::load_dirs(plugin_dirs.clone());
+        if registry.plugins().is_empty() {
             let searched: Vec<String> = plugin_dirs.iter().map(|d| d.display().to_string()).collect();
             return Err(Error::NoPlugins { searched: searched.join(", ") });
+        }
+        for plugin in registry.plugins() {
+            cargo.rerun_if_changed(&plugin.path);
         }
         let manifest_name = self.manifest.display().to_string();
         let request = BuildRequest {
@@ -263,9 +265,11 @@ impl Build {
             remote: xr_build::xr_remote::Remote::from_flag_or_env(self.remote.as_deref())
                 .map_err(|e| Error::Remote(e.to_string()))?
                 .map(std::sync::Arc::new),
+            upload: std::env::var("XR_REMOTE_UPLOAD").is_ok_and(|v| v == "1" || v == "true"),
             compile_in: compile_in(&plugin_dirs),
             ..BuildRequest::default()
         };
+        let request = BuildRequest { upload: request.upload && request.remote.is_some(), ..request };
         let invocation = Invocation {
             manifest: self.manifest.clone(),
             store: Some(store.clone()),
@@ -311,9 +315,10 @@ impl Build {
             let dir = out_dir.unwrap_or_else(|| store.with_file_name("bindings"));
             let path = dir.join(file_name);
             let mut manifest = finished.manifest;
-            let registry = Registry::load_dirs(plugin_dirs);
             let _ = manifest.check_plugins(&xr_build::plugin_offer(&registry));
-            let bindings = bindgen::bindings(&manifest, &registry, &self.programs, &self.bindings_targets)?;
+            // The targets built, unless the bindings name their own.
+            let targets = if self.bindings_targets.is_empty() { &self.targets } else { &self.bindings_targets };
+            let bindings = bindgen::bindings(&manifest, &registry, &self.programs, targets)?;
             let code = bindgen::write_rust(&bindings, &manifest_name);
             write_if_changed(&path, &code)
                 .map_err(|source| Error::Write { path: path.display().to_string(), source })?;

@@ -84,6 +84,7 @@ impl RemoteArgs {
 /// Shows the build's progress: a bar on a terminal, else a line every
 /// tenth of the artifacts (nothing with `-q`).
 struct BuildProgress {
+    messages: MessageArgs,
     bar: std::sync::OnceLock<ProgressBar>,
     total: AtomicUsize,
     done: AtomicUsize,
@@ -91,6 +92,10 @@ struct BuildProgress {
 }
 
 impl xr_build::invocation::Progress for BuildProgress {
+    fn manifest_read(&self, warnings: &[xr_build::report::Report]) {
+        self.messages.print_reports(warnings);
+    }
+
     fn start(&self, total: usize) {
         self.total.store(total, Ordering::Relaxed);
         if crate::term::progress_bar() {
@@ -147,6 +152,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     let invocation =
         Invocation { manifest: args.manifest.clone(), store: args.store.clone(), request, plugin_dirs, emit_guarded };
     let progress = BuildProgress {
+        messages: args.messages,
         bar: std::sync::OnceLock::new(),
         total: AtomicUsize::new(0),
         done: AtomicUsize::new(0),
@@ -167,7 +173,6 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     if let Some(bar) = progress.bar.get() {
         bar.finish_and_clear();
     }
-    args.messages.print_reports(&finished.manifest_warnings);
     args.messages.print_reports(&finished.reports);
     if let Some(remote) = remote.as_ref().filter(|_| !finished.up_to_date) {
         let stats = remote.stats();
@@ -273,7 +278,15 @@ pub fn gc(store: Option<PathBuf>, manifests: &[PathBuf], dry_run: bool) -> anyho
         report.removed,
         if dry_run { "would be removed" } else { "removed" },
         report.removed_bytes,
-        if dry_run { String::new() } else { format!("; {} journal entries dropped", report.journal_entries_dropped) }
+        if dry_run {
+            String::new()
+        } else {
+            let reflections = match report.reflections_dropped {
+                0 => String::new(),
+                n => format!(", {n} cached reflections"),
+            };
+            format!("; {} journal entries dropped{reflections}", report.journal_entries_dropped)
+        }
     );
     Ok(())
 }

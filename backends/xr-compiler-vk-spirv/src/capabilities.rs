@@ -165,9 +165,9 @@ fn subgroup_bit(name: &str) -> Option<vk::SubgroupFeatureFlags> {
     })
 }
 
-/// The first of `declared` (capability or extension names, of `table`)
-/// that `device` cannot take, with every way it could. Names the table
-/// does not know are left to the validation layers.
+/// The first of `declared` (extension names, of `table`) that `device`
+/// cannot take, with every way it could. Names the table does not know are
+/// left to the validation layers.
 pub fn first_missing<'t>(
     table: &'t [(&'static str, &'static [Enable])],
     declared: &[String],
@@ -176,6 +176,34 @@ pub fn first_missing<'t>(
     declared.iter().find_map(|name| {
         let (name, ways) = table.iter().find(|(n, _)| n == name)?;
         (!ways.iter().any(|way| way.holds(device))).then_some((*name, *ways))
+    })
+}
+
+/// The first capability of `declared` (by number) that `device` cannot
+/// take, with every way it could: the table's entries are matched by the
+/// number their name has in SPIR-V's grammar, so that a capability the
+/// registry lists under several names (an NV and an EXT spelling of one
+/// number) holds by any of their ways, and a module's capability is found
+/// whatever alias its compiler had in mind.
+pub fn first_missing_capability(declared: &[u32], device: &DeviceOffer) -> Option<(&'static str, Vec<Enable>)> {
+    use std::str::FromStr;
+    use xr_spirv::container::spirv::Capability;
+    declared.iter().find_map(|number| {
+        let entries: Vec<&(&'static str, &'static [Enable])> = capability_table::CAPABILITIES
+            .iter()
+            .filter(|(name, _)| Capability::from_str(name).is_ok_and(|c| c as u32 == *number))
+            .collect();
+        // Named as SPIR-V's grammar names the number first (the KHR spelling over the NV one).
+        let canonical = Capability::from_u32(*number).map(|c| format!("{c:?}"));
+        let (first, _) = entries.iter().find(|(name, _)| Some(*name) == canonical.as_deref()).or(entries.first())?;
+        // The named entry's ways first.
+        let ways: Vec<Enable> = entries
+            .iter()
+            .filter(|(name, _)| name == first)
+            .chain(entries.iter().filter(|(name, _)| name != first))
+            .flat_map(|(_, ways)| ways.iter().copied())
+            .collect();
+        (!ways.iter().any(|way| way.holds(device))).then_some((*first, ways))
     })
 }
 
@@ -193,20 +221,22 @@ pub unsafe fn read_features(
         .iter()
         .filter(|s| s.s_type != 0 && s.provided_by.iter().any(|r| r.holds(device)))
         .collect();
-    // Each struct as words: sType, padding, pNext (8 bytes), then its VkBool32s.
+    // Each struct as a buffer of 8-byte words (its alignment): the header
+    // every extensible struct starts with (sType, pNext), then its VkBool32s.
+    const HEADER: usize = size_of::<vk::BaseOutStructure<'static>>();
     let mut buffers: Vec<Vec<u64>> =
-        provided.iter().map(|s| vec![0u64; 2 + (s.members.len() * 4).div_ceil(8)]).collect();
-    for (buffer, structure) in buffers.iter_mut().zip(&provided) {
-        buffer[0] = u64::from(structure.s_type as u32);
+        provided.iter().map(|s| vec![0u64; (HEADER + s.members.len() * 4).div_ceil(8)]).collect();
+    let mut next: *mut vk::BaseOutStructure<'static> = std::ptr::null_mut();
+    for (buffer, structure) in buffers.iter_mut().zip(&provided).rev() {
+        let header = buffer.as_mut_ptr().cast::<vk::BaseOutStructure<'static>>();
+        // SAFETY: the buffer is zeroed, 8-byte aligned and longer than the header.
+        unsafe {
+            (*header).s_type = vk::StructureType::from_raw(structure.s_type);
+            (*header).p_next = next;
+        }
+        next = header;
     }
-    for i in (0..buffers.len().saturating_sub(1)).rev() {
-        let next = buffers[i + 1].as_mut_ptr() as u64;
-        buffers[i][1] = next;
-    }
-    let mut query = vk::PhysicalDeviceFeatures2::default();
-    if let Some(first) = buffers.first_mut() {
-        query.p_next = first.as_mut_ptr().cast();
-    }
+    let mut query = vk::PhysicalDeviceFeatures2 { p_next: next.cast(), ..Default::default() };
     // SAFETY: as the caller promises; every struct in the chain is one the
     // device provides, laid out as its sType says (sType, pNext, VkBool32s),
     // and the buffers outlive the call.
@@ -227,9 +257,10 @@ pub unsafe fn read_features(
         }
     }
     for (buffer, structure) in buffers.iter().zip(&provided) {
-        // SAFETY: the buffer holds 16 bytes of header, then the members.
-        let words: &[u32] =
-            unsafe { std::slice::from_raw_parts(buffer.as_ptr().cast::<u32>().add(4), structure.members.len()) };
+        // SAFETY: the buffer holds the header, then the members.
+        let words: &[u32] = unsafe {
+            std::slice::from_raw_parts(buffer.as_ptr().cast::<u8>().add(HEADER).cast::<u32>(), structure.members.len())
+        };
         for (member, word) in structure.members.iter().zip(words) {
             features.insert(format!("{}.{member}", structure.name), *word == vk::TRUE);
         }
@@ -339,8 +370,9 @@ mod tests {
     fn a_capability_is_taken_by_any_of_its_ways_and_refused_naming_them_all() {
         let mut device = DeviceOffer { version: (1, 3), ..DeviceOffer::default() };
         device.features.insert("VkPhysicalDeviceVulkan11Features.storageInputOutput16".into(), false);
-        let declared = vec!["Shader".to_owned(), "StorageInputOutput16".to_owned()];
-        let (name, ways) = first_missing(capability_table::CAPABILITIES, &declared, &device).expect("refused");
+        use xr_spirv::container::spirv::Capability;
+        let declared = [Capability::Shader as u32, Capability::StorageInputOutput16 as u32];
+        let (name, ways) = first_missing_capability(&declared, &device).expect("refused");
         assert_eq!(name, "StorageInputOutput16");
         let said: Vec<String> = ways.iter().map(Enable::describe).collect();
         assert_eq!(
@@ -351,13 +383,24 @@ mod tests {
             ]
         );
         device.features.insert("VkPhysicalDeviceVulkan11Features.storageInputOutput16".into(), true);
-        assert_eq!(first_missing(capability_table::CAPABILITIES, &declared, &device), None);
+        assert_eq!(first_missing_capability(&declared, &device), None);
         // Draw parameters: a feature, or the extension alone.
-        let declared = vec!["DrawParameters".to_owned()];
-        assert!(first_missing(capability_table::CAPABILITIES, &declared, &device).is_some());
+        let declared = [Capability::DrawParameters as u32];
+        assert!(first_missing_capability(&declared, &device).is_some());
         device.extensions.push("VK_KHR_shader_draw_parameters".into());
-        assert_eq!(first_missing(capability_table::CAPABILITIES, &declared, &device), None);
+        assert_eq!(first_missing_capability(&declared, &device), None);
+        // A capability of two names in the registry holds by the ways of
+        // either (ShadingRateNV and FragmentDensityEXT are one number).
+        let declared = [Capability::FragmentDensityEXT as u32];
+        let (_, ways) = first_missing_capability(&declared, &device).expect("neither extension");
+        assert_eq!(ways.len(), 2, "both names' ways: {ways:?}");
+        device.extensions.push("VK_NV_shading_rate_image".into());
+        device.features.insert("VkPhysicalDeviceShadingRateImageFeaturesNV.shadingRateImage".into(), true);
+        assert_eq!(first_missing_capability(&declared, &device), None);
         // Unknown to the table: left to the validation layers.
-        assert_eq!(first_missing(capability_table::CAPABILITIES, &["NoSuchCapability".to_owned()], &device), None);
+        assert_eq!(first_missing_capability(&[999_999], &device), None);
+        // Extensions by name.
+        let spv = ["SPV_KHR_ray_query".to_owned()];
+        assert!(first_missing(capability_table::EXTENSIONS, &spv, &device).is_some());
     }
 }

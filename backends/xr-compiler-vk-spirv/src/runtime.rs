@@ -229,26 +229,30 @@ impl AttachedVkSpirv {
     /// a device enables it and this device: the whole SPIR-V environment
     /// table of the Vulkan specification ([`capabilities`]).
     fn check_extensions(&self, context: &str, modules: &[StageModule]) -> Result<(), XrError> {
-        use capabilities::capability_table::{CAPABILITIES, EXTENSIONS};
-        use xr_spirv::container::spirv::Capability;
+        use capabilities::capability_table::EXTENSIONS;
         for module in modules {
-            let declared: Vec<String> = xr_spirv::reflect::declared_capabilities(&module.words)?
-                .into_iter()
-                .filter_map(|c| Capability::from_u32(c).map(|c| format!("{c:?}")))
-                .collect();
+            let declared = xr_spirv::reflect::declared_capabilities(&module.words)?;
             let extensions = xr_spirv::reflect::declared_extensions(&module.words)?;
-            let missing = capabilities::first_missing(CAPABILITIES, &declared, &self.offer)
+            let missing = capabilities::first_missing_capability(&declared, &self.offer)
                 .map(|(name, ways)| ("capability", name, ways))
                 .or_else(|| {
                     capabilities::first_missing(EXTENSIONS, &extensions, &self.offer)
-                        .map(|(name, ways)| ("extension", name, ways))
+                        .map(|(name, ways)| ("extension", name, ways.to_vec()))
                 });
             if let Some((what, name, ways)) = missing {
-                // A feature of a core struct said once, not again as its extension's struct.
+                // A feature said once: not again as its extension's struct,
+                // and the extensions that provide it together.
                 let mut said: Vec<String> = Vec::new();
                 for way in ways.iter().map(capabilities::Enable::describe) {
-                    if !said.iter().any(|s| way.starts_with(&format!("{s} of "))) {
-                        said.push(way);
+                    if said.iter().any(|s| way.starts_with(&format!("{s} of "))) {
+                        continue;
+                    }
+                    let feature = way.split_once(" of ").map(|(feature, by)| (format!("{feature} of "), by.to_owned()));
+                    match feature
+                        .and_then(|(prefix, by)| said.iter_mut().find(|s| s.starts_with(&prefix)).map(|s| (s, by)))
+                    {
+                        Some((earlier, by)) => earlier.push_str(&format!(" or {by}")),
+                        None => said.push(way),
                     }
                 }
                 let ways = said;

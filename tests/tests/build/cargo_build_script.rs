@@ -269,10 +269,19 @@ fn a_build_script_builds_the_shaders_reruns_only_on_change_and_types_what_it_bui
     assert!(second.ok, "{}", second.stderr);
     assert!(!second.script_ran, "the build script ran again with nothing changed:\n{}", second.stderr);
 
-    // An edited include: the script reruns and rebuilds what reads it, lit
-    // and toon (18 + 12 variants, 3 targets each), and nothing else.
+    // An include written again unchanged: cargo reruns the script, whose
+    // build finds nothing to do; it must still name every file it read, or
+    // cargo would stop watching the includes.
     let lighting = engine.join("shaders/shaders/include/lighting.glsl");
     let text = std::fs::read_to_string(&lighting).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&lighting, &text).unwrap();
+    let touched = cargo_build(&engine, &target);
+    assert!(touched.ok && touched.script_ran, "{}", touched.stderr);
+    assert_eq!(script_summary(&target)["up_to_date"], true);
+
+    // An edited include: the script reruns and rebuilds what reads it, lit
+    // and toon (18 + 12 variants, 3 targets each), and nothing else.
     std::fs::write(&lighting, format!("{text}\n// edited\n")).unwrap();
     let third = cargo_build(&engine, &target);
     assert!(third.ok, "{}", third.stderr);

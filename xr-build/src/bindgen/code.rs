@@ -61,7 +61,14 @@ pub(super) fn check_names(programs: &[ProgramBindings]) -> Result<(), super::Bin
         &[("axes", "the axes' module")],
     )?;
     let axes = shared_axes(programs);
-    unique(axes.iter().map(|(name, _)| (camel(name), name.as_str())), "the axes", &[])?;
+    // An axis is a type beside each program's own: it must not take their names.
+    let reserved = [
+        ("Variant", "the program's `Variant`"),
+        ("Overrides", "the program's `Overrides`"),
+        ("Constants", "the program's `Constants`"),
+    ];
+    unique(axes.iter().map(|(name, _)| (camel(name), name.as_str())), "the axes", &reserved)?;
+    unique(axes.iter().map(|(name, _)| (snake(name), name.as_str())), "the axes' fields", &[])?;
     for program in programs {
         let here = |what: &str| format!("{what} of program '{}'", program.name);
         unique(program.overrides.iter().map(|o| (snake(&o.name), o.name.as_str())), &here("the overrides"), &[])?;
@@ -74,6 +81,10 @@ pub(super) fn check_names(programs: &[ProgramBindings]) -> Result<(), super::Bin
             .map(|n| (snake(n), n.as_str()));
         unique(constants.chain(resources), &here("the constants and resources"), &[])?;
         unique(program.blocks.keys().map(|n| (camel(n), n.as_str())), &here("the blocks"), &[])?;
+        for block in program.blocks.values() {
+            let members = block.members.iter().map(|m| (snake(&m.name), m.name.as_str()));
+            unique(members, &here(&format!("the members of block '{}'", block.name)), &[])?;
+        }
         for (axis, values) in &program.axes {
             unique(values.iter().map(|v| (camel(v), v.as_str())), &format!("the values of axis '{axis}'"), &[])?;
         }
@@ -118,6 +129,9 @@ fn camel(name: &str) -> String {
     if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert(0, 'V');
     }
+    if out == "Self" {
+        out.push('_');
+    }
     out
 }
 
@@ -129,10 +143,16 @@ fn keyword_safe(mut name: String) -> String {
         "become", "box", "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try",
         "gen",
     ];
-    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+    if name.is_empty() || name == "_" {
+        return "unnamed".to_owned();
+    }
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
         name.insert(0, '_');
     }
-    if KEYWORDS.contains(&name.as_str()) {
+    // These cannot be raw identifiers.
+    if ["self", "super", "crate", "Self"].contains(&name.as_str()) {
+        name.push('_');
+    } else if KEYWORDS.contains(&name.as_str()) {
         name.insert_str(0, "r#");
     }
     name
@@ -159,6 +179,16 @@ fn kind(layout: &Layout) -> Option<&'static str> {
         (Scalar::Bool, 1, 1) => "Bool",
         _ => return None,
     })
+}
+
+/// `value` as a Rust `f32` expression (a manifest may write `nan` or `inf`).
+fn float_literal(value: f32) -> String {
+    match value {
+        v if v.is_nan() => "f32::NAN".to_owned(),
+        f32::INFINITY => "f32::INFINITY".to_owned(),
+        f32::NEG_INFINITY => "f32::NEG_INFINITY".to_owned(),
+        v => format!("{v:?}_f32"),
+    }
 }
 
 fn scalar_type(scalar: Scalar) -> &'static str {
@@ -251,8 +281,8 @@ fn write_axes(out: &mut String, program: &ProgramBindings) {
         out,
         "
         /// (axis, value) for every axis, as a load names them.
-        pub fn values(&self) -> Vec<(&'static str, &'static str)> {{
-            vec![{values}]
+        pub fn values(&self) -> ::std::vec::Vec<(&'static str, &'static str)> {{
+            ::std::vec![{values}]
         }}
 
         /// Whether the manifest builds this variant (its exclusions leave it out otherwise).
@@ -272,7 +302,7 @@ fn write_overrides(out: &mut String, program: &ProgramBindings) {
             // The f32's shortest decimal, as the manifest would write it (0.2, not 0.20000000298023224).
             OverrideType::Float => (
                 "f32",
-                format!("{:?}_f32", o.default as f32),
+                float_literal(o.default as f32),
                 "self.{f}.to_string().parse::<f64>().unwrap_or(f64::from(self.{f}))",
             ),
             OverrideType::Int => ("i32", format!("{}", o.default as i32), "f64::from(self.{f})"),
@@ -285,7 +315,7 @@ fn write_overrides(out: &mut String, program: &ProgramBindings) {
         let value = as_f64.replace("{f}", &field);
         let _ = writeln!(
             values,
-            "            if self.{field} != Self::default().{field} {{ set.push(({:?}, {value})); }}",
+            "            if self.{field} != <Self as ::core::default::Default>::default().{field} {{ set.push(({:?}, {value})); }}",
             o.name
         );
     }
@@ -297,7 +327,7 @@ fn write_overrides(out: &mut String, program: &ProgramBindings) {
     pub struct Overrides {{
 {fields}    }}
 
-    impl Default for Overrides {{
+    impl ::core::default::Default for Overrides {{
         fn default() -> Self {{
             Self {{ {defaults} }}
         }}
@@ -305,9 +335,9 @@ fn write_overrides(out: &mut String, program: &ProgramBindings) {
 
     impl Overrides {{
         /// The overrides that differ from their defaults, as a load names them.
-        pub fn values(&self) -> Vec<(&'static str, f64)> {{
+        pub fn values(&self) -> ::std::vec::Vec<(&'static str, f64)> {{
             #[allow(unused_mut)]
-            let mut set = Vec::new();
+            let mut set = ::std::vec::Vec::new();
 {values}            set
         }}
     }}"
@@ -350,8 +380,8 @@ fn write_constants(out: &mut String, program: &ProgramBindings) {
     impl Constants {{
         /// Looks every constant and resource up in a loaded program's table,
         /// checking each constant's declared type.
-        pub fn resolve(table: &::xr_sourcebuild::ConstantTableBox) -> Result<Self, ::xr_sourcebuild::typed::XrError> {{
-            Ok(Self {{
+        pub fn resolve(table: &::xr_sourcebuild::ConstantTableBox) -> ::core::result::Result<Self, ::xr_sourcebuild::typed::XrError> {{
+            ::core::result::Result::Ok(Self {{
 {resolves}            }})
         }}
     }}"
@@ -375,7 +405,7 @@ fn write_field(
     } else {
         let _ = writeln!(
             fields,
-            "        /// `{name}` ({what}), in the variants that declare it.\n        pub {field}: Option<{ty}>,"
+            "        /// `{name}` ({what}), in the variants that declare it.\n        pub {field}: ::core::option::Option<{ty}>,"
         );
         let _ = writeln!(resolves, "                {field}: {resolve}.ok(),");
     }
@@ -422,6 +452,11 @@ fn member_type(layout: &Layout, block: &str, member: &str, helpers: &mut String)
     format!("[{padded}; {}]", layout.array_size)
 }
 
+/// The bytes the Rust type of a member of `layout` takes.
+fn typed_size(layout: &Layout) -> usize {
+    if layout.array_size > 1 { layout.array_stride * layout.array_size as usize } else { layout.element_size() }
+}
+
 /// Whether `layout`'s strides leave room for its components (else its
 /// bytes are kept opaque rather than typed wrongly).
 fn fits_its_strides(layout: &Layout) -> bool {
@@ -445,14 +480,10 @@ fn write_block(out: &mut String, block: &Block) {
             pads += 1;
         }
         let field = snake(&member.name);
+        let room = next.saturating_sub(member.offset);
         let (ty, size) = match &member.layout {
-            Some(layout) if fits_its_strides(layout) => {
-                let size = if layout.array_size > 1 {
-                    layout.array_stride * layout.array_size as usize
-                } else {
-                    layout.element_size()
-                };
-                (member_type(layout, &block.name, &member.name, &mut helpers), size)
+            Some(layout) if fits_its_strides(layout) && typed_size(layout) <= room => {
+                (member_type(layout, &block.name, &member.name, &mut helpers), typed_size(layout))
             }
             // Bytes the constant table cannot name (a struct): opaque.
             _ => (format!("[u8; {}]", next.saturating_sub(member.offset)), next.saturating_sub(member.offset)),
@@ -544,6 +575,22 @@ mod tests {
         assert!(out.contains("assert!(::core::mem::offset_of!(Case, weights) == 64);"), "{out}");
     }
 
+    /// A member packed tighter than its type (HLSL's cbuffer packing: the
+    /// last element of an array unpadded, the next member inside its
+    /// stride) is kept as bytes up to the next member.
+    #[test]
+    fn a_member_that_runs_into_the_next_stays_opaque() {
+        let block = Block {
+            name: "Packed".into(),
+            size: 32,
+            members: vec![member("weights", 0, float(1, 1, 2, 16, 0)), member("scale", 20, float(1, 1, 1, 0, 0))],
+        };
+        let mut out = String::new();
+        write_block(&mut out, &block);
+        assert!(out.contains("pub weights: [u8; 20],"), "{out}");
+        assert!(out.contains("pub scale: f32,"), "{out}");
+    }
+
     /// A member whose strides leave no room for its components is kept as
     /// bytes rather than given a type of another size.
     #[test]
@@ -602,5 +649,10 @@ mod tests {
         assert_eq!(camel("3"), "V3");
         assert_eq!(camel("-1"), "Minus1");
         assert_eq!(camel("u_light"), "ULight");
+        assert_eq!(snake("self"), "self_");
+        assert_eq!(snake(""), "unnamed");
+        assert_eq!(camel("self"), "Self_");
+        assert_eq!(float_literal(f32::NAN), "f32::NAN");
+        assert_eq!(float_literal(0.5), "0.5_f32");
     }
 }

@@ -13,7 +13,7 @@
 //! rebuild reflects only the objects it changed.
 //!
 //! The union over variants and targets is what the bindings offer: a
-//! constant some variants lack is an `Option` of a handle; a constant two
+//! constant some (variant, target) lacks is an `Option` of a handle; a constant two
 //! variants declare with different types, or a block two of them lay out
 //! differently, has no one Rust type and is an error naming both.
 
@@ -150,13 +150,19 @@ pub fn bindings(
         let mut jobs = Vec::new();
         for variant in &variants {
             for target in &program_targets {
+                let entry = catalog.variants.get(&variant.name);
+                if let Some(why) = entry.and_then(|v| v.stale.get(&target.name)) {
+                    tracing::warn!(
+                        "bindings of {} ({}) from its last good object: its last build failed: {why}",
+                        variant.name,
+                        target.name
+                    );
+                }
                 let object =
-                    catalog.variants.get(&variant.name).and_then(|v| v.objects.get(&target.name)).ok_or_else(|| {
-                        BindgenError::MissingObject {
-                            program: program.name.clone(),
-                            variant: variant.name.clone(),
-                            target: target.name.clone(),
-                        }
+                    entry.and_then(|v| v.objects.get(&target.name)).ok_or_else(|| BindgenError::MissingObject {
+                        program: program.name.clone(),
+                        variant: variant.name.clone(),
+                        target: target.name.clone(),
                     })?;
                 jobs.push((variant, target.name.as_str(), object.as_str()));
             }
@@ -201,7 +207,6 @@ fn merge(
     reflections: &[(&str, &str, VariantReflection)],
 ) -> Result<ProgramBindings, BindgenError> {
     let disagree = |message: String| BindgenError::Disagree { program: program.name.clone(), message };
-    let variant_count = variants.len();
     let mut bindings = ProgramBindings {
         name: program.name.clone(),
         axes: program.axes.iter().map(|a| (a.name.clone(), a.values())).collect(),
@@ -213,12 +218,14 @@ fn merge(
     };
     // Where each name was first met, to name both sides of a disagreement.
     let mut first_seen: BTreeMap<String, String> = BTreeMap::new();
-    let mut constant_in: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
-    let mut resource_in: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+    // In which (variant, target) pairs each name is: a handle is no `Option`
+    // only where every pair has it (a load of any of them resolves it).
+    let mut constant_in: BTreeMap<&str, std::collections::BTreeSet<(&str, &str)>> = BTreeMap::new();
+    let mut resource_in: BTreeMap<&str, std::collections::BTreeSet<(&str, &str)>> = BTreeMap::new();
     for (variant, target, reflection) in reflections {
         let here = format!("{variant} ({target})");
         for (name, layout) in &reflection.constants {
-            constant_in.entry(name).or_default().insert(variant);
+            constant_in.entry(name).or_default().insert((variant, target));
             match bindings.constants.get(name) {
                 Some((known, _)) if !known.same_type(layout) => {
                     return Err(disagree(format!(
@@ -236,7 +243,7 @@ fn merge(
             }
         }
         for (name, texture) in &reflection.resources {
-            resource_in.entry(name).or_default().insert(variant);
+            resource_in.entry(name).or_default().insert((variant, target));
             bindings.resources.entry(name.clone()).or_insert((*texture, false));
         }
         for block in &reflection.blocks {
@@ -259,11 +266,12 @@ fn merge(
             }
         }
     }
+    let pairs = reflections.len();
     for (name, (_, everywhere)) in &mut bindings.constants {
-        *everywhere = constant_in.get(name.as_str()).is_some_and(|v| v.len() == variant_count);
+        *everywhere = constant_in.get(name.as_str()).is_some_and(|v| v.len() == pairs);
     }
     for (name, (_, everywhere)) in &mut bindings.resources {
-        *everywhere = resource_in.get(name.as_str()).is_some_and(|v| v.len() == variant_count);
+        *everywhere = resource_in.get(name.as_str()).is_some_and(|v| v.len() == pairs);
     }
     Ok(bindings)
 }

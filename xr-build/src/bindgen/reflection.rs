@@ -257,6 +257,25 @@ fn cache_path(store: &Path, object: &str) -> std::path::PathBuf {
     store.join("reflection").join(format!("{object}.json"))
 }
 
+/// Removes the cached reflections of objects no longer in `store`, and the
+/// leftovers of writes a process did not finish (`xr store gc` calls it):
+/// how many files went.
+pub fn drop_unreferenced(store: &xr_store::Store) -> usize {
+    let Ok(entries) = std::fs::read_dir(store.root().join("reflection")) else { return 0 };
+    let mut dropped = 0;
+    for path in entries.filter_map(|e| e.ok()).map(|e| e.path()) {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let keep = match name.strip_suffix(".json") {
+            Some(hex) => xr_store::ObjectKey::from_hex(hex).is_some_and(|key| store.path_of(&key).is_file()),
+            None => false,
+        };
+        if !keep && std::fs::remove_file(&path).is_ok() {
+            dropped += 1;
+        }
+    }
+    dropped
+}
+
 /// The reflection of `object`: from the store's cache of the build
 /// system's JSON, else from `compile`'s, which is then cached (written
 /// whole or not at all; the JSON as the build system wrote it, so that
