@@ -34,7 +34,7 @@ use std::{
 };
 use xr_build::{
     BuildRequest, CompileIn, Workers, bindgen,
-    invocation::{self, Invocation, InvocationError, Progress},
+    invocation::{self, Invocation, InvocationError},
     paths::SourceRoot,
     xr_worker::{PoolConfig, WorkerCommand, serve},
 };
@@ -277,7 +277,8 @@ impl Build {
             plugin_dirs: plugin_dirs.clone(),
             emit_guarded: None,
         };
-        let finished = match invocation::run(&invocation, &Quiet) {
+        // No progress: cargo shows a build script's output only when it fails.
+        let finished = match invocation::run(&invocation, &invocation::Silent) {
             Ok(finished) => finished,
             Err(InvocationError::Manifest { reports, .. }) => {
                 for report in &reports {
@@ -315,6 +316,7 @@ impl Build {
             let dir = out_dir.unwrap_or_else(|| store.with_file_name("bindings"));
             let path = dir.join(file_name);
             let mut manifest = finished.manifest;
+            // A no-op loaded no plugin: the stages' languages are known once checked.
             let _ = manifest.check_plugins(&xr_build::plugin_offer(&registry));
             // The targets built, unless the bindings name their own.
             let targets = if self.bindings_targets.is_empty() { &self.targets } else { &self.bindings_targets };
@@ -366,14 +368,6 @@ impl Directives {
     fn warning(&self, message: &str) {
         self.line(&format!("warning={}", message.replace('\n', " ")));
     }
-}
-
-/// The build's progress is not shown: cargo shows a build script's output
-/// only when it fails.
-struct Quiet;
-
-impl Progress for Quiet {
-    fn artifact(&self, _: &xr_build::ArtifactResult) {}
 }
 
 /// Worker processes of this very build script (in process when
