@@ -59,6 +59,20 @@ fn bindgen_refuses_a_store_without_the_program() {
     assert!(!dir.join("bindings.rs").exists());
 }
 
+/// A store built for one target: bindings of every target name the object
+/// missing; bindings of that target are made.
+#[test]
+fn bindgen_of_a_target_never_built_names_the_missing_object_and_one_built_is_typed() {
+    let dir = materials_copy("bindgen-one-target");
+    Xr::new(["build", "-m", "xr.toml", "-q", "--target", "vk-spirv"]).dir(&dir).ok();
+    let run = bindgen(&dir);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("has no object of gl-glsl (its build failed)"), "{}", run.stderr);
+    let run = Xr::new(["bindgen", "-m", "xr.toml", "--target", "vk-spirv", "-o", "bindings.rs"]).dir(&dir).run();
+    assert!(run.ok, "{}", run.stderr);
+    assert_eq!(reflected_now(&run), 6 + 18 + 1 + 12, "{}", run.stderr);
+}
+
 #[test]
 fn bindgen_refuses_a_constant_whose_type_two_variants_disagree_on() {
     let dir = temp_dir("bindgen-disagree");
