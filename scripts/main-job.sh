@@ -89,6 +89,9 @@ step "Rendering the materials scene through every load path (from the store its 
 # Textures, buffers, depth and compute: a compute pass paints a texture, a
 # lit cube samples it, through every path.
 step "Rendering the textured sample (compute, textures, depth)" target/release/textured --out "$out"
+# Task and mesh stages (Vulkan; the OpenGL paths say why they skip): the
+# textured cube drawn into the vertex pipeline's pixels, or the step fails.
+step "Rendering the meshlets sample (task and mesh stages)" target/release/meshlets --out "$out"
 # Deferred shading: a bindless G-buffer pass into three attachments, a
 # lighting pass reading them, through every path.
 step "Rendering the deferred-shading sample" target/release/deferred --out "$out"

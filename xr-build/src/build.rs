@@ -335,7 +335,12 @@ pub fn plugin_offer(registry: &Registry) -> PluginOffer {
             && let Some(pair) =
                 info.compiles.iter().find(|p| p.language == language.as_str() && p.target == target.as_str())
         {
-            offer.compilers.push((info.name.to_string(), pair.clone()));
+            // A pair that names no stages compiles its build system's.
+            let mut pair = pair.clone();
+            if pair.stages.is_empty() {
+                pair.stages = info.stages.clone();
+            }
+            offer.compilers.push((info.name.to_string(), pair));
         }
     }
     offer

@@ -168,6 +168,8 @@ pub struct TargetRef {
 pub struct Stage {
     /// The stage.
     pub stage: ShaderStage,
+    /// Where the manifest names the stage.
+    pub stage_place: Place,
     /// Its source, resolved against the manifest's directory.
     pub file: PathBuf,
     /// Entry point.
@@ -505,6 +507,33 @@ fn check_program(program: &mut Program, offer: &PluginOffer) -> Vec<(Place, Stri
                     ),
                 )),
             },
+        }
+    }
+    // A stage the target does not have (a mesh stage for OpenGL), once per
+    // stage, naming the targets.
+    if errors.is_empty() {
+        for stage in &program.stages {
+            let refusing: Vec<(&str, &(String, CompilePair))> = program
+                .targets
+                .iter()
+                .filter_map(|t| Some((t.name.as_str(), offer.compiler(stage.language(), &t.name)?)))
+                .filter(|(_, (_, pair))| !pair.stages.contains(&stage.stage))
+                .collect();
+            if let Some((_, (compiler, pair))) = refusing.first() {
+                let targets: Vec<&str> = refusing.iter().map(|(t, _)| *t).collect();
+                let takes: Vec<&str> = pair.stages.iter().map(|s| s.name()).collect();
+                errors.push((
+                    stage.stage_place.clone(),
+                    format!(
+                        "the {} stage {} cannot be built for {}: {compiler} builds {} stages of {} there",
+                        stage.stage.name(),
+                        stage.file.display(),
+                        targets.join(", "),
+                        listed(&takes),
+                        stage.language(),
+                    ),
+                ));
+            }
         }
     }
     // Options are checked against the compilers of known targets and languages only.
@@ -910,7 +939,7 @@ fn read_stages(
                 let hint = suggest::did_you_mean(stage.get_ref(), ShaderStage::ALL.iter().map(|s| s.name()));
                 locate.error(stage.span(), format!("unknown stage '{}'{hint}", stage.get_ref()));
             }
-            found
+            found.map(|found| (found, locate.place(stage.span())))
         });
         let file = stage_table.required::<String>("file").and_then(|file| {
             let path = dir.join(file.get_ref());
@@ -923,16 +952,23 @@ fn read_stages(
         });
         let entry = stage_table.get::<String>("entry").map_or_else(|| "main".to_owned(), Spanned::into_inner);
         let language = stage_table.get::<String>("language");
-        if let (Some(stage), Some((file, file_span))) = (stage, file) {
+        if let (Some((stage, stage_place)), Some((file, file_span))) = (stage, file) {
             let language_place = locate.place(language.as_ref().map_or(file_span, Spanned::span));
             let language = language.map(Spanned::into_inner);
-            stages.push(Stage { stage, file, entry, language, language_place });
+            stages.push(Stage { stage, stage_place, file, entry, language, language_place });
         }
     }
     let graphics: Vec<&str> =
         stages.iter().filter(|s| s.stage != ShaderStage::Compute).map(|s| s.stage.name()).collect();
     // Only when every stage was read: a misspelt `vertex` is its own error.
-    if locate.count() == errors_before && !graphics.is_empty() && !stages.iter().any(|s| s.stage == ShaderStage::Vertex)
+    // Mesh and ray tracing pipelines have no vertex stage.
+    let other_pipeline = stages.iter().any(|s| {
+        matches!(s.stage.pipeline_kind(), xr_sourcebuild::PipelineKind::Mesh | xr_sourcebuild::PipelineKind::RayTracing)
+    });
+    if locate.count() == errors_before
+        && !graphics.is_empty()
+        && !other_pipeline
+        && !stages.iter().any(|s| s.stage == ShaderStage::Vertex)
     {
         locate.error(
             name.unwrap_or(span),

@@ -9,8 +9,8 @@ use xr_build::report::{Reports, failure_diagnostics};
 use xr_device::DeviceOptions;
 use xr_host::Registry;
 use xr_sourcebuild::{
-    ArtifactLoad, BuildError, CompilePair, LoadPath, OfflineArtifact, OfflineRequest, OverrideKind, OverrideValue,
-    ProgramDesc, ShaderStage, SourceDesc,
+    ArtifactLoad, BuildError, CompilePair, EntryPoint, LoadPath, OfflineArtifact, OfflineRequest, OverrideKind,
+    OverrideValue, PipelineKind, ProgramDesc, ShaderStage, SourceDesc,
 };
 
 /// A stage on the command line.
@@ -28,6 +28,22 @@ pub enum Stage {
     TessEvaluation,
     /// Compute.
     Compute,
+    /// Task (amplification).
+    Task,
+    /// Mesh.
+    Mesh,
+    /// Ray generation.
+    RayGeneration,
+    /// Miss.
+    Miss,
+    /// Closest hit.
+    ClosestHit,
+    /// Any hit.
+    AnyHit,
+    /// Intersection.
+    Intersection,
+    /// Callable.
+    Callable,
 }
 
 impl From<Stage> for ShaderStage {
@@ -39,6 +55,14 @@ impl From<Stage> for ShaderStage {
             Stage::TessControl => ShaderStage::TessControl,
             Stage::TessEvaluation => ShaderStage::TessEvaluation,
             Stage::Compute => ShaderStage::Compute,
+            Stage::Task => ShaderStage::Task,
+            Stage::Mesh => ShaderStage::Mesh,
+            Stage::RayGeneration => ShaderStage::RayGeneration,
+            Stage::Miss => ShaderStage::Miss,
+            Stage::ClosestHit => ShaderStage::ClosestHit,
+            Stage::AnyHit => ShaderStage::AnyHit,
+            Stage::Intersection => ShaderStage::Intersection,
+            Stage::Callable => ShaderStage::Callable,
         }
     }
 }
@@ -186,11 +210,9 @@ impl SourceArgs {
                 )));
             }
             chosen.retain(|e| self.entry.iter().any(|n| e.name == n.as_str()));
-        } else if chosen.iter().any(|e| e.stage == ShaderStage::Compute)
-            && chosen.iter().any(|e| e.stage != ShaderStage::Compute)
-        {
+        } else if pipeline_kinds(&chosen) > 1 {
             return Err(usage(format!(
-                "{} declares compute and graphics entry points ({}), which are two programs: choose one with --entry",
+                "{} declares entry points of several kinds of pipeline ({}), which are several programs: choose one with --entry",
                 base.file_name,
                 listed()
             )));
@@ -380,6 +402,18 @@ fn default_target(registry: &Registry, language: &str) -> anyhow::Result<String>
         .with_context(|| format!("no plugin compiles {language} into a portable object: give --target"))
 }
 
+/// How many kinds of pipeline `entries` belong to (a fragment stage ends
+/// graphics and mesh pipelines alike, so it counts for neither).
+fn pipeline_kinds(entries: &[&EntryPoint]) -> usize {
+    let mut kinds: Vec<PipelineKind> = Vec::new();
+    for entry in entries.iter().filter(|e| e.stage != ShaderStage::Fragment) {
+        if !kinds.contains(&entry.stage.pipeline_kind()) {
+            kinds.push(entry.stage.pipeline_kind());
+        }
+    }
+    kinds.len()
+}
+
 fn stage_of_extension(extension: &str) -> Option<ShaderStage> {
     Some(match extension {
         "vert" | "vs" => ShaderStage::Vertex,
@@ -388,6 +422,14 @@ fn stage_of_extension(extension: &str) -> Option<ShaderStage> {
         "tesc" | "tcs" => ShaderStage::TessControl,
         "tese" | "tes" => ShaderStage::TessEvaluation,
         "comp" | "cs" => ShaderStage::Compute,
+        "task" => ShaderStage::Task,
+        "mesh" => ShaderStage::Mesh,
+        "rgen" => ShaderStage::RayGeneration,
+        "rmiss" => ShaderStage::Miss,
+        "rchit" => ShaderStage::ClosestHit,
+        "rahit" => ShaderStage::AnyHit,
+        "rint" => ShaderStage::Intersection,
+        "rcall" => ShaderStage::Callable,
         _ => return None,
     })
 }

@@ -25,7 +25,7 @@
 
 use crate::{
     capabilities::DeviceCapabilities,
-    commands::{DrawCall, Image, RenderTargetDesc, RenderTargetId, VertexBufferId, VertexLayout},
+    commands::{DrawCall, Image, MeshDrawCall, RenderTargetDesc, RenderTargetId, VertexBufferId, VertexLayout},
     error::XrError,
     handles::NativeHandles,
     resources::{BufferId, BufferUsage, ComputeCall, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId},
@@ -115,4 +115,10 @@ pub trait DeviceBackend {
     /// The validation messages reported since the last call that checked
     /// them, taken.
     fn take_validation_messages(&mut self) -> Result<Vec<String>, XrError>;
+
+    /// Draws a mesh program; a device without mesh shaders keeps this default.
+    fn draw_mesh_tasks(&mut self, call: &MeshDrawCall) -> Result<(), XrError> {
+        let _ = call;
+        Err(XrError::unavailable("this device draws no mesh programs"))
+    }
 }

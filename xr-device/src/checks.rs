@@ -53,6 +53,20 @@ pub fn check_depth_test(target: RenderTargetId, depth_test: bool, has_depth: boo
     Ok(())
 }
 
+/// Checks a mesh draw's work group counts against the device's `limits`
+/// (its largest count in x, y and z), naming the axis: a count of 0 draws
+/// nothing, and one beyond the limit is undefined behaviour in the driver.
+pub fn check_mesh_groups(groups: [u32; 3], limits: [u32; 3]) -> Result<(), XrError> {
+    for ((axis, asked), most) in ["x", "y", "z"].into_iter().zip(groups).zip(limits) {
+        if asked == 0 || asked > most {
+            return Err(XrError::invalid_input(format!(
+                "a mesh draw of {asked} work groups in {axis}: the device takes 1 to {most} (maxTaskWorkGroupCount and maxMeshWorkGroupCount)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks that `program`, with `unbound` resources not bound yet, can be
 /// drawn or dispatched: every resource it uses is bound.
 pub fn check_bound(program: u32, unbound: u32) -> Result<(), XrError> {
@@ -140,6 +154,17 @@ mod tests {
         let error = result.expect_err("refused");
         assert_eq!(error.kind, crate::ErrorKind::InvalidInput, "{error}");
         error.message.into()
+    }
+
+    #[test]
+    fn a_mesh_draw_launches_one_to_the_device_s_most_work_groups_in_each_axis() {
+        let limits = [4_194_304, 65_535, 65_535];
+        assert!(check_mesh_groups([1, 1, 1], limits).is_ok());
+        assert!(check_mesh_groups([4_194_304, 65_535, 65_535], limits).is_ok());
+        assert!(refused(check_mesh_groups([1, 65_536, 1], limits)).contains("65536 work groups in y"));
+        assert!(refused(check_mesh_groups([1, 1, 0], limits)).contains("0 work groups in z"));
+        // A device without mesh shaders takes none.
+        assert!(refused(check_mesh_groups([1, 1, 1], [0; 3])).contains("1 to 0"));
     }
 
     #[test]

@@ -195,6 +195,21 @@ impl DrawCall {
     }
 }
 
+/// A draw of a mesh program (task and mesh stages, or a mesh stage alone)
+/// into a render target: no vertex buffer, the stages make the geometry.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct MeshDrawCall {
+    /// Where to draw.
+    pub target: RenderTargetId,
+    /// A program of task (optional), mesh and fragment stages.
+    pub program: ProgramRef,
+    /// Work groups of the first stage (task, or mesh without one) in x, y and z.
+    pub groups: [u32; 3],
+    /// Test and write depth (less passes); the target needs a depth attachment.
+    pub depth_test: bool,
+}
+
 /// RGBA8 pixels read back from a render target, top row first.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq)]

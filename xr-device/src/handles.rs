@@ -106,6 +106,9 @@ pub struct VulkanProgram {
     pub depth_pipeline: u64,
     /// A compute program (`pipeline` is bound at the compute bind point).
     pub compute: bool,
+    /// A mesh program (task and mesh stages): drawn by
+    /// [`crate::Device::draw_mesh_tasks`], never by a vertex draw.
+    pub mesh: bool,
     /// `VkPipelineLayout`.
     pub layout: u64,
     /// `VkDescriptorSet`s bound from set 0 on, owned by the build system.

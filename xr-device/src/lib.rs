@@ -31,8 +31,8 @@ pub mod window;
 pub use backend::{DeviceBackend, DeviceSystemBackend};
 pub use capabilities::{DeviceCapabilities, DeviceKind};
 pub use commands::{
-    DrawCall, Image, MAX_COLOR_ATTACHMENTS, MAX_TARGET_SIZE, ProgramKind, ProgramRef, RenderTargetDesc, RenderTargetId,
-    VertexAttribute, VertexBufferId, VertexLayout, check_target_size,
+    DrawCall, Image, MAX_COLOR_ATTACHMENTS, MAX_TARGET_SIZE, MeshDrawCall, ProgramKind, ProgramRef, RenderTargetDesc,
+    RenderTargetId, VertexAttribute, VertexBufferId, VertexLayout, check_target_size,
 };
 pub use error::{ErrorKind, XrError, XrResult};
 pub use handles::{GlBindingSpace, GlLoader, InputAttachmentSlot, NativeHandles, VulkanLoader, VulkanProgram};

@@ -5,8 +5,8 @@
 
 use crate::{
     capabilities::{DeviceCapabilities, DeviceKind},
-    commands::{DrawCall, Image, RenderTargetDesc, RenderTargetId, VertexBufferId, VertexLayout},
-    error::XrResult,
+    commands::{DrawCall, Image, MeshDrawCall, RenderTargetDesc, RenderTargetId, VertexBufferId, VertexLayout},
+    error::{XrError, XrResult},
     handles::NativeHandles,
     resources::{BufferId, BufferUsage, ComputeCall, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId},
     window::{NativeWindow, Presented},
@@ -148,6 +148,14 @@ pub trait Device {
     /// checked this way. Always empty on OpenGL.
     #[sabi(last_prefix_field)]
     fn take_validation_messages(&mut self) -> XrResult<RVec<RString>>;
+
+    /// Draws a mesh program: launches its first stage's work groups into
+    /// the target. Refused by a device without mesh shaders, and by a
+    /// plugin built before this method existed.
+    fn draw_mesh_tasks(&mut self, call: &MeshDrawCall) -> XrResult<()> {
+        let _ = call;
+        abi_stable::std_types::RResult::RErr(XrError::unavailable("this device draws no mesh programs"))
+    }
 }
 
 /// A device system behind the ABI.

@@ -17,9 +17,9 @@ use abi_stable::{
 };
 use xr_device::{
     BufferId, BufferUsage, ComputeCall, Device, Device_TO, DeviceBackend, DeviceBox, DeviceCapabilities, DeviceOptions,
-    DeviceSystem, DeviceSystemBackend, DeviceSystemInfo, DrawCall, Image, NativeHandles, Presented, ProgramRef,
-    RenderTargetDesc, RenderTargetId, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId, VertexBufferId,
-    VertexLayout, XrResult, guard,
+    DeviceSystem, DeviceSystemBackend, DeviceSystemInfo, DrawCall, Image, MeshDrawCall, NativeHandles, Presented,
+    ProgramRef, RenderTargetDesc, RenderTargetId, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId,
+    VertexBufferId, VertexLayout, XrResult, guard,
 };
 use xr_sourcebuild::{
     ArtifactLoad, AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBackend, AttachedBuildSystemBox,
@@ -157,6 +157,10 @@ impl<B: DeviceBackend> Device for Guarded<B> {
 
     fn take_validation_messages(&mut self) -> XrResult<RVec<RString>> {
         guard(|| Ok(self.0.take_validation_messages()?.into_iter().map(RString::from).collect()))
+    }
+
+    fn draw_mesh_tasks(&mut self, call: &MeshDrawCall) -> XrResult<()> {
+        guard(|| self.0.draw_mesh_tasks(call))
     }
 }
 

@@ -49,7 +49,7 @@ pub use offline::{
     CompileOption, CompilePair, FileRead, LanguageInfo, OfflineArtifact, OfflineRequest, OptionDecl, OptionValue,
     ProgramReflection, ReflectedConstant, ReflectedOverride, ReflectedResource, StageOutput,
 };
-pub use source::{Define, EntryPoint, ProgramDesc, ShaderStage, SourceDesc, Specialization, VirtualFile};
+pub use source::{Define, EntryPoint, PipelineKind, ProgramDesc, ShaderStage, SourceDesc, Specialization, VirtualFile};
 pub use system::{
     AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBox, BuildOptions, BuildSystemInfo, BuiltProgram,
     ProgramBinary, SourceBuildSystem, SourceBuildSystem_TO, SourceBuildSystemBox,

@@ -50,12 +50,28 @@ pub struct CompilePair {
     /// The options the compile takes: the host refuses any other, and any
     /// value outside an option's declared values, before the compile.
     pub options: RVec<OptionDecl>,
+    /// The stages it compiles into the target; empty: every stage the
+    /// build system builds ([`crate::BuildSystemInfo::stages`]). A program
+    /// with a stage its pair does not compile (a mesh stage for OpenGL) is
+    /// refused where the manifest declares it.
+    pub stages: RVec<ShaderStage>,
 }
 
 impl CompilePair {
-    /// `language → target`, taking no options.
+    /// `language → target`, taking no options, compiling every stage of its build system.
     pub fn new(language: &str, target: &str) -> Self {
-        Self { language: language.into(), target: target.into(), options: RVec::new() }
+        Self { language: language.into(), target: target.into(), options: RVec::new(), stages: RVec::new() }
+    }
+
+    /// The same pair, compiling only `stages`.
+    pub fn with_stages(mut self, stages: impl IntoIterator<Item = ShaderStage>) -> Self {
+        self.stages = stages.into_iter().collect();
+        self
+    }
+
+    /// Whether it compiles `stage`, given its build system's `stages`.
+    pub fn compiles_stage(&self, stage: ShaderStage, system_stages: &[ShaderStage]) -> bool {
+        if self.stages.is_empty() { system_stages.contains(&stage) } else { self.stages.contains(&stage) }
     }
 
     /// The same pair, taking `options`.

@@ -6,8 +6,13 @@ use abi_stable::{
 };
 
 /// A pipeline stage.
+///
+/// New stages go at the end: a stored object names each of its stages by
+/// its position in [`ShaderStage::ALL`]. Stages compare in pipeline order
+/// ([`ShaderStage::pipeline_order`]), so that sorting a program's stages
+/// puts them in the order a pipeline takes them.
 #[repr(u8)]
-#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ShaderStage {
     /// Vertex shader.
     Vertex,
@@ -21,11 +26,71 @@ pub enum ShaderStage {
     Fragment,
     /// Compute shader.
     Compute,
+    /// Task (amplification) shader: launches mesh shader work groups.
+    Task,
+    /// Mesh shader: writes a work group's vertices and primitives.
+    Mesh,
+    /// Ray generation shader: the entry of a ray tracing pipeline.
+    RayGeneration,
+    /// Miss shader: runs where a ray hits nothing.
+    Miss,
+    /// Closest-hit shader: runs at a ray's nearest hit.
+    ClosestHit,
+    /// Any-hit shader: runs at each candidate hit.
+    AnyHit,
+    /// Intersection shader: tests a ray against procedural geometry.
+    Intersection,
+    /// Callable shader: called from other ray tracing stages.
+    Callable,
+}
+
+impl Ord for ShaderStage {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.pipeline_order().cmp(&other.pipeline_order())
+    }
+}
+
+impl PartialOrd for ShaderStage {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The kind of pipeline a stage belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PipelineKind {
+    /// Vertex, tessellation, geometry and fragment stages.
+    Graphics,
+    /// Task, mesh and fragment stages.
+    Mesh,
+    /// A compute stage alone.
+    Compute,
+    /// Ray generation, miss, hit, intersection and callable stages.
+    RayTracing,
 }
 
 impl ShaderStage {
-    /// Every stage, in pipeline order.
-    pub const ALL: [ShaderStage; 6] = [
+    /// Every stage, in the order stored objects number them.
+    pub const ALL: [ShaderStage; 14] = [
+        ShaderStage::Vertex,
+        ShaderStage::TessControl,
+        ShaderStage::TessEvaluation,
+        ShaderStage::Geometry,
+        ShaderStage::Fragment,
+        ShaderStage::Compute,
+        ShaderStage::Task,
+        ShaderStage::Mesh,
+        ShaderStage::RayGeneration,
+        ShaderStage::Miss,
+        ShaderStage::ClosestHit,
+        ShaderStage::AnyHit,
+        ShaderStage::Intersection,
+        ShaderStage::Callable,
+    ];
+
+    /// The stages OpenGL 4.5 and Vulkan 1.0 both have: what a build system
+    /// for OpenGL builds.
+    pub const CLASSIC: [ShaderStage; 6] = [
         ShaderStage::Vertex,
         ShaderStage::TessControl,
         ShaderStage::TessEvaluation,
@@ -48,6 +113,55 @@ impl ShaderStage {
             ShaderStage::Geometry => "geometry",
             ShaderStage::Fragment => "fragment",
             ShaderStage::Compute => "compute",
+            ShaderStage::Task => "task",
+            ShaderStage::Mesh => "mesh",
+            ShaderStage::RayGeneration => "ray-generation",
+            ShaderStage::Miss => "miss",
+            ShaderStage::ClosestHit => "closest-hit",
+            ShaderStage::AnyHit => "any-hit",
+            ShaderStage::Intersection => "intersection",
+            ShaderStage::Callable => "callable",
+        }
+    }
+
+    /// The kind of pipeline it belongs to; a fragment stage is
+    /// [`PipelineKind::Graphics`] (it ends mesh pipelines too).
+    pub fn pipeline_kind(self) -> PipelineKind {
+        match self {
+            ShaderStage::Vertex
+            | ShaderStage::TessControl
+            | ShaderStage::TessEvaluation
+            | ShaderStage::Geometry
+            | ShaderStage::Fragment => PipelineKind::Graphics,
+            ShaderStage::Task | ShaderStage::Mesh => PipelineKind::Mesh,
+            ShaderStage::Compute => PipelineKind::Compute,
+            ShaderStage::RayGeneration
+            | ShaderStage::Miss
+            | ShaderStage::ClosestHit
+            | ShaderStage::AnyHit
+            | ShaderStage::Intersection
+            | ShaderStage::Callable => PipelineKind::RayTracing,
+        }
+    }
+
+    /// Its place in a pipeline: stages of a program are given in this
+    /// order (task before mesh before fragment; vertex first).
+    pub fn pipeline_order(self) -> u32 {
+        match self {
+            ShaderStage::Vertex => 0,
+            ShaderStage::Task => 1,
+            ShaderStage::Mesh => 2,
+            ShaderStage::TessControl => 3,
+            ShaderStage::TessEvaluation => 4,
+            ShaderStage::Geometry => 5,
+            ShaderStage::Fragment => 6,
+            ShaderStage::Compute => 7,
+            ShaderStage::RayGeneration => 8,
+            ShaderStage::Miss => 9,
+            ShaderStage::ClosestHit => 10,
+            ShaderStage::AnyHit => 11,
+            ShaderStage::Intersection => 12,
+            ShaderStage::Callable => 13,
         }
     }
 }

@@ -42,6 +42,7 @@ impl AttachedGlSpirv {
 
     /// Compiles every stage to SPIR-V for OpenGL 4.5, linked (validated when loaded).
     fn compile(&self, desc: &ProgramDesc) -> Result<Vec<StageModule>, BuildError> {
+        xr_gl_common::gl_ext::check_stages(desc)?;
         let mut modules = self.compiler.get()?.compile_program(desc, &SpirvOptions::new(TargetEnv::OpenGl45))?.modules;
         xr_spirv::finish_program(&mut modules, TargetEnv::OpenGl45)?;
         Ok(modules)
@@ -107,11 +108,10 @@ impl AttachedGlSpirv {
         let entry = CString::new(module.entry_point.as_str())
             .map_err(|_| XrError::invalid_input(format!("{context}: entry point with a NUL byte")))?;
         let constants: Vec<(u32, u32)> = module.specializations.iter().map(|s| (s.id, s.bits)).collect();
+        let shader_type = xr_gl_common::gl_ext::shader_type(module.stage)?;
         // SAFETY: shader calls on the current context; the words were validated.
         unsafe {
-            let shader = gl
-                .create_shader(xr_gl_common::gl_ext::shader_type(module.stage))
-                .map_err(|e| XrError::driver(format!("glCreateShader: {e}")))?;
+            let shader = gl.create_shader(shader_type).map_err(|e| XrError::driver(format!("glCreateShader: {e}")))?;
             self.spirv.load_module(shader.0.get(), &module.words, &entry, &constants);
             if gl.get_shader_compile_status(shader) {
                 return Ok(shader);

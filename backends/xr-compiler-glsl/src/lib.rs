@@ -42,7 +42,7 @@ impl SourceBuildSystemBackend for GlslSystem {
             availability: Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE,
             attachable: vec![DeviceKind::OpenGl].into(),
             languages: vec![xr_spirv::glsl_language()].into(),
-            stages: ShaderStage::ALL.to_vec().into(),
+            stages: ShaderStage::CLASSIC.to_vec().into(),
             priority: 0,
             compiler_identity: xr_spirv::compiler_identity_of(NAME, env!("CARGO_PKG_VERSION")).into(),
             compiles: vec![

@@ -48,6 +48,7 @@ impl AttachedGlsl {
         if desc.stages.is_empty() {
             return Err(XrError::invalid_input(format!("{context} has no stages")).into());
         }
+        xr_gl_common::gl_ext::check_stages(desc)?;
         if options.separable {
             self.pipelines.require(context)?;
         }
@@ -102,11 +103,10 @@ impl AttachedGlsl {
         let fail = |message: String| vec![Diagnostic::error(file, 0, message)];
         let flat = flatten(stage, context)?;
         let gl = self.gl.current().map_err(|e| fail(e.to_string()))?;
+        let shader_type = xr_gl_common::gl_ext::shader_type(stage.stage).map_err(|e| fail(e.message.to_string()))?;
         // SAFETY: plain shader object calls on the current context.
         unsafe {
-            let shader = gl
-                .create_shader(xr_gl_common::gl_ext::shader_type(stage.stage))
-                .map_err(|e| fail(format!("glCreateShader: {e}")))?;
+            let shader = gl.create_shader(shader_type).map_err(|e| fail(format!("glCreateShader: {e}")))?;
             gl.shader_source(shader, &flat.text);
             gl.compile_shader(shader);
             let mut messages =

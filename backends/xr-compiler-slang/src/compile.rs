@@ -54,7 +54,9 @@ pub fn pair(target: &str) -> CompilePair {
             "Vulkan version the modules are compiled and validated for",
         ));
     }
-    CompilePair::new(LANGUAGE, target).with_options(options)
+    // OpenGL has no mesh or ray tracing stages.
+    let stages = if vulkan { &ShaderStage::ALL[..] } else { &ShaderStage::CLASSIC[..] };
+    CompilePair::new(LANGUAGE, target).with_options(options).with_stages(stages.iter().copied())
 }
 
 /// The options every compile gives Slang, as `slangc` takes them. Entry
@@ -98,14 +100,19 @@ fn settings(request: &OfflineRequest) -> Result<Settings, XrError> {
     } else {
         TargetEnv::OpenGl45
     };
-    let version = match request.option("spirv-version") {
-        None | Some("") => env.default_spirv(),
+    let asked = match request.option("spirv-version") {
+        None | Some("") => None,
         Some(text) => {
-            SpirvVersion::from_name(text).filter(|v| vulkan || *v == SpirvVersion::V1_0).ok_or_else(|| {
+            Some(SpirvVersion::from_name(text).filter(|v| vulkan || *v == SpirvVersion::V1_0).ok_or_else(|| {
                 XrError::invalid_input(format!("spirv-version {text} is not one {} takes", request.target))
-            })?
+            })?)
         }
     };
+    // Mesh and ray tracing stages are written for SPIR-V 1.4 at least.
+    let stages: Vec<ShaderStage> = request.program.stages.iter().map(|s| s.stage).collect();
+    let raised =
+        xr_spirv::SpirvOptions { spirv_version: asked, ..xr_spirv::SpirvOptions::new(env) }.for_stages(&stages)?;
+    let (env, version) = (raised.target, raised.spirv_version.unwrap_or_else(|| raised.target.default_spirv()));
     let optimization = match request.option("optimize").unwrap_or("size") {
         "none" => ffi::OPTIMIZATION_NONE,
         "size" => ffi::OPTIMIZATION_DEFAULT,
@@ -146,6 +153,14 @@ fn slang_stage(stage: ShaderStage) -> u32 {
         ShaderStage::Geometry => ffi::stage::GEOMETRY,
         ShaderStage::Fragment => ffi::stage::FRAGMENT,
         ShaderStage::Compute => ffi::stage::COMPUTE,
+        ShaderStage::Task => ffi::stage::AMPLIFICATION,
+        ShaderStage::Mesh => ffi::stage::MESH,
+        ShaderStage::RayGeneration => ffi::stage::RAY_GENERATION,
+        ShaderStage::Miss => ffi::stage::MISS,
+        ShaderStage::ClosestHit => ffi::stage::CLOSEST_HIT,
+        ShaderStage::AnyHit => ffi::stage::ANY_HIT,
+        ShaderStage::Intersection => ffi::stage::INTERSECTION,
+        ShaderStage::Callable => ffi::stage::CALLABLE,
     }
 }
 
@@ -157,6 +172,14 @@ fn xr_stage(stage: u32) -> Option<ShaderStage> {
         ffi::stage::GEOMETRY => ShaderStage::Geometry,
         ffi::stage::FRAGMENT => ShaderStage::Fragment,
         ffi::stage::COMPUTE => ShaderStage::Compute,
+        ffi::stage::AMPLIFICATION => ShaderStage::Task,
+        ffi::stage::MESH => ShaderStage::Mesh,
+        ffi::stage::RAY_GENERATION => ShaderStage::RayGeneration,
+        ffi::stage::MISS => ShaderStage::Miss,
+        ffi::stage::CLOSEST_HIT => ShaderStage::ClosestHit,
+        ffi::stage::ANY_HIT => ShaderStage::AnyHit,
+        ffi::stage::INTERSECTION => ShaderStage::Intersection,
+        ffi::stage::CALLABLE => ShaderStage::Callable,
         _ => return None,
     })
 }
@@ -373,10 +396,8 @@ pub fn entry_points(source: &SourceDesc) -> Result<Vec<EntryPoint>, BuildError> 
         .map(|(name, stage)| match xr_stage(stage) {
             Some(stage) => Ok(EntryPoint { name: name.into(), stage }),
             None => Err(XrError::invalid_input(format!(
-                "{}: entry point '{name}' is a {} shader; XR builds vertex, tessellation, geometry, fragment and \
-                 compute stages",
-                source.file_name,
-                ffi::stage::other_name(stage)
+                "{}: entry point '{name}' is of a stage XR does not know (Slang's stage {stage})",
+                source.file_name
             ))
             .into()),
         })

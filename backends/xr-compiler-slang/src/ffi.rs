@@ -48,20 +48,22 @@ pub mod stage {
     /// `SLANG_STAGE_COMPUTE`.
     pub const COMPUTE: u32 = 6;
 
-    /// Slang's name of a stage XR does not build (ray tracing, mesh).
-    pub fn other_name(stage: u32) -> &'static str {
-        match stage {
-            7 => "raygeneration",
-            8 => "intersection",
-            9 => "anyhit",
-            10 => "closesthit",
-            11 => "miss",
-            12 => "callable",
-            13 => "mesh",
-            14 => "amplification",
-            _ => "unknown",
-        }
-    }
+    /// `SLANG_STAGE_RAY_GENERATION`.
+    pub const RAY_GENERATION: u32 = 7;
+    /// `SLANG_STAGE_INTERSECTION`.
+    pub const INTERSECTION: u32 = 8;
+    /// `SLANG_STAGE_ANY_HIT`.
+    pub const ANY_HIT: u32 = 9;
+    /// `SLANG_STAGE_CLOSEST_HIT`.
+    pub const CLOSEST_HIT: u32 = 10;
+    /// `SLANG_STAGE_MISS`.
+    pub const MISS: u32 = 11;
+    /// `SLANG_STAGE_CALLABLE`.
+    pub const CALLABLE: u32 = 12;
+    /// `SLANG_STAGE_MESH`.
+    pub const MESH: u32 = 13;
+    /// `SLANG_STAGE_AMPLIFICATION` (task).
+    pub const AMPLIFICATION: u32 = 14;
 }
 
 /// Declares [`Api`]: one function pointer per symbol, looked up by its name.

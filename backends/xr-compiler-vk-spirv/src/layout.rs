@@ -5,7 +5,7 @@
 
 use ash::vk;
 use xr_device::{ResourceKind, XrError};
-use xr_sourcebuild::ShaderStage;
+use xr_sourcebuild::{PipelineKind, ShaderStage};
 use xr_spirv::{container::StageModule, reflect::Reflection};
 
 /// One binding of one set.
@@ -441,18 +441,46 @@ pub fn stage_flag(stage: ShaderStage) -> vk::ShaderStageFlags {
         ShaderStage::Geometry => vk::ShaderStageFlags::GEOMETRY,
         ShaderStage::Fragment => vk::ShaderStageFlags::FRAGMENT,
         ShaderStage::Compute => vk::ShaderStageFlags::COMPUTE,
+        ShaderStage::Task => vk::ShaderStageFlags::TASK_EXT,
+        ShaderStage::Mesh => vk::ShaderStageFlags::MESH_EXT,
+        ShaderStage::RayGeneration => vk::ShaderStageFlags::RAYGEN_KHR,
+        ShaderStage::Miss => vk::ShaderStageFlags::MISS_KHR,
+        ShaderStage::ClosestHit => vk::ShaderStageFlags::CLOSEST_HIT_KHR,
+        ShaderStage::AnyHit => vk::ShaderStageFlags::ANY_HIT_KHR,
+        ShaderStage::Intersection => vk::ShaderStageFlags::INTERSECTION_KHR,
+        ShaderStage::Callable => vk::ShaderStageFlags::CALLABLE_KHR,
     }
 }
 
-/// Checks that `stages` make a program: one compute stage, or graphics
-/// stages in pipeline order with a vertex stage and both tessellation
-/// stages or neither.
+/// Checks that `stages` make a program: one compute stage; task (or not),
+/// mesh and fragment stages; or graphics stages in pipeline order with a
+/// vertex stage and both tessellation stages or neither.
 pub fn check_stages(context: &str, stages: &[ShaderStage]) -> Result<(), XrError> {
-    let order = |s: &ShaderStage| ShaderStage::ALL.iter().position(|a| a == s).unwrap_or(usize::MAX);
-    if stages.windows(2).any(|w| order(&w[0]) >= order(&w[1])) {
+    if stages.windows(2).any(|w| w[0].pipeline_order() >= w[1].pipeline_order()) {
         return Err(XrError::invalid_input(format!(
-            "{context}: stages must be given once each, in pipeline order (vertex, tess-control, tess-evaluation, geometry, fragment)"
+            "{context}: stages must be given once each, in pipeline order (vertex, tess-control, tess-evaluation, \
+             geometry, fragment; or task, mesh, fragment)"
         )));
+    }
+    if let Some(stage) = stages.iter().find(|s| s.pipeline_kind() == PipelineKind::RayTracing) {
+        return Err(XrError::unavailable(format!(
+            "{context}: the {} stage belongs to a ray tracing pipeline, which this build system does not make yet",
+            stage.name()
+        )));
+    }
+    if stages.iter().any(|s| s.pipeline_kind() == PipelineKind::Mesh) {
+        if let Some(other) =
+            stages.iter().find(|s| !matches!(s, ShaderStage::Task | ShaderStage::Mesh | ShaderStage::Fragment))
+        {
+            return Err(XrError::invalid_input(format!(
+                "{context}: a mesh program has task, mesh and fragment stages only, not {}",
+                other.name()
+            )));
+        }
+        if !stages.contains(&ShaderStage::Mesh) {
+            return Err(XrError::invalid_input(format!("{context}: a task stage needs a mesh stage after it")));
+        }
+        return Ok(());
     }
     if stages.contains(&ShaderStage::Compute) {
         if stages.len() != 1 {

@@ -9,6 +9,7 @@
 mod capabilities;
 mod constant_table;
 mod layout;
+mod mesh;
 mod pipeline_cache;
 mod pipelines;
 mod runtime;

@@ -40,6 +40,8 @@ pub struct GraphicsPipelines {
     stages: Vec<Stage>,
     /// Control points per patch when tessellated.
     patch_size: Option<u32>,
+    /// Task and mesh stages make the geometry: no vertex input or assembly.
+    mesh: bool,
     layout: vk::PipelineLayout,
     /// The fragment stage's output locations; `None` where one is not a
     /// plain location (every attachment is then written).
@@ -81,6 +83,7 @@ impl GraphicsPipelines {
             context: context.to_owned(),
             stages,
             patch_size,
+            mesh: modules.iter().any(|m| m.stage == ShaderStage::Mesh),
             layout,
             written: written_locations(outputs),
             made: Mutex::new(HashMap::new()),
@@ -142,8 +145,10 @@ impl GraphicsPipelines {
             })
             .collect();
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
-        let mut dynamic_states =
-            vec![vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR, vk::DynamicState::VERTEX_INPUT_EXT];
+        let mut dynamic_states = vec![vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
+        if !self.mesh {
+            dynamic_states.push(vk::DynamicState::VERTEX_INPUT_EXT);
+        }
         if depth.is_some() {
             // Whether a draw tests depth is the draw's choice.
             dynamic_states.extend([vk::DynamicState::DEPTH_TEST_ENABLE, vk::DynamicState::DEPTH_WRITE_ENABLE]);
@@ -156,8 +161,6 @@ impl GraphicsPipelines {
         }
         let mut info = vk::GraphicsPipelineCreateInfo::default()
             .stages(&stages)
-            .vertex_input_state(&vertex_input)
-            .input_assembly_state(&assembly)
             .viewport_state(&viewport)
             .rasterization_state(&raster)
             .multisample_state(&multisample)
@@ -169,6 +172,9 @@ impl GraphicsPipelines {
         } else {
             info.render_pass(render_pass).subpass(0)
         };
+        if !self.mesh {
+            info = info.vertex_input_state(&vertex_input).input_assembly_state(&assembly);
+        }
         if self.patch_size.is_some() {
             info = info.tessellation_state(&tessellation);
         }

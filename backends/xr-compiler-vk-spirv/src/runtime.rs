@@ -38,6 +38,8 @@ pub struct AttachedVkSpirv {
     offer: capabilities::DeviceOffer,
     /// Its Vulkan 1.2 features that XR's layouts need (descriptor indexing).
     vulkan12: Vulkan12Features,
+    /// What it takes of mesh and task stages, where it has them.
+    mesh_limits: Option<crate::mesh::MeshLimits>,
     compiler: LazyCompiler,
     cache: PersistentCache,
     /// Each registered program's stage modules, for `program_binary`.
@@ -93,7 +95,7 @@ impl AttachedVkSpirv {
             list.to_string_lossy().split_whitespace().map(str::to_owned).collect()
         };
         // SAFETY: the handles are a live instance and device; names are NUL-terminated.
-        let (device, memory, limits, offer, vulkan12) = unsafe {
+        let (device, memory, limits, offer, vulkan12, mesh_limits) = unsafe {
             let instance = ash::Instance::load_with(
                 |name| get(context, loader.instance, name.as_ptr()),
                 vk::Instance::from_raw(loader.instance),
@@ -115,7 +117,11 @@ impl AttachedVkSpirv {
             };
             offer.features = capabilities::read_features(&instance, physical, &offer);
             offer.properties = capabilities::read_properties(&instance, physical);
-            (device, memory, limits, offer, Vulkan12Features::from(&vulkan12))
+            let mesh_limits = enabled_extensions
+                .iter()
+                .any(|e| e == "VK_EXT_mesh_shader")
+                .then(|| crate::mesh::MeshLimits::read(&instance, physical));
+            (device, memory, limits, offer, Vulkan12Features::from(&vulkan12), mesh_limits)
         };
         let cache = PersistentCache::empty(&device)?;
         Ok(Self {
@@ -126,6 +132,7 @@ impl AttachedVkSpirv {
             limits,
             offer,
             vulkan12,
+            mesh_limits,
             compiler: LazyCompiler::default(),
             cache,
             modules: HashMap::new(),
@@ -136,8 +143,10 @@ impl AttachedVkSpirv {
         let context = format!("program '{}'", desc.name);
         let stages: Vec<ShaderStage> = desc.stages.iter().map(|s| s.stage).collect();
         layout::check_stages(&context, &stages)?;
-        let mut modules = self.compiler.get()?.compile_program(desc, &SpirvOptions::new(TargetEnv::Vulkan10))?.modules;
-        xr_spirv::finish_program(&mut modules, TargetEnv::Vulkan10)?;
+        // Vulkan 1.0, as offline builds default to; mesh stages raise it to what they need.
+        let options = SpirvOptions::new(TargetEnv::Vulkan10).for_stages(&stages)?;
+        let mut modules = self.compiler.get()?.compile_program(desc, &options)?.modules;
+        xr_spirv::finish_program(&mut modules, options.target)?;
         Ok(modules)
     }
 
@@ -294,6 +303,7 @@ impl AttachedVkSpirv {
         let reflections = Self::reflect(&modules)?;
         Self::check_interface(&modules, &reflections)?;
         self.check_extensions(&context, &modules)?;
+        crate::mesh::check_limits(&context, &modules, self.mesh_limits.as_ref(), &self.capabilities.renderer)?;
         let bindings = layout::merge(&context, &modules, &reflections, self.runtime_arrays())?;
         layout::check_limits(&context, &bindings, &self.limits)?;
         let CreatedObjects { objects, entries, push, pipelines } =
@@ -336,6 +346,7 @@ impl AttachedVkSpirv {
             .collect();
         let unbound = crate::constant_table::unbound(&resources);
         let compute = modules.iter().any(|m| m.stage == ShaderStage::Compute);
+        let mesh = modules.iter().any(|m| m.stage == ShaderStage::Mesh);
         let mut table = VkConstantTable {
             device: self.device.clone(),
             loader: self.loader,
@@ -354,6 +365,7 @@ impl AttachedVkSpirv {
             pipeline: table.objects.pipeline.as_raw(),
             depth_pipeline: table.objects.depth_pipeline.as_raw(),
             compute,
+            mesh,
             layout: table.objects.layout.as_raw(),
             descriptor_sets: table.sets.as_ptr(),
             descriptor_set_count: table.sets.len() as u32,

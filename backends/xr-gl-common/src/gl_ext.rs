@@ -251,7 +251,8 @@ pub const PIPELINE_ORDER: [u32; 5] = [
     glow::FRAGMENT_SHADER_BIT,
 ];
 
-/// The `glUseProgramStages` bit of a stage.
+/// The `glUseProgramStages` bit of a stage; 0 for a stage OpenGL does not
+/// have (the GL build systems build none: [`shader_type`] refuses them).
 pub fn stage_bit(stage: xr_sourcebuild::ShaderStage) -> u32 {
     use xr_sourcebuild::ShaderStage::*;
     match stage {
@@ -261,18 +262,35 @@ pub fn stage_bit(stage: xr_sourcebuild::ShaderStage) -> u32 {
         Geometry => glow::GEOMETRY_SHADER_BIT,
         Fragment => glow::FRAGMENT_SHADER_BIT,
         Compute => glow::COMPUTE_SHADER_BIT,
+        _ => 0,
     }
 }
 
-/// The GL shader type of a stage (`glCreateShader`).
-pub fn shader_type(stage: xr_sourcebuild::ShaderStage) -> u32 {
+/// Refuses a program with a stage OpenGL does not have (task, mesh, ray
+/// tracing), naming the stage and its file, before anything is compiled.
+pub fn check_stages(desc: &xr_sourcebuild::ProgramDesc) -> Result<(), XrError> {
+    match desc.stages.iter().find(|s| !xr_sourcebuild::ShaderStage::CLASSIC.contains(&s.stage)) {
+        Some(stage) => Err(XrError::invalid_input(format!(
+            "program '{}': OpenGL has no {} stage ({}); build it for a Vulkan target",
+            desc.name,
+            stage.stage.name(),
+            stage.file_name
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The GL shader type of a stage (`glCreateShader`); an error naming a
+/// stage OpenGL does not have (mesh and ray tracing stages).
+pub fn shader_type(stage: xr_sourcebuild::ShaderStage) -> Result<u32, XrError> {
     use xr_sourcebuild::ShaderStage::*;
-    match stage {
+    Ok(match stage {
         Vertex => glow::VERTEX_SHADER,
         TessControl => glow::TESS_CONTROL_SHADER,
         TessEvaluation => glow::TESS_EVALUATION_SHADER,
         Geometry => glow::GEOMETRY_SHADER,
         Fragment => glow::FRAGMENT_SHADER,
         Compute => glow::COMPUTE_SHADER,
-    }
+        other => return Err(XrError::invalid_input(format!("OpenGL has no {} stage", other.name()))),
+    })
 }

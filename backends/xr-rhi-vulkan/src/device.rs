@@ -16,9 +16,9 @@ use std::{
 };
 use xr_device::{
     BufferId, BufferUsage, ComputeCall, DeviceBackend, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter,
-    Image, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetDesc, RenderTargetId, ResourceBinding,
-    SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, VulkanLoader,
-    VulkanProgram, Wrap, XrError, checks,
+    Image, MeshDrawCall, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetDesc, RenderTargetId,
+    ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout,
+    VulkanLoader, VulkanProgram, Wrap, XrError, checks,
 };
 
 /// The colour format of the render targets `create_render_target` and
@@ -155,6 +155,15 @@ impl Target {
 
 /// A draw whose target, vertices, program and indices were checked by
 /// [`VkDevice::validate_draw`]: what the later steps of a draw read.
+/// A rendering into a target, as [`VkDevice::record_rendering`] records it.
+struct Rendering<'a> {
+    target: &'a Target,
+    /// The render pass (and framebuffer) to render in; `None`: dynamic rendering.
+    pass: Option<(vk::RenderPass, vk::Framebuffer)>,
+    color_layout: vk::ImageLayout,
+    depth_test: bool,
+}
+
 struct CheckedDraw<'a> {
     call: &'a DrawCall,
     /// The target's place in [`VkDevice::targets`].
@@ -229,6 +238,12 @@ pub struct VkDevice {
     shared: Arc<Shared>,
     pool: vk::CommandPool,
     vertex_input: ash::ext::vertex_input_dynamic_state::Device,
+    /// Mesh shader commands, where the device enabled `VK_EXT_mesh_shader`.
+    mesh_shader: Option<ash::ext::mesh_shader::Device>,
+    /// The most task (or mesh, without a task stage) work groups a draw
+    /// launches in x, y and z (`maxTaskWorkGroupCount`; the smaller of it and
+    /// `maxMeshWorkGroupCount`, which applies to mesh-only programs).
+    mesh_group_limits: [u32; 3],
     targets: Vec<Target>,
     buffers: Vec<Buffer>,
     textures: Vec<Texture>,
@@ -271,6 +286,12 @@ impl VkDevice {
         let pool =
             unsafe { context.device.create_command_pool(&info, None) }.map_err(vk_error("vkCreateCommandPool"))?;
         let vertex_input = ash::ext::vertex_input_dynamic_state::Device::new(&context.instance, &context.device);
+        let enabled = context.enabled_extensions.to_string_lossy().into_owned();
+        let mesh_shader = enabled
+            .split(' ')
+            .any(|e| e == "VK_EXT_mesh_shader")
+            .then(|| ash::ext::mesh_shader::Device::new(&context.instance, &context.device));
+        let mesh_group_limits = if mesh_shader.is_some() { context.mesh_group_limits() } else { [0; 3] };
         let key = NEXT_DEVICE.fetch_add(1, Ordering::Relaxed);
         let mut device = Self {
             context,
@@ -278,6 +299,8 @@ impl VkDevice {
             shared,
             pool,
             vertex_input,
+            mesh_shader,
+            mesh_group_limits,
             targets: Vec::new(),
             buffers: Vec::new(),
             textures: Vec::new(),
@@ -771,7 +794,7 @@ impl VkDevice {
     fn input_attachment_writes(
         &self,
         program: &VulkanProgram,
-        draw: &DrawCall,
+        (program_name, target_id): (u32, RenderTargetId),
         target: &Target,
     ) -> Result<Vec<(xr_device::InputAttachmentSlot, vk::DescriptorImageInfo)>, XrError> {
         let slots = if program.input_attachments.is_null() {
@@ -782,8 +805,8 @@ impl VkDevice {
         };
         if !slots.is_empty() && !target.textures {
             return Err(XrError::invalid_input(format!(
-                "program {} reads input attachments: draw it into a render target made with create_render_target_with, not render target {}",
-                draw.program.name, draw.target.0
+                "program {program_name} reads input attachments: draw it into a render target made with create_render_target_with, not render target {}",
+                target_id.0
             )));
         }
         slots
@@ -791,10 +814,9 @@ impl VkDevice {
             .map(|slot| {
                 let color = target.colors.get(slot.attachment as usize).ok_or_else(|| {
                     XrError::invalid_input(format!(
-                        "program {} reads input attachment {}, but render target {} has {} colour attachment(s)",
-                        draw.program.name,
+                        "program {program_name} reads input attachment {}, but render target {} has {} colour attachment(s)",
                         slot.attachment,
-                        draw.target.0,
+                        target_id.0,
                         target.colors.len()
                     ))
                 })?;
@@ -815,6 +837,12 @@ impl VkDevice {
         if program.compute {
             return Err(XrError::invalid_input(format!(
                 "program {} is a compute program: dispatch it",
+                draw.program.name
+            )));
+        }
+        if program.mesh {
+            return Err(XrError::invalid_input(format!(
+                "program {} is a mesh program: draw it with draw_mesh_tasks, without vertices",
                 draw.program.name
             )));
         }
@@ -852,10 +880,11 @@ impl VkDevice {
     /// there is none.
     fn pipeline_for_draw(
         &self,
-        checked: &CheckedDraw<'_>,
+        program: &VulkanProgram,
+        (program_name, target_id): (u32, RenderTargetId),
+        target: &Target,
         pass: Option<(vk::RenderPass, vk::Framebuffer)>,
     ) -> Result<vk::Pipeline, XrError> {
-        let (program, target) = (&checked.program, checked.target);
         let formats = target.formats();
         // The device's own pipelines write every channel; a target whose
         // attachments are textures gets the one that writes only the
@@ -876,9 +905,8 @@ impl VkDevice {
         if pipeline == 0 {
             self.check_validation("making a pipeline")?;
             return Err(XrError::invalid_input(format!(
-                "program {} has no pipeline for render target {} ({} colour attachment(s){})",
-                checked.call.program.name,
-                checked.call.target.0,
+                "program {program_name} has no pipeline for render target {} ({} colour attachment(s){})",
+                target_id.0,
                 formats.len(),
                 if target.depth.is_some() { " and depth" } else { "" }
             )));
@@ -908,10 +936,8 @@ impl VkDevice {
         unsafe { self.context.device.update_descriptor_sets(&writes, &[]) };
     }
 
-    /// Records a checked draw with `pipeline`: its target's attachments
-    /// moved to their draw layouts (colour ones to `color_layout`), the
-    /// rendering begun (in render `pass`, if any), the draw's state bound,
-    /// the triangles drawn and the rendering ended.
+    /// Records a checked draw with `pipeline`: the rendering around it
+    /// ([`Self::record_rendering`]), its vertices bound and the triangles drawn.
     fn record_draw(
         &self,
         cb: vk::CommandBuffer,
@@ -920,9 +946,42 @@ impl VkDevice {
         pass: Option<(vk::RenderPass, vk::Framebuffer)>,
         color_layout: vk::ImageLayout,
     ) {
-        let (device, draw, target) = (&self.context.device, checked.call, checked.target);
-        self.transition_colors(cb, target, color_layout);
-        let area = self.begin_draw_rendering(cb, target, pass, color_layout);
+        let (device, draw) = (&self.context.device, checked.call);
+        let (bindings, attributes) = vertex_input(&checked.vertices.layout);
+        let rendering = Rendering { target: checked.target, pass, color_layout, depth_test: draw.depth_test };
+        self.record_rendering(cb, &rendering, pipeline, &checked.program, |cb| {
+            // SAFETY: recording, within the rendering begun; every handle belongs to this device.
+            unsafe {
+                self.vertex_input.cmd_set_vertex_input(cb, &bindings, &attributes);
+                device.cmd_bind_vertex_buffers(cb, 0, &[checked.vertices.buffer], &[0]);
+                match checked.indices {
+                    Some(indices) => {
+                        device.cmd_bind_index_buffer(cb, indices, 0, vk::IndexType::UINT32);
+                        device.cmd_draw_indexed(cb, draw.vertex_count, 1, draw.first_vertex, 0, 0);
+                    }
+                    None => device.cmd_draw(cb, draw.vertex_count, 1, draw.first_vertex, 0),
+                }
+            }
+        });
+    }
+
+    /// Records `commands` drawing with `pipeline` and `program` inside a
+    /// rendering into all of a target: its attachments moved to their draw
+    /// layouts (colour ones to `color_layout`), the rendering begun (in
+    /// render `pass`, if any), viewport, scissor, depth state and the
+    /// program's state set; then the rendering ended, and what it wrote
+    /// made visible where the attachments are textures.
+    fn record_rendering(
+        &self,
+        cb: vk::CommandBuffer,
+        rendering: &Rendering<'_>,
+        pipeline: vk::Pipeline,
+        program: &VulkanProgram,
+        commands: impl FnOnce(vk::CommandBuffer),
+    ) {
+        let (device, target) = (&self.context.device, rendering.target);
+        self.transition_colors(cb, target, rendering.color_layout);
+        let area = self.begin_draw_rendering(cb, target, rendering.pass, rendering.color_layout);
         // Negative height: +y is up in clip space, as in OpenGL, and row 0 is the top.
         let viewport = vk::Viewport {
             x: 0.0,
@@ -932,27 +991,21 @@ impl VkDevice {
             min_depth: 0.0,
             max_depth: 1.0,
         };
-        let (bindings, attributes) = vertex_input(&checked.vertices.layout);
         // SAFETY: recording, within the rendering just begun; every handle belongs to this device.
         unsafe {
             device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
             device.cmd_set_viewport(cb, 0, &[viewport]);
             device.cmd_set_scissor(cb, 0, &[area]);
             if target.depth.is_some() {
-                device.cmd_set_depth_test_enable(cb, draw.depth_test);
-                device.cmd_set_depth_write_enable(cb, draw.depth_test);
+                device.cmd_set_depth_test_enable(cb, rendering.depth_test);
+                device.cmd_set_depth_write_enable(cb, rendering.depth_test);
             }
-            self.vertex_input.cmd_set_vertex_input(cb, &bindings, &attributes);
-            device.cmd_bind_vertex_buffers(cb, 0, &[checked.vertices.buffer], &[0]);
-            self.bind_program_state(cb, &checked.program, vk::PipelineBindPoint::GRAPHICS);
-            match checked.indices {
-                Some(indices) => {
-                    device.cmd_bind_index_buffer(cb, indices, 0, vk::IndexType::UINT32);
-                    device.cmd_draw_indexed(cb, draw.vertex_count, 1, draw.first_vertex, 0, 0);
-                }
-                None => device.cmd_draw(cb, draw.vertex_count, 1, draw.first_vertex, 0),
-            }
-            if pass.is_some() {
+            self.bind_program_state(cb, program, vk::PipelineBindPoint::GRAPHICS);
+        }
+        commands(cb);
+        // SAFETY: recording; ends the rendering begun above.
+        unsafe {
+            if rendering.pass.is_some() {
                 device.cmd_end_render_pass(cb);
             } else {
                 device.cmd_end_rendering(cb);
@@ -1373,13 +1426,50 @@ impl DeviceBackend for VkDevice {
 
     fn draw(&mut self, draw: &DrawCall) -> Result<(), XrError> {
         let checked = self.validate_draw(draw)?;
-        let inputs = self.input_attachment_writes(&checked.program, draw, checked.target)?;
+        let names = (draw.program.name, draw.target);
+        let inputs = self.input_attachment_writes(&checked.program, names, checked.target)?;
         let pass = self.render_pass_for_inputs(checked.index, checked.target, &inputs)?;
-        let pipeline = self.pipeline_for_draw(&checked, pass)?;
+        let pipeline = self.pipeline_for_draw(&checked.program, names, checked.target, pass)?;
         self.write_input_attachments(&inputs);
         let color_layout = checked.target.draw_layout();
         let index = checked.index;
         self.submit("drawing", |cb| self.record_draw(cb, &checked, pipeline, pass, color_layout))?;
+        self.targets[index].drawn_into(color_layout);
+        Ok(())
+    }
+
+    fn draw_mesh_tasks(&mut self, call: &MeshDrawCall) -> Result<(), XrError> {
+        let Some(mesh_shader) = self.mesh_shader.as_ref() else {
+            return Err(XrError::unavailable(format!(
+                "this device ({}) has no mesh shaders (VK_EXT_mesh_shader)",
+                self.context.renderer()
+            )));
+        };
+        let index = self.target_index(call.target)?;
+        let program = self.program(call.program)?;
+        if !program.mesh {
+            return Err(XrError::invalid_input(format!(
+                "program {} is not a mesh program: draw it with vertices, or dispatch it",
+                call.program.name
+            )));
+        }
+        checks::check_mesh_groups(call.groups, self.mesh_group_limits)?;
+        let target = &self.targets[index];
+        checks::check_depth_test(call.target, call.depth_test, target.depth.is_some())?;
+        let names = (call.program.name, call.target);
+        let inputs = self.input_attachment_writes(&program, names, target)?;
+        let pass = self.render_pass_for_inputs(index, target, &inputs)?;
+        let pipeline = self.pipeline_for_draw(&program, names, target, pass)?;
+        self.write_input_attachments(&inputs);
+        let color_layout = target.draw_layout();
+        let rendering = Rendering { target, pass, color_layout, depth_test: call.depth_test };
+        let [x, y, z] = call.groups;
+        self.submit("drawing mesh tasks", |cb| {
+            self.record_rendering(cb, &rendering, pipeline, &program, |cb| {
+                // SAFETY: recording, within the rendering begun, with a mesh pipeline bound.
+                unsafe { mesh_shader.cmd_draw_mesh_tasks(cb, x, y, z) }
+            })
+        })?;
         self.targets[index].drawn_into(color_layout);
         Ok(())
     }

@@ -276,8 +276,8 @@ impl Context {
     /// The device, and whether it reads input attachments within dynamic
     /// rendering (`VK_KHR_dynamic_rendering_local_read`). Every extension a
     /// shader may need that the driver offers is enabled with its features:
-    /// that one, fragment shader barycentrics, fragment shading rate, and
-    /// ray queries (with acceleration structures).
+    /// that one, fragment shader barycentrics, fragment shading rate, ray
+    /// queries (with acceleration structures), and mesh and task shaders.
     fn create_device(
         instance: &ash::Instance,
         physical: vk::PhysicalDevice,
@@ -301,6 +301,8 @@ impl Context {
         let mut shading_rate = vk::PhysicalDeviceFragmentShadingRateFeaturesKHR::default();
         let mut acceleration = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
         let mut ray_query = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
+        let mut mesh_shader = vk::PhysicalDeviceMeshShaderFeaturesEXT::default();
+        let mesh_shader_offered = has(ash::ext::mesh_shader::NAME);
         let local_read_offered = has(ash::khr::dynamic_rendering_local_read::NAME);
         let barycentric_offered = has(ash::khr::fragment_shader_barycentric::NAME);
         let shading_rate_offered = has(ash::khr::fragment_shading_rate::NAME);
@@ -334,6 +336,9 @@ impl Context {
             if ray_query_offered {
                 query = query.push_next(&mut acceleration).push_next(&mut ray_query);
             }
+            if mesh_shader_offered {
+                query = query.push_next(&mut mesh_shader);
+            }
             // SAFETY: `physical` belongs to this instance; the chain lives across the call.
             unsafe { instance.get_physical_device_features2(physical, &mut query) };
         }
@@ -351,6 +356,7 @@ impl Context {
         shading_rate.p_next = std::ptr::null_mut();
         acceleration.p_next = std::ptr::null_mut();
         ray_query.p_next = std::ptr::null_mut();
+        mesh_shader.p_next = std::ptr::null_mut();
         let reads_attachments = local_read_offered && local_read.dynamic_rendering_local_read == vk::TRUE;
         if reads_attachments {
             extensions.push(ash::khr::dynamic_rendering_local_read::NAME.as_ptr());
@@ -373,6 +379,15 @@ impl Context {
                 ash::khr::acceleration_structure::NAME.as_ptr(),
                 ash::khr::deferred_host_operations::NAME.as_ptr(),
             ]);
+        }
+        // Mesh and task stages; the features that need others XR does not
+        // enable (multiview, per-primitive shading rate, queries) stay off.
+        let mesh_shaders = mesh_shader_offered && mesh_shader.mesh_shader == vk::TRUE;
+        if mesh_shaders {
+            extensions.push(ash::ext::mesh_shader::NAME.as_ptr());
+            mesh_shader = vk::PhysicalDeviceMeshShaderFeaturesEXT::default()
+                .mesh_shader(true)
+                .task_shader(mesh_shader.task_shader == vk::TRUE);
         }
         vulkan13.robust_image_access = vk::FALSE;
         // What XR itself draws with.
@@ -398,6 +413,9 @@ impl Context {
         if ray_queries {
             create = create.push_next(&mut acceleration).push_next(&mut ray_query);
         }
+        if mesh_shaders {
+            create = create.push_next(&mut mesh_shader);
+        }
         // SAFETY: the create info and what it points to live across the call.
         let device = unsafe { instance.create_device(physical, &create, None) }.map_err(vk_error("vkCreateDevice"))?;
         // SAFETY: every name is one of ash's NUL-terminated constants.
@@ -422,6 +440,24 @@ impl Context {
     pub fn take_validation_errors(&self) -> Option<String> {
         let taken = self.take_validation_messages();
         (!taken.is_empty()).then(|| taken.join(" | "))
+    }
+
+    /// The device's name, as its properties give it.
+    pub fn renderer(&self) -> String {
+        self.properties.device_name_as_c_str().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    }
+
+    /// The most work groups a mesh draw launches in x, y and z: the
+    /// smaller of `maxTaskWorkGroupCount` and `maxMeshWorkGroupCount` (a
+    /// draw's groups are task groups where the program has a task stage,
+    /// mesh groups where it does not). Only where the device has mesh shaders.
+    pub fn mesh_group_limits(&self) -> [u32; 3] {
+        let mut mesh = vk::PhysicalDeviceMeshShaderPropertiesEXT::default();
+        let mut query = vk::PhysicalDeviceProperties2::default().push_next(&mut mesh);
+        // SAFETY: `physical` belongs to this live instance; the chain lives across the call.
+        unsafe { self.instance.get_physical_device_properties2(self.physical, &mut query) };
+        let (task, mesh) = (mesh.max_task_work_group_count, mesh.max_mesh_work_group_count);
+        [task[0].min(mesh[0]), task[1].min(mesh[1]), task[2].min(mesh[2])]
     }
 
     /// Index of a memory type with `flags` among those `bits` allows.

@@ -22,7 +22,10 @@ pub fn languages() -> Vec<xr_sourcebuild::LanguageInfo> {
 pub fn glsl_language() -> xr_sourcebuild::LanguageInfo {
     xr_sourcebuild::LanguageInfo::new(
         LANGUAGE_GLSL,
-        &["glsl", "vert", "frag", "geom", "tesc", "tese", "comp", "vs", "fs", "gs", "cs"],
+        &[
+            "glsl", "vert", "frag", "geom", "tesc", "tese", "comp", "vs", "fs", "gs", "cs", "task", "mesh", "rgen",
+            "rmiss", "rchit", "rahit", "rint", "rcall",
+        ],
     )
 }
 
@@ -105,6 +108,19 @@ impl SpirvVersion {
         })
     }
 
+    /// `1.0` … `1.6`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpirvVersion::V1_0 => "1.0",
+            SpirvVersion::V1_1 => "1.1",
+            SpirvVersion::V1_2 => "1.2",
+            SpirvVersion::V1_3 => "1.3",
+            SpirvVersion::V1_4 => "1.4",
+            SpirvVersion::V1_5 => "1.5",
+            SpirvVersion::V1_6 => "1.6",
+        }
+    }
+
     fn shaderc(self) -> shaderc::SpirvVersion {
         match self {
             SpirvVersion::V1_0 => shaderc::SpirvVersion::V1_0,
@@ -146,6 +162,43 @@ impl SpirvOptions {
     pub fn new(target: TargetEnv) -> Self {
         Self { target, spirv_version: None, optimization: Optimization::None }
     }
+
+    /// The options raised to an environment `stages` exist in: the mesh
+    /// shader and ray tracing extensions are written against SPIR-V 1.4,
+    /// so a program with a task, mesh or ray tracing stage is compiled for
+    /// SPIR-V 1.4 at least, and validated by Vulkan 1.2's rules at least
+    /// (the first Vulkan whose SPIR-V environment takes 1.4 without
+    /// `VK_KHR_spirv_1_4`; every device with those extensions has it). A
+    /// SPIR-V version asked for below 1.4, or an OpenGL target, is an error
+    /// naming the stage.
+    pub fn for_stages(mut self, stages: &[ShaderStage]) -> Result<Self, XrError> {
+        let Some(stage) = stages.iter().find(|s| needs_spirv_1_4(**s)) else { return Ok(self) };
+        if self.target == TargetEnv::OpenGl45 {
+            return Err(XrError::invalid_input(format!("OpenGL has no {} stage", stage.name())));
+        }
+        let raised = matches!(self.target, TargetEnv::Vulkan10 | TargetEnv::Vulkan11);
+        if raised {
+            self.target = TargetEnv::Vulkan12;
+        }
+        match self.spirv_version {
+            Some(asked) if asked < SpirvVersion::V1_4 => {
+                return Err(XrError::invalid_input(format!(
+                    "a {} stage needs SPIR-V 1.4 or later; spirv-version {} was asked for",
+                    stage.name(),
+                    asked.name()
+                )));
+            }
+            // Raised: 1.4, not Vulkan 1.2's own 1.5, the least the stages need.
+            None if raised => self.spirv_version = Some(SpirvVersion::V1_4),
+            _ => {}
+        }
+        Ok(self)
+    }
+}
+
+/// Whether `stage`'s SPIR-V extension needs SPIR-V 1.4 (mesh and ray tracing stages).
+pub fn needs_spirv_1_4(stage: ShaderStage) -> bool {
+    matches!(stage.pipeline_kind(), xr_sourcebuild::PipelineKind::Mesh | xr_sourcebuild::PipelineKind::RayTracing)
 }
 
 /// A compiled SPIR-V module (validated when it came from
@@ -508,6 +561,14 @@ fn shader_kind(stage: ShaderStage) -> shaderc::ShaderKind {
         ShaderStage::Geometry => shaderc::ShaderKind::Geometry,
         ShaderStage::Fragment => shaderc::ShaderKind::Fragment,
         ShaderStage::Compute => shaderc::ShaderKind::Compute,
+        ShaderStage::Task => shaderc::ShaderKind::Task,
+        ShaderStage::Mesh => shaderc::ShaderKind::Mesh,
+        ShaderStage::RayGeneration => shaderc::ShaderKind::RayGeneration,
+        ShaderStage::Miss => shaderc::ShaderKind::Miss,
+        ShaderStage::ClosestHit => shaderc::ShaderKind::ClosestHit,
+        ShaderStage::AnyHit => shaderc::ShaderKind::AnyHit,
+        ShaderStage::Intersection => shaderc::ShaderKind::Intersection,
+        ShaderStage::Callable => shaderc::ShaderKind::Callable,
     }
 }
 

@@ -22,7 +22,7 @@ mod work_cache;
 pub use compile::{
     CompiledProgram, IncludedFile, LANGUAGE_GLSL, LANGUAGE_HLSL, LazyCompiler, Optimization, SpirvCompiler,
     SpirvModule, SpirvOptions, SpirvVersion, TargetEnv, compiler_identity, compiler_identity_of, glsl_language,
-    languages,
+    languages, needs_spirv_1_4,
 };
 pub use program::finish_program;
 pub use reflect::{Reflection, assign_uniform_locations, link_interface_locations, reflect};

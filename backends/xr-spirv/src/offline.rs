@@ -56,7 +56,14 @@ pub fn compile_pairs(target: &str, base: TargetEnv) -> RVec<CompilePair> {
             if language.name == crate::LANGUAGE_HLSL {
                 options.push(OptionDecl::stage_selector("profile", &HLSL_PROFILES, HLSL_PROFILE_HELP));
             }
-            CompilePair::new(&language.name, target).with_options(options)
+            // glslang's HLSL front end has no mesh or ray tracing stages,
+            // and OpenGL has neither.
+            let stages = if base == TargetEnv::OpenGl45 || language.name == crate::LANGUAGE_HLSL {
+                &ShaderStage::CLASSIC[..]
+            } else {
+                &ShaderStage::ALL[..]
+            };
+            CompilePair::new(&language.name, target).with_options(options).with_stages(stages.iter().copied())
         })
         .collect()
 }
@@ -129,7 +136,8 @@ pub fn options_of(request: &OfflineRequest, base: TargetEnv) -> Result<SpirvOpti
             }
         };
     }
-    Ok(options)
+    let stages: Vec<ShaderStage> = request.program.stages.iter().map(|s| s.stage).collect();
+    options.for_stages(&stages)
 }
 
 /// Whether an offline compile makes the reflection and the stage outputs

@@ -4,7 +4,6 @@
 
 use crate::{TargetEnv, container::StageModule};
 use xr_device::XrError;
-use xr_sourcebuild::ShaderStage;
 
 /// Links a program's stage modules for `target`: on OpenGL every loose
 /// uniform gets one program-wide location (glslang numbers each stage from
@@ -21,9 +20,8 @@ pub fn finish_program(modules: &mut [StageModule], target: TargetEnv) -> Result<
 /// Gives each stage's inputs the locations the stage before it writes them
 /// at, by name (stages in pipeline order).
 fn link_stages(modules: &mut [StageModule]) -> Result<(), XrError> {
-    let order = |stage: ShaderStage| ShaderStage::ALL.iter().position(|s| *s == stage).unwrap_or(usize::MAX);
     let mut indices: Vec<usize> = (0..modules.len()).collect();
-    indices.sort_by_key(|i| order(modules[*i].stage));
+    indices.sort_by_key(|i| modules[*i].stage.pipeline_order());
     for pair in indices.windows(2) {
         let producer = modules[pair[0]].words.clone();
         crate::link_interface_locations(&producer, &mut modules[pair[1]].words)?;

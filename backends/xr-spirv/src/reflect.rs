@@ -510,6 +510,17 @@ pub fn output_vertices(words: &[u32]) -> Result<Option<u32>, XrError> {
         .and_then(|i| i.operands.get(2).copied()))
 }
 
+/// The literal operands of the first execution mode `mode` a module
+/// declares (after the entry point it applies to): `[x, y, z]` for
+/// `LocalSize`, `[n]` for `OutputVertices`; `None` where it is not declared.
+pub fn execution_mode(words: &[u32], mode: ExecutionMode) -> Result<Option<Vec<u32>>, XrError> {
+    let mode = mode as u32;
+    Ok(instructions(words)?
+        .iter()
+        .find(|i| i.op() == Some(Op::ExecutionMode) && i.operands.get(1) == Some(&mode))
+        .map(|i| i.operands.get(2..).unwrap_or_default().to_vec()))
+}
+
 // Operand values matched in slice patterns (which take constants, not casts).
 const DECORATION_LOCATION: u32 = Decoration::Location as u32;
 const DECORATION_SPEC_ID: u32 = Decoration::SpecId as u32;

@@ -8,10 +8,12 @@
 use std::path::{Path, PathBuf};
 use xr_device::{
     BufferId, BufferUsage, ComputeCall, DeviceBox, DeviceOptions, DrawCall, Filter, Image, SamplerDesc, TextureDesc,
-    TextureFormat, VertexAttribute, VertexBufferId, VertexLayout, Wrap,
+    TextureFormat, TextureId, VertexAttribute, VertexBufferId, VertexLayout, Wrap,
 };
 use xr_host::Registry;
-use xr_sourcebuild::{AttachedBuildSystemBox, BuildOptions, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc};
+use xr_sourcebuild::{
+    AttachedBuildSystemBox, BuildOptions, BuiltProgram, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc,
+};
 
 /// Width and height of the image.
 pub const SIZE: u32 = 160;
@@ -163,12 +165,14 @@ pub fn mesh_program() -> Result<ProgramDesc, SampleError> {
     ))
 }
 
-fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox, depth_test: bool) -> Result<Image, SampleError> {
-    let options = BuildOptions::default();
-    let mut paint = compiler.build_program(&paint_program()?, &options).into_result()?;
-    let mut mesh = compiler.build_program(&mesh_program()?, &options).into_result()?;
-
-    // The compute pass: the palette in, the texture out.
+/// The compute pass: builds `paint.comp` and dispatches it, painting a
+/// texture from [`PALETTE`]; returns the texture (every later use sees what
+/// it wrote) and the program, which must outlive the texture's first use.
+pub fn paint_texture(
+    device: &mut DeviceBox,
+    compiler: &mut AttachedBuildSystemBox,
+) -> Result<(TextureId, BuiltProgram), SampleError> {
+    let mut paint = compiler.build_program(&paint_program()?, &BuildOptions::default()).into_result()?;
     let palette: Vec<u8> = PALETTE.iter().flatten().flat_map(|c| c.to_le_bytes()).collect();
     let palette = device.create_buffer(BufferUsage::STORAGE, palette.as_slice().into()).into_result()?;
     let desc = TextureDesc {
@@ -186,19 +190,33 @@ fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox, depth_tes
     paint.constants.set_buffer(colors, &device.buffer_binding(palette).into_result()?)?;
     let groups = TEXTURE_SIZE / 8;
     device.dispatch(&ComputeCall { program: paint.program, groups: [groups, groups, 1] }).into_result()?;
+    Ok((texture, paint))
+}
 
-    // The cube, sampling what the compute pass painted.
+/// Sets what the cube's stages read on `cube`: the matrices of
+/// [`matrices`] and `texture`, sampled nearest.
+pub fn set_cube_constants(
+    device: &mut DeviceBox,
+    cube: &mut BuiltProgram,
+    texture: TextureId,
+) -> Result<(), SampleError> {
     let sampler = device
         .create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap: Wrap::Repeat })
         .into_result()?;
     let (model, mvp) = matrices();
-    let handle = mesh.constants.handle("u_mvp")?;
-    mesh.constants.set_matrix4(handle, &mvp)?;
-    let handle = mesh.constants.handle("u_model")?;
-    mesh.constants.set_matrix4(handle, &model)?;
-    let albedo = mesh.constants.handle("albedo")?;
-    mesh.constants.set_texture(albedo, &device.texture_binding(texture, Some(sampler).into()).into_result()?)?;
+    let handle = cube.constants.handle("u_mvp")?;
+    cube.constants.set_matrix4(handle, &mvp)?;
+    let handle = cube.constants.handle("u_model")?;
+    cube.constants.set_matrix4(handle, &model)?;
+    let albedo = cube.constants.handle("albedo")?;
+    cube.constants.set_texture(albedo, &device.texture_binding(texture, Some(sampler).into()).into_result()?)?;
+    Ok(())
+}
 
+fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox, depth_test: bool) -> Result<Image, SampleError> {
+    let (texture, paint) = paint_texture(device, compiler)?;
+    let mut mesh = compiler.build_program(&mesh_program()?, &BuildOptions::default()).into_result()?;
+    set_cube_constants(device, &mut mesh, texture)?;
     let (vertex_buffer, index_buffer, index_count) = cube_buffers(device)?;
     let target = device.create_depth_render_target(SIZE, SIZE).into_result()?;
     device.clear(target, &CLEAR).into_result()?;

@@ -793,3 +793,36 @@ fn dash_writes_the_artifact_to_standard_output() {
     let run = xr_in(&dir, &[&["compile", "-o", "-", "--split"], &PROGRAM[..]].concat());
     assert_eq!(run.code, Some(2), "--split needs a directory: {}", run.stderr);
 }
+
+/// A task + mesh + fragment program builds on a device with mesh shaders
+/// (the setup's lavapipe) and is refused before the driver on one without
+/// (Debian 12's lavapipe 22.3), naming the capability and the extension.
+#[test]
+fn a_mesh_program_builds_where_the_device_has_mesh_shaders_and_is_refused_by_name_elsewhere() {
+    let root = xr_tests::workspace_root();
+    let files = [
+        root.join("samples/meshlets/shaders/cube.task"),
+        root.join("samples/meshlets/shaders/cube.mesh"),
+        root.join("samples/textured/shaders/mesh.frag"),
+    ];
+    let dir = temp_dir("compile-mesh");
+    let on = |driver: std::path::PathBuf| {
+        let run = Xr::new(["compile"])
+            .args(&files)
+            .args(["--target", "vk-spirv", "--device"])
+            .dir(&dir)
+            .software_device()
+            .vulkan_drivers(driver)
+            .run();
+        let said = format!("{}{}", run.stdout, run.stderr);
+        (run, said)
+    };
+    let (built, said) = on(xr_tests::setup_lavapipe());
+    assert!(built.ok && said.contains("built on") && said.contains("storage buffer CubeVertices"), "{said}");
+    let (refused, said) = on(std::path::PathBuf::from(xr_tests::SYSTEM_LAVAPIPE));
+    assert_refused_before_the_driver(
+        &refused,
+        &said,
+        "the task stage cube.task uses the SPIR-V capability MeshShadingEXT, which needs VK_EXT_mesh_shader; this device (llvmpipe",
+    );
+}

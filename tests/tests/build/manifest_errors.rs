@@ -169,3 +169,41 @@ fn a_store_that_cannot_be_written_names_its_path_and_what_was_written() {
         run.stderr
     );
 }
+
+/// A stage its target does not have (a mesh stage for OpenGL) is refused
+/// where the manifest declares it, naming the stage, its file and the
+/// target; the manifest's other programs still build, and the same program
+/// for Vulkan alone builds offline.
+#[test]
+fn a_mesh_stage_for_an_opengl_target_is_refused_at_its_declaration() {
+    let dir = materials_copy("manifest-mesh-stage");
+    let shaders = xr_tests::workspace_root().join("samples/meshlets/shaders");
+    for file in ["cube.glsl", "cube.task", "cube.mesh"] {
+        std::fs::copy(shaders.join(file), dir.join("shaders").join(file)).unwrap();
+    }
+    let meshlets = |targets: &str| {
+        format!(
+            "[[program]]\nname = \"meshlets\"\n{targets}\ninclude = [\"shaders/include\"]\nstages = [\n    \
+             {{ stage = \"task\", file = \"shaders/cube.task\" }},\n    \
+             {{ stage = \"mesh\", file = \"shaders/cube.mesh\" }},\n    \
+             {{ stage = \"fragment\", file = \"shaders/textured.frag\" }},\n]\n"
+        )
+    };
+    let text =
+        format!("{}{}", textured("targets = [\"vk-spirv\"]", ""), meshlets("targets = [\"vk-spirv\", \"gl-spirv\"]"));
+    std::fs::write(dir.join("xr.toml"), &text).unwrap();
+    let run = build(&dir, &[]);
+    assert_eq!(run.code, Some(1), "{}{}", run.stdout, run.stderr);
+    let task_line = text.lines().position(|l| l.contains("\"task\"")).unwrap() + 1;
+    assert!(run.stderr.contains(&format!("xr.toml:{task_line}:")), "at the stage: {}", run.stderr);
+    assert!(
+        run.stderr.contains("the task stage") && run.stderr.contains("cube.task cannot be built for gl-spirv"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("1 failed"), "the other program built: {}{}", run.stdout, run.stderr);
+    let text = format!("{}{}", textured("targets = [\"vk-spirv\"]", ""), meshlets("targets = [\"vk-spirv\"]"));
+    std::fs::write(dir.join("xr.toml"), &text).unwrap();
+    let run = build(&dir, &[]);
+    assert_eq!(run.code, Some(0), "for Vulkan alone it builds: {}{}", run.stdout, run.stderr);
+}

@@ -6,6 +6,7 @@ mod deferred;
 mod gl_spirv;
 mod glsl_build;
 mod library;
+mod meshlets;
 mod pipelines;
 mod program_binaries;
 mod resources;

@@ -1,0 +1,44 @@
+//! `meshlets`: the textured cube drawn by task and mesh stages, written to
+//! PNG beside the vertex pipeline's image of it; fails where the two differ.
+
+use anyhow::{Context, bail};
+use clap::Parser;
+
+/// Draw the cube through task and mesh stages and compare it with the vertex pipeline.
+#[derive(Parser)]
+struct Args {
+    #[command(flatten)]
+    common: triangle::PathArgs,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse().common;
+    let registry = xr_host::Registry::discover();
+    let options = args.options();
+    for path in args.paths().map_err(anyhow::Error::msg)? {
+        if let Some(why) = meshlets::skipped(path) {
+            println!("{:<9} skipped: {why}", path.name);
+            continue;
+        }
+        let rendered =
+            meshlets::render(&registry, path, &options).with_context(|| format!("rendering through {}", path.name))?;
+        let file = args.out.join(format!("meshlets-{}.png", path.name));
+        meshlets::write_png(&rendered.meshlets, &file)?;
+        let differing = meshlets::differing_pixels(&rendered.meshlets, &rendered.vertex_pipeline);
+        println!(
+            "{:<9} -> {} ({} of 6 faces drawn after culling; {differing} pixels differ from the vertex pipeline's)",
+            path.name,
+            file.display(),
+            rendered.faces_drawn
+        );
+        if differing != 0 {
+            let vertex = args.out.join(format!("meshlets-{}-vertex-pipeline.png", path.name));
+            meshlets::write_png(&rendered.vertex_pipeline, &vertex)?;
+            bail!(
+                "the mesh stages drew {differing} pixels unlike the vertex pipeline (its image: {})",
+                vertex.display()
+            );
+        }
+    }
+    Ok(())
+}
