@@ -2,7 +2,7 @@
 
 use crate::messages::{MessageArgs, Reported, usage};
 use anyhow::Context;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::{Path, PathBuf};
 use xr_build::paths::SourceRoot;
 use xr_build::report::{Reports, failure_diagnostics};
@@ -13,58 +13,12 @@ use xr_sourcebuild::{
     OverrideValue, PipelineKind, ProgramDesc, ShaderStage, SourceDesc,
 };
 
-/// A stage on the command line.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stage {
-    /// Vertex.
-    Vertex,
-    /// Fragment (pixel).
-    Fragment,
-    /// Geometry.
-    Geometry,
-    /// Tessellation control (hull).
-    TessControl,
-    /// Tessellation evaluation (domain).
-    TessEvaluation,
-    /// Compute.
-    Compute,
-    /// Task (amplification).
-    Task,
-    /// Mesh.
-    Mesh,
-    /// Ray generation.
-    RayGeneration,
-    /// Miss.
-    Miss,
-    /// Closest hit.
-    ClosestHit,
-    /// Any hit.
-    AnyHit,
-    /// Intersection.
-    Intersection,
-    /// Callable.
-    Callable,
-}
-
-impl From<Stage> for ShaderStage {
-    fn from(stage: Stage) -> Self {
-        match stage {
-            Stage::Vertex => ShaderStage::Vertex,
-            Stage::Fragment => ShaderStage::Fragment,
-            Stage::Geometry => ShaderStage::Geometry,
-            Stage::TessControl => ShaderStage::TessControl,
-            Stage::TessEvaluation => ShaderStage::TessEvaluation,
-            Stage::Compute => ShaderStage::Compute,
-            Stage::Task => ShaderStage::Task,
-            Stage::Mesh => ShaderStage::Mesh,
-            Stage::RayGeneration => ShaderStage::RayGeneration,
-            Stage::Miss => ShaderStage::Miss,
-            Stage::ClosestHit => ShaderStage::ClosestHit,
-            Stage::AnyHit => ShaderStage::AnyHit,
-            Stage::Intersection => ShaderStage::Intersection,
-            Stage::Callable => ShaderStage::Callable,
-        }
-    }
+/// `--stage`'s parser: the stages by the names the contract gives them
+/// (`vertex`, `tess-control`, `mesh`, `ray-generation`, …), listed in `--help`.
+fn stage_parser() -> impl clap::builder::TypedValueParser<Value = ShaderStage> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(ShaderStage::ALL.map(ShaderStage::name))
+        .try_map(|name: String| ShaderStage::from_name(&name).ok_or_else(|| format!("unknown stage '{name}'")))
 }
 
 /// The source to build, shared by `xr compile` and `xr reflect`.
@@ -77,8 +31,8 @@ pub struct SourceArgs {
     /// Stage of a single file; by default from the file extension (.vert,
     /// .frag, …) or from an option whose value names a stage (an HLSL
     /// `profile`).
-    #[arg(long)]
-    stage: Option<Stage>,
+    #[arg(long, value_parser = stage_parser())]
+    stage: Option<ShaderStage>,
     /// Entry point (default `main`). For a language whose files declare
     /// their entry points (Slang's `[shader("…")]`), a file given without
     /// `--stage` builds every entry point it declares, or those named here
@@ -149,7 +103,7 @@ impl SourceArgs {
     /// extension (`a.vert`, `a.vs.hlsl`), or an option of `pair` that names one.
     fn stage_given(&self, file: &Path, pair: &CompilePair, options: &[(String, String)]) -> Option<ShaderStage> {
         if let Some(stage) = self.stage {
-            return Some(stage.into());
+            return Some(stage);
         }
         let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
         stage_of_extension(extension)

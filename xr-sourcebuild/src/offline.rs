@@ -69,11 +69,6 @@ impl CompilePair {
         self
     }
 
-    /// Whether it compiles `stage`, given its build system's `stages`.
-    pub fn compiles_stage(&self, stage: ShaderStage, system_stages: &[ShaderStage]) -> bool {
-        if self.stages.is_empty() { system_stages.contains(&stage) } else { self.stages.contains(&stage) }
-    }
-
     /// The same pair, taking `options`.
     pub fn with_options(mut self, options: impl IntoIterator<Item = OptionDecl>) -> Self {
         self.options = options.into_iter().collect();

@@ -88,16 +88,9 @@ impl ShaderStage {
         ShaderStage::Callable,
     ];
 
-    /// The stages OpenGL 4.5 and Vulkan 1.0 both have: what a build system
-    /// for OpenGL builds.
-    pub const CLASSIC: [ShaderStage; 6] = [
-        ShaderStage::Vertex,
-        ShaderStage::TessControl,
-        ShaderStage::TessEvaluation,
-        ShaderStage::Geometry,
-        ShaderStage::Fragment,
-        ShaderStage::Compute,
-    ];
+    /// The stages OpenGL 4.5 and Vulkan 1.0 both have (the first six of
+    /// [`ShaderStage::ALL`]): what a build system for OpenGL builds.
+    pub const CLASSIC: &'static [ShaderStage] = Self::ALL.split_at(6).0;
 
     /// The stage named `name` (as [`ShaderStage::name`] writes it).
     pub fn from_name(name: &str) -> Option<Self> {

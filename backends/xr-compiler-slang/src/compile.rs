@@ -55,7 +55,7 @@ pub fn pair(target: &str) -> CompilePair {
         ));
     }
     // OpenGL has no mesh or ray tracing stages.
-    let stages = if vulkan { &ShaderStage::ALL[..] } else { &ShaderStage::CLASSIC[..] };
+    let stages = if vulkan { &ShaderStage::ALL[..] } else { ShaderStage::CLASSIC };
     CompilePair::new(LANGUAGE, target).with_options(options).with_stages(stages.iter().copied())
 }
 

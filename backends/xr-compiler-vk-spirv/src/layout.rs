@@ -503,6 +503,19 @@ pub fn check_stages(context: &str, stages: &[ShaderStage]) -> Result<(), XrError
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_mesh_program_is_task_mesh_and_fragment_stages_and_ray_tracing_is_refused_by_name() {
+        use ShaderStage::*;
+        for good in [&[Mesh][..], &[Mesh, Fragment], &[Task, Mesh, Fragment], &[Vertex, Fragment], &[Compute]] {
+            check_stages("p", good).unwrap_or_else(|e| panic!("{good:?}: {e}"));
+        }
+        let refused = |stages: &[ShaderStage]| check_stages("p", stages).unwrap_err().message.to_string();
+        assert!(refused(&[Vertex, Mesh, Fragment]).contains("task, mesh and fragment stages only, not vertex"));
+        assert!(refused(&[Task, Fragment]).contains("a task stage needs a mesh stage after it"));
+        assert!(refused(&[Mesh, Task]).contains("in pipeline order"));
+        assert!(refused(&[RayGeneration, Miss]).contains("the ray-generation stage belongs to a ray tracing pipeline"));
+    }
+
     fn binding(ty: vk::DescriptorType, count: u32, stages: vk::ShaderStageFlags) -> LayoutBinding {
         LayoutBinding {
             name: "textures".into(),

@@ -1313,7 +1313,7 @@ fn color_range() -> vk::ImageSubresourceRange {
 impl DeviceBackend for VkDevice {
     fn capabilities(&self) -> Result<DeviceCapabilities, XrError> {
         let p = &self.context.properties;
-        let name = p.device_name_as_c_str().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = self.context.renderer();
         // SAFETY: plain enumeration on a live physical device.
         let mut extensions: Vec<RString> =
             unsafe { self.context.instance.enumerate_device_extension_properties(self.context.physical) }

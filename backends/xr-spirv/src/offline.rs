@@ -59,7 +59,7 @@ pub fn compile_pairs(target: &str, base: TargetEnv) -> RVec<CompilePair> {
             // glslang's HLSL front end has no mesh or ray tracing stages,
             // and OpenGL has neither.
             let stages = if base == TargetEnv::OpenGl45 || language.name == crate::LANGUAGE_HLSL {
-                &ShaderStage::CLASSIC[..]
+                ShaderStage::CLASSIC
             } else {
                 &ShaderStage::ALL[..]
             };

@@ -376,3 +376,31 @@ fn an_offline_compile_for_another_target_is_refused_naming_the_plugin() {
     compile_for_target(&OfflineRequest::new(program, "vk-spirv"), plugin, TargetEnv::Vulkan10, Reflect::No)
         .expect("its own target compiles");
 }
+
+/// Mesh and ray tracing stages are compiled for SPIR-V 1.4 at least: a
+/// Vulkan 1.0 or 1.1 target is raised to Vulkan 1.2's rules with SPIR-V
+/// 1.4, a newer one keeps its own version, an older SPIR-V asked for and
+/// an OpenGL target are refused naming the stage, and classic stages keep
+/// what was asked.
+#[test]
+fn mesh_and_ray_tracing_stages_raise_the_environment_to_spirv_1_4() {
+    let mesh = [ShaderStage::Task, ShaderStage::Mesh, ShaderStage::Fragment];
+    let raised = SpirvOptions::new(TargetEnv::Vulkan10).for_stages(&mesh).unwrap();
+    assert_eq!((raised.target, raised.spirv_version), (TargetEnv::Vulkan12, Some(SpirvVersion::V1_4)));
+    let raised = SpirvOptions::new(TargetEnv::Vulkan11).for_stages(&[ShaderStage::RayGeneration]).unwrap();
+    assert_eq!((raised.target, raised.spirv_version), (TargetEnv::Vulkan12, Some(SpirvVersion::V1_4)));
+    let kept = SpirvOptions::new(TargetEnv::Vulkan13).for_stages(&mesh).unwrap();
+    assert_eq!((kept.target, kept.spirv_version), (TargetEnv::Vulkan13, None));
+    let classic = SpirvOptions::new(TargetEnv::Vulkan10).for_stages(&[ShaderStage::Vertex]).unwrap();
+    assert_eq!((classic.target, classic.spirv_version), (TargetEnv::Vulkan10, None));
+    let old = SpirvOptions { spirv_version: Some(SpirvVersion::V1_3), ..SpirvOptions::new(TargetEnv::Vulkan11) };
+    let error = old.for_stages(&mesh).unwrap_err();
+    assert!(error.message.contains("a task stage needs SPIR-V 1.4 or later; spirv-version 1.3"), "{error}");
+    let error = SpirvOptions::new(TargetEnv::OpenGl45).for_stages(&mesh).unwrap_err();
+    assert!(error.message.contains("OpenGL has no task stage"), "{error}");
+    // What the raised options compile validates under them.
+    let source = "#version 460\n#extension GL_EXT_mesh_shader : require\nlayout(local_size_x = 1) in;\n\
+                  layout(triangles, max_vertices = 3, max_primitives = 1) out;\nvoid main() { SetMeshOutputsEXT(0, 0); }\n";
+    let options = SpirvOptions::new(TargetEnv::Vulkan10).for_stages(&[ShaderStage::Mesh]).unwrap();
+    SpirvCompiler::new().unwrap().compile(&glsl(ShaderStage::Mesh, "a.mesh", source), &options).unwrap();
+}

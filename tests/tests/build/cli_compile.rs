@@ -418,13 +418,24 @@ fn vulkan_program_on_both_lavapipes(
     vertex: &str,
     fragment: &str,
 ) -> [(xr_tests::XrRun, String); 2] {
-    let (setup, system) = (xr_tests::setup_lavapipe(), std::path::PathBuf::from(xr_tests::SYSTEM_LAVAPIPE));
     let dir = temp_dir(name);
     std::fs::write(dir.join("a.vert"), vertex).unwrap();
     std::fs::write(dir.join("a.frag"), fragment).unwrap();
+    compile_on_both_lavapipes(&dir, &["a.vert", "a.frag", "--option", vulkan])
+}
+
+/// `xr compile ARGS --target vk-spirv --device` in `dir` on the setup's
+/// lavapipe, then on Debian 12's, each with all it printed.
+fn compile_on_both_lavapipes<S: AsRef<std::ffi::OsStr>>(
+    dir: &std::path::Path,
+    args: &[S],
+) -> [(xr_tests::XrRun, String); 2] {
+    let (setup, system) = (xr_tests::setup_lavapipe(), std::path::PathBuf::from(xr_tests::SYSTEM_LAVAPIPE));
     [setup, system].map(|driver| {
-        let run = Xr::new(["compile", "a.vert", "a.frag", "--target", "vk-spirv", "--option", vulkan, "--device"])
-            .dir(&dir)
+        let run = Xr::new(["compile"])
+            .args(args)
+            .args(["--target", "vk-spirv", "--device"])
+            .dir(dir)
             .software_device()
             .vulkan_drivers(driver)
             .run();
@@ -806,20 +817,11 @@ fn a_mesh_program_builds_where_the_device_has_mesh_shaders_and_is_refused_by_nam
         root.join("samples/textured/shaders/mesh.frag"),
     ];
     let dir = temp_dir("compile-mesh");
-    let on = |driver: std::path::PathBuf| {
-        let run = Xr::new(["compile"])
-            .args(&files)
-            .args(["--target", "vk-spirv", "--device"])
-            .dir(&dir)
-            .software_device()
-            .vulkan_drivers(driver)
-            .run();
-        let said = format!("{}{}", run.stdout, run.stderr);
-        (run, said)
-    };
-    let (built, said) = on(xr_tests::setup_lavapipe());
-    assert!(built.ok && said.contains("built on") && said.contains("storage buffer CubeVertices"), "{said}");
-    let (refused, said) = on(std::path::PathBuf::from(xr_tests::SYSTEM_LAVAPIPE));
+    let [(built, said_built), (refused, said)] = compile_on_both_lavapipes(&dir, &files);
+    assert!(
+        built.ok && said_built.contains("built on") && said_built.contains("storage buffer CubeVertices"),
+        "{said_built}"
+    );
     assert_refused_before_the_driver(
         &refused,
         &said,

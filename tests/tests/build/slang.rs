@@ -332,7 +332,26 @@ fn what_a_file_cannot_be_as_one_program_is_one_error_naming_it() {
     .unwrap();
     let mixed = xr(&dir, &["compile", "mixed.slang", "--target", "vk-spirv", "-o", "x"]);
     assert_eq!(mixed.code, Some(2), "{}", mixed.stderr);
-    assert!(mixed.stderr.contains("declares compute and graphics entry points"), "{}", mixed.stderr);
+    assert!(mixed.stderr.contains("declares entry points of several kinds of pipeline"), "{}", mixed.stderr);
+    // A mesh entry point beside a vertex one is a mesh program and a
+    // graphics program; `--entry` picks the mesh one, which Slang builds.
+    std::fs::write(
+        dir.join("mesh.slang"),
+        "struct V { float4 p : SV_Position; };\n\
+         [shader(\"vertex\")] float4 vertexMain(float4 p : POSITION) : SV_Position { return p; }\n\
+         [shader(\"mesh\")] [outputtopology(\"triangle\")] [numthreads(1, 1, 1)]\n\
+         void meshMain(out indices uint3 tris[1], out vertices V verts[3]) { SetMeshOutputCounts(0, 0); }\n\
+         [shader(\"fragment\")] float4 fragmentMain() : SV_Target { return float4(1, 0, 0, 1); }\n",
+    )
+    .unwrap();
+    let both = xr(&dir, &["compile", "mesh.slang", "--target", "vk-spirv", "-o", "x"]);
+    assert_eq!(both.code, Some(2), "{}", both.stderr);
+    assert!(both.stderr.contains("vertexMain (vertex), meshMain (mesh)"), "{}", both.stderr);
+    let mesh = xr(
+        &dir,
+        &["compile", "mesh.slang", "--entry", "meshMain", "--entry", "fragmentMain", "--target", "vk-spirv", "-o", "x"],
+    );
+    assert!(mesh.ok, "{}", mesh.stderr);
     let two = xr(
         &dir,
         &[
