@@ -517,7 +517,8 @@ fn check_program(program: &mut Program, offer: &PluginOffer) -> Vec<(Place, Stri
                 .targets
                 .iter()
                 .filter_map(|t| Some((t.name.as_str(), offer.compiler(stage.language(), &t.name)?)))
-                .filter(|(_, (_, pair))| !pair.stages.contains(&stage.stage))
+                // No stages named: the pair leaves them to its build system, which the offer filled in.
+                .filter(|(_, (_, pair))| !pair.stages.is_empty() && !pair.stages.contains(&stage.stage))
                 .collect();
             if let Some((_, (compiler, pair))) = refusing.first() {
                 let targets: Vec<&str> = refusing.iter().map(|(t, _)| *t).collect();
