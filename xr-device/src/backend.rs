@@ -28,6 +28,7 @@ use crate::{
     commands::{DrawCall, Image, MeshDrawCall, RenderTargetDesc, RenderTargetId, VertexBufferId, VertexLayout},
     error::XrError,
     handles::NativeHandles,
+    ray_tracing::{AccelerationInstance, AccelerationStructureId, BottomLevelDesc, TraceRaysCall},
     resources::{BufferId, BufferUsage, ComputeCall, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId},
     system::{DeviceBox, DeviceOptions, DeviceSystemInfo},
     window::Presented,
@@ -120,5 +121,29 @@ pub trait DeviceBackend {
     fn draw_mesh_tasks(&mut self, call: &MeshDrawCall) -> Result<(), XrError> {
         let _ = call;
         Err(XrError::unavailable("this device draws no mesh programs"))
+    }
+
+    /// Builds a bottom-level acceleration structure; a device without ray tracing keeps this default.
+    fn create_bottom_level(&mut self, desc: &BottomLevelDesc) -> Result<AccelerationStructureId, XrError> {
+        let _ = desc;
+        Err(XrError::unavailable(crate::system::NO_ACCELERATION_STRUCTURES))
+    }
+
+    /// Builds a top-level acceleration structure of instances of bottom levels.
+    fn create_top_level(&mut self, instances: &[AccelerationInstance]) -> Result<AccelerationStructureId, XrError> {
+        let _ = instances;
+        Err(XrError::unavailable(crate::system::NO_ACCELERATION_STRUCTURES))
+    }
+
+    /// What a constant table needs to bind a top level.
+    fn acceleration_structure_binding(&self, id: AccelerationStructureId) -> Result<ResourceBinding, XrError> {
+        let _ = id;
+        Err(XrError::unavailable(crate::system::NO_ACCELERATION_STRUCTURES))
+    }
+
+    /// Launches a ray tracing program's rays.
+    fn trace_rays(&mut self, call: &TraceRaysCall) -> Result<(), XrError> {
+        let _ = call;
+        Err(XrError::unavailable("this device traces no rays"))
     }
 }

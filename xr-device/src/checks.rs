@@ -67,6 +67,32 @@ pub fn check_mesh_groups(groups: [u32; 3], limits: [u32; 3]) -> Result<(), XrErr
     Ok(())
 }
 
+/// Checks that every index of a bottom level's triangles names one of
+/// its `vertex_count` vertices: the driver would read past the buffer.
+pub fn check_triangle_indices(buffer: BufferId, indices: &[u32], vertex_count: u64) -> Result<(), XrError> {
+    match indices.iter().enumerate().find(|(_, i)| u64::from(**i) >= vertex_count) {
+        Some((at, index)) => Err(XrError::invalid_input(format!(
+            "index buffer {}: index {index} (at {at}) is past the {vertex_count} vertices of the bottom level",
+            buffer.0
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Checks a ray launch's size: at least one ray in each direction, and no
+/// more in all than the device launches (`maxRayDispatchInvocationCount`).
+pub fn check_launch_size(size: [u32; 3], max_invocations: u64) -> Result<(), XrError> {
+    let total = size.iter().map(|s| u64::from(*s)).product::<u64>();
+    if total == 0 || total > max_invocations {
+        return Err(XrError::invalid_input(format!(
+            "a ray launch of {} × {} × {} = {total} rays: the device launches 1 to {max_invocations} \
+             (maxRayDispatchInvocationCount)",
+            size[0], size[1], size[2]
+        )));
+    }
+    Ok(())
+}
+
 /// Checks that `program`, with `unbound` resources not bound yet, can be
 /// drawn or dispatched: every resource it uses is bound.
 pub fn check_bound(program: u32, unbound: u32) -> Result<(), XrError> {
@@ -165,6 +191,16 @@ mod tests {
         assert!(refused(check_mesh_groups([1, 1, 0], limits)).contains("0 work groups in z"));
         // A device without mesh shaders takes none.
         assert!(refused(check_mesh_groups([1, 1, 1], [0; 3])).contains("1 to 0"));
+    }
+
+    #[test]
+    fn triangles_name_their_vertices_and_a_launch_fits_the_device() {
+        assert!(check_triangle_indices(BufferId(2), &[0, 1, 2, 2, 3, 0], 4).is_ok());
+        let past = refused(check_triangle_indices(BufferId(2), &[0, 1, 4], 4));
+        assert!(past.contains("index buffer 2: index 4 (at 2) is past the 4 vertices"), "{past}");
+        assert!(check_launch_size([160, 160, 1], 1 << 30).is_ok());
+        assert!(refused(check_launch_size([160, 0, 1], 1 << 30)).contains("= 0 rays"));
+        assert!(refused(check_launch_size([1 << 16, 1 << 16, 1], 1 << 30)).contains("launches 1 to 1073741824"));
     }
 
     #[test]

@@ -109,6 +109,14 @@ pub struct VulkanProgram {
     /// A mesh program (task and mesh stages): drawn by
     /// [`crate::Device::draw_mesh_tasks`], never by a vertex draw.
     pub mesh: bool,
+    /// A ray tracing program: `pipeline` is a ray tracing pipeline, bound
+    /// at the ray tracing bind point and launched by
+    /// [`crate::Device::trace_rays`] through `shader_binding_table`.
+    pub ray_tracing: bool,
+    /// A ray tracing program's shader binding table, owned by the build
+    /// system: the ray generation, miss, hit group and callable regions,
+    /// in that order (a region of size 0 where there are none).
+    pub shader_binding_table: [ShaderBindingRegion; 4],
     /// `VkPipelineLayout`.
     pub layout: u64,
     /// `VkDescriptorSet`s bound from set 0 on, owned by the build system.
@@ -152,6 +160,19 @@ pub struct VulkanProgram {
     pub input_attachments: *const InputAttachmentSlot,
     /// Their number.
     pub input_attachment_count: u32,
+}
+
+/// One region of a shader binding table, as `vkCmdTraceRaysKHR` takes it
+/// (`VkStridedDeviceAddressRegionKHR`).
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShaderBindingRegion {
+    /// The device address of its first record; 0 for an empty region.
+    pub address: u64,
+    /// Bytes from one record to the next.
+    pub stride: u64,
+    /// Bytes in all.
+    pub size: u64,
 }
 
 /// Where a Vulkan program reads an input attachment.

@@ -24,6 +24,7 @@ pub mod error;
 pub mod handles;
 pub mod log_bridge;
 pub mod panic_guard;
+pub mod ray_tracing;
 pub mod resources;
 pub mod system;
 pub mod window;
@@ -35,9 +36,12 @@ pub use commands::{
     RenderTargetId, VertexAttribute, VertexBufferId, VertexLayout, check_target_size,
 };
 pub use error::{ErrorKind, XrError, XrResult};
-pub use handles::{GlBindingSpace, GlLoader, InputAttachmentSlot, NativeHandles, VulkanLoader, VulkanProgram};
+pub use handles::{
+    GlBindingSpace, GlLoader, InputAttachmentSlot, NativeHandles, ShaderBindingRegion, VulkanLoader, VulkanProgram,
+};
 pub use log_bridge::{LogSink, host_log_sink, install_plugin_logger};
 pub use panic_guard::{catch_panic, guard};
+pub use ray_tracing::{AccelerationInstance, AccelerationStructureId, BottomLevelDesc, TraceRaysCall, check_instance};
 pub use resources::{
     BufferId, BufferUsage, ComputeCall, Filter, ResourceBinding, ResourceKind, SamplerDesc, SamplerId, TextureDesc,
     TextureFormat, TextureId, Wrap, check_buffer_write,

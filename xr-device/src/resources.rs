@@ -180,10 +180,10 @@ pub enum ResourceKind {
     UniformBuffer,
     /// A storage buffer (`buffer`, HLSL `RWStructuredBuffer`).
     StorageBuffer,
-    /// A ray tracing acceleration structure (`accelerationStructureEXT`,
-    /// HLSL `RaytracingAccelerationStructure`), read by ray queries. XR's
-    /// devices make none: a program declaring one builds and lists it, and
-    /// stays undrawable until an engine binds one of its own.
+    /// A top-level ray tracing acceleration structure
+    /// (`accelerationStructureEXT`, HLSL `RaytracingAccelerationStructure`),
+    /// traced by ray tracing stages and read by ray queries in any stage;
+    /// bound from [`crate::Device::acceleration_structure_binding`].
     AccelerationStructure,
 }
 
@@ -201,15 +201,18 @@ impl ResourceKind {
         }
     }
 
-    /// Whether a texture (and perhaps a sampler) is bound to it, rather than a buffer.
+    /// Whether a texture (and perhaps a sampler) is bound to it, rather than
+    /// a buffer or an acceleration structure.
     pub fn takes_texture(self) -> bool {
         !matches!(self, ResourceKind::UniformBuffer | ResourceKind::StorageBuffer | ResourceKind::AccelerationStructure)
     }
 }
 
-/// What a constant table needs to bind one of a device's textures or
-/// buffers: its native handles and the device it belongs to. Made by
-/// [`crate::Device::texture_binding`] and [`crate::Device::buffer_binding`].
+/// What a constant table needs to bind one of a device's textures,
+/// buffers or acceleration structures: its native handles and the device
+/// it belongs to. Made by [`crate::Device::texture_binding`],
+/// [`crate::Device::buffer_binding`] and
+/// [`crate::Device::acceleration_structure_binding`].
 #[repr(C)]
 #[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ResourceBinding {
@@ -227,6 +230,20 @@ pub struct ResourceBinding {
     pub size: u64,
     /// A texture that compute shaders may write (`TextureDesc::storage`).
     pub storage: bool,
+    /// A top-level acceleration structure (`handle` is the
+    /// `VkAccelerationStructureKHR`; `is_texture` is false).
+    pub acceleration_structure: bool,
+}
+
+impl ResourceBinding {
+    /// How a message names what it binds.
+    pub fn what(&self) -> &'static str {
+        match (self.is_texture, self.acceleration_structure) {
+            (true, _) => "texture",
+            (false, true) => "acceleration structure",
+            (false, false) => "buffer",
+        }
+    }
 }
 
 /// A dispatch of a compute program.

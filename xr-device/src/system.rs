@@ -8,6 +8,7 @@ use crate::{
     commands::{DrawCall, Image, MeshDrawCall, RenderTargetDesc, RenderTargetId, VertexBufferId, VertexLayout},
     error::{XrError, XrResult},
     handles::NativeHandles,
+    ray_tracing::{AccelerationInstance, AccelerationStructureId, BottomLevelDesc, TraceRaysCall},
     resources::{BufferId, BufferUsage, ComputeCall, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId},
     window::{NativeWindow, Presented},
 };
@@ -156,7 +157,38 @@ pub trait Device {
         let _ = call;
         abi_stable::std_types::RResult::RErr(XrError::unavailable("this device draws no mesh programs"))
     }
+
+    /// Builds a bottom-level acceleration structure from triangles in the
+    /// device's buffers. Refused by a device without ray tracing, and by a
+    /// plugin built before this method existed.
+    fn create_bottom_level(&mut self, desc: &BottomLevelDesc) -> XrResult<AccelerationStructureId> {
+        let _ = desc;
+        abi_stable::std_types::RResult::RErr(XrError::unavailable(NO_ACCELERATION_STRUCTURES))
+    }
+
+    /// Builds a top-level acceleration structure of `instances`, each
+    /// placing a bottom level this device made.
+    fn create_top_level(&mut self, instances: RSlice<'_, AccelerationInstance>) -> XrResult<AccelerationStructureId> {
+        let _ = instances;
+        abi_stable::std_types::RResult::RErr(XrError::unavailable(NO_ACCELERATION_STRUCTURES))
+    }
+
+    /// What a constant table needs to bind a top-level acceleration structure.
+    fn acceleration_structure_binding(&self, id: AccelerationStructureId) -> XrResult<ResourceBinding> {
+        let _ = id;
+        abi_stable::std_types::RResult::RErr(XrError::unavailable(NO_ACCELERATION_STRUCTURES))
+    }
+
+    /// Launches a ray tracing program's rays; what they write lands in the
+    /// storage images and buffers bound to it.
+    fn trace_rays(&mut self, call: &TraceRaysCall) -> XrResult<()> {
+        let _ = call;
+        abi_stable::std_types::RResult::RErr(XrError::unavailable("this device traces no rays"))
+    }
 }
+
+/// What a device without acceleration structures answers.
+pub const NO_ACCELERATION_STRUCTURES: &str = "this device makes no acceleration structures";
 
 /// A device system behind the ABI.
 pub type DeviceSystemBox = DeviceSystem_TO<'static, RBox<()>>;

@@ -16,10 +16,11 @@ use abi_stable::{
     std_types::{ROption, RResult, RSlice, RStr, RString, RVec},
 };
 use xr_device::{
-    BufferId, BufferUsage, ComputeCall, Device, Device_TO, DeviceBackend, DeviceBox, DeviceCapabilities, DeviceOptions,
-    DeviceSystem, DeviceSystemBackend, DeviceSystemInfo, DrawCall, Image, MeshDrawCall, NativeHandles, Presented,
-    ProgramRef, RenderTargetDesc, RenderTargetId, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId,
-    VertexBufferId, VertexLayout, XrResult, guard,
+    AccelerationInstance, AccelerationStructureId, BottomLevelDesc, BufferId, BufferUsage, ComputeCall, Device,
+    Device_TO, DeviceBackend, DeviceBox, DeviceCapabilities, DeviceOptions, DeviceSystem, DeviceSystemBackend,
+    DeviceSystemInfo, DrawCall, Image, MeshDrawCall, NativeHandles, Presented, ProgramRef, RenderTargetDesc,
+    RenderTargetId, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId, TraceRaysCall, VertexBufferId,
+    VertexLayout, XrResult, guard,
 };
 use xr_sourcebuild::{
     ArtifactLoad, AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBackend, AttachedBuildSystemBox,
@@ -161,6 +162,22 @@ impl<B: DeviceBackend> Device for Guarded<B> {
 
     fn draw_mesh_tasks(&mut self, call: &MeshDrawCall) -> XrResult<()> {
         guard(|| self.0.draw_mesh_tasks(call))
+    }
+
+    fn create_bottom_level(&mut self, desc: &BottomLevelDesc) -> XrResult<AccelerationStructureId> {
+        guard(|| self.0.create_bottom_level(desc))
+    }
+
+    fn create_top_level(&mut self, instances: RSlice<'_, AccelerationInstance>) -> XrResult<AccelerationStructureId> {
+        guard(|| self.0.create_top_level(instances.as_slice()))
+    }
+
+    fn acceleration_structure_binding(&self, id: AccelerationStructureId) -> XrResult<ResourceBinding> {
+        guard(|| self.0.acceleration_structure_binding(id))
+    }
+
+    fn trace_rays(&mut self, call: &TraceRaysCall) -> XrResult<()> {
+        guard(|| self.0.trace_rays(call))
     }
 }
 

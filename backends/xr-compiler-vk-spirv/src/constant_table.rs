@@ -48,6 +48,8 @@ pub struct ProgramObjects {
     pub sets: Vec<vk::DescriptorSet>,
     pub buffers: Vec<UniformBuffer>,
     pub modules: Vec<vk::ShaderModule>,
+    /// A ray tracing program's shader binding table.
+    pub binding_table: Option<(vk::Buffer, vk::DeviceMemory)>,
 }
 
 impl ProgramObjects {
@@ -72,6 +74,10 @@ impl ProgramObjects {
             }
             for module in &self.modules {
                 device.destroy_shader_module(*module, None);
+            }
+            if let Some((buffer, memory)) = self.binding_table {
+                device.destroy_buffer(buffer, None);
+                device.free_memory(memory, None);
             }
         }
     }
@@ -254,7 +260,7 @@ impl ConstantTableBackend for VkConstantTable {
                 .map_or_else(|| "a constant".to_owned(), |e| format!("'{}', a {} constant", e.info.name, e.info.ty));
             return Err(XrError::invalid_input(format!(
                 "{what} takes a value (set_vector, set_float, ...), not a {}",
-                if binding.is_texture { "texture" } else { "buffer" }
+                binding.what()
             )));
         }
         let resource = self.resource(handle)?;
@@ -268,6 +274,9 @@ impl ConstantTableBackend for VkConstantTable {
             .buffer(vk::Buffer::from_raw(binding.handle))
             .offset(0)
             .range(vk::WHOLE_SIZE)];
+        let structures = [vk::AccelerationStructureKHR::from_raw(binding.handle)];
+        let mut structure =
+            vk::WriteDescriptorSetAccelerationStructureKHR::default().acceleration_structures(&structures);
         let mut write = vk::WriteDescriptorSet::default()
             .dst_set(resource.set)
             .dst_binding(resource.info.binding)
@@ -275,6 +284,12 @@ impl ConstantTableBackend for VkConstantTable {
             .descriptor_type(resource.ty);
         write = match resource.info.kind {
             ResourceKind::StorageBuffer | ResourceKind::UniformBuffer => write.buffer_info(&buffer),
+            ResourceKind::AccelerationStructure => {
+                // Its count is the acceleration structures' (the structure chained holds them).
+                let mut write = write.push_next(&mut structure);
+                write.descriptor_count = 1;
+                write
+            }
             _ => write.image_info(&image),
         };
         // SAFETY: the set belongs to this program; the device waits for every

@@ -453,19 +453,30 @@ pub fn stage_flag(stage: ShaderStage) -> vk::ShaderStageFlags {
 }
 
 /// Checks that `stages` make a program: one compute stage; task (or not),
-/// mesh and fragment stages; or graphics stages in pipeline order with a
-/// vertex stage and both tessellation stages or neither.
+/// mesh and fragment stages; graphics stages in pipeline order with a
+/// vertex stage and both tessellation stages or neither; or ray tracing
+/// stages, one of them ray generation, in any order (their groups follow
+/// from the order within each kind: `ray_tracing`).
 pub fn check_stages(context: &str, stages: &[ShaderStage]) -> Result<(), XrError> {
+    if stages.iter().any(|s| s.pipeline_kind() == PipelineKind::RayTracing) {
+        if let Some(other) = stages.iter().find(|s| s.pipeline_kind() != PipelineKind::RayTracing) {
+            return Err(XrError::invalid_input(format!(
+                "{context}: a ray tracing program has ray tracing stages only, not {}",
+                other.name()
+            )));
+        }
+        let generation = stages.iter().filter(|s| **s == ShaderStage::RayGeneration).count();
+        if generation != 1 {
+            return Err(XrError::invalid_input(format!(
+                "{context}: a ray tracing program has one ray-generation stage, not {generation}"
+            )));
+        }
+        return Ok(());
+    }
     if stages.windows(2).any(|w| w[0].pipeline_order() >= w[1].pipeline_order()) {
         return Err(XrError::invalid_input(format!(
             "{context}: stages must be given once each, in pipeline order (vertex, tess-control, tess-evaluation, \
              geometry, fragment; or task, mesh, fragment)"
-        )));
-    }
-    if let Some(stage) = stages.iter().find(|s| s.pipeline_kind() == PipelineKind::RayTracing) {
-        return Err(XrError::unavailable(format!(
-            "{context}: the {} stage belongs to a ray tracing pipeline, which this build system does not make yet",
-            stage.name()
         )));
     }
     if stages.iter().any(|s| s.pipeline_kind() == PipelineKind::Mesh) {
@@ -504,7 +515,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_mesh_program_is_task_mesh_and_fragment_stages_and_ray_tracing_is_refused_by_name() {
+    fn mesh_and_ray_tracing_programs_are_made_of_their_own_stages() {
         use ShaderStage::*;
         for good in [&[Mesh][..], &[Mesh, Fragment], &[Task, Mesh, Fragment], &[Vertex, Fragment], &[Compute]] {
             check_stages("p", good).unwrap_or_else(|e| panic!("{good:?}: {e}"));
@@ -513,7 +524,11 @@ mod tests {
         assert!(refused(&[Vertex, Mesh, Fragment]).contains("task, mesh and fragment stages only, not vertex"));
         assert!(refused(&[Task, Fragment]).contains("a task stage needs a mesh stage after it"));
         assert!(refused(&[Mesh, Task]).contains("in pipeline order"));
-        assert!(refused(&[RayGeneration, Miss]).contains("the ray-generation stage belongs to a ray tracing pipeline"));
+        // Ray tracing stages in any order, several of a kind, one ray generation stage.
+        check_stages("p", &[RayGeneration, Miss, ClosestHit, Miss, AnyHit]).expect("a ray tracing program");
+        assert!(refused(&[Miss, ClosestHit]).contains("one ray-generation stage, not 0"));
+        assert!(refused(&[RayGeneration, RayGeneration]).contains("one ray-generation stage, not 2"));
+        assert!(refused(&[RayGeneration, Fragment]).contains("ray tracing stages only, not fragment"));
     }
 
     fn binding(ty: vk::DescriptorType, count: u32, stages: vk::ShaderStageFlags) -> LayoutBinding {

@@ -12,6 +12,7 @@ mod layout;
 mod mesh;
 mod pipeline_cache;
 mod pipelines;
+mod ray_tracing;
 mod runtime;
 
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError};

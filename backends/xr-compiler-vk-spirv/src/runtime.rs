@@ -6,11 +6,14 @@ use crate::{
     layout::{self, LayoutBinding, stage_flag},
     pipeline_cache::PersistentCache,
     pipelines::{self, GraphicsPipelines},
+    ray_tracing::{Groups, RayTracingDevice},
 };
 use abi_stable::std_types::{RString, RVec};
 use ash::vk::{self, Handle};
 use std::{collections::HashMap, ffi::CString};
-use xr_device::{DeviceCapabilities, InputAttachmentSlot, ProgramRef, VulkanLoader, VulkanProgram, XrError};
+use xr_device::{
+    DeviceCapabilities, InputAttachmentSlot, ProgramRef, ShaderBindingRegion, VulkanLoader, VulkanProgram, XrError,
+};
 use xr_plugin::constant_table_box;
 use xr_plugin_kit::SourceBundle;
 use xr_sourcebuild::{
@@ -40,6 +43,8 @@ pub struct AttachedVkSpirv {
     vulkan12: Vulkan12Features,
     /// What it takes of mesh and task stages, where it has them.
     mesh_limits: Option<crate::mesh::MeshLimits>,
+    /// Ray tracing pipelines' functions and numbers, where the device has them.
+    ray_tracing: Option<RayTracingDevice>,
     compiler: LazyCompiler,
     cache: PersistentCache,
     /// Each registered program's stage modules, for `program_binary`.
@@ -54,6 +59,8 @@ struct CreatedObjects {
     push: (vk::ShaderStageFlags, usize),
     /// What its graphics pipelines are made from (none for compute).
     pipelines: Option<Box<GraphicsPipelines>>,
+    /// A ray tracing program's binding table regions (empty otherwise).
+    binding_table: [ShaderBindingRegion; 4],
 }
 
 /// The Vulkan 1.2 features a module's capabilities or XR's layouts need,
@@ -95,7 +102,7 @@ impl AttachedVkSpirv {
             list.to_string_lossy().split_whitespace().map(str::to_owned).collect()
         };
         // SAFETY: the handles are a live instance and device; names are NUL-terminated.
-        let (device, memory, limits, offer, vulkan12, mesh_limits) = unsafe {
+        let (device, memory, limits, offer, vulkan12, mesh_limits, ray_tracing) = unsafe {
             let instance = ash::Instance::load_with(
                 |name| get(context, loader.instance, name.as_ptr()),
                 vk::Instance::from_raw(loader.instance),
@@ -121,7 +128,11 @@ impl AttachedVkSpirv {
                 .iter()
                 .any(|e| e == "VK_EXT_mesh_shader")
                 .then(|| crate::mesh::MeshLimits::read(&instance, physical));
-            (device, memory, limits, offer, Vulkan12Features::from(&vulkan12), mesh_limits)
+            let ray_tracing = enabled_extensions
+                .iter()
+                .any(|e| e == "VK_KHR_ray_tracing_pipeline")
+                .then(|| RayTracingDevice::load(&instance, physical, &device));
+            (device, memory, limits, offer, Vulkan12Features::from(&vulkan12), mesh_limits, ray_tracing)
         };
         let cache = PersistentCache::empty(&device)?;
         Ok(Self {
@@ -133,6 +144,7 @@ impl AttachedVkSpirv {
             offer,
             vulkan12,
             mesh_limits,
+            ray_tracing,
             compiler: LazyCompiler::default(),
             cache,
             modules: HashMap::new(),
@@ -303,10 +315,14 @@ impl AttachedVkSpirv {
         let reflections = Self::reflect(&modules)?;
         Self::check_interface(&modules, &reflections)?;
         self.check_extensions(&context, &modules)?;
+        let ray_tracing = stages.iter().any(|s| s.pipeline_kind() == xr_sourcebuild::PipelineKind::RayTracing);
+        if ray_tracing {
+            crate::ray_tracing::check_interface(&context, &modules, &Groups::of(&stages))?;
+        }
         crate::mesh::check_limits(&context, &modules, self.mesh_limits.as_ref(), &self.capabilities.renderer)?;
         let bindings = layout::merge(&context, &modules, &reflections, self.runtime_arrays())?;
         layout::check_limits(&context, &bindings, &self.limits)?;
-        let CreatedObjects { objects, entries, push, pipelines } =
+        let CreatedObjects { objects, entries, push, pipelines, binding_table } =
             self.create_objects(&context, &modules, &reflections, &bindings)?;
         // The device writes the target's attachments into these at each draw.
         let input_attachments: Box<[InputAttachmentSlot]> = bindings
@@ -366,6 +382,8 @@ impl AttachedVkSpirv {
             depth_pipeline: table.objects.depth_pipeline.as_raw(),
             compute,
             mesh,
+            ray_tracing,
+            shader_binding_table: binding_table,
             layout: table.objects.layout.as_raw(),
             descriptor_sets: table.sets.as_ptr(),
             descriptor_set_count: table.sets.len() as u32,
@@ -442,6 +460,7 @@ impl AttachedVkSpirv {
 
         let set_count = bindings.iter().map(|b| b.set + 1).max().unwrap_or(0) as usize;
         let mut objects = ProgramObjects::default();
+        let mut binding_table = [ShaderBindingRegion::default(); 4];
         // SAFETY: every create info below is valid and outlives its call;
         // each object goes into `objects` as soon as it exists, which
         // destroys them all if a later step fails.
@@ -534,6 +553,20 @@ impl AttachedVkSpirv {
                 objects.pipeline = self.compute_pipeline(context, &modules[0], objects.modules[0], objects.layout)?;
                 return Ok(None);
             }
+            if modules.iter().any(|m| m.stage == ShaderStage::RayGeneration) {
+                // The capability check refused ray tracing stages on a device without them.
+                let rt = self.ray_tracing.as_ref().ok_or_else(|| {
+                    XrError::unavailable(format!("{context}: this device has no ray tracing pipelines"))
+                })?;
+                let stages: Vec<ShaderStage> = modules.iter().map(|m| m.stage).collect();
+                let groups = Groups::of(&stages);
+                objects.pipeline =
+                    rt.pipeline(context, modules, &objects.modules, &groups, objects.layout, self.cache.cache)?;
+                let table = rt.binding_table(device, &self.memory, objects.pipeline, &groups)?;
+                objects.binding_table = Some((table.buffer, table.memory));
+                binding_table = table.regions;
+                return Ok(None);
+            }
             let outputs = modules
                 .iter()
                 .zip(reflections)
@@ -563,7 +596,7 @@ impl AttachedVkSpirv {
                 return Err(e);
             }
         };
-        Ok(CreatedObjects { objects, entries, push: (push_stages, push_size), pipelines })
+        Ok(CreatedObjects { objects, entries, push: (push_stages, push_size), pipelines, binding_table })
     }
 
     fn compute_pipeline(

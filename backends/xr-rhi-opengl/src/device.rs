@@ -751,6 +751,7 @@ impl DeviceBackend for GlDevice {
             sampler,
             size: texture.desc.format as u64,
             storage: texture.desc.storage,
+            acceleration_structure: false,
         })
     }
 
@@ -765,6 +766,7 @@ impl DeviceBackend for GlDevice {
             sampler: 0,
             size: buffer.size as u64,
             storage: buffer.usage.contains(BufferUsage::STORAGE),
+            acceleration_structure: false,
         })
     }
 

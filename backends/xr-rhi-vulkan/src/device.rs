@@ -1,5 +1,7 @@
 //! An open Vulkan device: capabilities, handles, and the command surface.
 
+mod ray_tracing;
+
 use crate::{
     instance::{Context, vk_error},
     swapchain::{Frame, Swapchain},
@@ -15,10 +17,11 @@ use std::{
     },
 };
 use xr_device::{
-    BufferId, BufferUsage, ComputeCall, DeviceBackend, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter,
-    Image, MeshDrawCall, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetDesc, RenderTargetId,
-    ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout,
-    VulkanLoader, VulkanProgram, Wrap, XrError, checks,
+    AccelerationInstance, AccelerationStructureId, BottomLevelDesc, BufferId, BufferUsage, ComputeCall, DeviceBackend,
+    DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter, Image, MeshDrawCall, NativeHandles, PresentStatus,
+    Presented, ProgramKind, RenderTargetDesc, RenderTargetId, ResourceBinding, SamplerDesc, SamplerId, TextureDesc,
+    TextureFormat, TextureId, TraceRaysCall, VertexBufferId, VertexLayout, VulkanLoader, VulkanProgram, Wrap, XrError,
+    checks,
 };
 
 /// The colour format of the render targets `create_render_target` and
@@ -244,6 +247,9 @@ pub struct VkDevice {
     /// launches in x, y and z (`maxTaskWorkGroupCount`; the smaller of it and
     /// `maxMeshWorkGroupCount`, which applies to mesh-only programs).
     mesh_group_limits: [u32; 3],
+    /// Acceleration structures and ray launches, where the device has them.
+    ray_tracing: Option<ray_tracing::RayTracing>,
+    accelerations: Vec<ray_tracing::Acceleration>,
     targets: Vec<Target>,
     buffers: Vec<Buffer>,
     textures: Vec<Texture>,
@@ -292,6 +298,7 @@ impl VkDevice {
             .any(|e| e == "VK_EXT_mesh_shader")
             .then(|| ash::ext::mesh_shader::Device::new(&context.instance, &context.device));
         let mesh_group_limits = if mesh_shader.is_some() { context.mesh_group_limits() } else { [0; 3] };
+        let ray_tracing = ray_tracing::RayTracing::load(&context);
         let key = NEXT_DEVICE.fetch_add(1, Ordering::Relaxed);
         let mut device = Self {
             context,
@@ -301,6 +308,8 @@ impl VkDevice {
             vertex_input,
             mesh_shader,
             mesh_group_limits,
+            ray_tracing,
+            accelerations: Vec::new(),
             targets: Vec::new(),
             buffers: Vec::new(),
             textures: Vec::new(),
@@ -333,6 +342,23 @@ impl VkDevice {
     ) -> Result<vk::DeviceMemory, XrError> {
         let index = self.context.memory_type(requirements.memory_type_bits, flags)?;
         let info = vk::MemoryAllocateInfo::default().allocation_size(requirements.size).memory_type_index(index);
+        // SAFETY: a valid device and allocate info.
+        unsafe { self.context.device.allocate_memory(&info, None) }.map_err(vk_error("vkAllocateMemory"))
+    }
+
+    /// Memory whose buffers have device addresses (acceleration structure
+    /// inputs, binding tables).
+    fn allocate_addressable(
+        &self,
+        requirements: vk::MemoryRequirements,
+        flags: vk::MemoryPropertyFlags,
+    ) -> Result<vk::DeviceMemory, XrError> {
+        let index = self.context.memory_type(requirements.memory_type_bits, flags)?;
+        let mut addressable = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+        let info = vk::MemoryAllocateInfo::default()
+            .allocation_size(requirements.size)
+            .memory_type_index(index)
+            .push_next(&mut addressable);
         // SAFETY: a valid device and allocate info.
         unsafe { self.context.device.allocate_memory(&info, None) }.map_err(vk_error("vkAllocateMemory"))
     }
@@ -493,10 +519,13 @@ impl VkDevice {
         // SAFETY: valid create infos.
         unsafe {
             let buffer = device.create_buffer(&info, None).map_err(vk_error("vkCreateBuffer"))?;
-            let memory = self.allocate(
-                device.get_buffer_memory_requirements(buffer),
-                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
-            )?;
+            let requirements = device.get_buffer_memory_requirements(buffer);
+            let flags = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+            let memory = if usage.contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS) {
+                self.allocate_addressable(requirements, flags)?
+            } else {
+                self.allocate(requirements, flags)?
+            };
             device.bind_buffer_memory(buffer, memory, 0).map_err(vk_error("vkBindBufferMemory"))?;
             Ok((buffer, memory))
         }
@@ -843,6 +872,12 @@ impl VkDevice {
         if program.mesh {
             return Err(XrError::invalid_input(format!(
                 "program {} is a mesh program: draw it with draw_mesh_tasks, without vertices",
+                draw.program.name
+            )));
+        }
+        if program.ray_tracing {
+            return Err(XrError::invalid_input(format!(
+                "program {} is a ray tracing program: launch it with trace_rays",
                 draw.program.name
             )));
         }
@@ -1659,6 +1694,11 @@ impl DeviceBackend for VkDevice {
                 flags |= flag;
             }
         }
+        // Any buffer may hold an acceleration structure's triangles.
+        if self.ray_tracing.is_some() {
+            flags |= vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
+                | vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR;
+        }
         let (buffer, memory) = self.host_buffer(data.len() as u64, flags)?;
         self.data_buffers.push(DataBuffer { buffer, memory, size: data.len(), usage });
         let id = BufferId(self.data_buffers.len() as u32 - 1);
@@ -1695,6 +1735,7 @@ impl DeviceBackend for VkDevice {
             sampler,
             size: texture.desc.format as u64,
             storage: texture.desc.storage,
+            acceleration_structure: false,
         })
     }
 
@@ -1708,14 +1749,16 @@ impl DeviceBackend for VkDevice {
             sampler: 0,
             size: buffer.size as u64,
             storage: buffer.usage.contains(BufferUsage::STORAGE),
+            acceleration_structure: false,
         })
     }
 
     fn dispatch(&mut self, call: &ComputeCall) -> Result<(), XrError> {
         let program = self.program(call.program)?;
         if !program.compute {
+            let instead = if program.ray_tracing { "launch it with trace_rays" } else { "draw with it" };
             return Err(XrError::invalid_input(format!(
-                "program {} is not a compute program: draw with it",
+                "program {} is not a compute program: {instead}",
                 call.program.name
             )));
         }
@@ -1771,6 +1814,22 @@ impl DeviceBackend for VkDevice {
     fn take_validation_messages(&mut self) -> Result<Vec<String>, XrError> {
         Ok(self.context.take_validation_messages())
     }
+
+    fn create_bottom_level(&mut self, desc: &BottomLevelDesc) -> Result<AccelerationStructureId, XrError> {
+        self.bottom_level(desc)
+    }
+
+    fn create_top_level(&mut self, instances: &[AccelerationInstance]) -> Result<AccelerationStructureId, XrError> {
+        self.top_level(instances)
+    }
+
+    fn acceleration_structure_binding(&self, id: AccelerationStructureId) -> Result<ResourceBinding, XrError> {
+        self.acceleration_binding(id)
+    }
+
+    fn trace_rays(&mut self, call: &TraceRaysCall) -> Result<(), XrError> {
+        self.launch_rays(call)
+    }
 }
 
 impl Drop for VkDevice {
@@ -1778,6 +1837,11 @@ impl Drop for VkDevice {
         // Closed first: a build system's later call through the loader finds nothing.
         // Whatever else failed: a closed device must never look open.
         OPEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.key);
+        // SAFETY: once the device is idle no trace reads them.
+        unsafe {
+            let _ = self.context.device.device_wait_idle();
+            self.destroy_accelerations();
+        }
         let device = &self.context.device;
         // SAFETY: once `vkDeviceWaitIdle` returns no submission uses these
         // objects; each was created on this device and is destroyed once

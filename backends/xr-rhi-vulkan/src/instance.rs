@@ -277,7 +277,8 @@ impl Context {
     /// rendering (`VK_KHR_dynamic_rendering_local_read`). Every extension a
     /// shader may need that the driver offers is enabled with its features:
     /// that one, fragment shader barycentrics, fragment shading rate, ray
-    /// queries (with acceleration structures), and mesh and task shaders.
+    /// queries and ray tracing pipelines (with acceleration structures),
+    /// and mesh and task shaders.
     fn create_device(
         instance: &ash::Instance,
         physical: vk::PhysicalDevice,
@@ -301,15 +302,18 @@ impl Context {
         let mut shading_rate = vk::PhysicalDeviceFragmentShadingRateFeaturesKHR::default();
         let mut acceleration = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
         let mut ray_query = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
+        let mut ray_pipeline = vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default();
         let mut mesh_shader = vk::PhysicalDeviceMeshShaderFeaturesEXT::default();
         let mesh_shader_offered = has(ash::ext::mesh_shader::NAME);
         let local_read_offered = has(ash::khr::dynamic_rendering_local_read::NAME);
         let barycentric_offered = has(ash::khr::fragment_shader_barycentric::NAME);
         let shading_rate_offered = has(ash::khr::fragment_shading_rate::NAME);
-        // Ray queries read acceleration structures, which need deferred host operations.
-        let ray_query_offered = has(ash::khr::ray_query::NAME)
-            && has(ash::khr::acceleration_structure::NAME)
-            && has(ash::khr::deferred_host_operations::NAME);
+        // Ray queries and ray tracing pipelines read acceleration
+        // structures, which need deferred host operations.
+        let acceleration_offered =
+            has(ash::khr::acceleration_structure::NAME) && has(ash::khr::deferred_host_operations::NAME);
+        let ray_query_offered = acceleration_offered && has(ash::khr::ray_query::NAME);
+        let ray_pipeline_offered = acceleration_offered && has(ash::khr::ray_tracing_pipeline::NAME);
         let mut vertex_input =
             vk::PhysicalDeviceVertexInputDynamicStateFeaturesEXT::default().vertex_input_dynamic_state(true);
         // Every feature the device has, as shaders ask for them (clip
@@ -333,8 +337,14 @@ impl Context {
             if shading_rate_offered {
                 query = query.push_next(&mut shading_rate);
             }
+            if acceleration_offered {
+                query = query.push_next(&mut acceleration);
+            }
             if ray_query_offered {
-                query = query.push_next(&mut acceleration).push_next(&mut ray_query);
+                query = query.push_next(&mut ray_query);
+            }
+            if ray_pipeline_offered {
+                query = query.push_next(&mut ray_pipeline);
             }
             if mesh_shader_offered {
                 query = query.push_next(&mut mesh_shader);
@@ -356,6 +366,7 @@ impl Context {
         shading_rate.p_next = std::ptr::null_mut();
         acceleration.p_next = std::ptr::null_mut();
         ray_query.p_next = std::ptr::null_mut();
+        ray_pipeline.p_next = std::ptr::null_mut();
         mesh_shader.p_next = std::ptr::null_mut();
         let reads_attachments = local_read_offered && local_read.dynamic_rendering_local_read == vk::TRUE;
         if reads_attachments {
@@ -369,16 +380,22 @@ impl Context {
         if shading_rates {
             extensions.push(ash::khr::fragment_shading_rate::NAME.as_ptr());
         }
-        let ray_queries = ray_query_offered
-            && ray_query.ray_query == vk::TRUE
+        let accelerations = acceleration_offered
             && acceleration.acceleration_structure == vk::TRUE
             && vulkan12.buffer_device_address == vk::TRUE;
-        if ray_queries {
+        let ray_queries = accelerations && ray_query_offered && ray_query.ray_query == vk::TRUE;
+        let ray_pipelines = accelerations && ray_pipeline_offered && ray_pipeline.ray_tracing_pipeline == vk::TRUE;
+        if ray_queries || ray_pipelines {
             extensions.extend([
-                ash::khr::ray_query::NAME.as_ptr(),
                 ash::khr::acceleration_structure::NAME.as_ptr(),
                 ash::khr::deferred_host_operations::NAME.as_ptr(),
             ]);
+        }
+        if ray_queries {
+            extensions.push(ash::khr::ray_query::NAME.as_ptr());
+        }
+        if ray_pipelines {
+            extensions.push(ash::khr::ray_tracing_pipeline::NAME.as_ptr());
         }
         // Mesh and task stages; the features that need others XR does not
         // enable (multiview, per-primitive shading rate, queries) stay off.
@@ -410,8 +427,14 @@ impl Context {
         if shading_rates {
             create = create.push_next(&mut shading_rate);
         }
+        if ray_queries || ray_pipelines {
+            create = create.push_next(&mut acceleration);
+        }
         if ray_queries {
-            create = create.push_next(&mut acceleration).push_next(&mut ray_query);
+            create = create.push_next(&mut ray_query);
+        }
+        if ray_pipelines {
+            create = create.push_next(&mut ray_pipeline);
         }
         if mesh_shaders {
             create = create.push_next(&mut mesh_shader);
@@ -458,6 +481,12 @@ impl Context {
         unsafe { self.instance.get_physical_device_properties2(self.physical, &mut query) };
         let (task, mesh) = (mesh.max_task_work_group_count, mesh.max_mesh_work_group_count);
         [task[0].min(mesh[0]), task[1].min(mesh[1]), task[2].min(mesh[2])]
+    }
+
+    /// Whether the device enabled the device extension `name`.
+    pub fn has_extension(&self, name: &CStr) -> bool {
+        let name = name.to_string_lossy();
+        self.enabled_extensions.to_string_lossy().split(' ').any(|e| e == name)
     }
 
     /// Index of a memory type with `flags` among those `bits` allows.

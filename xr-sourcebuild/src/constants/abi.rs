@@ -461,22 +461,26 @@ pub fn check_binding(
     if binding.device != device {
         return Err(XrError::invalid_input(format!(
             "'{name}': the {} belongs to another device than this program's",
-            if binding.is_texture { "texture" } else { "buffer" }
+            binding.what()
         )));
     }
-    if resource.kind.takes_texture() != binding.is_texture {
+    let wanted = if resource.kind == ResourceKind::AccelerationStructure {
+        "acceleration structure"
+    } else if resource.kind.takes_texture() {
+        "texture"
+    } else {
+        "buffer"
+    };
+    if wanted != binding.what() {
+        let article = |what: &str| if what.starts_with('a') { format!("an {what}") } else { format!("a {what}") };
         return Err(XrError::invalid_input(format!(
-            "'{name}' is a {}: it takes a {}, not a {}",
+            "'{name}' is a {}: it takes {}, not {}",
             resource.kind.name(),
-            if resource.kind.takes_texture() { "texture" } else { "buffer" },
-            if binding.is_texture { "texture" } else { "buffer" }
+            article(wanted),
+            article(binding.what())
         )));
     }
     match resource.kind {
-        ResourceKind::AccelerationStructure => Err(XrError::invalid_input(format!(
-            "'{name}' is an acceleration structure: XR's devices make none to bind (the program builds and lists it, \
-             and cannot be drawn without one)"
-        ))),
         ResourceKind::CombinedImageSampler | ResourceKind::Sampler if binding.sampler == 0 => Err(
             XrError::invalid_input(format!("'{name}' is a {}: bind a texture with a sampler", resource.kind.name())),
         ),
@@ -506,13 +510,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nothing_binds_to_an_acceleration_structure_and_buffers_bind_by_their_size() {
+    fn acceleration_structures_bind_only_to_theirs_and_buffers_bind_by_their_size() {
         let info =
             |kind, min_size| ResourceInfo { name: "scene".into(), kind, set: 0, binding: 1, array_size: 1, min_size };
-        let buffer =
-            ResourceBinding { device: 7, is_texture: false, handle: 1, object: 1, sampler: 0, size: 64, storage: true };
+        let buffer = ResourceBinding {
+            device: 7,
+            is_texture: false,
+            handle: 1,
+            object: 1,
+            sampler: 0,
+            size: 64,
+            storage: true,
+            acceleration_structure: false,
+        };
         let error = check_binding(&info(ResourceKind::AccelerationStructure, 0), &buffer, 7).unwrap_err().to_string();
-        assert!(error.contains("'scene' is an acceleration structure: XR's devices make none to bind"), "{error}");
+        assert!(
+            error.contains("'scene' is an acceleration structure: it takes an acceleration structure, not a buffer"),
+            "{error}"
+        );
+        let scene = ResourceBinding { acceleration_structure: true, size: 0, storage: false, ..buffer };
+        assert!(check_binding(&info(ResourceKind::AccelerationStructure, 0), &scene, 7).is_ok());
+        let error = check_binding(&info(ResourceKind::StorageBuffer, 0), &scene, 7).unwrap_err().to_string();
+        assert!(error.contains("it takes a buffer, not an acceleration structure"), "{error}");
         assert!(check_binding(&info(ResourceKind::StorageBuffer, 64), &buffer, 7).is_ok());
         let error = check_binding(&info(ResourceKind::StorageBuffer, 65), &buffer, 7).unwrap_err().to_string();
         assert!(error.contains("at least 65 bytes; this one has 64"), "{error}");

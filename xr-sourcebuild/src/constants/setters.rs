@@ -236,7 +236,26 @@ pub trait ConstantTableExt {
         if buffer.is_texture {
             return Err(xr_device::XrError::invalid_input("set_buffer was given a texture: use set_texture"));
         }
+        if buffer.acceleration_structure {
+            return Err(xr_device::XrError::invalid_input(
+                "set_buffer was given an acceleration structure: use set_acceleration_structure",
+            ));
+        }
         self.set_binding(h, buffer)
+    }
+    /// A top-level acceleration structure from `Device::acceleration_structure_binding`.
+    fn set_acceleration_structure(
+        &mut self,
+        h: ConstantHandle,
+        scene: &ResourceBinding,
+    ) -> Result<(), xr_device::XrError> {
+        if !scene.acceleration_structure {
+            return Err(xr_device::XrError::invalid_input(format!(
+                "set_acceleration_structure was given a {}",
+                scene.what()
+            )));
+        }
+        self.set_binding(h, scene)
     }
 
     /// `bool`.

@@ -1,0 +1,494 @@
+//! Ray tracing programs: their shader groups, the interface their stages
+//! share (payloads, hit attributes, callable data), the pipeline made of
+//! them and the shader binding table the device launches rays through.
+//!
+//! # Shader groups
+//!
+//! A program's stages make its groups by one rule, so that a shader
+//! author knows which index a `traceRayEXT` names without a table:
+//! - the ray generation stage is group 0 (a program has exactly one);
+//! - each miss stage is a miss group, in the order given: the first is
+//!   miss index 0;
+//! - hit group `i` holds the `i`-th closest-hit, the `i`-th any-hit and the
+//!   `i`-th intersection stage given (each where there is one): a triangle
+//!   group, or a procedural one where it has an intersection stage;
+//! - each callable stage is a callable group, in the order given.
+//!
+//! The binding table has one record per group, laid out on the device's
+//! own numbers (`shaderGroupHandleSize`, `shaderGroupHandleAlignment`,
+//! `shaderGroupBaseAlignment`).
+
+use ash::vk;
+use std::ffi::CString;
+use xr_device::{ShaderBindingRegion, XrError};
+use xr_sourcebuild::ShaderStage;
+use xr_spirv::{
+    container::StageModule,
+    reflect::{RayStorage, RayVariable},
+};
+
+/// A hit group: the stages it holds, as indices into the program's stages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HitGroup {
+    pub closest_hit: Option<usize>,
+    pub any_hit: Option<usize>,
+    pub intersection: Option<usize>,
+}
+
+/// A program's shader groups, by the module documentation's rule; each a
+/// stage index, or a hit group.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Groups {
+    pub ray_generation: usize,
+    pub miss: Vec<usize>,
+    pub hit: Vec<HitGroup>,
+    pub callable: Vec<usize>,
+}
+
+impl Groups {
+    /// The groups of `stages`, a ray tracing program's (checked by `layout::check_stages`).
+    pub fn of(stages: &[ShaderStage]) -> Self {
+        let mut groups = Groups::default();
+        let mut nth = [0usize; 3];
+        for (index, stage) in stages.iter().enumerate() {
+            let hit_slot = match stage {
+                ShaderStage::RayGeneration => {
+                    groups.ray_generation = index;
+                    continue;
+                }
+                ShaderStage::Miss => {
+                    groups.miss.push(index);
+                    continue;
+                }
+                ShaderStage::Callable => {
+                    groups.callable.push(index);
+                    continue;
+                }
+                ShaderStage::ClosestHit => 0,
+                ShaderStage::AnyHit => 1,
+                ShaderStage::Intersection => 2,
+                _ => continue,
+            };
+            let group = nth[hit_slot];
+            nth[hit_slot] += 1;
+            if groups.hit.len() <= group {
+                groups.hit.resize(group + 1, HitGroup::default());
+            }
+            let slot = &mut groups.hit[group];
+            match hit_slot {
+                0 => slot.closest_hit = Some(index),
+                1 => slot.any_hit = Some(index),
+                _ => slot.intersection = Some(index),
+            }
+        }
+        groups
+    }
+
+    /// Records per region: ray generation, miss, hit, callable.
+    pub fn counts(&self) -> [u64; 4] {
+        [1, self.miss.len() as u64, self.hit.len() as u64, self.callable.len() as u64]
+    }
+}
+
+/// The device's numbers for ray tracing pipelines
+/// (`VkPhysicalDeviceRayTracingPipelinePropertiesKHR`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RayTracingLimits {
+    pub handle_size: u32,
+    pub handle_alignment: u32,
+    pub base_alignment: u32,
+    pub max_recursion_depth: u32,
+    pub max_stride: u32,
+}
+
+/// One region of a binding table, from the table's start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Region {
+    pub offset: u64,
+    pub stride: u64,
+    pub size: u64,
+}
+
+/// Where each region's records go: every region starts on the base
+/// alignment, every record on the handle alignment; the ray generation
+/// region's stride is its size, as `vkCmdTraceRaysKHR` requires.
+pub fn table_layout(counts: [u64; 4], limits: &RayTracingLimits) -> ([Region; 4], u64) {
+    let align = |value: u64, to: u32| value.div_ceil(u64::from(to.max(1))) * u64::from(to.max(1));
+    let record = align(u64::from(limits.handle_size), limits.handle_alignment);
+    let mut regions = [Region::default(); 4];
+    let mut end = 0u64;
+    for (i, count) in counts.into_iter().enumerate() {
+        if count == 0 {
+            continue;
+        }
+        let offset = align(end, limits.base_alignment);
+        let (stride, size) = if i == 0 {
+            (align(record, limits.base_alignment), align(record, limits.base_alignment))
+        } else {
+            (record, record * count)
+        };
+        regions[i] = Region { offset, stride, size };
+        end = offset + size;
+    }
+    (regions, end)
+}
+
+/// The recursion depth a program's pipeline is made with: 1 where only the
+/// ray generation stage traces rays, 2 where a hit or miss stage traces
+/// too (a shadow ray from a closest-hit stage).
+pub fn recursion_depth(context: &str, modules: &[StageModule], limits: &RayTracingLimits) -> Result<u32, XrError> {
+    let mut depth = 1;
+    for module in modules.iter().filter(|m| m.stage != ShaderStage::RayGeneration) {
+        if xr_spirv::reflect::traces_rays(&module.words)? {
+            depth = 2;
+            if limits.max_recursion_depth < 2 {
+                return Err(XrError::unavailable(format!(
+                    "{context}: the {} stage {} traces rays, which takes a recursion depth of 2; \
+                     this device's maxRayRecursionDepth is {}",
+                    module.stage.name(),
+                    module.file,
+                    limits.max_recursion_depth
+                )));
+            }
+        }
+    }
+    Ok(depth)
+}
+
+/// Checks what the stages of a ray tracing program share, before the
+/// driver sees them, naming the stage and the variable: every incoming
+/// payload has the type of a payload some stage traces with, every
+/// incoming callable data that of some callable data, and the hit
+/// attributes of a hit group are the triangle's barycentrics (two floats)
+/// or what its intersection stage reports.
+pub fn check_interface(context: &str, modules: &[StageModule], groups: &Groups) -> Result<(), XrError> {
+    let interfaces: Vec<Vec<RayVariable>> =
+        modules.iter().map(|m| xr_spirv::reflect::ray_interface(&m.words)).collect::<Result<_, _>>()?;
+    let declared = |storage: RayStorage| -> Vec<(usize, &RayVariable)> {
+        interfaces
+            .iter()
+            .enumerate()
+            .flat_map(|(i, vars)| vars.iter().filter(move |v| v.storage == storage).map(move |v| (i, v)))
+            .collect()
+    };
+    let describe = |(i, v): (usize, &RayVariable)| format!("{} writes '{}' ({})", modules[i].file, v.name, v.ty);
+    for (incoming, outgoing, what) in [
+        (RayStorage::IncomingPayload, RayStorage::Payload, "no stage that traces rays writes"),
+        (RayStorage::IncomingCallableData, RayStorage::CallableData, "no stage that calls a callable stage writes"),
+    ] {
+        let sent = declared(outgoing);
+        for (i, variable) in declared(incoming) {
+            if sent.iter().any(|(_, s)| s.ty == variable.ty) {
+                continue;
+            }
+            let others = if sent.is_empty() {
+                String::from("none declares one")
+            } else {
+                sent.iter().map(|s| describe(*s)).collect::<Vec<_>>().join(", ")
+            };
+            return Err(XrError::invalid_input(format!(
+                "{context}: the {} stage {} reads the {} '{}' ({}), which {what} ({others})",
+                modules[i].stage.name(),
+                modules[i].file,
+                variable.storage.name(),
+                variable.name,
+                variable.ty
+            )));
+        }
+    }
+    let attribute = |index: usize| interfaces[index].iter().find(|v| v.storage == RayStorage::HitAttribute);
+    for (number, group) in groups.hit.iter().enumerate() {
+        let reported = group.intersection.and_then(attribute).map(|v| v.ty.as_str());
+        for index in [group.closest_hit, group.any_hit].into_iter().flatten() {
+            let Some(read) = attribute(index) else { continue };
+            let fits = match reported {
+                Some(reported) => read.ty == reported,
+                // Triangles report their barycentrics: two floats, bare or in a struct.
+                None if group.intersection.is_none() => matches!(read.ty.as_str(), "vec2<f32>" | "{vec2<f32>}"),
+                None => true,
+            };
+            if !fits {
+                let expected = reported.map_or_else(
+                    || "the triangle's barycentrics, vec2<f32>".to_owned(),
+                    |ty| format!("{ty}, what its intersection stage reports"),
+                );
+                return Err(XrError::invalid_input(format!(
+                    "{context}: the {} stage {} of hit group {number} reads the hit attribute '{}' ({}), not {expected}",
+                    modules[index].stage.name(),
+                    modules[index].file,
+                    read.name,
+                    read.ty
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A ray tracing pipeline's binding table: its buffer, and the regions
+/// the device launches rays through.
+pub struct BindingTable {
+    pub buffer: vk::Buffer,
+    pub memory: vk::DeviceMemory,
+    pub regions: [ShaderBindingRegion; 4],
+}
+
+/// The device's ray tracing pipeline functions and numbers.
+pub struct RayTracingDevice {
+    pub functions: ash::khr::ray_tracing_pipeline::Device,
+    pub limits: RayTracingLimits,
+}
+
+impl RayTracingDevice {
+    /// The functions and numbers, where the device enabled ray tracing pipelines.
+    ///
+    /// # Safety
+    /// `instance`, `physical` and `device` are live and belong together.
+    pub unsafe fn load(instance: &ash::Instance, physical: vk::PhysicalDevice, device: &ash::Device) -> Self {
+        let mut properties = vk::PhysicalDeviceRayTracingPipelinePropertiesKHR::default();
+        {
+            let mut query = vk::PhysicalDeviceProperties2::default().push_next(&mut properties);
+            // SAFETY: as the caller promises; the chain lives across the call.
+            unsafe { instance.get_physical_device_properties2(physical, &mut query) };
+        }
+        Self {
+            functions: ash::khr::ray_tracing_pipeline::Device::new(instance, device),
+            limits: RayTracingLimits {
+                handle_size: properties.shader_group_handle_size,
+                handle_alignment: properties.shader_group_handle_alignment,
+                base_alignment: properties.shader_group_base_alignment,
+                max_recursion_depth: properties.max_ray_recursion_depth,
+                max_stride: properties.max_shader_group_stride,
+            },
+        }
+    }
+
+    /// The pipeline of `modules` (created as `shaders`) in `groups`.
+    pub fn pipeline(
+        &self,
+        context: &str,
+        modules: &[StageModule],
+        shaders: &[vk::ShaderModule],
+        groups: &Groups,
+        layout: vk::PipelineLayout,
+        cache: vk::PipelineCache,
+    ) -> Result<vk::Pipeline, XrError> {
+        let entries: Vec<CString> = modules
+            .iter()
+            .map(|m| {
+                CString::new(m.entry_point.as_str())
+                    .map_err(|_| XrError::invalid_input(format!("{context}: entry point with a NUL byte")))
+            })
+            .collect::<Result<_, _>>()?;
+        let specializations: Vec<_> = modules.iter().map(crate::pipelines::specialization).collect();
+        let infos: Vec<vk::SpecializationInfo<'_>> = specializations
+            .iter()
+            .map(|(map, data)| vk::SpecializationInfo::default().map_entries(map).data(data))
+            .collect();
+        let stages: Vec<vk::PipelineShaderStageCreateInfo<'_>> = modules
+            .iter()
+            .zip(shaders)
+            .zip(&entries)
+            .zip(&infos)
+            .map(|(((module, shader), entry), info)| {
+                let stage = vk::PipelineShaderStageCreateInfo::default()
+                    .stage(crate::layout::stage_flag(module.stage))
+                    .module(*shader)
+                    .name(entry);
+                if module.specializations.is_empty() { stage } else { stage.specialization_info(info) }
+            })
+            .collect();
+        let general = |index: usize| {
+            vk::RayTracingShaderGroupCreateInfoKHR::default()
+                .ty(vk::RayTracingShaderGroupTypeKHR::GENERAL)
+                .general_shader(index as u32)
+                .closest_hit_shader(vk::SHADER_UNUSED_KHR)
+                .any_hit_shader(vk::SHADER_UNUSED_KHR)
+                .intersection_shader(vk::SHADER_UNUSED_KHR)
+        };
+        let unused = |index: Option<usize>| index.map_or(vk::SHADER_UNUSED_KHR, |i| i as u32);
+        let mut group_infos = vec![general(groups.ray_generation)];
+        group_infos.extend(groups.miss.iter().map(|i| general(*i)));
+        group_infos.extend(groups.hit.iter().map(|hit| {
+            let ty = if hit.intersection.is_some() {
+                vk::RayTracingShaderGroupTypeKHR::PROCEDURAL_HIT_GROUP
+            } else {
+                vk::RayTracingShaderGroupTypeKHR::TRIANGLES_HIT_GROUP
+            };
+            vk::RayTracingShaderGroupCreateInfoKHR::default()
+                .ty(ty)
+                .general_shader(vk::SHADER_UNUSED_KHR)
+                .closest_hit_shader(unused(hit.closest_hit))
+                .any_hit_shader(unused(hit.any_hit))
+                .intersection_shader(unused(hit.intersection))
+        }));
+        group_infos.extend(groups.callable.iter().map(|i| general(*i)));
+        let depth = recursion_depth(context, modules, &self.limits)?;
+        let info = vk::RayTracingPipelineCreateInfoKHR::default()
+            .stages(&stages)
+            .groups(&group_infos)
+            .max_pipeline_ray_recursion_depth(depth)
+            .layout(layout);
+        // SAFETY: every structure `info` points to lives until the call returns.
+        unsafe { self.functions.create_ray_tracing_pipelines(vk::DeferredOperationKHR::null(), cache, &[info], None) }
+            .map(|pipelines| pipelines[0])
+            .map_err(|(_, e)| XrError::driver(format!("{context}: vkCreateRayTracingPipelinesKHR failed: {e}")))
+    }
+
+    /// The binding table of `pipeline`: each group's handle copied into its record.
+    pub fn binding_table(
+        &self,
+        device: &ash::Device,
+        memory_properties: &vk::PhysicalDeviceMemoryProperties,
+        pipeline: vk::Pipeline,
+        groups: &Groups,
+    ) -> Result<BindingTable, XrError> {
+        let counts = groups.counts();
+        let (regions, size) = table_layout(counts, &self.limits);
+        let group_count: u64 = counts.iter().sum();
+        let handle_size = self.limits.handle_size as usize;
+        // SAFETY: the pipeline has `group_count` groups; the result is `group_count` handles long.
+        let handles = unsafe {
+            self.functions.get_ray_tracing_shader_group_handles(
+                pipeline,
+                0,
+                group_count as u32,
+                group_count as usize * handle_size,
+            )
+        }
+        .map_err(|e| XrError::driver(format!("vkGetRayTracingShaderGroupHandlesKHR failed: {e}")))?;
+        let base = u64::from(self.limits.base_alignment.max(1));
+        // Room to move the start up to the base alignment, which the allocation may not have.
+        let (buffer, memory, mapped) = addressable_host_buffer(
+            device,
+            memory_properties,
+            size + base,
+            vk::BufferUsageFlags::SHADER_BINDING_TABLE_KHR,
+        )?;
+        // SAFETY: the buffer was made addressable.
+        let address =
+            unsafe { device.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(buffer)) };
+        let start = address.div_ceil(base) * base;
+        let mut handle = handles.chunks_exact(handle_size);
+        let mut table = [ShaderBindingRegion::default(); 4];
+        for ((region, count), out) in regions.iter().zip(counts).zip(&mut table) {
+            if count == 0 {
+                continue;
+            }
+            for record in 0..count {
+                let at = (start - address + region.offset + record * region.stride) as usize;
+                let bytes = handle.next().unwrap_or_default();
+                // SAFETY: `at + handle_size` is within the mapped `size + base` bytes (the layout's end).
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), mapped.add(at), bytes.len()) };
+            }
+            *out = ShaderBindingRegion { address: start + region.offset, stride: region.stride, size: region.size };
+        }
+        // SAFETY: mapped above; the records are written and host coherent.
+        unsafe { device.unmap_memory(memory) };
+        Ok(BindingTable { buffer, memory, regions: table })
+    }
+}
+
+/// A host-visible, coherent buffer with a device address, mapped.
+fn addressable_host_buffer(
+    device: &ash::Device,
+    memory_properties: &vk::PhysicalDeviceMemoryProperties,
+    size: u64,
+    usage: vk::BufferUsageFlags,
+) -> Result<(vk::Buffer, vk::DeviceMemory, *mut u8), XrError> {
+    let failed = |what: &'static str| move |e: vk::Result| XrError::driver(format!("{what} failed: {e}"));
+    // SAFETY: valid create infos; on failure what was made is destroyed.
+    unsafe {
+        let buffer = device
+            .create_buffer(
+                &vk::BufferCreateInfo::default().size(size).usage(usage | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS),
+                None,
+            )
+            .map_err(failed("vkCreateBuffer"))?;
+        let requirements = device.get_buffer_memory_requirements(buffer);
+        let flags = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+        let Some(index) = (0..memory_properties.memory_type_count).find(|i| {
+            requirements.memory_type_bits & (1 << i) != 0
+                && memory_properties.memory_types[*i as usize].property_flags.contains(flags)
+        }) else {
+            device.destroy_buffer(buffer, None);
+            return Err(XrError::driver("no host-visible coherent memory for a shader binding table"));
+        };
+        let mut addressable = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+        let info = vk::MemoryAllocateInfo::default()
+            .allocation_size(requirements.size)
+            .memory_type_index(index)
+            .push_next(&mut addressable);
+        let memory = match device.allocate_memory(&info, None) {
+            Ok(memory) => memory,
+            Err(e) => {
+                device.destroy_buffer(buffer, None);
+                return Err(failed("vkAllocateMemory")(e));
+            }
+        };
+        let mapped = device
+            .bind_buffer_memory(buffer, memory, 0)
+            .and_then(|()| device.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()));
+        match mapped {
+            Ok(mapped) => Ok((buffer, memory, mapped.cast())),
+            Err(e) => {
+                device.destroy_buffer(buffer, None);
+                device.free_memory(memory, None);
+                Err(failed("binding and mapping a shader binding table")(e))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ShaderStage::*;
+
+    #[test]
+    fn groups_follow_the_rule_whatever_order_the_stages_come_in() {
+        let stages = [RayGeneration, Miss, ClosestHit, Miss, AnyHit, ClosestHit, Callable];
+        let groups = Groups::of(&stages);
+        assert_eq!(groups.ray_generation, 0);
+        assert_eq!(groups.miss, [1, 3]);
+        assert_eq!(
+            groups.hit,
+            [
+                HitGroup { closest_hit: Some(2), any_hit: Some(4), intersection: None },
+                HitGroup { closest_hit: Some(5), any_hit: None, intersection: None }
+            ]
+        );
+        assert_eq!(groups.callable, [6]);
+        assert_eq!(groups.counts(), [1, 2, 2, 1]);
+        // Sorted by stage (as `xr compile` sorts files), the same groups of the same stages.
+        let sorted = Groups::of(&[RayGeneration, Miss, Miss, ClosestHit, ClosestHit, AnyHit, Callable]);
+        assert_eq!(sorted.hit[0], HitGroup { closest_hit: Some(3), any_hit: Some(5), intersection: None });
+        assert_eq!(sorted.hit[1].closest_hit, Some(4));
+    }
+
+    fn limits(handle_size: u32, handle_alignment: u32, base_alignment: u32) -> RayTracingLimits {
+        RayTracingLimits { handle_size, handle_alignment, base_alignment, max_recursion_depth: 31, max_stride: 4096 }
+    }
+
+    #[test]
+    fn every_region_starts_on_the_base_alignment_and_every_record_on_the_handle_alignment() {
+        // lavapipe's and common desktop numbers, and an odd handle size.
+        for numbers in [limits(32, 32, 64), limits(32, 32, 32), limits(16, 8, 64), limits(20, 16, 128)] {
+            let (regions, end) = table_layout([1, 2, 3, 0], &numbers);
+            let record = u64::from(numbers.handle_size).div_ceil(u64::from(numbers.handle_alignment))
+                * u64::from(numbers.handle_alignment);
+            for region in &regions[..3] {
+                assert_eq!(region.offset % u64::from(numbers.base_alignment), 0, "{numbers:?}: {region:?}");
+                assert!(region.stride >= u64::from(numbers.handle_size));
+            }
+            assert_eq!(regions[0].stride, regions[0].size, "the ray generation region is one record");
+            assert_eq!(regions[0].stride % u64::from(numbers.base_alignment), 0);
+            assert_eq!(regions[1].stride, record);
+            assert_eq!(regions[2].size, 3 * record);
+            assert_eq!(regions[3], Region::default(), "no callable stages: an empty region");
+            assert!(regions[1].offset >= regions[0].offset + regions[0].size);
+            assert!(regions[2].offset >= regions[1].offset + regions[1].size);
+            assert_eq!(end, regions[2].offset + regions[2].size);
+        }
+    }
+}

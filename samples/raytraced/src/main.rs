@@ -1,0 +1,54 @@
+//! `raytraced`: the textured cube traced through a ray tracing pipeline,
+//! written to PNG beside its raster image; fails where the two differ
+//! beyond the bounds the sample's library documents.
+
+use anyhow::{Context, bail};
+use clap::Parser;
+
+/// Trace the cube through a ray tracing pipeline and compare it with the raster image.
+#[derive(Parser)]
+struct Args {
+    #[command(flatten)]
+    common: triangle::PathArgs,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse().common;
+    let registry = xr_host::Registry::discover();
+    let options = args.options();
+    for path in args.paths().map_err(anyhow::Error::msg)? {
+        if let Some(why) = raytraced::skipped(path) {
+            println!("{:<9} skipped: {why}", path.name);
+            continue;
+        }
+        let rendered =
+            raytraced::render(&registry, path, &options).with_context(|| format!("rendering through {}", path.name))?;
+        let file = args.out.join(format!("raytraced-{}.png", path.name));
+        raytraced::write_png(&rendered.traced, &file)?;
+        let raster = args.out.join(format!("raytraced-{}-raster.png", path.name));
+        raytraced::write_png(&rendered.raster, &raster)?;
+        let c = raytraced::compare(&rendered.traced, &rendered.raster, raytraced::background());
+        println!(
+            "{:<9} -> {} ({} pixels of the cube; against the raster image: {} on the silhouette, {} shaded apart, \
+             largest difference {})",
+            path.name,
+            file.display(),
+            c.covered,
+            c.silhouette,
+            c.shaded,
+            c.largest
+        );
+        if !c.within_bounds() {
+            bail!(
+                "the traced cube differs from the raster one beyond the bounds ({} silhouette pixels of at most {}, \
+                 {} shaded of at most {}; the raster image: {})",
+                c.silhouette,
+                raytraced::MAX_SILHOUETTE_PIXELS,
+                c.shaded,
+                raytraced::MAX_SHADED_PIXELS,
+                raster.display()
+            );
+        }
+    }
+    Ok(())
+}
