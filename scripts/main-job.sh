@@ -92,6 +92,7 @@ step "Rendering the textured sample (compute, textures, depth)" target/release/t
 # Task and mesh stages (Vulkan; the OpenGL paths say why they skip): the
 # textured cube drawn into the vertex pipeline's pixels, or the step fails.
 step "Rendering the meshlets sample (task and mesh stages)" target/release/meshlets --out "$out"
+step "Tracing the raytraced sample (a ray tracing pipeline)" target/release/raytraced --out "$out"
 # Deferred shading: a bindless G-buffer pass into three attachments, a
 # lighting pass reading them, through every path.
 step "Rendering the deferred-shading sample" target/release/deferred --out "$out"

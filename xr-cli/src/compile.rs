@@ -266,9 +266,14 @@ impl SourceArgs {
             }
             stages.extend(declared);
         }
+        // Stable: several miss, hit and callable stages keep the order they
+        // were given in, which gives their indices in the program's groups.
         stages.sort_by_key(|s| s.stage);
+        let several_allowed = |stage: ShaderStage| {
+            stage.pipeline_kind() == xr_sourcebuild::PipelineKind::RayTracing && stage != ShaderStage::RayGeneration
+        };
         for pair in stages.windows(2) {
-            if pair[0].stage == pair[1].stage {
+            if pair[0].stage == pair[1].stage && !several_allowed(pair[0].stage) {
                 return Err(usage(format!(
                     "{} and {} are both {} stages",
                     pair[0].file_name,

@@ -828,3 +828,27 @@ fn a_mesh_program_builds_where_the_device_has_mesh_shaders_and_is_refused_by_nam
         "the task stage cube.task uses the SPIR-V capability MeshShadingEXT, which needs VK_EXT_mesh_shader; this device (llvmpipe",
     );
 }
+
+/// A ray tracing program of two miss stages builds on a device with ray
+/// tracing pipelines (the setup's lavapipe: pipeline and binding table,
+/// under the validation layers) and is refused before the driver on one
+/// without (Debian 12's lavapipe 22.3), naming the capability and the feature.
+#[test]
+fn a_ray_tracing_program_builds_where_the_device_traces_rays_and_is_refused_by_name_elsewhere() {
+    let shaders = xr_tests::workspace_root().join("samples/raytraced/shaders");
+    let files = ["trace.rgen", "background.rmiss", "shadow.rmiss", "shade.rchit"].map(|f| shaders.join(f));
+    let dir = temp_dir("compile-ray-tracing");
+    let [(built, said_built), (refused, said)] = compile_on_both_lavapipes(&dir, &files);
+    assert!(
+        built.ok
+            && said_built.contains("built on")
+            && said_built.contains("acceleration structure scene (set 0, binding 0)"),
+        "{said_built}"
+    );
+    assert_refused_before_the_driver(
+        &refused,
+        &said,
+        "the ray-generation stage trace.rgen uses the SPIR-V capability RayTracingKHR, which needs the device feature \
+         rayTracingPipeline of VK_KHR_ray_tracing_pipeline; this device (llvmpipe",
+    );
+}

@@ -9,6 +9,7 @@ mod library;
 mod meshlets;
 mod pipelines;
 mod program_binaries;
+mod raytraced;
 mod resources;
 mod slang;
 mod triangle;

@@ -474,8 +474,8 @@ pub fn check_binding(
     if wanted != binding.what() {
         let article = |what: &str| if what.starts_with('a') { format!("an {what}") } else { format!("a {what}") };
         return Err(XrError::invalid_input(format!(
-            "'{name}' is a {}: it takes {}, not {}",
-            resource.kind.name(),
+            "'{name}' is {}: it takes {}, not {}",
+            article(resource.kind.name()),
             article(wanted),
             article(binding.what())
         )));

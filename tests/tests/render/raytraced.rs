@@ -1,0 +1,196 @@
+//! Ray tracing on the device: the raytraced sample traces the textured
+//! cube into its raster pixels (Vulkan, under the validation layers);
+//! acceleration structures are refused where they name what the device has
+//! not made; a ray tracing program is launched only by `trace_rays`; the
+//! stages' shared interface is checked by name before the driver; OpenGL
+//! refuses the stages by name.
+
+use raytraced::{PATHS, SIZE, background, compare, ray_program, render, skipped};
+use std::path::Path;
+use xr_device::{
+    AccelerationInstance, AccelerationStructureId, BottomLevelDesc, BufferUsage, ComputeCall, DeviceKind,
+    DeviceOptions, DrawCall, Filter, SamplerDesc, TextureDesc, TextureFormat, TraceRaysCall, Wrap,
+};
+use xr_sourcebuild::{BuildOptions, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc};
+use xr_tests::{registry, temp_dir};
+
+fn validated() -> DeviceOptions {
+    DeviceOptions { validation: true, ..DeviceOptions::default() }
+}
+
+fn vulkan() -> raytraced::RenderPath {
+    *PATHS.iter().find(|p| p.kind == DeviceKind::Vulkan).expect("a Vulkan path")
+}
+
+#[test]
+fn the_raytraced_sample_traces_the_raster_pixels_through_primary_and_shadow_rays() {
+    let rendered = render(&registry(), vulkan(), &validated()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((rendered.traced.width, rendered.traced.height), (SIZE, SIZE));
+    let comparison = compare(&rendered.traced, &rendered.raster, background());
+    assert!(comparison.covered > 3000, "the cube covers {} pixels in both", comparison.covered);
+    // The bounds and why: the sample's library documentation.
+    assert!(comparison.within_bounds(), "{comparison:?}");
+}
+
+/// The sample's stages, with `file` replaced by `replace(text)`, in a new directory.
+fn edited_program(label: &str, file: &str, replace: impl Fn(&str) -> String) -> (xr_tests::TestDir, ProgramDesc) {
+    let dir = temp_dir(label);
+    let shaders = raytraced::shader_dir();
+    for name in ["trace.rgen", "background.rmiss", "shadow.rmiss", "shade.rchit"] {
+        let text = std::fs::read_to_string(shaders.join(name)).unwrap();
+        let text = if name == file { replace(&text) } else { text };
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let read = |stage, name: &str| SourceDesc::read("glsl", stage, &dir.path().join(name)).unwrap();
+    let program = ProgramDesc::new(
+        "edited",
+        [
+            read(ShaderStage::RayGeneration, "trace.rgen"),
+            read(ShaderStage::Miss, "background.rmiss"),
+            read(ShaderStage::Miss, "shadow.rmiss"),
+            read(ShaderStage::ClosestHit, "shade.rchit"),
+        ],
+    );
+    (dir, program)
+}
+
+fn build_error(program: &ProgramDesc) -> String {
+    let registry = registry();
+    let mut attached = registry.open_with(DeviceKind::Vulkan, "xr-compiler-vk-spirv", &validated()).unwrap();
+    let built = attached.compiler.build_program(program, &BuildOptions::default()).into_result();
+    let error = built.err().expect("refused").to_string();
+    assert_eq!(attached.device.take_validation_messages().into_result().unwrap().len(), 0, "before the driver");
+    error
+}
+
+#[test]
+fn a_hit_stage_reading_a_payload_no_stage_traces_with_is_refused_by_name() {
+    let (_dir, program) = edited_program("rt-payload", "shade.rchit", |text| {
+        text.replace("rayPayloadInEXT vec3 color;", "rayPayloadInEXT vec4 color;")
+            .replace("color = textureLod(albedo, uv, 0.0).rgb * lit;", "color = textureLod(albedo, uv, 0.0) * lit;")
+    });
+    let error = build_error(&program);
+    assert!(
+        error.contains("the closest-hit stage")
+            && error.contains(
+                "shade.rchit reads the incoming ray payload 'color' (vec4<f32>), which no stage that traces rays writes"
+            )
+            && error.contains("trace.rgen writes 'color' (vec3<f32>)"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_triangle_hit_group_reads_two_barycentrics_as_its_hit_attributes() {
+    let (_dir, program) = edited_program("rt-attributes", "shade.rchit", |text| {
+        text.replace("hitAttributeEXT vec2 barycentrics;", "hitAttributeEXT vec3 barycentrics;")
+    });
+    let error = build_error(&program);
+    assert!(
+        error.contains("shade.rchit of hit group 0 reads the hit attribute 'barycentrics' (vec3<f32>), not the triangle's barycentrics"),
+        "{error}"
+    );
+}
+
+#[test]
+fn acceleration_structures_name_only_what_the_device_made_and_rays_launch_only_ray_tracing_programs() {
+    let registry = registry();
+    let mut attached = registry.open_with(DeviceKind::Vulkan, "xr-compiler-vk-spirv", &validated()).unwrap();
+    let device = &mut attached.device;
+    let (vertices, indices) = textured::cube();
+    let vertex_bytes: Vec<u8> = vertices.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let cube = device.create_buffer(BufferUsage::STORAGE, vertex_bytes.as_slice().into()).into_result().unwrap();
+    let mut past: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
+    past.extend(24u32.to_le_bytes().repeat(3));
+    let past = device.create_buffer(BufferUsage::INDEX, past.as_slice().into()).into_result().unwrap();
+    let desc = BottomLevelDesc { vertices: cube, vertex_stride: 8, indices: Some(past).into(), opaque: true };
+    let refused = device.create_bottom_level(&desc).into_result().unwrap_err();
+    assert!(refused.message.contains("index 24 (at 36) is past the 24 vertices"), "{refused}");
+    let desc = BottomLevelDesc { vertices: cube, vertex_stride: 2, indices: None.into(), opaque: true };
+    let refused = device.create_bottom_level(&desc).into_result().unwrap_err();
+    assert!(refused.message.contains("a stride of 2 floats is too short"), "{refused}");
+    // 24 vertices without indices are 8 triangles.
+    let desc = BottomLevelDesc { vertices: cube, vertex_stride: 8, indices: None.into(), opaque: true };
+    let bottom = device.create_bottom_level(&desc).into_result().unwrap_or_else(|e| panic!("{e}"));
+
+    let missing = AccelerationInstance::new(AccelerationStructureId(bottom.0 + 5), [0.0; 12]);
+    let refused = device.create_top_level([missing].as_slice().into()).into_result().unwrap_err();
+    assert!(refused.message.contains("instance 0 places bottom level 5, which this device has not made"), "{refused}");
+    let identity = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0];
+    let top = device.create_top_level([AccelerationInstance::new(bottom, identity)].as_slice().into());
+    let top = top.into_result().unwrap_or_else(|e| panic!("{e}"));
+    let nested = [AccelerationInstance::new(bottom, identity), AccelerationInstance::new(top, identity)];
+    let refused = device.create_top_level(nested.as_slice().into()).into_result().unwrap_err();
+    assert!(refused.message.contains("instance 1 places acceleration structure 1, a top level"), "{refused}");
+    let refused = device.acceleration_structure_binding(bottom).into_result().unwrap_err();
+    assert!(refused.message.contains("is a bottom level: programs trace a top level"), "{refused}");
+    assert!(device.acceleration_structure_binding(top).into_result().unwrap().acceleration_structure);
+
+    let traced = attached.compiler.build_program(&ray_program().unwrap(), &BuildOptions::default());
+    let mut traced = traced.into_result().unwrap_or_else(|e| panic!("{e}"));
+    let device = &mut attached.device;
+    let storage = TextureDesc { width: 8, height: 8, format: TextureFormat::Rgba8, mip_levels: 1, storage: true };
+    let image =
+        device.create_texture(&storage, vec![0u8; storage.bytes(1)].as_slice().into(), 1).into_result().unwrap();
+    let sampler =
+        device.create_sampler(&SamplerDesc { filter: Filter::Nearest, mipmap: Filter::Nearest, wrap: Wrap::Repeat });
+    let sampler = sampler.into_result().unwrap();
+    let constants = &mut traced.constants;
+    let scene = device.acceleration_structure_binding(top).into_result().unwrap();
+    let buffer = device.buffer_binding(cube).into_result().unwrap();
+    let refused = constants.set_buffer(constants.handle("scene").unwrap(), &buffer).unwrap_err();
+    assert!(
+        refused
+            .message
+            .contains("'scene' is an acceleration structure: it takes an acceleration structure, not a buffer"),
+        "{refused}"
+    );
+    let refused = constants.set_buffer(constants.handle("CubeVertices").unwrap(), &scene).unwrap_err();
+    assert!(refused.message.contains("use set_acceleration_structure"), "{refused}");
+    constants.set_acceleration_structure(constants.handle("scene").unwrap(), &scene).unwrap();
+    constants
+        .set_texture(
+            constants.handle("traced").unwrap(),
+            &device.texture_binding(image, None.into()).into_result().unwrap(),
+        )
+        .unwrap();
+    let sampled = device.texture_binding(image, Some(sampler).into()).into_result().unwrap();
+    constants.set_texture(constants.handle("albedo").unwrap(), &sampled).unwrap();
+    for name in ["CubeVertices", "CubeIndices"] {
+        constants.set_buffer(constants.handle(name).unwrap(), &buffer).unwrap();
+    }
+    let target = device.create_render_target(SIZE, SIZE).into_result().unwrap();
+    let (vertex_buffer, _, _) = textured::cube_buffers(device).unwrap();
+    let draw = DrawCall::triangles(target, traced.program, vertex_buffer, 3);
+    let refused = device.draw(&draw).into_result().unwrap_err();
+    assert!(refused.message.contains("is a ray tracing program: launch it with trace_rays"), "{refused}");
+    let refused =
+        device.dispatch(&ComputeCall { program: traced.program, groups: [1, 1, 1] }).into_result().unwrap_err();
+    assert!(refused.message.contains("is not a compute program: launch it with trace_rays"), "{refused}");
+    let refused =
+        device.trace_rays(&TraceRaysCall { program: traced.program, size: [8, 0, 1] }).into_result().unwrap_err();
+    assert!(refused.message.contains("8 × 0 × 1 = 0 rays"), "{refused}");
+    device
+        .trace_rays(&TraceRaysCall { program: traced.program, size: [8, 8, 1] })
+        .into_result()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (_, paint) = textured::paint_texture(device, &mut attached.compiler).unwrap();
+    let refused = attached.device.trace_rays(&TraceRaysCall { program: paint.program, size: [8, 8, 1] }).into_result();
+    assert!(refused.unwrap_err().message.contains("is not a ray tracing program: draw or dispatch it"));
+    // Nothing refused reached the driver.
+    assert_eq!(attached.device.take_validation_messages().into_result().unwrap().len(), 0);
+}
+
+#[test]
+fn opengl_says_why_it_skips_the_sample_and_refuses_its_stages_by_name() {
+    let registry = registry();
+    for path in PATHS.iter().filter(|p| p.kind == DeviceKind::OpenGl) {
+        assert!(skipped(*path).is_some_and(|why| why.contains("OpenGL has no ray tracing stages")), "{}", path.name);
+        let mut attached = registry.open_with(path.kind, path.build_system, &DeviceOptions::default()).unwrap();
+        let built = attached.compiler.build_program(&ray_program().unwrap(), &BuildOptions::default());
+        let error = built.into_result().err().unwrap_or_else(|| panic!("{} built a ray tracing program", path.name));
+        assert!(error.to_string().contains("OpenGL has no ray-generation stage ("), "{}: {error}", path.name);
+    }
+    assert_eq!(skipped(vulkan()), None);
+    assert!(Path::new(&raytraced::shader_dir()).join("trace.rgen").is_file());
+}
