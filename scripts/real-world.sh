@@ -17,8 +17,10 @@
 # Slang: a program is one `.slang` file and every entry point it declares
 # (`xr compile a.slang` builds them all); the baseline is its author's own
 # compile: the program counts when the author ships its SPIR-V
-# (`<name>.vert.spv`, …). Files whose shipped stages include ray tracing or
-# mesh stages are not programs XR draws and are listed apart.
+# (`<name>.vert.spv`, …). Mesh programs are a name's task (if any), mesh
+# and fragment (if any) stages; a ray tracing program is a sample's ray
+# tracing files, its one ray generation stage first, then its miss, hit
+# and callable stages in name order (which gives their groups, docs/BUILD.md).
 # Vulkan runs on the setup's current lavapipe where there is no GPU
 # (scripts/setup-lavapipe.sh). Results: one line per program in target/real-world/<kind>.tsv and a
 # summary on stdout.
@@ -115,7 +117,23 @@ stage_flag() {
     case "$1" in
         vert|vs) echo vert ;; frag|fs) echo frag ;; geom|gs) echo geom ;;
         tesc|tcs) echo tesc ;; tese|tes) echo tese ;; comp|cs) echo comp ;;
+        task|mesh|rgen|rmiss|rchit|rahit|rint|rcall) echo "$1" ;;
     esac
+}
+
+# The ray tracing program of one directory, on one line: its one ray
+# generation stage, then its miss, closest-hit, any-hit, intersection and
+# callable stages, each kind in name order. Nothing without exactly one
+# ray generation stage.
+ray_tracing_program_in() {
+    local dir="$1" files=()
+    [ "$(find "$dir" -maxdepth 1 -name '*.rgen' | wc -l)" -eq 1 ] || return 0
+    for extension in rgen rmiss rchit rahit rint rcall; do
+        while read -r file; do
+            [ -n "$file" ] && files+=("$file")
+        done < <(find "$dir" -maxdepth 1 -name "*.$extension" | sort)
+    done
+    echo "${files[*]}"
 }
 
 # Programs of one directory, one per line. Files that share a name make a
@@ -131,6 +149,14 @@ programs_in() {
     while read -r stem; do
         [ -z "$stem" ] && continue
         [ -f "$stem.$compute" ] && echo "$stem.$compute"
+        # A mesh program: task (if any), mesh, fragment (if any).
+        if [ -f "$stem.mesh" ]; then
+            local mesh=()
+            [ -f "$stem.task" ] && mesh+=("$stem.task")
+            mesh+=("$stem.mesh")
+            [ -f "$stem.$fragment" ] && mesh+=("$stem.$fragment")
+            echo "${mesh[*]}"
+        fi
         local middles=()
         for extension in $middle; do
             [ -f "$stem.$extension" ] && middles+=("$stem.$extension")
@@ -193,6 +219,9 @@ case "$kind" in
                 [ -z "$line" ] && continue
                 read -ra files <<< "$line"
                 glslc_args=(--target-env=vulkan${VULKAN:-1.0})
+                # Mesh and ray tracing stages are SPIR-V 1.4: glslc's baseline
+                # is Vulkan 1.2's environment (XR raises its own the same way).
+                case "${files[0]##*.}" in task | mesh | rgen) glslc_args=(--target-env=vulkan1.2) ;; esac
                 if [ "$language" = hlsl ]; then
                     # glslc takes one stage per run: the first file's, for a lone file.
                     glslc_args+=(-x hlsl -fshader-stage="$(stage_flag "${files[0]##*.}")")
@@ -202,14 +231,14 @@ case "$kind" in
                     # Each HLSL file is checked with its own stage.
                     accepted=yes
                     for file in "${files[@]}"; do
-                        glslc --target-env=vulkan${VULKAN:-1.0} -x hlsl -fshader-stage="$(stage_flag "${file##*.}")" "$file" -o /dev/null >/dev/null 2>&1 || accepted=no
+                        glslc "${glslc_args[0]}" -x hlsl -fshader-stage="$(stage_flag "${file##*.}")" "$file" -o /dev/null >/dev/null 2>&1 || accepted=no
                     done
                     run "$name" vk-spirv --version -- "${files[@]}"
                     sed -i "\$ s/^\([^\t]*\)\t[^\t]*\t/\1\t$accepted\t/" "$results"
                 else
                     run "$name" vk-spirv "${glslc_args[@]}" -- "${files[@]}"
                 fi
-            done < <(programs_in "$sample" vert "tesc tese geom" frag comp)
+            done < <(programs_in "$sample" vert "tesc tese geom" frag comp; ray_tracing_program_in "$sample")
         done
         summary
         ;;
@@ -224,16 +253,15 @@ case "$kind" in
             base="${file%.slang}"
             shipped=$( (ls "$base".*.spv 2>/dev/null || true) | sed -E 's/.*\.([a-z]+)\.spv$/\1/' | tr '\n' ' ')
             [ -z "$shipped" ] && continue
-            if echo " $shipped" | grep -qE " (rgen|rmiss|rchit|rahit|rint|rcall|mesh|task) "; then
-                echo "$(basename "$(dirname "$file")")/$(basename "$base"): $shipped" >> "$others"
-                continue
-            fi
             name="$(basename "$(dirname "$file")")/$(basename "$base")"
             sample_dir=$(dirname "$file")
             files=("$file")
             entries=()
             declares() { grep -q "shader(\"$1\")" "$file"; }
-            if ! declares vertex && ! declares compute; then
+            # Mesh and ray tracing programs are whole in their file.
+            modern=no
+            echo " $shipped" | grep -qE " (rgen|rmiss|rchit|rahit|rint|rcall|mesh|task) " && modern=yes
+            if [ $modern = no ] && ! declares vertex && ! declares compute; then
                 # Middle stages go with the sample's base.slang (its vertex
                 # and fragment stages), else with its one other file that
                 # ships a vertex stage, as for GLSL.
@@ -264,7 +292,7 @@ case "$kind" in
             sed -i "\$ s/^\([^\t]*\)\t[^\t]*\t/\1\tyes\t/" "$results"
         done
         summary
-        echo "not programs XR draws on their own (ray tracing or mesh stages, or no vertex or compute stage): $(wc -l < "$others") files, in $others"
+        echo "not programs on their own (no vertex, compute, mesh or ray generation stage): $(wc -l < "$others") files, in $others"
         ;;
     opengl)
         root=$(source_dir "${2:?give the directory of the collection}" src)

@@ -215,6 +215,31 @@ enum Ended {
     TimedOut,
 }
 
+/// Drops the frames of a backtrace the Rust runtime prints (with
+/// `RUST_BACKTRACE` set, a panic or an allocation failure is followed by
+/// dozens of them), so that the lines kept for a report are what the
+/// worker said ("memory allocation of … failed"), not where it was.
+#[derive(Default)]
+struct BacktraceFilter {
+    inside: bool,
+}
+
+impl BacktraceFilter {
+    fn keeps(&mut self, line: &str) -> bool {
+        if line == "stack backtrace:" {
+            self.inside = true;
+            return false;
+        }
+        if self.inside {
+            if line.starts_with(' ') || line.starts_with("note: Some details are omitted") {
+                return false;
+            }
+            self.inside = false;
+        }
+        true
+    }
+}
+
 /// Lines of a worker's stderr kept for the report of its end.
 const STDERR_LINES: usize = 32;
 
@@ -249,14 +274,18 @@ impl Worker {
         let stderr_reader = std::thread::Builder::new().name("xr-worker-stderr".into()).spawn(move || {
             let mut stderr = BufReader::new(stderr);
             let mut line = Vec::new();
+            let mut backtrace = BacktraceFilter::default();
             while matches!(stderr.read_until(b'\n', &mut line), Ok(n) if n > 0) {
                 let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+                line.clear();
+                if !backtrace.keeps(&text) {
+                    continue;
+                }
                 let mut kept = kept.lock().unwrap_or_else(|p| p.into_inner());
                 if kept.len() == STDERR_LINES {
                     kept.pop_front();
                 }
                 kept.push_back(text);
-                line.clear();
             }
         })?;
         Ok(Self {
@@ -469,6 +498,21 @@ pub fn signal_name(signal: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backtrace_is_not_kept_among_a_worker_s_last_words() {
+        let mut filter = BacktraceFilter::default();
+        let printed = [
+            "memory allocation of 67108864 bytes failed",
+            "stack backtrace:",
+            "   0: std::alloc::rust_oom",
+            "             at /rustc/library/std/src/alloc.rs:424:5",
+            "note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.",
+            "after",
+        ];
+        let kept: Vec<&str> = printed.into_iter().filter(|l| filter.keeps(l)).collect();
+        assert_eq!(kept, ["memory allocation of 67108864 bytes failed", "after"]);
+    }
     use xr_sourcebuild::{ProgramDesc, ShaderStage, SourceDesc};
 
     /// A pool whose "worker" is a shell script.
