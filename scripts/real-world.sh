@@ -226,12 +226,20 @@ case "$kind" in
                     # glslc takes one stage per run: the first file's, for a lone file.
                     glslc_args+=(-x hlsl -fshader-stage="$(stage_flag "${files[0]##*.}")")
                 fi
-                name="$(basename "$sample")/$(basename "${files[-1]%.*}")"
+                # A ray tracing program by its ray generation stage, another by its last stage.
+                named="${files[-1]}"
+                [ "${files[0]##*.}" = rgen ] && named="${files[0]}"
+                name="$(basename "$sample")/$(basename "${named%.*}")"
                 if [ "$language" = hlsl ]; then
-                    # Each HLSL file is checked with its own stage.
+                    # Each HLSL file is checked with its own stage. glslang's HLSL
+                    # has no mesh or ray tracing stages: there the baseline is the
+                    # author's own compile (DXC), the SPIR-V shipped beside each file.
                     accepted=yes
                     for file in "${files[@]}"; do
-                        glslc "${glslc_args[0]}" -x hlsl -fshader-stage="$(stage_flag "${file##*.}")" "$file" -o /dev/null >/dev/null 2>&1 || accepted=no
+                        case "${files[0]##*.}" in
+                            task | mesh | rgen) [ -f "$file.spv" ] || accepted=no ;;
+                            *) glslc "${glslc_args[0]}" -x hlsl -fshader-stage="$(stage_flag "${file##*.}")" "$file" -o /dev/null >/dev/null 2>&1 || accepted=no ;;
+                        esac
                     done
                     run "$name" vk-spirv --version -- "${files[@]}"
                     sed -i "\$ s/^\([^\t]*\)\t[^\t]*\t/\1\t$accepted\t/" "$results"
@@ -249,7 +257,26 @@ case "$kind" in
         : > "$results"
         others="$out/$kind-not-drawn.txt"
         : > "$others"
+        # A sample's ray tracing program: its one file declaring a ray
+        # generation entry point, with the sample's other files that declare
+        # miss, hit or callable entry points (the author ships each entry's
+        # SPIR-V by its own name, raygen.rgen.spv).
+        ray_tracing_files=" "
+        for dir in "$root"/shaders/slang/*/; do
+            generation=$(grep -l 'shader("raygeneration")' "$dir"*.slang 2>/dev/null || true)
+            [ "$(echo "$generation" | grep -c .)" -eq 1 ] || continue
+            ls "$dir"*.rgen.spv >/dev/null 2>&1 || continue
+            files=("$generation")
+            for other in "$dir"*.slang; do
+                [ "$other" = "$generation" ] && continue
+                grep -qE 'shader\("(miss|closesthit|anyhit|intersection|callable)"\)' "$other" && files+=("$other")
+            done
+            ray_tracing_files+="${files[*]} "
+            run "$(basename "$dir")/$(basename "${generation%.slang}")" vk-spirv --version -- "${files[@]}"
+            sed -i "\$ s/^\([^\t]*\)\t[^\t]*\t/\1\tyes\t/" "$results"
+        done
         for file in "$root"/shaders/slang/*/*.slang; do
+            case "$ray_tracing_files" in *" $file "*) continue ;; esac
             base="${file%.slang}"
             shipped=$( (ls "$base".*.spv 2>/dev/null || true) | sed -E 's/.*\.([a-z]+)\.spv$/\1/' | tr '\n' ' ')
             [ -z "$shipped" ] && continue

@@ -130,7 +130,7 @@ fn compile_direct(
     request.search_path(&dir.to_string_lossy());
     request.search_path(&dir.join("include").to_string_lossy());
     let file = dir.join("unlit.slang");
-    let unit = request.translation_unit(&file.to_string_lossy(), source);
+    let unit = request.translation_unit(&file.to_string_lossy(), source, ffi::SLANG_SOURCE_LANGUAGE_SLANG);
     request.define(unit, if target == "vk-spirv" { "VULKAN" } else { "GL_SPIRV" }, "1");
     request.define(unit, "TINT", &variant.tint.to_string());
     request.define(unit, "PATTERN", &variant.pattern.to_string());

@@ -331,16 +331,26 @@ pub fn plugin_offer(registry: &Registry) -> PluginOffer {
     offer.pairs.sort();
     offer.pairs.dedup();
     for (language, target) in &offer.pairs {
-        if let Ok((info, _)) = registry.offline_compiler(language, target)
-            && let Some(pair) =
+        let Ok((chosen, _)) = registry.offline_compiler(language, target) else { continue };
+        // The one chosen by priority first, then the others that compile
+        // the pair (a program of stages the first lacks goes to them).
+        let mut others: Vec<&xr_sourcebuild::BuildSystemInfo> = registry
+            .build_system_entries()
+            .map(|(info, _)| info)
+            .filter(|info| info.name != chosen.name && info.compiles_pair(language, target))
+            .collect();
+        others.sort_by_key(|info| std::cmp::Reverse(info.priority));
+        for info in std::iter::once(chosen).chain(others) {
+            if let Some(pair) =
                 info.compiles.iter().find(|p| p.language == language.as_str() && p.target == target.as_str())
-        {
-            // A pair that names no stages compiles its build system's.
-            let mut pair = pair.clone();
-            if pair.stages.is_empty() {
-                pair.stages = info.stages.clone();
+            {
+                // A pair that names no stages compiles its build system's.
+                let mut pair = pair.clone();
+                if pair.stages.is_empty() {
+                    pair.stages = info.stages.clone();
+                }
+                offer.compilers.push((info.name.to_string(), pair));
             }
-            offer.compilers.push((info.name.to_string(), pair));
         }
     }
     offer
@@ -363,7 +373,9 @@ fn compiler_for<'r>(registry: &'r Registry, program: &Program, target: &str) -> 
     languages.dedup();
     let mut chosen: Option<Compiler<'r>> = None;
     for language in languages {
-        let (info, system) = registry.offline_compiler(language, target).map_err(|e| e.to_string())?;
+        let stages: Vec<xr_sourcebuild::ShaderStage> =
+            program.stages.iter().filter(|s| s.language() == language).map(|s| s.stage).collect();
+        let (info, system) = registry.offline_compiler_for(language, target, &stages).map_err(|e| e.to_string())?;
         let compiler = Compiler { name: info.name.as_str(), identity: info.compiler_identity.as_str(), system };
         match chosen {
             Some(first) if first.name != compiler.name => {

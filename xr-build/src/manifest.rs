@@ -243,6 +243,11 @@ pub struct ProgramOption {
 }
 
 impl Program {
+    /// Its stages in `language`.
+    pub fn stages_of(&self, language: &str) -> Vec<ShaderStage> {
+        self.stages.iter().filter(|s| s.language() == language).map(|s| s.stage).collect()
+    }
+
     /// The options of the compile for `target`, by name: the program's,
     /// then the target's own, which win.
     pub fn options_for(&self, target: &str) -> Vec<(String, String)> {
@@ -431,8 +436,10 @@ pub struct PluginOffer {
     pub languages: Vec<(String, Vec<String>)>,
     /// (language, target) pairs.
     pub pairs: Vec<(String, String)>,
-    /// The compiler chosen for each pair (by priority), with the pair as it
-    /// declares it: what a program's options are checked against.
+    /// The compilers of each pair, with the pair as each declares it: the
+    /// one chosen by priority first, then the others by priority. A
+    /// program's stages and options are checked against the first that
+    /// takes all its stages of the language ([`PluginOffer::compiler_for`]).
     pub compilers: Vec<(String, CompilePair)>,
 }
 
@@ -451,8 +458,13 @@ impl PluginOffer {
         languages
     }
 
-    fn compiler(&self, language: &str, target: &str) -> Option<&(String, CompilePair)> {
-        self.compilers.iter().find(|(_, pair)| pair.language == language && pair.target == target)
+    /// The compiler of `language` → `target` for a program whose stages
+    /// of that language are `stages`: the first that takes them all, else
+    /// the first (whose refusal names the stage).
+    fn compiler_for(&self, language: &str, target: &str, stages: &[ShaderStage]) -> Option<&(String, CompilePair)> {
+        let mut of_pair = self.compilers.iter().filter(|(_, pair)| pair.language == language && pair.target == target);
+        let first = of_pair.clone().next();
+        of_pair.find(|(_, pair)| stages.iter().all(|s| pair.stages.contains(s))).or(first)
     }
 
     fn language_of(&self, file: &Path) -> Option<&str> {
@@ -513,10 +525,11 @@ fn check_program(program: &mut Program, offer: &PluginOffer) -> Vec<(Place, Stri
     // stage, naming the targets.
     if errors.is_empty() {
         for stage in &program.stages {
+            let of_language = program.stages_of(stage.language());
             let refusing: Vec<(&str, &(String, CompilePair))> = program
                 .targets
                 .iter()
-                .filter_map(|t| Some((t.name.as_str(), offer.compiler(stage.language(), &t.name)?)))
+                .filter_map(|t| Some((t.name.as_str(), offer.compiler_for(stage.language(), &t.name, &of_language)?)))
                 // No stages named: the pair leaves them to its build system, which the offer filled in.
                 .filter(|(_, (_, pair))| !pair.stages.is_empty() && !pair.stages.contains(&stage.stage))
                 .collect();
@@ -569,8 +582,11 @@ fn resolve_options(program: &Program, offer: &PluginOffer) -> Result<Vec<Program
         let mut refusals: Vec<(&Chosen, xr_host::OptionError)> = Vec::new();
         let (mut taken, mut bad_value) = (false, None);
         for target in targets {
-            let compilers: Vec<&(String, CompilePair)> =
-                program.stages.iter().filter_map(|stage| offer.compiler(stage.language(), target)).collect();
+            let compilers: Vec<&(String, CompilePair)> = program
+                .stages
+                .iter()
+                .filter_map(|stage| offer.compiler_for(stage.language(), target, &program.stages_of(stage.language())))
+                .collect();
             let checks: Vec<(&Chosen, Result<(), xr_host::OptionError>)> = compilers
                 .iter()
                 .map(|c| (*c, xr_host::check_option(&c.0, &c.1, &option.name, &option.value)))
@@ -1261,5 +1277,21 @@ mod tests {
         let refused = manifest.check_plugins(&offer);
         assert_eq!(refused.len(), 1);
         assert!(refused[0].1.message.ends_with("not optimize = 'sise'; did you mean `size`?"), "{refused:?}");
+    }
+    #[test]
+    fn a_program_s_stages_go_to_the_first_compiler_of_the_pair_that_takes_them_all() {
+        use xr_sourcebuild::ShaderStage::{ClosestHit, Fragment, RayGeneration, Vertex};
+        let classic = CompilePair::new("hlsl", "vk-spirv").with_stages([Vertex, Fragment]);
+        let every = CompilePair::new("hlsl", "vk-spirv").with_stages(ShaderStage::ALL.iter().copied());
+        let offer = PluginOffer {
+            languages: vec![("hlsl".into(), vec!["hlsl".into()])],
+            pairs: vec![("hlsl".into(), "vk-spirv".into())],
+            // The first by priority, then the others.
+            compilers: vec![("glslang".into(), classic), ("slang".into(), every)],
+        };
+        let chosen = |stages: &[ShaderStage]| offer.compiler_for("hlsl", "vk-spirv", stages).map(|c| c.0.as_str());
+        assert_eq!(chosen(&[Vertex, Fragment]), Some("glslang"), "both take it: the first");
+        assert_eq!(chosen(&[RayGeneration, ClosestHit]), Some("slang"), "the one that has the stages");
+        assert_eq!(offer.compiler_for("hlsl", "gl-spirv", &[Vertex]), None);
     }
 }

@@ -102,17 +102,20 @@ impl SourceArgs {
     /// The stage of `file` where the command line tells it: `--stage`, its
     /// extension (`a.vert`, `a.vs.hlsl`), or an option of `pair` that names one.
     fn stage_given(&self, file: &Path, pair: &CompilePair, options: &[(String, String)]) -> Option<ShaderStage> {
+        self.stage_named(file).or_else(|| xr_host::stage_selected(pair, options))
+    }
+
+    /// The stage `--stage` or the file's name gives.
+    fn stage_named(&self, file: &Path) -> Option<ShaderStage> {
         if let Some(stage) = self.stage {
             return Some(stage);
         }
         let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
-        stage_of_extension(extension)
-            .or_else(|| {
-                // `lit.vs.hlsl`, `lit.frag.hlsl`: the stage before the language.
-                let stem = Path::new(file.file_stem()?);
-                stage_of_extension(stem.extension()?.to_str()?)
-            })
-            .or_else(|| xr_host::stage_selected(pair, options))
+        stage_of_extension(extension).or_else(|| {
+            // `lit.vs.hlsl`, `lit.frag.hlsl`: the stage before the language.
+            let stem = Path::new(file.file_stem()?);
+            stage_of_extension(stem.extension()?.to_str()?)
+        })
     }
 
     /// The error for a file whose stage nothing tells.
@@ -217,7 +220,11 @@ impl SourceArgs {
             Some(target) => target.clone(),
             None => default_target(registry, language)?,
         };
-        let (info, system) = registry.offline_compiler(language, &target).map_err(|e| usage(e.to_string()))?;
+        // The compiler that takes the stages the files' names give (an HLSL
+        // ray tracing stage goes to the one that has them).
+        let named: Vec<ShaderStage> = self.files.iter().filter_map(|f| self.stage_named(f)).collect();
+        let (info, system) =
+            registry.offline_compiler_for(language, &target, &named).map_err(|e| usage(e.to_string()))?;
         if crate::term::verbosity().verbose > 0 {
             let why = if self.target.is_some() {
                 "as --target asks".to_owned()

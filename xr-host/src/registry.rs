@@ -25,7 +25,7 @@ use xr_device::{
     DeviceBox, DeviceCapabilities, DeviceKind, DeviceOptions, DeviceSystemBox, DeviceSystemInfo, XrError, XrResult,
 };
 use xr_plugin::{INTERFACE_VERSIONS, INTERFACES_SYMBOL, InterfaceVersions, XrPluginRef, check_interfaces};
-use xr_sourcebuild::{AttachedBuildSystemBox, Availability, BuildSystemInfo, SourceBuildSystemBox};
+use xr_sourcebuild::{AttachedBuildSystemBox, Availability, BuildSystemInfo, ShaderStage, SourceBuildSystemBox};
 
 /// The environment variable listing plugin directories.
 pub const PLUGIN_PATH_VAR: &str = "XR_PLUGIN_PATH";
@@ -407,8 +407,25 @@ impl Registry {
         language: &str,
         target: &str,
     ) -> Result<(&BuildSystemInfo, &SourceBuildSystemBox), RegistryError> {
-        let mut found: Vec<&(BuildSystemInfo, SourceBuildSystemBox)> =
+        self.offline_compiler_for(language, target, &[])
+    }
+
+    /// [`Registry::offline_compiler`] among the build systems that compile
+    /// every one of `stages` there: an HLSL program of ray tracing stages
+    /// goes to the one that takes them, whatever the others' priority.
+    /// Where none takes them all, the choice without `stages` (whose
+    /// compile refuses the stage it lacks, by name).
+    pub fn offline_compiler_for(
+        &self,
+        language: &str,
+        target: &str,
+        stages: &[ShaderStage],
+    ) -> Result<(&BuildSystemInfo, &SourceBuildSystemBox), RegistryError> {
+        let pair: Vec<&(BuildSystemInfo, SourceBuildSystemBox)> =
             self.build_system_entries().filter(|(info, _)| info.compiles_pair(language, target)).collect();
+        let taking: Vec<_> =
+            pair.iter().copied().filter(|(info, _)| info.compiles_stages(language, target, stages)).collect();
+        let mut found = if taking.is_empty() { pair } else { taking };
         found.sort_by_key(|(info, _)| std::cmp::Reverse(info.priority));
         match found.as_slice() {
             [] => Err(RegistryError::NoCompiler {

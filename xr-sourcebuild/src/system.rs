@@ -75,6 +75,15 @@ impl BuildSystemInfo {
     pub fn compiles_pair(&self, language: &str, target: &str) -> bool {
         self.compiles.iter().any(|p| p.language == language && p.target == target)
     }
+
+    /// Whether it compiles every one of `stages` of `language` into `target`
+    /// (a pair that names no stages compiles the build system's).
+    pub fn compiles_stages(&self, language: &str, target: &str, stages: &[crate::ShaderStage]) -> bool {
+        self.compiles.iter().filter(|p| p.language == language && p.target == target).any(|pair| {
+            let takes = if pair.stages.is_empty() { &self.stages } else { &pair.stages };
+            stages.iter().all(|s| takes.contains(s))
+        })
+    }
 }
 
 /// A program built on a device, with its constant table.

@@ -19,6 +19,10 @@ use xr_spirv::{SpirvVersion, TargetEnv, container::StageModule};
 
 /// The language's name, as manifests and `--lang` give it.
 pub const LANGUAGE: &str = "slang";
+/// HLSL, which Slang reads too: compiled here for the stages glslang's HLSL
+/// front end has not (task, mesh and the ray tracing stages), as DXC would
+/// (`as_6_5`, `ms_6_5`, `lib_6_3` with `[shader("raygeneration")]` …).
+pub const HLSL: &str = "hlsl";
 /// The targets this compiler writes.
 pub const TARGETS: [&str; 2] = ["vk-spirv", "gl-spirv"];
 /// `slang → target` with the options it takes.
@@ -59,6 +63,17 @@ pub fn pair(target: &str) -> CompilePair {
     CompilePair::new(LANGUAGE, target).with_options(options).with_stages(stages.iter().copied())
 }
 
+/// `hlsl → vk-spirv`, every stage: the plugin's priority is below
+/// glslang's, so an HLSL program comes here only where it has a stage
+/// glslang's HLSL front end lacks (task, mesh, ray tracing; with the
+/// fragment stage a mesh program has too).
+pub fn hlsl_pair() -> CompilePair {
+    let slang = pair("vk-spirv");
+    CompilePair::new(HLSL, "vk-spirv")
+        .with_options(slang.options.to_vec())
+        .with_stages(ShaderStage::ALL.iter().copied())
+}
+
 /// The options every compile gives Slang, as `slangc` takes them. Entry
 /// points keep their names in the SPIR-V (the loaders take each module's
 /// own); "SPIR-V version too old" (50011) is Slang's advice to write a
@@ -67,6 +82,12 @@ pub fn pair(target: &str) -> CompilePair {
 /// rewrite ([`unknown_source_language`]), and Slang's validator prints its
 /// complaint about OpSource straight to stderr.
 pub const ARGUMENTS: [&str; 4] = ["-fvk-use-entrypoint-name", "-warnings-disable", "50011", "-skip-spirv-validation"];
+
+/// For HLSL sources, what DXC does by default and their authors count on:
+/// a `register(b2, space1)` is binding 2 of set 1 (no shift), for every
+/// register kind and space.
+pub const HLSL_ARGUMENTS: [&str; 12] =
+    ["-fvk-b-shift", "0", "all", "-fvk-t-shift", "0", "all", "-fvk-s-shift", "0", "all", "-fvk-u-shift", "0", "all"];
 
 /// What a compile is asked for, read from the request's options.
 struct Settings {
@@ -234,7 +255,9 @@ fn request_for<'a>(
             of_stage.push(*unit);
             continue;
         }
-        let unit = request.translation_unit(file, &desc.source);
+        let language =
+            if desc.language == HLSL { ffi::SLANG_SOURCE_LANGUAGE_HLSL } else { ffi::SLANG_SOURCE_LANGUAGE_SLANG };
+        let unit = request.translation_unit(file, &desc.source, language);
         request.define(unit, target_define, "1");
         for define in desc.defines.iter() {
             request.define(unit, &define.name, &define.value);
@@ -260,6 +283,9 @@ pub fn compile(request: &OfflineRequest, reflect: xr_spirv::offline::Reflect) ->
     slang_request.matrix_layout(settings.matrix_layout);
     slang_request.optimization(settings.optimization);
     slang_request.arguments(&ARGUMENTS).map_err(slang_error)?;
+    if stages.iter().any(|s| s.language == HLSL) {
+        slang_request.arguments(&HLSL_ARGUMENTS).map_err(slang_error)?;
+    }
     // Slang numbers the entry points of a compile unit by unit (all of the
     // first file's, then the next file's), whatever order they were added
     // in: add them in that order, and keep each stage's number.

@@ -22,6 +22,8 @@ pub const TARGET_SPIRV: c_int = 6;
 /// `SLANG_SOURCE_LANGUAGE_SLANG` (`SlangSourceLanguage`): the Slang API's
 /// number for Slang source, not SPIR-V's `SourceLanguage::Slang` (11).
 pub const SLANG_SOURCE_LANGUAGE_SLANG: c_int = 1;
+/// `SLANG_SOURCE_LANGUAGE_HLSL`.
+pub const SLANG_SOURCE_LANGUAGE_HLSL: c_int = 2;
 /// `SLANG_MATRIX_LAYOUT_ROW_MAJOR`.
 pub const MATRIX_LAYOUT_ROW_MAJOR: c_uint = 1;
 /// `SLANG_MATRIX_LAYOUT_COLUMN_MAJOR`.

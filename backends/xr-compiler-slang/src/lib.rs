@@ -50,7 +50,15 @@ impl SourceBuildSystemBackend for SlangSystem {
             languages: vec![LanguageInfo::new(compile::LANGUAGE, &["slang"])].into(),
             stages: ShaderStage::ALL.to_vec().into(),
             compiler_identity: identity.into(),
-            compiles: compile::TARGETS.iter().map(|t| compile::pair(t)).collect::<Vec<_>>().into(),
+            compiles: compile::TARGETS
+                .iter()
+                .map(|t| compile::pair(t))
+                .chain([compile::hlsl_pair()])
+                .collect::<Vec<_>>()
+                .into(),
+            // Below the compilers of the other languages it reads (HLSL):
+            // where both take a program, theirs is used.
+            priority: -5,
             ..BuildSystemInfo::new(NAME, &description, availability)
         })
     }

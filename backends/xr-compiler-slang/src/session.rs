@@ -124,13 +124,13 @@ impl<'a> Request<'a> {
         unsafe { (self.slang.api.spAddSearchPath)(self.raw, dir) }
     }
 
-    /// A translation unit of `source`, read from `path`; its index.
-    pub fn translation_unit(&mut self, path: &str, source: &str) -> c_int {
+    /// A translation unit of `source` in `language` (`ffi::SLANG_SOURCE_LANGUAGE_*`),
+    /// read from `path`; its index.
+    pub fn translation_unit(&mut self, path: &str, source: &str, language: c_int) -> c_int {
         let (path, source) = (self.c(path), self.c(source));
         // SAFETY: valid request; a null module name lets Slang name it.
         unsafe {
-            let unit =
-                (self.slang.api.spAddTranslationUnit)(self.raw, ffi::SLANG_SOURCE_LANGUAGE_SLANG, std::ptr::null());
+            let unit = (self.slang.api.spAddTranslationUnit)(self.raw, language, std::ptr::null());
             (self.slang.api.spAddTranslationUnitSourceString)(self.raw, unit, path, source);
             unit
         }

@@ -157,10 +157,12 @@ pub fn recursion_depth(context: &str, modules: &[StageModule], limits: &RayTraci
 
 /// Checks what the stages of a ray tracing program share, before the
 /// driver sees them, naming the stage and the variable: every incoming
-/// payload has the type of a payload some stage traces with, every
-/// incoming callable data that of some callable data, and the hit
-/// attributes of a hit group are the triangle's barycentrics (two floats)
-/// or what its intersection stage reports.
+/// payload is made of the scalars of a payload some stage traces with,
+/// every incoming callable data of those of some callable data, and the
+/// hit attributes of a hit group are the triangle's barycentrics (two
+/// floats) or what its intersection stage reports. Scalars, not types:
+/// a `vec3` and a struct of one `vec3` are the same memory, and authors
+/// pass one where the other is declared.
 pub fn check_interface(context: &str, modules: &[StageModule], groups: &Groups) -> Result<(), XrError> {
     let interfaces: Vec<Vec<RayVariable>> =
         modules.iter().map(|m| xr_spirv::reflect::ray_interface(&m.words)).collect::<Result<_, _>>()?;
@@ -178,7 +180,7 @@ pub fn check_interface(context: &str, modules: &[StageModule], groups: &Groups) 
     ] {
         let sent = declared(outgoing);
         for (i, variable) in declared(incoming) {
-            if sent.iter().any(|(_, s)| s.ty == variable.ty) {
+            if sent.iter().any(|(_, s)| s.scalars == variable.scalars) {
                 continue;
             }
             let others = if sent.is_empty() {
@@ -198,19 +200,19 @@ pub fn check_interface(context: &str, modules: &[StageModule], groups: &Groups) 
     }
     let attribute = |index: usize| interfaces[index].iter().find(|v| v.storage == RayStorage::HitAttribute);
     for (number, group) in groups.hit.iter().enumerate() {
-        let reported = group.intersection.and_then(attribute).map(|v| v.ty.as_str());
+        let reported = group.intersection.and_then(attribute);
         for index in [group.closest_hit, group.any_hit].into_iter().flatten() {
             let Some(read) = attribute(index) else { continue };
             let fits = match reported {
-                Some(reported) => read.ty == reported,
+                Some(reported) => read.scalars == reported.scalars,
                 // Triangles report their barycentrics: two floats, bare or in a struct.
-                None if group.intersection.is_none() => matches!(read.ty.as_str(), "vec2<f32>" | "{vec2<f32>}"),
+                None if group.intersection.is_none() => read.scalars == ["f32", "f32"],
                 None => true,
             };
             if !fits {
                 let expected = reported.map_or_else(
                     || "the triangle's barycentrics, vec2<f32>".to_owned(),
-                    |ty| format!("{ty}, what its intersection stage reports"),
+                    |v| format!("{}, what its intersection stage reports", v.ty),
                 );
                 return Err(XrError::invalid_input(format!(
                     "{context}: the {} stage {} of hit group {number} reads the hit attribute '{}' ({}), not {expected}",

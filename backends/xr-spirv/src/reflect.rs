@@ -821,6 +821,10 @@ pub struct RayVariable {
     pub name: String,
     /// Its type by structure; member names do not count.
     pub ty: String,
+    /// The scalars it is made of, in order (`f32` three times for a
+    /// `vec3` and for a struct of one `vec3`): two stages agree on a payload
+    /// whose scalars are the same, as its memory is.
+    pub scalars: Vec<String>,
 }
 
 /// The ray payloads, hit attributes and callable data a module declares.
@@ -864,10 +868,13 @@ pub fn ray_interface(words: &[u32]) -> Result<Vec<RayVariable>, XrError> {
             _ => continue,
         };
         let pointee = by_id.get(pointer).and_then(|p| p.operands.get(2)).copied().unwrap_or(0);
+        let mut scalars = Vec::new();
+        scalars_of(&by_id, pointee, 0, &mut scalars);
         variables.push(RayVariable {
             storage,
             name: names.get(id).cloned().unwrap_or_default(),
             ty: type_by_structure(&by_id, pointee, 0),
+            scalars,
         });
     }
     Ok(variables)
@@ -895,6 +902,32 @@ fn type_by_structure(by_id: &std::collections::HashMap<u32, &Instruction<'_>>, i
             format!("{{{}}}", members.iter().map(|m| inner(*m)).collect::<Vec<_>>().join(", "))
         }
         _ => format!("%{id}"),
+    }
+}
+
+/// The scalars of type `id`, in memory order, into `out`.
+fn scalars_of(by_id: &std::collections::HashMap<u32, &Instruction<'_>>, id: u32, depth: u32, out: &mut Vec<String>) {
+    let Some(i) = by_id.get(&id).filter(|_| depth < 16) else {
+        out.push(format!("%{id}"));
+        return;
+    };
+    let repeat = |element: u32, count: u32, out: &mut Vec<String>| {
+        for _ in 0..count.min(4096) {
+            scalars_of(by_id, element, depth + 1, out);
+        }
+    };
+    match (i.op(), i.operands) {
+        (Some(Op::TypeVector | Op::TypeMatrix), [_, element, count, ..]) => repeat(*element, *count, out),
+        (Some(Op::TypeArray), [_, element, length, ..]) => match by_id.get(length).map(|c| (c.op(), c.operands)) {
+            Some((Some(Op::Constant), [_, _, value, ..])) => repeat(*element, *value, out),
+            _ => out.push(format!("%{id}")),
+        },
+        (Some(Op::TypeStruct), [_, members @ ..]) => {
+            for member in members {
+                scalars_of(by_id, *member, depth + 1, out);
+            }
+        }
+        _ => out.push(type_by_structure(by_id, id, depth)),
     }
 }
 

@@ -404,3 +404,35 @@ fn mesh_and_ray_tracing_stages_raise_the_environment_to_spirv_1_4() {
     let options = SpirvOptions::new(TargetEnv::Vulkan10).for_stages(&[ShaderStage::Mesh]).unwrap();
     SpirvCompiler::new().unwrap().compile(&glsl(ShaderStage::Mesh, "a.mesh", source), &options).unwrap();
 }
+
+/// A ray tracing stage's payloads, hit attributes and callable data, read
+/// from what glslang writes: their names, their types by structure and the
+/// scalars they are made of (which is what two stages must agree on).
+#[test]
+fn a_ray_tracing_stage_s_interface_is_read_by_structure_and_by_scalars() {
+    let source = "#version 460\n#extension GL_EXT_ray_tracing : require\n\
+                  struct Hit { vec3 color; float distance; };\n\
+                  layout(location = 0) rayPayloadInEXT Hit hit;\n\
+                  layout(location = 1) rayPayloadEXT bool shadowed;\n\
+                  layout(location = 2) callableDataEXT vec3 tint;\n\
+                  hitAttributeEXT vec2 barycentrics;\n\
+                  void main() { hit.color = vec3(barycentrics, 0.0); hit.distance = gl_HitTEXT; }\n";
+    let options = SpirvOptions::new(TargetEnv::Vulkan12).for_stages(&[ShaderStage::ClosestHit]).unwrap();
+    let module = SpirvCompiler::new().unwrap().compile(&glsl(ShaderStage::ClosestHit, "a.rchit", source), &options);
+    let words = module.unwrap_or_else(|e| panic!("{e}")).words;
+    let mut interface = reflect::ray_interface(&words).unwrap();
+    interface.sort_by(|a, b| a.name.cmp(&b.name));
+    let seen: Vec<(reflect::RayStorage, &str, &str, usize)> =
+        interface.iter().map(|v| (v.storage, v.name.as_str(), v.ty.as_str(), v.scalars.len())).collect();
+    assert_eq!(
+        seen,
+        [
+            (reflect::RayStorage::HitAttribute, "barycentrics", "vec2<f32>", 2),
+            (reflect::RayStorage::IncomingPayload, "hit", "{vec3<f32>, f32}", 4),
+            (reflect::RayStorage::Payload, "shadowed", "bool", 1),
+            (reflect::RayStorage::CallableData, "tint", "vec3<f32>", 3),
+        ]
+    );
+    assert_eq!(interface[1].scalars, ["f32"; 4]);
+    assert!(!reflect::traces_rays(&words).unwrap(), "this stage traces no ray");
+}

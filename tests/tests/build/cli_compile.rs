@@ -852,3 +852,48 @@ fn a_ray_tracing_program_builds_where_the_device_traces_rays_and_is_refused_by_n
          rayTracingPipeline of VK_KHR_ray_tracing_pipeline; this device (llvmpipe",
     );
 }
+
+/// HLSL ray tracing stages, which glslang's HLSL front end cannot read, go
+/// to the Slang plugin (the one HLSL compiler that takes them), with DXC's
+/// register mapping; a classic HLSL program still goes to glslang's.
+#[test]
+fn hlsl_ray_tracing_stages_are_compiled_by_the_compiler_that_has_them() {
+    let dir = temp_dir("compile-hlsl-ray-tracing");
+    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+    write(
+        "trace.rgen",
+        "RaytracingAccelerationStructure scene : register(t0);\nRWTexture2D<float4> image : register(u1);\n\
+         struct Payload { float3 color; };\n\
+         [shader(\"raygeneration\")]\nvoid main() {\n  uint2 at = DispatchRaysIndex().xy;\n  RayDesc ray;\n\
+         ray.Origin = float3(at, -1.0); ray.Direction = float3(0, 0, 1); ray.TMin = 0.0; ray.TMax = 10.0;\n\
+         Payload payload;\n  TraceRay(scene, RAY_FLAG_NONE, 0xff, 0, 0, 0, ray, payload);\n\
+         image[at] = float4(payload.color, 1.0);\n}\n",
+    );
+    write(
+        "sky.rmiss",
+        "struct Payload { float3 color; };\n[shader(\"miss\")]\nvoid main(inout Payload payload) { payload.color = float3(0.1, 0.2, 0.4); }\n",
+    );
+    write(
+        "shade.rchit",
+        "struct Payload { float3 color; };\n\
+         [shader(\"closesthit\")]\nvoid main(inout Payload payload, in BuiltInTriangleIntersectionAttributes hit) {\n\
+         payload.color = float3(1.0 - hit.barycentrics.x - hit.barycentrics.y, hit.barycentrics); }\n",
+    );
+    let files = ["trace.rgen", "sky.rmiss", "shade.rchit"].map(|f| dir.join(f));
+    let run = Xr::new(["compile", "-v", "--lang", "hlsl", "--target", "vk-spirv", "--device"])
+        .args(&files)
+        .dir(&dir)
+        .software_device()
+        .vulkan_drivers(xr_tests::setup_lavapipe())
+        .run();
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(run.ok, "{said}");
+    assert!(said.contains("compiled by xr-compiler-slang") && said.contains("built on"), "{said}");
+    // DXC's mapping: register(t0) is binding 0, register(u1) binding 1.
+    assert!(said.contains("acceleration structure scene (set 0, binding 0)"), "{said}");
+    assert!(said.contains("storage image image (set 0, binding 1)"), "{said}");
+    std::fs::write(dir.join("plain.frag"), "float4 main() : SV_Target { return float4(1, 0, 0, 1); }\n").unwrap();
+    let run =
+        Xr::new(["compile", "-v", "--check", "--lang", "hlsl", "--target", "vk-spirv", "plain.frag"]).dir(&dir).run();
+    assert!(run.ok && run.stderr.contains("compiled by xr-compiler-vk-spirv"), "{}", run.stderr);
+}
