@@ -77,11 +77,12 @@ impl BuildSystemInfo {
     }
 
     /// Whether it compiles every one of `stages` of `language` into `target`
-    /// (a pair that names no stages compiles the build system's).
+    /// (a pair that names no stages compiles the build system's; one that
+    /// names none at all refuses none, as a manifest's checks take it).
     pub fn compiles_stages(&self, language: &str, target: &str, stages: &[crate::ShaderStage]) -> bool {
         self.compiles.iter().filter(|p| p.language == language && p.target == target).any(|pair| {
             let takes = if pair.stages.is_empty() { &self.stages } else { &pair.stages };
-            stages.iter().all(|s| takes.contains(s))
+            takes.is_empty() || stages.iter().all(|s| takes.contains(s))
         })
     }
 }
