@@ -19,10 +19,12 @@
 use std::path::{Path, PathBuf};
 use xr_device::{
     AccelerationInstance, BottomLevelDesc, BufferUsage, DeviceBox, DeviceKind, DeviceOptions, DrawCall, Filter, Image,
-    SamplerDesc, TextureDesc, TextureFormat, TraceRaysCall, Wrap,
+    SamplerDesc, TextureDesc, TextureFormat, TextureId, TraceRaysCall, Wrap,
 };
 use xr_host::Registry;
-use xr_sourcebuild::{AttachedBuildSystemBox, BuildOptions, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc};
+use xr_sourcebuild::{
+    AttachedBuildSystemBox, BuildOptions, BuiltProgram, ConstantTableExt, ProgramDesc, ShaderStage, SourceDesc,
+};
 
 pub use textured::{CLEAR, SIZE};
 pub use triangle::{PATHS, RenderPath, SampleError, write_png};
@@ -144,6 +146,21 @@ pub fn camera() -> ([f32; 4], f32) {
 fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox) -> Result<Rendered, SampleError> {
     let (texture, paint) = textured::paint_texture(device, compiler)?;
     let mut traced_program = compiler.build_program(&ray_program()?, &BuildOptions::default()).into_result()?;
+    let traced = trace_cube(device, &mut traced_program, texture)?;
+    let raster = raster_cube(device, compiler, texture)?;
+    drop((paint, traced_program));
+    Ok(Rendered { traced, raster })
+}
+
+/// Traces the cube with `program` (built from [`ray_program`], here or by
+/// `xr build`), sampling `texture` (the textured sample's painted one):
+/// builds the cube's acceleration structures, binds what the stages read
+/// and launches a ray per pixel; returns the traced image.
+pub fn trace_cube(
+    device: &mut DeviceBox,
+    program: &mut BuiltProgram,
+    texture: TextureId,
+) -> Result<Image, SampleError> {
     let (vertices, indices) = textured::cube();
     let vertex_bytes: Vec<u8> = vertices.iter().flat_map(|v| v.to_le_bytes()).collect();
     let index_bytes: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
@@ -156,7 +173,7 @@ fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox) -> Result
     let instance = AccelerationInstance::new(bottom, AccelerationInstance::rows_of(&model));
     let scene = device.create_top_level([instance].as_slice().into()).into_result()?;
 
-    let constants = &mut traced_program.constants;
+    let constants = &mut program.constants;
     let handle = constants.handle("scene")?;
     constants.set_acceleration_structure(handle, &device.acceleration_structure_binding(scene).into_result()?)?;
     let image_desc =
@@ -180,10 +197,17 @@ fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox) -> Result
     constants.set_vector(handle, &eye)?;
     let handle = constants.handle("u_focal")?;
     constants.set_float(handle, focal)?;
-    device.trace_rays(&TraceRaysCall { program: traced_program.program, size: [SIZE, SIZE, 1] }).into_result()?;
+    device.trace_rays(&TraceRaysCall { program: program.program, size: [SIZE, SIZE, 1] }).into_result()?;
     let rgba = device.read_texture(image, 0).into_result()?;
-    let traced = Image { width: SIZE, height: SIZE, rgba };
+    Ok(Image { width: SIZE, height: SIZE, rgba })
+}
 
+/// The same cube rasterised through the textured sample's program, built by `compiler`.
+pub fn raster_cube(
+    device: &mut DeviceBox,
+    compiler: &mut AttachedBuildSystemBox,
+    texture: TextureId,
+) -> Result<Image, SampleError> {
     let mut raster = compiler.build_program(&textured::mesh_program()?, &BuildOptions::default()).into_result()?;
     textured::set_cube_constants(device, &mut raster, texture)?;
     let (vertex_buffer, index_buffer, index_count) = textured::cube_buffers(device)?;
@@ -193,7 +217,5 @@ fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox) -> Result
         .indexed(index_buffer, index_count)
         .with_depth_test();
     device.draw(&call).into_result()?;
-    let raster_image = device.read_pixels(target).into_result()?;
-    drop((paint, traced_program, raster));
-    Ok(Rendered { traced, raster: raster_image })
+    Ok(device.read_pixels(target).into_result()?)
 }

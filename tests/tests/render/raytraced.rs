@@ -194,3 +194,40 @@ fn opengl_says_why_it_skips_the_sample_and_refuses_its_stages_by_name() {
     assert_eq!(skipped(vulkan()), None);
     assert!(Path::new(&raytraced::shader_dir()).join("trace.rgen").is_file());
 }
+
+/// A ray tracing program built by `xr build` into a store (two miss stages
+/// in the manifest) loads through the run-time library as a compatible
+/// object, and traces the sample's pixels as the program built on the
+/// device does.
+#[test]
+fn a_ray_tracing_program_from_the_store_traces_the_sample_s_pixels() {
+    let dir = temp_dir("rt-store");
+    for name in ["trace.rgen", "background.rmiss", "shadow.rmiss", "shade.rchit"] {
+        std::fs::copy(raytraced::shader_dir().join(name), dir.join(name)).unwrap();
+    }
+    std::fs::write(
+        dir.join("xr.toml"),
+        "store = \"store\"\n\n[[program]]\nname = \"traced\"\ntargets = [\"vk-spirv\"]\nstages = [\n\
+         { stage = \"ray-generation\", file = \"trace.rgen\" },\n{ stage = \"miss\", file = \"background.rmiss\" },\n\
+         { stage = \"miss\", file = \"shadow.rmiss\" },\n{ stage = \"closest-hit\", file = \"shade.rchit\" },\n]\n",
+    )
+    .unwrap();
+    let built = xr_tests::Xr::new(["build", "-m", "xr.toml"]).dir(&dir).ok();
+    assert!(built.stderr.contains("1 built"), "{}", built.stderr);
+
+    let registry = registry();
+    let library = xr_library::ShaderLibrary::open(&dir.join("store")).unwrap();
+    let mut attached = registry.open_with(DeviceKind::Vulkan, "xr-compiler-vk-spirv", &validated()).unwrap();
+    let (texture, paint) = textured::paint_texture(&mut attached.device, &mut attached.compiler).unwrap();
+    let mut loader = xr_library::DeviceLoader::attach(&registry, &attached.device, &library).unwrap();
+    let request = xr_library::LoadRequest { program: "traced", ..xr_library::LoadRequest::default() };
+    let mut loaded = loader.load(&library, &request).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.path, xr_library::LoadPath::CompatibleObject, "{}", loaded.reason);
+    let traced =
+        raytraced::trace_cube(&mut attached.device, &mut loaded.built, texture).unwrap_or_else(|e| panic!("{e}"));
+    let raster = raytraced::raster_cube(&mut attached.device, &mut attached.compiler, texture).unwrap();
+    let comparison = compare(&traced, &raster, background());
+    assert!(comparison.covered > 3000 && comparison.within_bounds(), "{comparison:?}");
+    assert_eq!(attached.device.take_validation_messages().into_result().unwrap().len(), 0);
+    drop((loaded, loader, paint));
+}
