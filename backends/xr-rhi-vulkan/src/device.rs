@@ -710,6 +710,26 @@ impl VkDevice {
         }
     }
 
+    /// What shaders at `stage` wrote, visible to every later use, on the
+    /// device and the host (after a dispatch or a ray launch).
+    fn shader_writes_visible(&self, cb: vk::CommandBuffer, stage: vk::PipelineStageFlags) {
+        let barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+            .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE | vk::AccessFlags::HOST_READ);
+        // SAFETY: recording into a command buffer in the recording state.
+        unsafe {
+            self.context.device.cmd_pipeline_barrier(
+                cb,
+                stage,
+                vk::PipelineStageFlags::ALL_COMMANDS | vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[barrier],
+                &[],
+                &[],
+            );
+        }
+    }
+
     /// Moves every colour attachment to `to`; also a barrier between two
     /// uses in one layout (a draw reading what the one before wrote).
     fn transition_colors(&self, cb: vk::CommandBuffer, target: &Target, to: vk::ImageLayout) {
@@ -1770,21 +1790,8 @@ impl DeviceBackend for VkDevice {
                 device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, vk::Pipeline::from_raw(program.pipeline));
                 self.bind_program_state(cb, &program, vk::PipelineBindPoint::COMPUTE);
                 device.cmd_dispatch(cb, x, y, z);
-                // What it wrote is visible to every later use, on the device and the host.
-                let barrier =
-                    vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(
-                        vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE | vk::AccessFlags::HOST_READ,
-                    );
-                device.cmd_pipeline_barrier(
-                    cb,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
-                    vk::PipelineStageFlags::ALL_COMMANDS | vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &[barrier],
-                    &[],
-                    &[],
-                );
             }
+            self.shader_writes_visible(cb, vk::PipelineStageFlags::COMPUTE_SHADER);
         })
     }
 

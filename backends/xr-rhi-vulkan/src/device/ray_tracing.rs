@@ -362,21 +362,8 @@ impl VkDevice {
                 device.cmd_bind_pipeline(cb, bind, vk::Pipeline::from_raw(program.pipeline));
                 self.bind_program_state(cb, &program, bind);
                 pipeline.cmd_trace_rays(cb, &raygen, &miss, &hit, &callable, width, height, depth);
-                // What it wrote is visible to every later use, on the device and the host.
-                let barrier =
-                    vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(
-                        vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE | vk::AccessFlags::HOST_READ,
-                    );
-                device.cmd_pipeline_barrier(
-                    cb,
-                    vk::PipelineStageFlags::RAY_TRACING_SHADER_KHR,
-                    vk::PipelineStageFlags::ALL_COMMANDS | vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &[barrier],
-                    &[],
-                    &[],
-                );
             }
+            self.shader_writes_visible(cb, vk::PipelineStageFlags::RAY_TRACING_SHADER_KHR);
         })
     }
 
