@@ -340,10 +340,7 @@ impl VkDevice {
         requirements: vk::MemoryRequirements,
         flags: vk::MemoryPropertyFlags,
     ) -> Result<vk::DeviceMemory, XrError> {
-        let index = self.context.memory_type(requirements.memory_type_bits, flags)?;
-        let info = vk::MemoryAllocateInfo::default().allocation_size(requirements.size).memory_type_index(index);
-        // SAFETY: a valid device and allocate info.
-        unsafe { self.context.device.allocate_memory(&info, None) }.map_err(vk_error("vkAllocateMemory"))
+        self.allocate_with(requirements, flags, false)
     }
 
     /// Memory whose buffers have device addresses (acceleration structure
@@ -353,12 +350,21 @@ impl VkDevice {
         requirements: vk::MemoryRequirements,
         flags: vk::MemoryPropertyFlags,
     ) -> Result<vk::DeviceMemory, XrError> {
+        self.allocate_with(requirements, flags, true)
+    }
+
+    fn allocate_with(
+        &self,
+        requirements: vk::MemoryRequirements,
+        flags: vk::MemoryPropertyFlags,
+        addressable: bool,
+    ) -> Result<vk::DeviceMemory, XrError> {
         let index = self.context.memory_type(requirements.memory_type_bits, flags)?;
-        let mut addressable = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
-        let info = vk::MemoryAllocateInfo::default()
-            .allocation_size(requirements.size)
-            .memory_type_index(index)
-            .push_next(&mut addressable);
+        let mut device_address = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+        let mut info = vk::MemoryAllocateInfo::default().allocation_size(requirements.size).memory_type_index(index);
+        if addressable {
+            info = info.push_next(&mut device_address);
+        }
         // SAFETY: a valid device and allocate info.
         unsafe { self.context.device.allocate_memory(&info, None) }.map_err(vk_error("vkAllocateMemory"))
     }
@@ -521,11 +527,8 @@ impl VkDevice {
             let buffer = device.create_buffer(&info, None).map_err(vk_error("vkCreateBuffer"))?;
             let requirements = device.get_buffer_memory_requirements(buffer);
             let flags = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-            let memory = if usage.contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS) {
-                self.allocate_addressable(requirements, flags)?
-            } else {
-                self.allocate(requirements, flags)?
-            };
+            let memory =
+                self.allocate_with(requirements, flags, usage.contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS))?;
             device.bind_buffer_memory(buffer, memory, 0).map_err(vk_error("vkBindBufferMemory"))?;
             Ok((buffer, memory))
         }

@@ -106,6 +106,17 @@ fn acceleration_structures_name_only_what_the_device_made_and_rays_launch_only_r
     let desc = BottomLevelDesc { vertices: cube, vertex_stride: 8, indices: Some(past).into(), opaque: true };
     let refused = device.create_bottom_level(&desc).into_result().unwrap_err();
     assert!(refused.message.contains("index 24 (at 36) is past the 24 vertices"), "{refused}");
+    let four =
+        device.create_buffer(BufferUsage::INDEX, [0u32, 1, 2, 3].map(u32::to_le_bytes).concat().as_slice().into());
+    let desc = BottomLevelDesc {
+        vertices: cube,
+        vertex_stride: 8,
+        indices: Some(four.into_result().unwrap()).into(),
+        opaque: true,
+    };
+    let refused = device.create_bottom_level(&desc).into_result().unwrap_err();
+    assert!(refused.message.contains("a bottom level is made of whole triangles"), "{refused}");
+    assert!(refused.message.contains("gives 4 corners"), "{refused}");
     let desc = BottomLevelDesc { vertices: cube, vertex_stride: 2, indices: None.into(), opaque: true };
     let refused = device.create_bottom_level(&desc).into_result().unwrap_err();
     assert!(refused.message.contains("a stride of 2 floats is too short"), "{refused}");
