@@ -1187,6 +1187,10 @@ fn recipe_key(
         parts.push(path_text(&stage.file).into());
         parts.push(stage.entry.clone().into());
         parts.push(stage.language().into());
+        // Only where named: programs of the default rule keep their keys.
+        if let Some(group) = stage.hit_group {
+            parts.push(format!("hit_group:{group}").into());
+        }
     }
     for dir in &program.include_dirs {
         parts.push(path_text(dir).into());
@@ -1212,6 +1216,7 @@ pub(crate) fn program_desc(program: &Program, variant: &Variant, root: &SourceRo
         let mut desc = SourceDesc::new(stage.language(), stage.stage, root.name(&stage.file), source)
             .with_source_root(root.root().to_string_lossy());
         desc.entry_point = stage.entry.clone().into();
+        desc.hit_group = stage.hit_group.into();
         desc.defines.extend(defines.iter().cloned());
         for dir in &program.include_dirs {
             desc = desc.with_include_dir(root.name(dir));

@@ -16,6 +16,8 @@
 //!     { stage = "vertex", file = "shaders/lit.vert" },
 //!     { stage = "fragment", file = "shaders/lit.frag", entry = "main", language = "glsl" },
 //! ]
+//! # A ray tracing program's hit stages may name their hit groups:
+//! # { stage = "closest-hit", file = "shaders/glass.rchit", hit_group = 1 }
 //! overrides = [{ name = "GAIN", id = 0, type = "float", default = 1.0 }]
 //! ```
 
@@ -180,6 +182,9 @@ pub struct Stage {
     pub language: Option<String>,
     /// Where the manifest names the language (or the file, when it does not).
     pub language_place: Place,
+    /// The hit group this hit stage of a ray tracing program names
+    /// (`hit_group = N`); `None`: the default rule.
+    pub hit_group: Option<u32>,
 }
 
 impl Stage {
@@ -423,7 +428,7 @@ const PROGRAM_KEYS: &[&str] = &[
     "target_options",
     "compile_timeout",
 ];
-const STAGE_KEYS: &[&str] = &["stage", "file", "entry", "language"];
+const STAGE_KEYS: &[&str] = &["stage", "file", "entry", "language", "hit_group"];
 const OVERRIDE_KEYS: &[&str] = &["name", "id", "type", "default"];
 const AXIS_KINDS: &[&str] = &["bool", "enum", "int"];
 const OVERRIDE_TYPES: &[&str] = &["float", "int", "uint", "bool"];
@@ -948,6 +953,8 @@ fn read_stages(
         return Vec::new();
     }
     let mut stages = Vec::new();
+    // Where each stage read names its hit group (its table where it names none).
+    let mut hit_group_spans = Vec::new();
     for stage_table in &tables {
         stage_table.known_keys(STAGE_KEYS);
         let stage = stage_table.required::<String>("stage").and_then(|stage| {
@@ -969,10 +976,23 @@ fn read_stages(
         });
         let entry = stage_table.get::<String>("entry").map_or_else(|| "main".to_owned(), Spanned::into_inner);
         let language = stage_table.get::<String>("language");
+        let hit_group = stage_table.get::<u32>("hit_group");
         if let (Some((stage, stage_place)), Some((file, file_span))) = (stage, file) {
             let language_place = locate.place(language.as_ref().map_or(file_span, Spanned::span));
             let language = language.map(Spanned::into_inner);
-            stages.push(Stage { stage, stage_place, file, entry, language, language_place });
+            hit_group_spans.push(hit_group.as_ref().map_or_else(|| stage_table.span.clone(), Spanned::span));
+            let hit_group = hit_group.map(Spanned::into_inner);
+            stages.push(Stage { stage, stage_place, file, entry, language, language_place, hit_group });
+        }
+    }
+    if locate.count() == errors_before {
+        // As the manifest writes them: the error is at its line.
+        let named: Vec<String> =
+            stages.iter().map(|s| s.file.strip_prefix(dir).unwrap_or(&s.file).display().to_string()).collect();
+        let grouped: Vec<_> =
+            stages.iter().zip(&named).map(|(s, name)| (s.stage, s.hit_group, name.as_str())).collect();
+        if let Err(mistake) = xr_sourcebuild::hit_groups(&grouped) {
+            locate.error(hit_group_spans[mistake.stage].clone(), format!("program '{program}': {mistake}"));
         }
     }
     let graphics: Vec<&str> =
@@ -1238,6 +1258,48 @@ mod tests {
             "stages = [{ stage = \"vertex\", file = \"a.vert\" }, { stage = \"fragment\", file = \"a.frag\" }]";
         assert!(parse(graphics).is_ok());
         assert!(parse(VERTEX).is_ok(), "a vertex stage alone (transform feedback, depth only)");
+    }
+
+    #[test]
+    fn hit_groups_are_read_from_the_hit_stages_and_a_broken_rule_is_an_error_at_its_line() {
+        let dir = sources();
+        for file in ["a.rgen", "a.rchit", "b.rchit", "b.rahit"] {
+            std::fs::write(dir.path().join(file), "#version 460\nvoid main() {}\n").unwrap();
+        }
+        let stages = |groups: [&str; 4]| {
+            let files = ["ray-generation\", file = \"a.rgen", "closest-hit\", file = \"a.rchit"];
+            let more = ["closest-hit\", file = \"b.rchit", "any-hit\", file = \"b.rahit"];
+            let tables: Vec<String> = files
+                .iter()
+                .chain(&more)
+                .zip(groups)
+                .map(|(stage, group)| format!("    {{ stage = \"{stage}\"{group} }},\n"))
+                .collect();
+            program("p", &format!("stages = [\n{}]", tables.concat()))
+        };
+        let named = Manifest::parse(
+            &dir.path().join("xr.toml"),
+            &stages(["", ", hit_group = 1", ", hit_group = 0", ", hit_group = 0"]),
+        );
+        let named = named.unwrap_or_else(|e| panic!("{e}"));
+        let groups: Vec<Option<u32>> = named.programs[0].stages.iter().map(|s| s.hit_group).collect();
+        assert_eq!(groups, [None, Some(1), Some(0), Some(0)]);
+        assert!(Manifest::parse(&dir.path().join("xr.toml"), &stages(["", "", "", ""])).is_ok(), "the default rule");
+
+        let found = errors(dir.path(), &stages(["", ", hit_group = 0", ", hit_group = 1", ""]));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, 8, "the any-hit stage's table: {found:?}");
+        assert!(
+            found[0].2.starts_with(
+                "program 'p': b.rahit: the any-hit stage names no hit group, while a.rchit names hit group 0"
+            ),
+            "{found:?}"
+        );
+        let found = errors(dir.path(), &stages([", hit_group = 0", "", "", ""]));
+        assert_eq!((found[0].0, found[0].1), (5, 62), "at the key: {found:?}");
+        assert!(found[0].2.contains("a.rgen: a ray-generation stage is in no hit group"), "{found:?}");
+        let found = errors(dir.path(), &stages(["", ", hit_group = -1", "", ""]));
+        assert_eq!(found.len(), 1, "{found:?}");
     }
 
     #[test]

@@ -59,6 +59,13 @@ pub struct SourceArgs {
     /// `--option optimize=size`, `--option profile=ps_5_0`. Repeatable.
     #[arg(long = "option", value_name = "NAME=VALUE")]
     options: Vec<String>,
+    /// The files of one hit group of a ray tracing program, comma-separated
+    /// (`--hit-group glass.rchit,glass.rahit`); the first `--hit-group` is
+    /// hit group 0, the next 1, … Given once, every hit stage is in one. By
+    /// default hit group i holds the i-th closest-hit, any-hit and
+    /// intersection file.
+    #[arg(long = "hit-group", value_name = "FILE[,FILE…]")]
+    hit_groups: Vec<String>,
     /// Compile (and build on the device) in this process rather than in a
     /// child, so that a debugger sees the compiler; a crash in a compiler or
     /// driver then ends xr with no report.
@@ -192,6 +199,43 @@ impl SourceArgs {
         Ok(stages)
     }
 
+    /// Puts the hit stages of the files `--hit-group` lists in their groups,
+    /// and checks the groups as a build system will (one message naming
+    /// the file, before any compile).
+    fn name_hit_groups(&self, stages: &mut [SourceDesc], root: &SourceRoot) -> anyhow::Result<()> {
+        let mut group_of_file: Vec<(String, u32)> = Vec::new();
+        for (group, files) in self.hit_groups.iter().enumerate() {
+            for file in files.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+                let name = root.name(Path::new(file));
+                if !stages.iter().any(|s| s.file_name.as_str() == name) {
+                    return Err(usage(format!("--hit-group names {file}, which is not one of the files given")));
+                }
+                if let Some((_, first)) = group_of_file.iter().find(|(f, _)| *f == name) {
+                    return Err(usage(format!(
+                        "{file} is in hit group {first} and hit group {group}: a file is in one"
+                    )));
+                }
+                group_of_file.push((name, group as u32));
+            }
+        }
+        for (file, group) in &group_of_file {
+            let mut hit_stages =
+                stages.iter_mut().filter(|s| s.file_name.as_str() == file && s.stage.is_hit()).peekable();
+            if hit_stages.peek().is_none() {
+                return Err(usage(format!(
+                    "--hit-group puts {file} in hit group {group}, but it has no closest-hit, any-hit or intersection stage"
+                )));
+            }
+            for stage in hit_stages {
+                stage.hit_group = Some(*group).into();
+            }
+        }
+        let grouped: Vec<_> =
+            stages.iter().map(|s| (s.stage, s.hit_group.into_option(), s.file_name.as_str())).collect();
+        xr_sourcebuild::hit_groups(&grouped).map_err(|mistake| usage(mistake.to_string()))?;
+        Ok(())
+    }
+
     /// What the compile names files relative to: the first file's
     /// directory, so that its bytes are the same from any working directory.
     fn source_root(&self) -> SourceRoot {
@@ -273,6 +317,7 @@ impl SourceArgs {
             }
             stages.extend(declared);
         }
+        self.name_hit_groups(&mut stages, &root)?;
         // Stable: several miss, hit and callable stages keep the order they
         // were given in, which gives their indices in the program's groups.
         stages.sort_by_key(|s| s.stage);

@@ -31,6 +31,7 @@ pub mod availability;
 pub mod backend;
 pub mod constants;
 pub mod diagnostics;
+pub mod hit_groups;
 pub mod load;
 pub mod offline;
 pub mod source;
@@ -44,6 +45,7 @@ pub use constants::{
     ResourceInfo, ScalarKind, SetStatus, Setter, ThroughPipeline, check_binding, typed,
 };
 pub use diagnostics::{BuildError, Diagnostic, IncludeSite, Severity, guard_build};
+pub use hit_groups::{HitGroup, HitGroupMistake, hit_groups};
 pub use load::{ArtifactLoad, LoadPath, LoadedArtifact, OverrideKind, OverrideValue, TargetLoad};
 pub use offline::{
     CompileOption, CompilePair, FileRead, LanguageInfo, OfflineArtifact, OfflineRequest, OptionDecl, OptionValue,

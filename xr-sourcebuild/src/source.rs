@@ -2,7 +2,7 @@
 
 use abi_stable::{
     StableAbi,
-    std_types::{RString, RVec},
+    std_types::{ROption, RString, RVec},
 };
 
 /// A pipeline stage.
@@ -237,6 +237,11 @@ pub struct SourceDesc {
     /// reports names files by their relative names, so that two checkouts
     /// in different places give the same bytes ([`SourceDesc::on_disk`]).
     pub source_root: RString,
+    /// The hit group, numbered from 0, that this closest-hit, any-hit or
+    /// intersection stage of a ray tracing program is put in; `None`: the
+    /// program's groups follow the default rule (docs/BUILD.md). A
+    /// program names the groups of all its hit stages or of none.
+    pub hit_group: ROption<u32>,
 }
 
 impl SourceDesc {
@@ -254,7 +259,14 @@ impl SourceDesc {
             virtual_files: RVec::new(),
             specializations: RVec::new(),
             source_root: RString::new(),
+            hit_group: ROption::RNone,
         }
+    }
+
+    /// Puts this hit stage in hit group `group` (see [`SourceDesc::hit_group`]).
+    pub fn with_hit_group(mut self, group: u32) -> Self {
+        self.hit_group = ROption::RSome(group);
+        self
     }
 
     /// Reads relative names from `root` (see [`SourceDesc::source_root`]).
@@ -335,6 +347,16 @@ impl ProgramDesc {
     /// A program named `name` made of `stages`.
     pub fn new(name: impl Into<String>, stages: impl IntoIterator<Item = SourceDesc>) -> Self {
         Self { name: name.into().into(), stages: stages.into_iter().collect() }
+    }
+
+    /// Its hit groups ([`crate::hit_groups`]), or the error naming the file
+    /// that breaks their rule: what a build system checks before it
+    /// compiles, so that no stored object holds groups its loader refuses.
+    pub fn hit_groups(&self) -> Result<Vec<crate::HitGroup>, xr_device::XrError> {
+        let stages: Vec<_> =
+            self.stages.iter().map(|s| (s.stage, s.hit_group.into_option(), s.file_name.as_str())).collect();
+        crate::hit_groups(&stages)
+            .map_err(|mistake| xr_device::XrError::invalid_input(format!("program '{}': {mistake}", self.name)))
     }
 }
 

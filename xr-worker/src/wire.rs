@@ -30,6 +30,7 @@ struct WireStage {
     virtual_files: Vec<(String, String)>,
     specializations: Vec<(u32, u32)>,
     source_root: String,
+    hit_group: Option<u32>,
 }
 
 /// A [`Diagnostic`] on the pipe.
@@ -70,6 +71,7 @@ impl From<&SourceDesc> for WireStage {
             virtual_files: stage.virtual_files.iter().map(|f| (f.name.to_string(), f.contents.to_string())).collect(),
             specializations: stage.specializations.iter().map(|s| (s.id, s.bits)).collect(),
             source_root: stage.source_root.to_string(),
+            hit_group: stage.hit_group.into_option(),
         }
     }
 }
@@ -111,6 +113,7 @@ impl TryFrom<WireStage> for SourceDesc {
             .collect();
         desc.specializations = wire.specializations.into_iter().map(|(id, bits)| Specialization { id, bits }).collect();
         desc.source_root = wire.source_root.into();
+        desc.hit_group = wire.hit_group.into();
         Ok(desc)
     }
 }
@@ -173,7 +176,8 @@ mod tests {
         stage.virtual_files.push(VirtualFile { name: "gen.h".into(), contents: "#define X 1".into() });
         stage.specializations.push(Specialization { id: 3, bits: 0x3f80_0000 });
         let vertex = SourceDesc::new("hlsl", ShaderStage::Vertex, "/s/lit.vs", "void main() {}");
-        let request = OfflineRequest::new(ProgramDesc::new("lit[TINT=1]", [vertex, stage]), "vk-spirv")
+        let hit = SourceDesc::new("hlsl", ShaderStage::ClosestHit, "hit.hlsl", "").with_hit_group(2);
+        let request = OfflineRequest::new(ProgramDesc::new("lit[TINT=1]", [vertex, stage, hit]), "vk-spirv")
             .with_option("profile", "ps_6_0");
         let back = OfflineRequest::try_from(WireRequest::from(&request)).unwrap();
         assert_eq!(back, request);

@@ -277,6 +277,7 @@ pub fn compile(request: &OfflineRequest, reflect: xr_spirv::offline::Reflect) ->
     if program.stages.is_empty() {
         return Err(XrError::invalid_input(format!("{context}: the program has no stages")).into());
     }
+    program.hit_groups()?;
     let stages: Vec<&SourceDesc> = program.stages.iter().collect();
     let (mut slang_request, session, units) = request_for(slang, &stages, settings.target_define)?;
     slang_request.target_spirv(session, settings.profile).map_err(slang_error)?;
@@ -331,6 +332,7 @@ pub fn compile(request: &OfflineRequest, reflect: xr_spirv::offline::Reflect) ->
             specializations: desc.specializations.to_vec(),
             words,
             file: desc.file_name.to_string(),
+            hit_group: desc.hit_group.into_option(),
         });
     }
     let files_read = files_read(&stages, &slang_request.dependencies());

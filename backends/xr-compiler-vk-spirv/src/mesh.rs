@@ -140,6 +140,7 @@ mod tests {
             specializations: Vec::new(),
             words: compiled.words,
             file: "m.mesh".into(),
+            hit_group: None,
         }
     }
 

@@ -10,8 +10,10 @@
 //! - each miss stage is a miss group, in the order given: the first is
 //!   miss index 0;
 //! - hit group `i` holds the `i`-th closest-hit, the `i`-th any-hit and the
-//!   `i`-th intersection stage given (each where there is one): a triangle
-//!   group, or a procedural one where it has an intersection stage;
+//!   `i`-th intersection stage given (each where there is one), or the
+//!   stages that name group `i` where the program names groups
+//!   (`xr_sourcebuild::hit_groups`): a triangle group, or a procedural one
+//!   where it has an intersection stage;
 //! - each callable stage is a callable group, in the order given.
 //!
 //! The binding table has one record per group, laid out on the device's
@@ -21,19 +23,11 @@
 use ash::vk;
 use std::ffi::CString;
 use xr_device::{ShaderBindingRegion, XrError};
-use xr_sourcebuild::ShaderStage;
+use xr_sourcebuild::{HitGroup, ShaderStage, hit_groups};
 use xr_spirv::{
     container::StageModule,
     reflect::{RayStorage, RayVariable},
 };
-
-/// A hit group: the stages it holds, as indices into the program's stages.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct HitGroup {
-    pub closest_hit: Option<usize>,
-    pub any_hit: Option<usize>,
-    pub intersection: Option<usize>,
-}
 
 /// A program's shader groups, by the module documentation's rule; each a
 /// stage index, or a hit group.
@@ -46,42 +40,24 @@ pub struct Groups {
 }
 
 impl Groups {
-    /// The groups of `stages`, a ray tracing program's (checked by `layout::check_stages`).
-    pub fn of(stages: &[ShaderStage]) -> Self {
-        let mut groups = Groups::default();
-        let mut nth = [0usize; 3];
-        for (index, stage) in stages.iter().enumerate() {
-            let hit_slot = match stage {
-                ShaderStage::RayGeneration => {
-                    groups.ray_generation = index;
-                    continue;
-                }
-                ShaderStage::Miss => {
-                    groups.miss.push(index);
-                    continue;
-                }
-                ShaderStage::Callable => {
-                    groups.callable.push(index);
-                    continue;
-                }
-                ShaderStage::ClosestHit => 0,
-                ShaderStage::AnyHit => 1,
-                ShaderStage::Intersection => 2,
-                _ => continue,
-            };
-            let group = nth[hit_slot];
-            nth[hit_slot] += 1;
-            if groups.hit.len() <= group {
-                groups.hit.resize(group + 1, HitGroup::default());
-            }
-            let slot = &mut groups.hit[group];
-            match hit_slot {
-                0 => slot.closest_hit = Some(index),
-                1 => slot.any_hit = Some(index),
-                _ => slot.intersection = Some(index),
+    /// The groups of `modules`, a ray tracing program's (checked by
+    /// `layout::check_stages`); hit groups as the stages name them, or by
+    /// the default rule. A stored object comes here without the host's
+    /// checks, so a broken rule is an error naming the file.
+    pub fn of(context: &str, modules: &[StageModule]) -> Result<Self, XrError> {
+        let named: Vec<(ShaderStage, Option<u32>, &str)> =
+            modules.iter().map(|m| (m.stage, m.hit_group, m.file.as_str())).collect();
+        let hit = hit_groups(&named).map_err(|mistake| XrError::invalid_input(format!("{context}: {mistake}")))?;
+        let mut groups = Groups { hit, ..Groups::default() };
+        for (index, module) in modules.iter().enumerate() {
+            match module.stage {
+                ShaderStage::RayGeneration => groups.ray_generation = index,
+                ShaderStage::Miss => groups.miss.push(index),
+                ShaderStage::Callable => groups.callable.push(index),
+                _ => {}
             }
         }
-        groups
+        Ok(groups)
     }
 
     /// Records per region: ray generation, miss, hit, callable.
@@ -454,10 +430,29 @@ mod tests {
     use super::*;
     use ShaderStage::*;
 
+    fn modules(stages: &[(ShaderStage, Option<u32>)]) -> Vec<StageModule> {
+        stages
+            .iter()
+            .enumerate()
+            .map(|(i, (stage, hit_group))| StageModule {
+                stage: *stage,
+                entry_point: "main".into(),
+                specializations: Vec::new(),
+                words: Vec::new(),
+                file: format!("{i}.{}", stage.name()),
+                hit_group: *hit_group,
+            })
+            .collect()
+    }
+
+    fn groups_of(stages: &[ShaderStage]) -> Groups {
+        let unnamed: Vec<_> = stages.iter().map(|s| (*s, None)).collect();
+        Groups::of("p", &modules(&unnamed)).unwrap()
+    }
+
     #[test]
     fn groups_follow_the_rule_whatever_order_the_stages_come_in() {
-        let stages = [RayGeneration, Miss, ClosestHit, Miss, AnyHit, ClosestHit, Callable];
-        let groups = Groups::of(&stages);
+        let groups = groups_of(&[RayGeneration, Miss, ClosestHit, Miss, AnyHit, ClosestHit, Callable]);
         assert_eq!(groups.ray_generation, 0);
         assert_eq!(groups.miss, [1, 3]);
         assert_eq!(
@@ -470,13 +465,72 @@ mod tests {
         assert_eq!(groups.callable, [6]);
         assert_eq!(groups.counts(), [1, 2, 2, 1]);
         // Sorted by stage (as `xr compile` sorts files), the same groups of the same stages.
-        let sorted = Groups::of(&[RayGeneration, Miss, Miss, ClosestHit, ClosestHit, AnyHit, Callable]);
+        let sorted = groups_of(&[RayGeneration, Miss, Miss, ClosestHit, ClosestHit, AnyHit, Callable]);
         assert_eq!(sorted.hit[0], HitGroup { closest_hit: Some(3), any_hit: Some(5), intersection: None });
         assert_eq!(sorted.hit[1].closest_hit, Some(4));
     }
 
+    #[test]
+    fn named_hit_groups_come_from_the_stored_stages_and_a_broken_rule_names_the_file() {
+        let named = modules(&[(RayGeneration, None), (ClosestHit, Some(1)), (ClosestHit, Some(0)), (AnyHit, Some(1))]);
+        let groups = Groups::of("p", &named).unwrap();
+        assert_eq!(
+            groups.hit,
+            [
+                HitGroup { closest_hit: Some(2), any_hit: None, intersection: None },
+                HitGroup { closest_hit: Some(1), any_hit: Some(3), intersection: None }
+            ]
+        );
+        let broken = modules(&[(RayGeneration, None), (ClosestHit, Some(0)), (AnyHit, None)]);
+        let error = Groups::of("program 'p'", &broken).unwrap_err().to_string();
+        assert!(error.contains("program 'p': 2.any-hit: the any-hit stage names no hit group"), "{error}");
+    }
+
     fn limits(handle_size: u32, handle_alignment: u32, base_alignment: u32) -> RayTracingLimits {
         RayTracingLimits { handle_size, handle_alignment, base_alignment, max_recursion_depth: 31, max_stride: 4096 }
+    }
+
+    fn compiled(stage: ShaderStage, file: &str, source: &str) -> StageModule {
+        let desc = xr_sourcebuild::SourceDesc::new("glsl", stage, file, source);
+        let options = xr_spirv::SpirvOptions::new(xr_spirv::TargetEnv::Vulkan10).for_stages(&[stage]).unwrap();
+        let words = xr_spirv::SpirvCompiler::new().unwrap().compile(&desc, &options).unwrap().words;
+        StageModule {
+            stage,
+            entry_point: "main".into(),
+            specializations: Vec::new(),
+            words,
+            file: file.into(),
+            hit_group: None,
+        }
+    }
+
+    #[test]
+    fn a_hit_stage_that_traces_needs_a_recursion_depth_of_2_which_a_device_of_1_refuses_by_name() {
+        const HEADER: &str = "#version 460\n#extension GL_EXT_ray_tracing : require\n\
+            layout(location = 0) rayPayloadInEXT vec3 color;\n";
+        let plain = compiled(ClosestHit, "plain.rchit", &format!("{HEADER}void main() {{ color = vec3(1.0); }}\n"));
+        let tracing = compiled(
+            ClosestHit,
+            "shadow.rchit",
+            &format!(
+                "{HEADER}layout(binding = 0) uniform accelerationStructureEXT scene;\n\
+                 layout(location = 1) rayPayloadEXT float shade;\n\
+                 void main() {{ traceRayEXT(scene, 0u, 0xffu, 0u, 0u, 1u, vec3(0.0), 0.0, vec3(1.0), 1.0, 1); \
+                 color = vec3(shade); }}\n"
+            ),
+        );
+        let deep = limits(32, 16, 32);
+        let shallow = RayTracingLimits { max_recursion_depth: 1, ..deep };
+        assert_eq!(recursion_depth("p", std::slice::from_ref(&plain), &shallow).unwrap(), 1);
+        assert_eq!(recursion_depth("p", &[plain.clone(), tracing.clone()], &deep).unwrap(), 2);
+        let refused = recursion_depth("program 'p'", &[plain, tracing], &shallow).unwrap_err().to_string();
+        assert!(
+            refused.contains(
+                "program 'p': the closest-hit stage shadow.rchit traces rays, which takes a recursion depth of 2; \
+                 this device's maxRayRecursionDepth is 1"
+            ),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -316,14 +316,15 @@ impl AttachedVkSpirv {
         Self::check_interface(&modules, &reflections)?;
         self.check_extensions(&context, &modules)?;
         let ray_tracing = stages.iter().any(|s| s.pipeline_kind() == xr_sourcebuild::PipelineKind::RayTracing);
-        if ray_tracing {
-            crate::ray_tracing::check_interface(&context, &modules, &Groups::of(&stages))?;
+        let groups = ray_tracing.then(|| Groups::of(&context, &modules)).transpose()?;
+        if let Some(groups) = &groups {
+            crate::ray_tracing::check_interface(&context, &modules, groups)?;
         }
         crate::mesh::check_limits(&context, &modules, self.mesh_limits.as_ref(), &self.capabilities.renderer)?;
         let bindings = layout::merge(&context, &modules, &reflections, self.runtime_arrays())?;
         layout::check_limits(&context, &bindings, &self.limits)?;
         let CreatedObjects { objects, entries, push, pipelines, binding_table } =
-            self.create_objects(&context, &modules, &reflections, &bindings)?;
+            self.create_objects(&context, &modules, &reflections, &bindings, groups.as_ref())?;
         // The device writes the target's attachments into these at each draw.
         let input_attachments: Box<[InputAttachmentSlot]> = bindings
             .iter()
@@ -417,6 +418,7 @@ impl AttachedVkSpirv {
         modules: &[StageModule],
         reflections: &[Reflection],
         bindings: &[LayoutBinding],
+        ray_tracing_groups: Option<&Groups>,
     ) -> Result<CreatedObjects, XrError> {
         let device = &self.device;
         let mut push_stages = vk::ShaderStageFlags::empty();
@@ -553,16 +555,14 @@ impl AttachedVkSpirv {
                 objects.pipeline = self.compute_pipeline(context, &modules[0], objects.modules[0], objects.layout)?;
                 return Ok(None);
             }
-            if modules.iter().any(|m| m.stage == ShaderStage::RayGeneration) {
+            if let Some(groups) = ray_tracing_groups {
                 // The capability check refused ray tracing stages on a device without them.
                 let rt = self.ray_tracing.as_ref().ok_or_else(|| {
                     XrError::unavailable(format!("{context}: this device has no ray tracing pipelines"))
                 })?;
-                let stages: Vec<ShaderStage> = modules.iter().map(|m| m.stage).collect();
-                let groups = Groups::of(&stages);
                 objects.pipeline =
-                    rt.pipeline(context, modules, &objects.modules, &groups, objects.layout, self.cache.cache)?;
-                let table = rt.binding_table(device, &self.memory, objects.pipeline, &groups)?;
+                    rt.pipeline(context, modules, &objects.modules, groups, objects.layout, self.cache.cache)?;
+                let table = rt.binding_table(device, &self.memory, objects.pipeline, groups)?;
                 objects.binding_table = Some((table.buffer, table.memory));
                 binding_table = table.regions;
                 return Ok(None);

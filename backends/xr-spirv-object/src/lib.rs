@@ -35,6 +35,9 @@ pub struct StageModule {
     pub words: Vec<u32>,
     /// The file it came from, for messages.
     pub file: String,
+    /// The hit group a ray tracing program's hit stage was put in by name
+    /// (`SourceDesc::hit_group`); `None`: the default rule.
+    pub hit_group: Option<u32>,
 }
 
 /// The stored object of a program's stage modules.
@@ -70,12 +73,17 @@ pub fn object_of(built: &HashMap<u32, Vec<StageModule>>, program: ProgramRef) ->
         .ok_or_else(|| XrError::invalid_input(format!("program {} was not built by this build system", program.name)))
 }
 
-/// Serialises stage modules: a count, then per stage its stage index,
+/// Serialises stage modules: a count, then per stage its stage word,
 /// entry point, file, specializations and words, all little-endian u32s.
+/// The stage word holds the stage's index in its low half and its hit
+/// group plus one in its high half (0: none), so that objects written
+/// before hit groups could be named read back unchanged.
 pub fn encode(stages: &[StageModule]) -> Vec<u8> {
     let mut words = vec![stages.len() as u32];
     for stage in stages {
-        words.push(ShaderStage::ALL.iter().position(|s| *s == stage.stage).unwrap_or(0) as u32);
+        let index = ShaderStage::ALL.iter().position(|s| *s == stage.stage).unwrap_or(0) as u32;
+        let group = stage.hit_group.map_or(0, |g| (g.min(u16::MAX as u32 - 1) + 1) << 16);
+        words.push(index | group);
         push_string(&mut words, &stage.entry_point);
         push_string(&mut words, &stage.file);
         words.push(stage.specializations.len() as u32);
@@ -98,7 +106,9 @@ pub fn decode(bytes: &[u8]) -> Option<Vec<StageModule>> {
     let count = reader.next()?;
     let mut stages = Vec::new();
     for _ in 0..count {
-        let stage = *ShaderStage::ALL.get(reader.next()? as usize)?;
+        let stage_word = reader.next()?;
+        let stage = *ShaderStage::ALL.get((stage_word & 0xffff) as usize)?;
+        let hit_group = (stage_word >> 16).checked_sub(1);
         let entry_point = reader.string()?;
         let file = reader.string()?;
         let specializations = (0..reader.next()?)
@@ -106,7 +116,7 @@ pub fn decode(bytes: &[u8]) -> Option<Vec<StageModule>> {
             .collect::<Option<_>>()?;
         let length = reader.next()? as usize;
         let module = reader.take(length)?.to_vec();
-        stages.push(StageModule { stage, entry_point, specializations, words: module, file });
+        stages.push(StageModule { stage, entry_point, specializations, words: module, file, hit_group });
     }
     (reader.at == words.len()).then_some(stages)
 }
@@ -167,6 +177,7 @@ mod tests {
                 specializations: spec.into_iter().map(|(id, bits)| Specialization { id, bits }).collect(),
                 words,
                 file: "c.comp".into(),
+                hit_group: None,
             };
             let encoded = encode(std::slice::from_ref(&stage));
             prop_assert_eq!(decode(&encoded), Some(vec![stage]));
@@ -183,6 +194,15 @@ mod tests {
                 specializations: vec![Specialization { id: 3, bits: 1.5f32.to_bits() }],
                 words: vec![0x0723_0203, 1, 2, 3, 4],
                 file: "a.hlsl".into(),
+                hit_group: None,
+            },
+            StageModule {
+                stage: ShaderStage::ClosestHit,
+                entry_point: "main".into(),
+                specializations: vec![],
+                words: vec![7; 3],
+                file: "shiny.rchit".into(),
+                hit_group: Some(3),
             },
             StageModule {
                 stage: ShaderStage::Vertex,
@@ -190,6 +210,7 @@ mod tests {
                 specializations: vec![],
                 words: vec![9; 7],
                 file: "v".into(),
+                hit_group: None,
             },
         ];
         let bytes = encode(&stages);

@@ -307,6 +307,7 @@ impl SpirvCompiler {
         if desc.stages.is_empty() {
             return Err(XrError::invalid_input(format!("program '{}' has no stages", desc.name)).into());
         }
+        desc.hit_groups()?;
         let mut modules = Vec::new();
         let mut includes = Vec::new();
         let mut warnings = Vec::new();
@@ -322,6 +323,7 @@ impl SpirvCompiler {
                         specializations: stage.specializations.to_vec(),
                         words: module.words,
                         file: stage.file_name.to_string(),
+                        hit_group: stage.hit_group.into_option(),
                     });
                 }
                 Err(error) if error.diagnostics.is_empty() => return Err(error),

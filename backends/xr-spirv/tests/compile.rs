@@ -436,3 +436,39 @@ fn a_ray_tracing_stage_s_interface_is_read_by_structure_and_by_scalars() {
     assert_eq!(interface[1].scalars, ["f32"; 4]);
     assert!(!reflect::traces_rays(&words).unwrap(), "this stage traces no ray");
 }
+
+/// Hit groups that break their rule are refused before any stage compiles,
+/// naming the file, whoever sends the program (a build script's request
+/// has not been through the manifest's check); the stored modules keep the
+/// groups that were named.
+#[test]
+fn a_program_whose_hit_groups_break_the_rule_is_refused_and_named_ones_are_kept() {
+    const HIT: &str = "#version 460\n#extension GL_EXT_ray_tracing : require\n\
+        layout(location = 0) rayPayloadInEXT vec3 color;\nvoid main() { color = vec3(1.0); }\n";
+    const GENERATE: &str = "#version 460\n#extension GL_EXT_ray_tracing : require\n\
+        layout(location = 0) rayPayloadEXT vec3 color;\nvoid main() {}\n";
+    let options = SpirvOptions::new(TargetEnv::Vulkan10)
+        .for_stages(&[ShaderStage::RayGeneration, ShaderStage::ClosestHit])
+        .unwrap();
+    let compiler = SpirvCompiler::new().unwrap();
+    let program = |groups: [Option<u32>; 2]| {
+        let mut stages = vec![glsl(ShaderStage::RayGeneration, "a.rgen", GENERATE)];
+        for (name, group) in ["a.rchit", "b.rchit"].into_iter().zip(groups) {
+            let mut hit = glsl(ShaderStage::ClosestHit, name, HIT);
+            hit.hit_group = group.into();
+            stages.push(hit);
+        }
+        xr_sourcebuild::ProgramDesc::new("p", stages)
+    };
+    let refused = match compiler.compile_program(&program([Some(0), None]), &options) {
+        Ok(_) => panic!("a hit stage without a group among named ones compiled"),
+        Err(error) => error,
+    };
+    assert!(
+        refused.to_string().contains("program 'p': b.rchit: the closest-hit stage names no hit group"),
+        "{refused}"
+    );
+    let built = compiler.compile_program(&program([Some(1), Some(0)]), &options).unwrap_or_else(|e| panic!("{e}"));
+    let groups: Vec<Option<u32>> = built.modules.iter().map(|m| m.hit_group).collect();
+    assert_eq!(groups, [None, Some(1), Some(0)]);
+}

@@ -546,6 +546,8 @@ pub fn compile_stage(desc: &SourceDesc, target: Target, version: (u8, u8)) -> Re
             specializations: Vec::new(),
             words,
             file: file.to_owned(),
+            // WGSL has no ray tracing stages.
+            hit_group: None,
         },
         reflection,
     })

@@ -897,3 +897,48 @@ fn hlsl_ray_tracing_stages_are_compiled_by_the_compiler_that_has_them() {
         Xr::new(["compile", "-v", "--check", "--lang", "hlsl", "--target", "vk-spirv", "plain.frag"]).dir(&dir).run();
     assert!(run.ok && run.stderr.contains("compiled by xr-compiler-vk-spirv"), "{}", run.stderr);
 }
+
+/// `--hit-group` names a ray tracing program's hit groups, each its files;
+/// a group that breaks the rule is one usage error naming the file, before
+/// any compile. (That the named groups are the ones rays meet: the render
+/// test `named_hit_groups_put_each_closest_hit_stage_where_the_manifest_says`.)
+#[test]
+fn hit_groups_named_on_the_command_line_are_checked_before_the_compile() {
+    let dir = temp_dir("compile-hit-groups");
+    let shaders = xr_tests::workspace_root().join("samples/raytraced/shaders");
+    for name in ["trace.rgen", "background.rmiss", "shadow.rmiss", "shade.rchit"] {
+        std::fs::copy(shaders.join(name), dir.join(name)).unwrap();
+    }
+    std::fs::write(
+        dir.join("red.rchit"),
+        "#version 460\n#extension GL_EXT_ray_tracing : require\n\
+         layout(location = 0) rayPayloadInEXT vec3 color;\nvoid main() { color = vec3(1.0, 0.0, 0.0); }\n",
+    )
+    .unwrap();
+    let compile = |groups: &[&str]| {
+        let mut args = vec!["compile", "--check", "--target", "vk-spirv"];
+        args.extend(["trace.rgen", "background.rmiss", "shadow.rmiss", "red.rchit", "shade.rchit"]);
+        for group in groups {
+            args.extend(["--hit-group", group]);
+        }
+        Xr::new(args).dir(&dir).run()
+    };
+    for groups in [&[][..], &["shade.rchit", "red.rchit"]] {
+        let run = compile(groups);
+        assert!(run.ok, "{groups:?}: {}", run.stderr);
+    }
+    for (groups, said) in [
+        (
+            &["red.rchit"][..],
+            "shade.rchit: the closest-hit stage names no hit group, while red.rchit names hit group 0",
+        ),
+        (&["shade.rchit,red.rchit"], "shade.rchit: hit group 0 already has a closest-hit stage (red.rchit)"),
+        (&["shade.rchit", "gone.rchit"], "--hit-group names gone.rchit, which is not one of the files given"),
+        (&["shade.rchit", "red.rchit", "shade.rchit"], "shade.rchit is in hit group 0 and hit group 2"),
+        (&["shade.rchit", "red.rchit", "trace.rgen"], "puts trace.rgen in hit group 2, but it has no closest-hit"),
+    ] {
+        let run = compile(groups);
+        assert!(!run.ok && run.stderr.contains(said), "{groups:?}: {}", run.stderr);
+        assert_eq!(run.stderr.matches("error").count(), 1, "one error: {}", run.stderr);
+    }
+}

@@ -210,20 +210,18 @@ fn opengl_says_why_it_skips_the_sample_and_refuses_its_stages_by_name() {
 /// in the manifest) loads through the run-time library as a compatible
 /// object, and traces the sample's pixels as the program built on the
 /// device does.
-#[test]
-fn a_ray_tracing_program_from_the_store_traces_the_sample_s_pixels() {
-    let dir = temp_dir("rt-store");
-    for name in ["trace.rgen", "background.rmiss", "shadow.rmiss", "shade.rchit"] {
-        std::fs::copy(raytraced::shader_dir().join(name), dir.join(name)).unwrap();
-    }
+/// Builds the program `stages` (TOML stage tables of the files in `dir`)
+/// with `xr build`, loads it from the store and traces the sample's cube
+/// with it: the traced image and the raster one.
+fn traced_from_the_store(dir: &Path, stages: &str) -> (xr_device::Image, xr_device::Image) {
     std::fs::write(
         dir.join("xr.toml"),
-        "store = \"store\"\n\n[[program]]\nname = \"traced\"\ntargets = [\"vk-spirv\"]\nstages = [\n\
-         { stage = \"ray-generation\", file = \"trace.rgen\" },\n{ stage = \"miss\", file = \"background.rmiss\" },\n\
-         { stage = \"miss\", file = \"shadow.rmiss\" },\n{ stage = \"closest-hit\", file = \"shade.rchit\" },\n]\n",
+        format!(
+            "store = \"store\"\n\n[[program]]\nname = \"traced\"\ntargets = [\"vk-spirv\"]\nstages = [\n{stages}]\n"
+        ),
     )
     .unwrap();
-    let built = xr_tests::Xr::new(["build", "-m", "xr.toml"]).dir(&dir).ok();
+    let built = xr_tests::Xr::new(["build", "-m", "xr.toml"]).dir(dir).ok();
     assert!(built.stderr.contains("1 built"), "{}", built.stderr);
 
     let registry = registry();
@@ -237,8 +235,59 @@ fn a_ray_tracing_program_from_the_store_traces_the_sample_s_pixels() {
     let traced =
         raytraced::trace_cube(&mut attached.device, &mut loaded.built, texture).unwrap_or_else(|e| panic!("{e}"));
     let raster = raytraced::raster_cube(&mut attached.device, &mut attached.compiler, texture).unwrap();
-    let comparison = compare(&traced, &raster, background());
-    assert!(comparison.covered > 3000 && comparison.within_bounds(), "{comparison:?}");
     assert_eq!(attached.device.take_validation_messages().into_result().unwrap().len(), 0);
     drop((loaded, loader, paint));
+    (traced, raster)
+}
+
+/// A copy of the sample's shaders in a new directory.
+fn sample_shaders(label: &str) -> xr_tests::TestDir {
+    let dir = temp_dir(label);
+    for name in ["trace.rgen", "background.rmiss", "shadow.rmiss", "shade.rchit"] {
+        std::fs::copy(raytraced::shader_dir().join(name), dir.join(name)).unwrap();
+    }
+    dir
+}
+
+const SAMPLE_STAGES: &str = "{ stage = \"ray-generation\", file = \"trace.rgen\" },\n\
+    { stage = \"miss\", file = \"background.rmiss\" },\n{ stage = \"miss\", file = \"shadow.rmiss\" },\n";
+
+#[test]
+fn a_ray_tracing_program_from_the_store_traces_the_sample_s_pixels() {
+    let dir = sample_shaders("rt-store");
+    let stages = format!("{SAMPLE_STAGES}{{ stage = \"closest-hit\", file = \"shade.rchit\" }},\n");
+    let (traced, raster) = traced_from_the_store(&dir, &stages);
+    let comparison = compare(&traced, &raster, background());
+    assert!(comparison.covered > 3000 && comparison.within_bounds(), "{comparison:?}");
+}
+
+#[test]
+fn named_hit_groups_put_each_closest_hit_stage_where_the_manifest_says() {
+    let dir = sample_shaders("rt-hit-groups");
+    std::fs::write(
+        dir.join("red.rchit"),
+        "#version 460\n#extension GL_EXT_ray_tracing : require\n\
+         layout(location = 0) rayPayloadInEXT vec3 color;\nvoid main() { color = vec3(1.0, 0.0, 0.0); }\n",
+    )
+    .unwrap();
+    // Every ray the sample traces at the cube meets hit group 0. Given
+    // first, red.rchit is that group by the default rule; named group 1,
+    // it is not.
+    let red = [255u8, 0, 0, 255];
+    for (red_group, shade_group, sample) in [("", "", false), (", hit_group = 1", ", hit_group = 0", true)] {
+        std::fs::remove_dir_all(dir.join("store")).ok();
+        let stages = format!(
+            "{SAMPLE_STAGES}{{ stage = \"closest-hit\", file = \"red.rchit\"{red_group} }},\n\
+             {{ stage = \"closest-hit\", file = \"shade.rchit\"{shade_group} }},\n"
+        );
+        let (traced, raster) = traced_from_the_store(&dir, &stages);
+        let reds = traced.rgba.chunks(4).filter(|p| *p == red).count();
+        let comparison = compare(&traced, &raster, background());
+        if sample {
+            assert!(comparison.covered > 3000 && comparison.within_bounds(), "{comparison:?}");
+            assert_eq!(reds, 0);
+        } else {
+            assert!(reds > 3000, "the cube is red.rchit's: {reds} red pixels");
+        }
+    }
 }
