@@ -8,6 +8,7 @@
 
 mod capabilities;
 mod constant_table;
+mod host_buffer;
 mod layout;
 mod mesh;
 mod pipeline_cache;

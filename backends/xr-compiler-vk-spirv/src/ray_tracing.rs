@@ -20,6 +20,7 @@
 //! own numbers (`shaderGroupHandleSize`, `shaderGroupHandleAlignment`,
 //! `shaderGroupBaseAlignment`).
 
+use crate::host_buffer::{HostBuffer, host_buffer};
 use ash::vk;
 use std::ffi::CString;
 use xr_device::{ShaderBindingRegion, XrError};
@@ -344,11 +345,13 @@ impl RayTracingDevice {
         .map_err(|e| XrError::driver(format!("vkGetRayTracingShaderGroupHandlesKHR failed: {e}")))?;
         let base = u64::from(self.limits.base_alignment.max(1));
         // Room to move the start up to the base alignment, which the allocation may not have.
-        let (buffer, memory, mapped) = addressable_host_buffer(
+        let HostBuffer { buffer, memory, mapped } = host_buffer(
             device,
             memory_properties,
             size + base,
             vk::BufferUsageFlags::SHADER_BINDING_TABLE_KHR,
+            true,
+            "a shader binding table",
         )?;
         // SAFETY: the buffer was made addressable.
         let address =
@@ -371,57 +374,6 @@ impl RayTracingDevice {
         // SAFETY: mapped above; the records are written and host coherent.
         unsafe { device.unmap_memory(memory) };
         Ok(BindingTable { buffer, memory, regions: table })
-    }
-}
-
-/// A host-visible, coherent buffer with a device address, mapped.
-fn addressable_host_buffer(
-    device: &ash::Device,
-    memory_properties: &vk::PhysicalDeviceMemoryProperties,
-    size: u64,
-    usage: vk::BufferUsageFlags,
-) -> Result<(vk::Buffer, vk::DeviceMemory, *mut u8), XrError> {
-    let failed = |what: &'static str| move |e: vk::Result| XrError::driver(format!("{what} failed: {e}"));
-    // SAFETY: valid create infos; on failure what was made is destroyed.
-    unsafe {
-        let buffer = device
-            .create_buffer(
-                &vk::BufferCreateInfo::default().size(size).usage(usage | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS),
-                None,
-            )
-            .map_err(failed("vkCreateBuffer"))?;
-        let requirements = device.get_buffer_memory_requirements(buffer);
-        let flags = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-        let Some(index) = (0..memory_properties.memory_type_count).find(|i| {
-            requirements.memory_type_bits & (1 << i) != 0
-                && memory_properties.memory_types[*i as usize].property_flags.contains(flags)
-        }) else {
-            device.destroy_buffer(buffer, None);
-            return Err(XrError::driver("no host-visible coherent memory for a shader binding table"));
-        };
-        let mut addressable = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
-        let info = vk::MemoryAllocateInfo::default()
-            .allocation_size(requirements.size)
-            .memory_type_index(index)
-            .push_next(&mut addressable);
-        let memory = match device.allocate_memory(&info, None) {
-            Ok(memory) => memory,
-            Err(e) => {
-                device.destroy_buffer(buffer, None);
-                return Err(failed("vkAllocateMemory")(e));
-            }
-        };
-        let mapped = device
-            .bind_buffer_memory(buffer, memory, 0)
-            .and_then(|()| device.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()));
-        match mapped {
-            Ok(mapped) => Ok((buffer, memory, mapped.cast())),
-            Err(e) => {
-                device.destroy_buffer(buffer, None);
-                device.free_memory(memory, None);
-                Err(failed("binding and mapping a shader binding table")(e))
-            }
-        }
     }
 }
 

@@ -625,36 +625,15 @@ impl AttachedVkSpirv {
     }
 
     fn uniform_buffer(&self, size: usize) -> Result<UniformBuffer, XrError> {
-        let device = &self.device;
-        // SAFETY: valid create infos; the buffer is owned by the returned value.
-        unsafe {
-            let buffer = device
-                .create_buffer(
-                    &vk::BufferCreateInfo::default().size(size as u64).usage(vk::BufferUsageFlags::UNIFORM_BUFFER),
-                    None,
-                )
-                .map_err(vk_error("vkCreateBuffer"))?;
-            let requirements = device.get_buffer_memory_requirements(buffer);
-            let flags = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-            let index = (0..self.memory.memory_type_count)
-                .find(|i| {
-                    requirements.memory_type_bits & (1 << i) != 0
-                        && self.memory.memory_types[*i as usize].property_flags.contains(flags)
-                })
-                .ok_or_else(|| XrError::driver("no host-visible coherent memory for a uniform buffer"))?;
-            let memory = device
-                .allocate_memory(
-                    &vk::MemoryAllocateInfo::default().allocation_size(requirements.size).memory_type_index(index),
-                    None,
-                )
-                .map_err(vk_error("vkAllocateMemory"))?;
-            device.bind_buffer_memory(buffer, memory, 0).map_err(vk_error("vkBindBufferMemory"))?;
-            let mapped = device
-                .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-                .map_err(vk_error("vkMapMemory"))?;
-            std::ptr::write_bytes(mapped.cast::<u8>(), 0, size);
-            Ok(UniformBuffer { buffer, memory, mapped: mapped.cast(), size })
-        }
+        let made = crate::host_buffer::host_buffer(
+            &self.device,
+            &self.memory,
+            size as u64,
+            vk::BufferUsageFlags::UNIFORM_BUFFER,
+            false,
+            "a uniform buffer",
+        )?;
+        Ok(UniformBuffer { buffer: made.buffer, memory: made.memory, mapped: made.mapped, size })
     }
 }
 
