@@ -199,9 +199,8 @@ impl SourceArgs {
         Ok(stages)
     }
 
-    /// Puts the hit stages of the files `--hit-group` lists in their groups,
-    /// and checks the groups as a build system will (one message naming
-    /// the file, before any compile).
+    /// Puts the hit stages of the files `--hit-group` lists in their groups
+    /// (the program's check of them follows, before any compile).
     fn name_hit_groups(&self, stages: &mut [SourceDesc], root: &SourceRoot) -> anyhow::Result<()> {
         let mut group_of_file: Vec<(String, u32)> = Vec::new();
         for (group, files) in self.hit_groups.iter().enumerate() {
@@ -230,9 +229,6 @@ impl SourceArgs {
                 stage.hit_group = Some(*group).into();
             }
         }
-        let grouped: Vec<_> =
-            stages.iter().map(|s| (s.stage, s.hit_group.into_option(), s.file_name.as_str())).collect();
-        xr_sourcebuild::hit_groups(&grouped).map_err(|mistake| usage(mistake.to_string()))?;
         Ok(())
     }
 
@@ -336,6 +332,7 @@ impl SourceArgs {
         }
         let name = self.files[0].file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let program = ProgramDesc::new(name, stages);
+        program.hit_groups().map_err(|mistake| usage(mistake.message.to_string()))?;
         let mut request = OfflineRequest::new(program.clone(), &target);
         for (name, value) in &options {
             request = request.with_option(name, value);
