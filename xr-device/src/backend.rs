@@ -146,4 +146,9 @@ pub trait DeviceBackend {
         let _ = call;
         Err(XrError::unavailable("this device traces no rays"))
     }
+
+    /// The counts the device keeps of work done on it; none by default.
+    fn counters(&self) -> Result<Vec<crate::DeviceCounter>, XrError> {
+        Ok(Vec::new())
+    }
 }

@@ -33,6 +33,17 @@ impl DeviceKind {
     }
 }
 
+/// One count a device keeps of the work done on it (`Device::counters`):
+/// on Vulkan, `pipelines` and `shader objects` made by its build systems.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct DeviceCounter {
+    /// What it counts.
+    pub name: abi_stable::std_types::RString,
+    /// How many since the device was opened.
+    pub value: u64,
+}
+
 /// Capabilities of an opened device, read from the live driver.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use crate::capabilities::DeviceKind;
 use abi_stable::{StableAbi, std_types::ROption};
 use std::{
     ffi::{c_char, c_void},
-    sync::atomic::AtomicBool,
+    sync::atomic::{AtomicBool, AtomicU64},
 };
 
 /// How an OpenGL build system reaches the device's context.
@@ -160,6 +160,44 @@ pub struct VulkanProgram {
     pub input_attachments: *const InputAttachmentSlot,
     /// Their number.
     pub input_attachment_count: u32,
+    /// The program's stages as linked shader objects (`VK_EXT_shader_object`),
+    /// owned by the build system; null where it made pipelines. Where there
+    /// are some, a draw binds them and sets every piece of state itself, so
+    /// a draw into a target of any formats makes nothing: `pipeline`,
+    /// `depth_pipeline` and `pipeline_for` are then unused.
+    pub shader_objects: *const ShaderObjectSlot,
+    /// Their number (0: draw with pipelines).
+    pub shader_object_count: u32,
+    /// Bit `i` set where the fragment stage writes colour attachment `i`
+    /// (all bits where that is not known): a draw with shader objects into
+    /// a target whose attachments are textures writes only those, as the
+    /// pipelines `pipeline_for` makes do.
+    pub written_attachments: u32,
+    /// Control points per patch of a tessellated program drawn with shader
+    /// objects (the topology is then a patch list); 0 when not tessellated.
+    pub patch_control_points: u32,
+}
+
+/// One stage of a program made as a shader object.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShaderObjectSlot {
+    /// Its `VkShaderStageFlagBits`.
+    pub stage: u32,
+    /// `VkShaderEXT`.
+    pub shader: u64,
+}
+
+/// How many pipelines and shader objects the build systems attached to a
+/// Vulkan device have made on it, counted by them as they make each: what
+/// shows whether drawing made any (`Device::counters` reads them).
+#[repr(C)]
+#[derive(StableAbi, Debug, Default)]
+pub struct CreatedObjectCounts {
+    /// Graphics, compute and ray tracing pipelines.
+    pub pipelines: AtomicU64,
+    /// Shader objects (one per stage).
+    pub shader_objects: AtomicU64,
 }
 
 /// One region of a shader binding table, as `vkCmdTraceRaysKHR` takes it
@@ -229,6 +267,10 @@ pub struct VulkanLoader {
     pub unregister_program: unsafe extern "C" fn(context: *const c_void, name: u32),
     /// Whether the device is still open: objects of a closed device must not be touched.
     pub is_open: unsafe extern "C" fn(context: *const c_void) -> bool,
+    /// Where a build system counts the pipelines and shader objects it
+    /// makes on this device; owned by the device, valid while it is open;
+    /// null where the device keeps no count.
+    pub created: *const CreatedObjectCounts,
 }
 
 /// Everything a build system may need from a device, by kind.

@@ -30,14 +30,15 @@ pub mod system;
 pub mod window;
 
 pub use backend::{DeviceBackend, DeviceSystemBackend};
-pub use capabilities::{DeviceCapabilities, DeviceKind};
+pub use capabilities::{DeviceCapabilities, DeviceCounter, DeviceKind};
 pub use commands::{
     DrawCall, Image, MAX_COLOR_ATTACHMENTS, MAX_TARGET_SIZE, MeshDrawCall, ProgramKind, ProgramRef, RenderTargetDesc,
     RenderTargetId, VertexAttribute, VertexBufferId, VertexLayout, check_target_size,
 };
 pub use error::{ErrorKind, XrError, XrResult};
 pub use handles::{
-    GlBindingSpace, GlLoader, InputAttachmentSlot, NativeHandles, ShaderBindingRegion, VulkanLoader, VulkanProgram,
+    CreatedObjectCounts, GlBindingSpace, GlLoader, InputAttachmentSlot, NativeHandles, ShaderBindingRegion,
+    ShaderObjectSlot, VulkanLoader, VulkanProgram,
 };
 pub use log_bridge::{LogSink, host_log_sink, install_plugin_logger};
 pub use panic_guard::{catch_panic, guard};

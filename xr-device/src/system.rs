@@ -4,7 +4,7 @@
 #![allow(non_local_definitions)]
 
 use crate::{
-    capabilities::{DeviceCapabilities, DeviceKind},
+    capabilities::{DeviceCapabilities, DeviceCounter, DeviceKind},
     commands::{DrawCall, Image, MeshDrawCall, RenderTargetDesc, RenderTargetId, VertexBufferId, VertexLayout},
     error::{XrError, XrResult},
     handles::NativeHandles,
@@ -184,6 +184,13 @@ pub trait Device {
     fn trace_rays(&mut self, call: &TraceRaysCall) -> XrResult<()> {
         let _ = call;
         abi_stable::std_types::RResult::RErr(XrError::unavailable("this device traces no rays"))
+    }
+
+    /// The counts the device keeps of work done on it, by name (on Vulkan,
+    /// the pipelines and shader objects made on it); empty where it keeps
+    /// none, as a plugin built before this method existed does.
+    fn counters(&self) -> XrResult<RVec<DeviceCounter>> {
+        abi_stable::std_types::RResult::ROk(RVec::new())
     }
 }
 

@@ -17,10 +17,10 @@ use abi_stable::{
 };
 use xr_device::{
     AccelerationInstance, AccelerationStructureId, BottomLevelDesc, BufferId, BufferUsage, ComputeCall, Device,
-    Device_TO, DeviceBackend, DeviceBox, DeviceCapabilities, DeviceOptions, DeviceSystem, DeviceSystemBackend,
-    DeviceSystemInfo, DrawCall, Image, MeshDrawCall, NativeHandles, Presented, ProgramRef, RenderTargetDesc,
-    RenderTargetId, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId, TraceRaysCall, VertexBufferId,
-    VertexLayout, XrResult, guard,
+    Device_TO, DeviceBackend, DeviceBox, DeviceCapabilities, DeviceCounter, DeviceOptions, DeviceSystem,
+    DeviceSystemBackend, DeviceSystemInfo, DrawCall, Image, MeshDrawCall, NativeHandles, Presented, ProgramRef,
+    RenderTargetDesc, RenderTargetId, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId, TraceRaysCall,
+    VertexBufferId, VertexLayout, XrResult, guard,
 };
 use xr_sourcebuild::{
     ArtifactLoad, AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBackend, AttachedBuildSystemBox,
@@ -178,6 +178,10 @@ impl<B: DeviceBackend> Device for Guarded<B> {
 
     fn trace_rays(&mut self, call: &TraceRaysCall) -> XrResult<()> {
         guard(|| self.0.trace_rays(call))
+    }
+
+    fn counters(&self) -> XrResult<RVec<DeviceCounter>> {
+        guard(|| Ok(self.0.counters()?.into()))
     }
 }
 

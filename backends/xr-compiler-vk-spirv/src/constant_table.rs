@@ -50,6 +50,9 @@ pub struct ProgramObjects {
     pub modules: Vec<vk::ShaderModule>,
     /// A ray tracing program's shader binding table.
     pub binding_table: Option<(vk::Buffer, vk::DeviceMemory)>,
+    /// A graphics program's stages as shader objects, where the device
+    /// draws with them (it then has no pipelines and no shader modules).
+    pub shaders: Option<crate::shader_objects::ProgramShaders>,
 }
 
 impl ProgramObjects {
@@ -78,6 +81,9 @@ impl ProgramObjects {
             if let Some((buffer, memory)) = self.binding_table {
                 device.destroy_buffer(buffer, None);
                 device.free_memory(memory, None);
+            }
+            if let Some(shaders) = &self.shaders {
+                shaders.destroy();
             }
         }
     }

@@ -15,6 +15,8 @@ mod pipeline_cache;
 mod pipelines;
 mod ray_tracing;
 mod runtime;
+mod shader_binaries;
+mod shader_objects;
 
 use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, XrError};
 use xr_plugin::attached_box;
@@ -40,7 +42,8 @@ const SPIRV: SpirvTarget = SpirvTarget {
 pub const SOURCE_TARGET: &str = "gl-glsl";
 
 /// What it loads, by which path.
-const LOADS: [(&str, LoadPath); 2] = [(TARGET, LoadPath::CompatibleObject), (SOURCE_TARGET, LoadPath::Source)];
+const LOADS: [(&str, LoadPath); 3] =
+    [(TARGET, LoadPath::DeviceBinary), (TARGET, LoadPath::CompatibleObject), (SOURCE_TARGET, LoadPath::Source)];
 
 xr_plugin::export_plugin!(build_systems: [VkSpirvSystem]);
 

@@ -12,6 +12,7 @@
 //! attachments within dynamic rendering draws a program that reads them in
 //! a render pass of its own, and asks for a pipeline of that render pass.
 
+use crate::shader_objects::Counter;
 use ash::vk;
 use std::{collections::HashMap, ffi::CString, sync::Mutex};
 use xr_device::XrError;
@@ -49,6 +50,8 @@ pub struct GraphicsPipelines {
     /// Pipelines for other targets, by (colour formats, depth format,
     /// render pass: null for dynamic rendering).
     made: Mutex<HashMap<TargetShape, vk::Pipeline>>,
+    /// Where each pipeline made is counted.
+    counter: Counter,
 }
 
 impl GraphicsPipelines {
@@ -61,6 +64,7 @@ impl GraphicsPipelines {
         shader_modules: &[vk::ShaderModule],
         layout: vk::PipelineLayout,
         outputs: &[InterfaceVariable],
+        counter: Counter,
     ) -> Result<Self, XrError> {
         let stages = modules
             .iter()
@@ -72,21 +76,16 @@ impl GraphicsPipelines {
                 Ok(Stage { flag: crate::layout::stage_flag(m.stage), module: *module, entry, map, data })
             })
             .collect::<Result<_, XrError>>()?;
-        // With tessellation, each triangle's three vertices are a patch (or
-        // as many as the tess-control stage declares).
-        let patch_size = match modules.iter().find(|m| m.stage == ShaderStage::TessControl) {
-            Some(module) => Some(xr_spirv::reflect::output_vertices(&module.words)?.unwrap_or(3)),
-            None => None,
-        };
         Ok(Self {
             device,
             context: context.to_owned(),
             stages,
-            patch_size,
+            patch_size: patch_size(modules)?,
             mesh: modules.iter().any(|m| m.stage == ShaderStage::Mesh),
             layout,
             written: written_locations(outputs),
             made: Mutex::new(HashMap::new()),
+            counter,
         })
     }
 
@@ -182,9 +181,11 @@ impl GraphicsPipelines {
             info = info.depth_stencil_state(&depth_stencil);
         }
         // SAFETY: every structure referenced by `info` lives until the call returns.
-        unsafe { self.device.create_graphics_pipelines(cache, &[info], None) }
+        let pipeline = unsafe { self.device.create_graphics_pipelines(cache, &[info], None) }
             .map(|pipelines| pipelines[0])
-            .map_err(|(_, e)| XrError::driver(format!("{}: vkCreateGraphicsPipelines failed: {e}", self.context)))
+            .map_err(|(_, e)| XrError::driver(format!("{}: vkCreateGraphicsPipelines failed: {e}", self.context)))?;
+        self.counter.pipelines(1);
+        Ok(pipeline)
     }
 
     /// The pipeline for a target of `colors` and `depth` (0: none), made
@@ -227,6 +228,25 @@ pub fn specialization(module: &StageModule) -> (Vec<vk::SpecializationMapEntry>,
         .collect();
     let data = module.specializations.iter().flat_map(|s| s.bits.to_le_bytes()).collect();
     (map, data)
+}
+
+/// Control points per patch of a tessellated program: each triangle's
+/// three vertices (or as many as the tess-control stage declares); `None`
+/// when it is not tessellated.
+pub fn patch_size(modules: &[StageModule]) -> Result<Option<u32>, XrError> {
+    match modules.iter().find(|m| m.stage == ShaderStage::TessControl) {
+        Some(module) => Ok(Some(xr_spirv::reflect::output_vertices(&module.words)?.unwrap_or(3))),
+        None => Ok(None),
+    }
+}
+
+/// The colour attachments a fragment stage with `outputs` writes, one bit
+/// each (attachment `i`: bit `i`); every bit where that is not known.
+pub fn written_mask(outputs: &[InterfaceVariable]) -> u32 {
+    match written_locations(outputs) {
+        Some(locations) => locations.iter().filter(|l| **l < 32).fold(0, |mask, l| mask | (1 << l)),
+        None => u32::MAX,
+    }
 }
 
 /// The locations a fragment stage's outputs write; `None` when one is
@@ -294,5 +314,8 @@ mod tests {
         assert_eq!(written_locations(&[output(1, "[vec4<f32>; 3]"), output(0, "vec2<f32>")]), Some(vec![1, 2, 3, 0]));
         assert_eq!(written_locations(&[]), Some(vec![]));
         assert_eq!(written_locations(&[output(0, "[vec4<f32>; n]")]), None);
+        assert_eq!(written_mask(&[output(1, "[vec4<f32>; 2]"), output(0, "vec2<f32>")]), 0b111);
+        assert_eq!(written_mask(&[output(3, "vec4<f32>")]), 0b1000);
+        assert_eq!(written_mask(&[output(0, "[vec4<f32>; n]")]), u32::MAX);
     }
 }

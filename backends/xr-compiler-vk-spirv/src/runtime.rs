@@ -7,8 +7,10 @@ use crate::{
     pipeline_cache::PersistentCache,
     pipelines::{self, GraphicsPipelines},
     ray_tracing::{Groups, RayTracingDevice},
+    shader_binaries::ShaderBinaryCache,
+    shader_objects::{Code, Counter, CreateError, ShaderObjectDevice},
 };
-use abi_stable::std_types::{RString, RVec};
+use abi_stable::std_types::RVec;
 use ash::vk::{self, Handle};
 use std::{collections::HashMap, ffi::CString};
 use xr_device::{
@@ -49,6 +51,21 @@ pub struct AttachedVkSpirv {
     cache: PersistentCache,
     /// Each registered program's stage modules, for `program_binary`.
     modules: HashMap<u32, Vec<StageModule>>,
+    /// Shader objects, where the device enabled them: graphics programs
+    /// are made of them instead of pipelines.
+    shader_objects: Option<ShaderObjectDevice>,
+    /// The driver's shader binaries, once a store is given (`set_store`)
+    /// on a device with shader objects.
+    binaries: Option<ShaderBinaryCache>,
+    /// Where the pipelines and shader objects made are counted.
+    counter: Counter,
+}
+
+/// A program made on the device, and its stages' binaries where asked for
+/// (the driver's answer, or why there are none).
+struct Created {
+    program: BuiltProgram,
+    binaries: Option<Result<Vec<Vec<u8>>, XrError>>,
 }
 
 /// The objects of one program, made before it is registered.
@@ -57,8 +74,13 @@ struct CreatedObjects {
     entries: Vec<Entry>,
     /// Stages that see push constants, and their size.
     push: (vk::ShaderStageFlags, usize),
-    /// What its graphics pipelines are made from (none for compute).
+    /// What its graphics pipelines are made from (none for compute, ray
+    /// tracing and shader objects).
     pipelines: Option<Box<GraphicsPipelines>>,
+    /// Bit `i`: the fragment stage writes attachment `i`.
+    written_attachments: u32,
+    /// Control points per patch; 0 when not tessellated.
+    patch_control_points: u32,
     /// A ray tracing program's binding table regions (empty otherwise).
     binding_table: [ShaderBindingRegion; 4],
 }
@@ -102,7 +124,7 @@ impl AttachedVkSpirv {
             list.to_string_lossy().split_whitespace().map(str::to_owned).collect()
         };
         // SAFETY: the handles are a live instance and device; names are NUL-terminated.
-        let (device, memory, limits, offer, vulkan12, mesh_limits, ray_tracing) = unsafe {
+        let (device, memory, limits, offer, vulkan12, mesh_limits, ray_tracing, shader_objects) = unsafe {
             let instance = ash::Instance::load_with(
                 |name| get(context, loader.instance, name.as_ptr()),
                 vk::Instance::from_raw(loader.instance),
@@ -132,7 +154,12 @@ impl AttachedVkSpirv {
                 .iter()
                 .any(|e| e == "VK_KHR_ray_tracing_pipeline")
                 .then(|| RayTracingDevice::load(&instance, physical, &device));
-            (device, memory, limits, offer, Vulkan12Features::from(&vulkan12), mesh_limits, ray_tracing)
+            let shader_objects = enabled_extensions
+                .iter()
+                .any(|e| e == "VK_EXT_shader_object")
+                .then(|| ShaderObjectDevice::load(&instance, physical, &device));
+            let vulkan12 = Vulkan12Features::from(&vulkan12);
+            (device, memory, limits, offer, vulkan12, mesh_limits, ray_tracing, shader_objects)
         };
         let cache = PersistentCache::empty(&device)?;
         Ok(Self {
@@ -148,6 +175,9 @@ impl AttachedVkSpirv {
             compiler: LazyCompiler::default(),
             cache,
             modules: HashMap::new(),
+            shader_objects,
+            binaries: None,
+            counter: Counter::new(loader.created),
         })
     }
 
@@ -301,7 +331,20 @@ impl AttachedVkSpirv {
         }
     }
 
-    fn create(&mut self, desc: &ProgramDesc, mut modules: Vec<StageModule>) -> Result<BuiltProgram, BuildError> {
+    fn create(&mut self, desc: &ProgramDesc, modules: Vec<StageModule>) -> Result<BuiltProgram, BuildError> {
+        Ok(self.create_from(desc, modules, Code::Spirv, false)?.program)
+    }
+
+    /// Makes a program of `modules` on the device, its stages from `code`
+    /// where it is made of shader objects; with `want_binaries`, the
+    /// driver's binaries of those stages come back too.
+    fn create_from(
+        &mut self,
+        desc: &ProgramDesc,
+        mut modules: Vec<StageModule>,
+        code: Code<'_>,
+        want_binaries: bool,
+    ) -> Result<Created, BuildError> {
         let context = format!("program '{}'", desc.name);
         self.device_open(&context)?;
         // Stored objects come here without `compile`: a driver may crash on
@@ -323,8 +366,19 @@ impl AttachedVkSpirv {
         crate::mesh::check_limits(&context, &modules, self.mesh_limits.as_ref(), &self.capabilities.renderer)?;
         let bindings = layout::merge(&context, &modules, &reflections, self.runtime_arrays())?;
         layout::check_limits(&context, &bindings, &self.limits)?;
-        let CreatedObjects { objects, entries, push, pipelines, binding_table } =
-            self.create_objects(&context, &modules, &reflections, &bindings, groups.as_ref())?;
+        let CreatedObjects {
+            objects,
+            entries,
+            push,
+            pipelines,
+            binding_table,
+            written_attachments,
+            patch_control_points,
+        } = self.create_objects(&context, &modules, &reflections, &bindings, groups.as_ref(), code)?;
+        let binaries = match (&objects.shaders, &self.shader_objects) {
+            (Some(shaders), Some(device)) if want_binaries => Some(device.binaries(&context, shaders)),
+            _ => None,
+        };
         // The device writes the target's attachments into these at each draw.
         let input_attachments: Box<[InputAttachmentSlot]> = bindings
             .iter()
@@ -396,6 +450,10 @@ impl AttachedVkSpirv {
             pipeline_context: table.pipelines.as_deref().map_or(std::ptr::null(), |p| std::ptr::from_ref(p).cast()),
             input_attachments: table.input_attachments.as_ptr(),
             input_attachment_count: table.input_attachments.len() as u32,
+            shader_objects: table.objects.shaders.as_ref().map_or(std::ptr::null(), |s| s.slots.as_ptr()),
+            shader_object_count: table.objects.shaders.as_ref().map_or(0, |s| s.slots.len() as u32),
+            written_attachments,
+            patch_control_points,
         };
         // SAFETY: the loader belongs to a live device; the push bytes, the
         // sets and the unbound count live as long as the table.
@@ -405,11 +463,12 @@ impl AttachedVkSpirv {
         }
         table.name = name;
         self.modules.insert(name, modules);
-        Ok(BuiltProgram {
+        let program = BuiltProgram {
             program: ProgramRef::program(name),
             constants: constant_table_box(table),
             warnings: RVec::new(),
-        })
+        };
+        Ok(Created { program, binaries })
     }
 
     fn create_objects(
@@ -419,6 +478,7 @@ impl AttachedVkSpirv {
         reflections: &[Reflection],
         bindings: &[LayoutBinding],
         ray_tracing_groups: Option<&Groups>,
+        code: Code<'_>,
     ) -> Result<CreatedObjects, XrError> {
         let device = &self.device;
         let mut push_stages = vk::ShaderStageFlags::empty();
@@ -463,6 +523,21 @@ impl AttachedVkSpirv {
         let set_count = bindings.iter().map(|b| b.set + 1).max().unwrap_or(0) as usize;
         let mut objects = ProgramObjects::default();
         let mut binding_table = [ShaderBindingRegion::default(); 4];
+        let outputs = modules
+            .iter()
+            .zip(reflections)
+            .find(|(m, _)| m.stage == ShaderStage::Fragment)
+            .map(|(_, r)| r.outputs.as_slice())
+            .unwrap_or_default();
+        let written_attachments = pipelines::written_mask(outputs);
+        let patch_control_points = pipelines::patch_size(modules)?.unwrap_or(0);
+        let graphics = !modules.iter().any(|m| m.stage == ShaderStage::Compute) && ray_tracing_groups.is_none();
+        // A program reading input attachments on a device without local
+        // read is drawn only in the device's render pass (`pipeline_for`),
+        // which shader objects cannot be drawn in.
+        let in_render_pass_only =
+            !self.loader.dynamic_rendering_local_read && bindings.iter().any(|b| b.input_attachment.is_some());
+        let shader_objects = self.shader_objects.as_ref().filter(|_| graphics && !in_render_pass_only);
         // SAFETY: every create info below is valid and outlives its call;
         // each object goes into `objects` as soon as it exists, which
         // destroys them all if a later step fails.
@@ -501,11 +576,10 @@ impl AttachedVkSpirv {
                     .map_err(vk_error("vkCreateDescriptorSetLayout"))?;
                 objects.set_layouts.push(set_layout);
             }
-            let ranges = [vk::PushConstantRange::default().stage_flags(push_stages).offset(0).size(push_size as u32)];
-            let mut layout_info = vk::PipelineLayoutCreateInfo::default().set_layouts(&objects.set_layouts);
-            if push_size > 0 {
-                layout_info = layout_info.push_constant_ranges(&ranges);
-            }
+            let range = vk::PushConstantRange::default().stage_flags(push_stages).offset(0).size(push_size as u32);
+            let ranges: &[vk::PushConstantRange] = if push_size > 0 { std::slice::from_ref(&range) } else { &[] };
+            let layout_info =
+                vk::PipelineLayoutCreateInfo::default().set_layouts(&objects.set_layouts).push_constant_ranges(ranges);
             objects.layout =
                 device.create_pipeline_layout(&layout_info, None).map_err(vk_error("vkCreatePipelineLayout"))?;
             if set_count > 0 {
@@ -545,6 +619,26 @@ impl AttachedVkSpirv {
                 device.update_descriptor_sets(&[write], &[]);
                 objects.buffers.push(buffer);
             }
+            if let Some(shader_objects) = shader_objects {
+                match shader_objects.create(context, modules, &objects.set_layouts, ranges, code, self.counter) {
+                    Ok(shaders) => {
+                        objects.shaders = Some(shaders);
+                        return Ok(None);
+                    }
+                    Err(CreateError::Incompatible) => {
+                        return Err(XrError::driver(format!(
+                            "{context}: the driver refused the stored shader binaries (VK_INCOMPATIBLE_SHADER_BINARY_EXT)"
+                        )));
+                    }
+                    Err(CreateError::Failed(e)) if matches!(code, Code::Binary(_)) => return Err(e),
+                    // A driver may take a program as a pipeline and not as
+                    // shader objects (lavapipe refuses a fragment stage that
+                    // reads input attachments): it draws with pipelines.
+                    Err(CreateError::Failed(e)) => {
+                        tracing::info!("{e}: drawn with pipelines instead of shader objects");
+                    }
+                }
+            }
             for module in modules {
                 let info = vk::ShaderModuleCreateInfo::default().code(&module.words);
                 objects
@@ -562,25 +656,23 @@ impl AttachedVkSpirv {
                 })?;
                 objects.pipeline =
                     rt.pipeline(context, modules, &objects.modules, groups, objects.layout, self.cache.cache)?;
+                self.counter.pipelines(1);
                 let table = rt.binding_table(device, &self.memory, objects.pipeline, groups)?;
                 objects.binding_table = Some((table.buffer, table.memory));
                 binding_table = table.regions;
                 return Ok(None);
             }
-            let outputs = modules
-                .iter()
-                .zip(reflections)
-                .find(|(m, _)| m.stage == ShaderStage::Fragment)
-                .map(|(_, r)| r.outputs.as_slice())
-                .unwrap_or_default();
-            let pipelines =
-                GraphicsPipelines::new(device.clone(), context, modules, &objects.modules, objects.layout, outputs)?;
+            let pipelines = GraphicsPipelines::new(
+                device.clone(),
+                context,
+                modules,
+                &objects.modules,
+                objects.layout,
+                outputs,
+                self.counter,
+            )?;
             let color = [vk::Format::from_raw(self.loader.color_format as i32)];
             let depth = vk::Format::from_raw(self.loader.depth_format as i32);
-            // A program reading input attachments on a device without local
-            // read is drawn only in the device's render pass (`pipeline_for`).
-            let in_render_pass_only =
-                !self.loader.dynamic_rendering_local_read && bindings.iter().any(|b| b.input_attachment.is_some());
             if !in_render_pass_only {
                 let dynamic = vk::RenderPass::null();
                 objects.pipeline = pipelines.make(self.cache.cache, &color, None, false, dynamic)?;
@@ -596,7 +688,15 @@ impl AttachedVkSpirv {
                 return Err(e);
             }
         };
-        Ok(CreatedObjects { objects, entries, push: (push_stages, push_size), pipelines, binding_table })
+        Ok(CreatedObjects {
+            objects,
+            entries,
+            push: (push_stages, push_size),
+            pipelines,
+            binding_table,
+            written_attachments,
+            patch_control_points,
+        })
     }
 
     fn compute_pipeline(
@@ -619,9 +719,11 @@ impl AttachedVkSpirv {
         }
         let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout);
         // SAFETY: every structure referenced by `info` lives until the call returns.
-        unsafe { self.device.create_compute_pipelines(self.cache.cache, &[info], None) }
+        let pipeline = unsafe { self.device.create_compute_pipelines(self.cache.cache, &[info], None) }
             .map(|pipelines| pipelines[0])
-            .map_err(|(_, e)| XrError::driver(format!("{context}: vkCreateComputePipelines failed: {e}")))
+            .map_err(|(_, e)| XrError::driver(format!("{context}: vkCreateComputePipelines failed: {e}")))?;
+        self.counter.pipelines(1);
+        Ok(pipeline)
     }
 
     fn uniform_buffer(&self, size: usize) -> Result<UniformBuffer, XrError> {
@@ -638,8 +740,12 @@ impl AttachedVkSpirv {
 }
 
 impl AttachedBuildSystemBackend for AttachedVkSpirv {
+    /// Device binaries (offline compiles kept by the driver) where the
+    /// device has shader objects, as the GL build system's follow program
+    /// binary formats.
     fn availability(&self) -> Result<Availability, XrError> {
-        Ok(Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE | Availability::COMPATIBLE_OBJECT)
+        let offline = if self.shader_objects.is_some() { Availability::OFFLINE_COMPILE } else { Availability::NONE };
+        Ok(Availability::RUNTIME_COMPILE | Availability::COMPATIBLE_OBJECT | offline)
     }
 
     fn build_program(&mut self, desc: &ProgramDesc, _options: &BuildOptions) -> Result<BuiltProgram, BuildError> {
@@ -675,6 +781,9 @@ impl AttachedBuildSystemBackend for AttachedVkSpirv {
     fn set_store(&mut self, root: &str) -> Result<(), XrError> {
         let store = Store::open(root).map_err(|e| XrError::new(xr_device::ErrorKind::Io, e.to_string()))?;
         self.device_open("the pipeline cache")?;
+        if let Some(shader_objects) = &self.shader_objects {
+            self.binaries = Some(ShaderBinaryCache::new(store.clone(), &self.capabilities, shader_objects.identity));
+        }
         self.cache.load(&self.device, store, &self.capabilities)
     }
 
@@ -682,10 +791,10 @@ impl AttachedBuildSystemBackend for AttachedVkSpirv {
         xr_spirv::offline::check_load(request, crate::NAME, &crate::LOADS)?;
         let context = format!("program '{}'", request.name);
         let desc = ProgramDesc::new(request.name.as_str(), []);
-        if request.path == LoadPath::CompatibleObject {
-            let modules = xr_spirv::offline::specialized_modules(&request.artifact, &request.overrides, &context)?;
-            let program = self.create(&desc, modules)?;
-            return Ok(LoadedArtifact { program, note: RString::new() });
+        match request.path {
+            LoadPath::DeviceBinary => return self.load_device_binary(request, &desc, &context),
+            LoadPath::CompatibleObject => return self.load_compatible_object(request, &desc, &context),
+            LoadPath::Source => {}
         }
         // Stored sources, compiled for Vulkan here, overrides as specialization constants.
         let bundle =
@@ -701,6 +810,67 @@ impl AttachedBuildSystemBackend for AttachedVkSpirv {
         let modules = self.compile(&desc)?;
         let program = self.create(&desc, modules)?;
         Ok(LoadedArtifact { program, note: "built from the stored sources".into() })
+    }
+}
+
+impl AttachedVkSpirv {
+    /// Loads a program from the driver's binaries of its stages, stored by
+    /// an earlier load: an error saying why where there are none this
+    /// driver takes (the library then loads the SPIR-V object).
+    fn load_device_binary(
+        &mut self,
+        request: &ArtifactLoad,
+        desc: &ProgramDesc,
+        context: &str,
+    ) -> Result<LoadedArtifact, BuildError> {
+        if self.shader_objects.is_none() {
+            return Err(XrError::unavailable(format!(
+                "this device ({}) gives no shader binaries back (no VK_EXT_shader_object)",
+                self.capabilities.renderer
+            ))
+            .into());
+        }
+        let cache = self
+            .binaries
+            .as_ref()
+            .ok_or_else(|| XrError::unavailable("no store was given to keep shader binaries in"))?;
+        let key = cache.key(request);
+        let binaries = match cache.load(&key) {
+            Ok(Some(binaries)) => binaries,
+            Ok(None) => return Err(XrError::unavailable("no shader binary of this driver yet").into()),
+            Err(why) => return Err(XrError::driver(why).into()),
+        };
+        // The SPIR-V still gives the layouts and the constant table.
+        let modules = xr_spirv::offline::specialized_modules(&request.artifact, &request.overrides, context)?;
+        let created = self.create_from(desc, modules, Code::Binary(&binaries), false)?;
+        tracing::info!(program = request.name.as_str(), %key, "loaded the stored shader binaries");
+        Ok(LoadedArtifact { program: created.program, note: "the driver's stored shader binaries".into() })
+    }
+
+    /// Loads a program from its SPIR-V object; on a device with shader
+    /// objects and a store, the driver's binaries of its stages are
+    /// written back for the next load.
+    fn load_compatible_object(
+        &mut self,
+        request: &ArtifactLoad,
+        desc: &ProgramDesc,
+        context: &str,
+    ) -> Result<LoadedArtifact, BuildError> {
+        let modules = xr_spirv::offline::specialized_modules(&request.artifact, &request.overrides, context)?;
+        let keep = self.binaries.is_some();
+        let created = self.create_from(desc, modules, Code::Spirv, keep)?;
+        let note = match (created.binaries, &self.binaries) {
+            (Some(Ok(binaries)), Some(cache)) => match cache.write(&cache.key(request), &request.name, &binaries) {
+                Ok(_) => "shader binaries written back to the store".to_owned(),
+                Err(e) => {
+                    tracing::warn!(program = request.name.as_str(), "shader binaries not stored: {e}");
+                    format!("shader binaries not stored: {e}")
+                }
+            },
+            (Some(Err(e)), _) => format!("the driver gave no shader binaries back: {e}"),
+            _ => String::new(),
+        };
+        Ok(LoadedArtifact { program: created.program, note: note.into() })
     }
 }
 

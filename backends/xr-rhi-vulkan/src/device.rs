@@ -1,6 +1,7 @@
 //! An open Vulkan device: capabilities, handles, and the command surface.
 
 mod ray_tracing;
+mod shader_objects;
 
 use crate::{
     instance::{Context, vk_error},
@@ -17,11 +18,11 @@ use std::{
     },
 };
 use xr_device::{
-    AccelerationInstance, AccelerationStructureId, BottomLevelDesc, BufferId, BufferUsage, ComputeCall, DeviceBackend,
-    DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall, Filter, Image, MeshDrawCall, NativeHandles, PresentStatus,
-    Presented, ProgramKind, RenderTargetDesc, RenderTargetId, ResourceBinding, SamplerDesc, SamplerId, TextureDesc,
-    TextureFormat, TextureId, TraceRaysCall, VertexBufferId, VertexLayout, VulkanLoader, VulkanProgram, Wrap, XrError,
-    checks,
+    AccelerationInstance, AccelerationStructureId, BottomLevelDesc, BufferId, BufferUsage, ComputeCall,
+    CreatedObjectCounts, DeviceBackend, DeviceCapabilities, DeviceCounter, DeviceKind, DeviceOptions, DrawCall, Filter,
+    Image, MeshDrawCall, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetDesc, RenderTargetId,
+    ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, TraceRaysCall, VertexBufferId,
+    VertexLayout, VulkanLoader, VulkanProgram, Wrap, XrError, checks,
 };
 
 /// The colour format of the render targets `create_render_target` and
@@ -46,6 +47,8 @@ struct Shared {
     entry: ash::Entry,
     programs: Mutex<HashMap<u32, VulkanProgram>>,
     next: AtomicU32,
+    /// The pipelines and shader objects build systems made on the device.
+    created: CreatedObjectCounts,
 }
 
 // SAFETY: the only field that is not `Send` is the program table, whose raw
@@ -179,6 +182,14 @@ struct CheckedDraw<'a> {
     indices: Option<vk::Buffer>,
 }
 
+/// Whether a draw into `target` leaves the attachments its fragment stage
+/// has no output for as they are. The device's own targets are written
+/// whole (the program's own pipelines write every channel); a target whose
+/// attachments are textures (a G-buffer) keeps what other passes wrote.
+fn mask_unwritten(target: &Target) -> bool {
+    target.formats() != [COLOR_FORMAT.as_raw() as u32] || target.textures
+}
+
 /// One image of a render target.
 struct Attachment {
     image: vk::Image,
@@ -249,6 +260,8 @@ pub struct VkDevice {
     mesh_group_limits: [u32; 3],
     /// Acceleration structures and ray launches, where the device has them.
     ray_tracing: Option<ray_tracing::RayTracing>,
+    /// Draws with shader objects, where the device enabled them.
+    shader_objects: Option<shader_objects::ShaderObjects>,
     accelerations: Vec<ray_tracing::Acceleration>,
     targets: Vec<Target>,
     buffers: Vec<Buffer>,
@@ -283,6 +296,7 @@ impl VkDevice {
             entry: context.entry.clone(),
             programs: Mutex::new(HashMap::new()),
             next: AtomicU32::new(1),
+            created: CreatedObjectCounts::default(),
         });
         let info = vk::CommandPoolCreateInfo::default()
             .queue_family_index(context.queue_family)
@@ -299,6 +313,7 @@ impl VkDevice {
             .then(|| ash::ext::mesh_shader::Device::new(&context.instance, &context.device));
         let mesh_group_limits = if mesh_shader.is_some() { context.mesh_group_limits() } else { [0; 3] };
         let ray_tracing = ray_tracing::RayTracing::load(&context);
+        let shader_objects = shader_objects::ShaderObjects::load(&context);
         let key = NEXT_DEVICE.fetch_add(1, Ordering::Relaxed);
         let mut device = Self {
             context,
@@ -309,6 +324,7 @@ impl VkDevice {
             mesh_shader,
             mesh_group_limits,
             ray_tracing,
+            shader_objects,
             accelerations: Vec::new(),
             targets: Vec::new(),
             buffers: Vec::new(),
@@ -943,11 +959,20 @@ impl VkDevice {
         target: &Target,
         pass: Option<(vk::RenderPass, vk::Framebuffer)>,
     ) -> Result<vk::Pipeline, XrError> {
+        if program.shader_object_count > 0 {
+            // The build system makes shader objects only where the device
+            // draws in no render pass of its own (it reads input
+            // attachments within dynamic rendering, or they are none).
+            if self.shader_objects.is_none() || pass.is_some() {
+                return Err(XrError::invalid_input(format!(
+                    "program {program_name} is made of shader objects, which this device cannot draw into render target {}",
+                    target_id.0
+                )));
+            }
+            return Ok(vk::Pipeline::null());
+        }
         let formats = target.formats();
-        // The device's own pipelines write every channel; a target whose
-        // attachments are textures gets the one that writes only the
-        // attachments the fragment stage has outputs for.
-        let pipeline = if formats == [COLOR_FORMAT.as_raw() as u32] && !target.textures {
+        let pipeline = if !mask_unwritten(target) {
             if target.depth.is_some() { program.depth_pipeline } else { program.pipeline }
         } else {
             let depth_format = if target.depth.is_some() { DEPTH_FORMAT.as_raw() as u32 } else { 0 };
@@ -1049,17 +1074,32 @@ impl VkDevice {
             min_depth: 0.0,
             max_depth: 1.0,
         };
-        // SAFETY: recording, within the rendering just begun; every handle belongs to this device.
-        unsafe {
-            device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
-            device.cmd_set_viewport(cb, 0, &[viewport]);
-            device.cmd_set_scissor(cb, 0, &[area]);
-            if target.depth.is_some() {
-                device.cmd_set_depth_test_enable(cb, rendering.depth_test);
-                device.cmd_set_depth_write_enable(cb, rendering.depth_test);
+        match self.shader_objects.as_ref().filter(|_| pipeline == vk::Pipeline::null()) {
+            Some(shader_objects) => {
+                let state = shader_objects::DrawState {
+                    program,
+                    viewport,
+                    area,
+                    attachments: target.colors.len() as u32,
+                    mask_unwritten: mask_unwritten(target),
+                    depth: target.depth.as_ref().map(|_| rendering.depth_test),
+                };
+                // SAFETY: recording, within the rendering just begun; the
+                // program is registered, so its shader objects are alive.
+                unsafe { shader_objects.bind(device, cb, &state) };
             }
-            self.bind_program_state(cb, program, vk::PipelineBindPoint::GRAPHICS);
+            // SAFETY: recording, within the rendering just begun; every handle belongs to this device.
+            None => unsafe {
+                device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline);
+                device.cmd_set_viewport(cb, 0, &[viewport]);
+                device.cmd_set_scissor(cb, 0, &[area]);
+                if target.depth.is_some() {
+                    device.cmd_set_depth_test_enable(cb, rendering.depth_test);
+                    device.cmd_set_depth_write_enable(cb, rendering.depth_test);
+                }
+            },
         }
+        self.bind_program_state(cb, program, vk::PipelineBindPoint::GRAPHICS);
         commands(cb);
         // SAFETY: recording; ends the rendering begun above.
         unsafe {
@@ -1424,6 +1464,7 @@ impl DeviceBackend for VkDevice {
             register_program: loader_register_program,
             unregister_program: loader_unregister_program,
             is_open: loader_is_open,
+            created: &self.shared.created,
         };
         Ok(NativeHandles { kind: DeviceKind::Vulkan, gl: ROption::RNone, vulkan: ROption::RSome(loader) })
     }
@@ -1819,6 +1860,14 @@ impl DeviceBackend for VkDevice {
         let id = TextureId(self.textures.len() as u32 - 1);
         self.targets[index].colors[attachment as usize].texture = Some(id);
         Ok(id)
+    }
+
+    fn counters(&self) -> Result<Vec<DeviceCounter>, XrError> {
+        let created = &self.shared.created;
+        Ok(vec![
+            DeviceCounter { name: "pipelines".into(), value: created.pipelines.load(Ordering::Relaxed) },
+            DeviceCounter { name: "shader objects".into(), value: created.shader_objects.load(Ordering::Relaxed) },
+        ])
     }
 
     fn take_validation_messages(&mut self) -> Result<Vec<String>, XrError> {

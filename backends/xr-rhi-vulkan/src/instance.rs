@@ -26,6 +26,9 @@ pub struct Context {
     pub messages: Messages,
     /// `dynamicRenderingLocalRead` is enabled: draws read input attachments.
     pub local_read: bool,
+    /// `VK_EXT_shader_object` is enabled: build systems make shader
+    /// objects, and draws set every piece of state.
+    pub shader_objects: bool,
     /// The device extensions enabled, separated by spaces (what the
     /// loader hands build systems).
     pub enabled_extensions: std::ffi::CString,
@@ -72,6 +75,17 @@ fn predates_local_read(message: &str) -> bool {
             && message.contains("InputAttachment capability"))
 }
 
+/// The Vulkan header that brought `VK_EXT_shader_object` (1.3.246): a
+/// validation layer of an older one does not know it.
+const SHADER_OBJECT_HEADER: u32 = vk::make_api_version(0, 1, 3, 246);
+
+/// Whether shader objects may be used where the driver has them:
+/// `XR_VK_SHADER_OBJECTS=off` makes programs pipelines (for a driver whose
+/// shader objects are broken, and to compare the two paths).
+fn shader_objects_wanted() -> bool {
+    std::env::var("XR_VK_SHADER_OBJECTS").map_or(true, |v| v != "off")
+}
+
 /// Maps a failed Vulkan call named `what` to a driver error.
 pub(crate) fn vk_error(what: &str) -> impl Fn(vk::Result) -> XrError + '_ {
     move |e| XrError::driver(format!("{what} failed: {e}"))
@@ -87,13 +101,24 @@ impl Context {
         let app = vk::ApplicationInfo::default().application_name(c"xr").api_version(vk::API_VERSION_1_3);
         let mut layers = Vec::new();
         let mut extensions = Vec::new();
+        let mut shader_objects_allowed = shader_objects_wanted();
         if validation {
             // SAFETY: plain enumeration.
             let available = unsafe { entry.enumerate_instance_layer_properties() }.unwrap_or_default();
-            if !available.iter().any(|l| l.layer_name_as_c_str().ok() == Some(VALIDATION_LAYER)) {
+            let Some(layer) = available.iter().find(|l| l.layer_name_as_c_str().ok() == Some(VALIDATION_LAYER)) else {
                 return Err(XrError::unavailable(
                     "validation was asked for but VK_LAYER_KHRONOS_validation is not installed (Debian: vulkan-validationlayers)",
                 ));
+            };
+            if layer.spec_version < SHADER_OBJECT_HEADER {
+                // A layer that does not know shader objects would report
+                // every draw with them as a draw without a pipeline: under
+                // it, programs are pipelines, which it checks.
+                tracing::info!(
+                    "validation layer of Vulkan header {} predates VK_EXT_shader_object: drawing with pipelines",
+                    vk::api_version_patch(layer.spec_version)
+                );
+                shader_objects_allowed = false;
             }
             layers.push(VALIDATION_LAYER.as_ptr());
             extensions.push(debug_utils::NAME.as_ptr());
@@ -151,15 +176,20 @@ impl Context {
                         instance.get_physical_device_memory_properties(physical),
                     )
                 };
-                let (device, local_read, enabled_extensions) =
-                    match Self::create_device(&instance, physical, queue_family, surface.is_some()) {
-                        Ok(device) => device,
-                        Err(e) => {
-                            Self::destroy_surface(surface);
-                            Self::destroy_instance(&instance, debug);
-                            return Err(e);
-                        }
-                    };
+                let (device, local_read, enabled_extensions) = match Self::create_device(
+                    &instance,
+                    physical,
+                    queue_family,
+                    surface.is_some(),
+                    shader_objects_allowed,
+                ) {
+                    Ok(device) => device,
+                    Err(e) => {
+                        Self::destroy_surface(surface);
+                        Self::destroy_instance(&instance, debug);
+                        return Err(e);
+                    }
+                };
                 // SAFETY: queue 0 of the family was requested.
                 let queue = unsafe { device.get_device_queue(queue_family, 0) };
                 Ok(Self {
@@ -174,6 +204,10 @@ impl Context {
                     queue_family,
                     messages,
                     local_read,
+                    shader_objects: enabled_extensions
+                        .to_string_lossy()
+                        .split(' ')
+                        .any(|e| e.as_bytes() == ash::ext::shader_object::NAME.to_bytes()),
                     enabled_extensions,
                     surface,
                 })
@@ -278,12 +312,14 @@ impl Context {
     /// shader may need that the driver offers is enabled with its features:
     /// that one, fragment shader barycentrics, fragment shading rate, ray
     /// queries and ray tracing pipelines (with acceleration structures),
-    /// and mesh and task shaders.
+    /// and mesh and task shaders; and, where `shader_objects` allows it and
+    /// the driver has them, shader objects (`VK_EXT_shader_object`).
     fn create_device(
         instance: &ash::Instance,
         physical: vk::PhysicalDevice,
         family: u32,
         presents: bool,
+        shader_objects: bool,
     ) -> Result<(ash::Device, bool, std::ffi::CString), XrError> {
         let priorities = [1.0];
         let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
@@ -304,6 +340,8 @@ impl Context {
         let mut ray_query = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
         let mut ray_pipeline = vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default();
         let mut mesh_shader = vk::PhysicalDeviceMeshShaderFeaturesEXT::default();
+        let mut shader_object = vk::PhysicalDeviceShaderObjectFeaturesEXT::default();
+        let shader_object_offered = shader_objects && has(ash::ext::shader_object::NAME);
         let mesh_shader_offered = has(ash::ext::mesh_shader::NAME);
         let local_read_offered = has(ash::khr::dynamic_rendering_local_read::NAME);
         let barycentric_offered = has(ash::khr::fragment_shader_barycentric::NAME);
@@ -349,6 +387,9 @@ impl Context {
             if mesh_shader_offered {
                 query = query.push_next(&mut mesh_shader);
             }
+            if shader_object_offered {
+                query = query.push_next(&mut shader_object);
+            }
             // SAFETY: `physical` belongs to this instance; the chain lives across the call.
             unsafe { instance.get_physical_device_features2(physical, &mut query) };
         }
@@ -368,6 +409,7 @@ impl Context {
         ray_query.p_next = std::ptr::null_mut();
         ray_pipeline.p_next = std::ptr::null_mut();
         mesh_shader.p_next = std::ptr::null_mut();
+        shader_object.p_next = std::ptr::null_mut();
         let reads_attachments = local_read_offered && local_read.dynamic_rendering_local_read == vk::TRUE;
         if reads_attachments {
             extensions.push(ash::khr::dynamic_rendering_local_read::NAME.as_ptr());
@@ -406,6 +448,10 @@ impl Context {
                 .mesh_shader(true)
                 .task_shader(mesh_shader.task_shader == vk::TRUE);
         }
+        let shader_objects = shader_object_offered && shader_object.shader_object == vk::TRUE;
+        if shader_objects {
+            extensions.push(ash::ext::shader_object::NAME.as_ptr());
+        }
         vulkan13.robust_image_access = vk::FALSE;
         // What XR itself draws with.
         vulkan13.dynamic_rendering = vk::TRUE;
@@ -438,6 +484,9 @@ impl Context {
         }
         if mesh_shaders {
             create = create.push_next(&mut mesh_shader);
+        }
+        if shader_objects {
+            create = create.push_next(&mut shader_object);
         }
         // SAFETY: the create info and what it points to live across the call.
         let device = unsafe { instance.create_device(physical, &create, None) }.map_err(vk_error("vkCreateDevice"))?;

@@ -336,9 +336,15 @@ impl Scene {
 
     /// Clears the target and draws every tile into it.
     pub fn draw(&self, device: &mut DeviceBox) -> Result<(), SampleError> {
-        device.clear(self.target, &CLEAR).into_result()?;
+        self.draw_into(device, self.target)
+    }
+
+    /// Clears `target` (one of `device`'s, of any attachment formats) and
+    /// draws every tile into it.
+    pub fn draw_into(&self, device: &mut DeviceBox, target: RenderTargetId) -> Result<(), SampleError> {
+        device.clear(target, &CLEAR).into_result()?;
         for tile in &self.tiles {
-            let call = DrawCall::triangles(self.target, tile.built.program, self.quad, 6);
+            let call = DrawCall::triangles(target, tile.built.program, self.quad, 6);
             device.draw(&call).into_result()?;
         }
         Ok(())

@@ -66,9 +66,16 @@ fn plugins_json_shows_the_llvmpipe_device_and_the_glsl_flags() {
     assert_eq!(
         vulkan["loads"],
         serde_json::json!([
+            {"target": "vk-spirv", "path": "device-binary"},
             {"target": "vk-spirv", "path": "compatible-object"},
             {"target": "gl-glsl", "path": "source"},
         ])
+    );
+    // The device's shader objects give binaries back: offline compiles the driver keeps.
+    assert_eq!(
+        vulkan["on_devices"][0]["availability"]["Ok"],
+        serde_json::json!(["RuntimeCompile", "OfflineCompile", "CompatibleObject"]),
+        "{vulkan}"
     );
     assert!(vulkan["compiler_identity"].as_str().unwrap().contains("glslang"), "{vulkan}");
     assert_eq!(report["skipped"], serde_json::json!([]));

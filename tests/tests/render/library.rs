@@ -79,7 +79,9 @@ fn the_sample_renders_the_scene_through_every_path_into_identical_images() {
         ("gl-best", "device-binary", "gl-glsl"),
         ("vk-spirv", "compatible-object", "vk-spirv"),
         ("vk-source", "source", "gl-glsl"),
-        ("vk-best", "compatible-object", "vk-spirv"),
+        // vk-spirv wrote the driver's shader binaries back (lavapipe 25 has
+        // shader objects): the library's choice is them.
+        ("vk-best", "device-binary", "vk-spirv"),
     ] {
         let rows = rows(run);
         assert_eq!(rows.len(), SCENE.len(), "{run}: one row per tile in\n{stdout}");
@@ -88,6 +90,30 @@ fn the_sample_renders_the_scene_through_every_path_into_identical_images() {
         }
     }
     assert!(rows("gl-source")[0].contains("program binary written back to the store"), "{stdout}");
+    assert!(rows("vk-spirv")[0].contains("shader binaries written back to the store"), "{stdout}");
+    assert!(rows("vk-best")[0].contains("the driver's stored shader binaries"), "{stdout}");
+
+    // The same SPIR-V drawn with pipelines instead of shader objects.
+    let pipelines = dir.join("pipelines");
+    let store = dir.join("store");
+    Xr::sample("materials", ["--store", store.to_str().unwrap(), "--out", pipelines.to_str().unwrap()])
+        .args(["--run", "vk-spirv"])
+        .env("XR_VK_SHADER_OBJECTS", "off")
+        .ok();
+    // Debian 12's lavapipe (Mesa 22.3) has no shader objects: pipelines.
+    let debian = dir.join("debian-lavapipe");
+    let said = Xr::sample("materials", ["--store", store.to_str().unwrap(), "--out", debian.to_str().unwrap()])
+        .args(["--run", "vk-best"])
+        .env("VK_DRIVER_FILES", xr_tests::SYSTEM_LAVAPIPE)
+        .env("VK_ADD_DRIVER_FILES", "")
+        .ok()
+        .stdout;
+    let first = said.lines().find(|l| l.starts_with("vk-best ")).unwrap_or_default();
+    assert!(first.contains("compatible-object") && first.contains("gives no shader binaries back"), "{said}");
+    let spirv = decode(&out.join("materials-vk-spirv.png"));
+    assert_eq!(decode(&pipelines.join("materials-vk-spirv.png")), spirv, "pipelines and shader objects differ");
+    assert_eq!(decode(&debian.join("materials-vk-best.png")), spirv, "Mesa 22.3's pipelines differ");
+    assert_eq!(decode(&out.join("materials-vk-best.png")), spirv, "device binaries and SPIR-V differ");
 
     let reference = decode(&out.join("materials-gl-source.png"));
     for run in ["gl-device-binary", "gl-spirv", "gl-best", "vk-spirv", "vk-source", "vk-best"] {
@@ -178,6 +204,69 @@ fn a_corrupt_object_falls_back_to_the_next_path_and_says_why() {
     let (path, target, reason) = load_unlit(&library, DeviceKind::Vulkan);
     assert_eq!((path, target.as_str()), (LoadPath::Source, "gl-glsl"), "{reason}");
     assert!(reason.contains("its vk-spirv object is unusable"), "{reason}");
+}
+
+/// Rewrites the stored Vulkan shader binaries of `library`'s store with
+/// `change` applied to their record's driver identity and bytes; returns
+/// how many records it rewrote.
+fn rewrite_shader_binaries(
+    library: &ShaderLibrary,
+    change: impl Fn(&mut xr_plugin_kit::DriverIdentity, &mut Vec<u8>),
+) -> usize {
+    let store = library.store();
+    let mut rewritten = 0;
+    for key in store.keys().unwrap() {
+        let Ok(Some(payload)) = store.get(&key) else { continue };
+        let Ok((mut identity, binary)) = decode_binary_record(&payload) else { continue };
+        if !identity.version.starts_with("shaderBinaryUUID") {
+            continue;
+        }
+        let mut bytes = binary.bytes.to_vec();
+        change(&mut identity, &mut bytes);
+        let changed = ProgramBinary { format: binary.format, bytes: bytes.into() };
+        store.put(&key, &encode_binary_record("unlit[TINT=0,PATTERN=flat]", &identity, &changed)).unwrap();
+        rewritten += 1;
+    }
+    rewritten
+}
+
+#[test]
+fn a_vulkan_shader_binary_of_another_driver_or_damaged_loads_from_spirv_and_is_made_again() {
+    let dir = materials_full_built("library-vk-binaries");
+    let library = ShaderLibrary::open(&dir.join("store")).unwrap();
+    let (path, target, reason) = load_unlit(&library, DeviceKind::Vulkan);
+    assert_eq!((path, target.as_str()), (LoadPath::CompatibleObject, "vk-spirv"), "{reason}");
+    assert!(reason.contains("no shader binary of this driver yet"), "{reason}");
+    assert!(reason.contains("shader binaries written back to the store"), "{reason}");
+    let (path, _, reason) = load_unlit(&library, DeviceKind::Vulkan);
+    assert_eq!(path, LoadPath::DeviceBinary, "{reason}");
+
+    // Another driver build: refused by the record's UUID before the driver sees it.
+    let flipped = rewrite_shader_binaries(&library, |identity, _| {
+        let uuid = identity.version.split_off("shaderBinaryUUID ".len());
+        let first = if uuid.starts_with('0') { '1' } else { '0' };
+        identity.version.push(first);
+        identity.version.push_str(&uuid[1..]);
+    });
+    assert_eq!(flipped, 1);
+    let (path, target, reason) = load_unlit(&library, DeviceKind::Vulkan);
+    assert_eq!((path, target.as_str()), (LoadPath::CompatibleObject, "vk-spirv"), "{reason}");
+    assert!(reason.contains("device-binary: stored shader binaries were made by another driver"), "{reason}");
+    assert!(reason.contains("shader binaries written back to the store"), "{reason}");
+    let (path, _, reason) = load_unlit(&library, DeviceKind::Vulkan);
+    assert_eq!(path, LoadPath::DeviceBinary, "remade: {reason}");
+
+    // Damaged bytes under a whole record: the driver refuses them.
+    let damaged = rewrite_shader_binaries(&library, |_, bytes| {
+        let at = bytes.len() - 8;
+        bytes[at] ^= 0xff;
+    });
+    assert_eq!(damaged, 1);
+    let (path, target, reason) = load_unlit(&library, DeviceKind::Vulkan);
+    assert_eq!((path, target.as_str()), (LoadPath::CompatibleObject, "vk-spirv"), "{reason}");
+    assert!(reason.contains("VK_INCOMPATIBLE_SHADER_BINARY_EXT"), "{reason}");
+    let (path, _, reason) = load_unlit(&library, DeviceKind::Vulkan);
+    assert_eq!(path, LoadPath::DeviceBinary, "remade: {reason}");
 }
 
 #[test]
@@ -347,7 +436,11 @@ fn each_device_attaches_the_loaders_that_declare_it_and_ranks_their_targets_by_p
         (
             DeviceKind::Vulkan,
             &["xr-compiler-vk-spirv"],
-            &[("vk-spirv", LoadPath::CompatibleObject), ("gl-glsl", LoadPath::Source)],
+            &[
+                ("vk-spirv", LoadPath::DeviceBinary),
+                ("vk-spirv", LoadPath::CompatibleObject),
+                ("gl-glsl", LoadPath::Source),
+            ],
         ),
     ];
     for (kind, loaders, targets) in expected {
@@ -398,7 +491,10 @@ fn an_optimised_library_renders_the_same_scene_on_every_path() {
 /// load path on both devices: its texture is bound by name and drawn.
 /// Through the sample's generated bindings: the program's typed request,
 /// its constants and its texture resolved once, each constant's declared
-/// type checked (a handle of another type is refused by name).
+/// type checked (a handle of another type is refused by name). On Vulkan
+/// three times: under the validation layers (pipelines), without (shader
+/// objects from SPIR-V, their binaries written back) and again (the
+/// driver's shader binaries): the same texels each time.
 #[test]
 fn the_textured_material_loads_through_every_path_and_draws_the_texture_bound_by_name() {
     use materials::shaders::textured;
@@ -408,8 +504,11 @@ fn the_textured_material_loads_through_every_path_and_draws_the_texture_bound_by
     let registry = registry();
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
     let texels: Vec<u8> = [[255u8, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255], [255, 255, 255, 255]].concat();
-    for run in materials::runs() {
-        let options = DeviceOptions { validation: run.kind == DeviceKind::Vulkan, ..DeviceOptions::default() };
+    let passes = |kind| if kind == DeviceKind::Vulkan { &[true, false, false][..] } else { &[false][..] };
+    for (run, &validation) in
+        materials::runs().into_iter().flat_map(|run| passes(run.kind).iter().map(move |v| (run.clone(), v)))
+    {
+        let options = DeviceOptions { validation, ..DeviceOptions::default() };
         let mut device = registry.open_device(run.kind, &options).unwrap();
         let mut loader = DeviceLoader::attach(&registry, &device, &library).unwrap();
         let request = textured::request(&textured::Variant {}, &textured::Overrides {}, &run.paths);
@@ -445,6 +544,12 @@ fn the_textured_material_loads_through_every_path_and_draws_the_texture_bound_by
         assert_eq!(image.pixel(3, 3), Some([0, 255, 0, 255]), "{}", run.name);
         assert_eq!(image.pixel(0, 0), Some([0, 0, 255, 255]), "{}", run.name);
         assert_eq!(image.pixel(3, 0), Some([255, 255, 255, 255]), "{}", run.name);
+        if run.kind == DeviceKind::Vulkan && run.name != "vk-source" {
+            // vk-spirv without the layers wrote the binaries back; vk-best takes them there.
+            let binaries = !validation && run.name == "vk-best";
+            let expected = if binaries { LoadPath::DeviceBinary } else { LoadPath::CompatibleObject };
+            assert_eq!(loaded.path, expected, "{} (validation {validation})", run.name);
+        }
         drop(loaded);
         drop(loader);
     }
@@ -465,7 +570,9 @@ fn the_slang_twin_draws_the_unlit_row_on_every_path_that_loads_it() {
         let (slang, loads) = materials::render_unlit_row(&registry, &library, &run, materials::DrawnBy::SlangTwin)
             .unwrap_or_else(|e| panic!("{}: {e}", run.name));
         assert_eq!(loads.len(), 3, "{}", run.name);
-        assert!(loads.iter().all(|l| l.path == LoadPath::CompatibleObject), "{}: {loads:?}", run.name);
+        // vk-best loads the shader binaries the vk-spirv run wrote back.
+        let path = if run.name == "vk-best" { LoadPath::DeviceBinary } else { LoadPath::CompatibleObject };
+        assert!(loads.iter().all(|l| l.path == path), "{}: {loads:?}", run.name);
         assert!(materials::max_difference(&glsl, &slang) <= 1, "{}: the twin's pixels differ", run.name);
         // Drawn: the stripes tile's lit stripe is its tinted white, not the clear colour.
         assert_rgba_near(pixel_at(&slang, 1, 0.1, 0.5), [255, 128, 128, 255], 1);

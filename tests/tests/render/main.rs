@@ -11,6 +11,7 @@ mod pipelines;
 mod program_binaries;
 mod raytraced;
 mod resources;
+mod shader_objects;
 mod slang;
 mod triangle;
 mod vulkan;

@@ -77,6 +77,14 @@ fn each_back_end_presents_in_a_window_what_it_renders_headless() {
             assert_ne!(*window.get_pixel(x, y), background, "{backend}: tile {tile} is not drawn");
         }
     }
+    // The window drew Vulkan pipelines (the layers predate shader objects),
+    // the headless run shader objects from SPIR-V, writing their binaries
+    // back; a second headless run loads those binaries: the same bytes.
+    let file = dir.join("headless-vulkan-binaries.png");
+    let said = run(viewer(&dir, None, "vulkan").args(["--headless", "--no-watch", "--screenshot"]).arg(&file));
+    let loads: Vec<&str> = said.lines().filter(|l| l.contains(" vk-spirv ")).collect();
+    assert!(!loads.is_empty() && loads.iter().all(|l| l.contains(" device-binary ")), "{said}");
+    assert!(pixels(&file) == pixels(&dir.join("headless-vulkan.png")), "the device binaries draw other pixels");
 }
 
 #[test]
