@@ -3,6 +3,7 @@
 #   scripts/bench.sh gl-program-binaries [--programs 100]
 #   scripts/bench.sh constant-setters
 #   scripts/bench.sh slang [--scales 1,10]
+#   scripts/bench.sh vulkan-load [--frames 300]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh

@@ -6,6 +6,7 @@ mod plot_build;
 mod program_binaries;
 mod slang;
 mod spirv_throughput;
+mod vulkan_load;
 
 use clap::{Parser, Subcommand};
 
@@ -30,6 +31,10 @@ enum Bench {
     /// Cold `xr build` of a Slang matrix against the same compiles through
     /// the Slang library directly, and per-thread sessions against one shared.
     Slang(slang::Args),
+    /// Vulkan: pipelines against shader objects at the first draw into new
+    /// formats and over frames, and SPIR-V with a warm pipeline cache
+    /// against stored shader binaries at load.
+    VulkanLoad(vulkan_load::Args),
     /// (Used by `slang`: the direct compiles in a child process.)
     #[command(hide = true)]
     SlangDirect(slang::DirectArgs),
@@ -42,6 +47,7 @@ fn main() -> anyhow::Result<()> {
         Bench::PlotBuild(args) => plot_build::run(args),
         Bench::ConstantSetters(args) => constant_setters::run(args),
         Bench::Slang(args) => slang::run(args),
+        Bench::VulkanLoad(args) => vulkan_load::run(args),
         Bench::SlangDirect(args) => slang::run_direct(args),
     }
 }
