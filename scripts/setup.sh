@@ -18,3 +18,5 @@ fi
 "$(dirname "$0")/setup-slang.sh"
 # A current lavapipe beside the system's (Mesa 25, from Debian's bookworm-backports).
 "$(dirname "$0")/setup-lavapipe.sh"
+# BuildGrid, the Remote Execution farm the farm tests start (scripts/remote-exec.sh).
+"$(dirname "$0")/setup-buildgrid.sh"

@@ -110,7 +110,7 @@ fn build_all() {
         let root = workspace_root();
         // The plugins first: the materials sample's build script builds its shaders with them.
         cargo_build(&root.join("Cargo.toml"), &target, plugins());
-        let packages: Vec<&str> = ["xr-cli"].iter().chain(&SAMPLES).copied().collect();
+        let packages: Vec<&str> = ["xr-cli", "xr-bot"].iter().chain(&SAMPLES).copied().collect();
         cargo_build(&root.join("Cargo.toml"), &target, &packages);
         // The fixtures are a workspace of their own, built into their own
         // target directory: never next to `xr`, where discovery would load them.

@@ -3,6 +3,7 @@
 
 use crate::last_good::LastGood;
 use crate::paths::SourceRoot;
+use crate::remote_exec::RemoteCompile;
 use crate::report::{ArtifactId, Reports, failure_diagnostics};
 use crate::{
     journal::{Entry, Journal},
@@ -58,6 +59,9 @@ pub struct BuildRequest {
     /// Where the compiles run: in this process, or in worker processes
     /// that a crashing compiler takes down alone.
     pub compile_in: CompileIn,
+    /// A farm that runs the compiles (see [`crate::remote_exec`]); those it
+    /// cannot run go to `compile_in`.
+    pub remote_exec: Option<Arc<crate::remote_exec::RemoteExec>>,
 }
 
 /// Where a build runs its compiles.
@@ -253,6 +257,12 @@ pub struct Summary {
     pub workers_started: usize,
     /// The journal's compaction, when this build compacted it.
     pub journal_compacted: Option<crate::journal::Rewritten>,
+    /// Compiles run on the farm.
+    pub remote_executed: u64,
+    /// Compiles the farm's action cache answered.
+    pub remote_cached: u64,
+    /// Compiles sent to the farm that ran here instead.
+    pub remote_fallback: u64,
 }
 
 impl Summary {
@@ -363,6 +373,8 @@ struct Compiler<'r> {
     name: &'r str,
     identity: &'r str,
     system: &'r SourceBuildSystemBox,
+    /// The plugin file it came from (what a remote action carries).
+    plugin: &'r Path,
 }
 
 /// The build system for every stage language of `program` into `target`:
@@ -376,7 +388,12 @@ fn compiler_for<'r>(registry: &'r Registry, program: &Program, target: &str) -> 
         let stages: Vec<xr_sourcebuild::ShaderStage> =
             program.stages.iter().filter(|s| s.language() == language).map(|s| s.stage).collect();
         let (info, system) = registry.offline_compiler_for(language, target, &stages).map_err(|e| e.to_string())?;
-        let compiler = Compiler { name: info.name.as_str(), identity: info.compiler_identity.as_str(), system };
+        let plugin = registry
+            .plugins()
+            .iter()
+            .find(|p| p.build_systems.iter().any(|(i, _)| i.name.as_str() == info.name.as_str()))
+            .map_or(Path::new(""), |p| p.path.as_path());
+        let compiler = Compiler { name: info.name.as_str(), identity: info.compiler_identity.as_str(), system, plugin };
         match chosen {
             Some(first) if first.name != compiler.name => {
                 return Err(format!(
@@ -407,7 +424,12 @@ pub fn build(
     let (context, batches) = JobContext::new(&store, &journal, registry, manifest, request);
     let mut summary = Summary::default();
     let plan = Plan::new(manifest, request, &mut summary.failed);
-    let pool = thread_pool(request.jobs)?;
+    let remote_before = request.remote_exec.as_ref().map(|r| r.stats());
+    let pool = thread_pool(match &request.remote_exec {
+        // Threads that mostly wait on the farm: as many as actions in flight.
+        Some(remote) if remote.usable() => Some(remote.jobs().max(request.jobs.unwrap_or(0))),
+        _ => request.jobs,
+    })?;
     let outcomes = plan.compile_all(&pool, &context, batches, progress);
     let finished = context.finish();
     journal.release_entries();
@@ -426,6 +448,12 @@ pub fn build(
     show_files(&SourceRoot::of_manifest(&manifest.path), &mut summary);
     summary.inputs = finished.inputs;
     summary.workers_started = finished.workers_started;
+    if let (Some(remote), Some(before)) = (&request.remote_exec, remote_before) {
+        let after = remote.stats();
+        summary.remote_executed = after.executed + after.failed - before.executed - before.failed;
+        summary.remote_cached = after.cached - before.cached;
+        summary.remote_fallback = after.fallback - before.fallback;
+    }
     summary.elapsed = started.elapsed();
     Ok(summary)
 }
@@ -829,6 +857,37 @@ struct JobContext<'a> {
     /// The worker processes and the default time limit, when compiles run
     /// in workers.
     workers: Option<(Pool, Duration)>,
+    /// The farm, when compiles go to one.
+    remote_exec: Option<&'a crate::remote_exec::RemoteExec>,
+    /// Local compiles at once, when the build's threads outnumber the
+    /// cores because they wait on a farm.
+    local_slots: Option<Slots>,
+}
+
+/// A counting gate: at most `n` holders at once.
+struct Slots {
+    free: Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+impl Slots {
+    fn new(n: usize) -> Self {
+        Self { free: Mutex::new(n.max(1)), freed: std::sync::Condvar::new() }
+    }
+
+    /// Runs `work` once a slot is free.
+    fn with<T>(&self, work: impl FnOnce() -> T) -> T {
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        while *free == 0 {
+            free = self.freed.wait(free).unwrap_or_else(|p| p.into_inner());
+        }
+        *free -= 1;
+        drop(free);
+        let result = work();
+        *self.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.freed.notify_one();
+        result
+    }
 }
 
 /// What the remote keeps for an action: the object one recipe made from
@@ -889,7 +948,14 @@ impl<'a> JobContext<'a> {
                 CompileIn::Process => None,
                 CompileIn::Workers(workers) => Some((Pool::new(workers.pool.clone()), workers.time_limit)),
             },
+            remote_exec: request.remote_exec.as_deref().filter(|r| r.usable()),
+            local_slots: request.remote_exec.as_ref().map(|_| {
+                Slots::new(request.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())))
+            }),
         };
+        if let Some(remote) = context.remote_exec {
+            remote.begin_build(registry);
+        }
         (context, batches)
     }
 
@@ -957,8 +1023,11 @@ impl<'a> JobContext<'a> {
         };
         // One request for every target: only its target and options change.
         let mut request = OfflineRequest::new(desc, "");
-        let mut lease =
-            self.workers.as_ref().map(|(pool, limit)| (pool.lease(), program.compile_timeout.unwrap_or(*limit)));
+        let limit = program.compile_timeout.unwrap_or(match &self.workers {
+            Some((_, limit)) => *limit,
+            None => Workers::DEFAULT_TIME_LIMIT,
+        });
+        let mut lease = None;
         for (target, compiler, recipe, action) in stale {
             request.target = target.as_str().into();
             request.options = program
@@ -967,11 +1036,24 @@ impl<'a> JobContext<'a> {
                 .map(|(name, value)| CompileOption { name: name.as_str().into(), value: value.as_str().into() })
                 .collect();
             let mut warnings = Vec::new();
-            let compiled = match &mut lease {
-                Some((lease, limit)) => lease
-                    .compile(compiler.name, &request, *limit)
-                    .unwrap_or_else(|ended| Err(CompileFailure::message(ended.to_string()))),
-                None => compile_in_process(compiler.system, &request),
+            let remote = self.remote_exec.filter(|r| r.usable()).map(|remote| {
+                match remote.compile(compiler.name, compiler.plugin, &request, limit, &self.root) {
+                    RemoteCompile::Done(result) => Some(result),
+                    RemoteCompile::Local(why) => {
+                        tracing::debug!("{}[{target}] compiles here: {why}", variant.name);
+                        remote.note_fallback();
+                        None
+                    }
+                }
+            });
+            let compiled = match remote.flatten() {
+                Some(result) => result,
+                None => match &self.local_slots {
+                    // A worker per compile, given back after it: the threads
+                    // outnumber the slots, and idle workers must not pile up.
+                    Some(slots) => slots.with(|| self.compile_here(compiler, &request, &mut None, limit)),
+                    None => self.compile_here(compiler, &request, &mut lease, limit),
+                },
             };
             let outcome = match compiled {
                 Ok(Compiled { bytes, files_read, warnings: said }) => {
@@ -990,6 +1072,25 @@ impl<'a> JobContext<'a> {
             results.push(done);
         }
         results
+    }
+
+    /// Compiles `request` on this machine: in a worker of the build's pool
+    /// (leased on first use, kept for the variant's other targets), or in
+    /// this process.
+    fn compile_here<'s>(
+        &'s self,
+        compiler: Compiler<'_>,
+        request: &OfflineRequest,
+        lease: &mut Option<xr_worker::Lease<'s>>,
+        limit: Duration,
+    ) -> Result<Compiled, CompileFailure> {
+        match &self.workers {
+            Some((pool, _)) => lease
+                .get_or_insert_with(|| pool.lease())
+                .compile(compiler.name, request, limit)
+                .unwrap_or_else(|ended| Err(CompileFailure::message(ended.to_string()))),
+            None => compile_in_process(compiler.system, request),
+        }
     }
 
     /// The journal's object for `recipe`, if every file it read is unchanged

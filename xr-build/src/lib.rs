@@ -26,6 +26,9 @@
 //!   a cargo build script): the manifest, the no-op stamp, the plugins,
 //!   the build, the reports and guarded sources, in that order.
 //! - [`noop`] finds a whole build up to date without loading a plugin.
+//! - [`remote_exec`] turns a compile into a Remote Execution action and
+//!   sends it to a farm ([`xr_remote_exec`]); what the farm cannot run is
+//!   compiled here.
 //! - [`report`] folds every artifact's diagnostics into one report per
 //!   distinct mistake; [`render`] shows a report with its source line and
 //!   include chain.
@@ -42,6 +45,7 @@ pub mod manifest;
 pub mod matrix;
 pub mod noop;
 pub mod paths;
+pub mod remote_exec;
 pub mod render;
 pub mod report;
 pub mod suggest;
@@ -55,5 +59,6 @@ pub use manifest::{
 };
 pub use matrix::{Variant, variants};
 pub use xr_remote;
+pub use xr_remote_exec;
 pub use xr_store::catalog::{Override, OverrideType};
 pub use xr_worker;

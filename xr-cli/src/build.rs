@@ -49,7 +49,73 @@ pub struct BuildArgs {
     #[command(flatten)]
     remote: RemoteArgs,
     #[command(flatten)]
+    remote_exec: RemoteExecArgs,
+    #[command(flatten)]
     workers: crate::isolation::WorkerArgs,
+}
+
+/// Where a farm that runs the compiles is.
+#[derive(clap::Args)]
+pub struct RemoteExecArgs {
+    /// Run the compiles on a Remote Execution API farm (BuildGrid,
+    /// Buildbarn, BuildBuddy, NativeLink): grpc://HOST:PORT, or grpcs://
+    /// for TLS; default: XR_REMOTE_EXEC. Credentials as for --remote, or a
+    /// bearer token in XR_REMOTE_EXEC_TOKEN.
+    #[arg(long, value_name = "URL")]
+    remote_exec: Option<String>,
+    /// The farm's instance name (default: XR_REMOTE_INSTANCE, else none).
+    #[arg(long, value_name = "NAME")]
+    remote_instance: Option<String>,
+    /// Compiles in flight on the farm at once.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    remote_jobs: usize,
+    /// A platform property the farm's workers must have, KEY=VALUE
+    /// (repeatable), e.g. container-image=docker://…; OSFamily and ISA are
+    /// this machine's.
+    #[arg(long = "remote-property", value_name = "KEY=VALUE")]
+    remote_properties: Vec<String>,
+}
+
+impl RemoteExecArgs {
+    /// The farm asked for, connected; `None` (after one warning) when it
+    /// cannot be reached, so the build compiles here.
+    fn open(&self, messages: &MessageArgs) -> anyhow::Result<Option<Arc<xr_build::remote_exec::RemoteExec>>> {
+        use xr_build::xr_remote_exec::{Connection, Endpoint, ExecutorConfig, RemoteExecutor};
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let Some(url) = self.remote_exec.clone().or_else(|| env("XR_REMOTE_EXEC")) else { return Ok(None) };
+        let endpoint = Endpoint::parse(&url).map_err(|e| usage(e.to_string()))?;
+        if self.remote_jobs == 0 {
+            return Err(usage("--remote-jobs takes a number greater than 0"));
+        }
+        let mut properties = Vec::new();
+        for property in &self.remote_properties {
+            let (key, value) = property
+                .split_once('=')
+                .ok_or_else(|| usage(format!("--remote-property {property}: write KEY=VALUE")))?;
+            properties.push((key.to_owned(), value.to_owned()));
+        }
+        let login = url::Url::parse(&url)
+            .ok()
+            .and_then(|u| xr_build::xr_remote::credentials::login_for(&u).ok().flatten())
+            .map(|l| (l.user, l.password));
+        let instance = self.remote_instance.clone().or_else(|| env("XR_REMOTE_INSTANCE")).unwrap_or_default();
+        let connection = Connection::open(&endpoint, &instance, login, env("XR_REMOTE_EXEC_TOKEN"))
+            .with_context(|| format!("the farm at {}", endpoint.shown))?;
+        let config = ExecutorConfig { jobs: self.remote_jobs, ..ExecutorConfig::default() };
+        match RemoteExecutor::connect(&connection, config) {
+            Ok(executor) => {
+                Ok(Some(Arc::new(xr_build::remote_exec::RemoteExec::new(executor, self.remote_jobs, properties))))
+            }
+            Err(e) => {
+                messages.tell(&crate::term::labelled(
+                    crate::term::Label::Warning,
+                    &format!("{e}; compiling here"),
+                    crate::term::color(),
+                ));
+                Ok(None)
+            }
+        }
+    }
 }
 
 /// Where the shared cache is.
@@ -136,6 +202,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     if upload && remote.is_none() {
         return Err(usage("--remote-upload needs a remote (--remote URL or XR_REMOTE)"));
     }
+    let remote_exec = args.remote_exec.open(&args.messages)?;
     let plugin_dirs = Registry::default_dirs();
     let request = BuildRequest {
         jobs: args.jobs,
@@ -145,6 +212,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         remote: remote.clone(),
         upload,
         compile_in: args.workers.compile_in(&plugin_dirs)?,
+        remote_exec: remote_exec.clone(),
     };
     // Beside the store by default: known only once the manifest is read.
     let emit_guarded =
@@ -183,6 +251,19 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
             stats.uploaded,
             stats.corrupt,
             if remote.is_usable() { "" } else { "; unusable, built locally" }
+        ));
+    }
+    if let Some(farm) = remote_exec.as_ref().filter(|_| !finished.up_to_date) {
+        let (summary, stats) = (&finished.summary, farm.stats());
+        args.messages.tell(&format!(
+            "farm {}: {} executed, {} from its action cache, {} compiled here{}; {} bytes sent, {} received",
+            farm.farm(),
+            summary.remote_executed,
+            summary.remote_cached,
+            summary.remote_fallback,
+            if farm.usable() { "" } else { " (the farm was given up on)" },
+            stats.bytes_sent,
+            stats.bytes_received,
         ));
     }
     print_summary(&args, &finished);
@@ -229,6 +310,9 @@ fn print_summary(args: &BuildArgs, finished: &Finished) {
                 "bytes": summary.bytes,
                 "elapsed_s": summary.elapsed.as_secs_f64(),
                 "workers": summary.workers_started,
+                "remote_executed": summary.remote_executed,
+                "remote_cached": summary.remote_cached,
+                "remote_fallback": summary.remote_fallback,
                 "store": manifest.store,
                 "shard": args.shard.map(|s| s.to_string()),
             })

@@ -6,7 +6,12 @@
 
 use crate::messages::{MessageArgs, Reported, reports_of};
 use anyhow::Context;
-use std::{ffi::OsString, os::unix::process::ExitStatusExt, path::PathBuf, time::Duration};
+use std::{
+    ffi::OsString,
+    os::unix::process::ExitStatusExt,
+    path::{Path, PathBuf},
+    time::Duration,
+};
 use xr_build::xr_worker::signal_name;
 use xr_build::{
     CompileIn, Workers,
@@ -74,6 +79,16 @@ impl WorkerArgs {
             time_limit,
         }))
     }
+}
+
+/// `xr worker --job FILE --reply FILE`: one job, as a remote executor runs it.
+pub fn run_one_job(
+    plugin_dirs: Vec<PathBuf>,
+    memory_limit: Option<u64>,
+    job: &Path,
+    reply: &Path,
+) -> anyhow::Result<()> {
+    Ok(serve::run_one_job(plugin_dirs, memory_limit, job, reply)?)
 }
 
 /// `xr worker`: serves compiles on stdin and stdout until stdin closes.

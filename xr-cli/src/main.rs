@@ -87,6 +87,13 @@ enum Command {
         /// Cap this process's address space at this many bytes.
         #[arg(long, value_name = "BYTES")]
         memory_limit: Option<u64>,
+        /// Run the one job in this file (a frame of the worker protocol)
+        /// instead of serving stdin: a remote executor's action.
+        #[arg(long, value_name = "FILE", requires = "reply")]
+        job: Option<std::path::PathBuf>,
+        /// Where `--job` writes its reply.
+        #[arg(long, value_name = "FILE", requires = "job")]
+        reply: Option<std::path::PathBuf>,
     },
     /// Compile one shader file and print what it exposes: constants, resources, overrides.
     Reflect {
@@ -161,7 +168,10 @@ fn main() -> std::process::ExitCode {
     };
     let result = match command {
         Command::Plugins { json, plugin_dirs, extensions } => plugins::run(json, plugin_dirs, extensions),
-        Command::Worker { plugin_dirs, memory_limit } => isolation::serve_as_worker(plugin_dirs, memory_limit),
+        Command::Worker { plugin_dirs, memory_limit, job: Some(job), reply: Some(reply) } => {
+            isolation::run_one_job(plugin_dirs, memory_limit, &job, &reply)
+        }
+        Command::Worker { plugin_dirs, memory_limit, .. } => isolation::serve_as_worker(plugin_dirs, memory_limit),
         Command::Compile { ref source, messages, .. }
             if !source.in_process && !isolation::in_process_by_environment() =>
         {

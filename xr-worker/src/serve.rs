@@ -55,6 +55,48 @@ pub fn run_worker(plugin_dirs: Vec<std::path::PathBuf>, memory_limit: Option<u64
     serve(&registry, &mut io::stdin().lock(), &mut io::BufWriter::new(output)).map_err(io::Error::other)
 }
 
+/// One job from the file `job`, its reply written to the file `reply`:
+/// the worker as a remote executor runs it (`xr worker --job --reply`),
+/// one process per action, in a directory that holds the plugins, the
+/// request and the sources it reads. A request whose source root is
+/// relative (a remote action names no path of the machine that sent it)
+/// reads from that root under the current directory.
+pub fn run_one_job(
+    dirs: Vec<std::path::PathBuf>,
+    memory_limit: Option<u64>,
+    job: &std::path::Path,
+    reply: &std::path::Path,
+) -> io::Result<()> {
+    if let Some(bytes) = memory_limit {
+        limit_memory(bytes).map_err(|e| io::Error::new(e.kind(), format!("capping the worker's memory: {e}")))?;
+    }
+    let registry = Registry::load_dirs(dirs);
+    let here = std::env::current_dir()?;
+    let mut input = io::BufReader::new(
+        File::open(job).map_err(|e| io::Error::new(e.kind(), format!("opening the job {}: {e}", job.display())))?,
+    );
+    let job: Job = read_frame(&mut input).map_err(io::Error::other)?.ok_or_else(|| {
+        io::Error::new(io::ErrorKind::UnexpectedEof, format!("the job file {} is empty", job.display()))
+    })?;
+    let mut request = OfflineRequest::try_from(job.request).map_err(io::Error::other)?;
+    for stage in request.program.stages.iter_mut() {
+        let root = std::path::Path::new(stage.source_root.as_str());
+        if root.is_relative() {
+            stage.source_root = here.join(root).to_string_lossy().as_ref().into();
+        }
+    }
+    let result = match registry.build_system_named(&job.compiler) {
+        Some(system) => compile_in_process(system, &request),
+        None => Err(CompileFailure::message(format!(
+            "the compiler worker found no build system named '{}' in {}",
+            job.compiler,
+            plugin_dirs(&registry)
+        ))),
+    };
+    let mut output = io::BufWriter::new(File::create(reply)?);
+    write_frame(&mut output, &Reply::of(result)).map_err(io::Error::other)
+}
+
 fn plugin_dirs(registry: &Registry) -> String {
     let dirs: Vec<String> = registry.searched().iter().map(|d| d.display().to_string()).collect();
     if dirs.is_empty() { "no plugin directory".to_owned() } else { dirs.join(", ") }

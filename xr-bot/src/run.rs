@@ -1,0 +1,301 @@
+//! One action on this bot: its Command and input root read from the CAS
+//! (blobs kept in a cache under the work directory, so a toolchain that
+//! every action carries is fetched once), staged read-only into a scratch
+//! directory by hard links from the cache, the command run there with the
+//! action's time limit, its outputs and streams sent back.
+
+use crate::session::{Payload, payload_action};
+use googleapis_tonic_google_devtools_remoteworkers_v1test2::google::rpc::Status as RpcStatus;
+use prost::Message;
+use std::{
+    collections::{HashMap, HashSet},
+    path::{Path, PathBuf},
+    sync::{
+        Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+use xr_remote_exec::{Connection, cas::Cas, digest, proto, tree};
+
+/// How an `Any` names a message type.
+pub const TYPE_PREFIX: &str = "type.googleapis.com/";
+/// A command with no timeout of its own stops after this long.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// Standard output and error up to this size go inline in the result too.
+const INLINE_LIMIT: usize = 64 << 10;
+
+/// Runs actions: the CAS they come from and the bot's scratch space.
+pub struct Runner {
+    cas: Cas,
+    work: PathBuf,
+    directories: Mutex<HashMap<String, proto::Directory>>,
+    sequence: AtomicU64,
+}
+
+impl Runner {
+    /// A runner on `connection`'s CAS, caching under `work`.
+    pub fn new(connection: &Connection, work: PathBuf) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(work.join("cas"))?;
+        let runs = work.join("runs");
+        // Left by a bot that was killed: nothing in it is anyone's any more.
+        let _ = make_writable_and_remove(&runs);
+        std::fs::create_dir_all(&runs)?;
+        Ok(Self {
+            cas: Cas::new(connection),
+            work,
+            directories: Mutex::new(HashMap::new()),
+            sequence: AtomicU64::new(0),
+        })
+    }
+
+    /// Runs the action a lease carries: its result, and the lease's status
+    /// (OK, or DEADLINE_EXCEEDED when it ran past its time limit).
+    pub async fn run(&self, payload: Option<prost_types::Any>) -> anyhow::Result<(proto::ActionResult, RpcStatus)> {
+        let payload = payload.ok_or_else(|| anyhow::anyhow!("a lease with no payload"))?;
+        let action = match payload_action(&payload)? {
+            Payload::Action(action) => action,
+            Payload::Digest(d) => proto::Action::decode(self.blob(&d).await?.as_slice())?,
+        };
+        let command_digest =
+            action.command_digest.clone().ok_or_else(|| anyhow::anyhow!("an action with no command"))?;
+        let command = proto::Command::decode(self.blob(&command_digest).await?.as_slice())?;
+        let root = action.input_root_digest.clone().ok_or_else(|| anyhow::anyhow!("an action with no input root"))?;
+        let files = self.input_files(&root).await?;
+        self.fetch_missing(&files).await?;
+        let dir = self.work.join("runs").join(format!(
+            "{}-{}",
+            std::process::id(),
+            self.sequence.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir)?;
+        let cache = self.work.join("cas");
+        tree::stage(&files, &dir, |file, path| link_or_copy(&cache.join(cache_name(file)), path))?;
+        let timeout = action
+            .timeout
+            .as_ref()
+            .map(|t| Duration::new(t.seconds.max(0) as u64, t.nanos.max(0) as u32))
+            .filter(|t| !t.is_zero())
+            .unwrap_or(DEFAULT_TIMEOUT);
+        let outcome = self.execute(&command, &dir, timeout).await;
+        let result = match outcome {
+            Ok(ran) => self.collect(&command, &dir, ran).await,
+            Err(e) => Err(e),
+        };
+        make_writable_and_remove(&dir)?;
+        result
+    }
+
+    async fn execute(&self, command: &proto::Command, dir: &Path, timeout: Duration) -> anyhow::Result<Ran> {
+        let program = command.arguments.first().ok_or_else(|| anyhow::anyhow!("a command with no arguments"))?;
+        let cwd = dir.join(&command.working_directory);
+        // A relative program is a path in the input root, as the API says.
+        let program = if program.contains('/') { cwd.join(program) } else { PathBuf::from(program) };
+        let mut child = tokio::process::Command::new(&program);
+        child
+            .args(&command.arguments[1..])
+            .current_dir(&cwd)
+            .env_clear()
+            .envs(command.environment_variables.iter().map(|v| (&v.name, &v.value)))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        // Each output's directory exists before the command runs, as the API promises.
+        for output in outputs_of(command) {
+            if let Some(parent) = cwd.join(output).parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+        }
+        let child = child.spawn().map_err(|e| anyhow::anyhow!("starting {}: {e}", program.display()))?;
+        match tokio::time::timeout(timeout, child.wait_with_output()).await {
+            Ok(output) => {
+                let output = output?;
+                use std::os::unix::process::ExitStatusExt;
+                let (exit_code, mut stderr) = match (output.status.code(), output.status.signal()) {
+                    (Some(code), _) => (code, output.stderr),
+                    (None, Some(signal)) => {
+                        let mut stderr = output.stderr;
+                        stderr.extend_from_slice(format!("\nthe command was killed by signal {signal}\n").as_bytes());
+                        (128 + signal, stderr)
+                    }
+                    (None, None) => (1, output.stderr),
+                };
+                stderr.shrink_to_fit();
+                Ok(Ran { exit_code, stdout: output.stdout, stderr, timed_out: false })
+            }
+            // The future owned the child: dropping it killed the command.
+            Err(_) => Ok(Ran {
+                exit_code: 124,
+                stdout: Vec::new(),
+                stderr: format!("the command ran past its time limit of {} s and was killed\n", timeout.as_secs())
+                    .into_bytes(),
+                timed_out: true,
+            }),
+        }
+    }
+
+    async fn collect(
+        &self,
+        command: &proto::Command,
+        dir: &Path,
+        ran: Ran,
+    ) -> anyhow::Result<(proto::ActionResult, RpcStatus)> {
+        let cwd = dir.join(&command.working_directory);
+        let mut blobs = Vec::new();
+        let mut output_files = Vec::new();
+        if !ran.timed_out {
+            for path in outputs_of(command) {
+                let file = cwd.join(path);
+                let Ok(bytes) = std::fs::read(&file) else { continue };
+                use std::os::unix::fs::PermissionsExt;
+                let executable = std::fs::metadata(&file).map(|m| m.permissions().mode() & 0o111 != 0).unwrap_or(false);
+                let d = digest::of(&bytes);
+                output_files.push(proto::OutputFile {
+                    path: path.to_owned(),
+                    digest: Some(d.clone()),
+                    is_executable: executable,
+                    ..Default::default()
+                });
+                blobs.push((d, bytes));
+            }
+        }
+        let stdout_digest = digest::of(&ran.stdout);
+        let stderr_digest = digest::of(&ran.stderr);
+        let inline = |bytes: &[u8]| if bytes.len() <= INLINE_LIMIT { bytes.to_vec() } else { Vec::new() };
+        let result = proto::ActionResult {
+            output_files,
+            exit_code: ran.exit_code,
+            stdout_raw: inline(&ran.stdout),
+            stderr_raw: inline(&ran.stderr),
+            stdout_digest: Some(stdout_digest.clone()),
+            stderr_digest: Some(stderr_digest.clone()),
+            ..Default::default()
+        };
+        blobs.push((stdout_digest, ran.stdout));
+        blobs.push((stderr_digest, ran.stderr));
+        let mut seen = HashSet::new();
+        blobs.retain(|(d, _)| seen.insert(d.hash.clone()));
+        let missing: HashSet<String> = self
+            .cas
+            .missing(blobs.iter().map(|(d, _)| d.clone()).collect())
+            .await?
+            .into_iter()
+            .map(|d| d.hash)
+            .collect();
+        blobs.retain(|(d, _)| missing.contains(&d.hash));
+        self.cas.upload(blobs).await?;
+        let status = if ran.timed_out {
+            RpcStatus {
+                code: tonic::Code::DeadlineExceeded as i32,
+                message: "the action ran past its timeout".into(),
+                details: Vec::new(),
+            }
+        } else {
+            RpcStatus { code: 0, message: String::new(), details: Vec::new() }
+        };
+        Ok((result, status))
+    }
+
+    async fn blob(&self, d: &proto::Digest) -> anyhow::Result<Vec<u8>> {
+        let mut blobs = self.cas.download(std::slice::from_ref(d)).await?;
+        blobs.remove(&d.hash).ok_or_else(|| anyhow::anyhow!("the CAS has no blob {}", digest::text(d)))
+    }
+
+    /// The files under `root`, reading the directories this bot has not seen.
+    async fn input_files(&self, root: &proto::Digest) -> anyhow::Result<Vec<tree::TreeFile>> {
+        let mut wanted = vec![root.clone()];
+        while !wanted.is_empty() {
+            let unknown: Vec<proto::Digest> = {
+                let known = self.directories.lock().unwrap_or_else(|p| p.into_inner());
+                wanted.iter().filter(|d| !known.contains_key(&d.hash)).cloned().collect()
+            };
+            let fetched = self.cas.download(&unknown).await?;
+            let mut known = self.directories.lock().unwrap_or_else(|p| p.into_inner());
+            for (hash, bytes) in fetched {
+                known.insert(hash, proto::Directory::decode(bytes.as_slice())?);
+            }
+            wanted = wanted.iter().filter_map(|d| known.get(&d.hash)).flat_map(tree::child_directories).collect();
+        }
+        let known = self.directories.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(tree::files_of(root, &known)?)
+    }
+
+    /// Brings the blobs of `files` the cache lacks into it.
+    async fn fetch_missing(&self, files: &[tree::TreeFile]) -> anyhow::Result<()> {
+        let cache = self.work.join("cas");
+        let mut seen = HashSet::new();
+        let missing: Vec<&tree::TreeFile> =
+            files.iter().filter(|f| !cache.join(cache_name(f)).exists() && seen.insert(cache_name(f))).collect();
+        let digests: Vec<proto::Digest> = missing.iter().map(|f| f.digest.clone()).collect();
+        let blobs = self.cas.download(&digests).await?;
+        for file in missing {
+            let bytes = blobs.get(&file.digest.hash).ok_or_else(|| anyhow::anyhow!("the CAS lost {}", file.path))?;
+            let target = cache.join(cache_name(file));
+            let temp = cache.join(format!("{}.{}.tmp", cache_name(file), std::process::id()));
+            std::fs::write(&temp, bytes)?;
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(
+                &temp,
+                std::fs::Permissions::from_mode(if file.executable { 0o555 } else { 0o444 }),
+            )?;
+            std::fs::rename(&temp, &target)?;
+        }
+        Ok(())
+    }
+}
+
+/// What a command did.
+struct Ran {
+    exit_code: i32,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    timed_out: bool,
+}
+
+/// The paths a command writes: `output_paths`, or the older `output_files`.
+fn outputs_of(command: &proto::Command) -> impl Iterator<Item = &String> {
+    #[allow(deprecated)]
+    let older = &command.output_files;
+    let paths = if command.output_paths.is_empty() { older } else { &command.output_paths };
+    // Never outside the run's directory.
+    paths.iter().filter(|p| !p.starts_with('/') && !p.split('/').any(|c| c == ".."))
+}
+
+/// A blob's name in the cache; executables apart, since a hard link shares its mode.
+fn cache_name(file: &tree::TreeFile) -> String {
+    format!("{}{}", file.digest.hash, if file.executable { ".x" } else { "" })
+}
+
+fn link_or_copy(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::hard_link(from, to).or_else(|_| std::fs::copy(from, to).map(|_| ()))
+}
+
+/// Removes a run's directory, whose staged inputs are read-only.
+fn make_writable_and_remove(dir: &Path) -> std::io::Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    use std::os::unix::fs::PermissionsExt;
+    for entry in walk(dir) {
+        if entry.is_dir() {
+            let _ = std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o755));
+        }
+    }
+    std::fs::remove_dir_all(dir)
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    let mut i = 0;
+    while i < out.len() {
+        if out[i].is_dir()
+            && let Ok(entries) = std::fs::read_dir(&out[i])
+        {
+            let children: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+            out.extend(children.into_iter().filter(|p| p.is_dir() && !p.is_symlink()));
+        }
+        i += 1;
+    }
+    out
+}

@@ -1,0 +1,342 @@
+//! A compile as a Remote Execution action: the worker protocol's one job,
+//! run by `xr worker --job job --reply reply` on a farm's machine.
+//!
+//! The action's input root holds everything the worker reads, under
+//! relative paths, so it names nothing of this machine and two checkouts
+//! make the same action (and share the farm's action cache):
+//!
+//! ```text
+//! tool/bin/xr                this executable
+//! tool/plugins/<plugin>.so   the plugin of the compile's build system
+//! tool/<dir>/<lib>.so        the libraries the plugins opened beside them
+//!                            (the Slang library), at the same place
+//!                            relative to the plugin directory
+//! src/<name>                 the stage files' and include directories'
+//!                            files, by the names the build gives them
+//! job                        the job, with the source root `src`
+//! ```
+//!
+//! The action digest then follows from the same inputs as the store's key:
+//! a changed plugin, library or source is a new action. A compile that
+//! reads outside what can be sent (a name with `..`, an absolute include
+//! directory, a directory too large to send) runs here.
+
+use crate::paths::SourceRoot;
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+use xr_remote_exec::{Action, ExecError, Input, RemoteExecutor, Stats, digest};
+use xr_sourcebuild::OfflineRequest;
+use xr_worker::{CompileFailure, Compiled, Job, Reply};
+
+/// The most files, and bytes, one directory of sources may send.
+const MAX_DIRECTORY_FILES: usize = 4096;
+const MAX_DIRECTORY_BYTES: u64 = 64 << 20;
+
+/// Compiles on a farm, for one or more builds.
+pub struct RemoteExec {
+    executor: RemoteExecutor,
+    /// Platform properties every action asks for.
+    platform: Vec<(String, String)>,
+    /// How many actions the build keeps in flight.
+    jobs: usize,
+    /// (path, digest) of each tool file, read once.
+    tool_digests: Mutex<HashMap<PathBuf, xr_remote_exec::proto::Digest>>,
+    /// Every plugin file the build loaded.
+    plugins: Mutex<Vec<PathBuf>>,
+    /// A source directory's files, read once per build.
+    directories: Mutex<HashMap<PathBuf, Result<Arc<Vec<Input>>, String>>>,
+}
+
+impl std::fmt::Debug for RemoteExec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteExec").field("farm", &self.executor.farm()).field("jobs", &self.jobs).finish()
+    }
+}
+
+/// What became of a compile sent to the farm.
+pub enum RemoteCompile {
+    /// It ran there (or came from the action cache): its result, a
+    /// compiler's failure included.
+    Done(Result<Compiled, CompileFailure>),
+    /// It could not, or its answer was not trusted: run it here.
+    Local(String),
+}
+
+impl RemoteExec {
+    /// Compiles through `executor`, `jobs` at a time, on workers with
+    /// `properties` besides this machine's `OSFamily` and `ISA`.
+    pub fn new(executor: RemoteExecutor, jobs: usize, properties: Vec<(String, String)>) -> Self {
+        let mut platform = vec![
+            ("OSFamily".to_owned(), std::env::consts::OS.to_owned()),
+            (
+                "ISA".to_owned(),
+                match std::env::consts::ARCH {
+                    "x86_64" => "x86-64".to_owned(),
+                    other => other.to_owned(),
+                },
+            ),
+        ];
+        for (key, value) in properties {
+            platform.retain(|(k, _)| *k != key);
+            platform.push((key, value));
+        }
+        Self {
+            executor,
+            platform,
+            jobs: jobs.max(1),
+            tool_digests: Mutex::new(HashMap::new()),
+            plugins: Mutex::new(Vec::new()),
+            directories: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The farm, as messages show it.
+    pub fn farm(&self) -> &str {
+        self.executor.farm()
+    }
+
+    /// Actions in flight at once.
+    pub fn jobs(&self) -> usize {
+        self.jobs
+    }
+
+    /// Whether the farm is still used (it is given up on after repeated failures).
+    pub fn usable(&self) -> bool {
+        self.executor.usable()
+    }
+
+    /// How the actions went so far.
+    pub fn stats(&self) -> Stats {
+        self.executor.stats()
+    }
+
+    /// Notes that a compile given back ran here.
+    pub fn note_fallback(&self) {
+        self.executor.note_fallback();
+    }
+
+    /// Starts a build with the plugins of `registry`: forgets the source
+    /// directories read (they may have changed since the last build).
+    pub(crate) fn begin_build(&self, registry: &xr_host::Registry) {
+        self.directories.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        *self.plugins.lock().unwrap_or_else(|p| p.into_inner()) =
+            registry.plugins().iter().map(|p| p.path.canonicalize().unwrap_or_else(|_| p.path.clone())).collect();
+    }
+
+    /// Runs `request` with the build system `compiler` of the plugin at
+    /// `plugin`, on the farm, within `limit`.
+    pub(crate) fn compile(
+        &self,
+        compiler: &str,
+        plugin: &Path,
+        request: &OfflineRequest,
+        limit: Duration,
+        root: &SourceRoot,
+    ) -> RemoteCompile {
+        let action = match self.action(compiler, plugin, request, limit, root) {
+            Ok(action) => action,
+            Err(why) => return RemoteCompile::Local(why),
+        };
+        match self.executor.execute(&action) {
+            Ok(executed) => {
+                let Some(bytes) = executed.outputs.get("reply") else {
+                    return RemoteCompile::Local("the farm's result has no reply".into());
+                };
+                match xr_worker::protocol::read_frame::<Reply>(&mut bytes.as_slice()) {
+                    Ok(Some(reply)) => RemoteCompile::Done(reply.into_result()),
+                    Ok(None) | Err(_) => RemoteCompile::Local("the farm's reply is not a worker reply".into()),
+                }
+            }
+            Err(ExecError::Failed { message, stderr }) => {
+                let stderr = stderr.trim();
+                let message = if stderr.is_empty() { message } else { format!("{message}: {stderr}") };
+                RemoteCompile::Done(Err(CompileFailure::message(message)))
+            }
+            Err(other) => RemoteCompile::Local(other.to_string()),
+        }
+    }
+
+    fn action(
+        &self,
+        compiler: &str,
+        plugin: &Path,
+        request: &OfflineRequest,
+        limit: Duration,
+        root: &SourceRoot,
+    ) -> Result<Action, String> {
+        let mut inputs = self.tool_inputs(plugin)?;
+        let mut request = request.clone();
+        let mut dirs = Vec::new();
+        for stage in request.program.stages.iter_mut() {
+            let file = Path::new(stage.file_name.as_str());
+            dirs.push(sendable(file.parent().unwrap_or(Path::new("")))?);
+            for dir in stage.include_dirs.iter() {
+                dirs.push(sendable(Path::new(dir.as_str()))?);
+            }
+            stage.source_root = "src".into();
+        }
+        dirs.sort();
+        dirs.dedup();
+        for dir in dirs {
+            inputs.extend(self.directory(root, &dir)?.iter().cloned());
+        }
+        let mut job = Vec::new();
+        xr_worker::protocol::write_frame(&mut job, &Job::new(compiler, &request)).map_err(|e| e.to_string())?;
+        inputs.push(Input::bytes("job", job, false));
+        Ok(Action {
+            arguments: ["tool/bin/xr", "worker", "--plugin-dir", "tool/plugins", "--job", "job", "--reply", "reply"]
+                .map(String::from)
+                .to_vec(),
+            environment: Vec::new(),
+            inputs,
+            outputs: vec!["reply".into()],
+            platform: self.platform.clone(),
+            timeout: Some(limit),
+        })
+    }
+
+    /// `tool/`: the executable, the plugin, and the libraries opened beside it.
+    fn tool_inputs(&self, plugin: &Path) -> Result<Vec<Input>, String> {
+        let exe = std::env::current_exe().map_err(|e| format!("finding xr's own executable: {e}"))?;
+        let plugin = &plugin.canonicalize().unwrap_or_else(|_| plugin.to_path_buf());
+        let plugin_dir = plugin.parent().ok_or_else(|| format!("{} has no directory", plugin.display()))?;
+        let plugin_name = plugin.file_name().ok_or_else(|| format!("{} has no file name", plugin.display()))?;
+        let mut inputs = vec![
+            self.tool_file("tool/bin/xr".into(), &exe, true)?,
+            self.tool_file(format!("tool/plugins/{}", plugin_name.to_string_lossy()), plugin, true)?,
+        ];
+        let base = plugin_dir.parent().unwrap_or(plugin_dir);
+        let plugins = self.plugins.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        for library in libraries_opened(plugin_dir) {
+            // The other plugins stay home: the worker loads only this one.
+            if plugins.contains(&library) {
+                continue;
+            }
+            // Beside the plugins (in their directory, or one next to it), at
+            // the same place relative to them; anything else is a system
+            // library the worker's machine has.
+            let place = if let Ok(rest) = library.strip_prefix(plugin_dir) {
+                format!("tool/plugins/{}", rest.display())
+            } else if let Ok(rest) = library.strip_prefix(base) {
+                format!("tool/{}", rest.display())
+            } else {
+                continue;
+            };
+            inputs.push(self.tool_file(place, &library, true)?);
+        }
+        Ok(inputs)
+    }
+
+    fn tool_file(&self, place: String, file: &Path, executable: bool) -> Result<Input, String> {
+        let mut digests = self.tool_digests.lock().unwrap_or_else(|p| p.into_inner());
+        let digest = match digests.get(file) {
+            Some(d) => d.clone(),
+            None => {
+                let bytes = std::fs::read(file).map_err(|e| format!("reading {}: {e}", file.display()))?;
+                let d = digest::of(&bytes);
+                digests.insert(file.to_path_buf(), d.clone());
+                d
+            }
+        };
+        Ok(Input::file(place, file.to_path_buf(), digest, executable))
+    }
+
+    /// The files under the source directory named `dir`, as `src/` inputs.
+    fn directory(&self, root: &SourceRoot, dir: &Path) -> Result<Arc<Vec<Input>>, String> {
+        let mut directories = self.directories.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(known) = directories.get(dir) {
+            return known.clone();
+        }
+        let read = read_directory(root, dir).map(Arc::new);
+        directories.insert(dir.to_path_buf(), read.clone());
+        read
+    }
+}
+
+/// A relative name without `..`: one that has a place under `src/`.
+fn sendable(name: &Path) -> Result<PathBuf, String> {
+    use std::path::Component;
+    if name.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)) {
+        Ok(name.components().filter(|c| matches!(c, Component::Normal(_))).collect())
+    } else {
+        Err(format!("'{}' is outside the manifest's directory, which an action cannot carry", name.display()))
+    }
+}
+
+/// Every file under `dir` (a name relative to the source root), read.
+fn read_directory(root: &SourceRoot, dir: &Path) -> Result<Vec<Input>, String> {
+    let mut inputs = Vec::new();
+    let mut bytes = 0u64;
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        let on_disk = root.on_disk(&next.to_string_lossy());
+        let entries = std::fs::read_dir(&on_disk).map_err(|e| format!("reading {}: {e}", on_disk.display()))?;
+        for entry in entries.filter_map(|e| e.ok()) {
+            let name = entry.file_name();
+            let name_text = name.to_string_lossy();
+            // Hidden files and directories (.git) are no shader's input.
+            if name_text.starts_with('.') {
+                continue;
+            }
+            let relative = next.join(&name);
+            let Ok(kind) = entry.file_type() else { continue };
+            let kind = if kind.is_symlink() {
+                std::fs::metadata(entry.path()).map(|m| m.file_type()).ok()
+            } else {
+                Some(kind)
+            };
+            match kind {
+                Some(k) if k.is_dir() => pending.push(relative),
+                Some(k) if k.is_file() => {
+                    let contents =
+                        std::fs::read(entry.path()).map_err(|e| format!("reading {}: {e}", entry.path().display()))?;
+                    bytes += contents.len() as u64;
+                    inputs.push(Input::bytes(format!("src/{}", relative.to_string_lossy()), contents, false));
+                }
+                _ => {}
+            }
+            if inputs.len() > MAX_DIRECTORY_FILES || bytes > MAX_DIRECTORY_BYTES {
+                return Err(format!(
+                    "{} holds more than {MAX_DIRECTORY_FILES} files or {} MiB, more than an action carries",
+                    root.shown(&dir.to_string_lossy()),
+                    MAX_DIRECTORY_BYTES >> 20
+                ));
+            }
+        }
+    }
+    Ok(inputs)
+}
+
+/// The shared libraries this process has mapped outside the system's
+/// directories (what the plugins opened of their own), with every other
+/// library in the directories they came from outside `plugin_dir`: a
+/// library opens its companions only when a compile needs them (Slang its
+/// glslang module), which the build's own process may never do.
+fn libraries_opened(plugin_dir: &Path) -> Vec<PathBuf> {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return Vec::new() };
+    let system = ["/usr/", "/lib/", "/lib64/", "/etc/", "/proc/", "/dev/", "/memfd:"];
+    let mapped: Vec<PathBuf> = maps
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .filter(|path| path.starts_with('/') && path.contains(".so"))
+        .filter(|path| !system.iter().any(|s| path.starts_with(s)))
+        .map(PathBuf::from)
+        .collect();
+    let mut libraries = mapped.clone();
+    for dir in mapped.iter().filter_map(|l| l.parent()).filter(|d| *d != plugin_dir) {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        libraries.extend(
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n.to_string_lossy().contains(".so"))),
+        );
+    }
+    libraries.sort();
+    libraries.dedup();
+    libraries
+}
