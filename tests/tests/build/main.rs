@@ -18,6 +18,7 @@ mod plugin_search;
 mod plugin_wgsl;
 mod registry;
 mod remote;
+mod remote_exec;
 mod slang;
 mod store_processes;
 mod workers;

@@ -1,0 +1,242 @@
+//! Compiles on a farm: PostgreSQL, BuildGrid (a Remote Execution API
+//! server) and `xr-bot` workers on 127.0.0.1, started by
+//! `scripts/remote-exec.sh` as a team would start them. Builds through the
+//! farm make the objects and catalogs a local build makes; a second store
+//! is built from the farm's action cache; a bot killed and the server
+//! stopped in the middle of a build cost time, never an artifact.
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    process::Command,
+    time::{Duration, Instant},
+};
+use xr_tests::{TestDir, Xr, executable, materials_full_copy, spawn_captured, temp_dir, workspace_root, xr_build};
+
+/// A farm for one test, taken down when the test ends (passed or not).
+struct Farm {
+    dir: TestDir,
+    url: String,
+}
+
+impl Farm {
+    fn up(bots: usize) -> Self {
+        let dir = temp_dir("farm");
+        let output = Command::new(workspace_root().join("scripts/remote-exec.sh"))
+            .args(["up", dir.to_str().expect("utf-8 temp dir"), "--bots", &bots.to_string()])
+            .env("XR_BOT", executable("xr-bot"))
+            .output()
+            .expect("scripts/remote-exec.sh runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let farm = Self { url: stdout.lines().last().unwrap_or_default().trim().to_owned(), dir };
+        assert!(
+            output.status.success() && farm.url.starts_with("grpc://127.0.0.1:"),
+            "the farm did not start:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        farm
+    }
+
+    fn pid(&self, name: &str) -> i32 {
+        let file = self.dir.join(format!("{name}.pid"));
+        std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+            .trim()
+            .parse()
+            .expect("a pid")
+    }
+
+    fn kill(&self, name: &str) {
+        // SAFETY: kill(2) on a process this test started; nothing else is touched.
+        assert_eq!(unsafe { libc::kill(self.pid(name), libc::SIGKILL) }, 0, "kill {name}");
+    }
+
+    /// Leases the bots have finished, by their logs.
+    fn leases_done(&self) -> usize {
+        let logs = std::fs::read_dir(self.dir.join("logs")).expect("the farm's logs");
+        logs.filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("bot-"))
+            .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default().matches(": exit ").count())
+            .sum()
+    }
+
+    /// Waits until the bots have finished `n` more leases than `before`.
+    fn wait_for_leases(&self, before: usize, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while self.leases_done() < before + n {
+            assert!(
+                Instant::now() < deadline,
+                "the bots finished no {n} leases in 300 s; logs in {}",
+                self.dir.display()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Farm {
+    fn drop(&mut self) {
+        let _ = Command::new(workspace_root().join("scripts/remote-exec.sh")).arg("down").arg(self.dir.path()).status();
+    }
+}
+
+/// `xr build` through the farm at `url` in `dir`: its JSON summary.
+fn farm_build(dir: &Path, url: &str) -> serde_json::Value {
+    let run = Xr::new(["build", "-m", "xr.toml", "--remote-exec", url, "--message-format", "json"]).dir(dir).ok();
+    summary_of(&run.stdout)
+}
+
+fn summary_of(stdout: &str) -> serde_json::Value {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["type"] == "summary")
+        .unwrap_or_else(|| panic!("no summary in:\n{stdout}"))
+}
+
+fn count(summary: &serde_json::Value, field: &str) -> u64 {
+    summary[field].as_u64().unwrap_or_else(|| panic!("no {field} in {summary}"))
+}
+
+/// Every object and catalog of the store in `dir`, by path.
+fn store_contents(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let store = dir.join("store");
+    let mut files = BTreeMap::new();
+    let mut pending = vec![store.join("objects"), store.join("catalog")];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).unwrap_or_else(|e| panic!("{}: {e}", next.display())) {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let bytes = std::fs::read(&path).expect("read");
+                files.insert(path.strip_prefix(&store).expect("under the store").to_path_buf(), bytes);
+            }
+        }
+    }
+    assert!(files.len() > 100, "a materials store holds its objects and catalogs");
+    files
+}
+
+fn verify(dir: &Path) {
+    let run = Xr::new(["store", "verify", "--store", "store"]).dir(dir).ok();
+    assert!(
+        run.stderr.contains(" 0 corrupt, 0 unfinished writes") && run.stderr.contains(" 0 problems"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_farm_builds_what_a_local_build_makes_and_a_second_store_comes_from_its_action_cache() {
+    let farm = Farm::up(2);
+    let local = materials_full_copy("farm-local");
+    xr_build(&local);
+    let remote = materials_full_copy("farm-remote");
+    let summary = farm_build(&remote, &farm.url);
+    let built = count(&summary, "built");
+    assert!(built > 100, "{summary}");
+    assert_eq!(count(&summary, "failed"), 0, "{summary}");
+    assert_eq!(count(&summary, "remote_executed"), built, "every compile ran on the farm: {summary}");
+    assert_eq!(count(&summary, "remote_fallback"), 0, "{summary}");
+    assert!(store_contents(&remote) == store_contents(&local), "the farm's objects and catalogs are a local build's");
+
+    let second = materials_full_copy("farm-second");
+    let summary = farm_build(&second, &farm.url);
+    assert_eq!(count(&summary, "built"), built, "{summary}");
+    assert_eq!(count(&summary, "remote_cached"), built, "all from the action cache: {summary}");
+    assert_eq!(count(&summary, "remote_executed"), 0, "nothing ran again: {summary}");
+    assert!(store_contents(&second) == store_contents(&local));
+    verify(&second);
+    // And a later local build reuses what the farm made.
+    let run = Xr::new(["build", "-m", "xr.toml"]).dir(&second).env("XR_REMOTE_EXEC", "").ok();
+    assert!(run.stderr.contains(&format!("0 built, 0 fetched, {built} reused")), "{}", run.stderr);
+}
+
+/// A copy of the materials sample whose every compile is a new action.
+fn changed_copy(label: &str, mark: &str) -> TestDir {
+    let dir = materials_full_copy(label);
+    for entry in std::fs::read_dir(dir.join("shaders")).expect("shaders") {
+        let path = entry.expect("entry").path();
+        if path.is_file() {
+            let text = std::fs::read_to_string(&path).expect("a shader");
+            std::fs::write(&path, format!("{text}\n// {mark}\n")).expect("write");
+        }
+    }
+    dir
+}
+
+#[test]
+fn a_bot_killed_and_the_server_stopped_mid_build_cost_time_and_no_artifact() {
+    let farm = Farm::up(2);
+    let url = farm.url.clone();
+    let start = |dir: &Path| {
+        spawn_captured(
+            // One program (54 artifacts): enough to be mid-build when the farm breaks.
+            &mut Xr::new([
+                "build",
+                "-m",
+                "xr.toml",
+                "--program",
+                "lit",
+                "--remote-exec",
+                &url,
+                "--message-format",
+                "json",
+            ])
+            .dir(dir)
+            .command(),
+        )
+    };
+
+    // A bot dies holding a lease: the server gives it to the other bot
+    // once the dead one's session lapses, or the client runs it here.
+    let lost_bot = changed_copy("farm-lost-bot", "lost bot");
+    let before = farm.leases_done();
+    let build = start(&lost_bot);
+    farm.wait_for_leases(before, 4);
+    farm.kill("bot-0");
+    let output = build.wait_with_output().expect("the build ends");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    let summary = summary_of(&stdout);
+    assert_eq!(count(&summary, "failed"), 0, "{summary}");
+    assert!(count(&summary, "remote_executed") >= 4, "{summary}");
+    verify(&lost_bot);
+
+    // The server goes away: the actions in flight are retried, then the
+    // build gives up on the farm with one warning and compiles the rest here.
+    let lost_server = changed_copy("farm-lost-server", "lost server");
+    let before = farm.leases_done();
+    let build = start(&lost_server);
+    farm.wait_for_leases(before, 4);
+    farm.kill("server");
+    let output = build.wait_with_output().expect("the build ends");
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let summary = summary_of(&stdout);
+    assert_eq!(count(&summary, "failed"), 0, "{summary}");
+    assert!(count(&summary, "remote_fallback") > 0, "the rest compiled here: {summary}");
+    assert_eq!(stderr.matches("compiling the rest here").count(), 1, "one warning: {stderr}");
+    verify(&lost_server);
+    // What the farm made before it went and what was made here are one
+    // store's worth: a local build finds it all up to date.
+    let built = count(&summary, "built");
+    let run = Xr::new(["build", "-m", "xr.toml", "--program", "lit"]).dir(&lost_server).ok();
+    assert!(run.stderr.contains(&format!("0 built, 0 fetched, {built} reused")), "{}", run.stderr);
+}
+
+#[test]
+fn a_farm_that_does_not_answer_is_one_warning_and_a_local_build() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = listener.local_addr().expect("its address").port();
+    drop(listener);
+    let dir = xr_tests::materials_copy("farm-nowhere");
+    let url = format!("grpc://127.0.0.1:{port}");
+    let run = Xr::new(["build", "-m", "xr.toml", "--remote-exec", &url, "--program", "unlit"]).dir(&dir).ok();
+    assert_eq!(run.stderr.matches("warning").count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains(&url) && run.stderr.contains("compiling here"), "{}", run.stderr);
+    assert!(run.stderr.contains("18 built") && run.stderr.contains("0 failed"), "{}", run.stderr);
+    let bad = Xr::new(["build", "-m", "xr.toml", "--remote-exec", "http://farm:1"]).dir(&dir).fails();
+    assert!(bad.stderr.contains("grpc://"), "a usage error that says what to write: {}", bad.stderr);
+}
