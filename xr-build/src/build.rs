@@ -1037,7 +1037,11 @@ impl<'a> JobContext<'a> {
                 .collect();
             let mut warnings = Vec::new();
             let remote = self.remote_exec.filter(|r| r.usable()).map(|remote| {
-                match remote.compile(compiler.name, compiler.plugin, &request, limit, &self.root) {
+                let memory_limit = match &self.workers {
+                    Some((pool, _)) => pool.config().memory_limit,
+                    None => None,
+                };
+                match remote.compile(compiler.name, compiler.plugin, &request, limit, memory_limit, &self.root) {
                     RemoteCompile::Done(result) => Some(result),
                     RemoteCompile::Local(why) => {
                         tracing::debug!("{}[{target}] compiles here: {why}", variant.name);

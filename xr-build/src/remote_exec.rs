@@ -128,29 +128,26 @@ impl RemoteExec {
     }
 
     /// Runs `request` with the build system `compiler` of the plugin at
-    /// `plugin`, on the farm, within `limit`.
+    /// `plugin`, on the farm, within `limit` and the address space
+    /// `memory_limit`.
     pub(crate) fn compile(
         &self,
         compiler: &str,
         plugin: &Path,
         request: &OfflineRequest,
         limit: Duration,
+        memory_limit: Option<u64>,
         root: &SourceRoot,
     ) -> RemoteCompile {
-        let action = match self.action(compiler, plugin, request, limit, root) {
+        let action = match self.action(compiler, plugin, request, limit, memory_limit, root) {
             Ok(action) => action,
             Err(why) => return RemoteCompile::Local(why),
         };
         match self.executor.execute(&action) {
-            Ok(executed) => {
-                let Some(bytes) = executed.outputs.get("reply") else {
-                    return RemoteCompile::Local("the farm's result has no reply".into());
-                };
-                match xr_worker::protocol::read_frame::<Reply>(&mut bytes.as_slice()) {
-                    Ok(Some(reply)) => RemoteCompile::Done(reply.into_result()),
-                    Ok(None) | Err(_) => RemoteCompile::Local("the farm's reply is not a worker reply".into()),
-                }
-            }
+            Ok(executed) => match executed.outputs.get("reply") {
+                Some(bytes) => reply_of(bytes),
+                None => RemoteCompile::Local("the farm's result has no reply".into()),
+            },
             Err(ExecError::Failed { message, stderr }) => {
                 let stderr = stderr.trim();
                 let message = if stderr.is_empty() { message } else { format!("{message}: {stderr}") };
@@ -166,6 +163,7 @@ impl RemoteExec {
         plugin: &Path,
         request: &OfflineRequest,
         limit: Duration,
+        memory_limit: Option<u64>,
         root: &SourceRoot,
     ) -> Result<Action, String> {
         let mut inputs = self.tool_inputs(plugin)?;
@@ -187,10 +185,16 @@ impl RemoteExec {
         let mut job = Vec::new();
         xr_worker::protocol::write_frame(&mut job, &Job::new(compiler, &request)).map_err(|e| e.to_string())?;
         inputs.push(Input::bytes("job", job, false));
-        Ok(Action {
-            arguments: ["tool/bin/xr", "worker", "--plugin-dir", "tool/plugins", "--job", "job", "--reply", "reply"]
+        let mut arguments: Vec<String> =
+            ["tool/bin/xr", "worker", "--plugin-dir", "tool/plugins", "--job", "job", "--reply", "reply"]
                 .map(String::from)
-                .to_vec(),
+                .to_vec();
+        // The same cap as a local worker's, so a compiler that eats memory fails alike.
+        if let Some(bytes) = memory_limit {
+            arguments.extend(["--memory-limit".to_owned(), bytes.to_string()]);
+        }
+        Ok(Action {
+            arguments,
             environment: Vec::new(),
             inputs,
             outputs: vec!["reply".into()],
@@ -254,6 +258,16 @@ impl RemoteExec {
         let read = read_directory(root, dir).map(Arc::new);
         directories.insert(dir.to_path_buf(), read.clone());
         read
+    }
+}
+
+/// The compile a reply from the farm carries, when it is a whole worker
+/// reply; anything else is not trusted and the compile runs here.
+fn reply_of(bytes: &[u8]) -> RemoteCompile {
+    let mut rest = bytes;
+    match xr_worker::protocol::read_frame::<Reply>(&mut rest) {
+        Ok(Some(reply)) if rest.is_empty() => RemoteCompile::Done(reply.into_result()),
+        _ => RemoteCompile::Local("the farm's reply is not a worker reply".into()),
     }
 }
 
@@ -339,4 +353,28 @@ fn libraries_opened(plugin_dir: &Path) -> Vec<PathBuf> {
     libraries.sort();
     libraries.dedup();
     libraries
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_whole_worker_reply_is_taken_from_the_farm() {
+        let compiled = Compiled { bytes: vec![1, 2, 3], ..Default::default() };
+        let mut whole = Vec::new();
+        xr_worker::protocol::write_frame(&mut whole, &Reply::of(Ok(compiled.clone()))).unwrap();
+        assert!(matches!(reply_of(&whole), RemoteCompile::Done(Ok(c)) if c == compiled));
+        for bad in [&whole[..whole.len() - 1], &[][..], b"garbage", &[whole.clone(), vec![0]].concat()[..]] {
+            assert!(matches!(reply_of(bad), RemoteCompile::Local(_)), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn names_outside_the_manifests_directory_are_not_sent() {
+        assert_eq!(sendable(Path::new("shaders/include")).unwrap(), PathBuf::from("shaders/include"));
+        assert_eq!(sendable(Path::new("")).unwrap(), PathBuf::new());
+        assert!(sendable(Path::new("../common")).is_err());
+        assert!(sendable(Path::new("/usr/share/shaders")).is_err());
+    }
 }

@@ -115,6 +115,11 @@ impl Pool {
         Self { config, idle: Mutex::new(Vec::new()), started: AtomicUsize::new(0) }
     }
 
+    /// How its workers are started and capped.
+    pub fn config(&self) -> &PoolConfig {
+        &self.config
+    }
+
     /// A lease on a worker, taken at its first job: an idle one (one that
     /// ran the job's compiler before, whose compiler is started and whose
     /// caches are warm, when there is one), else a new one.

@@ -240,3 +240,111 @@ fn a_farm_that_does_not_answer_is_one_warning_and_a_local_build() {
     let bad = Xr::new(["build", "-m", "xr.toml", "--remote-exec", "http://farm:1"]).dir(&dir).fails();
     assert!(bad.stderr.contains("grpc://"), "a usage error that says what to write: {}", bad.stderr);
 }
+
+#[test]
+fn a_compiler_that_dies_on_the_farm_fails_its_own_artifact_with_the_workers_stderr() {
+    let farm = Farm::up(2);
+    let dir = materials_full_copy("farm-crash");
+    std::fs::write(dir.join("a.crash"), "the crash fixture copies this text\n").expect("write");
+    let mut manifest = std::fs::read_to_string(dir.join("xr.toml")).expect("manifest");
+    manifest.push_str(
+        r#"
+[[axis]]
+name = "CRASH"
+kind = "enum"
+values = ["none", "segv", "abort", "loop"]
+
+[[program]]
+name = "crashy"
+axes = ["CRASH"]
+targets = ["fixture-crash"]
+compile_timeout = 2
+stages = [{ stage = "vertex", file = "a.crash" }]
+"#,
+    );
+    std::fs::write(dir.join("xr.toml"), manifest).expect("write");
+    let plugins = xr_tests::plugin_dir_with("farm-crash-plugins", &["xr-fixture-crash"]);
+    let run = Xr::new(["build", "-m", "xr.toml", "--program", "crashy", "--remote-exec", &farm.url])
+        .args(["--message-format", "json"])
+        .dir(&dir)
+        .plugins(&plugins)
+        .run();
+    assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
+    let summary = summary_of(&run.stdout);
+    assert_eq!((count(&summary, "built"), count(&summary, "failed")), (1, 3), "{summary}");
+    assert_eq!(count(&summary, "remote_executed"), 4, "the failures ran on the farm too: {summary}");
+    assert_eq!(count(&summary, "remote_fallback"), 0, "{summary}");
+    let diagnostics: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|v: &serde_json::Value| v["type"] != "summary")
+        .collect();
+    for (variant, expected) in [
+        ("crashy[CRASH=segv]", "killed by signal 11"),
+        ("crashy[CRASH=abort]", "killed by signal 6"),
+        ("crashy[CRASH=loop]", "time limit"),
+    ] {
+        let message = diagnostics
+            .iter()
+            .filter(|d| d["artifacts"].as_array().is_some_and(|a| a.iter().any(|a| a["variant"] == variant)))
+            .map(|d| d["message"].as_str().unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(message.contains("on the farm") && message.contains(expected), "{variant}: {message}");
+    }
+}
+
+#[test]
+fn a_result_whose_bytes_do_not_match_their_digest_is_refused_and_run_elsewhere() {
+    use xr_remote_exec::{
+        Action, Connection, Endpoint, ExecutorConfig, RemoteExecutor, digest, execute::action_digest, proto,
+    };
+    // No bots: an action the client does not take from the cache cannot run.
+    let farm = Farm::up(0);
+    let connection =
+        Connection::open(&Endpoint::parse(&farm.url).expect("the farm's URL"), "", None, None).expect("a channel");
+    let config = ExecutorConfig { retries: 0, grace: Duration::from_secs(1), ..ExecutorConfig::default() };
+    let executor = RemoteExecutor::connect(&connection, config).expect("the farm answers");
+    let action = Action {
+        arguments: vec!["/bin/true".into()],
+        outputs: vec!["out".into()],
+        timeout: Some(Duration::from_secs(1)),
+        ..Action::default()
+    };
+    let action_digest = action_digest(&action).expect("a digest");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
+    let plant = |contents: &[u8]| {
+        let _entered = runtime.enter();
+        let mut cache = proto::action_cache_client::ActionCacheClient::new(connection.channel());
+        let result = proto::ActionResult {
+            output_files: vec![proto::OutputFile {
+                path: "out".into(),
+                digest: Some(digest::of(b"what the action made")),
+                contents: contents.to_vec(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let request = proto::UpdateActionResultRequest {
+            action_digest: Some(action_digest.clone()),
+            action_result: Some(result),
+            ..Default::default()
+        };
+        runtime.block_on(cache.update_action_result(request)).expect("the action cache takes it");
+    };
+    // The blob the digest names is in the CAS: only the bytes sent inline lie.
+    let made = b"what the action made".to_vec();
+    let cas = {
+        let _entered = runtime.enter();
+        xr_remote_exec::cas::Cas::new(&connection)
+    };
+    runtime.block_on(cas.upload(vec![(digest::of(&made), made)])).expect("the CAS takes the blob");
+    plant(b"something else");
+    let refused = executor.execute(&action).err().expect("bytes that are not their digest are refused");
+    assert!(refused.runs_locally(), "{refused}");
+    plant(b"");
+    let taken = executor.execute(&action).expect("a result that is what it says is taken");
+    assert!(taken.cached);
+    assert_eq!(taken.outputs["out"], b"what the action made");
+}
