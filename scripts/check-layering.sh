@@ -11,6 +11,8 @@
 #   (it links it only through xr-plugin's root module, which lists both kinds);
 # - a crate whose build script builds its shaders (xr-cargo, a
 #   build-dependency) links none of the build into what it ships;
+# - the Remote Execution client knows nothing of shaders, and the bot
+#   nothing of XR: the same actions run on any engine's workers;
 # - no broken fixture plugin is a member of the workspace.
 # Prints each rule it checks; exits 1 on the first broken one.
 set -euo pipefail
@@ -36,9 +38,11 @@ check() { # rule, package, forbidden regex, [cargo tree options]
 
 for manifest in backends/*/Cargo.toml; do
     package=$(sed -n 's/^name = "\(.*\)"/\1/p' "$manifest" | head -1)
-    check "a plugin never links the host" "$package" 'xr-host|xr-build|xr-library|xr-remote|xr-cli'
+    check "a plugin never links the host" "$package" 'xr-host|xr-build|xr-library|xr-remote|xr-remote-exec|xr-cli'
 done
-check "an engine that only loads shaders gets no build host" xr-library 'opendal|tokio|rayon|toml|notify|xr-build|xr-remote'
+check "an engine that only loads shaders gets no build host" xr-library 'opendal|tokio|tonic|rayon|toml|notify|xr-build|xr-remote|xr-remote-exec'
+check "the remote executor knows no shader" xr-remote-exec 'abi_stable|xr-sourcebuild|xr-device|xr-host|xr-store|xr-build|xr-worker|xr-remote'
+check "the bot knows nothing of XR" xr-bot 'abi_stable|xr-sourcebuild|xr-device|xr-plugin|xr-host|xr-store|xr-build|xr-worker|xr-remote'
 check "the store links no plugin ABI" xr-store 'abi_stable|xr-sourcebuild|xr-device'
 check "the remote needs only the store" xr-remote 'abi_stable|xr-sourcebuild|xr-device|xr-host'
 check "the contract is the ABI alone" xr-sourcebuild "xr-store|xr-plugin-kit|xr-host|xr-build|xr-library|xr-remote|serde|serde_json|libc" --depth 1

@@ -36,6 +36,9 @@ use xr_worker::{CompileFailure, Compiled, Job, Reply};
 const MAX_DIRECTORY_FILES: usize = 4096;
 const MAX_DIRECTORY_BYTES: u64 = 64 << 20;
 
+/// A source directory's files as inputs, or why they cannot be sent.
+type SourceFiles = Result<Arc<Vec<Input>>, String>;
+
 /// Compiles on a farm, for one or more builds.
 pub struct RemoteExec {
     executor: RemoteExecutor,
@@ -48,7 +51,7 @@ pub struct RemoteExec {
     /// Every plugin file the build loaded.
     plugins: Mutex<Vec<PathBuf>>,
     /// A source directory's files, read once per build.
-    directories: Mutex<HashMap<PathBuf, Result<Arc<Vec<Input>>, String>>>,
+    directories: Mutex<HashMap<PathBuf, SourceFiles>>,
 }
 
 impl std::fmt::Debug for RemoteExec {

@@ -341,7 +341,7 @@ fn a_result_whose_bytes_do_not_match_their_digest_is_refused_and_run_elsewhere()
     };
     runtime.block_on(cas.upload(vec![(digest::of(&made), made)])).expect("the CAS takes the blob");
     plant(b"something else");
-    let refused = executor.execute(&action).err().expect("bytes that are not their digest are refused");
+    let refused = executor.execute(&action).expect_err("bytes that are not their digest are refused");
     assert!(refused.runs_locally(), "{refused}");
     plant(b"");
     let taken = executor.execute(&action).expect("a result that is what it says is taken");
