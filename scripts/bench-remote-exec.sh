@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Benchmarks compiles on a Remote Execution farm against local builds, side
+# by side in one run, all on this machine (farms from scripts/remote-exec.sh:
+# PostgreSQL, BuildGrid and xr-bot workers on loopback):
+#  (a) what an action costs: the materials sample (123 artifacts, Slang
+#      included) built locally, then through a fresh farm with 2 bots (every
+#      compile executed there), then into a second store (every compile from
+#      the farm's action cache); wall seconds, ms per action, bytes sent;
+#  (b) scale out: a fixture compiler whose every compile waits 100 ms (as
+#      heavy compilers such as DXC spend per permutation) over a 1,000-artifact
+#      matrix, through fresh farms of 1, 4, 16 and 32 bots against `xr build
+#      -j 2` here; then the same matrix from the last farm's action cache, the
+#      rate at which the client itself can issue actions.
+# Prints Markdown tables.
+#   scripts/bench-remote-exec.sh            # 1,000 artifacts, bots 1 4 16 32
+#   scripts/bench-remote-exec.sh --smoke    # 40 artifacts, 2 bots (CI)
+# The debug build is measured (what the tests build); the figures are of
+# process starts, the farm and the network, not of compile speed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SMOKE=0
+[ "${1:-}" = "--smoke" ] && SMOKE=1
+scripts/setup.sh >/dev/null
+scripts/build-plugins.sh --quiet
+cargo build --quiet -p xr-cli -p xr-bot
+cargo build --quiet --manifest-path tests/fixtures/Cargo.toml --target-dir target/fixtures -p xr-fixture-crash
+XR="$PWD/target/debug/xr"
+B="$PWD/target/bench-remote-exec"
+if [ "$SMOKE" = 1 ]; then ARTIFACTS=40 BOTS="2"; else ARTIFACTS=1000 BOTS="1 4 16 32"; fi
+
+farm=""
+cleanup() { [ -n "$farm" ] && scripts/remote-exec.sh down "$farm" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+up() { # bots
+    cleanup
+    farm="$B/farm-$1"
+    rm -rf "$farm"
+    url=$(scripts/remote-exec.sh up "$farm" --bots "$1" | tail -1)
+}
+# Wall seconds of `xr build` in DIR with ARGS; its summary JSON in $B/last.json, its stderr in $B/last.err.
+timed_build() { # dir, args…
+    local dir=$1 start end
+    shift
+    start=$(date +%s.%N)
+    (cd "$dir" && "$XR" build -m xr.toml --message-format json "$@" >"$B/last.json" 2>"$B/last.err") || {
+        cat "$B/last.err" >&2
+        exit 1
+    }
+    end=$(date +%s.%N)
+    grep '"type":"summary"' "$B/last.json" >"$B/summary.json"
+    echo "$end - $start" | bc
+}
+field() { python3 -c "import json,sys; print(json.load(open('$B/summary.json'))['$1'])"; }
+bytes_sent() { sed -n 's/.* \([0-9]*\) bytes sent.*/\1/p' "$B/last.err" | tail -1; }
+materials() { # dir
+    rm -rf "$1"
+    mkdir -p "$1"
+    cp -r samples/materials/shaders "$1/"
+    sed 's|../../target/xr-store/materials|store|' samples/materials/xr.toml >"$1/xr.toml"
+    if [ "$SMOKE" = 1 ]; then echo "--program unlit"; fi
+}
+
+rm -rf "$B"
+mkdir -p "$B"
+
+echo "## (a) the materials sample: local, through a farm of 2 bots, from its action cache"
+echo
+echo "| build | wall s | artifacts | executed on the farm | from the action cache | ms per action | bytes sent |"
+echo "|---|---|---|---|---|---|---|"
+filter=$(materials "$B/m-local")
+t=$(timed_build "$B/m-local" $filter)
+n=$(field built)
+printf "| local (-j 2, workers) | %.2f | %s | – | – | %.0f | – |\n" "$t" "$n" "$(echo "$t * 1000 / $n" | bc -l)"
+up 2
+materials "$B/m-farm" >/dev/null
+t=$(timed_build "$B/m-farm" $filter --remote-exec "$url")
+printf "| farm, first build | %.2f | %s | %s | %s | %.0f | %s |\n" "$t" "$(field built)" "$(field remote_executed)" \
+    "$(field remote_cached)" "$(echo "$t * 1000 / $(field built)" | bc -l)" "$(bytes_sent)"
+materials "$B/m-second" >/dev/null
+t=$(timed_build "$B/m-second" $filter --remote-exec "$url")
+printf "| farm, second store | %.2f | %s | %s | %s | %.0f | %s |\n" "$t" "$(field built)" "$(field remote_executed)" \
+    "$(field remote_cached)" "$(echo "$t * 1000 / $(field built)" | bc -l)" "$(bytes_sent)"
+cmp <(cd "$B/m-local/store" && find objects catalog -type f -exec sha256sum {} + | sort) \
+    <(cd "$B/m-farm/store" && find objects catalog -type f -exec sha256sum {} + | sort) >/dev/null ||
+    { echo "bench-remote-exec: the farm's store differs from the local one" >&2; exit 1; }
+
+echo
+echo "## (b) scale out: $ARTIFACTS compiles of 100 ms each"
+echo
+S="$B/slow"
+mkdir -p "$S/plugins"
+cp target/fixtures/debug/libxr_fixture_crash.so "$S/plugins/"
+echo "input" >"$S/a.crash"
+cat >"$S/xr.toml" <<TOML
+store = "store"
+
+[[axis]]
+name = "SLEEP_MS"
+kind = "int"
+range = [100, 100]
+
+[[axis]]
+name = "N"
+kind = "int"
+range = [1, $ARTIFACTS]
+
+[[program]]
+name = "slow"
+axes = ["SLEEP_MS", "N"]
+targets = ["fixture-crash"]
+stages = [{ stage = "vertex", file = "a.crash" }]
+TOML
+export XR_PLUGIN_PATH="$S/plugins"
+echo "| build | wall s | artifacts | executed on the farm | actions per second | speed-up over local |"
+echo "|---|---|---|---|---|---|"
+rm -rf "$S/store"
+local_t=$(timed_build "$S" -j 2)
+printf "| local, -j 2 | %.2f | %s | – | %.1f | 1.0× |\n" "$local_t" "$(field built)" "$(echo "$ARTIFACTS / $local_t" | bc -l)"
+for bots in $BOTS; do
+    up "$bots"
+    rm -rf "$S/store"
+    t=$(timed_build "$S" --remote-exec "$url" --remote-jobs 64)
+    printf "| farm, %s bots | %.2f | %s | %s | %.1f | %.1f× |\n" "$bots" "$t" "$(field built)" "$(field remote_executed)" \
+        "$(echo "$ARTIFACTS / $t" | bc -l)" "$(echo "$local_t / $t" | bc -l)"
+done
+rm -rf "$S/store"
+t=$(timed_build "$S" --remote-exec "$url" --remote-jobs 64)
+printf "| the client alone: all from the action cache | %.2f | %s | %s | %.1f | %.1f× |\n" "$t" "$(field built)" \
+    "$(field remote_executed)" "$(echo "$ARTIFACTS / $t" | bc -l)" "$(echo "$local_t / $t" | bc -l)"
