@@ -29,17 +29,21 @@ pub fn compile_in_process(system: &SourceBuildSystemBox, request: &OfflineReques
 pub fn serve(registry: &Registry, input: &mut impl Read, output: &mut impl Write) -> Result<(), FrameError> {
     while let Some(job) = read_frame::<Job>(input)? {
         let request = OfflineRequest::try_from(job.request)?;
-        let result = match registry.build_system_named(&job.compiler) {
-            Some(system) => compile_in_process(system, &request),
-            None => Err(CompileFailure::message(format!(
-                "the compiler worker found no build system named '{}' in {}",
-                job.compiler,
-                plugin_dirs(registry)
-            ))),
-        };
-        write_frame(output, &Reply::of(result))?;
+        write_frame(output, &Reply::of(compile_job(registry, &job.compiler, &request)))?;
     }
     Ok(())
+}
+
+/// One job's compile with the build system named `compiler`, or why the
+/// worker has none of that name.
+fn compile_job(registry: &Registry, compiler: &str, request: &OfflineRequest) -> Result<Compiled, CompileFailure> {
+    match registry.build_system_named(compiler) {
+        Some(system) => compile_in_process(system, request),
+        None => Err(CompileFailure::message(format!(
+            "the compiler worker found no build system named '{compiler}' in {}",
+            plugin_dirs(registry)
+        ))),
+    }
 }
 
 /// A worker process's whole life (`xr worker`, and a build script's
@@ -85,14 +89,7 @@ pub fn run_one_job(
             stage.source_root = here.join(root).to_string_lossy().as_ref().into();
         }
     }
-    let result = match registry.build_system_named(&job.compiler) {
-        Some(system) => compile_in_process(system, &request),
-        None => Err(CompileFailure::message(format!(
-            "the compiler worker found no build system named '{}' in {}",
-            job.compiler,
-            plugin_dirs(&registry)
-        ))),
-    };
+    let result = compile_job(&registry, &job.compiler, &request);
     let mut output = io::BufWriter::new(File::create(reply)?);
     write_frame(&mut output, &Reply::of(result)).map_err(io::Error::other)
 }
