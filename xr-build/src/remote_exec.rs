@@ -36,7 +36,7 @@ use xr_worker::{CompileFailure, Compiled, Job, Reply};
 const MAX_DIRECTORY_FILES: usize = 4096;
 const MAX_DIRECTORY_BYTES: u64 = 64 << 20;
 
-/// A source directory's files as inputs, or why they cannot be sent.
+/// Files of an input root (a source directory's, a plugin's tools), or why they cannot be sent.
 type SourceFiles = Result<Arc<Vec<Input>>, String>;
 
 /// Compiles on a farm, for one or more builds.
@@ -50,6 +50,9 @@ pub struct RemoteExec {
     tool_digests: Mutex<HashMap<PathBuf, xr_remote_exec::proto::Digest>>,
     /// Every plugin file the build loaded.
     plugins: Mutex<Vec<PathBuf>>,
+    /// Each plugin's `tool/` inputs, found once per build: the scan of the
+    /// process's mapped libraries is not redone for every action.
+    tools: Mutex<HashMap<PathBuf, SourceFiles>>,
     /// A source directory's files, read once per build.
     directories: Mutex<HashMap<PathBuf, SourceFiles>>,
 }
@@ -93,6 +96,7 @@ impl RemoteExec {
             jobs: jobs.max(1),
             tool_digests: Mutex::new(HashMap::new()),
             plugins: Mutex::new(Vec::new()),
+            tools: Mutex::new(HashMap::new()),
             directories: Mutex::new(HashMap::new()),
         }
     }
@@ -126,6 +130,7 @@ impl RemoteExec {
     /// directories read (they may have changed since the last build).
     pub(crate) fn begin_build(&self, registry: &xr_host::Registry) {
         self.directories.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.tools.lock().unwrap_or_else(|p| p.into_inner()).clear();
         *self.plugins.lock().unwrap_or_else(|p| p.into_inner()) =
             registry.plugins().iter().map(|p| p.path.canonicalize().unwrap_or_else(|_| p.path.clone())).collect();
     }
@@ -169,7 +174,7 @@ impl RemoteExec {
         memory_limit: Option<u64>,
         root: &SourceRoot,
     ) -> Result<Action, String> {
-        let mut inputs = self.tool_inputs(plugin)?;
+        let mut inputs = self.tool_inputs(plugin)?.to_vec();
         let mut request = request.clone();
         let mut dirs = Vec::new();
         for stage in request.program.stages.iter_mut() {
@@ -206,8 +211,19 @@ impl RemoteExec {
         })
     }
 
+    /// `tool/` for `plugin`, found on its first action of the build.
+    fn tool_inputs(&self, plugin: &Path) -> SourceFiles {
+        let mut tools = self.tools.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(known) = tools.get(plugin) {
+            return known.clone();
+        }
+        let found = self.find_tool_inputs(plugin).map(Arc::new);
+        tools.insert(plugin.to_path_buf(), found.clone());
+        found
+    }
+
     /// `tool/`: the executable, the plugin, and the libraries opened beside it.
-    fn tool_inputs(&self, plugin: &Path) -> Result<Vec<Input>, String> {
+    fn find_tool_inputs(&self, plugin: &Path) -> Result<Vec<Input>, String> {
         let exe = std::env::current_exe().map_err(|e| format!("finding xr's own executable: {e}"))?;
         let plugin = &plugin.canonicalize().unwrap_or_else(|_| plugin.to_path_buf());
         let plugin_dir = plugin.parent().ok_or_else(|| format!("{} has no directory", plugin.display()))?;
