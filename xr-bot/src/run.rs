@@ -4,7 +4,6 @@
 //! directory by hard links from the cache, the command run there with the
 //! action's time limit, its outputs and streams sent back.
 
-use crate::session::{Payload, payload_action};
 use googleapis_tonic_google_devtools_remoteworkers_v1test2::google::rpc::Status as RpcStatus;
 use prost::Message;
 use std::{
@@ -39,7 +38,7 @@ impl Runner {
         std::fs::create_dir_all(work.join("cas"))?;
         let runs = work.join("runs");
         // Left by a bot that was killed: nothing in it is anyone's any more.
-        let _ = make_writable_and_remove(&runs);
+        let _ = remove_run(&runs);
         std::fs::create_dir_all(&runs)?;
         Ok(Self {
             cas: Cas::new(connection),
@@ -82,7 +81,7 @@ impl Runner {
             Ok(ran) => self.collect(&command, &dir, ran).await,
             Err(e) => Err(e),
         };
-        make_writable_and_remove(&dir)?;
+        remove_run(&dir)?;
         result
     }
 
@@ -271,31 +270,29 @@ fn link_or_copy(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::hard_link(from, to).or_else(|_| std::fs::copy(from, to).map(|_| ()))
 }
 
-/// Removes a run's directory, whose staged inputs are read-only.
-fn make_writable_and_remove(dir: &Path) -> std::io::Result<()> {
-    if !dir.exists() {
-        return Ok(());
+/// Removes a run's directory. Its staged files are read-only, its
+/// directories are not, which is all a removal needs.
+fn remove_run(dir: &Path) -> std::io::Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => other,
     }
-    use std::os::unix::fs::PermissionsExt;
-    for entry in walk(dir) {
-        if entry.is_dir() {
-            let _ = std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o755));
-        }
-    }
-    std::fs::remove_dir_all(dir)
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = vec![dir.to_path_buf()];
-    let mut i = 0;
-    while i < out.len() {
-        if out[i].is_dir()
-            && let Ok(entries) = std::fs::read_dir(&out[i])
-        {
-            let children: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-            out.extend(children.into_iter().filter(|p| p.is_dir() && !p.is_symlink()));
-        }
-        i += 1;
+/// The Action a lease's payload carries: inline, or by digest.
+fn payload_action(payload: &prost_types::Any) -> anyhow::Result<Payload> {
+    let kind = payload.type_url.rsplit('/').next().unwrap_or_default();
+    match kind {
+        "build.bazel.remote.execution.v2.Action" => Ok(Payload::Action(proto::Action::decode(payload.value.as_slice())?)),
+        "build.bazel.remote.execution.v2.Digest" => Ok(Payload::Digest(proto::Digest::decode(payload.value.as_slice())?)),
+        other => anyhow::bail!("a lease whose payload is a {other}, not a REAPI Action"),
     }
-    out
+}
+
+/// What a lease names.
+enum Payload {
+    /// The Action itself.
+    Action(proto::Action),
+    /// The Action's digest, to read from the CAS.
+    Digest(proto::Digest),
 }

@@ -16,7 +16,7 @@ use googleapis_tonic_google_devtools_remoteworkers_v1test2::google::devtools::re
 };
 use prost::Message;
 use std::{path::PathBuf, time::Duration};
-use xr_remote_exec::{Connection, connection::AuthChannel, proto};
+use xr_remote_exec::{Connection, connection::AuthChannel};
 
 /// How long the server may hold a renewal open while the bot waits for work.
 const LONG_POLL: Duration = Duration::from_secs(10);
@@ -172,26 +172,4 @@ async fn renew(
             }
         },
     }
-}
-
-/// The Action a lease's payload carries: inline, or by digest.
-pub fn payload_action(payload: &prost_types::Any) -> anyhow::Result<Payload> {
-    let kind = payload.type_url.rsplit('/').next().unwrap_or_default();
-    match kind {
-        "build.bazel.remote.execution.v2.Action" => {
-            Ok(Payload::Action(proto::Action::decode(payload.value.as_slice())?))
-        }
-        "build.bazel.remote.execution.v2.Digest" => {
-            Ok(Payload::Digest(proto::Digest::decode(payload.value.as_slice())?))
-        }
-        other => anyhow::bail!("a lease whose payload is a {other}, not a REAPI Action"),
-    }
-}
-
-/// What a lease names.
-pub enum Payload {
-    /// The Action itself.
-    Action(proto::Action),
-    /// The Action's digest, to read from the CAS.
-    Digest(proto::Digest),
 }

@@ -40,15 +40,6 @@ impl CasError {
     fn rpc(call: &'static str) -> impl FnOnce(tonic::Status) -> Self {
         move |status| CasError::Rpc { call, status: Box::new(status) }
     }
-
-    /// Whether trying again could help (a transport or server hiccup), as
-    /// opposed to an answer.
-    pub fn is_transient(&self) -> bool {
-        match self {
-            CasError::Rpc { status, .. } => is_transient(status.code()),
-            CasError::Missing(_) | CasError::Mismatch(_) => false,
-        }
-    }
 }
 
 /// Whether a gRPC status is one REAPI clients retry.

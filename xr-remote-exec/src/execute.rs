@@ -568,14 +568,13 @@ impl From<ExecError> for Attempt {
     }
 }
 
+/// A failed call is worth another try (a refusing server too: the try
+/// after it may land elsewhere, and the retries are few); a blob missing or
+/// not matching its digest is an answer, and not trusted.
 fn cas_attempt(e: CasError) -> Attempt {
-    if e.is_transient() {
-        Attempt::Transient(e.to_string())
-    } else {
-        match e {
-            CasError::Rpc { .. } => Attempt::Transient(e.to_string()),
-            e => Attempt::Final(ExecError::Refused(e.to_string())),
-        }
+    match e {
+        CasError::Rpc { .. } => Attempt::Transient(e.to_string()),
+        e => Attempt::Final(ExecError::Refused(e.to_string())),
     }
 }
 
