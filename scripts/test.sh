@@ -34,7 +34,7 @@ step test cargo test --workspace
 step fuzz scripts/fuzz.sh 60
 # A smoke of the remote-store benchmark (real nginx and redis-server, a few seconds).
 step bench-remote scripts/bench-remote.sh --smoke
-# A smoke of the remote-execution benchmark (a farm of BuildGrid and 2 xr-bots on loopback, about a minute).
+# A smoke of the remote-execution benchmark (a farm of BuildGrid and 2 xr-bots on loopback; 150 s on CI).
 step bench-remote-exec scripts/bench-remote-exec.sh --smoke
 # A smoke of the build benchmark: glslc batched, make, ninja and xr on 48 artifacts.
 step bench-build scripts/bench-build.sh --smoke

@@ -283,8 +283,12 @@ fn remove_run(dir: &Path) -> std::io::Result<()> {
 fn payload_action(payload: &prost_types::Any) -> anyhow::Result<Payload> {
     let kind = payload.type_url.rsplit('/').next().unwrap_or_default();
     match kind {
-        "build.bazel.remote.execution.v2.Action" => Ok(Payload::Action(proto::Action::decode(payload.value.as_slice())?)),
-        "build.bazel.remote.execution.v2.Digest" => Ok(Payload::Digest(proto::Digest::decode(payload.value.as_slice())?)),
+        "build.bazel.remote.execution.v2.Action" => {
+            Ok(Payload::Action(proto::Action::decode(payload.value.as_slice())?))
+        }
+        "build.bazel.remote.execution.v2.Digest" => {
+            Ok(Payload::Digest(proto::Digest::decode(payload.value.as_slice())?))
+        }
         other => anyhow::bail!("a lease whose payload is a {other}, not a REAPI Action"),
     }
 }
