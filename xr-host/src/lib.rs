@@ -5,9 +5,11 @@
 //! language, target, option or back end: everything it matches comes from
 //! the plugins.
 
+pub mod choice;
 pub mod options;
 pub mod registry;
 
+pub use choice::{Candidate, choose};
 pub use options::{OptionError, check_option, check_options, stage_selected};
 pub use registry::{
     AttachedDevice, INSTALLED_PLUGIN_DIR, LoadedPlugin, PLUGIN_PATH_VAR, Registry, RegistryError, SkippedFile,

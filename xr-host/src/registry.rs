@@ -414,47 +414,38 @@ impl Registry {
     /// every one of `stages` there: an HLSL program of ray tracing stages
     /// goes to the one that takes them, whatever the others' priority.
     /// Where none takes them all, the choice without `stages` (whose
-    /// compile refuses the stage it lacks, by name).
+    /// compile refuses the stage it lacks, by name). The rule is
+    /// [`crate::choice::choose`], the one every front end's plan follows.
     pub fn offline_compiler_for(
         &self,
         language: &str,
         target: &str,
         stages: &[ShaderStage],
     ) -> Result<(&BuildSystemInfo, &SourceBuildSystemBox), RegistryError> {
-        let pair: Vec<&(BuildSystemInfo, SourceBuildSystemBox)> =
-            self.build_system_entries().filter(|(info, _)| info.compiles_pair(language, target)).collect();
-        let taking: Vec<_> =
-            pair.iter().copied().filter(|(info, _)| info.compiles_stages(language, target, stages)).collect();
-        let mut found = if taking.is_empty() { pair } else { taking };
-        found.sort_by_key(|(info, _)| std::cmp::Reverse(info.priority));
-        match found.as_slice() {
-            [] => Err(RegistryError::NoCompiler {
+        let candidates = self.candidates();
+        let chosen = crate::choice::choose(&candidates, language, target, stages)?;
+        self.build_system_entries()
+            .find(|(info, _)| info.name.as_str() == chosen.name)
+            .map(|(info, system)| (info, system))
+            .ok_or_else(|| RegistryError::NoCompiler {
                 language: language.to_owned(),
                 target: target.to_owned(),
                 offered: self.compile_pairs().join(", "),
-            }),
-            [(first, _), (second, _), ..] if first.priority == second.priority => {
-                Err(RegistryError::AmbiguousCompiler {
-                    language: language.to_owned(),
-                    target: target.to_owned(),
-                    first: first.name.to_string(),
-                    second: second.name.to_string(),
-                    priority: first.priority,
-                })
-            }
-            [(first, system), rest @ ..] => {
-                for (other, _) in rest {
-                    tracing::info!(
-                        "{language} → {target}: {} (priority {}) is used, not {} (priority {})",
-                        first.name,
-                        first.priority,
-                        other.name,
-                        other.priority
-                    );
+            })
+    }
+
+    /// Every (build system, pair) the plugins declare, as the choice of a
+    /// compiler weighs them, in load order.
+    pub fn candidates(&self) -> Vec<crate::choice::Candidate> {
+        let mut candidates = Vec::new();
+        for plugin in &self.plugins {
+            for (info, _) in &plugin.build_systems {
+                for pair in info.compiles.iter() {
+                    candidates.push(crate::choice::Candidate::of(info, pair, plugin.path.clone()));
                 }
-                Ok((first, system))
             }
         }
+        candidates
     }
 
     /// Every (language → target) pair the build systems compile, as text, sorted.
