@@ -11,14 +11,99 @@
 //! compiling for it: a 43,200-artifact build syncs hundreds of times. So
 //! build threads hand their entries over in batches ([`Syncer::send`]) and
 //! go on; one thread syncs and then appends what that sync covered, taking
-//! every batch that queued while it synced into its next sync.
+//! every batch that queued while it synced into its next sync. A batch
+//! closes at [`SYNC_BATCH`] entries or [`SYNC_INTERVAL`] after its first
+//! ([`Batcher`]), so that a slow build keeps its work as it goes; a sync
+//! that fails fails the build (no catalog names the objects).
 
 use crate::journal::{Entry, Journal};
-use std::sync::{
-    Mutex,
-    mpsc::{self, Receiver, Sender},
+use std::{
+    sync::{
+        Mutex,
+        mpsc::{self, Receiver, Sender},
+    },
+    time::{Duration, Instant},
 };
 use xr_store::Store;
+
+/// Entries that close a batch of unsynced objects.
+const SYNC_BATCH: usize = 64;
+/// Age at which a batch of unsynced objects closes.
+const SYNC_INTERVAL: Duration = Duration::from_millis(250);
+
+/// Gathers the build threads' finished entries into batches for the
+/// syncing thread ([`run`]), and keeps why a sync failed.
+pub(crate) struct Batcher {
+    pending: Mutex<Pending>,
+    syncer: Syncer,
+    failure: Mutex<Option<String>>,
+}
+
+/// Finished artifacts whose objects are not synced yet.
+#[derive(Default)]
+struct Pending {
+    entries: Vec<Entry>,
+    since: Option<Instant>,
+}
+
+impl Batcher {
+    /// A batcher and the receiving end for [`run`].
+    pub(crate) fn new() -> (Self, Receiver<Vec<Entry>>) {
+        let (syncer, batches) = Syncer::new();
+        (Self { pending: Mutex::new(Pending::default()), syncer, failure: Mutex::new(None) }, batches)
+    }
+
+    /// Journals `entry` once its object is durable: the object was
+    /// written without a sync; its entry waits in a batch for the syncer.
+    pub(crate) fn journal_when_durable(&self, store: &Store, journal: &Journal, entry: Entry) {
+        let batch = {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            let first = *pending.since.get_or_insert_with(Instant::now);
+            pending.entries.push(entry);
+            if pending.entries.len() < SYNC_BATCH && first.elapsed() < SYNC_INTERVAL {
+                return;
+            }
+            pending.since = None;
+            std::mem::take(&mut pending.entries)
+        };
+        self.hand_over(store, journal, batch);
+    }
+
+    /// Syncs the store and journals every entry still waiting.
+    pub(crate) fn flush(&self, store: &Store, journal: &Journal) {
+        let batch = {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            pending.since = None;
+            std::mem::take(&mut pending.entries)
+        };
+        self.hand_over(store, journal, batch);
+    }
+
+    /// Hands `batch` to the syncer thread, or, once it is closed, syncs and
+    /// appends it here.
+    fn hand_over(&self, store: &Store, journal: &Journal, batch: Vec<Entry>) {
+        let Err(batch) = self.syncer.send(batch) else { return };
+        if let Err(message) = append_when_durable(store, journal, &batch) {
+            // Not journalled, and the build fails before any catalog names them.
+            self.fail(message);
+        }
+    }
+
+    /// Notes why syncing failed (the first reason is kept).
+    pub(crate) fn fail(&self, message: String) {
+        self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(message);
+    }
+
+    /// Why syncing failed, if it did.
+    pub(crate) fn into_failure(self) -> Option<String> {
+        self.failure.into_inner().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// See [`Syncer::closing`].
+    pub(crate) fn closing(&self) -> Closing<'_> {
+        self.syncer.closing()
+    }
+}
 
 /// Where build threads hand finished entries over.
 pub(crate) struct Syncer {
@@ -27,13 +112,13 @@ pub(crate) struct Syncer {
 
 impl Syncer {
     /// A syncer and the receiving end for [`run`].
-    pub(crate) fn new() -> (Self, Receiver<Vec<Entry>>) {
+    fn new() -> (Self, Receiver<Vec<Entry>>) {
         let (sender, receiver) = mpsc::channel();
         (Self { batches: Mutex::new(Some(sender)) }, receiver)
     }
 
     /// Hands a batch over; `Err` gives it back once [`Syncer::close`] ran.
-    pub(crate) fn send(&self, batch: Vec<Entry>) -> Result<(), Vec<Entry>> {
+    fn send(&self, batch: Vec<Entry>) -> Result<(), Vec<Entry>> {
         match &*self.batches.lock().unwrap_or_else(|p| p.into_inner()) {
             Some(sender) => sender.send(batch).map_err(|e| e.0),
             None => Err(batch),
@@ -41,14 +126,14 @@ impl Syncer {
     }
 
     /// No more batches: [`run`] returns once it has synced those sent.
-    pub(crate) fn close(&self) {
+    fn close(&self) {
         self.batches.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 
     /// Closes the syncer when dropped, also while a panic unwinds: a build
     /// thread's panic must end the syncing thread, or the scope that waits
     /// for it would never return.
-    pub(crate) fn closing(&self) -> Closing<'_> {
+    fn closing(&self) -> Closing<'_> {
         Closing(self)
     }
 }

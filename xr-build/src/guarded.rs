@@ -15,6 +15,7 @@
 use crate::{
     manifest::{AxisKind, Program, Stage},
     matrix::{Variant, variants},
+    plan::PlannedProgram,
 };
 use std::path::PathBuf;
 use xr_sourcebuild::{ProgramDesc, ShaderStage};
@@ -92,18 +93,18 @@ impl GuardedSource {
 pub type Preprocessor<'a> = dyn Fn(&ProgramDesc) -> Result<Vec<String>, String> + 'a;
 
 /// The one language of every stage of `program`.
-pub fn language(program: &Program) -> Result<&str, GuardedError> {
-    let language = program.stages.first().map_or("", |s| s.language());
-    match program.stages.iter().find(|s| s.language() != language) {
-        Some(other) => Err(GuardedError::MixedLanguages { file: other.file.clone() }),
-        None => Ok(language),
+pub fn language(program: &PlannedProgram) -> Result<&str, GuardedError> {
+    let first = program.stages().next().map_or("", |s| s.language);
+    match program.stages().find(|s| s.language != first) {
+        Some(other) => Err(GuardedError::MixedLanguages { file: other.stage.file.clone() }),
+        None => Ok(first),
     }
 }
 
 /// The guarded sources of every stage of `program`, its files named
 /// relative to `root` (the manifest's directory) as in a build.
 pub fn emit(
-    program: &Program,
+    program: &PlannedProgram,
     root: &crate::paths::SourceRoot,
     preprocess: &Preprocessor<'_>,
 ) -> Result<Vec<GuardedSource>, GuardedError> {
@@ -111,7 +112,8 @@ pub fn emit(
     let variants = variants(program).map_err(|e| GuardedError::Program(e.to_string()))?;
     let mut texts: Vec<Vec<String>> = Vec::new();
     for variant in &variants {
-        let desc = crate::build::program_desc(program, variant, root).map_err(GuardedError::Program)?;
+        let desc =
+            crate::recipe::program_desc(program, variant, root).map_err(|e| GuardedError::Program(e.to_string()))?;
         let stages =
             preprocess(&desc).map_err(|message| GuardedError::Preprocess { variant: variant.name.clone(), message })?;
         texts.push(stages);

@@ -5,19 +5,19 @@
 //! In order: the manifest is read (a manifest with mistakes is checked
 //! against the plugins too, so that every mistake is reported in one run);
 //! the build stamp is checked ([`crate::noop`]: a build with nothing
-//! changed loads no plugin); the plugins are loaded, the targets asked for
-//! checked, and the programs naming what no plugin offers refused alone;
-//! everything else is built; the reports are folded; guarded sources are
-//! written if asked; the stamp is recorded after a whole success. The front
-//! end only parses its arguments and prints.
+//! changed loads no plugin); the plugins are loaded (once: a front end
+//! that has its registry already gives it), the targets asked for checked,
+//! and the manifest resolved into its plan ([`crate::plan`]), the programs
+//! naming what no plugin offers refused alone; everything else is built;
+//! the reports are folded; guarded sources are written if asked; the stamp
+//! is recorded after a whole success. The front end only parses its
+//! arguments and prints.
 
 use crate::{
-    ArtifactResult, BuildRequest, Manifest, ManifestError, ManifestWarning, Summary,
-    build::BuildFailure,
+    ArtifactResult, BuildFailure, BuildPlan, BuildRequest, Manifest, ManifestError, ManifestWarning, Summary,
     guarded::{self, GuardedError},
     noop::{self, NoopQuery},
     paths::SourceRoot,
-    plugin_offer,
     report::{Report, Reports},
 };
 use std::path::{Path, PathBuf};
@@ -53,6 +53,12 @@ pub trait Progress: Sync {
     /// said; they are in [`Finished::manifest_warnings`] too).
     fn manifest_read(&self, warnings: &[Report]) {
         let _ = warnings;
+    }
+    /// The plugins were loaded and the manifest resolved into `plan`: the
+    /// compiler of every (program, target) is chosen (not called for a build
+    /// found up to date).
+    fn planned(&self, plan: &BuildPlan) {
+        let _ = plan;
     }
     /// The build is about to compile `total` artifacts (not called for a
     /// build found up to date).
@@ -120,8 +126,11 @@ pub enum GuardedOutcome {
 
 /// What a build did.
 pub struct Finished {
-    /// The manifest as built (its store resolved).
+    /// The manifest as read (its store resolved).
     pub manifest: Manifest,
+    /// The plan it was built by; `None` for a build found up to date, which
+    /// loaded no plugin.
+    pub plan: Option<BuildPlan>,
     /// The manifest's warnings.
     pub manifest_warnings: Vec<Report>,
     /// What was built.
@@ -193,10 +202,10 @@ pub fn load_manifest(path: &Path, plugin_dirs: &[PathBuf]) -> Result<Manifest, I
     };
     let mut errors = errors;
     if let Ok(text) = std::fs::read_to_string(path)
-        && let (Some(mut partial), _) = Manifest::parse_partial(path, &text)
+        && let (Some(partial), _) = Manifest::parse_partial(path, &text)
     {
         let registry = Registry::load_dirs(plugin_dirs.to_vec());
-        errors.extend(partial.check_plugins(&plugin_offer(&registry)).into_iter().map(|(_, error)| error));
+        errors.extend(BuildPlan::new(partial, &registry).refused.into_iter().map(|(_, error)| error));
     }
     errors.sort_by_key(|e| (e.line, e.column));
     errors.dedup();
@@ -204,8 +213,14 @@ pub fn load_manifest(path: &Path, plugin_dirs: &[PathBuf]) -> Result<Manifest, I
     Err(InvocationError::Manifest { manifest: path.to_owned(), reports: reports_of(&diagnostics) })
 }
 
-/// Runs the build `invocation` asks for; `progress` hears of each artifact.
-pub fn run(invocation: &Invocation, progress: &dyn Progress) -> Result<Finished, InvocationError> {
+/// Runs the build `invocation` asks for with the plugins of `registry`
+/// (loaded from the invocation's plugin directories when `None`, and only
+/// if the build is not found up to date); `progress` hears of each artifact.
+pub fn run(
+    invocation: &Invocation,
+    registry: Option<&Registry>,
+    progress: &dyn Progress,
+) -> Result<Finished, InvocationError> {
     let mut manifest = load_manifest(&invocation.manifest, &invocation.plugin_dirs)?;
     let manifest_warnings = if manifest.warnings.is_empty() {
         Vec::new()
@@ -226,6 +241,7 @@ pub fn run(invocation: &Invocation, progress: &dyn Progress) -> Result<Finished,
         tracing::info!("nothing changed since the last build (its build stamp holds); no plugin loaded");
         return Ok(Finished {
             manifest,
+            plan: None,
             manifest_warnings,
             summary,
             reports: Vec::new(),
@@ -236,7 +252,14 @@ pub fn run(invocation: &Invocation, progress: &dyn Progress) -> Result<Finished,
             guarded: Vec::new(),
         });
     }
-    let registry = Registry::load_dirs(plugin_dirs.clone());
+    let loaded;
+    let registry = match registry {
+        Some(registry) => registry,
+        None => {
+            loaded = Registry::load_dirs(plugin_dirs.clone());
+            &loaded
+        }
+    };
     let known = registry.targets();
     if let Some(name) = request.targets.iter().find(|name| !known.contains(name)) {
         return Err(InvocationError::Usage(format!(
@@ -246,36 +269,39 @@ pub fn run(invocation: &Invocation, progress: &dyn Progress) -> Result<Finished,
         )));
     }
     // A program naming what no plugin offers fails alone; the others build.
-    let refused = manifest.check_plugins(&plugin_offer(&registry));
-    progress.start(crate::count_artifacts(&manifest, request));
-    let summary = match crate::build(&manifest, &registry, request, &|result| progress.artifact(result)) {
+    let plan = BuildPlan::new(manifest.clone(), registry);
+    progress.planned(&plan);
+    progress.start(crate::count_artifacts(&plan, request));
+    let summary = match crate::build(&plan, registry, request, &|result| progress.artifact(result)) {
         Ok(summary) => summary,
         Err(error @ BuildFailure::UnknownProgram { .. }) => return Err(InvocationError::Usage(error.to_string())),
         Err(error) => return Err(InvocationError::Build(error)),
     };
     let mut reports = summary.reports();
-    for (_, error) in &refused {
+    for (_, error) in &plan.refused {
         reports.add(None, "", &[error.to_diagnostic()]);
     }
     let (errors, warnings) = (reports.count(Severity::Error), reports.count(Severity::Warning));
     // A program refused for several mistakes is one failure.
-    let mut refused_programs: Vec<&str> = refused.iter().map(|(program, _)| program.as_str()).collect();
+    let mut refused_programs: Vec<&str> = plan.refused.iter().map(|(program, _)| program.as_str()).collect();
     refused_programs.dedup();
+    let refused_programs = refused_programs.len();
     let guarded = match &invocation.emit_guarded {
-        Some(GuardedDir::At(dir)) => emit_guarded(&manifest, &registry, &request.programs, dir),
+        Some(GuardedDir::At(dir)) => emit_guarded(&plan, registry, &request.programs, dir),
         Some(GuardedDir::BesideStore) => {
-            emit_guarded(&manifest, &registry, &request.programs, &manifest.store.with_file_name("guarded"))
+            emit_guarded(&plan, registry, &request.programs, &plan.store.with_file_name("guarded"))
         }
         None => Vec::new(),
     };
     let finished = Finished {
         manifest,
+        plan: Some(plan),
         manifest_warnings,
         summary,
         reports: reports.into_sorted(),
         errors,
         warnings,
-        refused_programs: refused_programs.len(),
+        refused_programs,
         up_to_date: false,
         guarded,
     };
@@ -287,12 +313,12 @@ pub fn run(invocation: &Invocation, progress: &dyn Progress) -> Result<Finished,
     Ok(finished)
 }
 
-/// Writes one guarded source per program and stage of `manifest` (of
+/// Writes one guarded source per program and stage of `plan` (of
 /// `programs` when some are named) into `dir`.
-fn emit_guarded(manifest: &Manifest, registry: &Registry, programs: &[String], dir: &Path) -> Vec<GuardedOutcome> {
-    let root = SourceRoot::of_manifest(&manifest.path);
+fn emit_guarded(plan: &BuildPlan, registry: &Registry, programs: &[String], dir: &Path) -> Vec<GuardedOutcome> {
+    let root = SourceRoot::of_manifest(&plan.path);
     let mut outcomes = Vec::new();
-    for program in manifest.programs.iter().filter(|p| programs.is_empty() || programs.contains(&p.name)) {
+    for program in plan.programs.iter().filter(|p| programs.is_empty() || programs.contains(&p.name)) {
         let emitted = guarded::language(program)
             .and_then(|language| guarded::preprocessor(registry, language))
             .and_then(|preprocess| guarded::emit(program, &root, &*preprocess));

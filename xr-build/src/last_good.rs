@@ -8,7 +8,7 @@
 //! that never built has no object to keep. The next successful build of it
 //! writes its entry fresh, and the mark goes.
 
-use crate::{build::Failure, report::ArtifactId};
+use crate::{report::ArtifactId, summary::Failure};
 use std::collections::{BTreeMap, HashMap};
 use xr_store::{ObjectKey, Store, catalog, catalog::CatalogVariant};
 

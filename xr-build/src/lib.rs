@@ -12,11 +12,17 @@
 //! - [`matrix`] expands a program's axes into the variants it names, each
 //!   with a name made of all of its axes (two points with one name would
 //!   load the wrong variant silently, so they are a build error naming both).
-//! - [`build`] builds every (variant, target) in parallel into the store,
-//!   deduplicating identical objects; [`journal`] makes it incremental and
-//!   safe to kill (its entries made durable off the build threads by
-//!   `durable`); the store's catalog records what each program offers, a
-//!   failed artifact its last good object marked stale (`last_good`).
+//! - [`plan`] resolves a manifest once against the plugins: every
+//!   (program, target)'s compiler, every stage's language, every compile's
+//!   options. Every front end takes the plan and none chooses again.
+//! - [`build`] runs every (variant, target) of a plan in parallel through
+//!   the chain of compiles (`execute`: the journal, the shared cache, a
+//!   farm, workers, this process) into the store, deduplicating identical
+//!   objects; [`journal`] makes it incremental and safe to kill (its
+//!   entries made durable off the build threads by `durable`); the store's
+//!   catalog records what each program offers, a failed artifact its last
+//!   good object marked stale (`last_good`). [`request`] is what a front
+//!   end asks, [`summary`] what the build did, `recipe` an artifact's key.
 //! - [`bindgen`] writes typed Rust bindings of what the store holds:
 //!   variants as types, overrides, typed constant handles, block structs.
 //! - [`guarded`] writes guarded GLSL: one source per program and
@@ -35,7 +41,9 @@
 
 pub mod bindgen;
 pub mod build;
+pub mod config;
 mod durable;
+mod execute;
 pub mod gc;
 pub mod guarded;
 pub mod invocation;
@@ -45,19 +53,26 @@ pub mod manifest;
 pub mod matrix;
 pub mod noop;
 pub mod paths;
+pub mod plan;
+mod recipe;
 pub mod remote_exec;
 pub mod render;
 pub mod report;
+pub mod request;
 pub mod suggest;
+pub mod summary;
 
-pub use build::{
-    ArtifactResult, BuildRequest, CompileIn, Outcome, Shard, Summary, Workers, build, count_artifacts, plugin_offer,
-};
+pub use build::{build, count_artifacts, remove_orphaned_temp_files};
+pub use execute::ActionRecord;
 pub use manifest::{
-    Axis, AxisKind, Manifest, ManifestError, ManifestErrors, ManifestWarning, Place, PluginOffer, Program,
-    ProgramOption, Stage, TargetRef,
+    Axis, AxisKind, Manifest, ManifestError, ManifestErrors, ManifestWarning, Place, Program, ProgramOption, Stage,
+    TargetRef,
 };
 pub use matrix::{Variant, variants};
+pub use plan::{BuildPlan, Chosen, PlanError, PlannedProgram, PlannedStage, PluginOffer};
+pub use recipe::UnreadableSource;
+pub use request::{BadShard, BuildRequest, CompileIn, Shard, Workers};
+pub use summary::{ArtifactResult, BuildFailure, Failure, Outcome, Summary, Warned};
 pub use xr_remote;
 pub use xr_remote_exec;
 pub use xr_store::catalog::{Override, OverrideType};

@@ -81,7 +81,7 @@ pub struct NoopQuery<'a> {
 /// [`record`]: a manifest edited while the build runs must not be stamped
 /// as built.
 pub fn key(query: &NoopQuery<'_>) -> Option<String> {
-    let mut parts: Vec<Vec<u8>> = vec![b"xr-build-stamp/2".to_vec(), crate::build::FORMAT.into()];
+    let mut parts: Vec<Vec<u8>> = vec![b"xr-build-stamp/2".to_vec(), xr_store::FORMAT.into()];
     // Absolute: every spelling of one manifest is one build.
     parts.push(crate::paths::absolute(&query.manifest.path).to_string_lossy().as_bytes().to_vec());
     parts.push(std::fs::read(&query.manifest.path).ok()?);

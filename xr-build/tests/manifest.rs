@@ -1,7 +1,8 @@
 //! The manifest and its variant matrix, good and bad.
 
 use std::path::{Path, PathBuf};
-use xr_build::{AxisKind, Manifest, PluginOffer, variants};
+use xr_build::{AxisKind, BuildPlan, Manifest, PluginOffer, variants};
+use xr_host::Candidate;
 use xr_sourcebuild::{CompilePair, OptionDecl};
 
 fn fixture(name: &str) -> PathBuf {
@@ -261,19 +262,22 @@ fn spirv_offer() -> PluginOffer {
             ("glsl".into(), vec!["vert".into(), "frag".into(), "glsl".into()]),
             ("hlsl".into(), vec!["hlsl".into()]),
         ],
-        pairs: vec![("glsl".into(), "vk-spirv".into()), ("hlsl".into(), "vk-spirv".into())],
         compilers: ["glsl", "hlsl"]
             .into_iter()
             .map(|language| {
                 let optimize = OptionDecl::choice("optimize", &["none", "size", "performance"], "none", "level");
                 let vulkan = OptionDecl::choice("vulkan", &["1.0", "1.3"], "1.0", "version");
-                (
-                    "xr-compiler-vk-spirv".to_owned(),
+                candidate(
+                    "xr-compiler-vk-spirv",
                     CompilePair::new(language, "vk-spirv").with_options([optimize, vulkan]),
                 )
             })
             .collect(),
     }
+}
+
+fn candidate(name: &str, pair: CompilePair) -> Candidate {
+    Candidate { name: name.into(), priority: 0, identity: format!("{name} 1"), pair, plugin: PathBuf::new() }
 }
 
 /// Manifest text of one program of one vertex stage for `targets` for each
@@ -300,12 +304,12 @@ fn options_the_compiler_does_not_take_fail_their_program_alone_at_line_and_colum
             ("bad_value", "target_options = { vk-spirv = { optimize = \"fast\" } }"),
         ],
     );
-    let mut manifest = parse(&dir, &text).unwrap();
-    let refused = manifest.check_plugins(&spirv_offer());
-    let kept: Vec<&str> = manifest.programs.iter().map(|p| p.name.as_str()).collect();
+    let plan = BuildPlan::resolve(parse(&dir, &text).unwrap(), &spirv_offer());
+    let refused = &plan.refused;
+    let kept: Vec<&str> = plan.programs.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(kept, ["good"]);
     assert_eq!(
-        manifest.programs[0].options_for("vk-spirv"),
+        plan.programs[0].options_for("vk-spirv"),
         [("optimize".to_owned(), "size".to_owned()), ("vulkan".to_owned(), "1.3".to_owned())]
     );
     let errors: Vec<(&str, usize, usize, String)> =
@@ -338,11 +342,11 @@ fn targets_and_languages_no_plugin_offers_fail_their_program_alone_at_line_and_c
         program("unknown_extension", "\"vk-spirv\"", "{ stage = \"vertex\", file = \"shaders/lit.shader\" }"),
     ]
     .concat();
-    let mut manifest = parse(&dir, &text).unwrap();
-    let refused = manifest.check_plugins(&spirv_offer());
-    let kept: Vec<&str> = manifest.programs.iter().map(|p| p.name.as_str()).collect();
+    let plan = BuildPlan::resolve(parse(&dir, &text).unwrap(), &spirv_offer());
+    let refused = &plan.refused;
+    let kept: Vec<&str> = plan.programs.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(kept, ["good"], "only the programs with unknown names are taken out");
-    assert_eq!(manifest.programs[0].stages[0].language.as_deref(), Some("glsl"), "from the .vert extension");
+    assert_eq!(plan.programs[0].language(), Some("glsl"), "from the .vert extension");
     let errors: Vec<(&str, usize, usize, String)> =
         refused.iter().map(|(name, e)| (name.as_str(), e.line, e.column, e.message.clone())).collect();
     assert_eq!(errors.len(), 3, "{errors:?}");
@@ -388,12 +392,13 @@ fn a_stage_names_its_language_or_leaves_it_to_the_extension() {
     let text = "[[program]]\nname = \"p\"\ntargets = [\"vk-spirv\"]\nstages = [\n\
                 { stage = \"vertex\", file = \"shaders/lit.vert\", language = \"hlsl\" },\n\
                 { stage = \"fragment\", file = \"shaders/lit.frag\" },\n]\n";
-    let mut manifest = parse(&dir, text).unwrap();
+    let manifest = parse(&dir, text).unwrap();
     let stages = &manifest.programs[0].stages;
-    assert_eq!((stages[0].language(), stages[1].language()), ("hlsl", ""), "named, and not yet known");
-    assert!(manifest.check_plugins(&spirv_offer()).is_empty(), "hlsl and glsl are offered");
-    let stages = &manifest.programs[0].stages;
-    assert_eq!((stages[0].language(), stages[1].language()), ("hlsl", "glsl"));
+    assert_eq!((stages[0].language.as_deref(), stages[1].language.as_deref()), (Some("hlsl"), None), "as written");
+    let plan = BuildPlan::resolve(manifest, &spirv_offer());
+    assert!(plan.refused.is_empty(), "hlsl and glsl are offered");
+    let languages: Vec<&str> = plan.programs[0].stages().map(|s| s.language).collect();
+    assert_eq!(languages, ["hlsl", "glsl"], "decided by the plan");
 }
 
 /// A program-wide option goes to the targets whose compilers declare it
@@ -404,8 +409,7 @@ fn a_stage_names_its_language_or_leaves_it_to_the_extension() {
 fn program_wide_options_go_where_they_are_declared_and_defaults_are_left_out() {
     let dir = fixture("options-wide");
     let mut offer = spirv_offer();
-    offer.pairs.push(("glsl".into(), "gl-glsl".into()));
-    offer.compilers.push(("xr-compiler-glsl".into(), CompilePair::new("glsl", "gl-glsl")));
+    offer.compilers.push(candidate("xr-compiler-glsl", CompilePair::new("glsl", "gl-glsl")));
     let text = vertex_programs(
         "\"gl-glsl\", \"vk-spirv\"",
         &[
@@ -414,9 +418,9 @@ fn program_wide_options_go_where_they_are_declared_and_defaults_are_left_out() {
             ("glsl_only", "target_options = { gl-glsl = { optimize = \"size\" } }"),
         ],
     );
-    let mut manifest = parse(&dir, &text).unwrap();
-    let refused = manifest.check_plugins(&offer);
-    let sized = &manifest.programs[0];
+    let plan = BuildPlan::resolve(parse(&dir, &text).unwrap(), &offer);
+    let refused = &plan.refused;
+    let sized = &plan.programs[0];
     assert_eq!(sized.name, "sized");
     assert_eq!(
         sized.options_for("vk-spirv"),

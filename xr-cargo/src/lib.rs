@@ -25,33 +25,30 @@
 //! with errors fails the script with their count.
 //!
 //! The build's compiles run in worker processes, which are this build
-//! script started again with [`WORKER_FLAG`]: [`Build::run`] serves as a
+//! script started again with [`WORKER_FLAG`]: [`Build::try_compile`] serves as a
 //! worker when started so, so call it before the script prints anything.
+//! [`Build::compile`] panics with the error, as `cc` does;
+//! [`Build::try_compile`] returns it.
 
 use std::{
     io::Write,
     path::{Path, PathBuf},
 };
 use xr_build::{
-    BuildRequest, CompileIn, Workers, bindgen,
+    BuildPlan, bindgen,
+    config::{Asked, BuildEnv, WorkerStart},
     invocation::{self, Invocation, InvocationError},
     paths::SourceRoot,
-    xr_worker::{PoolConfig, WorkerCommand, serve},
+    xr_worker::serve,
 };
 use xr_host::Registry;
 
 /// The first argument of a build script started as a compiler worker.
 pub const WORKER_FLAG: &str = "--xr-cargo-worker";
 
-/// The environment variables that change what a build script builds: where
-/// plugins are found (`XR_PLUGIN_PATH`, and the user's data directory
-/// through `XDG_DATA_HOME` and `HOME`), whether compiles run in process, and
-/// the shared cache read before building.
-pub const WATCHED_VARIABLES: &[&str] =
-    &["XR_PLUGIN_PATH", "XDG_DATA_HOME", "HOME", "XR_IN_PROCESS", "XR_REMOTE", "XR_REMOTE_UPLOAD"];
-
-/// Each worker's memory cap: as `xr build`'s default.
-const WORKER_MEMORY: u64 = 4096 << 20;
+/// The environment variables that change what a build script builds: the
+/// build's own list ([`xr_build::config::WATCHED`]), where each is read.
+pub const WATCHED_VARIABLES: &[&str] = xr_build::config::WATCHED;
 
 /// Why the shaders were not built.
 #[derive(Debug, thiserror::Error)]
@@ -220,22 +217,20 @@ impl Build {
         self
     }
 
-    /// [`Build::run`], ending the build script with its error: what a
-    /// `build.rs` calls. Diagnostics are printed as cargo warnings first.
+    /// [`Build::try_compile`], panicking with its error: what a `build.rs`
+    /// calls (cargo shows a build script's panic with its output).
+    /// Diagnostics are printed as cargo warnings first.
     pub fn compile(self) -> Built {
-        match self.run() {
+        match self.try_compile() {
             Ok(built) => built,
-            Err(error) => {
-                eprintln!("error: {error}");
-                std::process::exit(1);
-            }
+            Err(error) => panic!("xr-cargo: {error}"),
         }
     }
 
     /// Builds the manifest, printing cargo's directives on standard
     /// output; serves as a compiler worker instead (and exits) when the
     /// process was started as one.
-    pub fn run(self) -> Result<Built, Error> {
+    pub fn try_compile(self) -> Result<Built, Error> {
         serve_if_worker();
         let out_dir = std::env::var_os("OUT_DIR").map(PathBuf::from);
         let store =
@@ -258,18 +253,18 @@ impl Build {
             cargo.rerun_if_changed(&plugin.path);
         }
         let manifest_name = self.manifest.display().to_string();
-        let request = BuildRequest {
+        let asked = Asked {
             jobs: self.jobs,
             targets: self.targets.clone(),
             programs: self.programs.clone(),
             remote: xr_build::xr_remote::Remote::from_flag_or_env(self.remote.as_deref())
                 .map_err(|e| Error::Remote(e.to_string()))?
                 .map(std::sync::Arc::new),
-            upload: std::env::var("XR_REMOTE_UPLOAD").is_ok_and(|v| v == "1" || v == "true"),
-            compile_in: compile_in(&plugin_dirs),
-            ..BuildRequest::default()
+            // Worker processes of this very build script (in process when its own path is unknown).
+            worker: std::env::current_exe().ok().map(|program| WorkerStart { program, args: vec![WORKER_FLAG.into()] }),
+            ..Asked::default()
         };
-        let request = BuildRequest { upload: request.upload && request.remote.is_some(), ..request };
+        let request = asked.request(&BuildEnv::read(), &plugin_dirs);
         let invocation = Invocation {
             manifest: self.manifest.clone(),
             store: Some(store.clone()),
@@ -278,7 +273,7 @@ impl Build {
             emit_guarded: None,
         };
         // No progress: cargo shows a build script's output only when it fails.
-        let finished = match invocation::run(&invocation, &invocation::Silent) {
+        let finished = match invocation::run(&invocation, Some(&registry), &invocation::Silent) {
             Ok(finished) => finished,
             Err(InvocationError::Manifest { reports, .. }) => {
                 for report in &reports {
@@ -315,12 +310,11 @@ impl Build {
         if let Some(file_name) = &self.bindings {
             let dir = out_dir.unwrap_or_else(|| store.with_file_name("bindings"));
             let path = dir.join(file_name);
-            let mut manifest = finished.manifest;
-            // A no-op loaded no plugin: the stages' languages are known once checked.
-            let _ = manifest.check_plugins(&xr_build::plugin_offer(&registry));
+            // A build found up to date made no plan: the same resolution, now.
+            let plan = finished.plan.unwrap_or_else(|| BuildPlan::new(finished.manifest, &registry));
             // The targets built, unless the bindings name their own.
             let targets = if self.bindings_targets.is_empty() { &self.targets } else { &self.bindings_targets };
-            let bindings = bindgen::bindings(&manifest, &registry, &self.programs, targets)?;
+            let bindings = bindgen::bindings(&plan, &registry, &self.programs, targets)?;
             let code = bindgen::write_rust(&bindings, &manifest_name);
             write_if_changed(&path, &code)
                 .map_err(|source| Error::Write { path: path.display().to_string(), source })?;
@@ -368,24 +362,6 @@ impl Directives {
     fn warning(&self, message: &str) {
         self.line(&format!("warning={}", message.replace('\n', " ")));
     }
-}
-
-/// Worker processes of this very build script (in process when
-/// `XR_IN_PROCESS=1`, or when the script's own path is unknown).
-fn compile_in(plugin_dirs: &[PathBuf]) -> CompileIn {
-    let Ok(program) = std::env::current_exe() else { return CompileIn::Process };
-    if std::env::var_os("XR_IN_PROCESS").is_some_and(|v| v == "1") {
-        return CompileIn::Process;
-    }
-    let mut args = vec![WORKER_FLAG.into()];
-    for dir in plugin_dirs {
-        args.push("--plugin-dir".into());
-        args.push(dir.into());
-    }
-    CompileIn::Workers(Workers {
-        pool: PoolConfig { command: WorkerCommand { program, args }, memory_limit: Some(WORKER_MEMORY) },
-        time_limit: Workers::DEFAULT_TIME_LIMIT,
-    })
 }
 
 /// Serves compiles and exits when this process is a worker: started with

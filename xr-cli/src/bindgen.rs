@@ -4,7 +4,7 @@
 use crate::messages::usage;
 use anyhow::Context;
 use std::path::PathBuf;
-use xr_build::{bindgen, invocation};
+use xr_build::{BuildPlan, bindgen, invocation};
 use xr_host::Registry;
 
 /// What `xr bindgen` was asked.
@@ -42,12 +42,13 @@ pub fn run(args: BindgenArgs) -> anyhow::Result<()> {
         manifest.store = store;
     }
     let registry = Registry::load_dirs(plugin_dirs);
-    // The stages' languages are known once the plugins are.
-    if let Some((_, error)) = manifest.check_plugins(&xr_build::plugin_offer(&registry)).first() {
+    // The plan of the build: each program reflected through the compiler that built it.
+    let plan = BuildPlan::new(manifest, &registry);
+    if let Some((_, error)) = plan.refused.first() {
         return Err(usage(error.to_string()));
     }
-    let bindings = bindgen::bindings(&manifest, &registry, &args.programs, &args.targets)?;
-    let code = bindgen::write_rust(&bindings, &manifest.path.display().to_string());
+    let bindings = bindgen::bindings(&plan, &registry, &args.programs, &args.targets)?;
+    let code = bindgen::write_rust(&bindings, &plan.path.display().to_string());
     match args.output.filter(|o| o.as_os_str() != "-") {
         Some(path) => {
             std::fs::write(&path, &code).with_context(|| format!("writing {}", path.display()))?;

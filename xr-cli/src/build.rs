@@ -10,7 +10,9 @@ use std::{
     sync::atomic::{AtomicUsize, Ordering},
 };
 use xr_build::{
-    ArtifactResult, BuildRequest, Manifest, Outcome, Shard, gc,
+    ArtifactResult, Manifest, Outcome, Shard,
+    config::Asked,
+    gc,
     invocation::{self, Finished, GuardedDir, GuardedOutcome, Invocation, InvocationError},
     xr_remote::Remote,
 };
@@ -81,8 +83,8 @@ impl RemoteExecArgs {
     /// cannot be reached, so the build compiles here.
     fn open(&self, messages: &MessageArgs) -> anyhow::Result<Option<Arc<xr_build::remote_exec::RemoteExec>>> {
         use xr_build::xr_remote_exec::{Connection, Endpoint, ExecutorConfig, RemoteExecutor};
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let Some(url) = self.remote_exec.clone().or_else(|| env("XR_REMOTE_EXEC")) else { return Ok(None) };
+        let env = xr_build::config::BuildEnv::read();
+        let Some(url) = self.remote_exec.clone().or(env.remote_exec) else { return Ok(None) };
         let endpoint = Endpoint::parse(&url).map_err(|e| usage(e.to_string()))?;
         if self.remote_jobs == 0 {
             return Err(usage("--remote-jobs takes a number greater than 0"));
@@ -98,8 +100,8 @@ impl RemoteExecArgs {
             .ok()
             .and_then(|u| xr_build::xr_remote::credentials::login_for(&u).ok().flatten())
             .map(|l| (l.user, l.password));
-        let instance = self.remote_instance.clone().or_else(|| env("XR_REMOTE_INSTANCE")).unwrap_or_default();
-        let connection = Connection::open(&endpoint, &instance, login, env("XR_REMOTE_EXEC_TOKEN"))
+        let instance = self.remote_instance.clone().or(env.remote_instance).unwrap_or_default();
+        let connection = Connection::open(&endpoint, &instance, login, env.remote_exec_token)
             .with_context(|| format!("the farm at {}", endpoint.shown))?;
         let config = ExecutorConfig { jobs: self.remote_jobs, ..ExecutorConfig::default() };
         match RemoteExecutor::connect(&connection, config) {
@@ -142,8 +144,8 @@ impl RemoteArgs {
         open_remote(self.remote.as_deref())
     }
 
-    fn upload(&self) -> bool {
-        self.remote_upload || std::env::var("XR_REMOTE_UPLOAD").is_ok_and(|v| v == "1" || v == "true")
+    fn upload(&self, env: &xr_build::config::BuildEnv) -> bool {
+        self.remote_upload || env.remote_upload
     }
 }
 
@@ -160,6 +162,22 @@ struct BuildProgress {
 impl xr_build::invocation::Progress for BuildProgress {
     fn manifest_read(&self, warnings: &[xr_build::report::Report]) {
         self.messages.print_reports(warnings);
+    }
+
+    // `-v`: who builds what, as the plan decided it (every front end takes this plan).
+    fn planned(&self, plan: &xr_build::BuildPlan) {
+        if crate::term::verbosity().verbose == 0 {
+            return;
+        }
+        for program in &plan.programs {
+            for target in program.targets() {
+                let by = match &target.compiler {
+                    Ok(chosen) => format!("compiled by {}", chosen.name),
+                    Err(why) => format!("no compiler: {why}"),
+                };
+                eprintln!("xr build: program '{}' for {}: {by}", program.name, target.name);
+            }
+        }
     }
 
     fn start(&self, total: usize) {
@@ -197,23 +215,25 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     if let Some(kind) = args.emit.as_deref().filter(|k| *k != "guarded") {
         return Err(usage(format!("unknown --emit kind '{kind}' (guarded)")));
     }
+    let env = xr_build::config::BuildEnv::read();
     let remote = args.remote.open()?;
-    let upload = args.remote.upload();
+    let upload = args.remote.upload(&env);
     if upload && remote.is_none() {
         return Err(usage("--remote-upload needs a remote (--remote URL or XR_REMOTE)"));
     }
     let remote_exec = args.remote_exec.open(&args.messages)?;
     let plugin_dirs = Registry::default_dirs();
-    let request = BuildRequest {
+    let asked = Asked {
         jobs: args.jobs,
         targets: args.targets.clone(),
         programs: args.programs.clone(),
         shard: args.shard,
         remote: remote.clone(),
         upload,
-        compile_in: args.workers.compile_in(&plugin_dirs)?,
         remote_exec: remote_exec.clone(),
+        ..args.workers.asked()?
     };
+    let request = asked.request(&env, &plugin_dirs);
     // Beside the store by default: known only once the manifest is read.
     let emit_guarded =
         args.emit.as_ref().map(|_| args.emit_dir.clone().map_or(GuardedDir::BesideStore, GuardedDir::At));
@@ -226,7 +246,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         done: AtomicUsize::new(0),
         failed: AtomicUsize::new(0),
     };
-    let finished = match invocation::run(&invocation, &progress) {
+    let finished = match invocation::run(&invocation, None, &progress) {
         Ok(finished) => finished,
         Err(InvocationError::Manifest { reports, .. }) => {
             args.messages.print_reports(&reports);

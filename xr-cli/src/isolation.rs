@@ -7,21 +7,17 @@
 use crate::messages::{MessageArgs, Reported, reports_of};
 use anyhow::Context;
 use std::{
-    ffi::OsString,
     os::unix::process::ExitStatusExt,
     path::{Path, PathBuf},
     time::Duration,
 };
-use xr_build::xr_worker::signal_name;
-use xr_build::{
-    CompileIn, Workers,
-    xr_worker::{PoolConfig, WorkerCommand, serve},
-};
+use xr_build::config::{Asked, WorkerStart};
+use xr_build::xr_worker::{serve, signal_name};
 use xr_sourcebuild::Diagnostic;
 
 /// Set in the child that `xr compile` and `xr reflect` run themselves in,
 /// and honoured by every command: compile in this process.
-pub const IN_PROCESS_VARIABLE: &str = "XR_IN_PROCESS";
+pub const IN_PROCESS_VARIABLE: &str = xr_build::config::IN_PROCESS;
 
 /// How `xr build` runs its compiles.
 #[derive(clap::Args, Clone, Debug)]
@@ -40,44 +36,38 @@ pub struct WorkerArgs {
     worker_memory: Option<u64>,
 }
 
-/// Each worker's memory cap when none is given: far above what glslang and
-/// SPIRV-Tools need (a worker's address space peaks at 77 MB through the
-/// 4,320-artifact benchmark build), below a build machine's memory.
-const DEFAULT_WORKER_MEMORY_MIB: u64 = 4096;
-
 /// Whether `XR_IN_PROCESS=1` asks for in-process compiles.
 pub fn in_process_by_environment() -> bool {
-    std::env::var_os(IN_PROCESS_VARIABLE).is_some_and(|v| v == "1")
+    xr_build::config::BuildEnv::read().in_process
 }
 
 impl WorkerArgs {
-    /// Where the build's compiles run, loading plugins from `plugin_dirs`.
-    pub fn compile_in(&self, plugin_dirs: &[PathBuf]) -> anyhow::Result<CompileIn> {
-        if self.in_process || in_process_by_environment() {
-            return Ok(CompileIn::Process);
-        }
+    /// What the flags ask of the build's compiles (the environment has its
+    /// say in [`Asked::request`]).
+    pub fn asked(&self) -> anyhow::Result<Asked> {
         let time_limit = match self.compile_timeout {
-            Some(seconds) => Duration::try_from_secs_f64(seconds)
-                .ok()
-                .filter(|d| !d.is_zero())
-                .ok_or_else(|| crate::messages::usage("--compile-timeout takes a number of seconds greater than 0"))?,
-            None => Workers::DEFAULT_TIME_LIMIT,
+            Some(seconds) => {
+                Some(Duration::try_from_secs_f64(seconds).ok().filter(|d| !d.is_zero()).ok_or_else(|| {
+                    crate::messages::usage("--compile-timeout takes a number of seconds greater than 0")
+                })?)
+            }
+            None => None,
         };
-        let memory_limit = match self.worker_memory.unwrap_or(DEFAULT_WORKER_MEMORY_MIB) {
-            0 => None,
-            mib => Some(mib.saturating_mul(1 << 20)),
+        let worker = if self.in_process {
+            None
+        } else {
+            let program = std::env::current_exe().context(
+                "finding xr's own executable to start compiler workers (--in-process compiles without them)",
+            )?;
+            Some(WorkerStart { program, args: vec!["worker".into()] })
         };
-        let program = std::env::current_exe()
-            .context("finding xr's own executable to start compiler workers (--in-process compiles without them)")?;
-        let mut args: Vec<OsString> = vec!["worker".into()];
-        for dir in plugin_dirs {
-            args.push("--plugin-dir".into());
-            args.push(dir.into());
-        }
-        Ok(CompileIn::Workers(Workers {
-            pool: PoolConfig { command: WorkerCommand { program, args }, memory_limit },
+        Ok(Asked {
+            in_process: self.in_process,
+            worker,
+            worker_memory: self.worker_memory.map(|mib| mib.saturating_mul(1 << 20)),
             time_limit,
-        }))
+            ..Asked::default()
+        })
     }
 }
 

@@ -31,19 +31,20 @@ use std::{
     time::{Duration, Instant},
 };
 use xr_build::paths::{SourceRoot, absolute};
-use xr_build::{build::BuildRequest, build::build, build::plugin_offer, manifest::Manifest, manifest::ManifestErrors};
+use xr_build::{
+    BuildRequest,
+    config::{Asked, BuildEnv},
+    invocation::{self, Invocation, InvocationError},
+};
 use xr_host::Registry;
 use xr_sourcebuild::Severity;
 
 /// Why watching could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum HotReloadError {
-    /// The manifest could not be read.
+    /// The manifest could not be read, or the build could not run.
     #[error(transparent)]
-    Manifest(#[from] ManifestErrors),
-    /// The first build could not run.
-    #[error("{0}")]
-    Build(String),
+    Build(#[from] InvocationError),
     /// The file watcher could not start or watch a directory.
     #[error("cannot watch {path} for changes: {message}")]
     Watch {
@@ -118,8 +119,9 @@ impl HotReload {
             }
         })
         .map_err(|e| HotReloadError::Watch { path: manifest.display().to_string(), message: e.to_string() })?;
-        let request =
-            BuildRequest { programs: programs.to_vec(), targets: targets.to_vec(), ..BuildRequest::default() };
+        // In this process: the engine's own registry builds.
+        let asked = Asked { programs: programs.to_vec(), targets: targets.to_vec(), ..Asked::default() };
+        let request = asked.request(&BuildEnv::read(), &[]);
         let mut reload = Self {
             manifest: manifest.to_path_buf(),
             request,
@@ -166,8 +168,8 @@ impl HotReload {
         let mut reload = match self.rebuild(registry) {
             Ok(reload) => reload,
             // Each mistake of the manifest its own error, at its line.
-            Err(HotReloadError::Manifest(errors)) => {
-                Reload { errors: errors.iter().map(ToString::to_string).collect(), ..Reload::default() }
+            Err(HotReloadError::Build(InvocationError::Manifest { reports, .. })) => {
+                Reload { errors: reports.iter().map(|r| r.headline()).collect(), ..Reload::default() }
             }
             Err(e) => Reload { errors: vec![e.to_string()], ..Reload::default() },
         };
@@ -184,23 +186,25 @@ impl HotReload {
 
     /// Builds the request, watches what it read; the result without `changed` or `swapped`.
     fn rebuild(&mut self, registry: &Registry) -> Result<Reload, HotReloadError> {
-        let mut manifest = Manifest::load(&self.manifest)?;
-        let mut errors: Vec<String> = Vec::new();
-        for (program, error) in manifest.check_plugins(&plugin_offer(registry)) {
-            errors.push(format!("{program}: {error}"));
-        }
         // Keep watching the manifest and what the last build read even if this one stops early.
         self.watch_file(&absolute(&self.manifest))?;
-        let summary =
-            build(&manifest, registry, &self.request, &|_| {}).map_err(|e| HotReloadError::Build(e.to_string()))?;
+        // The same path as `xr build` and a build script, with the engine's registry.
+        let invocation = Invocation {
+            manifest: self.manifest.clone(),
+            store: None,
+            request: self.request.clone(),
+            plugin_dirs: registry.searched().to_vec(),
+            emit_guarded: None,
+        };
+        let finished = invocation::run(&invocation, Some(registry), &invocation::Silent)?;
         // The build names its inputs relative to the manifest's directory.
         let root = SourceRoot::of_manifest(&self.manifest);
-        for file in summary.inputs.keys() {
+        for file in finished.summary.inputs.keys() {
             self.watch_file(&absolute(&root.on_disk(file)))?;
         }
         // Stage files of a program that failed to compile may not be in the
         // build's inputs: watch every stage the manifest names.
-        for program in &manifest.programs {
+        for program in &finished.manifest.programs {
             if self.request.programs.is_empty() || self.request.programs.contains(&program.name) {
                 for stage in &program.stages {
                     self.watch_file(&absolute(&stage.file))?;
@@ -208,17 +212,20 @@ impl HotReload {
             }
         }
         let mut failed: Vec<String> =
-            summary.failed.iter().filter_map(|f| f.artifact.as_ref()).map(|a| a.program.clone()).collect();
+            finished.summary.failed.iter().filter_map(|f| f.artifact.as_ref()).map(|a| a.program.clone()).collect();
         failed.sort();
         failed.dedup();
-        // The same path as `xr build`: one line per distinct error.
-        errors.extend(summary.reports().into_sorted().iter().filter(|r| r.severity() == Severity::Error).map(
-            |report| match report.artifacts.len() {
+        // One line per distinct error, as `xr build` reports them.
+        let errors = finished
+            .reports
+            .iter()
+            .filter(|r| r.severity() == Severity::Error)
+            .map(|report| match report.artifacts.len() {
                 0 | 1 => report.headline(),
                 n => format!("{} (in {n} artifacts)", report.headline()),
-            },
-        ));
-        Ok(Reload { built: summary.built, failed, errors, ..Reload::default() })
+            })
+            .collect();
+        Ok(Reload { built: finished.summary.built, failed, errors, ..Reload::default() })
     }
 
     fn watch_file(&mut self, file: &Path) -> Result<(), HotReloadError> {

@@ -107,14 +107,16 @@ fn the_build_script_api_reports_a_manifest_with_mistakes_no_plugins_and_a_cache_
     let manifest = dir.join("xr.toml");
     let text = std::fs::read_to_string(&manifest).unwrap();
     std::fs::write(&manifest, text.replacen("stages = [", "stagse = [", 1)).unwrap();
-    let error = xr_cargo::Build::new(&manifest).store(dir.join("store")).plugin_dir(plugin_dir()).run().unwrap_err();
+    let error =
+        xr_cargo::Build::new(&manifest).store(dir.join("store")).plugin_dir(plugin_dir()).try_compile().unwrap_err();
     // The misspelt key, and the stages it leaves the program without.
     assert!(matches!(error, xr_cargo::Error::Manifest { count: 2, .. }), "{error}");
     assert!(error.to_string().ends_with("2 mistakes in the manifest"), "{error}");
     std::fs::write(&manifest, text).unwrap();
 
     let empty = temp_dir("cargo-api-no-plugins");
-    let error = xr_cargo::Build::new(&manifest).store(dir.join("store")).plugin_dir(empty.path()).run().unwrap_err();
+    let error =
+        xr_cargo::Build::new(&manifest).store(dir.join("store")).plugin_dir(empty.path()).try_compile().unwrap_err();
     assert!(matches!(error, xr_cargo::Error::NoPlugins { .. }), "{error}");
     assert!(error.to_string().contains(&empty.path().display().to_string()), "{error}");
     assert!(!dir.join("store/objects").exists(), "nothing was built");
@@ -123,7 +125,7 @@ fn the_build_script_api_reports_a_manifest_with_mistakes_no_plugins_and_a_cache_
         .store(dir.join("store"))
         .plugin_dir(plugin_dir())
         .remote("gopher://cache.invalid/xr")
-        .run()
+        .try_compile()
         .unwrap_err();
     assert!(matches!(error, xr_cargo::Error::Remote(_)), "{error}");
     assert!(error.to_string().contains("gopher"), "{error}");

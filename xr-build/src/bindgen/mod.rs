@@ -23,7 +23,7 @@ pub mod reflection;
 pub use code::write_rust;
 pub use reflection::{Block, BlockMember, Layout, VariantReflection};
 
-use crate::{Manifest, Program, paths::SourceRoot, variants};
+use crate::{BuildPlan, Program, paths::SourceRoot, variants};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use xr_host::Registry;
@@ -117,33 +117,33 @@ pub struct Bindings {
     pub reflected: usize,
 }
 
-/// The bindings of `manifest`'s programs (of `programs` when some are
+/// The bindings of `plan`'s programs (of `programs` when some are
 /// named) over their targets (those of `targets` when some are named), as
-/// built into its store, reflected with the build systems of `registry`
-/// where the store has no reflection of an object yet.
+/// built into its store, reflected where the store has no reflection of an
+/// object yet by the build system the plan chose to build it, as loaded in
+/// `registry`: a reflection is of the object that compiler made.
 pub fn bindings(
-    manifest: &Manifest,
+    plan: &BuildPlan,
     registry: &Registry,
     programs: &[String],
     targets: &[String],
 ) -> Result<Bindings, BindgenError> {
-    let root = SourceRoot::of_manifest(&manifest.path);
-    let (catalogs, _) = xr_store::catalog::read_all(&manifest.store);
+    let root = SourceRoot::of_manifest(&plan.path);
+    let (catalogs, _) = xr_store::catalog::read_all(&plan.store);
     let mut all = Bindings::default();
-    for program in manifest.programs.iter().filter(|p| programs.is_empty() || programs.contains(&p.name)) {
+    for program in plan.programs.iter().filter(|p| programs.is_empty() || programs.contains(&p.name)) {
         let catalog = catalogs.get(&program.name).ok_or_else(|| BindgenError::NotBuilt {
             program: program.name.clone(),
-            store: manifest.store.display().to_string(),
+            store: plan.store.display().to_string(),
         })?;
         let variants = variants(program)
             .map_err(|e| BindgenError::Disagree { program: program.name.clone(), message: e.to_string() })?;
         // The build system of each target, looked up here: the registry stays on this thread.
-        let language = program.stages.first().map_or("", |s| s.language());
         let program_targets: Vec<&crate::TargetRef> =
             program.targets.iter().filter(|t| targets.is_empty() || targets.contains(&t.name)).collect();
         let mut systems = BTreeMap::new();
         for target in &program_targets {
-            let system = registry.offline_compiler(language, &target.name).map(|(_, system)| system);
+            let system = program.system(registry, &target.name).map(|(_, system)| system);
             systems.insert(target.name.as_str(), system.map_err(|e| e.to_string()));
         }
         // Every (variant, target) whose object is reflected.
@@ -170,7 +170,7 @@ pub fn bindings(
         let reflected: Vec<Result<(bool, Option<VariantReflection>), BindgenError>> = jobs
             .par_iter()
             .map(|(variant, target, object)| {
-                reflection::of_object(&manifest.store, object, || match &systems[target] {
+                reflection::of_object(&plan.store, object, || match &systems[target] {
                     Ok(system) => reflection::compile(system, program, variant, target, &root),
                     Err(why) => Err(why.clone()),
                 })

@@ -11,10 +11,10 @@
 //! and `kind`). A build system whose JSON has no `stages` is not read: its
 //! targets add nothing to the bindings.
 
-use crate::{Program, Variant, build::program_desc, paths::SourceRoot};
+use crate::{PlannedProgram, Variant, paths::SourceRoot, recipe::offline_request};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use xr_sourcebuild::{CompileOption, OfflineRequest, SourceBuildSystemBox};
+use xr_sourcebuild::SourceBuildSystemBox;
 
 /// The kind of a constant's components.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -310,17 +310,12 @@ pub fn of_object(
 /// system's reflection JSON.
 pub fn compile(
     system: &SourceBuildSystemBox,
-    program: &Program,
+    program: &PlannedProgram,
     variant: &Variant,
     target: &str,
     root: &SourceRoot,
 ) -> Result<String, String> {
-    let mut request = OfflineRequest::new(program_desc(program, variant, root)?, target);
-    request.options = program
-        .options_for(target)
-        .iter()
-        .map(|(name, value)| CompileOption { name: name.as_str().into(), value: value.as_str().into() })
-        .collect();
+    let request = offline_request(program, variant, target, root).map_err(|e| e.to_string())?;
     let artifact = system.compile_offline(&request).into_result().map_err(|e| e.error.message.into_string())?;
     Ok(artifact.reflection.json.into_string())
 }
