@@ -14,6 +14,7 @@ mod gc_concurrency;
 mod guarded;
 mod hermetic;
 mod manifest_errors;
+mod plan;
 mod plugin_search;
 mod plugin_wgsl;
 mod registry;
