@@ -27,6 +27,7 @@
 #   scripts/bench-build.sh --smoke   # CI: 24 variants, one run each, no scale series
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/target-dir.sh
 
 SMOKE=false
 [ "${1:-}" = --smoke ] && SMOKE=true
@@ -50,10 +51,10 @@ else
     PROFILE=release
     scripts/build-plugins.sh --release --quiet && cargo build --release --quiet
 fi
-XR="$PWD/target/$PROFILE/xr"
-BENCH="$PWD/target/$PROFILE/xr-bench"
+XR="$target/$PROFILE/xr"
+BENCH="$target/$PROFILE/xr-bench"
 JOBS=2
-B="$PWD/target/bench-build"
+B="$target/bench-build"
 RESULTS="$B/results.csv"
 rm -rf "$B"
 mkdir -p "$B"

@@ -18,15 +18,16 @@
 # process starts, the farm and the network, not of compile speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/target-dir.sh
 
 SMOKE=0
 [ "${1:-}" = "--smoke" ] && SMOKE=1
 scripts/setup.sh >/dev/null
 scripts/build-plugins.sh --quiet
 cargo build --quiet -p xr-cli -p xr-bot
-cargo build --quiet --manifest-path tests/fixtures/Cargo.toml --target-dir target/fixtures -p xr-fixture-crash
-XR="$PWD/target/debug/xr"
-B="$PWD/target/bench-remote-exec"
+cargo build --quiet --manifest-path tests/fixtures/Cargo.toml --target-dir "$target/fixtures" -p xr-fixture-crash
+XR="$target/debug/xr"
+B="$target/bench-remote-exec"
 if [ "$SMOKE" = 1 ]; then ARTIFACTS=20 BOTS="2"; else ARTIFACTS=1000 BOTS="1 4 16 32"; fi
 
 farm=""
@@ -91,7 +92,7 @@ echo "## (b) scale out: $ARTIFACTS compiles of 100 ms each"
 echo
 S="$B/slow"
 mkdir -p "$S/plugins"
-cp target/fixtures/debug/libxr_fixture_crash.so "$S/plugins/"
+cp "$target"/fixtures/debug/libxr_fixture_crash.so "$S/plugins/"
 echo "input" >"$S/a.crash"
 cat >"$S/xr.toml" <<TOML
 store = "store"

@@ -12,19 +12,20 @@
 #   scripts/bench-remote.sh --smoke    # debug build, 24 variants, 1 run (CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/target-dir.sh
 
 SMOKE=0
 [ "${1:-}" = "--smoke" ] && SMOKE=1
 scripts/setup.sh
 if [ "$SMOKE" = 1 ]; then
     scripts/build-plugins.sh --quiet && cargo build --quiet
-    XR="$PWD/target/debug/xr" RUNS=1 LEVELS="[0, 0]"
+    XR="$target/debug/xr" RUNS=1 LEVELS="[0, 0]"
 else
     scripts/build-plugins.sh --release --quiet && cargo build --release --quiet  # xr and the plugins it loads
-    XR="$PWD/target/release/xr" RUNS=3 LEVELS="[0, 8]"
+    XR="$target/release/xr" RUNS=3 LEVELS="[0, 8]"
 fi
 
-B="$PWD/target/bench-remote"
+B="$target/bench-remote"
 rm -rf "$B"
 mkdir -p "$B/nginx/data" "$B/nginx/temp" "$B/redis"
 scripts/bench-matrix.sh "$B" '"gl-spirv", "vk-spirv"' "$LEVELS"

@@ -17,6 +17,7 @@
 #   BENCH=/elsewhere/xr-bench NO_BUILD=1 ...   (another build: its plugins beside it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/target-dir.sh
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 . scripts/lavapipe-env.sh
 if [ -z "${NO_BUILD:-}" ]; then
@@ -25,7 +26,7 @@ fi
 low=${LOW:-10000}
 high=${HIGH:-20000}
 system=${SYSTEM:-xr-compiler-glsl}
-bench=${BENCH:-target/release/xr-bench}
+bench=${BENCH:-$target/release/xr-bench}
 kinds=("$@")
 if [ ${#kinds[@]} -eq 0 ]; then
     kinds=(raw-vector resolved-vector typed-vector table-vector generated-vector

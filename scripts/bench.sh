@@ -6,7 +6,8 @@
 #   scripts/bench.sh vulkan-load [--frames 300]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/target-dir.sh
 scripts/setup.sh
 . scripts/lavapipe-env.sh
 scripts/build-plugins.sh --release --quiet && cargo build --release --quiet
-exec target/release/xr-bench "$@"
+exec "$target/release/xr-bench" "$@"

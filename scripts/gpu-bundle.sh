@@ -6,12 +6,13 @@
 # driver libraries (NVIDIA's in /usr/local/nvidia/lib64).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/target-dir.sh
 scripts/build-plugins.sh --release --quiet && cargo build --release --quiet
-bundle=target/gpu-bundle
+bundle=$target/gpu-bundle
 rm -rf "$bundle" && mkdir -p "$bundle/lib" "$bundle/bin" "$bundle/shaders"
-cp target/release/{xr,triangle,pipelines} "$bundle/"
+cp "$target"/release/{xr,triangle,pipelines} "$bundle/"
 for plugin in $(grep -v -e '^#' -e '^$' plugins.txt); do # the plugins XR ships
-    cp "target/release/lib${plugin//-/_}.so" "$bundle/"
+    cp "$target/release/lib${plugin//-/_}.so" "$bundle/"
 done
 cp -r samples/triangle/shaders "$bundle/shaders/triangle"
 cp -r samples/pipelines/shaders "$bundle/shaders/pipelines"

@@ -12,7 +12,8 @@
 # own lines (where the PNGs went, which path each program took) are shown.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-logs=${CARGO_TARGET_DIR:-target}/logs
+. scripts/target-dir.sh
+logs=$target/logs
 mkdir -p "$logs"
 job_start=$SECONDS
 
@@ -76,26 +77,26 @@ quiet_step plugins "Building XR's plugins (cargo build --release -p …; minutes
 quiet_step build "Building XR and the samples (cargo build --release; the materials sample's build script builds its shaders)" \
     cargo build --release
 out=target/xr-samples
-step "Listing the plugins and devices XR finds (xr plugins)" target/release/xr plugins
-step "Rendering the triangle on every back end" target/release/triangle --out "$out"
-step "Rendering the pipelines sample" target/release/pipelines --store target/xr-store --out "$out/pipelines.png"
+step "Listing the plugins and devices XR finds (xr plugins)" "$target"/release/xr plugins
+step "Rendering the triangle on every back end" "$target"/release/triangle --out "$out"
+step "Rendering the pipelines sample" "$target"/release/pipelines --store target/xr-store --out "$out/pipelines.png"
 # The material library: every program, variant and target into its store
 # (target/xr-store/materials), plus its guarded sources (every variant of a stage in one file) beside it.
 step "Building the materials library (xr build -m samples/materials/xr.toml)" \
-    target/release/xr build -m samples/materials/xr.toml --emit guarded
+    "$target"/release/xr build -m samples/materials/xr.toml --emit guarded
 # The sample's own store: the one its build script built (build.rs, xr-cargo), drawn through its typed bindings.
 step "Rendering the materials scene through every load path (from the store its build script built)" \
-    target/release/materials --out "$out"
+    "$target"/release/materials --out "$out"
 # Textures, buffers, depth and compute: a compute pass paints a texture, a
 # lit cube samples it, through every path.
-step "Rendering the textured sample (compute, textures, depth)" target/release/textured --out "$out"
+step "Rendering the textured sample (compute, textures, depth)" "$target"/release/textured --out "$out"
 # Task and mesh stages (Vulkan; the OpenGL paths say why they skip): the
 # textured cube drawn into the vertex pipeline's pixels, or the step fails.
-step "Rendering the meshlets sample (task and mesh stages)" target/release/meshlets --out "$out"
-step "Tracing the raytraced sample (a ray tracing pipeline)" target/release/raytraced --out "$out"
+step "Rendering the meshlets sample (task and mesh stages)" "$target"/release/meshlets --out "$out"
+step "Tracing the raytraced sample (a ray tracing pipeline)" "$target"/release/raytraced --out "$out"
 # Deferred shading: a bindless G-buffer pass into three attachments, a
 # lighting pass reading them, through every path.
-step "Rendering the deferred-shading sample" target/release/deferred --out "$out"
+step "Rendering the deferred-shading sample" "$target"/release/deferred --out "$out"
 # The viewer: the same scene in a window on each back end, picked at
 # start-up, presented for 60 frames and read back from the window. Under
 # Xvfb where there is no display.
@@ -104,7 +105,7 @@ display="on ${DISPLAY:-}"
 [ -n "${DISPLAY:-}" ] || display="under Xvfb (no DISPLAY)"
 for backend in opengl vulkan; do
     step "Showing the materials scene in the viewer's window on $backend, $display, for 60 frames" \
-        run_in_x target/release/viewer --backend "$backend" --store target/xr-store/materials \
+        run_in_x "$target"/release/viewer --backend "$backend" --store target/xr-store/materials \
         --manifest samples/materials/xr.toml --no-watch --frames 60 --screenshot "$out/viewer-$backend.png"
 done
 pngs=$(find "$out" -name '*.png' | wc -l)

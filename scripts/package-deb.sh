@@ -13,6 +13,7 @@
 # that the unpacked `xr` finds all of its plugins with no variable set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/target-dir.sh
 
 profile=release
 install_args=()
@@ -27,7 +28,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-if $smoke && [ ! -f "${CARGO_TARGET_DIR:-target}/debug/xr" ]; then
+if $smoke && [ ! -f "$target/debug/xr" ]; then
     scripts/build-plugins.sh && cargo build
 fi
 stage=target/xr-deb/stage

@@ -26,13 +26,14 @@
 # summary on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/target-dir.sh
 
 kind="${1:?usage: scripts/real-world.sh vulkan-glsl|vulkan-hlsl|vulkan-slang|opengl DIR | --smoke}"
 profile="${PROFILE:-release}"
 if [ "$kind" = --smoke ]; then
     profile=debug
 fi
-xr="target/$profile/xr"
+xr="$target/$profile/xr"
 if [ ! -x "$xr" ]; then
     packages=(-p xr-cli)
     for plugin in $(grep -v -e '^#' -e '^$' plugins.txt); do packages+=(-p "$plugin"); done
@@ -41,7 +42,7 @@ fi
 export XR_GL_DEVICE="${XR_GL_DEVICE:-software}"
 scripts/setup-lavapipe.sh
 . scripts/lavapipe-env.sh
-out=target/real-world
+out=$target/real-world
 mkdir -p "$out"
 
 # A checkout, or a bare mirror's `$2` exported into a scratch directory.

@@ -11,21 +11,25 @@
 # DIR holds the database, the configuration, each process's pid and log
 # (DIR/logs) and the bots' scratch space. Needs scripts/setup-buildgrid.sh
 # (BuildGrid in target/buildgrid) and a built xr-bot (XR_BOT, else
-# target/debug/xr-bot, else target/release/xr-bot).
+# target/debug/xr-bot, else target/release/xr-bot; target/ is
+# CARGO_TARGET_DIR when that is set).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 command=${1:-}
 dir=${2:-}
-[ -n "$command" ] && [ -n "$dir" ] || { sed -n '2,14p' "$0" >&2; exit 2; }
+[ -n "$command" ] && [ -n "$dir" ] || { sed -n '2,15p' "$0" >&2; exit 2; }
 shift 2
 mkdir -p "$dir/logs"
 dir=$(cd "$dir" && pwd)
 
-bgd=$repo/target/buildgrid/bin/bgd
+# What the setup and cargo built: under CARGO_TARGET_DIR when it is set.
+target=${CARGO_TARGET_DIR:-$repo/target}
+case $target in /*) ;; *) target=$repo/$target ;; esac
+bgd=$target/buildgrid/bin/bgd
 pg_bin=$(dirname "$(command -v pg_ctl || echo /usr/lib/postgresql/15/bin/pg_ctl)")
 bot=${XR_BOT:-}
 if [ -z "$bot" ]; then
-    for candidate in "$repo/target/debug/xr-bot" "$repo/target/release/xr-bot"; do
+    for candidate in "$target/debug/xr-bot" "$target/release/xr-bot"; do
         [ -x "$candidate" ] && { bot=$candidate; break; }
     done
 fi
@@ -37,11 +41,30 @@ free_port() {
 # PostgreSQL refuses to run as root: as root, the cluster belongs to `postgres`.
 as_db_user() {
     if [ "$(id -u)" = 0 ]; then
-        id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
-        chown -R postgres "$dir/pg" "$dir/logs/postgres.log" 2>/dev/null || true
+        chown -R postgres "$pg" 2>/dev/null || true
         su postgres -s /bin/sh -c "$(printf '%q ' "$@")"
     else
         "$@"
+    fi
+}
+
+# The cluster's directory: DIR/pg, unless DIR is one `postgres` cannot enter
+# (as root, `mktemp -d` makes it 0700); then a directory of its own in the
+# system's temporary directory, named in DIR/pg_dir and removed by `down`.
+if [ -f "$dir/pg_dir" ]; then
+    pg=$(cat "$dir/pg_dir")
+else
+    pg=$dir/pg
+fi
+place_cluster() {
+    pg=$dir/pg
+    rm -f "$dir/pg_dir"
+    if [ "$(id -u)" = 0 ]; then
+        id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
+        if ! su postgres -s /bin/sh -c "test -x $(printf '%q' "$dir")"; then
+            pg=$(mktemp -d "${TMPDIR:-/tmp}/xr-farm-pg.XXXXXX")
+            echo "$pg" >"$dir/pg_dir"
+        fi
     fi
 }
 
@@ -82,12 +105,21 @@ up)
     port=${port:-$(free_port)}
     pg_port=$(free_port)
     echo "$port" >"$dir/port"
+    [ "$pg" = "$dir/pg" ] || rm -rf "$pg"
     rm -rf "$dir/pg"
-    mkdir -p "$dir/pg/data" "$dir/pg/socket"
-    touch "$dir/logs/postgres.log"
-    as_db_user "$pg_bin/initdb" -D "$dir/pg/data" -U postgres --auth=trust >"$dir/logs/initdb.log" 2>&1
-    as_db_user "$pg_bin/pg_ctl" -D "$dir/pg/data" -l "$dir/logs/postgres.log" -w \
-        -o "-p $pg_port -k $dir/pg/socket -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+    place_cluster
+    mkdir -p "$pg/data" "$pg/socket"
+    as_db_user "$pg_bin/initdb" -D "$pg/data" -U postgres --auth=trust >"$dir/logs/initdb.log" 2>&1 || {
+        echo "remote-exec: initdb failed: $(tail -n 1 "$dir/logs/initdb.log") (all of it in $dir/logs/initdb.log)" >&2
+        exit 1
+    }
+    # The server writes its log as `postgres`, so beside the cluster.
+    as_db_user "$pg_bin/pg_ctl" -D "$pg/data" -l "$pg/postgres.log" -w \
+        -o "-p $pg_port -k $pg/socket -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null || {
+        echo "remote-exec: PostgreSQL did not start: $(tail -n 1 "$pg/postgres.log" 2>/dev/null) (see $pg/postgres.log)" >&2
+        exit 1
+    }
+    [ "$pg" = "$dir/pg" ] || ln -sfn "$pg/postgres.log" "$dir/logs/postgres.log"
     echo "$pg_port" >"$dir/pg_port"
     sql="postgresql://postgres@127.0.0.1:$pg_port/postgres"
     cat >"$dir/server.yml" <<YAML
@@ -155,12 +187,15 @@ down)
         kill -9 "$pid" 2>/dev/null || true
         rm -f "$pidfile"
     done
-    if [ -d "$dir/pg/data" ] && [ -f "$dir/pg/data/postmaster.pid" ]; then
-        as_db_user "$pg_bin/pg_ctl" -D "$dir/pg/data" -m immediate -w stop >/dev/null 2>&1 || true
+    if [ -d "$pg/data" ] && [ -f "$pg/data/postmaster.pid" ]; then
+        as_db_user "$pg_bin/pg_ctl" -D "$pg/data" -m immediate -w stop >/dev/null 2>&1 || true
+    fi
+    if [ -f "$dir/pg_dir" ]; then
+        rm -rf "$pg" "$dir/pg_dir"
     fi
     ;;
 *)
-    sed -n '2,14p' "$0" >&2
+    sed -n '2,15p' "$0" >&2
     exit 2
     ;;
 esac

@@ -7,7 +7,7 @@
 # Idempotent: an environment with the pinned BuildGrid is left alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv=target/buildgrid
+venv=${CARGO_TARGET_DIR:-target}/buildgrid
 pins=scripts/buildgrid-requirements.txt
 want=$(grep -i '^buildgrid==' "$pins")
 if [ -x "$venv/bin/bgd" ] && "$venv/bin/pip" freeze 2>/dev/null | grep -qix "$want"; then

@@ -20,6 +20,7 @@ step() { # name, command…
 if [ "${CI:-}" = true ]; then
     export CARGO_INCREMENTAL=0
 fi
+. scripts/target-dir.sh
 step setup scripts/setup.sh
 # Vulkan on the setup's current lavapipe (docs/TESTING.md, "The drivers").
 . scripts/lavapipe-env.sh
@@ -39,9 +40,9 @@ step bench-remote-exec scripts/bench-remote-exec.sh --smoke
 # A smoke of the build benchmark: glslc batched, make, ninja and xr on 48 artifacts.
 step bench-build scripts/bench-build.sh --smoke
 # A smoke of the Slang benchmark: xr build against the library called directly, 12 artifacts.
-step bench-slang target/debug/xr-bench slang --scales 1 --base-levels 1 --rounds 1 --dir target/bench-slang-smoke
+step bench-slang "$target"/debug/xr-bench slang --scales 1 --base-levels 1 --rounds 1 --dir target/bench-slang-smoke
 # A smoke of the Vulkan load benchmark: pipelines, shader objects and shader binaries, 10 frames.
-step bench-vulkan-load target/debug/xr-bench vulkan-load --frames 10
+step bench-vulkan-load "$target"/debug/xr-bench vulkan-load --frames 10
 # A smoke of the Debian package: the debug build packaged with cargo-deb,
 # unpacked with dpkg -x, its xr finding its plugins (docs/INSTALL.md).
 step package-deb scripts/package-deb.sh --smoke

@@ -22,6 +22,10 @@ struct Farm {
 impl Farm {
     fn up(bots: usize) -> Self {
         let dir = temp_dir("farm");
+        // As `mktemp -d` makes it: run as root, the farm's PostgreSQL (user
+        // `postgres`) cannot enter it, and the script must place it elsewhere.
+        std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .expect("the farm's directory made private");
         let output = Command::new(workspace_root().join("scripts/remote-exec.sh"))
             .args(["up", dir.to_str().expect("utf-8 temp dir"), "--bots", &bots.to_string()])
             .env("XR_BOT", executable("xr-bot"))
