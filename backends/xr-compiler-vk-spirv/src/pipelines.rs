@@ -18,6 +18,7 @@ use std::{collections::HashMap, ffi::CString, sync::Mutex};
 use xr_device::XrError;
 use xr_sourcebuild::ShaderStage;
 use xr_spirv::{container::StageModule, reflect::InterfaceVariable};
+use xr_vulkan_common::fixed_function;
 
 /// One stage of the pipeline, owned (pipelines are made after `create`).
 struct Stage {
@@ -120,40 +121,20 @@ impl GraphicsPipelines {
             })
             .collect();
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
-        let topology = if self.patch_size.is_some() {
-            vk::PrimitiveTopology::PATCH_LIST
-        } else {
-            vk::PrimitiveTopology::TRIANGLE_LIST
-        };
-        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(topology);
+        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
+            .topology(fixed_function::topology(self.patch_size.is_some()));
         let tessellation =
             vk::PipelineTessellationStateCreateInfo::default().patch_control_points(self.patch_size.unwrap_or(3));
         let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
-        let raster = vk::PipelineRasterizationStateCreateInfo::default()
-            .polygon_mode(vk::PolygonMode::FILL)
-            .cull_mode(vk::CullModeFlags::NONE)
-            .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
-            .line_width(1.0);
-        let multisample =
-            vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
-        let attachments: Vec<vk::PipelineColorBlendAttachmentState> = (0..colors.len() as u32)
-            .map(|i| {
-                let written = !mask_unwritten || self.written.as_ref().is_none_or(|w| w.contains(&i));
-                let mask = if written { vk::ColorComponentFlags::RGBA } else { vk::ColorComponentFlags::empty() };
-                vk::PipelineColorBlendAttachmentState::default().color_write_mask(mask)
-            })
-            .collect();
+        let raster = fixed_function::rasterization();
+        let multisample = fixed_function::multisample();
+        let attachments = fixed_function::blend_attachments(
+            (0..colors.len() as u32).map(|i| !mask_unwritten || self.written.as_ref().is_none_or(|w| w.contains(&i))),
+        );
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
-        let mut dynamic_states = vec![vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
-        if !self.mesh {
-            dynamic_states.push(vk::DynamicState::VERTEX_INPUT_EXT);
-        }
-        if depth.is_some() {
-            // Whether a draw tests depth is the draw's choice.
-            dynamic_states.extend([vk::DynamicState::DEPTH_TEST_ENABLE, vk::DynamicState::DEPTH_WRITE_ENABLE]);
-        }
+        let dynamic_states = fixed_function::dynamic_states(self.mesh, depth.is_some());
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
-        let depth_stencil = vk::PipelineDepthStencilStateCreateInfo::default().depth_compare_op(vk::CompareOp::LESS);
+        let depth_stencil = fixed_function::depth_stencil();
         let mut rendering = vk::PipelineRenderingCreateInfo::default().color_attachment_formats(colors);
         if let Some(format) = depth {
             rendering = rendering.depth_attachment_format(format);

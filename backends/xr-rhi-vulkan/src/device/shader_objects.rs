@@ -7,15 +7,14 @@
 //! shader objects bound, every state a pipeline could have left dynamic is
 //! dynamic, and the driver reads each one that an enabled feature makes
 //! meaningful (depth clamp, depth bounds, logic operations, alpha to one,
-//! tessellation, fragment shading rates). The values are those of XR's
-//! pipelines (`xr-compiler-vk-spirv`'s `pipelines.rs`): filled triangles,
-//! no culling, counter-clockwise front faces, one sample, no blending, a
-//! `LESS` depth test where the draw asks for one; so both paths draw the
-//! same pixels.
+//! tessellation, fragment shading rates). The values come from
+//! `xr-vulkan-common`'s fixed-function state, which the compiler's
+//! pipelines are made from too; so both paths draw the same pixels.
 
 use crate::instance::Context;
 use ash::vk::{self, Handle};
 use xr_device::{ShaderObjectSlot, VulkanProgram};
+use xr_vulkan_common::fixed_function::{self, DrawDecisions, ShaderObjectFeatures};
 
 /// The shader object functions, and what the device enabled that decides
 /// which stages and states a draw must give.
@@ -25,11 +24,7 @@ pub(super) struct ShaderObjects {
     shading_rate: Option<ash::khr::fragment_shading_rate::Device>,
     /// Every stage a draw binds (null where the program has none).
     stages: Vec<vk::ShaderStageFlags>,
-    tessellation: bool,
-    depth_clamp: bool,
-    depth_bounds: bool,
-    logic_op: bool,
-    alpha_to_one: bool,
+    features: ShaderObjectFeatures,
 }
 
 /// What one draw with shader objects sets.
@@ -79,11 +74,13 @@ impl ShaderObjects {
                 .has_extension(ash::khr::fragment_shading_rate::NAME)
                 .then(|| ash::khr::fragment_shading_rate::Device::new(&context.instance, &context.device)),
             stages,
-            tessellation: core.tessellation_shader == vk::TRUE,
-            depth_clamp: core.depth_clamp == vk::TRUE,
-            depth_bounds: core.depth_bounds == vk::TRUE,
-            logic_op: core.logic_op == vk::TRUE,
-            alpha_to_one: core.alpha_to_one == vk::TRUE,
+            features: ShaderObjectFeatures {
+                tessellation: core.tessellation_shader == vk::TRUE,
+                depth_clamp: core.depth_clamp == vk::TRUE,
+                depth_bounds: core.depth_bounds == vk::TRUE,
+                logic_op: core.logic_op == vk::TRUE,
+                alpha_to_one: core.alpha_to_one == vk::TRUE,
+            },
         })
     }
 
@@ -107,54 +104,20 @@ impl ShaderObjects {
             })
             .collect();
         let written = |i: u32| !draw.mask_unwritten || (i < 32 && program.written_attachments & (1 << i) != 0);
-        let masks: Vec<vk::ColorComponentFlags> = (0..draw.attachments)
-            .map(|i| if written(i) { vk::ColorComponentFlags::RGBA } else { vk::ColorComponentFlags::empty() })
-            .collect();
-        let blend = vec![vk::FALSE; draw.attachments as usize];
+        let write_masks: Vec<vk::ColorComponentFlags> =
+            (0..draw.attachments).map(|i| fixed_function::color_write_mask(written(i))).collect();
+        let decisions = DrawDecisions {
+            depth_test: draw.depth.unwrap_or(false),
+            patch_control_points: program.patch_control_points,
+            write_masks: &write_masks,
+        };
         let f = &self.functions;
-        // SAFETY: per the contract; every value is one the device takes.
+        // SAFETY: per the contract; `features` are what the device enabled.
         unsafe {
             f.cmd_bind_shaders(cb, &self.stages, &shaders);
             device.cmd_set_viewport_with_count(cb, &[draw.viewport]);
             device.cmd_set_scissor_with_count(cb, &[draw.area]);
-            f.cmd_set_rasterizer_discard_enable(cb, false);
-            f.cmd_set_polygon_mode(cb, vk::PolygonMode::FILL);
-            f.cmd_set_rasterization_samples(cb, vk::SampleCountFlags::TYPE_1);
-            f.cmd_set_sample_mask(cb, vk::SampleCountFlags::TYPE_1, &[u32::MAX]);
-            f.cmd_set_alpha_to_coverage_enable(cb, false);
-            if self.alpha_to_one {
-                f.cmd_set_alpha_to_one_enable(cb, false);
-            }
-            f.cmd_set_cull_mode(cb, vk::CullModeFlags::NONE);
-            f.cmd_set_front_face(cb, vk::FrontFace::COUNTER_CLOCKWISE);
-            let test = draw.depth.unwrap_or(false);
-            f.cmd_set_depth_test_enable(cb, test);
-            f.cmd_set_depth_write_enable(cb, test);
-            f.cmd_set_depth_compare_op(cb, vk::CompareOp::LESS);
-            if self.depth_bounds {
-                f.cmd_set_depth_bounds_test_enable(cb, false);
-            }
-            if self.depth_clamp {
-                f.cmd_set_depth_clamp_enable(cb, false);
-            }
-            f.cmd_set_depth_bias_enable(cb, false);
-            f.cmd_set_stencil_test_enable(cb, false);
-            let tessellated = program.patch_control_points > 0;
-            let topology =
-                if tessellated { vk::PrimitiveTopology::PATCH_LIST } else { vk::PrimitiveTopology::TRIANGLE_LIST };
-            f.cmd_set_primitive_topology(cb, topology);
-            f.cmd_set_primitive_restart_enable(cb, false);
-            if self.tessellation {
-                f.cmd_set_patch_control_points(cb, program.patch_control_points.max(1));
-                f.cmd_set_tessellation_domain_origin(cb, vk::TessellationDomainOrigin::UPPER_LEFT);
-            }
-            if self.logic_op {
-                f.cmd_set_logic_op_enable(cb, false);
-            }
-            if !blend.is_empty() {
-                f.cmd_set_color_blend_enable(cb, 0, &blend);
-                f.cmd_set_color_write_mask(cb, 0, &masks);
-            }
+            fixed_function::set_on_command_buffer(f, cb, self.features, decisions);
             if let Some(shading_rate) = &self.shading_rate {
                 let keep = [vk::FragmentShadingRateCombinerOpKHR::KEEP; 2];
                 // ash has no wrapper for it: the raw entry point.
