@@ -13,7 +13,9 @@
 #   build-dependency) links none of the build into what it ships;
 # - the Remote Execution client knows nothing of shaders, and the bot
 #   nothing of XR: the same actions run on any engine's workers;
-# - no broken fixture plugin is a member of the workspace.
+# - no broken fixture plugin is a member of the workspace;
+# - every XR_* variable is read in one crate's code alone, so two front
+#   ends cannot read the same setting two ways.
 # Prints each rule it checks; exits 1 on the first broken one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,5 +66,22 @@ if [ -n "$fixtures" ]; then
     failed=1
 else
     echo "layering: ok   no fixture plugin is a member of the workspace"
+fi
+# Each XR_* name quoted in a crate's src/ (a read, or the constant a read
+# uses), less the lines that set one for a child process or a test.
+readers=$(for src in */src backends/*/src samples/*/src; do
+    crate=${src%/src}
+    [ "$crate" = tests ] && continue # the tests set variables, they read none
+    grep -rhE '"XR_[A-Z0-9_]+"' --include='*.rs' "$src" 2>/dev/null |
+        grep -vE '\.env\(|env_remove\(|set_var\(|remove_var\(' |
+        grep -oE '"XR_[A-Z0-9_]+"' | sort -u | sed "s|\$| $crate|"
+done | sort -u)
+shared=$(echo "$readers" | awk 'NF == 2 {crates[$1] = crates[$1] " " $2; n[$1]++}
+    END {for (v in n) if (n[v] > 1) printf "%s (%s ) ", v, crates[v]}')
+if [ -n "$shared" ]; then
+    echo "layering: FAIL a variable is read in two crates: $shared"
+    failed=1
+else
+    echo "layering: ok   every XR_* variable is read in one crate"
 fi
 exit $failed

@@ -189,8 +189,7 @@ pub fn labelled(label: Label, message: &str, color: bool) -> String {
 /// otherwise warnings and errors (`-vv`: info too) as `warning: …` lines.
 fn install_tracing(color: bool, verbosity: Verbosity) {
     let builder = tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(color);
-    if let Some(value) = std::env::var_os("XR_LOG") {
-        let level = value.to_str().and_then(|v| v.parse().ok()).unwrap_or(Level::WARN);
+    if let Some(level) = xr_host::log_level() {
         builder.with_max_level(level).init();
         return;
     }

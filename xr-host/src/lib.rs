@@ -6,10 +6,12 @@
 //! the plugins.
 
 pub mod choice;
+pub mod log;
 pub mod options;
 pub mod registry;
 
 pub use choice::{Candidate, choose};
+pub use log::{LOG_VAR, log_level};
 pub use options::{OptionError, check_option, check_options, stage_selected};
 pub use registry::{
     AttachedDevice, INSTALLED_PLUGIN_DIR, LoadedPlugin, PLUGIN_PATH_VAR, Registry, RegistryError, SkippedFile,

@@ -30,7 +30,7 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let level = std::env::var("XR_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(tracing::Level::WARN);
+    let level = xr_host::log_level().unwrap_or(tracing::Level::WARN);
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).init();
     let registry = Registry::discover();
     let mut library = ShaderLibrary::open(&args.store).with_context(|| format!("opening {}", args.store.display()))?;

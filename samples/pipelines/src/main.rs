@@ -21,7 +21,7 @@ struct Args {
 }
 
 fn main() -> anyhow::Result<()> {
-    let level = std::env::var("XR_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(tracing::Level::WARN);
+    let level = xr_host::log_level().unwrap_or(tracing::Level::WARN);
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).init();
     let args = Args::parse();
     let registry = Registry::discover();

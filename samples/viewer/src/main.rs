@@ -73,7 +73,7 @@ fn parse_resize(text: &str) -> Result<ScriptedResize, String> {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let level = std::env::var("XR_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(tracing::Level::WARN);
+    let level = xr_host::log_level().unwrap_or(tracing::Level::WARN);
     // winit warns about every Xvfb (no XSETTINGS, a 0 mm screen): shown from XR_LOG=debug on.
     let winit = if level >= tracing::Level::DEBUG { level } else { tracing::Level::ERROR };
     let filter = Targets::new().with_default(level).with_target("winit", winit);
