@@ -47,30 +47,17 @@ fn main() -> anyhow::Result<()> {
     let endpoint = xr_remote_exec::Endpoint::parse(&args.farm)?;
     let connection =
         xr_remote_exec::Connection::open(&endpoint, &args.instance, None, std::env::var("XR_BOT_TOKEN").ok())?;
-    let mut properties = vec![("OSFamily".to_owned(), os_family().to_owned()), ("ISA".to_owned(), isa().to_owned())];
+    let mut extra = Vec::new();
     for property in &args.properties {
         let (key, value) =
             property.split_once('=').ok_or_else(|| anyhow::anyhow!("--property {property}: write KEY=VALUE"))?;
-        properties.retain(|(k, _)| k != key);
-        properties.push((key.to_owned(), value.to_owned()));
+        extra.push((key.to_owned(), value.to_owned()));
     }
+    let properties = xr_remote_exec::platform::host_properties(extra);
     let id = args.id.unwrap_or_else(|| format!("{}-{}", host_name(), std::process::id()));
     std::fs::create_dir_all(&args.work)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     runtime.block_on(session::serve(connection, id, properties, args.work))
-}
-
-/// The `OSFamily` REAPI clients ask for.
-fn os_family() -> &'static str {
-    std::env::consts::OS
-}
-
-/// The `ISA` REAPI clients ask for (Bazel's spelling: x86-64, aarch64).
-fn isa() -> &'static str {
-    match std::env::consts::ARCH {
-        "x86_64" => "x86-64",
-        other => other,
-    }
 }
 
 fn host_name() -> String {

@@ -76,20 +76,7 @@ impl RemoteExec {
     /// Compiles through `executor`, `jobs` at a time, on workers with
     /// `properties` besides this machine's `OSFamily` and `ISA`.
     pub fn new(executor: RemoteExecutor, jobs: usize, properties: Vec<(String, String)>) -> Self {
-        let mut platform = vec![
-            ("OSFamily".to_owned(), std::env::consts::OS.to_owned()),
-            (
-                "ISA".to_owned(),
-                match std::env::consts::ARCH {
-                    "x86_64" => "x86-64".to_owned(),
-                    other => other.to_owned(),
-                },
-            ),
-        ];
-        for (key, value) in properties {
-            platform.retain(|(k, _)| *k != key);
-            platform.push((key, value));
-        }
+        let platform = xr_remote_exec::platform::host_properties(properties);
         Self {
             executor,
             platform,

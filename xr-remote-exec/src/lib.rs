@@ -22,6 +22,7 @@ pub mod cas;
 pub mod connection;
 pub mod digest;
 pub mod execute;
+pub mod platform;
 pub mod tree;
 
 pub use bazel_remote_apis::build::bazel::remote::execution::v2 as proto;
