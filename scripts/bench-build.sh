@@ -46,10 +46,10 @@ command -v python3 >/dev/null 2>&1 || { echo "bench-build: python3 is needed" >&
 
 if $SMOKE; then
     PROFILE=debug
-    scripts/build-plugins.sh --quiet && cargo build --quiet
+    cargo build --quiet
 else
     PROFILE=release
-    scripts/build-plugins.sh --release --quiet && cargo build --release --quiet
+    cargo build --release --quiet
 fi
 XR="$target/$PROFILE/xr"
 BENCH="$target/$PROFILE/xr-bench"

@@ -18,10 +18,10 @@ SMOKE=0
 [ "${1:-}" = "--smoke" ] && SMOKE=1
 scripts/setup.sh
 if [ "$SMOKE" = 1 ]; then
-    scripts/build-plugins.sh --quiet && cargo build --quiet
+    cargo build --quiet
     XR="$target/debug/xr" RUNS=1 LEVELS="[0, 0]"
 else
-    scripts/build-plugins.sh --release --quiet && cargo build --release --quiet  # xr and the plugins it loads
+    cargo build --release --quiet  # xr and the plugins it loads
     XR="$target/release/xr" RUNS=3 LEVELS="[0, 8]"
 fi
 

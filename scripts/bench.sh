@@ -9,5 +9,5 @@ cd "$(dirname "$0")/.."
 . scripts/target-dir.sh
 scripts/setup.sh
 . scripts/lavapipe-env.sh
-scripts/build-plugins.sh --release --quiet && cargo build --release --quiet
+cargo build --release --quiet
 exec "$target/release/xr-bench" "$@"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the plugins XR ships (plugins.txt) with cargo, passing its
-# arguments on (--release): before the rest of the workspace, because the
-# materials sample's build script builds its shaders with them, and cargo
-# cannot order a build script after a cdylib it does not link.
+# Builds only the plugins XR ships (plugins.txt) with cargo, passing its
+# arguments on (--release), for a script that needs them and not the whole
+# workspace. A plain `cargo build` builds them too, before the materials
+# sample's build script (it names the compilers as build-dependencies).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=()

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/target-dir.sh
-scripts/build-plugins.sh --release --quiet && cargo build --release --quiet
+cargo build --release --quiet
 bundle=$target/gpu-bundle
 rm -rf "$bundle" && mkdir -p "$bundle/lib" "$bundle/bin" "$bundle/shaders"
 cp "$target"/release/{xr,triangle,pipelines} "$bundle/"

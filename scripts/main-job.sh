@@ -71,10 +71,7 @@ quiet_step lavapipe "Fetching Mesa 25's lavapipe into target/lavapipe (apt-get d
     scripts/setup-lavapipe.sh
 . scripts/lavapipe-env.sh
 
-# The plugins first: the materials sample's build script builds its shaders with them.
-quiet_step plugins "Building XR's plugins (cargo build --release -p …; minutes on a fresh checkout)" \
-    scripts/build-plugins.sh --release
-quiet_step build "Building XR and the samples (cargo build --release; the materials sample's build script builds its shaders)" \
+quiet_step build "Building XR, its plugins and the samples (cargo build --release; minutes on a fresh checkout)" \
     cargo build --release
 out=target/xr-samples
 step "Listing the plugins and devices XR finds (xr plugins)" "$target"/release/xr plugins

@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
 done
 
 if $smoke && [ ! -f "$target/debug/xr" ]; then
-    scripts/build-plugins.sh && cargo build
+    cargo build
 fi
 stage=target/xr-deb/stage
 rm -rf "$stage"

@@ -327,16 +327,22 @@ impl Build {
 }
 
 /// `xr`'s search, then the directory cargo writes this build's binaries
-/// and cdylibs to (`target/debug` of `$OUT_DIR`): where a workspace that
-/// builds its own plugins has them.
+/// and cdylibs to (`target/debug` of `$OUT_DIR`) and its `deps/`: where a
+/// workspace that builds its own plugins has them. A crate that names its
+/// plugin crates as build-dependencies has cargo build them before its
+/// build script runs; they are in `deps/` when they are built only as that
+/// (`cargo build -p` of the crate alone), in the profile directory too when
+/// the whole workspace is built.
 pub fn default_plugin_dirs() -> Vec<PathBuf> {
     let mut dirs = Registry::default_dirs();
     let out_dir = std::env::var_os("OUT_DIR").map(PathBuf::from);
     // OUT_DIR is <profile dir>/build/<package>-<hash>/out.
-    if let Some(profile_dir) = out_dir.as_deref().and_then(|d| d.ancestors().nth(3))
-        && !dirs.iter().any(|d| d == profile_dir)
-    {
-        dirs.push(profile_dir.to_owned());
+    if let Some(profile_dir) = out_dir.as_deref().and_then(|d| d.ancestors().nth(3)) {
+        for dir in [profile_dir.to_owned(), profile_dir.join("deps")] {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
     }
     dirs
 }

@@ -515,7 +515,18 @@ fn shared_libraries(entries: std::fs::ReadDir) -> Vec<PathBuf> {
 }
 
 fn is_shared_library(path: &Path) -> bool {
-    path.is_file() && path.extension().is_some_and(|ext| ext == env::consts::DLL_EXTENSION)
+    path.is_file()
+        && path.extension().is_some_and(|ext| ext == env::consts::DLL_EXTENSION)
+        && !is_cargo_dependency(path)
+}
+
+/// Whether `path` is a library cargo built as another crate's dependency
+/// (a proc macro, a dylib): cargo names those `lib<crate>-<16 hex digits>`,
+/// while a cdylib, which is what a plugin is, keeps its plain name. So a
+/// cargo `deps/` directory can be searched without loading every proc macro.
+fn is_cargo_dependency(path: &Path) -> bool {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    stem.rsplit_once('-').is_some_and(|(_, hash)| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 fn load_plugin(path: &Path) -> Result<LoadedPlugin, String> {
@@ -619,5 +630,20 @@ mod search_order_tests {
                 .collect();
         assert_eq!(dirs, expected);
         assert_eq!(search_order(None, None, Some("/bin".into())), [PathBuf::from("/lib/xr/plugins"), "/bin".into()]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_cargo_dependency;
+    use std::path::Path;
+
+    #[test]
+    fn a_hashed_cargo_dependency_is_no_plugin_candidate_and_a_cdylib_is() {
+        assert!(is_cargo_dependency(Path::new("deps/libserde_derive-0123456789abcdef.so")));
+        assert!(!is_cargo_dependency(Path::new("deps/libxr_compiler_glsl.so")));
+        // A plugin's own name may hold a dash; only cargo's 16-digit hash counts.
+        assert!(!is_cargo_dependency(Path::new("libmy-plugin-2.so")));
+        assert!(!is_cargo_dependency(Path::new("libmy-plugin-0123456789abcdeg.so")));
     }
 }

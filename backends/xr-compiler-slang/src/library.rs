@@ -101,11 +101,10 @@ pub fn candidates(from_env: Option<PathBuf>, plugin_dir: Option<PathBuf>) -> Vec
         return vec![if path.is_dir() { path.join(LIBRARY_FILE) } else { path }];
     }
     let Some(dir) = plugin_dir else { return Vec::new() };
-    let mut paths = vec![dir.join("slang").join(LIBRARY_FILE)];
-    if let Some(parent) = dir.parent() {
-        paths.push(parent.join("slang").join(LIBRARY_FILE));
-    }
-    paths
+    // Beside the plugin, then up to two directories above it: a checkout's
+    // setup unpacks it in target/slang, and cargo writes the plugin to
+    // target/debug or, built as a build-dependency only, target/debug/deps.
+    dir.ancestors().take(3).map(|d| d.join("slang").join(LIBRARY_FILE)).collect()
 }
 
 /// Opens the first of `candidates` that is a file and checks its version.
@@ -171,7 +170,8 @@ mod tests {
             candidates(None, Some(dir)),
             vec![
                 PathBuf::from("/opt/xr/plugins/slang").join(LIBRARY_FILE),
-                PathBuf::from("/opt/xr/slang").join(LIBRARY_FILE)
+                PathBuf::from("/opt/xr/slang").join(LIBRARY_FILE),
+                PathBuf::from("/opt/slang").join(LIBRARY_FILE)
             ]
         );
     }
