@@ -96,16 +96,10 @@ cp "$target"/fixtures/debug/libxr_fixture_crash.so "$S/plugins/"
 echo "input" >"$S/a.crash"
 cat >"$S/xr.toml" <<TOML
 store = "store"
-
-[[axis]]
-name = "SLEEP_MS"
-kind = "int"
-range = [100, 100]
-
-[[axis]]
-name = "N"
-kind = "int"
-range = [1, $ARTIFACTS]
+axis = [
+    { name = "SLEEP_MS", kind = "int", range = [100, 100] },
+    { name = "N", kind = "int", range = [1, $ARTIFACTS] },
+]
 
 [[program]]
 name = "slow"

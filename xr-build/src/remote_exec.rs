@@ -72,6 +72,19 @@ pub enum RemoteCompile {
     Local(String),
 }
 
+/// One compile sent to the farm: `request` with the build system
+/// `compiler` of the plugin at `plugin`, within `limit` and the address
+/// space `memory_limit`, its sources read under `root`.
+#[derive(Clone, Copy)]
+pub(crate) struct FarmJob<'a> {
+    pub compiler: &'a str,
+    pub plugin: &'a Path,
+    pub request: &'a OfflineRequest,
+    pub limit: Duration,
+    pub memory_limit: Option<u64>,
+    pub root: &'a SourceRoot,
+}
+
 impl RemoteExec {
     /// Compiles through `executor`, `jobs` at a time, on workers with
     /// `properties` besides this machine's `OSFamily` and `ISA`.
@@ -122,19 +135,9 @@ impl RemoteExec {
             registry.plugins().iter().map(|p| p.path.canonicalize().unwrap_or_else(|_| p.path.clone())).collect();
     }
 
-    /// Runs `request` with the build system `compiler` of the plugin at
-    /// `plugin`, on the farm, within `limit` and the address space
-    /// `memory_limit`.
-    pub(crate) fn compile(
-        &self,
-        compiler: &str,
-        plugin: &Path,
-        request: &OfflineRequest,
-        limit: Duration,
-        memory_limit: Option<u64>,
-        root: &SourceRoot,
-    ) -> RemoteCompile {
-        let action = match self.action(compiler, plugin, request, limit, memory_limit, root) {
+    /// Runs `job` on the farm.
+    pub(crate) fn compile(&self, job: &FarmJob<'_>) -> RemoteCompile {
+        let action = match self.action(job) {
             Ok(action) => action,
             Err(why) => return RemoteCompile::Local(why),
         };
@@ -152,15 +155,8 @@ impl RemoteExec {
         }
     }
 
-    fn action(
-        &self,
-        compiler: &str,
-        plugin: &Path,
-        request: &OfflineRequest,
-        limit: Duration,
-        memory_limit: Option<u64>,
-        root: &SourceRoot,
-    ) -> Result<Action, String> {
+    fn action(&self, job: &FarmJob<'_>) -> Result<Action, String> {
+        let FarmJob { compiler, plugin, request, limit, memory_limit, root } = *job;
         let mut inputs = self.tool_inputs(plugin)?.to_vec();
         let mut request = request.clone();
         let mut dirs = Vec::new();

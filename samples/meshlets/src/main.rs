@@ -1,7 +1,7 @@
 //! `meshlets`: the textured cube drawn by task and mesh stages, written to
 //! PNG beside the vertex pipeline's image of it; fails where the two differ.
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Parser;
 
 /// Draw the cube through task and mesh stages and compare it with the vertex pipeline.
@@ -13,15 +13,7 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse().common;
-    let registry = xr_host::Registry::discover();
-    let options = args.options();
-    for path in args.paths().map_err(anyhow::Error::msg)? {
-        if let Some(why) = meshlets::skipped(path) {
-            println!("{:<9} skipped: {why}", path.name);
-            continue;
-        }
-        let rendered =
-            meshlets::render(&registry, path, &options).with_context(|| format!("rendering through {}", path.name))?;
+    args.render_each(meshlets::skipped, meshlets::render, |path, rendered| {
         let file = args.out.join(format!("meshlets-{}.png", path.name));
         meshlets::write_png(&rendered.meshlets, &file)?;
         let differing = meshlets::differing_pixels(&rendered.meshlets, &rendered.vertex_pipeline);
@@ -39,6 +31,6 @@ fn main() -> anyhow::Result<()> {
                 vertex.display()
             );
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }

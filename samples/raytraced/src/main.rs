@@ -2,7 +2,7 @@
 //! written to PNG beside its raster image; fails where the two differ
 //! beyond the bounds the sample's library documents.
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Parser;
 
 /// Trace the cube through a ray tracing pipeline and compare it with the raster image.
@@ -14,15 +14,7 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse().common;
-    let registry = xr_host::Registry::discover();
-    let options = args.options();
-    for path in args.paths().map_err(anyhow::Error::msg)? {
-        if let Some(why) = raytraced::skipped(path) {
-            println!("{:<9} skipped: {why}", path.name);
-            continue;
-        }
-        let rendered =
-            raytraced::render(&registry, path, &options).with_context(|| format!("rendering through {}", path.name))?;
+    args.render_each(raytraced::skipped, raytraced::render, |path, rendered| {
         let file = args.out.join(format!("raytraced-{}.png", path.name));
         raytraced::write_png(&rendered.traced, &file)?;
         let raster = args.out.join(format!("raytraced-{}-raster.png", path.name));
@@ -49,6 +41,6 @@ fn main() -> anyhow::Result<()> {
                 raster.display()
             );
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }

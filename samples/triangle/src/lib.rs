@@ -108,6 +108,33 @@ impl PathArgs {
         DeviceOptions { validation: self.validation, ..DeviceOptions::default() }
     }
 
+    /// Renders through every path asked for, with one registry: a path
+    /// `skipped` gives a reason for is printed as skipped; `render` draws
+    /// the others, and `report` writes and checks what each drew.
+    pub fn render_each<R, E>(
+        &self,
+        skipped: fn(RenderPath) -> Option<&'static str>,
+        render: fn(&Registry, RenderPath, &DeviceOptions) -> Result<R, E>,
+        mut report: impl FnMut(RenderPath, R) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()>
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        use anyhow::Context;
+        let registry = Registry::discover();
+        let options = self.options();
+        for path in self.paths().map_err(anyhow::Error::msg)? {
+            if let Some(why) = skipped(path) {
+                println!("{:<9} skipped: {why}", path.name);
+                continue;
+            }
+            let rendered =
+                render(&registry, path, &options).with_context(|| format!("rendering through {}", path.name))?;
+            report(path, rendered)?;
+        }
+        Ok(())
+    }
+
     /// Renders through every path asked for with `render` and writes one
     /// PNG per path, `<sample>-<path>.png` under `out`, saying where each
     /// went: the whole `main` of a sample that renders one image per path.

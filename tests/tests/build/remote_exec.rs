@@ -249,24 +249,7 @@ fn a_farm_that_does_not_answer_is_one_warning_and_a_local_build() {
 fn a_compiler_that_dies_on_the_farm_fails_its_own_artifact_with_the_workers_stderr() {
     let farm = Farm::up(2);
     let dir = materials_full_copy("farm-crash");
-    std::fs::write(dir.join("a.crash"), "the crash fixture copies this text\n").expect("write");
-    let mut manifest = std::fs::read_to_string(dir.join("xr.toml")).expect("manifest");
-    manifest.push_str(
-        r#"
-[[axis]]
-name = "CRASH"
-kind = "enum"
-values = ["none", "segv", "abort", "loop"]
-
-[[program]]
-name = "crashy"
-axes = ["CRASH"]
-targets = ["fixture-crash"]
-compile_timeout = 2
-stages = [{ stage = "vertex", file = "a.crash" }]
-"#,
-    );
-    std::fs::write(dir.join("xr.toml"), manifest).expect("write");
+    crate::workers::add_crash_program(&dir, &["none", "segv", "abort", "loop"]);
     let plugins = xr_tests::plugin_dir_with("farm-crash-plugins", &["xr-fixture-crash"]);
     let run = Xr::new(["build", "-m", "xr.toml", "--program", "crashy", "--remote-exec", &farm.url])
         .args(["--message-format", "json"])

@@ -14,25 +14,33 @@ use xr_tests::{Xr, materials_copy, plugin_dir_with};
 /// variant per way to die.
 fn materials_with_crashes(label: &str) -> xr_tests::TestDir {
     let dir = materials_copy(label);
+    add_crash_program(&dir, &["none", "segv", "abort", "stack", "loop", "oom"]);
+    dir
+}
+
+/// Adds to the manifest in `dir` the program `crashy` of the crashing
+/// compiler, one variant per way to die in `ways` (its axis `CRASH`).
+pub(crate) fn add_crash_program(dir: &std::path::Path, ways: &[&str]) {
     std::fs::write(dir.join("a.crash"), "the crash fixture copies this text\n").unwrap();
     let mut manifest = std::fs::read_to_string(dir.join("xr.toml")).unwrap();
-    manifest.push_str(
+    let values: Vec<String> = ways.iter().map(|w| format!("{w:?}")).collect();
+    manifest.push_str(&format!(
         r#"
 [[axis]]
 name = "CRASH"
 kind = "enum"
-values = ["none", "segv", "abort", "stack", "loop", "oom"]
+values = [{}]
 
 [[program]]
 name = "crashy"
 axes = ["CRASH"]
 targets = ["fixture-crash"]
 compile_timeout = 2
-stages = [{ stage = "vertex", file = "a.crash" }]
+stages = [{{ stage = "vertex", file = "a.crash" }}]
 "#,
-    );
+        values.join(", ")
+    ));
     std::fs::write(dir.join("xr.toml"), manifest).unwrap();
-    dir
 }
 
 /// Every JSON line `xr … --message-format json` printed: (diagnostics, summary).

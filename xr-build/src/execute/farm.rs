@@ -4,7 +4,7 @@
 use super::{Compile, Compiler, Placement};
 use crate::{
     paths::SourceRoot,
-    remote_exec::{RemoteCompile, RemoteExec},
+    remote_exec::{FarmJob, RemoteCompile, RemoteExec},
 };
 use std::time::Duration;
 use xr_sourcebuild::OfflineRequest;
@@ -24,7 +24,15 @@ impl Compile for Farm<'_> {
         if !self.remote.usable() {
             return Placement::Elsewhere("the farm is not used any more in this build".into());
         }
-        match self.remote.compile(compiler.name, compiler.plugin, request, limit, self.memory_limit, self.root) {
+        let job = FarmJob {
+            compiler: compiler.name,
+            plugin: compiler.plugin,
+            request,
+            limit,
+            memory_limit: self.memory_limit,
+            root: self.root,
+        };
+        match self.remote.compile(&job) {
             RemoteCompile::Done(result) => Placement::Done(result),
             RemoteCompile::Local(why) => {
                 tracing::debug!("{}[{}] compiles here: {why}", request.program.name, request.target);
