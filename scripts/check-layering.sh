@@ -74,7 +74,8 @@ readers=$(for src in */src backends/*/src samples/*/src; do
     [ "$crate" = tests ] && continue # the tests set variables, they read none
     grep -rhE '"XR_[A-Z0-9_]+"' --include='*.rs' "$src" 2>/dev/null |
         grep -vE '\.env\(|env_remove\(|set_var\(|remove_var\(' |
-        grep -oE '"XR_[A-Z0-9_]+"' | sort -u | sed "s|\$| $crate|"
+        grep -oE '"XR_[A-Z0-9_]+"' | sort -u | sed "s|\$| $crate|" ||
+        true # a crate that names no variable
 done | sort -u)
 shared=$(echo "$readers" | awk 'NF == 2 {crates[$1] = crates[$1] " " $2; n[$1]++}
     END {for (v in n) if (n[v] > 1) printf "%s (%s ) ", v, crates[v]}')
