@@ -252,6 +252,12 @@ impl Build {
         for plugin in registry.plugins() {
             cargo.rerun_if_changed(&plugin.path);
         }
+        // Workers search only the directories a plugin loaded from: not
+        // cargo's deps/ again where the profile directory held them.
+        let plugin_dirs: Vec<PathBuf> = plugin_dirs
+            .into_iter()
+            .filter(|dir| registry.plugins().iter().any(|p| p.path.parent() == Some(dir.as_path())))
+            .collect();
         let manifest_name = self.manifest.display().to_string();
         let asked = Asked {
             jobs: self.jobs,

@@ -113,8 +113,8 @@ impl PathArgs {
     /// the others, and `report` writes and checks what each drew.
     pub fn render_each<R, E>(
         &self,
-        skipped: fn(RenderPath) -> Option<&'static str>,
-        render: fn(&Registry, RenderPath, &DeviceOptions) -> Result<R, E>,
+        skipped: impl Fn(RenderPath) -> Option<&'static str>,
+        render: impl Fn(&Registry, RenderPath, &DeviceOptions) -> Result<R, E>,
         mut report: impl FnMut(RenderPath, R) -> anyhow::Result<()>,
     ) -> anyhow::Result<()>
     where
@@ -143,17 +143,16 @@ impl PathArgs {
         sample: &str,
         render: impl Fn(&Registry, RenderPath, &DeviceOptions) -> Result<Image, SampleError>,
     ) -> anyhow::Result<()> {
-        use anyhow::Context;
-        let registry = Registry::discover();
-        let options = self.options();
-        for path in self.paths().map_err(anyhow::Error::msg)? {
-            let image =
-                render(&registry, path, &options).with_context(|| format!("rendering through {}", path.name))?;
-            let file = self.out.join(format!("{sample}-{}.png", path.name));
-            write_png(&image, &file)?;
-            println!("{:<9} -> {}", path.name, file.display());
-        }
-        Ok(())
+        self.render_each(
+            |_| None,
+            render,
+            |path, image| {
+                let file = self.out.join(format!("{sample}-{}.png", path.name));
+                write_png(&image, &file)?;
+                println!("{:<9} -> {}", path.name, file.display());
+                Ok(())
+            },
+        )
     }
 }
 
