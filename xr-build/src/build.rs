@@ -3,10 +3,11 @@
 //! store, then the catalogs. The choice of compiler is the plan's
 //! ([`crate::plan`]); what runs each compile is the chain's.
 
+use crate::error::{ArtifactError, FailureError, NotDurable};
 use crate::execute::{self, Compiler, Inputs, Job, Journalled, Places};
 use crate::last_good::LastGood;
 use crate::paths::SourceRoot;
-use crate::plan::{BuildPlan, PlannedProgram};
+use crate::plan::{BuildPlan, PlanError, PlannedProgram};
 use crate::recipe::recipe_key;
 use crate::report::ArtifactId;
 use crate::{ArtifactResult, BuildFailure, BuildRequest, CompileIn, Failure, Outcome, Summary, Warned, Workers};
@@ -103,9 +104,9 @@ pub fn build(
     let workers_started = workers.as_ref().map_or(0, |(pool, _)| pool.started());
     drop(workers);
     journal.release_entries();
-    if let Some(message) = batcher.into_failure() {
+    if let Some(error) = batcher.into_failure() {
         // Objects that may not survive a power loss are named by no catalog.
-        summary.failed.push(Failure::of(format!("store {}", store.root().display()), message));
+        summary.failed.push(Failure::of(format!("store {}", store.root().display()), error));
         summary.elapsed = started.elapsed();
         return Ok(summary);
     }
@@ -130,8 +131,8 @@ pub fn build(
 
 /// The build system the plan chose for (program, target), as loaded in
 /// `registry`, or why there is none.
-fn compiler<'a>(registry: &'a Registry, program: &'a PlannedProgram, target: &str) -> Result<Compiler<'a>, String> {
-    let (chosen, system) = program.system(registry, target).map_err(|e| e.to_string())?;
+fn compiler<'a>(registry: &'a Registry, program: &'a PlannedProgram, target: &str) -> Result<Compiler<'a>, PlanError> {
+    let (chosen, system) = program.system(registry, target)?;
     Ok(Compiler { name: &chosen.name, identity: &chosen.identity, system, plugin: &chosen.plugin })
 }
 
@@ -139,9 +140,11 @@ fn compiler<'a>(registry: &'a Registry, program: &'a PlannedProgram, target: &st
 /// (compilers named them relative to the manifest's directory).
 fn show_files(root: &SourceRoot, summary: &mut Summary) {
     for failure in &mut summary.failed {
-        root.show(&mut failure.diagnostics);
-        if let Some(first) = failure.diagnostics.iter().find(|d| d.severity == xr_sourcebuild::Severity::Error) {
-            failure.message = first.to_string();
+        if let FailureError::Artifact(error) = &mut failure.error
+            && let Some(diagnostics) = error.diagnostics_mut()
+        {
+            root.show(diagnostics);
+            failure.message = error.to_string();
         }
     }
     for warned in &mut summary.warned {
@@ -250,7 +253,7 @@ impl<'a> Work<'a> {
                         .filter(|v| request.shard.is_none_or(|s| s.contains(&program.name, &v.name)))
                         .map(|v| (program, v)),
                 ),
-                Err(message) => failed.push(Failure::of(format!("program '{}'", program.name), message.to_string())),
+                Err(error) => failed.push(Failure::of(format!("program '{}'", program.name), error)),
             }
         }
         jobs
@@ -300,7 +303,7 @@ impl<'a> Work<'a> {
         let (store, journal, batcher) = (chain.store, chain.journal, chain.batcher);
         let root = chain.inputs.root();
         // Looked up here: the registry stays on this thread.
-        let mut compilers: HashMap<(&str, &str), Result<Compiler<'_>, String>> = HashMap::new();
+        let mut compilers: HashMap<(&str, &str), Result<Compiler<'_>, PlanError>> = HashMap::new();
         for (program, _) in &self.jobs {
             for target in targets_of(program, self.request) {
                 let found = compiler(registry, program, &target);
@@ -327,10 +330,11 @@ impl<'a> Work<'a> {
                                 let job = Job { program, variant, target, compiler, recipe, limit };
                                 (compiler.name, chain.run(&job))
                             }
-                            Some(Err(why)) => ("", (Outcome::Failed(vec![Diagnostic::error("", 0, why)]), Vec::new())),
+                            Some(Err(why)) => ("", (Outcome::Failed(why.clone().into()), Vec::new())),
                             None => {
-                                let why = format!("no build system planned for {target}");
-                                ("", (Outcome::Failed(vec![Diagnostic::error("", 0, why)]), Vec::new()))
+                                let why =
+                                    PlanError::NotATarget { program: program.name.clone(), target: target.clone() };
+                                ("", (Outcome::Failed(why.into()), Vec::new()))
                             }
                         };
                         let result = ArtifactResult {
@@ -353,9 +357,9 @@ impl<'a> Work<'a> {
             // Every entry synced and journalled before any catalog names its object.
             batcher.flush(store, journal);
             drop(closing);
-            let failed = syncing.join().unwrap_or_else(|_| Some("the thread syncing the store panicked".to_owned()));
-            if let Some(message) = failed {
-                batcher.fail(message);
+            let failed = syncing.join().unwrap_or(Some(NotDurable::SyncerPanicked));
+            if let Some(error) = failed {
+                batcher.fail(error);
             }
             outcomes
         });
@@ -388,8 +392,7 @@ impl<'a> Work<'a> {
                 &outcome
                 && !store.path_of(object).is_file()
             {
-                let message = format!("its object {} was removed from the store while the build ran", object.hex());
-                outcome = Outcome::Failed(vec![Diagnostic::error("", 0, message)]);
+                outcome = Outcome::Failed(ArtifactError::Removed { object: *object });
             }
             let (object, bytes) = match outcome {
                 Outcome::Built { object, bytes } => {
@@ -404,18 +407,13 @@ impl<'a> Work<'a> {
                     summary.reused += 1;
                     (object, bytes)
                 }
-                Outcome::Failed(diagnostics) => {
-                    let message = diagnostics
-                        .iter()
-                        .find(|d| d.severity == xr_sourcebuild::Severity::Error)
-                        .map(|d| d.to_string())
-                        .unwrap_or_default();
+                Outcome::Failed(error) => {
                     summary.failed.push(Failure {
                         what: format!("{} ({target})", variant.name),
-                        message,
+                        message: error.to_string(),
                         artifact: Some(id),
                         compiler: compiler(),
-                        diagnostics,
+                        error: error.into(),
                     });
                     task_objects.push(None);
                     continue;
@@ -495,7 +493,7 @@ impl<'a> Work<'a> {
                 Ok(path) => summary.catalogs.push(path),
                 Err(e) => summary.failed.push(Failure::of(
                     format!("catalog of '{name}'"),
-                    format!("cannot write the catalog of program '{name}': {e}"),
+                    FailureError::Catalog { program: name.to_string(), cause: std::sync::Arc::new(e) },
                 )),
             }
         }

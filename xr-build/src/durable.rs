@@ -16,7 +16,10 @@
 //! ([`Batcher`]), so that a slow build keeps its work as it goes; a sync
 //! that fails fails the build (no catalog names the objects).
 
-use crate::journal::{Entry, Journal};
+use crate::{
+    error::NotDurable,
+    journal::{Entry, Journal},
+};
 use std::{
     sync::{
         Mutex,
@@ -36,7 +39,7 @@ const SYNC_INTERVAL: Duration = Duration::from_millis(250);
 pub(crate) struct Batcher {
     pending: Mutex<Pending>,
     syncer: Syncer,
-    failure: Mutex<Option<String>>,
+    failure: Mutex<Option<NotDurable>>,
 }
 
 /// Finished artifacts whose objects are not synced yet.
@@ -83,19 +86,19 @@ impl Batcher {
     /// appends it here.
     fn hand_over(&self, store: &Store, journal: &Journal, batch: Vec<Entry>) {
         let Err(batch) = self.syncer.send(batch) else { return };
-        if let Err(message) = append_when_durable(store, journal, &batch) {
+        if let Err(error) = append_when_durable(store, journal, &batch) {
             // Not journalled, and the build fails before any catalog names them.
-            self.fail(message);
+            self.fail(error);
         }
     }
 
     /// Notes why syncing failed (the first reason is kept).
-    pub(crate) fn fail(&self, message: String) {
-        self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(message);
+    pub(crate) fn fail(&self, error: NotDurable) {
+        self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(error);
     }
 
     /// Why syncing failed, if it did.
-    pub(crate) fn into_failure(self) -> Option<String> {
+    pub(crate) fn into_failure(self) -> Option<NotDurable> {
         self.failure.into_inner().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -150,7 +153,7 @@ impl Drop for Closing<'_> {
 /// Syncs `store` and appends each batch to `journal`, until the sender is
 /// closed. Returns why a sync failed, if one did: the entries of that
 /// batch and of every later one are not journalled.
-pub(crate) fn run(store: &Store, journal: &Journal, batches: Receiver<Vec<Entry>>) -> Option<String> {
+pub(crate) fn run(store: &Store, journal: &Journal, batches: Receiver<Vec<Entry>>) -> Option<NotDurable> {
     let mut failure = None;
     while let Ok(mut batch) = batches.recv() {
         // Objects of batches that queued meanwhile were written before this
@@ -167,11 +170,11 @@ pub(crate) fn run(store: &Store, journal: &Journal, batches: Receiver<Vec<Entry>
 
 /// Syncs `store`, then appends `batch`; an error says why the sync failed
 /// (nothing is appended then).
-pub(crate) fn append_when_durable(store: &Store, journal: &Journal, batch: &[Entry]) -> Result<(), String> {
+pub(crate) fn append_when_durable(store: &Store, journal: &Journal, batch: &[Entry]) -> Result<(), NotDurable> {
     if batch.is_empty() {
         return Ok(());
     }
-    store.sync().map_err(|e| format!("cannot make the written objects durable: {e}"))?;
+    store.sync().map_err(|e| NotDurable::Sync(std::sync::Arc::new(e)))?;
     for entry in batch {
         if let Err(e) = journal.append(entry) {
             tracing::warn!(
@@ -206,7 +209,7 @@ mod tests {
         syncer.send(vec![entry(2), entry(3)]).unwrap();
         syncer.close();
         assert_eq!(syncer.send(vec![entry(4)]), Err(vec![entry(4)]), "given back for the caller to sync");
-        assert_eq!(run(&store, &journal, batches), None);
+        assert!(run(&store, &journal, batches).is_none());
         let reread = Journal::open(dir.path());
         for n in 1..=3 {
             assert!(reread.get(&key(n)).is_some(), "entry {n} journalled");
@@ -249,9 +252,10 @@ mod tests {
         syncer.send(vec![entry(1)]).unwrap();
         syncer.close();
         let failure = run(&gone, &journal, batches).expect("the sync fails");
-        assert!(failure.contains("cannot make the written objects durable"), "{failure}");
+        assert!(matches!(failure, NotDurable::Sync(_)), "{failure}");
+        assert!(failure.to_string().starts_with("cannot make the written objects durable: "), "{failure}");
         assert!(Journal::open(dir.path()).get(&key(1)).is_none());
-        assert_eq!(append_when_durable(&store, &journal, &[entry(2)]), Ok(()));
+        assert!(append_when_durable(&store, &journal, &[entry(2)]).is_ok());
         assert!(Journal::open(dir.path()).get(&key(2)).is_some());
     }
 }

@@ -12,6 +12,7 @@
 //! [`preprocessed_target`]) gives each stage's preprocessed text as its
 //! stage output. Any language with a C-style preprocessor fits.
 
+use crate::error::ArtifactError;
 use crate::{
     manifest::{AxisKind, Program, Stage},
     matrix::{Variant, variants},
@@ -41,16 +42,27 @@ pub enum GuardedError {
         /// The stage's file.
         file: PathBuf,
     },
-    /// Its matrix or sources could not be read.
-    #[error("{0}")]
-    Program(String),
+    /// Its matrix names one variant twice.
+    #[error(transparent)]
+    Variants(#[from] crate::matrix::DuplicateVariant),
+    /// A stage's source could not be read.
+    #[error(transparent)]
+    Unreadable(#[from] crate::recipe::UnreadableSource),
     /// The plugin's preprocessing of one variant failed.
-    #[error("{variant}: {message}")]
+    #[error("{variant}: {cause}")]
     Preprocess {
         /// The variant.
         variant: String,
-        /// The plugin's error.
-        message: String,
+        /// The plugin's failure, its diagnostics with their places.
+        cause: Box<ArtifactError>,
+    },
+    /// The guarded source could not be written.
+    #[error("writing {}: {cause}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The file system's error.
+        cause: std::io::Error,
     },
     /// No plugin preprocesses the language.
     #[error("no plugin preprocesses {language} (a build system compiling {language} into {target}): {reason}")]
@@ -60,7 +72,7 @@ pub enum GuardedError {
         /// The target looked for.
         target: String,
         /// The registry's answer.
-        reason: String,
+        reason: Box<xr_host::RegistryError>,
     },
 }
 
@@ -90,7 +102,7 @@ impl GuardedSource {
 
 /// Preprocesses a variant's program: one text per stage, in order. The
 /// build passes a plugin's [`preprocessed_target`] compile ([`preprocessor`]).
-pub type Preprocessor<'a> = dyn Fn(&ProgramDesc) -> Result<Vec<String>, String> + 'a;
+pub type Preprocessor<'a> = dyn Fn(&ProgramDesc) -> Result<Vec<String>, ArtifactError> + 'a;
 
 /// The one language of every stage of `program`.
 pub fn language(program: &PlannedProgram) -> Result<&str, GuardedError> {
@@ -109,13 +121,12 @@ pub fn emit(
     preprocess: &Preprocessor<'_>,
 ) -> Result<Vec<GuardedSource>, GuardedError> {
     let language = language(program)?;
-    let variants = variants(program).map_err(|e| GuardedError::Program(e.to_string()))?;
+    let variants = variants(program)?;
     let mut texts: Vec<Vec<String>> = Vec::new();
     for variant in &variants {
-        let desc =
-            crate::recipe::program_desc(program, variant, root).map_err(|e| GuardedError::Program(e.to_string()))?;
-        let stages =
-            preprocess(&desc).map_err(|message| GuardedError::Preprocess { variant: variant.name.clone(), message })?;
+        let desc = crate::recipe::program_desc(program, variant, root)?;
+        let stages = preprocess(&desc)
+            .map_err(|cause| GuardedError::Preprocess { variant: variant.name.clone(), cause: Box::new(cause) })?;
         texts.push(stages);
     }
     program
@@ -244,11 +255,14 @@ pub fn preprocessor<'r>(
     let (_, system) = registry.offline_compiler(language, &target).map_err(|e| GuardedError::NoPreprocessor {
         language: language.to_owned(),
         target: target.clone(),
-        reason: e.to_string(),
+        reason: Box::new(e),
     })?;
     Ok(Box::new(move |desc: &ProgramDesc| {
         let request = xr_sourcebuild::OfflineRequest::new(desc.clone(), &target);
-        let artifact = system.compile_offline(&request).into_result().map_err(|e| e.to_string())?;
+        let artifact = system
+            .compile_offline(&request)
+            .into_result()
+            .map_err(|e| ArtifactError::of_compile(&e.error.message, &e.diagnostics, &desc.name))?;
         Ok(artifact.stages.iter().map(|s| String::from_utf8_lossy(&s.bytes).into_owned()).collect())
     }))
 }

@@ -113,14 +113,14 @@ pub enum GuardedOutcome {
         /// The program.
         program: String,
         /// Why.
-        why: String,
+        why: GuardedError,
     },
     /// Failed.
     Failed {
         /// The program.
         program: String,
         /// Why.
-        why: String,
+        why: GuardedError,
     },
 }
 
@@ -336,17 +336,17 @@ fn emit_guarded(plan: &BuildPlan, registry: &Registry, programs: &[String], dir:
                             branches: source.branches,
                             hoisted_lines: source.hoisted_lines,
                         },
-                        Err(e) => GuardedOutcome::Failed {
+                        Err(cause) => GuardedOutcome::Failed {
                             program: program.name.clone(),
-                            why: format!("writing {}: {e}", path.display()),
+                            why: GuardedError::Write { path, cause },
                         },
                     });
                 }
             }
             Err(e @ GuardedError::NoPreprocessor { .. }) if programs.is_empty() => {
-                outcomes.push(GuardedOutcome::Skipped { program: program.name.clone(), why: e.to_string() })
+                outcomes.push(GuardedOutcome::Skipped { program: program.name.clone(), why: e })
             }
-            Err(e) => outcomes.push(GuardedOutcome::Failed { program: program.name.clone(), why: e.to_string() }),
+            Err(why) => outcomes.push(GuardedOutcome::Failed { program: program.name.clone(), why }),
         }
     }
     outcomes

@@ -98,6 +98,7 @@ fn reason(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ArtifactError;
     use xr_store::catalog::{CatalogProgram, TargetObjects};
 
     fn failure(program: &str, variant: &str, target: &str, message: &str) -> Failure {
@@ -106,7 +107,7 @@ mod tests {
             message: message.to_owned(),
             artifact: Some(ArtifactId { program: program.into(), variant: variant.into(), target: target.into() }),
             compiler: String::new(),
-            diagnostics: Vec::new(),
+            error: ArtifactError::Compiler { message: message.to_owned(), diagnostics: Vec::new() }.into(),
         }
     }
 

@@ -43,6 +43,7 @@ pub mod bindgen;
 pub mod build;
 pub mod config;
 mod durable;
+pub mod error;
 mod execute;
 pub mod gc;
 pub mod guarded;

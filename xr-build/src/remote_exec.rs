@@ -37,7 +37,62 @@ const MAX_DIRECTORY_FILES: usize = 4096;
 const MAX_DIRECTORY_BYTES: u64 = 64 << 20;
 
 /// Files of an input root (a source directory's, a plugin's tools), or why they cannot be sent.
-type SourceFiles = Result<Arc<Vec<Input>>, String>;
+type SourceFiles = Result<Arc<Vec<Input>>, FarmError>;
+
+/// Why a compile did not run on the farm (it runs here instead, where the
+/// build may compile here).
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum FarmError {
+    /// The build gave up on the farm after repeated failures to reach it.
+    #[error("the farm is not used any more in this build")]
+    GivenUp,
+    /// xr's own executable, the action's tool, cannot be found.
+    #[error("finding xr's own executable: {0}")]
+    OwnExecutable(Arc<std::io::Error>),
+    /// A plugin's path has no directory or file name.
+    #[error("{} is not a plugin file's path", plugin.display())]
+    PluginPath {
+        /// The path.
+        plugin: PathBuf,
+    },
+    /// A file the action carries cannot be read.
+    #[error("reading {}: {cause}", path.display())]
+    Unreadable {
+        /// The file or directory.
+        path: PathBuf,
+        /// The file system's error.
+        cause: Arc<std::io::Error>,
+    },
+    /// A stage file or include directory outside the manifest's directory.
+    #[error("'{}' is outside the manifest's directory, which an action cannot carry", name.display())]
+    Outside {
+        /// The name, as the build gives it.
+        name: PathBuf,
+    },
+    /// A source directory too large for one action.
+    #[error("{dir} holds more than {MAX_DIRECTORY_FILES} files or {} MiB, more than an action carries", MAX_DIRECTORY_BYTES >> 20)]
+    TooLarge {
+        /// The directory, as messages show it.
+        dir: String,
+    },
+    /// The job could not be written into the action.
+    #[error("writing the action's job: {0}")]
+    Job(Arc<xr_worker::protocol::FrameError>),
+    /// The farm's result has no reply file.
+    #[error("the farm's result has no reply")]
+    NoReply,
+    /// The farm's reply is not a whole worker reply.
+    #[error("the farm's reply is not a worker reply")]
+    NotAReply,
+    /// The farm could not run it, or its answer was refused.
+    #[error(transparent)]
+    Exec(Arc<ExecError>),
+}
+
+/// `cause` reading `path`.
+fn unreadable(path: &Path) -> impl FnOnce(std::io::Error) -> FarmError + '_ {
+    move |cause| FarmError::Unreadable { path: path.to_path_buf(), cause: Arc::new(cause) }
+}
 
 /// Compiles on a farm, for one or more builds.
 pub struct RemoteExec {
@@ -69,7 +124,7 @@ pub enum RemoteCompile {
     /// compiler's failure included.
     Done(Result<Compiled, CompileFailure>),
     /// It could not, or its answer was not trusted: run it here.
-    Local(String),
+    Local(FarmError),
 }
 
 /// One compile sent to the farm: `request` with the build system
@@ -144,18 +199,18 @@ impl RemoteExec {
         match self.executor.execute(&action) {
             Ok(executed) => match executed.outputs.get("reply") {
                 Some(bytes) => reply_of(bytes),
-                None => RemoteCompile::Local("the farm's result has no reply".into()),
+                None => RemoteCompile::Local(FarmError::NoReply),
             },
             Err(ExecError::Failed { message, stderr }) => {
                 let stderr = stderr.trim();
                 let message = if stderr.is_empty() { message } else { format!("{message}: {stderr}") };
                 RemoteCompile::Done(Err(CompileFailure::message(message)))
             }
-            Err(other) => RemoteCompile::Local(other.to_string()),
+            Err(other) => RemoteCompile::Local(FarmError::Exec(Arc::new(other))),
         }
     }
 
-    fn action(&self, job: &FarmJob<'_>) -> Result<Action, String> {
+    fn action(&self, job: &FarmJob<'_>) -> Result<Action, FarmError> {
         let FarmJob { compiler, plugin, request, limit, memory_limit, root } = *job;
         let mut inputs = self.tool_inputs(plugin)?.to_vec();
         let mut request = request.clone();
@@ -174,7 +229,8 @@ impl RemoteExec {
             inputs.extend(self.directory(root, &dir)?.iter().cloned());
         }
         let mut job = Vec::new();
-        xr_worker::protocol::write_frame(&mut job, &Job::new(compiler, &request)).map_err(|e| e.to_string())?;
+        xr_worker::protocol::write_frame(&mut job, &Job::new(compiler, &request))
+            .map_err(|e| FarmError::Job(Arc::new(e)))?;
         inputs.push(Input::bytes("job", job, false));
         let mut arguments: Vec<String> =
             ["tool/bin/xr", "worker", "--plugin-dir", "tool/plugins", "--job", "job", "--reply", "reply"]
@@ -206,11 +262,12 @@ impl RemoteExec {
     }
 
     /// `tool/`: the executable, the plugin, and the libraries opened beside it.
-    fn find_tool_inputs(&self, plugin: &Path) -> Result<Vec<Input>, String> {
-        let exe = std::env::current_exe().map_err(|e| format!("finding xr's own executable: {e}"))?;
+    fn find_tool_inputs(&self, plugin: &Path) -> Result<Vec<Input>, FarmError> {
+        let exe = std::env::current_exe().map_err(|e| FarmError::OwnExecutable(Arc::new(e)))?;
         let plugin = &plugin.canonicalize().unwrap_or_else(|_| plugin.to_path_buf());
-        let plugin_dir = plugin.parent().ok_or_else(|| format!("{} has no directory", plugin.display()))?;
-        let plugin_name = plugin.file_name().ok_or_else(|| format!("{} has no file name", plugin.display()))?;
+        let not_a_plugin = || FarmError::PluginPath { plugin: plugin.clone() };
+        let plugin_dir = plugin.parent().ok_or_else(not_a_plugin)?;
+        let plugin_name = plugin.file_name().ok_or_else(not_a_plugin)?;
         let mut inputs = vec![
             self.tool_file("tool/bin/xr".into(), &exe, true)?,
             self.tool_file(format!("tool/plugins/{}", plugin_name.to_string_lossy()), plugin, true)?,
@@ -237,12 +294,12 @@ impl RemoteExec {
         Ok(inputs)
     }
 
-    fn tool_file(&self, place: String, file: &Path, executable: bool) -> Result<Input, String> {
+    fn tool_file(&self, place: String, file: &Path, executable: bool) -> Result<Input, FarmError> {
         let mut digests = self.tool_digests.lock().unwrap_or_else(|p| p.into_inner());
         let digest = match digests.get(file) {
             Some(d) => d.clone(),
             None => {
-                let bytes = std::fs::read(file).map_err(|e| format!("reading {}: {e}", file.display()))?;
+                let bytes = std::fs::read(file).map_err(unreadable(file))?;
                 let d = digest::of(&bytes);
                 digests.insert(file.to_path_buf(), d.clone());
                 d
@@ -252,7 +309,7 @@ impl RemoteExec {
     }
 
     /// The files under the source directory named `dir`, as `src/` inputs.
-    fn directory(&self, root: &SourceRoot, dir: &Path) -> Result<Arc<Vec<Input>>, String> {
+    fn directory(&self, root: &SourceRoot, dir: &Path) -> SourceFiles {
         let mut directories = self.directories.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(known) = directories.get(dir) {
             return known.clone();
@@ -269,28 +326,28 @@ fn reply_of(bytes: &[u8]) -> RemoteCompile {
     let mut rest = bytes;
     match xr_worker::protocol::read_frame::<Reply>(&mut rest) {
         Ok(Some(reply)) if rest.is_empty() => RemoteCompile::Done(reply.into_result()),
-        _ => RemoteCompile::Local("the farm's reply is not a worker reply".into()),
+        _ => RemoteCompile::Local(FarmError::NotAReply),
     }
 }
 
 /// A relative name without `..`: one that has a place under `src/`.
-fn sendable(name: &Path) -> Result<PathBuf, String> {
+fn sendable(name: &Path) -> Result<PathBuf, FarmError> {
     use std::path::Component;
     if name.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)) {
         Ok(name.components().filter(|c| matches!(c, Component::Normal(_))).collect())
     } else {
-        Err(format!("'{}' is outside the manifest's directory, which an action cannot carry", name.display()))
+        Err(FarmError::Outside { name: name.to_path_buf() })
     }
 }
 
 /// Every file under `dir` (a name relative to the source root), read.
-fn read_directory(root: &SourceRoot, dir: &Path) -> Result<Vec<Input>, String> {
+fn read_directory(root: &SourceRoot, dir: &Path) -> Result<Vec<Input>, FarmError> {
     let mut inputs = Vec::new();
     let mut bytes = 0u64;
     let mut pending = vec![dir.to_path_buf()];
     while let Some(next) = pending.pop() {
         let on_disk = root.on_disk(&next.to_string_lossy());
-        let entries = std::fs::read_dir(&on_disk).map_err(|e| format!("reading {}: {e}", on_disk.display()))?;
+        let entries = std::fs::read_dir(&on_disk).map_err(unreadable(&on_disk))?;
         for entry in entries.filter_map(|e| e.ok()) {
             let name = entry.file_name();
             let name_text = name.to_string_lossy();
@@ -308,19 +365,15 @@ fn read_directory(root: &SourceRoot, dir: &Path) -> Result<Vec<Input>, String> {
             match kind {
                 Some(k) if k.is_dir() => pending.push(relative),
                 Some(k) if k.is_file() => {
-                    let contents =
-                        std::fs::read(entry.path()).map_err(|e| format!("reading {}: {e}", entry.path().display()))?;
+                    let path = entry.path();
+                    let contents = std::fs::read(&path).map_err(unreadable(&path))?;
                     bytes += contents.len() as u64;
                     inputs.push(Input::bytes(format!("src/{}", relative.to_string_lossy()), contents, false));
                 }
                 _ => {}
             }
             if inputs.len() > MAX_DIRECTORY_FILES || bytes > MAX_DIRECTORY_BYTES {
-                return Err(format!(
-                    "{} holds more than {MAX_DIRECTORY_FILES} files or {} MiB, more than an action carries",
-                    root.shown(&dir.to_string_lossy()),
-                    MAX_DIRECTORY_BYTES >> 20
-                ));
+                return Err(FarmError::TooLarge { dir: root.shown(&dir.to_string_lossy()) });
             }
         }
     }
@@ -368,7 +421,7 @@ mod tests {
         xr_worker::protocol::write_frame(&mut whole, &Reply::of(Ok(compiled.clone()))).unwrap();
         assert!(matches!(reply_of(&whole), RemoteCompile::Done(Ok(c)) if c == compiled));
         for bad in [&whole[..whole.len() - 1], &[][..], b"garbage", &[whole.clone(), vec![0]].concat()[..]] {
-            assert!(matches!(reply_of(bad), RemoteCompile::Local(_)), "{bad:?}");
+            assert!(matches!(reply_of(bad), RemoteCompile::Local(FarmError::NotAReply)), "{bad:?}");
         }
     }
 
@@ -376,7 +429,10 @@ mod tests {
     fn names_outside_the_manifests_directory_are_not_sent() {
         assert_eq!(sendable(Path::new("shaders/include")).unwrap(), PathBuf::from("shaders/include"));
         assert_eq!(sendable(Path::new("")).unwrap(), PathBuf::new());
-        assert!(sendable(Path::new("../common")).is_err());
-        assert!(sendable(Path::new("/usr/share/shaders")).is_err());
+        for outside in ["../common", "/usr/share/shaders"] {
+            assert!(
+                matches!(sendable(Path::new(outside)), Err(FarmError::Outside { name }) if name == Path::new(outside))
+            );
+        }
     }
 }

@@ -15,6 +15,7 @@
 //! How a report is shown is [`crate::render`]'s job; its JSON form is
 //! [`Report::to_json`], whose schema docs/BUILD.md gives.
 
+use crate::error::ArtifactError;
 use std::collections::{BTreeMap, BTreeSet};
 use xr_sourcebuild::{Diagnostic, Severity};
 
@@ -157,14 +158,32 @@ impl Reports {
         }
     }
 
+    /// Adds why `artifact` (none: the command's one compile) failed, said
+    /// by `compiler` ("" when none): the failure with no place first, when
+    /// it has one, then the compiler's located diagnostics.
+    pub fn add_error(&mut self, artifact: Option<&ArtifactId>, compiler: &str, error: &ArtifactError) {
+        if let Some(message) = error.unplaced() {
+            self.add(artifact, compiler, &[unplaced(&message)]);
+        }
+        self.add(artifact, compiler, error.diagnostics());
+    }
+
     /// Adds a failure of `subject` that is no artifact's, with its message.
     pub fn add_failure(&mut self, subject: &str, message: &str) {
         self.reports.push(Report {
-            diagnostic: Diagnostic::error("", 0, message.trim_end()),
+            diagnostic: unplaced(message),
             compilers: BTreeSet::new(),
             artifacts: BTreeSet::new(),
             subject: Some(subject.to_owned()),
         });
+    }
+
+    /// The reports of one failure with no place and no subject (a crashed
+    /// command's).
+    pub fn of_message(message: &str) -> Vec<Report> {
+        let mut reports = Self::default();
+        reports.add(None, "", &[unplaced(message)]);
+        reports.into_sorted()
     }
 
     /// The reports: errors first, then warnings, each in the order first seen.
@@ -191,19 +210,10 @@ pub fn failed_count(failed: usize, kept_last_good: usize) -> String {
     }
 }
 
-/// The diagnostics of a compile that failed with `message` and
-/// `diagnostics`: those, when any of them is an error; else one error
-/// carrying the message (a failure the compiler gave no place for), before
-/// the rest. `variant`'s name is taken out of the message, so that the
-/// same failure of every variant folds into one report.
-pub fn failure_diagnostics(message: &str, diagnostics: &[Diagnostic], variant: &str) -> Vec<Diagnostic> {
-    if diagnostics.iter().any(|d| d.severity == Severity::Error) {
-        return diagnostics.to_vec();
-    }
-    let message = message.replace(&format!("program '{variant}': "), "");
-    let mut all = vec![Diagnostic::error("", 0, message)];
-    all.extend_from_slice(diagnostics);
-    all
+/// A failure with no place as a report's diagnostic: what a person reads
+/// as `error: message`, with no file.
+fn unplaced(message: &str) -> Diagnostic {
+    Diagnostic::error("", 0, message.trim_end())
 }
 
 #[cfg(test)]
@@ -258,13 +268,19 @@ mod tests {
     }
 
     #[test]
-    fn a_failure_without_a_place_folds_across_variants() {
-        let a = failure_diagnostics("program 'p[A=0]': entry point 'main' not found", &[], "p[A=0]");
-        let b = failure_diagnostics("program 'p[A=1]': entry point 'main' not found", &[], "p[A=1]");
-        assert_eq!(a, b);
-        assert_eq!(a[0].message.as_str(), "entry point 'main' not found");
-        let located = [Diagnostic::error("a.frag", 3, "bad")];
-        assert_eq!(failure_diagnostics("whatever", &located, "p"), located.to_vec());
+    fn a_failure_without_a_place_folds_across_variants_before_the_located_ones() {
+        let mut reports = Reports::default();
+        let warning = Diagnostic::new(Severity::Warning, "a.frag", 2, 0, "unused");
+        for variant in ["p[A=0]", "p[A=1]"] {
+            let message = format!("program '{variant}': entry point 'main' not found");
+            let error = ArtifactError::of_compile(&message, std::slice::from_ref(&warning), variant);
+            reports.add_error(Some(&artifact(variant, "vk-spirv")), "c", &error);
+        }
+        let sorted = reports.into_sorted();
+        assert_eq!(sorted.len(), 2, "{sorted:?}");
+        assert_eq!(sorted[0].headline(), "error: entry point 'main' not found");
+        assert_eq!(sorted[0].artifacts.len(), 2);
+        assert_eq!(sorted[1].headline(), "a.frag:2: warning: unused");
     }
 
     #[test]

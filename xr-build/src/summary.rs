@@ -1,7 +1,10 @@
 //! What a build did: each artifact's outcome, its failures with their
 //! diagnostics, and the summary the front ends print.
 
-use crate::report::{ArtifactId, Reports};
+use crate::{
+    error::{ArtifactError, FailureError},
+    report::{ArtifactId, Reports},
+};
 use std::{
     collections::{BTreeMap, BTreeSet},
     path::PathBuf,
@@ -11,7 +14,7 @@ use xr_sourcebuild::Diagnostic;
 use xr_store::{ObjectKey, StoreError};
 
 /// What happened to one (variant, target).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum Outcome {
     /// Built now (and written, unless an identical object was already stored).
     Built {
@@ -35,9 +38,9 @@ pub enum Outcome {
         /// Payload bytes.
         bytes: u64,
     },
-    /// Did not build: the compiler's diagnostics, with at least one error
-    /// (a failure the compiler gave no place for is an error with no file).
-    Failed(Vec<Diagnostic>),
+    /// Did not build: the compiler's located diagnostics, or why with no
+    /// place.
+    Failed(ArtifactError),
 }
 
 /// One (variant, target) done.
@@ -64,25 +67,34 @@ impl ArtifactResult {
     }
 }
 
-/// A failure: a (variant, target), or a whole program, with its diagnostics.
+/// A failure: a (variant, target), or something that is no artifact's
+/// (a program's matrix, its catalog, the store), with why.
 #[derive(Clone, Debug)]
 pub struct Failure {
-    /// What failed: `variant (target)` or `program 'name'`.
+    /// What failed: `variant (target)`, `program 'name'`, `store <dir>`.
     pub what: String,
-    /// Why, in one line: the first error.
+    /// Why, in one line: the first error, its file named as the user
+    /// opens it.
     pub message: String,
     /// The artifact, when it is one's.
     pub artifact: Option<ArtifactId>,
     /// The compiler plugin that failed ("" when none).
     pub compiler: String,
-    /// Every diagnostic of the failure (empty when it is no artifact's).
-    pub diagnostics: Vec<Diagnostic>,
+    /// Why, typed: the compiler's located diagnostics are in it.
+    pub error: FailureError,
 }
 
 impl Failure {
     /// A failure of `what` that is no artifact's.
-    pub(crate) fn of(what: String, message: String) -> Self {
-        Self { what, message, artifact: None, compiler: String::new(), diagnostics: Vec::new() }
+    pub(crate) fn of(what: String, error: impl Into<FailureError>) -> Self {
+        let error = error.into();
+        Self { what, message: error.to_string(), artifact: None, compiler: String::new(), error }
+    }
+
+    /// The compiler's diagnostics that have a place (none when the failure
+    /// is not the compiler's).
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        self.error.diagnostics()
     }
 }
 
@@ -142,9 +154,11 @@ impl Summary {
     pub fn reports(&self) -> Reports {
         let mut reports = Reports::default();
         for failure in &self.failed {
-            match &failure.artifact {
-                Some(artifact) => reports.add(Some(artifact), &failure.compiler, &failure.diagnostics),
-                None => reports.add_failure(&failure.what, &failure.message),
+            match (&failure.artifact, &failure.error) {
+                (Some(artifact), FailureError::Artifact(error)) => {
+                    reports.add_error(Some(artifact), &failure.compiler, error)
+                }
+                _ => reports.add_failure(&failure.what, &failure.message),
             }
         }
         for warned in &self.warned {

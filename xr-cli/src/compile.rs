@@ -5,7 +5,7 @@ use anyhow::Context;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use xr_build::paths::SourceRoot;
-use xr_build::report::{Reports, failure_diagnostics};
+use xr_build::{error::ArtifactError, report::Reports};
 use xr_device::DeviceOptions;
 use xr_host::Registry;
 use xr_sourcebuild::{
@@ -372,10 +372,12 @@ fn report_failure(
     error: &BuildError,
     root: &SourceRoot,
 ) -> anyhow::Error {
-    let mut diagnostics = failure_diagnostics(&error.error.message, &error.diagnostics, program);
-    root.show(&mut diagnostics);
+    let mut failure = ArtifactError::of_compile(&error.error.message, &error.diagnostics, program);
+    if let Some(diagnostics) = failure.diagnostics_mut() {
+        root.show(diagnostics);
+    }
     let mut reports = Reports::default();
-    reports.add(None, compiler, &diagnostics);
+    reports.add_error(None, compiler, &failure);
     let (errors, warnings) =
         (reports.count(xr_sourcebuild::Severity::Error), reports.count(xr_sourcebuild::Severity::Warning));
     messages.print_reports(&reports.into_sorted());

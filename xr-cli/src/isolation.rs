@@ -4,7 +4,7 @@
 //! instead of ending the command with no word. `--in-process` (or
 //! `XR_IN_PROCESS=1`) runs everything here, for a debugger.
 
-use crate::messages::{MessageArgs, Reported, reports_of};
+use crate::messages::{MessageArgs, Reported};
 use anyhow::Context;
 use std::{
     os::unix::process::ExitStatusExt,
@@ -12,8 +12,8 @@ use std::{
     time::Duration,
 };
 use xr_build::config::{Asked, WorkerStart};
+use xr_build::report::Reports;
 use xr_build::xr_worker::{serve, signal_name};
-use xr_sourcebuild::Diagnostic;
 
 /// Set in the child that `xr compile` and `xr reflect` run themselves in,
 /// and honoured by every command: compile in this process.
@@ -111,7 +111,7 @@ pub fn run_in_child(command: &str, files: &[PathBuf], messages: &MessageArgs) ->
                  (--in-process runs it in xr itself, for a debugger)",
                 files.join(", ")
             );
-            messages.print_reports(&reports_of(&[Diagnostic::error("", 0, message)]));
+            messages.print_reports(&Reports::of_message(&message));
             if messages.json() {
                 println!("{}", serde_json::json!({"type": "summary", "success": false, "errors": 1, "warnings": 0}));
             }

@@ -115,8 +115,6 @@ pub fn exit_status(error: &anyhow::Error) -> u8 {
     if usage { 2 } else { 1 }
 }
 
-pub use xr_build::invocation::reports_of;
-
 /// Makes writing to a closed pipe end the process quietly, as `cat` and
 /// `ls` do (`xr store verify | head -1`): Rust ignores SIGPIPE, so a write
 /// fails instead and `println!` panics with a backtrace.

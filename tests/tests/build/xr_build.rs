@@ -658,3 +658,34 @@ fn a_long_superseded_journal_is_compacted_and_gc_still_collects_what_it_supersed
     assert!(ok);
     assert_eq!(summary(&stderr).1, ARTIFACTS, "all reused after compaction and gc: {stderr}");
 }
+
+/// An object the store cannot take (here every `objects/<xx>` directory
+/// is a file) fails its artifact with an error that names the store and
+/// no source file; the build goes on to report every artifact, and once
+/// the store is whole again the next build builds them all.
+#[test]
+fn an_object_the_store_cannot_take_fails_its_artifact_with_no_file_and_loses_nothing_else() {
+    let dir = materials_copy("build-object-not-stored");
+    let objects = dir.join("store/objects");
+    std::fs::create_dir_all(&objects).unwrap();
+    for prefix in 0..=255u8 {
+        std::fs::write(objects.join(format!("{prefix:02x}")), b"not a directory").unwrap();
+    }
+    let (ok, stdout, stderr) = build(&dir, &["--message-format", "json"]);
+    assert!(!ok, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+    let (closing, diagnostics) = lines.split_last().expect("a summary");
+    assert_eq!(closing["failed"].as_u64(), Some(ARTIFACTS as u64), "{closing}");
+    let mut struck = 0;
+    for diagnostic in diagnostics {
+        assert_eq!(diagnostic["file"], "", "{diagnostic}");
+        let message = diagnostic["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("cannot write its object into the store "), "{message}");
+        struck += diagnostic["artifacts"].as_array().map_or(0, Vec::len);
+    }
+    assert_eq!(struck, ARTIFACTS, "every artifact is reported: {stdout}");
+    std::fs::remove_dir_all(&objects).unwrap();
+    let (ok, stdout, stderr) = build(&dir, &[]);
+    assert!(ok, "{stdout}{stderr}");
+    assert_eq!(summary(&stderr).0, ARTIFACTS, "{stderr}");
+}

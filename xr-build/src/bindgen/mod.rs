@@ -23,7 +23,7 @@ pub mod reflection;
 pub use code::write_rust;
 pub use reflection::{Block, BlockMember, Layout, VariantReflection};
 
-use crate::{BuildPlan, Program, paths::SourceRoot, variants};
+use crate::{BuildPlan, Program, error::ArtifactError, paths::SourceRoot, variants};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use xr_host::Registry;
@@ -50,14 +50,14 @@ pub enum BindgenError {
         target: String,
     },
     /// A reflection compile failed.
-    #[error("reflecting {variant} ({target}): {message}")]
+    #[error("reflecting {variant} ({target}): {cause}")]
     Reflect {
         /// The variant.
         variant: String,
         /// The target.
         target: String,
-        /// Why.
-        message: String,
+        /// Why: the compile's failure, its diagnostics with their places.
+        cause: Box<ArtifactError>,
     },
     /// Variants or targets disagree on a name's type.
     #[error("program '{program}': {message}")]
@@ -144,7 +144,7 @@ pub fn bindings(
         let mut systems = BTreeMap::new();
         for target in &program_targets {
             let system = program.system(registry, &target.name).map(|(_, system)| system);
-            systems.insert(target.name.as_str(), system.map_err(|e| e.to_string()));
+            systems.insert(target.name.as_str(), system);
         }
         // Every (variant, target) whose object is reflected.
         let mut jobs = Vec::new();
@@ -172,12 +172,12 @@ pub fn bindings(
             .map(|(variant, target, object)| {
                 reflection::of_object(&plan.store, object, || match &systems[target] {
                     Ok(system) => reflection::compile(system, program, variant, target, &root),
-                    Err(why) => Err(why.clone()),
+                    Err(why) => Err(why.clone().into()),
                 })
-                .map_err(|message| BindgenError::Reflect {
+                .map_err(|cause| BindgenError::Reflect {
                     variant: variant.name.clone(),
                     target: (*target).to_owned(),
-                    message,
+                    cause: Box::new(cause),
                 })
             })
             .collect();

@@ -11,7 +11,7 @@
 //! and `kind`). A build system whose JSON has no `stages` is not read: its
 //! targets add nothing to the bindings.
 
-use crate::{PlannedProgram, Variant, paths::SourceRoot, recipe::offline_request};
+use crate::{PlannedProgram, Variant, error::ArtifactError, paths::SourceRoot, recipe::offline_request};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use xr_sourcebuild::SourceBuildSystemBox;
@@ -281,11 +281,11 @@ pub fn drop_unreferenced(store: &xr_store::Store) -> usize {
 /// whole or not at all; the JSON as the build system wrote it, so that
 /// what the bindings read of it may change without the cache going stale).
 /// Also says whether it was compiled now.
-pub fn of_object(
+pub fn of_object<E>(
     store: &Path,
     object: &str,
-    compile: impl FnOnce() -> Result<String, String>,
-) -> Result<(bool, Option<VariantReflection>), String> {
+    compile: impl FnOnce() -> Result<String, E>,
+) -> Result<(bool, Option<VariantReflection>), E> {
     let path = cache_path(store, object);
     if let Ok(json) = std::fs::read_to_string(&path) {
         return Ok((false, parse(&json)));
@@ -314,9 +314,12 @@ pub fn compile(
     variant: &Variant,
     target: &str,
     root: &SourceRoot,
-) -> Result<String, String> {
-    let request = offline_request(program, variant, target, root).map_err(|e| e.to_string())?;
-    let artifact = system.compile_offline(&request).into_result().map_err(|e| e.error.message.into_string())?;
+) -> Result<String, ArtifactError> {
+    let request = offline_request(program, variant, target, root)?;
+    let artifact = system
+        .compile_offline(&request)
+        .into_result()
+        .map_err(|e| ArtifactError::of_compile(&e.error.message, &e.diagnostics, &variant.name))?;
     Ok(artifact.reflection.json.into_string())
 }
 

@@ -4,7 +4,7 @@
 use super::{Compile, Compiler, Placement};
 use crate::{
     paths::SourceRoot,
-    remote_exec::{FarmJob, RemoteCompile, RemoteExec},
+    remote_exec::{FarmError, FarmJob, RemoteCompile, RemoteExec},
 };
 use std::time::Duration;
 use xr_sourcebuild::OfflineRequest;
@@ -22,7 +22,7 @@ impl Compile for Farm<'_> {
     fn compile(&self, compiler: &Compiler<'_>, request: &OfflineRequest, limit: Duration) -> Placement {
         // Given up on after repeated failures to reach it: said once, by the executor.
         if !self.remote.usable() {
-            return Placement::Elsewhere("the farm is not used any more in this build".into());
+            return Placement::Elsewhere(FarmError::GivenUp);
         }
         let job = FarmJob {
             compiler: compiler.name,

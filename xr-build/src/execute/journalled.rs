@@ -6,6 +6,7 @@
 use super::{Execute, Execution, Inputs, Job, Made};
 use crate::{
     durable::Batcher,
+    error::ArtifactError,
     journal::{Entry, Journal},
     summary::Outcome,
 };
@@ -36,7 +37,7 @@ impl Journalled<'_> {
                 let warnings = std::mem::take(&mut made.warnings);
                 (self.store_made(&job.recipe, made), warnings)
             }
-            Execution::Failed(diagnostics) => (Outcome::Failed(diagnostics), Vec::new()),
+            Execution::Failed(error) => (Outcome::Failed(error), Vec::new()),
         }
     }
 
@@ -77,8 +78,10 @@ impl Journalled<'_> {
         let bytes = made.payload.len() as u64;
         let stored = matches!(self.store.get(&object), Ok(Some(_)));
         if !stored && let Err(e) = self.store.put_unsynced(&object, &made.payload) {
-            let message = format!("cannot write its object into the store {}: {e}", self.store.root().display());
-            return Outcome::Failed(vec![Diagnostic::error("", 0, message)]);
+            return Outcome::Failed(ArtifactError::NotStored {
+                store: self.store.root().to_path_buf(),
+                cause: std::sync::Arc::new(e),
+            });
         }
         self.inputs.note_read(&made.files);
         let stamp = self.store.stamp(&object);

@@ -28,7 +28,10 @@ pub(crate) use local::{Gated, InProcess, InWorkers};
 pub use shared_cache::ActionRecord;
 pub(crate) use shared_cache::SharedCache;
 
-use crate::{matrix::Variant, paths::SourceRoot, plan::PlannedProgram, recipe::offline_request, report};
+use crate::{
+    error::ArtifactError, matrix::Variant, paths::SourceRoot, plan::PlannedProgram, recipe::offline_request,
+    remote_exec::FarmError,
+};
 use std::{
     collections::{BTreeMap, HashMap},
     path::Path,
@@ -79,8 +82,8 @@ pub(crate) enum Execution {
     Fetched(Made),
     /// A compiler made it.
     Compiled(Made),
-    /// It did not build: at least one error.
-    Failed(Vec<Diagnostic>),
+    /// It did not build.
+    Failed(ArtifactError),
 }
 
 /// Makes an artifact's object: a layer of the chain.
@@ -93,7 +96,7 @@ pub(crate) enum Placement {
     /// It ran (a compiler's failure included).
     Done(Result<Compiled, CompileFailure>),
     /// It could not run there, for this reason: the next place's.
-    Elsewhere(String),
+    Elsewhere(FarmError),
 }
 
 /// Runs a compile request somewhere: in this process, in a worker, on a farm.
@@ -112,7 +115,7 @@ impl Execute for Compiling<'_> {
     fn execute(&self, job: &Job<'_>) -> Execution {
         let request = match offline_request(job.program, job.variant, job.target, self.root) {
             Ok(request) => request,
-            Err(error) => return Execution::Failed(vec![Diagnostic::error("", 0, error.to_string())]),
+            Err(error) => return Execution::Failed(error.into()),
         };
         match self.compile.compile(&job.compiler, &request, job.limit) {
             Placement::Done(Ok(Compiled { bytes, files_read, warnings })) => Execution::Compiled(Made {
@@ -121,9 +124,9 @@ impl Execute for Compiling<'_> {
                 warnings,
             }),
             Placement::Done(Err(e)) => {
-                Execution::Failed(report::failure_diagnostics(&e.message, &e.diagnostics, &job.variant.name))
+                Execution::Failed(ArtifactError::of_compile(&e.message, &e.diagnostics, &job.variant.name))
             }
-            Placement::Elsewhere(why) => Execution::Failed(vec![Diagnostic::error("", 0, why)]),
+            Placement::Elsewhere(why) => Execution::Failed(why.into()),
         }
     }
 }
