@@ -23,14 +23,21 @@
 # the peak memory of the largest process, plotted (xr-bench plot-build)
 # into docs/bench-build.png.
 #
-#   scripts/bench-build.sh           # the full run (~12 minutes on 2 cores)
-#   scripts/bench-build.sh --smoke   # CI: 24 variants, one run each, no scale series
+#   scripts/bench-build.sh              # the full run (~12 minutes on 2 cores)
+#   scripts/bench-build.sh --no-scale   # cold, no-op and the edit only (~3 minutes)
+#   scripts/bench-build.sh --smoke      # CI: 24 variants, one run each, no scale series
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/target-dir.sh
 
 SMOKE=false
-[ "${1:-}" = --smoke ] && SMOKE=true
+SCALE=true
+case "${1:-}" in
+--smoke) SMOKE=true SCALE=false ;;
+--no-scale) SCALE=false ;;
+"") ;;
+*) echo "usage: scripts/bench-build.sh [--smoke | --no-scale]" >&2; exit 2 ;;
+esac
 
 scripts/setup.sh
 . scripts/lavapipe-env.sh
@@ -225,7 +232,7 @@ XR_EDIT=$(grep '^xr build:' "$M/xr-include-edit.log" | sed 's/;.*//')
 restore
 
 # ---------------------------------------------------------------- scale series
-if ! $SMOKE; then
+if $SCALE; then
     for scale in 2 5 10 100; do
         export M=$B/m$scale
         make_matrix "$M" $((LEVELS * scale))
