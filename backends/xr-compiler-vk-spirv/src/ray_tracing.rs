@@ -136,8 +136,8 @@ pub fn recursion_depth(context: &str, modules: &[StageModule], limits: &RayTraci
 /// driver sees them, naming the stage and the variable: every incoming
 /// payload is made of the scalars of a payload some stage traces with,
 /// every incoming callable data of those of some callable data, and the
-/// hit attributes of a hit group are the triangle's barycentrics (two
-/// floats) or what its intersection stage reports. Scalars, not types:
+/// hit attributes of a hit group hold the triangle's barycentrics (begin
+/// with two floats) or are exactly what its intersection stage reports. Scalars, not types:
 /// a `vec3` and a struct of one `vec3` are the same memory, and authors
 /// pass one where the other is declared.
 pub fn check_interface(context: &str, modules: &[StageModule], groups: &Groups) -> Result<(), XrError> {
@@ -182,13 +182,16 @@ pub fn check_interface(context: &str, modules: &[StageModule], groups: &Groups) 
             let Some(read) = attribute(index) else { continue };
             let fits = match reported {
                 Some(reported) => read.scalars == reported.scalars,
-                // Triangles report their barycentrics: two floats, bare or in a struct.
-                None if group.intersection.is_none() => read.scalars == ["f32", "f32"],
+                // Triangles report their barycentrics into the first two
+                // floats of the attribute: a larger one (a `vec3`, as
+                // public programs declare) holds them, and the API and
+                // the drivers accept it.
+                None if group.intersection.is_none() => holds_barycentrics(&read.scalars),
                 None => true,
             };
             if !fits {
                 let expected = reported.map_or_else(
-                    || "the triangle's barycentrics, vec2<f32>".to_owned(),
+                    || "one that holds the triangle's barycentrics: two floats first, as vec2<f32>".to_owned(),
                     |v| format!("{}, what its intersection stage reports", v.ty),
                 );
                 return Err(XrError::invalid_input(format!(
@@ -202,6 +205,12 @@ pub fn check_interface(context: &str, modules: &[StageModule], groups: &Groups) 
         }
     }
     Ok(())
+}
+
+/// Whether a hit attribute of these scalars holds the barycentrics a
+/// triangle hit reports: two floats, first.
+fn holds_barycentrics(scalars: &[String]) -> bool {
+    scalars.len() >= 2 && scalars[..2].iter().all(|s| s == "f32")
 }
 
 /// A ray tracing pipeline's binding table: its buffer, and the regions
@@ -480,6 +489,87 @@ mod tests {
             refused.contains(
                 "program 'p': the closest-hit stage shadow.rchit traces rays, which takes a recursion depth of 2; \
                  this device's maxRayRecursionDepth is 1"
+            ),
+            "{refused}"
+        );
+    }
+
+    /// A hit stage declaring `attribute` (a GLSL declaration of `attribs`),
+    /// with the closest-hit stages' payload where the stage has one (an
+    /// intersection stage has none).
+    fn hit_stage(stage: ShaderStage, file: &str, attribute: &str, body: &str) -> StageModule {
+        let payload = if stage == Intersection { "" } else { "layout(location = 0) rayPayloadInEXT vec3 color;\n" };
+        compiled(
+            stage,
+            file,
+            &format!(
+                "#version 460\n#extension GL_EXT_ray_tracing : require\n{payload}{attribute}\nvoid main() {{ {body} }}\n"
+            ),
+        )
+    }
+
+    fn check(stages: Vec<StageModule>) -> Result<(), String> {
+        let generation = compiled(
+            RayGeneration,
+            "trace.rgen",
+            "#version 460\n#extension GL_EXT_ray_tracing : require\n\
+             layout(location = 0) rayPayloadEXT vec3 color;\nvoid main() { color = vec3(0.0); }\n",
+        );
+        let modules: Vec<StageModule> = std::iter::once(generation).chain(stages).collect();
+        let groups = Groups::of("program 'p'", &modules).unwrap();
+        check_interface("program 'p'", &modules, &groups).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_triangle_hit_attribute_holds_the_barycentrics_in_its_first_two_floats() {
+        for attribute in [
+            "hitAttributeEXT vec2 attribs;",
+            "hitAttributeEXT vec3 attribs;",
+            "hitAttributeEXT vec4 attribs;",
+            "struct Hit { vec2 uv; float t; }; hitAttributeEXT Hit attribs;",
+        ] {
+            let read = hit_stage(ClosestHit, "hit.rchit", attribute, "color = vec3(0.0);");
+            check(vec![read.clone()]).unwrap_or_else(|e| panic!("{attribute}: {e}"));
+            let any = hit_stage(AnyHit, "hit.rahit", attribute, "");
+            check(vec![read, any]).unwrap_or_else(|e| panic!("{attribute} in an any-hit stage: {e}"));
+        }
+        for (attribute, ty) in [
+            ("hitAttributeEXT float attribs;", "f32"),
+            ("hitAttributeEXT int attribs;", "i32"),
+            ("hitAttributeEXT ivec2 attribs;", "vec2<i32>"),
+            ("struct Hit { uint id; vec2 uv; }; hitAttributeEXT Hit attribs;", "{u32, vec2<f32>}"),
+        ] {
+            let read = hit_stage(ClosestHit, "hit.rchit", attribute, "color = vec3(0.0);");
+            let refused = check(vec![read]).unwrap_err();
+            assert!(
+                refused.contains(&format!(
+                    "program 'p': the closest-hit stage hit.rchit of hit group 0 reads the hit attribute 'attribs' \
+                     ({ty}), not one that holds the triangle's barycentrics: two floats first"
+                )),
+                "{attribute}: {refused}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_procedural_hit_group_reads_exactly_what_its_intersection_stage_reports() {
+        let intersection = hit_stage(
+            Intersection,
+            "sphere.rint",
+            "hitAttributeEXT vec3 attribs;",
+            "attribs = vec3(1.0); reportIntersectionEXT(1.0, 0u);",
+        );
+        let same = hit_stage(ClosestHit, "hit.rchit", "hitAttributeEXT vec3 attribs;", "color = attribs;");
+        check(vec![intersection.clone(), same]).unwrap();
+        // Two floats would hold a triangle's barycentrics; here the
+        // intersection stage reports three, and the hit stage must read them.
+        let shorter =
+            hit_stage(ClosestHit, "hit.rchit", "hitAttributeEXT vec2 attribs;", "color = vec3(attribs, 0.0);");
+        let refused = check(vec![intersection, shorter]).unwrap_err();
+        assert!(
+            refused.contains(
+                "program 'p': the closest-hit stage hit.rchit of hit group 0 reads the hit attribute 'attribs' \
+                 (vec2<f32>), not vec3<f32>, what its intersection stage reports"
             ),
             "{refused}"
         );

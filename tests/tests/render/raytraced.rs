@@ -80,14 +80,49 @@ fn a_hit_stage_reading_a_payload_no_stage_traces_with_is_refused_by_name() {
     );
 }
 
+/// `program` built on a validated Vulkan device and traced at the sample's cube.
+fn traced_on_the_device(program: &ProgramDesc) -> xr_device::Image {
+    let registry = registry();
+    let mut attached = registry.open_with(DeviceKind::Vulkan, "xr-compiler-vk-spirv", &validated()).unwrap();
+    let (texture, paint) = textured::paint_texture(&mut attached.device, &mut attached.compiler).unwrap();
+    let mut built = attached.compiler.build_program(program, &BuildOptions::default()).into_result();
+    let built = built.as_mut().unwrap_or_else(|e| panic!("{e}"));
+    let traced = raytraced::trace_cube(&mut attached.device, built, texture).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(attached.device.take_validation_messages().into_result().unwrap().len(), 0);
+    drop(paint);
+    traced
+}
+
+/// Public programs declare a triangle's hit attribute as a `vec3` and read
+/// its first two floats: the barycentrics land there, as the API says, so
+/// the pixels are those of the `vec2` the sample declares.
 #[test]
-fn a_triangle_hit_group_reads_two_barycentrics_as_its_hit_attributes() {
-    let (_dir, program) = edited_program("rt-attributes", "shade.rchit", |text| {
+fn a_triangle_hit_attribute_larger_than_the_barycentrics_traces_the_pixels_of_two_floats() {
+    let (_sample_dir, sample) = edited_program("rt-attributes-vec2", "shade.rchit", str::to_owned);
+    let (_dir, larger) = edited_program("rt-attributes-vec3", "shade.rchit", |text| {
         text.replace("hitAttributeEXT vec2 barycentrics;", "hitAttributeEXT vec3 barycentrics;")
+    });
+    let expected = traced_on_the_device(&sample);
+    let traced = traced_on_the_device(&larger);
+    let comparison = compare(&traced, &expected, background());
+    assert!(comparison.covered > 3000, "the cube covers {} pixels in both", comparison.covered);
+    assert!(traced.rgba == expected.rgba, "{comparison:?}");
+}
+
+#[test]
+fn a_triangle_hit_attribute_that_cannot_hold_the_barycentrics_is_refused_by_name() {
+    let (_dir, program) = edited_program("rt-attributes-float", "shade.rchit", |text| {
+        text.replace("hitAttributeEXT vec2 barycentrics;", "hitAttributeEXT float barycentrics;").replace(
+            "vec3(1.0 - barycentrics.x - barycentrics.y, barycentrics.x, barycentrics.y)",
+            "vec3(1.0 - barycentrics, barycentrics, 0.0)",
+        )
     });
     let error = build_error(&program);
     assert!(
-        error.contains("shade.rchit of hit group 0 reads the hit attribute 'barycentrics' (vec3<f32>), not the triangle's barycentrics"),
+        error.contains(
+            "shade.rchit of hit group 0 reads the hit attribute 'barycentrics' (f32), not one that holds the \
+             triangle's barycentrics: two floats first"
+        ),
         "{error}"
     );
 }
