@@ -48,8 +48,7 @@ fn catalog_entry(program: &PlannedProgram, manifest: &Path) -> CatalogProgram {
 pub fn count_artifacts(plan: &BuildPlan, request: &BuildRequest) -> usize {
     selected(plan, request)
         .map(|program| {
-            let in_shard = |v: &Variant| request.shard.is_none_or(|s| s.contains(&program.name, &v.name));
-            variants(program).map_or(0, |v| v.iter().filter(|v| in_shard(v)).count())
+            variants(program).map_or(0, |v| v.iter().filter(|v| request.selects(program, &v.name)).count())
                 * targets_of(program, request).len()
         })
         .sum()
@@ -239,7 +238,8 @@ impl<'a> Work<'a> {
         Self { request, jobs, target_names, tasks }
     }
 
-    /// The variants of the programs `request` selects, in its shard.
+    /// The variants of the programs `request` selects, in its shard and
+    /// its usage logs.
     fn jobs(
         plan: &'a BuildPlan,
         request: &'a BuildRequest,
@@ -248,11 +248,9 @@ impl<'a> Work<'a> {
         let mut jobs = Vec::new();
         for program in selected(plan, request) {
             match variants(program) {
-                Ok(list) => jobs.extend(
-                    list.into_iter()
-                        .filter(|v| request.shard.is_none_or(|s| s.contains(&program.name, &v.name)))
-                        .map(|v| (program, v)),
-                ),
+                Ok(list) => {
+                    jobs.extend(list.into_iter().filter(|v| request.selects(program, &v.name)).map(|v| (program, v)))
+                }
                 Err(error) => failed.push(Failure::of(format!("program '{}'", program.name), error)),
             }
         }

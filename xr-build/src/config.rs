@@ -90,6 +90,8 @@ pub struct Asked {
     pub programs: Vec<String>,
     /// Only this part of the matrix.
     pub shard: Option<crate::Shard>,
+    /// Only the variants these usage logs name, read.
+    pub used: Option<Arc<crate::used::UsedVariants>>,
     /// The shared cache, opened.
     pub remote: Option<Arc<xr_remote::Remote>>,
     /// Upload to it (a flag; the environment may also ask).
@@ -135,6 +137,7 @@ impl Asked {
             targets: self.targets,
             programs: self.programs,
             shard: self.shard,
+            used: self.used,
             remote: self.remote,
             upload,
             compile_in,

@@ -62,6 +62,7 @@ pub mod report;
 pub mod request;
 pub mod suggest;
 pub mod summary;
+pub mod used;
 
 pub use build::{build, count_artifacts, remove_orphaned_temp_files};
 pub use execute::ActionRecord;

@@ -90,6 +90,14 @@ pub fn key(query: &NoopQuery<'_>) -> Option<String> {
     parts.push(
         format!("targets {:?} programs {:?} shard {:?}", request.targets, request.programs, request.shard).into(),
     );
+    // The usage logs' selections, not their files: a log that grew by a
+    // variant already built changes nothing, one naming another does.
+    parts.push(request.used.as_ref().map(|u| u.key_text()).unwrap_or_default().into());
+    for program in &query.manifest.programs {
+        if let Some(used) = &program.used {
+            parts.push(format!("{} used {:?}", program.name, used.variants).into());
+        }
+    }
     let exe = std::env::current_exe().ok()?;
     parts.push(stamp_text(&exe)?.into());
     for dir in query.plugin_dirs {

@@ -16,6 +16,9 @@ pub struct BuildRequest {
     pub programs: Vec<String>,
     /// Only this part of the matrix, for one of several machines.
     pub shard: Option<Shard>,
+    /// Only the variants these usage logs name (`xr build --used`); a
+    /// program's own `used` log narrows it further.
+    pub used: Option<Arc<crate::used::UsedVariants>>,
     /// A shared cache read before building (see [`xr_remote`]).
     pub remote: Option<Arc<Remote>>,
     /// Upload what this build makes to the remote.
@@ -26,6 +29,16 @@ pub struct BuildRequest {
     /// A farm that runs the compiles (see [`crate::remote_exec`]); those it
     /// cannot run go to `compile_in`.
     pub remote_exec: Option<Arc<crate::remote_exec::RemoteExec>>,
+}
+
+impl BuildRequest {
+    /// Whether the build asked for builds `variant` of `program`: in the
+    /// shard, and named by every usage log that applies to it.
+    pub fn selects(&self, program: &crate::manifest::Program, variant: &str) -> bool {
+        self.shard.is_none_or(|s| s.contains(&program.name, variant))
+            && self.used.as_ref().is_none_or(|u| u.contains(&program.name, variant))
+            && program.used.as_ref().is_none_or(|u| u.variants.contains(variant))
+    }
 }
 
 /// Where a build runs its compiles.

@@ -48,6 +48,15 @@ pub struct BuildArgs {
     /// Build only part I of N of the matrix (e.g. 2/3), for one of N machines.
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
     shard: Option<Shard>,
+    /// Build only the variants this usage log names (repeatable: the logs
+    /// together), as an engine recorded them with ShaderLibrary::with_usage_log.
+    #[arg(long = "used", value_name = "LOG")]
+    used: Vec<PathBuf>,
+    /// After the build, list the variants it selects that no one of these
+    /// usage logs names (repeatable), with their count and the bytes only
+    /// they take in the store.
+    #[arg(long = "report-unused", value_name = "LOG")]
+    report_unused: Vec<PathBuf>,
     #[command(flatten)]
     remote: RemoteArgs,
     #[command(flatten)]
@@ -222,12 +231,21 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         return Err(usage("--remote-upload needs a remote (--remote URL or XR_REMOTE)"));
     }
     let remote_exec = args.remote_exec.open(&args.messages)?;
+    let used = match args.used.as_slice() {
+        [] => None,
+        logs => Some(Arc::new(read_used(&args, logs)?)),
+    };
+    let report_unused = match args.report_unused.as_slice() {
+        [] => None,
+        logs => Some(read_used(&args, logs)?),
+    };
     let plugin_dirs = Registry::default_dirs();
     let asked = Asked {
         jobs: args.jobs,
         targets: args.targets.clone(),
         programs: args.programs.clone(),
         shard: args.shard,
+        used: used.clone(),
         remote: remote.clone(),
         upload,
         remote_exec: remote_exec.clone(),
@@ -286,7 +304,13 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
             stats.bytes_received,
         ));
     }
+    if let Some(used) = &used {
+        tell_unknown(&args, used, &finished.manifest);
+    }
     print_summary(&args, &finished);
+    if let Some(logs) = &report_unused {
+        print_unused(&args, logs, &invocation.request, &finished);
+    }
     for outcome in &finished.guarded {
         match outcome {
             GuardedOutcome::Written { path, branches, hoisted_lines } => args.messages.tell(&format!(
@@ -304,6 +328,70 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         }
     }
     Ok(finished.succeeded())
+}
+
+/// The usage logs at `logs`, read; their torn lines said.
+fn read_used(args: &BuildArgs, logs: &[PathBuf]) -> anyhow::Result<xr_build::used::UsedVariants> {
+    let used = xr_build::used::UsedVariants::read(logs).map_err(|e| usage(e.to_string()))?;
+    for (log, line) in &used.skipped {
+        args.messages.note(&format!("{}:{line}: not a usage entry (a line cut short?), skipped", log.display()));
+    }
+    Ok(used)
+}
+
+/// Says which logged variants the manifest does not build: the engine that
+/// used them will not find them in a build of what is used.
+fn tell_unknown(args: &BuildArgs, used: &xr_build::used::UsedVariants, manifest: &Manifest) {
+    for (program, variant) in used.unknown(manifest) {
+        args.messages.tell(&crate::term::labelled(
+            crate::term::Label::Warning,
+            &format!("the usage log names {variant} of '{program}', which {} does not build", manifest.path.display()),
+            crate::term::color(),
+        ));
+    }
+}
+
+/// The variants the build selected that no log of `used` names.
+fn print_unused(
+    args: &BuildArgs,
+    used: &xr_build::used::UsedVariants,
+    request: &xr_build::BuildRequest,
+    finished: &Finished,
+) {
+    let manifest = &finished.manifest;
+    let programs =
+        manifest.programs.iter().filter(|p| request.programs.is_empty() || request.programs.contains(&p.name));
+    // What the build selects (its shard, its own logs) is what is looked at.
+    let report = xr_build::used::unused(programs, |p, v| request.selects(p, v), used, &manifest.store);
+    if args.messages.json() {
+        for program in &report.programs {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "type": "unused", "program": program.program, "variants": program.total,
+                    "unused": program.unused, "bytes": program.bytes,
+                })
+            );
+        }
+        return;
+    }
+    for program in &report.programs {
+        eprintln!(
+            "unused: '{}': {} of {} variants, {} bytes: {}",
+            program.program,
+            program.unused.len(),
+            program.total,
+            program.bytes,
+            program.unused.join(" ")
+        );
+    }
+    eprintln!(
+        "unused: {} of {} variants no usage log names ({} bytes only they take), logs: {}",
+        report.unused,
+        report.total,
+        report.bytes,
+        used.logs.iter().map(|l| l.display().to_string()).collect::<Vec<_>>().join(", ")
+    );
 }
 
 /// The closing line (or JSON object): what was built, and how many distinct

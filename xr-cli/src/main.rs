@@ -8,6 +8,7 @@ mod messages;
 mod plugins;
 mod store;
 mod term;
+mod warm;
 
 use clap::{ArgAction, CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
@@ -61,6 +62,10 @@ enum Command {
     },
     /// Build every program and variant of a manifest (xr.toml) into its store.
     Build(build::BuildArgs),
+    /// Load every program a usage log names on a live device, before an
+    /// engine's first frame: program binaries and shader binaries made and
+    /// stored, what is valid for this driver already skipped.
+    Warm(warm::WarmArgs),
     /// Write typed Rust bindings of a built manifest's programs: variants as
     /// types, overrides, constant and resource handles, block structs.
     Bindgen(bindgen::BindgenArgs),
@@ -192,6 +197,11 @@ fn main() -> std::process::ExitCode {
             .render(&mut std::io::stdout())
             .map_err(|e| anyhow::anyhow!("writing the man page: {e}")),
         Command::Build(args) => match build::run(args) {
+            Ok(true) => Ok(()),
+            Ok(false) => return std::process::ExitCode::FAILURE,
+            Err(e) => Err(e),
+        },
+        Command::Warm(args) => match warm::run(args) {
             Ok(true) => Ok(()),
             Ok(false) => return std::process::ExitCode::FAILURE,
             Err(e) => Err(e),

@@ -9,11 +9,17 @@
 //!   when their sources change on disk (links the offline build);
 //! - `remote`: objects missing from the local store read through a shared
 //!   remote cache ([`ShaderLibrary::with_remote`]).
+//!
+//! With [`ShaderLibrary::with_usage_log`], every load is recorded by name
+//! in a usage log ([`xr_store::usage`]); [`DeviceLoader::warm`] loads what
+//! a log names before the first frame ([`warm`]).
 
 #[cfg(feature = "hot-reload")]
 pub mod hot_reload;
 pub mod library;
+pub mod warm;
 
-pub use library::{DeviceLoader, LibraryError, LoadPath, LoadRequest, Loaded, ShaderLibrary};
+pub use library::{DeviceLoader, LibraryError, LoadPath, LoadRequest, Loaded, STRICT_WARM, ShaderLibrary, StrictMiss};
+pub use warm::{WarmOutcome, WarmReport, WarmStep};
 #[cfg(feature = "remote")]
 pub use xr_remote;

@@ -22,6 +22,11 @@
 //! `XR_LOG=info` (program, variant, target, the failure's first error) and
 //! in [`Loaded::stale`].
 //!
+//! With a usage log ([`ShaderLibrary::with_usage_log`]), every program
+//! loaded is recorded by program, variant, target and override values
+//! (`xr_store::usage`); a log that cannot be written is a warning, never a
+//! failed load.
+//!
 //! With a remote ([`ShaderLibrary::with_remote`]), an object the catalog
 //! names that is missing or corrupt here is fetched from the shared cache,
 //! checked against its key, and kept in the local store.
@@ -31,6 +36,7 @@ use xr_device::DeviceBox;
 use xr_host::Registry;
 pub use xr_sourcebuild::LoadPath;
 use xr_sourcebuild::{ArtifactLoad, AttachedBuildSystemBox, BuiltProgram, OverrideKind, OverrideValue, TargetLoad};
+use xr_store::usage::{Usage, UsageError, UsageLog};
 use xr_store::{
     ObjectKey, Store,
     catalog::{self, CatalogProgram, Override, OverrideType},
@@ -76,6 +82,9 @@ pub enum LibraryError {
     /// A plugin call failed.
     #[error(transparent)]
     Plugin(#[from] xr_device::XrError),
+    /// The usage log could not be opened.
+    #[error("usage log {0}")]
+    Usage(#[from] UsageError),
 }
 
 /// A loaded program.
@@ -101,9 +110,26 @@ pub struct Loaded {
 pub struct ShaderLibrary {
     store: Store,
     programs: BTreeMap<String, CatalogProgram>,
+    usage: Option<UsageLog>,
+    /// Loads the usage log did not name when it was opened, when strict.
+    strict: Option<std::sync::Mutex<Vec<StrictMiss>>>,
     #[cfg(feature = "remote")]
     remote: Option<Arc<Remote>>,
 }
+
+/// A program loaded that the usage log did not name when the library
+/// opened it: what a warm from that log left out (strict mode).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StrictMiss {
+    /// What was loaded, as the log would record it.
+    pub usage: Usage,
+    /// The path it loaded by.
+    pub path: LoadPath,
+}
+
+/// The environment variable that turns strict mode on for a library with
+/// a usage log (`1` or `true`).
+pub const STRICT_WARM: &str = "XR_STRICT_WARM";
 
 impl ShaderLibrary {
     /// Opens the store at `root` and reads its catalog.
@@ -119,9 +145,42 @@ impl ShaderLibrary {
         Ok(Self {
             store,
             programs,
+            usage: None,
+            strict: None,
             #[cfg(feature = "remote")]
             remote: None,
         })
+    }
+
+    /// Records every program loaded from this library in the usage log at
+    /// `path`, or at `usage.jsonl` in the store when `None`. With
+    /// `XR_STRICT_WARM=1` in the environment, strict mode too
+    /// ([`ShaderLibrary::strict_warm`]).
+    pub fn with_usage_log(mut self, path: Option<&Path>) -> Result<Self, LibraryError> {
+        let in_store = self.store.root().join(xr_store::usage::STORE_FILE);
+        self.usage = Some(UsageLog::open(path.unwrap_or(&in_store))?);
+        let strict = std::env::var(STRICT_WARM).is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+        Ok(self.strict_warm(strict))
+    }
+
+    /// Strict mode, for development: every load of a program that the usage
+    /// log did not name when it was opened (so that a warm from it did not
+    /// make it) is a warning naming the program, variant, target, override
+    /// values and path, and is kept in [`ShaderLibrary::strict_misses`].
+    /// Needs a usage log ([`ShaderLibrary::with_usage_log`]).
+    pub fn strict_warm(mut self, strict: bool) -> Self {
+        self.strict = strict.then(Default::default);
+        self
+    }
+
+    /// The loads strict mode reported, in the order they happened.
+    pub fn strict_misses(&self) -> Vec<StrictMiss> {
+        self.strict.as_ref().map(|m| m.lock().unwrap_or_else(|p| p.into_inner()).clone()).unwrap_or_default()
+    }
+
+    /// The usage log loads are recorded in, when there is one.
+    pub fn usage_log(&self) -> Option<&UsageLog> {
+        self.usage.as_ref()
     }
 
     /// Reads objects missing from the local store through `remote`. The
@@ -168,6 +227,43 @@ impl ShaderLibrary {
             name: name.to_owned(),
             known: self.programs.keys().cloned().collect::<Vec<_>>().join(", "),
         })
+    }
+
+    /// Records a load in the usage log, if there is one; a log that cannot
+    /// be written is said, and the load goes on.
+    fn record_use(
+        &self,
+        program: &CatalogProgram,
+        variant: &str,
+        target: &str,
+        overrides: &[(&str, f64)],
+        path: LoadPath,
+    ) {
+        let Some(log) = &self.usage else { return };
+        let usage = Usage {
+            program: program.name.clone(),
+            variant: variant.to_owned(),
+            target: target.to_owned(),
+            overrides: overrides.iter().map(|(name, value)| ((*name).to_owned(), value.to_string())).collect(),
+        };
+        let new = log.record(&usage).unwrap_or_else(|e| {
+            tracing::warn!("cannot record {variant} ({target}) in the usage log: {e}");
+            true
+        });
+        if let Some(misses) = &self.strict
+            && new
+            && !log.covered_at_open(&usage)
+        {
+            let values: Vec<String> = usage.overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            tracing::warn!(
+                "strict warm: {variant} of '{}' ({target}, by {path}{}) was loaded, and the usage log {} did not \
+                 name it: a warm from that log did not make it",
+                program.name,
+                if values.is_empty() { String::new() } else { format!(", overrides {}", values.join(" ")) },
+                log.path().display()
+            );
+            misses.lock().unwrap_or_else(|p| p.into_inner()).push(StrictMiss { usage, path });
+        }
     }
 
     fn object(&self, program: &CatalogProgram, variant: &str, target: &str) -> Result<Vec<u8>, String> {
@@ -303,6 +399,7 @@ impl DeviceLoader {
                             reason = "best path".to_owned();
                         }
                         tracing::info!(variant = %variant, path = %path, target = %target, loader = %loader.name, "loaded: {reason}");
+                        library.record_use(program, &variant, &target, &request.overrides, path);
                         let stale = program.stale(&variant, &target).map(str::to_owned);
                         if let Some(why) = &stale {
                             tracing::info!(

@@ -10,12 +10,15 @@
 //!   by the driver that made it.
 //! - [`lock`]: the store's lock, shared by builds, held alone by gc.
 //! - [`test_hooks`]: the environment hooks of the crash tests (debug builds).
+//! - [`usage`]: the usage log, what an engine loaded by name, which warming
+//!   and builds of only the used variants read.
 
 pub mod binary_record;
 pub mod catalog;
 pub mod lock;
 pub mod object;
 pub mod test_hooks;
+pub mod usage;
 
 pub use lock::{LockKind, StoreLock};
 pub use object::{ObjectKey, ObjectStamp, Store, StoreError, file_stamp};

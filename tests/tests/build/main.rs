@@ -22,5 +22,6 @@ mod remote;
 mod remote_exec;
 mod slang;
 mod store_processes;
+mod used;
 mod workers;
 mod xr_build;

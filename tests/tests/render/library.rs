@@ -653,3 +653,52 @@ fn a_failed_build_keeps_the_last_good_objects_and_the_library_draws_them_marked_
         "built again: no stale mark left"
     );
 }
+
+/// A library with a usage log records each program it loads once, by
+/// program, variant, the target whose object it loaded and the override
+/// values; a second library on the same log (another run of the engine)
+/// adds only what is new.
+#[test]
+fn loads_are_recorded_in_the_usage_log_by_name_once_each() {
+    let dir = materials_full_built("library-usage-log");
+    let log_path = dir.join("store").join(xr_store::usage::STORE_FILE);
+    let registry = registry();
+    let device = registry.open_device(DeviceKind::Vulkan, &DeviceOptions::default()).expect("device");
+    let unlit =
+        LoadRequest { program: "unlit", variant: vec![("TINT", "0"), ("PATTERN", "flat")], ..LoadRequest::default() };
+    let toon = LoadRequest {
+        program: "toon",
+        variant: vec![("PATTERN", "stripes"), ("BANDS", "2")],
+        overrides: vec![("GAIN", 0.25)],
+        ..LoadRequest::default()
+    };
+    let mut targets = Vec::new();
+    for run in 0..2 {
+        let library = ShaderLibrary::open(&dir.join("store")).unwrap().with_usage_log(None).unwrap();
+        assert_eq!(library.usage_log().map(|l| l.path()), Some(log_path.as_path()));
+        let mut loader = DeviceLoader::attach(&registry, &device, &library).expect("attach");
+        for request in [&unlit, &unlit, &toon] {
+            let loaded = loader.load(&library, request).unwrap_or_else(|e| panic!("run {run}: {e}"));
+            targets.push(loaded.target.clone());
+        }
+    }
+    let text = std::fs::read_to_string(&log_path).unwrap();
+    assert_eq!(text.lines().count(), 2, "each load once, over both runs: {text}");
+    let read = xr_store::usage::read(&log_path).unwrap();
+    type Entry<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, &'a str)>);
+    let entries: Vec<Entry<'_>> = read
+        .entries
+        .iter()
+        .map(|u| {
+            let overrides = u.overrides.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            (u.program.as_str(), u.variant.as_str(), u.target.as_str(), overrides)
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("toon", "toon[PATTERN=stripes,BANDS=2]", targets[2].as_str(), vec![("GAIN", "0.25")]),
+            ("unlit", "unlit[TINT=0,PATTERN=flat]", targets[0].as_str(), vec![]),
+        ]
+    );
+}

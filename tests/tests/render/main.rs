@@ -15,3 +15,4 @@ mod shader_objects;
 mod slang;
 mod triangle;
 mod vulkan;
+mod warm;

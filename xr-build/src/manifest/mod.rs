@@ -220,6 +220,9 @@ pub struct Program {
     /// (`compile_timeout = 600`, seconds) before it is stopped and fails;
     /// `None`: the build's default.
     pub compile_timeout: Option<std::time::Duration>,
+    /// Its own usage log (`used = "usage.jsonl"`): only the variants it
+    /// names are built ([`crate::used`]).
+    pub used: Option<crate::used::ProgramUse>,
 }
 
 /// A compiler option a program gives, for all its targets or one.

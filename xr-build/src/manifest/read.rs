@@ -183,6 +183,7 @@ const PROGRAM_KEYS: &[&str] = &[
     "options",
     "target_options",
     "compile_timeout",
+    "used",
 ];
 const STAGE_KEYS: &[&str] = &["stage", "file", "entry", "language", "hit_group"];
 const OVERRIDE_KEYS: &[&str] = &["name", "id", "type", "default"];
@@ -361,11 +362,13 @@ fn read_program(
         }
         timeout
     });
+    let used = name.as_ref().and_then(|name| read_used(locate, table, known.dir, name.get_ref()));
     if locate.count() != errors_before {
         return None;
     }
     Some(Program {
         compile_timeout,
+        used,
         name: name?.into_inner(),
         options,
         axes: program_axes,
@@ -477,6 +480,26 @@ fn read_stages(
         );
     }
     stages
+}
+
+/// A program's own usage log: the variants of `program` it names. A log
+/// that does not exist or cannot be read is an error at the key: a build
+/// of none of the program's variants is not what was meant.
+fn read_used(
+    locate: &Locator<'_>,
+    table: &Table<'_, '_>,
+    dir: &Path,
+    program: &str,
+) -> Option<crate::used::ProgramUse> {
+    let path = table.get::<String>("used")?;
+    let log = crate::paths::lexical(&dir.join(path.get_ref()));
+    match crate::used::UsedVariants::read([&log]) {
+        Ok(used) => Some(crate::used::ProgramUse { variants: used.of_program(program), log }),
+        Err(e) => {
+            locate.error(path.span(), e.to_string());
+            None
+        }
+    }
 }
 
 /// The include directories of a program, each of which must be a directory.

@@ -1,0 +1,147 @@
+//! Warming before the first frame: every program a usage log names is
+//! loaded on this device through its best path, so that the driver objects
+//! the build systems keep in the store (GL program binaries, Vulkan shader
+//! binaries where the device has shader objects) are made during a loading
+//! screen or an install step, not in the engine's first frames.
+//!
+//! Warming is incremental: a program that already loads as a device binary
+//! is valid for this driver, and is counted as warm without more work. A
+//! log is keyed by names, so a log recorded before a shader edit warms the
+//! edited program under its new object.
+
+use crate::{DeviceLoader, LoadPath, LoadRequest, ShaderLibrary};
+use std::collections::BTreeSet;
+use xr_store::usage::Usage;
+
+/// What warming one logged program came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WarmOutcome {
+    /// It loads as a device binary already: nothing to make.
+    AlreadyWarm,
+    /// It was loaded by `path`, which made and stored its device binary:
+    /// a load by the device-binary path now finds it.
+    Warmed {
+        /// The path it loaded by.
+        path: LoadPath,
+    },
+    /// It loads, but no path leaves a device binary on this device (Vulkan
+    /// without shader objects keeps none): loading it was all there was to do.
+    NoDeviceBinary {
+        /// The path it loads by.
+        path: LoadPath,
+    },
+    /// It could not be loaded: the store no longer has it (a program or
+    /// variant renamed since the log was recorded), or the load failed.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One step of warming, as a progress callback hears it.
+#[derive(Debug)]
+pub struct WarmStep<'a> {
+    /// Programs done so far, this one included.
+    pub done: usize,
+    /// Programs to warm.
+    pub total: usize,
+    /// The log's entry.
+    pub usage: &'a Usage,
+    /// What came of it.
+    pub outcome: &'a WarmOutcome,
+}
+
+/// What warming did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WarmReport {
+    /// Programs that loaded as device binaries already.
+    pub already_warm: usize,
+    /// Programs whose device binaries were made, each by the path that made them.
+    pub warmed: Vec<(Usage, LoadPath)>,
+    /// Programs that load, by this path, but for which this device keeps
+    /// no device binary.
+    pub no_device_binary: Vec<(Usage, LoadPath)>,
+    /// Programs that could not be loaded, with why.
+    pub failed: Vec<(Usage, String)>,
+}
+
+impl DeviceLoader {
+    /// Loads every program of `entries` (a usage log's, read with
+    /// [`xr_store::usage::read`]) on this device, best path first, and drops
+    /// it again: what the loads keep in the store (program binaries, shader
+    /// binaries) is what the engine's later loads find. Entries that differ
+    /// only by the target they were recorded on are warmed once: this
+    /// device loads its own best target. `progress` hears of each.
+    pub fn warm<'u>(
+        &mut self,
+        library: &ShaderLibrary,
+        entries: impl IntoIterator<Item = &'u Usage>,
+        progress: &mut dyn FnMut(WarmStep<'_>),
+    ) -> WarmReport {
+        let mut seen = BTreeSet::new();
+        let entries: Vec<&Usage> =
+            entries.into_iter().filter(|u| seen.insert((&u.program, &u.variant, &u.overrides))).collect();
+        let mut report = WarmReport::default();
+        for (index, usage) in entries.iter().enumerate() {
+            let outcome = self.warm_one(library, usage).unwrap_or_else(|reason| WarmOutcome::Failed { reason });
+            match &outcome {
+                WarmOutcome::AlreadyWarm => report.already_warm += 1,
+                WarmOutcome::Warmed { path } => report.warmed.push(((*usage).clone(), *path)),
+                WarmOutcome::NoDeviceBinary { path } => report.no_device_binary.push(((*usage).clone(), *path)),
+                WarmOutcome::Failed { reason } => report.failed.push(((*usage).clone(), reason.clone())),
+            }
+            progress(WarmStep { done: index + 1, total: entries.len(), usage, outcome: &outcome });
+        }
+        report
+    }
+
+    /// Warms one entry: a device binary already there is enough; else each
+    /// other path in turn, best first, until one leaves a device binary
+    /// behind (on OpenGL, the driver's compile from source writes the
+    /// program binary; the SPIR-V path does not). A path that loads but
+    /// leaves none is kept as the answer when no later one does better.
+    fn warm_one(&mut self, library: &ShaderLibrary, usage: &Usage) -> Result<WarmOutcome, String> {
+        let program = library.program(&usage.program).map_err(|e| e.to_string())?;
+        let stored = program.variants.get(&usage.variant).ok_or_else(|| {
+            format!("{} is not in the store's catalog (renamed, dropped, or not built)", usage.variant)
+        })?;
+        let overrides: Vec<(&str, f64)> = usage
+            .overrides
+            .iter()
+            .map(|(name, value)| {
+                value
+                    .parse::<f64>()
+                    .map(|v| (name.as_str(), v))
+                    .map_err(|_| format!("override {name} = '{value}' is not a number"))
+            })
+            .collect::<Result<_, _>>()?;
+        let variant: Vec<(&str, &str)> = stored.values.iter().map(|(a, v)| (a.as_str(), v.as_str())).collect();
+        let request = |path: LoadPath| LoadRequest {
+            program: &usage.program,
+            variant: variant.clone(),
+            overrides: overrides.clone(),
+            paths: vec![path],
+        };
+        if self.load(library, &request(LoadPath::DeviceBinary)).is_ok() {
+            return Ok(WarmOutcome::AlreadyWarm);
+        }
+        let mut loaded_by = None;
+        let mut reasons = Vec::new();
+        for path in [LoadPath::CompatibleObject, LoadPath::Source] {
+            match self.load(library, &request(path)) {
+                Ok(loaded) => {
+                    drop(loaded);
+                    if self.load(library, &request(LoadPath::DeviceBinary)).is_ok() {
+                        return Ok(WarmOutcome::Warmed { path });
+                    }
+                    loaded_by.get_or_insert(path);
+                }
+                Err(e) => reasons.push(e.to_string()),
+            }
+        }
+        match loaded_by {
+            Some(path) => Ok(WarmOutcome::NoDeviceBinary { path }),
+            None => Err(reasons.join("; ")),
+        }
+    }
+}
