@@ -159,3 +159,43 @@ fn strict_mode_names_the_one_program_a_shortened_log_left_out() {
     assert_eq!(library.strict_misses().len(), 1);
     drop(loader);
 }
+
+/// A log names programs, not objects: after an edit to one shader and a
+/// rebuild, the old log warms the edited program under its new object,
+/// the others are warm already, and strict mode reports nothing missing.
+#[test]
+fn after_an_edit_the_old_log_warms_the_edited_program_under_its_new_object() {
+    let recorded = materials_built("warm-edit-record");
+    let log = recorded.join("usage.jsonl");
+    load_all(&recorded, DeviceKind::Vulkan, Some(&log));
+    let dir = materials_built("warm-edit");
+    let mesa_cache = xr_tests::temp_dir("warm-edit-mesa");
+    assert!(warm(&dir, "vulkan", &log, &mesa_cache).contains("3 warmed"));
+    let toon_object = || {
+        let (programs, _) = xr_store::catalog::read_all(&dir.join("store"));
+        programs["toon"].object("toon[PATTERN=stripes,BANDS=2]", "vk-spirv").map(str::to_owned)
+    };
+    let before = toon_object();
+
+    let shader = dir.join("shaders/toon.frag");
+    let text = std::fs::read_to_string(&shader).unwrap();
+    let edited = text.replace("(0.25 + 0.75 * light)", "(0.5 + 0.5 * light)");
+    assert_ne!(edited, text);
+    std::fs::write(&shader, edited).unwrap();
+    xr_tests::xr_build(&dir);
+    assert_ne!(toon_object(), before, "the edit made a new object");
+
+    let again = warm(&dir, "vulkan", &log, &mesa_cache);
+    assert!(again.contains("3 programs: 2 already warm, 1 warmed (1 from compatible-object), 0 failed"), "{again}");
+    let registry = registry();
+    let library =
+        ShaderLibrary::open(&dir.join("store")).unwrap().with_usage_log(Some(&log)).unwrap().strict_warm(true);
+    let device = registry.open_device(DeviceKind::Vulkan, &DeviceOptions::default()).expect("device");
+    let mut loader = DeviceLoader::attach(&registry, &device, &library).expect("attach");
+    for request in requests() {
+        let loaded = loader.load(&library, &request).unwrap();
+        assert_eq!(loaded.path, LoadPath::DeviceBinary, "{}: {}", request.program, loaded.reason);
+    }
+    assert_eq!(library.strict_misses(), [], "nothing is reported missing");
+    drop(loader);
+}
