@@ -1,7 +1,8 @@
 //! `xr warm`: every program a usage log names, loaded on a live device
 //! through its best path before an engine's first frame, so that the
 //! program binaries and shader binaries the build systems keep are in the
-//! store when the engine asks (see [`xr_library::warm`]).
+//! store when the engine asks, and the pipelines of every draw state the
+//! log recorded are in the store's pipeline cache (see [`xr_library::warm`]).
 
 use crate::messages::usage;
 use anyhow::Context;
@@ -65,6 +66,8 @@ pub fn run(args: WarmArgs) -> anyhow::Result<bool> {
     let device = registry.open_device(kind, &DeviceOptions::default())?;
     let renderer = device.capabilities().into_result().map(|c| c.renderer.to_string()).unwrap_or_default();
     let mut loader = DeviceLoader::attach(&registry, &device, &library)?;
+    let compiled_before = loader.counter("pipelines compiled");
+    let cached_before = loader.counter("pipelines from the pipeline cache");
     let quiet = crate::term::verbosity().quiet;
     let bar = if quiet || !crate::term::progress_bar() {
         ProgressBar::hidden()
@@ -92,6 +95,8 @@ pub fn run(args: WarmArgs) -> anyhow::Result<bool> {
         }
     });
     bar.finish_and_clear();
+    let compiled = loader.counter("pipelines compiled") - compiled_before;
+    let cached = loader.counter("pipelines from the pipeline cache") - cached_before;
     // Its build systems write their caches when dropped, before the device goes.
     drop(loader);
     drop(device);
@@ -104,8 +109,15 @@ pub fn run(args: WarmArgs) -> anyhow::Result<bool> {
         0 => String::new(),
         n => format!(", {n} loaded but this device keeps no device binary of them"),
     };
+    let pipelines = match report.pipelines {
+        0 => String::new(),
+        n => format!(
+            "; {n} pipelines of logged draw states made (of all its pipelines, {compiled} compiled and {cached} \
+             found in the pipeline cache)"
+        ),
+    };
     eprintln!(
-        "xr warm ({renderer}): {} programs: {} already warm, {} warmed{}{no_binary}, {} failed; {:.2} s ({})",
+        "xr warm ({renderer}): {} programs: {} already warm, {} warmed{}{no_binary}, {} failed{pipelines}; {:.2} s ({})",
         entries.len(),
         report.already_warm,
         report.warmed.len(),

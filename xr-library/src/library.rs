@@ -24,15 +24,24 @@
 //!
 //! With a usage log ([`ShaderLibrary::with_usage_log`]), every program
 //! loaded is recorded by program, variant, target and override values
-//! (`xr_store::usage`); a log that cannot be written is a warning, never a
-//! failed load.
+//! (`xr_store::usage`), and the draw states its build system made device
+//! objects for at draws (a Vulkan pipeline per set of attachment formats)
+//! when the [`DeviceLoader`] is dropped or asked
+//! ([`DeviceLoader::record_draw_states`]); a log that cannot be written is
+//! a warning, never a failed load. A load also makes, at once, the device
+//! objects of the draw states the log already named for it (through the
+//! build system's pipeline cache), so that its draws make none.
 //!
 //! With a remote ([`ShaderLibrary::with_remote`]), an object the catalog
 //! names that is missing or corrupt here is fetched from the shared cache,
 //! checked against its key, and kept in the local store.
 
-use std::{collections::BTreeMap, path::Path};
-use xr_device::DeviceBox;
+use std::{
+    collections::BTreeMap,
+    path::Path,
+    sync::{Arc, Mutex},
+};
+use xr_device::{DeviceBox, ProgramRef};
 use xr_host::Registry;
 pub use xr_sourcebuild::LoadPath;
 use xr_sourcebuild::{ArtifactLoad, AttachedBuildSystemBox, BuiltProgram, OverrideKind, OverrideValue, TargetLoad};
@@ -43,7 +52,6 @@ use xr_store::{
 };
 #[cfg(feature = "remote")]
 use {
-    std::sync::Arc,
     xr_remote::{Kind, Remote},
     xr_store::object_key,
 };
@@ -110,21 +118,75 @@ pub struct Loaded {
 pub struct ShaderLibrary {
     store: Store,
     programs: BTreeMap<String, CatalogProgram>,
-    usage: Option<UsageLog>,
-    /// Loads the usage log did not name when it was opened, when strict.
-    strict: Option<std::sync::Mutex<Vec<StrictMiss>>>,
+    usage: Option<Arc<Recorder>>,
     #[cfg(feature = "remote")]
     remote: Option<Arc<Remote>>,
 }
 
-/// A program loaded that the usage log did not name when the library
-/// opened it: what a warm from that log left out (strict mode).
+/// A program loaded, or a draw state it was drawn in, that the usage log
+/// did not name when the library opened it: what a warm from that log left
+/// out (strict mode).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StrictMiss {
-    /// What was loaded, as the log would record it.
+    /// What was loaded, as the log would record it; for a draw state the
+    /// log lacked, with that state alone in `draw_states`.
     pub usage: Usage,
     /// The path it loaded by.
     pub path: LoadPath,
+}
+
+/// A usage log and, in strict mode, what it missed: shared by a library
+/// and the device loaders that load from it (they record draw states when
+/// they are dropped).
+struct Recorder {
+    log: UsageLog,
+    /// Loads and draw states the log did not name when it was opened, when strict.
+    strict: Option<Mutex<Vec<StrictMiss>>>,
+}
+
+impl Recorder {
+    /// Records `usage`, loaded by `path`; in strict mode, says so when the
+    /// log did not name it at open (for a draw state: each state it lacked).
+    fn record(&self, usage: Usage, path: LoadPath) {
+        let new = self.log.record(&usage).unwrap_or_else(|e| {
+            tracing::warn!("cannot record {} ({}) in the usage log: {e}", usage.variant, usage.target);
+            true
+        });
+        let Some(misses) = &self.strict else { return };
+        if !new || self.log.covered_at_open(&usage) {
+            return;
+        }
+        let values: Vec<String> = usage.overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let overrides = if values.is_empty() { String::new() } else { format!(", overrides {}", values.join(" ")) };
+        let mut misses = misses.lock().unwrap_or_else(|p| p.into_inner());
+        if usage.draw_states.is_empty() {
+            tracing::warn!(
+                "strict warm: {} of '{}' ({}, by {path}{overrides}) was loaded, and the usage log {} did not name \
+                 it: a warm from that log did not make it",
+                usage.variant,
+                usage.program,
+                usage.target,
+                self.log.path().display()
+            );
+            misses.push(StrictMiss { usage, path });
+            return;
+        }
+        for state in &usage.draw_states {
+            let alone = Usage { draw_states: [state.clone()].into(), ..usage.clone() };
+            if self.log.covered_at_open(&alone) {
+                continue;
+            }
+            tracing::warn!(
+                "strict warm: {} of '{}' ({}, by {path}{overrides}) was drawn in the state {state}, and the usage \
+                 log {} did not name it: a warm from that log did not make its pipeline",
+                usage.variant,
+                usage.program,
+                usage.target,
+                self.log.path().display()
+            );
+            misses.push(StrictMiss { usage: alone, path });
+        }
+    }
 }
 
 /// The environment variable that turns strict mode on for a library with
@@ -146,7 +208,6 @@ impl ShaderLibrary {
             store,
             programs,
             usage: None,
-            strict: None,
             #[cfg(feature = "remote")]
             remote: None,
         })
@@ -158,29 +219,48 @@ impl ShaderLibrary {
     /// ([`ShaderLibrary::strict_warm`]).
     pub fn with_usage_log(mut self, path: Option<&Path>) -> Result<Self, LibraryError> {
         let in_store = self.store.root().join(xr_store::usage::STORE_FILE);
-        self.usage = Some(UsageLog::open(path.unwrap_or(&in_store))?);
+        let log = UsageLog::open(path.unwrap_or(&in_store))?;
+        self.usage = Some(Arc::new(Recorder { log, strict: None }));
         let strict = std::env::var(STRICT_WARM).is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
         Ok(self.strict_warm(strict))
     }
 
-    /// Strict mode, for development: every load of a program that the usage
-    /// log did not name when it was opened (so that a warm from it did not
-    /// make it) is a warning naming the program, variant, target, override
-    /// values and path, and is kept in [`ShaderLibrary::strict_misses`].
-    /// Needs a usage log ([`ShaderLibrary::with_usage_log`]).
+    /// Strict mode, for development: every load of a program, and every
+    /// draw state a program was drawn in, that the usage log did not name
+    /// when it was opened (so that a warm from it did not make it) is a
+    /// warning naming the program, variant, target, override values, path
+    /// and state, and is kept in [`ShaderLibrary::strict_misses`]. Draw
+    /// states are known when a [`DeviceLoader`] records them (when dropped,
+    /// or [`DeviceLoader::record_draw_states`]). Needs a usage log
+    /// ([`ShaderLibrary::with_usage_log`]) set before any device loader
+    /// attaches.
     pub fn strict_warm(mut self, strict: bool) -> Self {
-        self.strict = strict.then(Default::default);
+        if let Some(recorder) = self.usage.take() {
+            let log = match Arc::try_unwrap(recorder) {
+                Ok(recorder) => recorder.log,
+                Err(shared) => {
+                    tracing::warn!("strict mode set after a device loader attached: not changed");
+                    self.usage = Some(shared);
+                    return self;
+                }
+            };
+            self.usage = Some(Arc::new(Recorder { log, strict: strict.then(Default::default) }));
+        }
         self
     }
 
-    /// The loads strict mode reported, in the order they happened.
+    /// The loads and draw states strict mode reported, in the order they happened.
     pub fn strict_misses(&self) -> Vec<StrictMiss> {
-        self.strict.as_ref().map(|m| m.lock().unwrap_or_else(|p| p.into_inner()).clone()).unwrap_or_default()
+        self.usage
+            .as_ref()
+            .and_then(|r| r.strict.as_ref())
+            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            .unwrap_or_default()
     }
 
     /// The usage log loads are recorded in, when there is one.
     pub fn usage_log(&self) -> Option<&UsageLog> {
-        self.usage.as_ref()
+        self.usage.as_ref().map(|r| &r.log)
     }
 
     /// Reads objects missing from the local store through `remote`. The
@@ -230,7 +310,8 @@ impl ShaderLibrary {
     }
 
     /// Records a load in the usage log, if there is one; a log that cannot
-    /// be written is said, and the load goes on.
+    /// be written is said, and the load goes on. What was recorded, for the
+    /// loader to record its draw states later.
     fn record_use(
         &self,
         program: &CatalogProgram,
@@ -238,32 +319,17 @@ impl ShaderLibrary {
         target: &str,
         overrides: &[(&str, f64)],
         path: LoadPath,
-    ) {
-        let Some(log) = &self.usage else { return };
+    ) -> Option<(Arc<Recorder>, Usage)> {
+        let recorder = self.usage.as_ref()?;
         let usage = Usage {
             program: program.name.clone(),
             variant: variant.to_owned(),
             target: target.to_owned(),
             overrides: overrides.iter().map(|(name, value)| ((*name).to_owned(), value.to_string())).collect(),
+            draw_states: Default::default(),
         };
-        let new = log.record(&usage).unwrap_or_else(|e| {
-            tracing::warn!("cannot record {variant} ({target}) in the usage log: {e}");
-            true
-        });
-        if let Some(misses) = &self.strict
-            && new
-            && !log.covered_at_open(&usage)
-        {
-            let values: Vec<String> = usage.overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            tracing::warn!(
-                "strict warm: {variant} of '{}' ({target}, by {path}{}) was loaded, and the usage log {} did not \
-                 name it: a warm from that log did not make it",
-                program.name,
-                if values.is_empty() { String::new() } else { format!(", overrides {}", values.join(" ")) },
-                log.path().display()
-            );
-            misses.lock().unwrap_or_else(|p| p.into_inner()).push(StrictMiss { usage, path });
-        }
+        recorder.record(usage.clone(), path);
+        Some((Arc::clone(recorder), usage))
     }
 
     fn object(&self, program: &CatalogProgram, variant: &str, target: &str) -> Result<Vec<u8>, String> {
@@ -305,9 +371,23 @@ struct Loader {
     system: AttachedBuildSystemBox,
 }
 
+/// A program loaded while a usage log records: its draw states are asked
+/// of its build system later.
+struct Recorded {
+    loader: usize,
+    program: ProgramRef,
+    usage: Usage,
+    path: LoadPath,
+    recorder: Arc<Recorder>,
+}
+
 /// The build systems attached to one device, loading from a library.
+///
+/// Dropping it records, in the usage log of the library each program came
+/// from, the draw states its build system made device objects for.
 pub struct DeviceLoader {
     loaders: Vec<Loader>,
+    recorded: Vec<Recorded>,
 }
 
 impl DeviceLoader {
@@ -336,7 +416,62 @@ impl DeviceLoader {
                 Err(e) => tracing::info!("{} does not attach to this device: {e}", info.name),
             }
         }
-        Ok(Self { loaders })
+        Ok(Self { loaders, recorded: Vec::new() })
+    }
+
+    /// Records, in the usage log of the library each program was loaded
+    /// from, the draw states its build system has made device objects for
+    /// so far (Vulkan pipelines for the attachment formats it was drawn
+    /// into); in strict mode, names each the log did not. Done when the
+    /// loader is dropped; an engine may call it sooner (after its first
+    /// frames, say). A state is recorded once.
+    pub fn record_draw_states(&mut self) {
+        for recorded in &self.recorded {
+            let loader = &self.loaders[recorded.loader];
+            let states = match loader.system.draw_states(recorded.program).into_result() {
+                Ok(states) => states,
+                Err(e) => {
+                    tracing::warn!("{}: cannot say what {} was drawn with: {e}", loader.name, recorded.usage.variant);
+                    continue;
+                }
+            };
+            if states.is_empty() {
+                continue;
+            }
+            let usage = Usage { draw_states: states.iter().map(|s| s.to_string()).collect(), ..recorded.usage.clone() };
+            recorded.recorder.record(usage, recorded.path);
+        }
+    }
+
+    /// What each attached build system has made since it attached, by how
+    /// (`pipelines compiled`, `pipelines from the pipeline cache`, `shader
+    /// objects from SPIR-V`, `programs linked from source`, …): (build
+    /// system, counter, value). What shows that loads and draws after a
+    /// warm compiled nothing.
+    pub fn counters(&self) -> Vec<(String, String, u64)> {
+        self.loaders
+            .iter()
+            .flat_map(|l| {
+                let counters = l.system.counters().into_result().unwrap_or_else(|e| {
+                    tracing::warn!("{}: no counters: {e}", l.name);
+                    Default::default()
+                });
+                counters.into_iter().map(|c| (l.name.clone(), c.name.to_string(), c.value)).collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// The sum of the counter `name` over the attached build systems.
+    pub fn counter(&self, name: &str) -> u64 {
+        self.counters().iter().filter(|(_, n, _)| n == name).map(|(_, _, v)| v).sum()
+    }
+
+    /// Makes the device objects of `loaded` for `states` (a usage entry's
+    /// draw states) now, through its build system; how many it made.
+    pub fn warm_draw_states(&mut self, loaded: &Loaded, states: &[String]) -> Result<u32, LibraryError> {
+        let Some(loader) = self.loaders.iter_mut().find(|l| l.name == loaded.loader) else { return Ok(0) };
+        let states: Vec<abi_stable::std_types::RString> = states.iter().map(|s| s.as_str().into()).collect();
+        Ok(loader.system.warm_draw_states(loaded.built.program, states.as_slice().into()).into_result()?)
     }
 
     /// The targets this device loads, each with its path, best path first.
@@ -399,7 +534,22 @@ impl DeviceLoader {
                             reason = "best path".to_owned();
                         }
                         tracing::info!(variant = %variant, path = %path, target = %target, loader = %loader.name, "loaded: {reason}");
-                        library.record_use(program, &variant, &target, &request.overrides, path);
+                        if let Some((recorder, usage)) =
+                            library.record_use(program, &variant, &target, &request.overrides, path)
+                        {
+                            let program = loaded.program.program;
+                            // The draw states the log named are made now, at
+                            // the load, so that the draws make nothing.
+                            let states: Vec<abi_stable::std_types::RString> =
+                                recorder.log.draw_states_at_open(&usage).iter().map(|s| s.as_str().into()).collect();
+                            if !states.is_empty()
+                                && let Err(e) =
+                                    loader.system.warm_draw_states(program, states.as_slice().into()).into_result()
+                            {
+                                tracing::warn!("{variant}: the draw states its usage log named were not made: {e}");
+                            }
+                            self.recorded.push(Recorded { loader: index, program, usage, path, recorder });
+                        }
                         let stale = program.stale(&variant, &target).map(str::to_owned);
                         if let Some(why) = &stale {
                             tracing::info!(
@@ -435,6 +585,12 @@ impl DeviceLoader {
             reasons.push(format!("no build system on this device loads {}", unread.join(", ")));
         }
         Err(LibraryError::NoPath { variant, reasons: reasons.join("; ") })
+    }
+}
+
+impl Drop for DeviceLoader {
+    fn drop(&mut self) {
+        self.record_draw_states();
     }
 }
 

@@ -2,11 +2,16 @@
 //! loaded on this device through its best path, so that the driver objects
 //! the build systems keep in the store (GL program binaries, Vulkan shader
 //! binaries where the device has shader objects) are made during a loading
-//! screen or an install step, not in the engine's first frames.
+//! screen or an install step, not in the engine's first frames. Where the
+//! device makes a pipeline per set of attachment formats (Vulkan without
+//! shader objects), the pipelines of every draw state the log recorded are
+//! made too, into the pipeline cache the build system keeps in the store.
 //!
 //! Warming is incremental: a program that already loads as a device binary
-//! is valid for this driver, and is counted as warm without more work. A
-//! log is keyed by names, so a log recorded before a shader edit warms the
+//! is valid for this driver, and is counted as warm without more work (its
+//! draw states, where it has any, are made again: a pipeline cache cannot
+//! be asked what it holds, and a pipeline found in it costs little). A log
+//! is keyed by names, so a log recorded before a shader edit warms the
 //! edited program under its new object.
 
 use crate::{DeviceLoader, LoadPath, LoadRequest, ShaderLibrary};
@@ -23,12 +28,17 @@ pub enum WarmOutcome {
     Warmed {
         /// The path it loaded by.
         path: LoadPath,
+        /// Pipelines made for its logged draw states.
+        pipelines: u32,
     },
     /// It loads, but no path leaves a device binary on this device (Vulkan
-    /// without shader objects keeps none): loading it was all there was to do.
+    /// without shader objects keeps none): loading it, and making the
+    /// pipelines of its logged draw states, was all there was to do.
     NoDeviceBinary {
         /// The path it loads by.
         path: LoadPath,
+        /// Pipelines made for its logged draw states.
+        pipelines: u32,
     },
     /// It could not be loaded: the store no longer has it (a program or
     /// variant renamed since the log was recorded), or the load failed.
@@ -61,6 +71,8 @@ pub struct WarmReport {
     /// Programs that load, by this path, but for which this device keeps
     /// no device binary.
     pub no_device_binary: Vec<(Usage, LoadPath)>,
+    /// Pipelines made for the logged draw states, in all.
+    pub pipelines: u32,
     /// Programs that could not be loaded, with why.
     pub failed: Vec<(Usage, String)>,
 }
@@ -79,16 +91,34 @@ impl DeviceLoader {
         progress: &mut dyn FnMut(WarmStep<'_>),
     ) -> WarmReport {
         let mut seen = BTreeSet::new();
-        let entries: Vec<&Usage> =
-            entries.into_iter().filter(|u| seen.insert((&u.program, &u.variant, &u.overrides))).collect();
+        // Entries recorded on several targets are warmed once, with the
+        // draw states of all of them.
+        let mut folded: Vec<Usage> = Vec::new();
+        for usage in entries {
+            if seen.insert((&usage.program, &usage.variant, &usage.overrides)) {
+                folded.push(usage.clone());
+            } else if let Some(first) = folded
+                .iter_mut()
+                .find(|u| u.program == usage.program && u.variant == usage.variant && u.overrides == usage.overrides)
+            {
+                first.draw_states.extend(usage.draw_states.iter().cloned());
+            }
+        }
+        let entries = folded;
         let mut report = WarmReport::default();
         for (index, usage) in entries.iter().enumerate() {
             let outcome = self.warm_one(library, usage).unwrap_or_else(|reason| WarmOutcome::Failed { reason });
             match &outcome {
                 WarmOutcome::AlreadyWarm => report.already_warm += 1,
-                WarmOutcome::Warmed { path } => report.warmed.push(((*usage).clone(), *path)),
-                WarmOutcome::NoDeviceBinary { path } => report.no_device_binary.push(((*usage).clone(), *path)),
-                WarmOutcome::Failed { reason } => report.failed.push(((*usage).clone(), reason.clone())),
+                WarmOutcome::Warmed { path, pipelines } => {
+                    report.warmed.push((usage.clone(), *path));
+                    report.pipelines += pipelines;
+                }
+                WarmOutcome::NoDeviceBinary { path, pipelines } => {
+                    report.no_device_binary.push((usage.clone(), *path));
+                    report.pipelines += pipelines;
+                }
+                WarmOutcome::Failed { reason } => report.failed.push((usage.clone(), reason.clone())),
             }
             progress(WarmStep { done: index + 1, total: entries.len(), usage, outcome: &outcome });
         }
@@ -100,6 +130,8 @@ impl DeviceLoader {
     /// behind (on OpenGL, the driver's compile from source writes the
     /// program binary; the SPIR-V path does not). A path that loads but
     /// leaves none is kept as the answer when no later one does better.
+    /// Whichever path loads it, the pipelines of its draw states are made
+    /// on the program loaded.
     fn warm_one(&mut self, library: &ShaderLibrary, usage: &Usage) -> Result<WarmOutcome, String> {
         let program = library.program(&usage.program).map_err(|e| e.to_string())?;
         let stored = program.variants.get(&usage.variant).ok_or_else(|| {
@@ -122,25 +154,34 @@ impl DeviceLoader {
             overrides: overrides.clone(),
             paths: vec![path],
         };
-        if self.load(library, &request(LoadPath::DeviceBinary)).is_ok() {
-            return Ok(WarmOutcome::AlreadyWarm);
+        let states: Vec<String> = usage.draw_states.iter().cloned().collect();
+        if let Ok(loaded) = self.load(library, &request(LoadPath::DeviceBinary)) {
+            let pipelines = self.warm_draw_states(&loaded, &states).map_err(|e| e.to_string())?;
+            return Ok(match pipelines {
+                0 => WarmOutcome::AlreadyWarm,
+                _ => WarmOutcome::Warmed { path: LoadPath::DeviceBinary, pipelines },
+            });
         }
         let mut loaded_by = None;
         let mut reasons = Vec::new();
         for path in [LoadPath::CompatibleObject, LoadPath::Source] {
             match self.load(library, &request(path)) {
                 Ok(loaded) => {
+                    let pipelines = match loaded_by {
+                        Some(_) => 0,
+                        None => self.warm_draw_states(&loaded, &states).map_err(|e| e.to_string())?,
+                    };
                     drop(loaded);
                     if self.load(library, &request(LoadPath::DeviceBinary)).is_ok() {
-                        return Ok(WarmOutcome::Warmed { path });
+                        return Ok(WarmOutcome::Warmed { path, pipelines });
                     }
-                    loaded_by.get_or_insert(path);
+                    loaded_by.get_or_insert((path, pipelines));
                 }
                 Err(e) => reasons.push(e.to_string()),
             }
         }
         match loaded_by {
-            Some(path) => Ok(WarmOutcome::NoDeviceBinary { path }),
+            Some((path, pipelines)) => Ok(WarmOutcome::NoDeviceBinary { path, pipelines }),
             None => Err(reasons.join("; ")),
         }
     }

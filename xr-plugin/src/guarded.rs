@@ -244,6 +244,19 @@ impl<B: AttachedBuildSystemBackend> AttachedBuildSystem for Guarded<B> {
     fn load_artifact(&mut self, request: &ArtifactLoad) -> RResult<LoadedArtifact, BuildError> {
         guard_build(|| self.0.load_artifact(request))
     }
+
+    fn draw_states(&self, program: ProgramRef) -> XrResult<RVec<RString>> {
+        guard(|| self.0.draw_states(program).map(|states| states.into_iter().map(RString::from).collect()))
+    }
+
+    fn warm_draw_states(&mut self, program: ProgramRef, states: RSlice<'_, RString>) -> XrResult<u32> {
+        let states: Vec<String> = states.iter().map(|s| s.to_string()).collect();
+        guard(|| self.0.warm_draw_states(program, &states))
+    }
+
+    fn counters(&self) -> XrResult<RVec<DeviceCounter>> {
+        guard(|| self.0.counters().map(RVec::from))
+    }
 }
 
 impl<B: ConstantTableBackend> ConstantTable for Guarded<B> {

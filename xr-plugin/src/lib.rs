@@ -20,16 +20,22 @@
 //! another `B`; the host checks the same rule first ([`check_interfaces`]),
 //! so that such a plugin is refused with one line naming both versions.
 //!
-//! - **A break** — a field added to an ABI struct, a method added to a
-//!   `#[sabi_trait]` before its `#[sabi(last_prefix_field)]`, anything
-//!   removed, reordered or retyped, a variant added to an ABI enum — bumps
-//!   `B` of the crate that declares it, and refreezes the fixture
-//!   (`scripts/freeze-contract.sh`) in the same commit.
-//! - **An addition** — a new method of a `#[sabi_trait]` goes after the
-//!   trait's `last_prefix_field`, which never moves, with a default body:
-//!   where an older plugin's vtable lacks the method, abi_stable calls the
-//!   default, and the host handles its answer (an `Unavailable` error, a
-//!   refused status). It bumps `A`.
+//! - **A break** — a method added to a `#[sabi_trait]` (before or after
+//!   its `#[sabi(last_prefix_field)]`), a field added to an ABI struct,
+//!   anything removed, reordered or retyped, a variant added to an ABI
+//!   enum — bumps `B` of the crate that declares it, and refreezes the
+//!   fixture (`scripts/freeze-contract.sh`) in the same commit. A method
+//!   after `last_prefix_field` is a break too: abi_stable 0.11's layout
+//!   check refuses a host whose vtable has more methods than the plugin's
+//!   (`too many fields`), so a host that has the method cannot load a
+//!   plugin built before it; it would only let a newer plugin into an
+//!   older host. (Seen when `xr-sourcebuild` gained `draw_states`,
+//!   `warm_draw_states` and `counters`: the frozen plugin was refused.)
+//!   New methods still go after `last_prefix_field`, which never moves,
+//!   with a default body, so that a plugin need not write them.
+//! - **An addition** — what changes no layout the check compares: a new
+//!   helper, a new type nothing in the root module reaches, a documented
+//!   meaning for a value that was unused — bumps `A`.
 //!
 //! The rule is tested, not hoped for: `tests/fixtures/frozen/` holds a copy
 //! of the three crates as of the last break and a plugin built against that

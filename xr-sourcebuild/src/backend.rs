@@ -34,7 +34,7 @@ use crate::{
     source::{EntryPoint, ProgramDesc, SourceDesc},
     system::{AttachedBuildSystemBox, BuildOptions, BuildSystemInfo, BuiltProgram, ProgramBinary},
 };
-use xr_device::{DeviceCapabilities, NativeHandles, ProgramRef, ResourceBinding, XrError};
+use xr_device::{DeviceCapabilities, DeviceCounter, NativeHandles, ProgramRef, ResourceBinding, XrError};
 /// A source build system, as a plugin writes it; `xr_plugin::Guarded` makes it a
 /// [`SourceBuildSystem`](crate::SourceBuildSystem), whose operations these are.
 pub trait SourceBuildSystemBackend: Send + Sync {
@@ -101,6 +101,21 @@ pub trait AttachedBuildSystemBackend {
 
     /// Loads a stored artifact of a target this build system declared.
     fn load_artifact(&mut self, request: &ArtifactLoad) -> Result<LoadedArtifact, BuildError>;
+
+    /// The draw states `program` had device objects made for at draw time.
+    fn draw_states(&self, _program: ProgramRef) -> Result<Vec<String>, XrError> {
+        Ok(Vec::new())
+    }
+
+    /// Makes `program`'s device objects for `states` now; how many.
+    fn warm_draw_states(&mut self, _program: ProgramRef, _states: &[String]) -> Result<u32, XrError> {
+        Ok(0)
+    }
+
+    /// What this instance has made since it attached, by how.
+    fn counters(&self) -> Result<Vec<DeviceCounter>, XrError> {
+        Ok(Vec::new())
+    }
 }
 
 /// So that a backend can hand itself to code written against the ABI trait
@@ -141,6 +156,18 @@ impl<B: AttachedBuildSystemBackend + ?Sized> AttachedBuildSystemBackend for &mut
 
     fn load_artifact(&mut self, request: &ArtifactLoad) -> Result<LoadedArtifact, BuildError> {
         (**self).load_artifact(request)
+    }
+
+    fn draw_states(&self, program: ProgramRef) -> Result<Vec<String>, XrError> {
+        (**self).draw_states(program)
+    }
+
+    fn warm_draw_states(&mut self, program: ProgramRef, states: &[String]) -> Result<u32, XrError> {
+        (**self).warm_draw_states(program, states)
+    }
+
+    fn counters(&self) -> Result<Vec<DeviceCounter>, XrError> {
+        (**self).counters()
     }
 }
 

@@ -15,7 +15,7 @@ use abi_stable::{
     StableAbi, sabi_trait,
     std_types::{RBox, RResult, RSlice, RStr, RString, RVec},
 };
-use xr_device::{DeviceCapabilities, DeviceKind, NativeHandles, ProgramRef, XrResult};
+use xr_device::{DeviceCapabilities, DeviceCounter, DeviceKind, NativeHandles, ProgramRef, XrResult};
 
 /// What a build system says about itself before it attaches.
 #[repr(C)]
@@ -208,6 +208,37 @@ pub trait AttachedBuildSystem {
     /// for a device binary not made yet) so that the caller takes the next path.
     #[sabi(last_prefix_field)]
     fn load_artifact(&mut self, request: &ArtifactLoad) -> RResult<LoadedArtifact, BuildError>;
+
+    /// The draw states `program` had device objects made for at draw time
+    /// (a Vulkan pipeline per set of attachment formats), each named as
+    /// [`AttachedBuildSystem::warm_draw_states`] takes it back: what a
+    /// usage log records so that a warm makes them before the first frame.
+    /// Empty where draws make nothing, and from a plugin built before this
+    /// method existed.
+    fn draw_states(&self, program: ProgramRef) -> XrResult<RVec<RString>> {
+        let _ = program;
+        XrResult::ROk(RVec::new())
+    }
+
+    /// Makes `program`'s device objects for `states` (names from
+    /// [`AttachedBuildSystem::draw_states`], of this build system or one
+    /// like it) now, into the build system's caches, so that draws in
+    /// those states make nothing; how many it made. A name it cannot read
+    /// is an error naming it. A plugin built before this method existed
+    /// makes nothing.
+    fn warm_draw_states(&mut self, program: ProgramRef, states: RSlice<'_, RString>) -> XrResult<u32> {
+        let _ = (program, states);
+        XrResult::ROk(0)
+    }
+
+    /// What this instance has made since it attached, by how it made it
+    /// (`pipelines compiled`, `pipelines from the pipeline cache`,
+    /// `programs linked from source`, …): what shows whether loads and
+    /// draws compiled anything. Empty from a plugin built before this
+    /// method existed.
+    fn counters(&self) -> XrResult<RVec<DeviceCounter>> {
+        XrResult::ROk(RVec::new())
+    }
 }
 
 /// A build system behind the ABI.

@@ -3,9 +3,11 @@
 //! used.
 //!
 //! Each line is one JSON object, a [`Usage`]: the program, the variant, the
-//! target whose object was loaded and the override values. It names no
-//! bytecode, so a log written before a shader edit still names what to
-//! warm after it.
+//! target whose object was loaded, the override values and, where the
+//! device made pipelines for it at draw time, the draw states those were
+//! made for (attachment formats, named by the build system that made
+//! them). It names no bytecode, so a log written before a shader edit
+//! still names what to warm after it.
 //!
 //! The invariant, kept by [`UsageLog::record`] and [`read`]: a line is
 //! written whole by one `write` to a file opened for appending, so lines
@@ -40,6 +42,21 @@ pub struct Usage {
     /// their defaults. Written as text, so entries compare exactly.
     #[serde(default)]
     pub overrides: BTreeMap<String, String>,
+    /// The draw states the device made a pipeline of this program for,
+    /// beyond what a load makes: each as its build system names it
+    /// (`colors=R16G16B16A16_SFLOAT depth=D32_SFLOAT`), opaque to the
+    /// host and handed back to that build system to warm. Empty where
+    /// the program's draws make nothing (shader objects, OpenGL).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub draw_states: BTreeSet<String>,
+}
+
+impl Usage {
+    /// What names the load, whatever it was drawn with: program, variant,
+    /// target and override values.
+    pub fn load_key(&self) -> (&str, &str, &str, &BTreeMap<String, String>) {
+        (&self.program, &self.variant, &self.target, &self.overrides)
+    }
 }
 
 /// Why a usage log could not be read or written.
@@ -91,12 +108,26 @@ impl UsageLog {
     }
 
     /// Whether the log named `usage`'s program, variant and override
-    /// values, on any target, when this process opened it: what a warm from
-    /// that log covered.
+    /// values, on any target, with every one of its draw states, when this
+    /// process opened it: what a warm from that log covered.
     pub fn covered_at_open(&self, usage: &Usage) -> bool {
+        self.at_open.iter().any(|u| {
+            u.program == usage.program
+                && u.variant == usage.variant
+                && u.overrides == usage.overrides
+                && usage.draw_states.is_subset(&u.draw_states)
+        })
+    }
+
+    /// The draw states the log named, when this process opened it, for
+    /// `usage`'s load (program, variant, target and override values): what
+    /// a load can make at once so that its draws make nothing.
+    pub fn draw_states_at_open(&self, usage: &Usage) -> Vec<String> {
         self.at_open
             .iter()
-            .any(|u| u.program == usage.program && u.variant == usage.variant && u.overrides == usage.overrides)
+            .filter(|u| u.load_key() == usage.load_key())
+            .flat_map(|u| u.draw_states.iter().cloned())
+            .collect()
     }
 
     /// Appends `usage` unless this process recorded it (or found it)
@@ -116,9 +147,13 @@ impl UsageLog {
 }
 
 /// A usage log as read: its distinct entries, and the lines skipped.
+///
+/// Entries that name the same load (program, variant, target, override
+/// values) are one entry with the draw states of all of them: a process
+/// records a load when it happens and its draw states when it knows them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Read {
-    /// Every distinct entry, sorted.
+    /// Every distinct load, sorted, with all the draw states recorded for it.
     pub entries: BTreeSet<Usage>,
     /// The 1-based numbers of the lines that are no entry: cut short by a
     /// writer that died mid-line (or edited by hand), each said in a
@@ -139,13 +174,17 @@ pub fn read(path: &Path) -> Result<Read, UsageError> {
         Err(cause) => return Err(UsageError::Io { path: path.to_path_buf(), cause }),
     };
     let mut read = Read { torn: !text.is_empty() && !text.ends_with('\n'), ..Read::default() };
+    // Each load, its draw states set apart, with the states of every line naming it.
+    let mut loads: BTreeMap<Usage, BTreeSet<String>> = BTreeMap::new();
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         match serde_json::from_str::<Usage>(line) {
             Ok(usage) => {
-                read.entries.insert(usage);
+                let mut load = usage;
+                let states = std::mem::take(&mut load.draw_states);
+                loads.entry(load).or_default().extend(states);
             }
             Err(e) => {
                 tracing::warn!("usage log {}:{}: not an entry (a torn line?), skipped: {e}", path.display(), index + 1);
@@ -153,6 +192,7 @@ pub fn read(path: &Path) -> Result<Read, UsageError> {
             }
         }
     }
+    read.entries = loads.into_iter().map(|(load, draw_states)| Usage { draw_states, ..load }).collect();
     Ok(read)
 }
 
@@ -166,7 +206,35 @@ mod tests {
             variant: variant.into(),
             target: "vk-spirv".into(),
             overrides: BTreeMap::from([("tint.r".to_owned(), "0.5".to_owned())]),
+            draw_states: BTreeSet::new(),
         }
+    }
+
+    #[test]
+    fn draw_states_recorded_apart_fold_into_their_load_and_count_for_what_a_warm_covered() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("usage.jsonl");
+        let log = UsageLog::open(&path).unwrap();
+        let load = usage("lit", "lit");
+        let drawn = |states: &[&str]| Usage {
+            draw_states: states.iter().map(|s| (*s).to_owned()).collect(),
+            ..usage("lit", "lit")
+        };
+        log.record(&load).unwrap();
+        log.record(&drawn(&["colors=A"])).unwrap();
+        log.record(&drawn(&["colors=B depth=D"])).unwrap();
+        log.record(&usage("unlit", "unlit")).unwrap();
+        drop(log);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.lines().next().unwrap().contains("draw_states"), "a load with none writes none: {text}");
+        let entries = read(&path).unwrap().entries;
+        assert_eq!(entries, BTreeSet::from([drawn(&["colors=A", "colors=B depth=D"]), usage("unlit", "unlit")]));
+        let reopened = UsageLog::open(&path).unwrap();
+        assert_eq!(reopened.draw_states_at_open(&load), ["colors=A", "colors=B depth=D"]);
+        assert_eq!(reopened.draw_states_at_open(&usage("unlit", "unlit")), Vec::<String>::new());
+        assert!(reopened.covered_at_open(&drawn(&["colors=B depth=D"])));
+        assert!(reopened.covered_at_open(&load));
+        assert!(!reopened.covered_at_open(&drawn(&["colors=C"])), "a state the log never named");
     }
 
     #[test]

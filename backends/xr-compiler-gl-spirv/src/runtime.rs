@@ -30,6 +30,8 @@ pub struct AttachedGlSpirv {
     compiler: LazyCompiler,
     /// Each program's stage modules, for `program_binary`.
     modules: HashMap<u32, Vec<StageModule>>,
+    /// Programs linked from SPIR-V since it attached (`counters`).
+    linked: std::cell::Cell<u64>,
 }
 
 impl AttachedGlSpirv {
@@ -37,7 +39,14 @@ impl AttachedGlSpirv {
     pub fn new(gl: DeviceGl, capabilities: &DeviceCapabilities) -> Result<Self, XrError> {
         let spirv = SpirvFns::load(gl.loader())?;
         let pipelines = Pipelines::new(&gl, capabilities);
-        Ok(Self { gl: Rc::new(gl), spirv, pipelines, compiler: LazyCompiler::default(), modules: HashMap::new() })
+        Ok(Self {
+            gl: Rc::new(gl),
+            spirv,
+            pipelines,
+            compiler: LazyCompiler::default(),
+            modules: HashMap::new(),
+            linked: std::cell::Cell::new(0),
+        })
     }
 
     /// Compiles every stage to SPIR-V for OpenGL 4.5, linked (validated when loaded).
@@ -80,6 +89,7 @@ impl AttachedGlSpirv {
             unsafe { gl.delete_shader(shader) };
         }
         let (program, warnings) = result?;
+        self.linked.set(self.linked.get() + 1);
         let table = GlConstantTable::with_locations(
             self.gl.clone(),
             self.pipelines.fns(),
@@ -208,6 +218,10 @@ impl AttachedBuildSystemBackend for AttachedGlSpirv {
         let desc = ProgramDesc::new(request.name.as_str(), []);
         let program = self.load_program_binary(&desc, &BuildOptions::default(), &container::to_object(&modules))?;
         Ok(LoadedArtifact { program, note: RString::new() })
+    }
+
+    fn counters(&self) -> Result<Vec<xr_device::DeviceCounter>, XrError> {
+        Ok(vec![xr_device::DeviceCounter { name: "programs linked from SPIR-V".into(), value: self.linked.get() }])
     }
 }
 

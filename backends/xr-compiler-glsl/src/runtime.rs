@@ -8,8 +8,8 @@
 use crate::preprocess;
 use abi_stable::std_types::RString;
 use glow::HasContext;
-use std::{num::NonZeroU32, rc::Rc};
-use xr_device::{DeviceCapabilities, ProgramKind, ProgramRef, XrError};
+use std::{cell::Cell, num::NonZeroU32, rc::Rc};
+use xr_device::{DeviceCapabilities, DeviceCounter, ProgramKind, ProgramRef, XrError};
 use xr_gl_common::{constant_table::GlConstantTable, device_gl::DeviceGl, info_log, link, pipelines::Pipelines};
 use xr_plugin::{Guarded, constant_table_box};
 use xr_plugin_kit::{ProgramCache, SourceBundle};
@@ -29,6 +29,10 @@ pub struct AttachedGlsl {
     /// This driver's program binaries, once the host gives a store.
     cache: Option<Rc<ProgramCache>>,
     capabilities: DeviceCapabilities,
+    /// Programs linked from source, and loaded from program binaries,
+    /// since it attached (`counters`).
+    linked_from_source: Cell<u64>,
+    loaded_from_binaries: Cell<u64>,
 }
 
 impl AttachedGlsl {
@@ -41,6 +45,8 @@ impl AttachedGlsl {
             binaries: !capabilities.program_binary_formats.is_empty(),
             cache: None,
             capabilities: capabilities.clone(),
+            linked_from_source: Cell::new(0),
+            loaded_from_binaries: Cell::new(0),
         }
     }
 
@@ -150,6 +156,7 @@ impl AttachedBuildSystemBackend for AttachedGlsl {
             let (program, mut linker) =
                 link::link_program(gl, &self.pipelines, options, &shaders, &desc.name, &context)?;
             warnings.append(&mut linker);
+            self.linked_from_source.set(self.linked_from_source.get() + 1);
             self.finish(desc, options, program, warnings)
         });
         if let Ok(gl) = self.gl.current() {
@@ -229,6 +236,7 @@ impl AttachedBuildSystemBackend for AttachedGlsl {
             }
         };
         accepted.map_err(|message| BuildError::from(XrError::driver(message)))?;
+        self.loaded_from_binaries.set(self.loaded_from_binaries.get() + 1);
         self.finish(desc, options, program, Vec::new())
     }
 
@@ -292,6 +300,13 @@ impl AttachedBuildSystemBackend for AttachedGlsl {
             ))
             .into()),
         }
+    }
+
+    fn counters(&self) -> Result<Vec<DeviceCounter>, XrError> {
+        Ok(vec![
+            DeviceCounter { name: "programs linked from source".into(), value: self.linked_from_source.get() },
+            DeviceCounter { name: "programs from program binaries".into(), value: self.loaded_from_binaries.get() },
+        ])
     }
 }
 

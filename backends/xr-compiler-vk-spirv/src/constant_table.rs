@@ -121,7 +121,7 @@ pub struct VkConstantTable {
     pub unbound: Box<u32>,
     /// What the program's graphics pipelines are made from, and those made
     /// for targets of several attachments; boxed: the device calls it.
-    pub pipelines: Option<Box<crate::pipelines::GraphicsPipelines>>,
+    pub pipelines: Option<std::sync::Arc<crate::pipelines::GraphicsPipelines>>,
     /// The input attachments the device binds at each draw.
     pub input_attachments: Box<[xr_device::InputAttachmentSlot]>,
 }

@@ -8,6 +8,7 @@
 
 mod capabilities;
 mod constant_table;
+mod counter;
 mod host_buffer;
 mod layout;
 mod mesh;

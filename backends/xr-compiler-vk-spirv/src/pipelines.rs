@@ -3,18 +3,26 @@
 //! A Vulkan pipeline is made for the formats of the attachments it draws
 //! into (dynamic rendering names them at creation). A program's pipelines
 //! for the device's own target (one RGBA8 attachment, with and without
-//! depth) are made when it is built, through the persistent pipeline cache;
-//! a target of several attachments (a G-buffer) gets its pipeline on its
-//! first draw, when the device calls [`pipeline_for`], and keeps it for the
-//! program's life. [`GraphicsPipelines`] holds what either needs: the
+//! depth) are made when it is built; a target of other formats (a G-buffer,
+//! a float target) gets its pipeline on its first draw, when the device
+//! calls [`pipeline_for`], and keeps it for the program's life. Every one
+//! goes through the persistent pipeline cache, and the formats of each
+//! made at a draw are kept as a [`DrawState`]: a usage log records them,
+//! and a warm hands them back ([`GraphicsPipelines::warm`]) to make those
+//! pipelines before the first frame. [`GraphicsPipelines`] holds what either needs: the
 //! shader stages with their specialization data, the layout, and which
 //! attachments the fragment stage writes. A device that cannot read input
 //! attachments within dynamic rendering draws a program that reads them in
 //! a render pass of its own, and asks for a pipeline of that render pass.
 
-use crate::shader_objects::Counter;
+use crate::counter::Counter;
 use ash::vk;
-use std::{collections::HashMap, ffi::CString, sync::Mutex};
+use std::{
+    collections::{BTreeSet, HashMap},
+    ffi::CString,
+    fmt,
+    sync::{Arc, Mutex},
+};
 use xr_device::XrError;
 use xr_sourcebuild::ShaderStage;
 use xr_spirv::{container::StageModule, reflect::InterfaceVariable};
@@ -32,6 +40,68 @@ struct Stage {
 /// What a pipeline is made for: colour formats, depth format (0: none),
 /// render pass (null: dynamic rendering).
 type TargetShape = (Vec<u32>, u32, vk::RenderPass);
+
+/// The attachment formats a pipeline made at a draw was made for, by
+/// their Vulkan names: `colors=R16G16B16A16_SFLOAT,R8G8B8A8_UNORM
+/// depth=D32_SFLOAT` (no `depth=` without one). What a usage log keeps.
+/// A render pass of the device's own (input attachments read where
+/// dynamic rendering cannot) is no draw state: it is not warmed.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DrawState {
+    /// Colour attachment formats, in order.
+    pub colors: Vec<vk::Format>,
+    /// The depth attachment's, where there is one.
+    pub depth: Option<vk::Format>,
+}
+
+impl fmt::Display for DrawState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let colors: Vec<String> = self.colors.iter().map(|c| format_name(*c)).collect();
+        write!(f, "colors={}", colors.join(","))?;
+        if let Some(depth) = self.depth {
+            write!(f, " depth={}", format_name(depth))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for DrawState {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = |why: &str| format!("draw state '{text}': {why}");
+        let mut state = DrawState { colors: Vec::new(), depth: None };
+        for part in text.split_whitespace() {
+            match part.split_once('=') {
+                Some(("colors", list)) => {
+                    state.colors = list
+                        .split(',')
+                        .map(|n| format_named(n).ok_or_else(|| bad(&format!("no format {n}"))))
+                        .collect::<Result<_, _>>()?;
+                }
+                Some(("depth", name)) => {
+                    state.depth = Some(format_named(name).ok_or_else(|| bad(&format!("no format {name}")))?);
+                }
+                _ => return Err(bad(&format!("'{part}' is neither colors= nor depth="))),
+            }
+        }
+        if state.colors.is_empty() {
+            return Err(bad("no colour attachment"));
+        }
+        Ok(state)
+    }
+}
+
+/// A format's Vulkan name without its prefix (`R8G8B8A8_UNORM`).
+fn format_name(format: vk::Format) -> String {
+    format!("{format:?}")
+}
+
+/// The format named `name` as [`format_name`] writes it; the core formats
+/// (0 to 184) are all there are in a draw state a plain target makes.
+fn format_named(name: &str) -> Option<vk::Format> {
+    (1..=184).map(vk::Format::from_raw).find(|f| format_name(*f) == name)
+}
 
 /// What a program's graphics pipelines are made from, and those made for
 /// other targets than the device's own (destroyed by [`Self::destroy`]).
@@ -51,13 +121,20 @@ pub struct GraphicsPipelines {
     /// Pipelines for other targets, by (colour formats, depth format,
     /// render pass: null for dynamic rendering).
     made: Mutex<HashMap<TargetShape, vk::Pipeline>>,
+    /// The draw states of those made for dynamic rendering, shared with
+    /// the build system, which reports them after the program is gone.
+    drawn: Arc<Mutex<BTreeSet<DrawState>>>,
+    /// The persistent pipeline cache every pipeline is made through.
+    cache: vk::PipelineCache,
     /// Where each pipeline made is counted.
     counter: Counter,
 }
 
 impl GraphicsPipelines {
     /// What the pipelines of `modules` (made into `shader_modules`) with
-    /// `layout` are made from; `outputs` are the fragment stage's.
+    /// `layout` are made from, through `cache`; `outputs` are the fragment
+    /// stage's. The draw states of pipelines made at draws go into `drawn`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         device: ash::Device,
         context: &str,
@@ -65,6 +142,7 @@ impl GraphicsPipelines {
         shader_modules: &[vk::ShaderModule],
         layout: vk::PipelineLayout,
         outputs: &[InterfaceVariable],
+        (cache, drawn): (vk::PipelineCache, Arc<Mutex<BTreeSet<DrawState>>>),
         counter: Counter,
     ) -> Result<Self, XrError> {
         let stages = modules
@@ -86,6 +164,8 @@ impl GraphicsPipelines {
             layout,
             written: written_locations(outputs),
             made: Mutex::new(HashMap::new()),
+            drawn,
+            cache,
             counter,
         })
     }
@@ -161,11 +241,15 @@ impl GraphicsPipelines {
         if depth.is_some() {
             info = info.depth_stencil_state(&depth_stencil);
         }
+        let mut feedback = vk::PipelineCreationFeedback::default();
+        let mut feedback_info =
+            vk::PipelineCreationFeedbackCreateInfo::default().pipeline_creation_feedback(&mut feedback);
+        info = info.push_next(&mut feedback_info);
         // SAFETY: every structure referenced by `info` lives until the call returns.
         let pipeline = unsafe { self.device.create_graphics_pipelines(cache, &[info], None) }
             .map(|pipelines| pipelines[0])
             .map_err(|(_, e)| XrError::driver(format!("{}: vkCreateGraphicsPipelines failed: {e}", self.context)))?;
-        self.counter.pipelines(1);
+        self.counter.pipeline(&feedback);
         Ok(pipeline)
     }
 
@@ -179,9 +263,39 @@ impl GraphicsPipelines {
         }
         let formats: Vec<vk::Format> = colors.iter().map(|f| vk::Format::from_raw(*f as i32)).collect();
         let depth_format = (depth != 0).then(|| vk::Format::from_raw(depth as i32));
-        let pipeline = self.make(vk::PipelineCache::null(), &formats, depth_format, true, render_pass)?;
+        let pipeline = self.make(self.cache, &formats, depth_format, true, render_pass)?;
         made.insert(key, pipeline);
+        if render_pass == vk::RenderPass::null() {
+            let state = DrawState { colors: formats, depth: depth_format };
+            self.drawn.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(state);
+        }
         Ok(pipeline)
+    }
+
+    /// Makes the pipelines of `states` now (through the pipeline cache, as
+    /// a draw in each would), and keeps them for the draws; how many were
+    /// not made already.
+    pub fn warm(&self, states: &[DrawState]) -> Result<u32, XrError> {
+        let mut made = 0;
+        for state in states {
+            let colors: Vec<u32> = state.colors.iter().map(|f| f.as_raw() as u32).collect();
+            let depth = state.depth.map_or(0, |f| f.as_raw() as u32);
+            let known = self.made.lock().map_err(|_| XrError::driver("pipeline table poisoned"))?.contains_key(&(
+                colors.clone(),
+                depth,
+                vk::RenderPass::null(),
+            ));
+            if !known {
+                self.for_target(&colors, depth, vk::RenderPass::null())?;
+                made += 1;
+            }
+        }
+        Ok(made)
+    }
+
+    /// The draw states of the pipelines made at draws, shared.
+    pub fn drawn(&self) -> Arc<Mutex<BTreeSet<DrawState>>> {
+        Arc::clone(&self.drawn)
     }
 
     /// Destroys the pipelines made for other targets.
@@ -287,6 +401,25 @@ mod tests {
 
     fn output(location: u32, ty: &str) -> InterfaceVariable {
         InterfaceVariable { name: "o".into(), location, component: 0, ty: ty.into() }
+    }
+
+    #[test]
+    fn a_draw_state_reads_back_what_it_writes_and_refuses_what_is_not_one_by_name() {
+        let state = DrawState {
+            colors: vec![vk::Format::R8G8B8A8_UNORM, vk::Format::R16G16B16A16_SFLOAT],
+            depth: Some(vk::Format::D32_SFLOAT),
+        };
+        let text = state.to_string();
+        assert_eq!(text, "colors=R8G8B8A8_UNORM,R16G16B16A16_SFLOAT depth=D32_SFLOAT");
+        assert_eq!(text.parse::<DrawState>(), Ok(state));
+        let plain = DrawState { colors: vec![vk::Format::R32G32B32A32_SFLOAT], depth: None };
+        assert_eq!(plain.to_string().parse::<DrawState>(), Ok(plain));
+        assert_eq!(
+            "colors=R9_UNORM".parse::<DrawState>(),
+            Err("draw state 'colors=R9_UNORM': no format R9_UNORM".to_owned())
+        );
+        assert!("depth=D32_SFLOAT".parse::<DrawState>().unwrap_err().contains("no colour attachment"));
+        assert!("stencil=S8_UINT colors=R8_UNORM".parse::<DrawState>().unwrap_err().contains("'stencil=S8_UINT'"));
     }
 
     #[test]

@@ -3,18 +3,24 @@
 use crate::{
     capabilities,
     constant_table::{Entry, ProgramObjects, ResourceEntry, Storage, UniformBuffer, VkConstantTable, info},
+    counter::Counter,
     layout::{self, LayoutBinding, stage_flag},
     pipeline_cache::PersistentCache,
-    pipelines::{self, GraphicsPipelines},
+    pipelines::{self, DrawState, GraphicsPipelines},
     ray_tracing::{Groups, RayTracingDevice},
     shader_binaries::ShaderBinaryCache,
-    shader_objects::{Code, Counter, CreateError, ShaderObjectDevice},
+    shader_objects::{Code, CreateError, ShaderObjectDevice},
 };
 use abi_stable::std_types::RVec;
 use ash::vk::{self, Handle};
-use std::{collections::HashMap, ffi::CString};
+use std::{
+    collections::{BTreeSet, HashMap},
+    ffi::CString,
+    sync::{Arc, Mutex, Weak},
+};
 use xr_device::{
-    DeviceCapabilities, InputAttachmentSlot, ProgramRef, ShaderBindingRegion, VulkanLoader, VulkanProgram, XrError,
+    DeviceCapabilities, DeviceCounter, InputAttachmentSlot, ProgramRef, ShaderBindingRegion, VulkanLoader,
+    VulkanProgram, XrError,
 };
 use xr_plugin::constant_table_box;
 use xr_plugin_kit::SourceBundle;
@@ -59,6 +65,12 @@ pub struct AttachedVkSpirv {
     binaries: Option<ShaderBinaryCache>,
     /// Where the pipelines and shader objects made are counted.
     counter: Counter,
+    /// Each graphics program's draw states (the formats its pipelines
+    /// were made for at draws), kept after the program is gone: a usage
+    /// log asks when the engine is done.
+    drawn: HashMap<u32, Arc<Mutex<BTreeSet<DrawState>>>>,
+    /// Each live graphics program's pipelines, for a warm.
+    graphics: HashMap<u32, Weak<GraphicsPipelines>>,
 }
 
 /// A program made on the device, and its stages' binaries where asked for
@@ -76,7 +88,7 @@ struct CreatedObjects {
     push: (vk::ShaderStageFlags, usize),
     /// What its graphics pipelines are made from (none for compute, ray
     /// tracing and shader objects).
-    pipelines: Option<Box<GraphicsPipelines>>,
+    pipelines: Option<Arc<GraphicsPipelines>>,
     /// Bit `i`: the fragment stage writes attachment `i`.
     written_attachments: u32,
     /// Control points per patch; 0 when not tessellated.
@@ -178,6 +190,8 @@ impl AttachedVkSpirv {
             shader_objects,
             binaries: None,
             counter: Counter::new(loader.created),
+            drawn: HashMap::new(),
+            graphics: HashMap::new(),
         })
     }
 
@@ -463,6 +477,10 @@ impl AttachedVkSpirv {
         }
         table.name = name;
         self.modules.insert(name, modules);
+        if let Some(pipelines) = &table.pipelines {
+            self.drawn.insert(name, pipelines.drawn());
+            self.graphics.insert(name, Arc::downgrade(pipelines));
+        }
         let program = BuiltProgram {
             program: ProgramRef::program(name),
             constants: constant_table_box(table),
@@ -541,7 +559,7 @@ impl AttachedVkSpirv {
         // SAFETY: every create info below is valid and outlives its call;
         // each object goes into `objects` as soon as it exists, which
         // destroys them all if a later step fails.
-        let result: Result<Option<Box<GraphicsPipelines>>, XrError> = (|| unsafe {
+        let result: Result<Option<Arc<GraphicsPipelines>>, XrError> = (|| unsafe {
             for set in 0..set_count as u32 {
                 let in_set: Vec<&LayoutBinding> = bindings.iter().filter(|b| b.set == set).collect();
                 let layout_bindings: Vec<vk::DescriptorSetLayoutBinding> = in_set
@@ -620,7 +638,8 @@ impl AttachedVkSpirv {
                 objects.buffers.push(buffer);
             }
             if let Some(shader_objects) = shader_objects {
-                match shader_objects.create(context, modules, &objects.set_layouts, ranges, code, self.counter) {
+                match shader_objects.create(context, modules, &objects.set_layouts, ranges, code, self.counter.clone())
+                {
                     Ok(shaders) => {
                         objects.shaders = Some(shaders);
                         return Ok(None);
@@ -656,7 +675,8 @@ impl AttachedVkSpirv {
                 })?;
                 objects.pipeline =
                     rt.pipeline(context, modules, &objects.modules, groups, objects.layout, self.cache.cache)?;
-                self.counter.pipelines(1);
+                // Made at load, never at a draw: counted as compiled.
+                self.counter.pipeline(&vk::PipelineCreationFeedback::default());
                 let table = rt.binding_table(device, &self.memory, objects.pipeline, groups)?;
                 objects.binding_table = Some((table.buffer, table.memory));
                 binding_table = table.regions;
@@ -669,7 +689,8 @@ impl AttachedVkSpirv {
                 &objects.modules,
                 objects.layout,
                 outputs,
-                self.counter,
+                (self.cache.cache, Arc::default()),
+                self.counter.clone(),
             )?;
             let color = [vk::Format::from_raw(self.loader.color_format as i32)];
             let depth = vk::Format::from_raw(self.loader.depth_format as i32);
@@ -678,7 +699,7 @@ impl AttachedVkSpirv {
                 objects.pipeline = pipelines.make(self.cache.cache, &color, None, false, dynamic)?;
                 objects.depth_pipeline = pipelines.make(self.cache.cache, &color, Some(depth), false, dynamic)?;
             }
-            Ok(Some(Box::new(pipelines)))
+            Ok(Some(Arc::new(pipelines)))
         })();
         let pipelines = match result {
             Ok(pipelines) => pipelines,
@@ -717,12 +738,15 @@ impl AttachedVkSpirv {
         if !module.specializations.is_empty() {
             stage = stage.specialization_info(&specialization);
         }
-        let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout);
+        let mut feedback = vk::PipelineCreationFeedback::default();
+        let mut feedback_info =
+            vk::PipelineCreationFeedbackCreateInfo::default().pipeline_creation_feedback(&mut feedback);
+        let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout).push_next(&mut feedback_info);
         // SAFETY: every structure referenced by `info` lives until the call returns.
         let pipeline = unsafe { self.device.create_compute_pipelines(self.cache.cache, &[info], None) }
             .map(|pipelines| pipelines[0])
             .map_err(|(_, e)| XrError::driver(format!("{context}: vkCreateComputePipelines failed: {e}")))?;
-        self.counter.pipelines(1);
+        self.counter.pipeline(&feedback);
         Ok(pipeline)
     }
 
@@ -810,6 +834,29 @@ impl AttachedBuildSystemBackend for AttachedVkSpirv {
         let modules = self.compile(&desc)?;
         let program = self.create(&desc, modules)?;
         Ok(LoadedArtifact { program, note: "built from the stored sources".into() })
+    }
+
+    fn draw_states(&self, program: ProgramRef) -> Result<Vec<String>, XrError> {
+        let Some(drawn) = self.drawn.get(&program.name) else { return Ok(Vec::new()) };
+        let drawn = drawn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(drawn.iter().map(DrawState::to_string).collect())
+    }
+
+    fn warm_draw_states(&mut self, program: ProgramRef, states: &[String]) -> Result<u32, XrError> {
+        let states: Vec<DrawState> =
+            states.iter().map(|s| s.parse()).collect::<Result<_, String>>().map_err(XrError::invalid_input)?;
+        // Shader objects, compute and ray tracing programs make nothing at a draw.
+        match self.graphics.get(&program.name).and_then(Weak::upgrade) {
+            Some(pipelines) => {
+                self.device_open("a warm")?;
+                pipelines.warm(&states)
+            }
+            None => Ok(0),
+        }
+    }
+
+    fn counters(&self) -> Result<Vec<DeviceCounter>, XrError> {
+        Ok(self.counter.counters())
     }
 }
 

@@ -9,9 +9,10 @@
 //! optimise across them as it does for a pipeline. Compute and ray tracing
 //! programs stay pipelines: they have no target to be made for.
 
+use crate::counter::Counter;
 use ash::vk::{self, Handle};
 use std::ffi::CString;
-use xr_device::{CreatedObjectCounts, ShaderObjectSlot, XrError};
+use xr_device::{ShaderObjectSlot, XrError};
 use xr_sourcebuild::ShaderStage;
 use xr_spirv::container::StageModule;
 
@@ -180,7 +181,7 @@ impl ShaderObjectDevice {
                 });
             }
         };
-        counts.shader_objects(shaders.len() as u64);
+        counts.shader_objects(shaders.len() as u64, matches!(code, Code::Binary(_)));
         let slots = modules
             .iter()
             .zip(&shaders)
@@ -218,42 +219,6 @@ fn next_stage(stage: ShaderStage, modules: &[StageModule]) -> vk::ShaderStageFla
 fn bytes_of(words: &[u32]) -> &[u8] {
     // SAFETY: any u32 slice is a valid, aligned byte slice four times as long.
     unsafe { std::slice::from_raw_parts(words.as_ptr().cast(), std::mem::size_of_val(words)) }
-}
-
-/// Where a build system counts what it makes on the device: the device's
-/// [`CreatedObjectCounts`], or nothing where it keeps none.
-#[derive(Clone, Copy)]
-pub struct Counter(*const CreatedObjectCounts);
-
-// SAFETY: the counts are atomics the device keeps while it is open; the
-// build system only counts while it is (every object is made on an open
-// device).
-unsafe impl Send for Counter {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for Counter {}
-
-impl Counter {
-    /// The device's counts (null: none kept).
-    pub fn new(counts: *const CreatedObjectCounts) -> Self {
-        Self(counts)
-    }
-
-    fn add(self, field: impl Fn(&CreatedObjectCounts) -> &std::sync::atomic::AtomicU64, n: u64) {
-        // SAFETY: non-null counts are the open device's (see the type).
-        if let Some(counts) = unsafe { self.0.as_ref() } {
-            field(counts).fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
-
-    /// Counts `n` pipelines made.
-    pub fn pipelines(self, n: u64) {
-        self.add(|c| &c.pipelines, n);
-    }
-
-    /// Counts `n` shader objects made.
-    pub fn shader_objects(self, n: u64) {
-        self.add(|c| &c.shader_objects, n);
-    }
 }
 
 #[cfg(test)]

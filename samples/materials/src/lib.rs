@@ -28,6 +28,8 @@ pub mod shaders {
     include!(concat!(env!("OUT_DIR"), "/materials.rs"));
 }
 
+pub mod frames;
+
 use shaders::axes::{Bands, Pattern, Tint};
 use shaders::{lit, toon, unlit, unlit_slang};
 

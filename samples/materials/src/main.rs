@@ -26,6 +26,54 @@ struct Args {
     /// Fetch objects the store lacks from this shared cache (default: XR_REMOTE).
     #[arg(long, value_name = "URL")]
     remote: Option<String>,
+    /// Instead of the runs: draw N frames of the scene on --device, each
+    /// into the next of five targets of other attachment formats, and say
+    /// how long they took and what loading and drawing compiled.
+    #[arg(long, value_name = "N")]
+    frames: Option<usize>,
+    /// The device of --frames: vulkan or opengl.
+    #[arg(long, value_name = "KIND", default_value = "vulkan")]
+    device: String,
+    /// Record what is loaded and drawn in this usage log (for `xr warm`
+    /// and `xr build --used`).
+    #[arg(long, value_name = "LOG")]
+    usage_log: Option<PathBuf>,
+}
+
+/// `--frames`: the frames drawn, their times, and what was compiled.
+fn frames(registry: &Registry, args: &Args, count: usize) -> anyhow::Result<()> {
+    let kind = match args.device.as_str() {
+        "vulkan" => xr_device::DeviceKind::Vulkan,
+        "opengl" | "gl" => xr_device::DeviceKind::OpenGl,
+        other => anyhow::bail!("unknown --device '{other}' (vulkan or opengl)"),
+    };
+    let report = materials::frames::run(registry, &args.store, kind, args.usage_log.as_deref(), count, 64)?;
+    let percentile = |at| materials::frames::percentile(&report.frames_ms, at);
+    println!(
+        "frames: {count} on {}: load {:.1} ms, first frame {:.1} ms, median {:.2} ms, p99 {:.2} ms",
+        report.renderer,
+        report.load_ms,
+        report.frames_ms.first().copied().unwrap_or(0.0),
+        percentile(0.5),
+        percentile(0.99)
+    );
+    let made: Vec<String> = report.made.iter().map(|(name, value)| format!("{name} {value}")).collect();
+    println!("made at load and draw: {}", made.join(", "));
+    let by_draws: Vec<String> = report.made_by_draws.iter().map(|(name, value)| format!("{name} {value}")).collect();
+    println!(
+        "made by the draws: {}",
+        if by_draws.is_empty() { "nothing counted".to_owned() } else { by_draws.join(", ") }
+    );
+    let mut paths = std::collections::BTreeMap::<&str, usize>::new();
+    for path in &report.paths {
+        *paths.entry(path.name()).or_default() += 1;
+    }
+    let paths: Vec<String> = paths.iter().map(|(path, n)| format!("{path} {n}")).collect();
+    println!("loaded by: {}", paths.join(", "));
+    if let Some(log) = &args.usage_log {
+        println!("usage log: {}", log.display());
+    }
+    Ok(())
 }
 
 fn main() -> anyhow::Result<()> {
@@ -34,8 +82,14 @@ fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).init();
     let registry = Registry::discover();
     let mut library = ShaderLibrary::open(&args.store).with_context(|| format!("opening {}", args.store.display()))?;
+    if let Some(count) = args.frames {
+        return frames(&registry, &args, count);
+    }
     if let Some(remote) = Remote::from_flag_or_env(args.remote.as_deref())? {
         library = library.with_remote(Arc::new(remote));
+    }
+    if let Some(log) = &args.usage_log {
+        library = library.with_usage_log(Some(log))?;
     }
     let selected: Vec<_> =
         runs().into_iter().filter(|r| args.run.as_deref().is_none_or(|name| name == r.name)).collect();

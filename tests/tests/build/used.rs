@@ -9,7 +9,13 @@ use xr_store::usage::{Usage, UsageLog};
 use xr_tests::{Xr, XrRun, materials_copy};
 
 fn used(program: &str, variant: &str) -> Usage {
-    Usage { program: program.into(), variant: variant.into(), target: "vk-spirv".into(), overrides: BTreeMap::new() }
+    Usage {
+        program: program.into(),
+        variant: variant.into(),
+        target: "vk-spirv".into(),
+        overrides: BTreeMap::new(),
+        draw_states: Default::default(),
+    }
 }
 
 /// The variants of each program in the store's catalog.

@@ -96,6 +96,7 @@ fn a_program_the_store_no_longer_has_fails_its_warm_by_name_and_the_rest_are_war
         variant: variant.into(),
         target: "vk-spirv".into(),
         overrides: Default::default(),
+        draw_states: Default::default(),
     };
     let recorder = xr_store::usage::UsageLog::open(&log).unwrap();
     recorder.record(&usage("unlit", "unlit[TINT=1,PATTERN=stripes]")).unwrap();
@@ -198,4 +199,207 @@ fn after_an_edit_the_old_log_warms_the_edited_program_under_its_new_object() {
     }
     assert_eq!(library.strict_misses(), [], "nothing is reported missing");
     drop(loader);
+}
+
+/// The materials sample's `--frames` run in `dir`: the scene loaded from
+/// `dir/store` on `device` and drawn into the five target shapes, with
+/// the Mesa cache in `mesa`; its report.
+fn frames(dir: &Path, device: &str, pipelines: bool, mesa: &Path, log: Option<&Path>) -> String {
+    let store = dir.join("store");
+    let mut run = Xr::sample("materials", ["--frames", "10", "--device", device])
+        .arg("--store")
+        .arg(&store)
+        .software_device_cache(mesa);
+    if let Some(log) = log {
+        run = run.arg("--usage-log").arg(log);
+    }
+    if pipelines {
+        run = run.env("XR_VK_SHADER_OBJECTS", "off");
+    }
+    run.ok().stdout
+}
+
+/// The count `name` in the line of `report` that starts with `line`.
+fn count(report: &str, line: &str, name: &str) -> u64 {
+    let line = report.lines().find(|l| l.starts_with(line)).unwrap_or_else(|| panic!("no '{line}' in\n{report}"));
+    let (_, after) = line.split_once(&format!("{name} ")).unwrap_or_else(|| panic!("no '{name}' in '{line}'"));
+    after.split(|c: char| !c.is_ascii_digit()).next().and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{line}"))
+}
+
+/// Records the materials scene drawn into five target formats, warms a
+/// fresh copy of the store with an empty Mesa cache, and draws the same
+/// frames again: the second run's report.
+fn record_warm_and_draw_again(label: &str, device: &str, pipelines: bool) -> Warmed {
+    let recorded = materials_built(&format!("{label}-record"));
+    let log = recorded.join("usage.jsonl");
+    let first = frames(&recorded, device, pipelines, &xr_tests::temp_dir(&format!("{label}-mesa-record")), Some(&log));
+    assert!(
+        first.contains("loaded by: compatible-object 9"),
+        "the recording loads from the portable objects:\n{first}"
+    );
+    let fresh = materials_built(&format!("{label}-fresh"));
+    let built_objects = objects(&fresh.join("store"));
+    let mesa = xr_tests::temp_dir(&format!("{label}-mesa"));
+    let mut warm = Xr::new(["warm", "--store", "store", "--device", device]).arg("--log").arg(&log);
+    if pipelines {
+        warm = warm.env("XR_VK_SHADER_OBJECTS", "off");
+    }
+    let warmed = warm.software_device_cache(&mesa).dir(&fresh).ok().stderr;
+    assert!(warmed.contains("9 programs:") && warmed.contains("0 failed"), "{warmed}");
+    let warmed_objects = objects(&fresh.join("store"));
+    let added = warmed_objects.difference(&built_objects).cloned().collect();
+    let again = frames(&fresh, device, pipelines, &mesa, Some(&log));
+    Warmed { again, warmed, added, _dirs: vec![recorded, fresh, mesa] }
+}
+
+/// What [`record_warm_and_draw_again`] saw.
+struct Warmed {
+    /// The frames' report after the warm.
+    again: String,
+    /// What `xr warm` said.
+    warmed: String,
+    /// The objects `xr warm` added to the fresh store.
+    added: Vec<String>,
+    _dirs: Vec<xr_tests::TestDir>,
+}
+
+#[test]
+fn after_xr_warm_the_scene_in_five_formats_makes_no_shader_object_from_spirv_and_no_pipeline() {
+    let Warmed { again, added, .. } = record_warm_and_draw_again("warm-frames-objects", "vulkan", false);
+    // A record of the driver's shader binaries per program, and the pipeline cache.
+    assert_eq!(added.len(), 9 + 1, "{added:?}");
+    assert!(again.contains("loaded by: device-binary 9"), "{again}");
+    assert_eq!(count(&again, "made at load and draw:", "shader objects from SPIR-V"), 0, "{again}");
+    assert_eq!(count(&again, "made at load and draw:", "shader objects from binaries"), 18, "{again}");
+    assert_eq!(count(&again, "made at load and draw:", "pipelines compiled"), 0, "{again}");
+    assert_eq!(count(&again, "made by the draws:", "pipelines"), 0, "{again}");
+    assert_eq!(count(&again, "made by the draws:", "shader objects"), 0, "{again}");
+}
+
+/// Without shader objects, the recorded draw states (five sets of
+/// attachment formats per program) are made when the program loads,
+/// through the pipeline cache `xr warm` wrote into the store: the draws
+/// make nothing. lavapipe keeps nothing in a pipeline cache (its data is
+/// the 32-byte header), so there its loads still compile; a driver that
+/// keeps one reports them as found in it.
+#[test]
+fn after_xr_warm_the_scene_in_five_formats_makes_no_pipeline_at_a_draw_and_the_store_has_the_pipeline_cache() {
+    let Warmed { again, warmed, added, .. } = record_warm_and_draw_again("warm-frames-pipelines", "vulkan", true);
+    assert!(warmed.contains("45 pipelines of logged draw states made"), "9 programs × 5 formats: {warmed}");
+    assert!(again.contains("loaded by: compatible-object 9"), "{again}");
+    assert_eq!(count(&again, "made by the draws:", "pipelines"), 0, "{again}");
+    let made = count(&again, "made at load and draw:", "pipelines compiled")
+        + count(&again, "made at load and draw:", "pipelines from the pipeline cache");
+    assert_eq!(made, 9 * (2 + 5), "each program's own two and its five draw states, at the load: {again}");
+    // The pipeline cache `xr warm` saved: the one object it adds to a store of SPIR-V.
+    assert_eq!(added.len(), 1, "the pipeline cache alone: {added:?}");
+}
+
+/// Every object name of the store at `store`.
+fn objects(store: &Path) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for shard in std::fs::read_dir(store.join("objects")).unwrap().map(Result::unwrap) {
+        for object in std::fs::read_dir(shard.path()).unwrap().map(Result::unwrap) {
+            names.insert(object.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names
+}
+
+#[test]
+fn after_xr_warm_the_scene_on_opengl_links_no_program_from_source() {
+    let Warmed { again, added, .. } = record_warm_and_draw_again("warm-frames-opengl", "opengl", false);
+    assert_eq!(added.len(), 9, "a program binary per program: {added:?}");
+    assert!(again.contains("loaded by: device-binary 9"), "{again}");
+    assert_eq!(count(&again, "made at load and draw:", "programs linked from source"), 0, "{again}");
+    assert_eq!(count(&again, "made at load and draw:", "programs linked from SPIR-V"), 0, "{again}");
+    assert_eq!(count(&again, "made at load and draw:", "programs from program binaries"), 9, "{again}");
+}
+
+/// Two engines recording into one log at once leave whole lines (each
+/// line one write to a file opened for appending), and a log cut in the
+/// middle of its last line still warms what its whole lines name.
+#[test]
+fn a_log_two_processes_wrote_at_once_and_a_log_cut_mid_line_both_warm() {
+    let dir = materials_built("warm-two-writers");
+    let log = dir.join("usage.jsonl");
+    let writers: Vec<std::process::Child> = (0..2)
+        .map(|n| {
+            let mesa = dir.join(format!("mesa-{n}"));
+            Xr::sample("materials", ["--frames", "5", "--store", "store", "--usage-log", "usage.jsonl"])
+                .env("XR_VK_SHADER_OBJECTS", "off")
+                .software_device_cache(&mesa)
+                .dir(&dir)
+                .command()
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .expect("materials starts")
+        })
+        .collect();
+    for mut writer in writers {
+        assert!(writer.wait().unwrap().success());
+    }
+    let read = xr_store::usage::read(&log).unwrap();
+    assert!(read.skipped_lines.is_empty() && !read.torn, "{read:?}");
+    assert_eq!(read.entries.len(), 9, "one entry per program, whichever process wrote it");
+    assert!(read.entries.iter().all(|u| u.draw_states.len() == 5), "{:?}", read.entries);
+    let mesa = xr_tests::temp_dir("warm-two-writers-mesa");
+    let warm = |dir: &Path| {
+        Xr::new(["warm", "--store", "store", "--log", "usage.jsonl"])
+            .env("XR_VK_SHADER_OBJECTS", "off")
+            .software_device_cache(&mesa)
+            .dir(dir)
+            .ok()
+            .stderr
+    };
+    let whole = warm(&dir);
+    assert!(whole.contains("9 programs:") && whole.contains("45 pipelines of logged draw states made"), "{whole}");
+
+    let text = std::fs::read_to_string(&log).unwrap();
+    let last = text.trim_end().rfind('\n').unwrap();
+    // Cut halfway through the last line: its entry is lost, the rest warm.
+    let cut_at = last + (text.len() - last) / 2;
+    std::fs::write(&log, &text[..cut_at]).unwrap();
+    let lines = text[..cut_at].lines().count();
+    let cut = warm(&dir);
+    assert!(cut.contains(&format!("usage.jsonl:{lines}: not a usage entry (a line cut short?), skipped")), "{cut}");
+    assert!(cut.contains("0 failed"), "{cut}");
+}
+
+/// Strict mode names a draw state the log left out: the program, its
+/// variant and the formats whose pipeline a warm from that log did not make.
+#[test]
+fn strict_mode_names_the_one_draw_state_a_shortened_log_left_out() {
+    let dir = materials_built("warm-strict-state");
+    let log = dir.join("usage.jsonl");
+    let mesa = xr_tests::temp_dir("warm-strict-state-mesa");
+    frames(&dir, "vulkan", true, &mesa, Some(&log));
+    let dropped = "colors=R32G32B32A32_SFLOAT";
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut shortened = String::new();
+    for line in text.lines() {
+        let mut usage: xr_store::usage::Usage = serde_json::from_str(line).unwrap();
+        if usage.variant == "toon[PATTERN=stripes,BANDS=4]" {
+            assert!(usage.draw_states.is_empty() || usage.draw_states.remove(dropped), "{line}");
+        }
+        shortened.push_str(&serde_json::to_string(&usage).unwrap());
+        shortened.push('\n');
+    }
+    std::fs::write(&log, shortened).unwrap();
+    let run = Xr::sample("materials", ["--frames", "5", "--store", "store", "--usage-log", "usage.jsonl"])
+        .env("XR_VK_SHADER_OBJECTS", "off")
+        .env("XR_STRICT_WARM", "1")
+        .software_device_cache(&mesa)
+        .dir(&dir)
+        .ok();
+    let misses: Vec<&str> = run.stderr.lines().filter(|l| l.contains("strict warm:")).collect();
+    assert_eq!(misses.len(), 1, "{}", run.stderr);
+    assert!(
+        misses[0].contains(&format!(
+            "toon[PATTERN=stripes,BANDS=4] of 'toon' (vk-spirv, by compatible-object) was drawn in the state {dropped}"
+        )),
+        "{}",
+        misses[0]
+    );
+    assert!(run.stdout.contains("made by the draws: pipelines 1,"), "the one state left out: {}", run.stdout);
 }

@@ -1,0 +1,114 @@
+//! What the build system makes on the device, counted twice: in the
+//! device's [`CreatedObjectCounts`] (every pipeline and shader object, as
+//! `Device::counters` reports them) and in its own counts, split by how
+//! each was made (`AttachedBuildSystem::counters`): a pipeline the driver
+//! compiled or found in the pipeline cache, a shader object made from
+//! SPIR-V or from the driver's stored binary. The split is what shows that
+//! a warm worked: after it, loads and draws compile nothing.
+
+use ash::vk;
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering},
+};
+use xr_device::{CreatedObjectCounts, DeviceCounter};
+
+/// The build system's own counts.
+#[derive(Default, Debug)]
+struct Made {
+    pipelines_compiled: AtomicU64,
+    pipelines_from_cache: AtomicU64,
+    shader_objects_from_spirv: AtomicU64,
+    shader_objects_from_binaries: AtomicU64,
+}
+
+/// Where a build system counts what it makes on the device.
+#[derive(Clone)]
+pub struct Counter {
+    /// The device's counts, or null where it keeps none.
+    device: *const CreatedObjectCounts,
+    own: Arc<Made>,
+}
+
+// SAFETY: the device's counts are atomics it keeps while it is open; the
+// build system only counts while it is (every object is made on an open
+// device).
+unsafe impl Send for Counter {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Counter {}
+
+impl Counter {
+    /// Counts into the device's `counts` (null: none kept) and counts of its own.
+    pub fn new(counts: *const CreatedObjectCounts) -> Self {
+        Self { device: counts, own: Arc::default() }
+    }
+
+    fn device(&self, field: impl Fn(&CreatedObjectCounts) -> &AtomicU64, n: u64) {
+        // SAFETY: non-null counts are the open device's (see the type).
+        if let Some(counts) = unsafe { self.device.as_ref() } {
+            field(counts).fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a pipeline made, by what the driver said of its creation
+    /// (`VkPipelineCreationFeedback`): found whole in the pipeline cache,
+    /// or compiled (also where the driver says nothing).
+    pub fn pipeline(&self, feedback: &vk::PipelineCreationFeedback) {
+        self.device(|c| &c.pipelines, 1);
+        let valid = feedback.flags.contains(vk::PipelineCreationFeedbackFlags::VALID);
+        let hit = feedback.flags.contains(vk::PipelineCreationFeedbackFlags::APPLICATION_PIPELINE_CACHE_HIT);
+        let count = if valid && hit { &self.own.pipelines_from_cache } else { &self.own.pipelines_compiled };
+        count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts `n` shader objects made, from the driver's binaries or from SPIR-V.
+    pub fn shader_objects(&self, n: u64, from_binaries: bool) {
+        self.device(|c| &c.shader_objects, n);
+        let own = &self.own;
+        let count = if from_binaries { &own.shader_objects_from_binaries } else { &own.shader_objects_from_spirv };
+        count.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// The build system's own counts, as `AttachedBuildSystem::counters` reports them.
+    pub fn counters(&self) -> Vec<DeviceCounter> {
+        let own = &self.own;
+        [
+            ("pipelines compiled", &own.pipelines_compiled),
+            ("pipelines from the pipeline cache", &own.pipelines_from_cache),
+            ("shader objects from SPIR-V", &own.shader_objects_from_spirv),
+            ("shader objects from binaries", &own.shader_objects_from_binaries),
+        ]
+        .into_iter()
+        .map(|(name, count)| DeviceCounter { name: name.into(), value: count.load(Ordering::Relaxed) })
+        .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(counter: &Counter, name: &str) -> u64 {
+        counter.counters().into_iter().find(|c| c.name.as_str() == name).map(|c| c.value).unwrap()
+    }
+
+    #[test]
+    fn a_pipeline_counts_as_a_cache_hit_only_where_the_driver_says_so_validly() {
+        let device = CreatedObjectCounts::default();
+        let counter = Counter::new(&device);
+        let flags = |f| vk::PipelineCreationFeedback { flags: f, duration: 0 };
+        use vk::PipelineCreationFeedbackFlags as F;
+        counter.pipeline(&flags(F::VALID | F::APPLICATION_PIPELINE_CACHE_HIT));
+        counter.pipeline(&flags(F::VALID));
+        counter.pipeline(&flags(F::APPLICATION_PIPELINE_CACHE_HIT));
+        counter.pipeline(&flags(F::empty()));
+        counter.shader_objects(2, true);
+        counter.shader_objects(3, false);
+        assert_eq!(value(&counter, "pipelines from the pipeline cache"), 1);
+        assert_eq!(value(&counter, "pipelines compiled"), 3);
+        assert_eq!(value(&counter, "shader objects from binaries"), 2);
+        assert_eq!(value(&counter, "shader objects from SPIR-V"), 3);
+        assert_eq!(device.pipelines.load(Ordering::Relaxed), 4);
+        assert_eq!(device.shader_objects.load(Ordering::Relaxed), 5);
+    }
+}

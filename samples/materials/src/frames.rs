@@ -1,0 +1,121 @@
+//! The scene drawn frame after frame into targets of changing attachment
+//! formats, as a renderer whose passes change targets draws: what a usage
+//! log records (with its draw states) and what `xr warm` is measured on.
+//! Each frame draws every tile into the next of five targets; the first
+//! frame into each is where a device that makes a pipeline per format set
+//! makes one.
+
+use crate::{SampleError, Scene};
+use std::{path::Path, time::Instant};
+use xr_device::{DeviceKind, DeviceOptions, RenderTargetDesc, RenderTargetId, TextureFormat};
+use xr_host::Registry;
+use xr_library::{DeviceLoader, LoadPath, ShaderLibrary};
+
+/// The five target shapes frames cycle through: (colour formats, depth).
+pub fn target_shapes() -> [(Vec<TextureFormat>, bool); 5] {
+    use TextureFormat::{Rgba8, Rgba16Float, Rgba32Float};
+    [
+        (vec![Rgba16Float], false),
+        (vec![Rgba32Float], false),
+        (vec![Rgba8, Rgba16Float], false),
+        (vec![Rgba16Float], true),
+        (vec![Rgba8], false),
+    ]
+}
+
+/// What a run of frames measured and made.
+#[derive(Clone, Debug, Default)]
+pub struct FramesReport {
+    /// The device's renderer.
+    pub renderer: String,
+    /// Loading the scene's programs, in milliseconds.
+    pub load_ms: f64,
+    /// Each frame's time, in milliseconds.
+    pub frames_ms: Vec<f64>,
+    /// How each tile's program was loaded.
+    pub paths: Vec<LoadPath>,
+    /// What the build systems made at load and draw time, by how (summed
+    /// over them): `pipelines compiled`, `shader objects from SPIR-V`, ….
+    pub made: Vec<(String, u64)>,
+    /// The device's counts of what its draws made: (`pipelines`, `shader
+    /// objects`) made after the load.
+    pub made_by_draws: Vec<(String, u64)>,
+}
+
+impl FramesReport {
+    /// The count `name` of [`FramesReport::made`], 0 when no build system keeps it.
+    pub fn made(&self, name: &str) -> u64 {
+        self.made.iter().filter(|(n, _)| n == name).map(|(_, v)| v).sum()
+    }
+}
+
+/// Opens a `kind` device, loads the scene from the store at `store` (its
+/// loads, and at the end its draw states, recorded in `usage_log` when
+/// given) and draws `frames` frames of `size` × `size`.
+pub fn run(
+    registry: &Registry,
+    store: &Path,
+    kind: DeviceKind,
+    usage_log: Option<&Path>,
+    frames: usize,
+    size: u32,
+) -> Result<FramesReport, SampleError> {
+    let mut library = ShaderLibrary::open(store)?;
+    if let Some(log) = usage_log {
+        library = library.with_usage_log(Some(log))?;
+    }
+    let mut device = registry.open_device(kind, &DeviceOptions::default())?;
+    let renderer = device.capabilities().into_result()?.renderer.to_string();
+    let mut loader = DeviceLoader::attach(registry, &device, &library)?;
+    let started = Instant::now();
+    let scene = Scene::load(&mut device, &mut loader, &library, &[], size)?;
+    let load_ms = started.elapsed().as_secs_f64() * 1e3;
+    let loaded = device.counters().into_result()?;
+    let targets: Vec<RenderTargetId> = target_shapes()
+        .into_iter()
+        .map(|(colors, depth)| {
+            let desc = RenderTargetDesc { width: size, height: size, colors: colors.into(), depth };
+            device.create_render_target_with(&desc).into_result()
+        })
+        .collect::<Result<_, _>>()?;
+    let attachments: Vec<_> =
+        targets.iter().map(|t| device.render_target_texture(*t, 0).into_result()).collect::<Result<_, _>>()?;
+    let mut frames_ms = Vec::with_capacity(frames);
+    for frame in 0..frames {
+        let started = Instant::now();
+        scene.draw_into(&mut device, targets[frame % targets.len()])?;
+        // A frame ends when its pixels are there.
+        device.read_texture(attachments[frame % targets.len()], 0).into_result()?;
+        frames_ms.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    let paths = scene.loads().iter().map(|l| l.path).collect();
+    let drawn = device.counters().into_result()?;
+    let made_by_draws = drawn
+        .iter()
+        .map(|after| {
+            let before = loaded.iter().find(|c| c.name == after.name).map_or(0, |c| c.value);
+            (after.name.to_string(), after.value - before)
+        })
+        .collect();
+    let mut made: Vec<(String, u64)> = Vec::new();
+    for (_, name, value) in loader.counters() {
+        match made.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, sum)) => *sum += value,
+            None => made.push((name, value)),
+        }
+    }
+    drop(scene);
+    // Dropping the loader records the draw states in the usage log, and
+    // its build systems save their caches, before the device goes.
+    drop(loader);
+    drop(device);
+    Ok(FramesReport { renderer, load_ms, frames_ms, paths, made, made_by_draws })
+}
+
+/// The value below which a fraction `at` of `values` lie (1.0: the largest).
+pub fn percentile(values: &[f64], at: f64) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let index = ((sorted.len() as f64 * at).ceil() as usize).saturating_sub(1);
+    sorted.get(index.min(sorted.len().saturating_sub(1))).copied().unwrap_or(0.0)
+}
