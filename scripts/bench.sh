@@ -4,6 +4,7 @@
 #   scripts/bench.sh constant-setters
 #   scripts/bench.sh slang [--scales 1,10]
 #   scripts/bench.sh vulkan-load [--frames 300]
+#   scripts/bench.sh warm [--frames 300]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/target-dir.sh

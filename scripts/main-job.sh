@@ -84,6 +84,16 @@ step "Building the materials library (xr build -m samples/materials/xr.toml)" \
 # The sample's own store: the one its build script built (build.rs, xr-cargo), drawn through its typed bindings.
 step "Rendering the materials scene through every load path (from the store its build script built)" \
     "$target"/release/materials --out "$out"
+# Record, warm, play: the scene drawn into five target formats records a
+# usage log; `xr warm` makes its driver objects in the store `xr build` wrote
+# (and draws each program once); the scene drawn again compiles nothing.
+warm_log=$(mktemp -d)/usage.jsonl
+step "Recording what the materials scene loads and draws (materials --frames 10 --usage-log)" \
+    "$target"/release/materials --store target/xr-store/materials --frames 10 --usage-log "$warm_log"
+step "Warming the store for this device from that log (xr warm)" \
+    "$target"/release/xr warm --store target/xr-store/materials --log "$warm_log"
+step "Drawing the scene again after the warm: no shader object from SPIR-V, no pipeline at a draw" \
+    "$target"/release/materials --store target/xr-store/materials --frames 10 --usage-log "$warm_log"
 # Textures, buffers, depth and compute: a compute pass paints a texture, a
 # lit cube samples it, through every path.
 step "Rendering the textured sample (compute, textures, depth)" "$target"/release/textured --out "$out"

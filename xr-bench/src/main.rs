@@ -7,6 +7,7 @@ mod program_binaries;
 mod slang;
 mod spirv_throughput;
 mod vulkan_load;
+mod warm;
 
 use clap::{Parser, Subcommand};
 
@@ -35,6 +36,9 @@ enum Bench {
     /// formats and over frames, and SPIR-V with a warm pipeline cache
     /// against stored shader binaries at load.
     VulkanLoad(vulkan_load::Args),
+    /// The scene's first frame and frames without and with `xr warm` first,
+    /// on pipelines and shader objects, and `xr build --used` against the matrix.
+    Warm(warm::Args),
     /// (Used by `slang`: the direct compiles in a child process.)
     #[command(hide = true)]
     SlangDirect(slang::DirectArgs),
@@ -48,6 +52,7 @@ fn main() -> anyhow::Result<()> {
         Bench::ConstantSetters(args) => constant_setters::run(args),
         Bench::Slang(args) => slang::run(args),
         Bench::VulkanLoad(args) => vulkan_load::run(args),
+        Bench::Warm(args) => warm::run(args),
         Bench::SlangDirect(args) => slang::run_direct(args),
     }
 }

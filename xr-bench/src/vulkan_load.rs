@@ -237,7 +237,8 @@ fn run_child(scenario: Scenario, store: &Path, frames: usize) -> anyhow::Result<
     Ok(Timings { load_ms, draws_ms, made_after_load: (after.0 - before.0, after.1 - before.1) })
 }
 
-fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+/// Copies the directory `from` to `to`, recursively.
+pub(crate) fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
         let entry = entry?;

@@ -2,7 +2,10 @@
 //! through its best path before an engine's first frame, so that the
 //! program binaries and shader binaries the build systems keep are in the
 //! store when the engine asks, and the pipelines of every draw state the
-//! log recorded are in the store's pipeline cache (see [`xr_library::warm`]).
+//! log recorded are in the store's pipeline cache; each program is then
+//! drawn once, unseen, into a small target of each recorded attachment
+//! state, so that what the driver compiles at a draw is in its own cache
+//! (see [`xr_library::warm`]).
 
 use crate::messages::usage;
 use anyhow::Context;
@@ -63,7 +66,7 @@ pub fn run(args: WarmArgs) -> anyhow::Result<bool> {
     let started = Instant::now();
     let library = ShaderLibrary::open(&store).with_context(|| format!("opening the store {}", store.display()))?;
     let registry = Registry::discover();
-    let device = registry.open_device(kind, &DeviceOptions::default())?;
+    let mut device = registry.open_device(kind, &DeviceOptions::default())?;
     let renderer = device.capabilities().into_result().map(|c| c.renderer.to_string()).unwrap_or_default();
     let mut loader = DeviceLoader::attach(&registry, &device, &library)?;
     let compiled_before = loader.counter("pipelines compiled");
@@ -78,7 +81,7 @@ pub fn run(args: WarmArgs) -> anyhow::Result<bool> {
         }
         bar
     };
-    let report = loader.warm(&library, &entries, &mut |step| {
+    let report = loader.warm_drawing(&library, &mut device, &entries, &mut |step| {
         bar.set_message(step.usage.variant.clone());
         bar.inc(1);
         if let WarmOutcome::Failed { reason } = step.outcome {
@@ -116,8 +119,12 @@ pub fn run(args: WarmArgs) -> anyhow::Result<bool> {
              found in the pipeline cache)"
         ),
     };
+    let draws = match report.draws_refused {
+        0 => format!("; {} warm draws", report.draws),
+        refused => format!("; {} warm draws ({refused} refused by the device)", report.draws),
+    };
     eprintln!(
-        "xr warm ({renderer}): {} programs: {} already warm, {} warmed{}{no_binary}, {} failed{pipelines}; {:.2} s ({})",
+        "xr warm ({renderer}): {} programs: {} already warm, {} warmed{}{no_binary}, {} failed{pipelines}{draws}; {:.2} s ({})",
         entries.len(),
         report.already_warm,
         report.warmed.len(),

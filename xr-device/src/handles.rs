@@ -142,7 +142,10 @@ pub struct VulkanProgram {
     /// device's own target; a device asks for the others (several colour
     /// attachments) at each draw into such a target, so the build system
     /// makes each once and hands the same one out after (it owns them and
-    /// destroys them with the program).
+    /// destroys them with the program). For a program of shader objects a
+    /// device calls it too, at each draw into a target that is not its own,
+    /// as a notice of the formats drawn into (what a usage log records),
+    /// and ignores its answer.
     pub pipeline_for: Option<
         unsafe extern "C" fn(
             context: *const c_void,
@@ -163,8 +166,9 @@ pub struct VulkanProgram {
     /// The program's stages as linked shader objects (`VK_EXT_shader_object`),
     /// owned by the build system; null where it made pipelines. Where there
     /// are some, a draw binds them and sets every piece of state itself, so
-    /// a draw into a target of any formats makes nothing: `pipeline`,
-    /// `depth_pipeline` and `pipeline_for` are then unused.
+    /// a draw into a target of any formats makes nothing: `pipeline` and
+    /// `depth_pipeline` are then unused, and `pipeline_for` only hears of
+    /// the formats.
     pub shader_objects: *const ShaderObjectSlot,
     /// Their number (0: draw with pipelines).
     pub shader_object_count: u32,

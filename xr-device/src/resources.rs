@@ -31,12 +31,77 @@ pub enum TextureFormat {
 }
 
 impl TextureFormat {
+    /// Every format.
+    pub const ALL: [TextureFormat; 3] = [TextureFormat::Rgba8, TextureFormat::Rgba32Float, TextureFormat::Rgba16Float];
+
     /// Bytes per pixel.
     pub fn bytes_per_pixel(self) -> usize {
         match self {
             TextureFormat::Rgba8 => 4,
             TextureFormat::Rgba32Float => 16,
             TextureFormat::Rgba16Float => 8,
+        }
+    }
+
+    /// Its name, as an image layout writes it: `rgba8`, `rgba32f`, `rgba16f`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TextureFormat::Rgba8 => "rgba8",
+            TextureFormat::Rgba32Float => "rgba32f",
+            TextureFormat::Rgba16Float => "rgba16f",
+        }
+    }
+
+    /// The format named `name` ([`TextureFormat::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+/// The attachments of a render target, as a usage log names the state a
+/// program was drawn in: `colors=rgba16f,rgba8 depth` (no `depth` without
+/// a depth attachment). A build system that makes an object per set of
+/// attachment formats (a Vulkan pipeline) names the states it made objects
+/// for this way where the device's formats have names here, so that a warm
+/// can make a target of them and draw; it may name others in its own words.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AttachmentState {
+    /// Colour attachment formats, in order.
+    pub colors: Vec<TextureFormat>,
+    /// Whether there is a depth attachment.
+    pub depth: bool,
+}
+
+impl std::fmt::Display for AttachmentState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let colors: Vec<&str> = self.colors.iter().map(|c| c.name()).collect();
+        write!(f, "colors={}{}", colors.join(","), if self.depth { " depth" } else { "" })
+    }
+}
+
+impl std::str::FromStr for AttachmentState {
+    type Err = String;
+
+    /// Reads what [`AttachmentState`]'s `Display` writes; anything else is
+    /// an error naming the part it could not read.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut parts = text.split(' ');
+        let colors = parts
+            .next()
+            .and_then(|p| p.strip_prefix("colors="))
+            .ok_or_else(|| format!("'{text}' does not start with colors="))?;
+        let colors = colors
+            .split(',')
+            .map(|name| TextureFormat::from_name(name).ok_or_else(|| format!("'{text}': no texture format '{name}'")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let depth = match parts.next() {
+            None => false,
+            Some("depth") => true,
+            Some(other) => return Err(format!("'{text}': '{other}' is not depth")),
+        };
+        match parts.next() {
+            None => Ok(Self { colors, depth }),
+            Some(extra) => Err(format!("'{text}': '{extra}' after the attachments")),
         }
     }
 }
@@ -283,5 +348,22 @@ mod tests {
         assert_eq!(capped.levels(), 7);
         let float = TextureDesc { format: TextureFormat::Rgba32Float, mip_levels: 1, ..desc };
         assert_eq!(float.bytes(1), 64 * 16 * 16);
+    }
+}
+
+#[cfg(test)]
+mod attachment_state_tests {
+    use super::*;
+
+    #[test]
+    fn an_attachment_state_reads_back_what_it_writes_and_nothing_else() {
+        let state = AttachmentState { colors: vec![TextureFormat::Rgba8, TextureFormat::Rgba16Float], depth: true };
+        assert_eq!(state.to_string(), "colors=rgba8,rgba16f depth");
+        assert_eq!("colors=rgba8,rgba16f depth".parse::<AttachmentState>(), Ok(state));
+        let plain = AttachmentState { colors: vec![TextureFormat::Rgba32Float], depth: false };
+        assert_eq!(plain.to_string().parse::<AttachmentState>(), Ok(plain));
+        for bad in ["colors=R8G8B8A8_UNORM", "depth", "colors=rgba8 stencil", "colors=rgba8 depth depth", ""] {
+            assert!(bad.parse::<AttachmentState>().is_err(), "{bad}");
+        }
     }
 }

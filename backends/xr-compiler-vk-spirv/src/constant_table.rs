@@ -122,6 +122,8 @@ pub struct VkConstantTable {
     /// What the program's graphics pipelines are made from, and those made
     /// for targets of several attachments; boxed: the device calls it.
     pub pipelines: Option<std::sync::Arc<crate::pipelines::GraphicsPipelines>>,
+    /// Where a program of shader objects hears of the formats it is drawn into.
+    pub recorder: Option<Box<crate::pipelines::StateRecorder>>,
     /// The input attachments the device binds at each draw.
     pub input_attachments: Box<[xr_device::InputAttachmentSlot]>,
 }

@@ -23,10 +23,11 @@ use std::{
     fmt,
     sync::{Arc, Mutex},
 };
-use xr_device::XrError;
+use xr_device::{AttachmentState, XrError};
 use xr_sourcebuild::ShaderStage;
 use xr_spirv::{container::StageModule, reflect::InterfaceVariable};
 use xr_vulkan_common::fixed_function;
+use xr_vulkan_common::formats::{DEPTH_FORMAT, texture_format, vk_format};
 
 /// One stage of the pipeline, owned (pipelines are made after `create`).
 struct Stage {
@@ -41,11 +42,13 @@ struct Stage {
 /// render pass (null: dynamic rendering).
 type TargetShape = (Vec<u32>, u32, vk::RenderPass);
 
-/// The attachment formats a pipeline made at a draw was made for, by
-/// their Vulkan names: `colors=R16G16B16A16_SFLOAT,R8G8B8A8_UNORM
-/// depth=D32_SFLOAT` (no `depth=` without one). What a usage log keeps.
-/// A render pass of the device's own (input attachments read where
-/// dynamic rendering cannot) is no draw state: it is not warmed.
+/// The attachment formats a pipeline made at a draw was made for: what a
+/// usage log keeps. Formats of XR's targets are named as the device
+/// contract names them ([`AttachmentState`]: `colors=rgba16f,rgba8
+/// depth`), so that a warm can make a target of them and draw; others (a
+/// swapchain's) by their Vulkan names (`colors=B8G8R8A8_SRGB`). A render
+/// pass of the device's own (input attachments read where dynamic
+/// rendering cannot) is no draw state: it is not warmed.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DrawState {
     /// Colour attachment formats, in order.
@@ -54,8 +57,23 @@ pub struct DrawState {
     pub depth: Option<vk::Format>,
 }
 
+impl DrawState {
+    /// The state in the device contract's words, where it has them.
+    fn attachments(&self) -> Option<AttachmentState> {
+        let colors = self.colors.iter().map(|c| texture_format(*c)).collect::<Option<Vec<_>>>()?;
+        match self.depth {
+            None => Some(AttachmentState { colors, depth: false }),
+            Some(DEPTH_FORMAT) => Some(AttachmentState { colors, depth: true }),
+            Some(_) => None,
+        }
+    }
+}
+
 impl fmt::Display for DrawState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(attachments) = self.attachments() {
+            return attachments.fmt(f);
+        }
         let colors: Vec<String> = self.colors.iter().map(|c| format_name(*c)).collect();
         write!(f, "colors={}", colors.join(","))?;
         if let Some(depth) = self.depth {
@@ -69,6 +87,12 @@ impl std::str::FromStr for DrawState {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
+        if let Ok(attachments) = text.parse::<AttachmentState>() {
+            return Ok(DrawState {
+                colors: attachments.colors.iter().map(|c| vk_format(*c)).collect(),
+                depth: attachments.depth.then_some(DEPTH_FORMAT),
+            });
+        }
         let bad = |why: &str| format!("draw state '{text}': {why}");
         let mut state = DrawState { colors: Vec::new(), depth: None };
         for part in text.split_whitespace() {
@@ -395,6 +419,52 @@ pub unsafe extern "C" fn pipeline_for(
     }
 }
 
+/// The draw states of a program of shader objects: it makes nothing at a
+/// draw, but the device tells it the formats it draws into
+/// ([`record_state`]), so that a usage log records them and a warm draws
+/// into them.
+pub struct StateRecorder {
+    drawn: Arc<Mutex<BTreeSet<DrawState>>>,
+}
+
+impl StateRecorder {
+    /// Records into `drawn`.
+    pub fn new(drawn: Arc<Mutex<BTreeSet<DrawState>>>) -> Self {
+        Self { drawn }
+    }
+}
+
+/// The device's `VulkanProgram::pipeline_for` for a program of shader
+/// objects: `context` is its [`StateRecorder`]; records the state, makes
+/// nothing, and answers 0 (the device does not use the answer).
+///
+/// # Safety
+/// `context` points to a live [`StateRecorder`] and `formats` to `count` formats.
+pub unsafe extern "C" fn record_state(
+    context: *const std::ffi::c_void,
+    formats: *const u32,
+    count: u32,
+    depth: u32,
+    _render_pass: u64,
+) -> u64 {
+    if context.is_null() || formats.is_null() || count == 0 {
+        return 0;
+    }
+    // SAFETY: per the contract (both non-null, checked above).
+    let (recorder, formats) =
+        unsafe { (&*context.cast::<StateRecorder>(), std::slice::from_raw_parts(formats, count as usize)) };
+    let state = DrawState {
+        colors: formats.iter().map(|f| vk::Format::from_raw(*f as i32)).collect(),
+        depth: (depth != 0).then(|| vk::Format::from_raw(depth as i32)),
+    };
+    if let Ok(mut drawn) = recorder.drawn.lock()
+        && !drawn.contains(&state)
+    {
+        drawn.insert(state);
+    }
+    0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,16 +474,21 @@ mod tests {
     }
 
     #[test]
-    fn a_draw_state_reads_back_what_it_writes_and_refuses_what_is_not_one_by_name() {
+    fn a_draw_state_reads_back_what_it_writes_in_the_contracts_words_where_it_can_and_refuses_the_rest_by_name() {
         let state = DrawState {
             colors: vec![vk::Format::R8G8B8A8_UNORM, vk::Format::R16G16B16A16_SFLOAT],
             depth: Some(vk::Format::D32_SFLOAT),
         };
         let text = state.to_string();
-        assert_eq!(text, "colors=R8G8B8A8_UNORM,R16G16B16A16_SFLOAT depth=D32_SFLOAT");
+        assert_eq!(text, "colors=rgba8,rgba16f depth");
         assert_eq!(text.parse::<DrawState>(), Ok(state));
         let plain = DrawState { colors: vec![vk::Format::R32G32B32A32_SFLOAT], depth: None };
+        assert_eq!(plain.to_string(), "colors=rgba32f");
         assert_eq!(plain.to_string().parse::<DrawState>(), Ok(plain));
+        // A swapchain's format has no name in the contract: its Vulkan name.
+        let swapchain = DrawState { colors: vec![vk::Format::B8G8R8A8_SRGB], depth: Some(vk::Format::D16_UNORM) };
+        assert_eq!(swapchain.to_string(), "colors=B8G8R8A8_SRGB depth=D16_UNORM");
+        assert_eq!(swapchain.to_string().parse::<DrawState>(), Ok(swapchain));
         assert_eq!(
             "colors=R9_UNORM".parse::<DrawState>(),
             Err("draw state 'colors=R9_UNORM': no format R9_UNORM".to_owned())

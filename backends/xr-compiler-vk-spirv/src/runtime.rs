@@ -6,7 +6,7 @@ use crate::{
     counter::Counter,
     layout::{self, LayoutBinding, stage_flag},
     pipeline_cache::PersistentCache,
-    pipelines::{self, DrawState, GraphicsPipelines},
+    pipelines::{self, DrawState, GraphicsPipelines, StateRecorder},
     ray_tracing::{Groups, RayTracingDevice},
     shader_binaries::ShaderBinaryCache,
     shader_objects::{Code, CreateError, ShaderObjectDevice},
@@ -34,6 +34,9 @@ use xr_spirv::{
     reflect::Reflection,
 };
 use xr_store::Store;
+
+/// The device's `VulkanProgram::pipeline_for`.
+type PipelineFor = unsafe extern "C" fn(*const std::ffi::c_void, *const u32, u32, u32, u64) -> u64;
 
 /// The Vulkan SPIR-V build system on one device.
 pub struct AttachedVkSpirv {
@@ -444,8 +447,23 @@ impl AttachedVkSpirv {
             resources,
             unbound: Box::new(unbound),
             pipelines,
+            recorder: None,
             input_attachments,
         };
+        // A graphics program of shader objects hears of the formats it is drawn into.
+        let drawn: Arc<Mutex<BTreeSet<DrawState>>> = match &table.pipelines {
+            Some(pipelines) => pipelines.drawn(),
+            None => Arc::default(),
+        };
+        if table.objects.shaders.is_some() {
+            table.recorder = Some(Box::new(StateRecorder::new(Arc::clone(&drawn))));
+        }
+        let (pipeline_for, pipeline_context): (Option<PipelineFor>, *const std::ffi::c_void) =
+            match (&table.pipelines, &table.recorder) {
+                (Some(pipelines), _) => (Some(pipelines::pipeline_for), Arc::as_ptr(pipelines).cast()),
+                (None, Some(recorder)) => (Some(pipelines::record_state), std::ptr::from_ref(&**recorder).cast()),
+                (None, None) => (None, std::ptr::null()),
+            };
         let program = VulkanProgram {
             pipeline: table.objects.pipeline.as_raw(),
             depth_pipeline: table.objects.depth_pipeline.as_raw(),
@@ -460,8 +478,8 @@ impl AttachedVkSpirv {
             push_constants_len: table.push.len() as u32,
             push_constant_stages: push.0.as_raw(),
             unbound: &*table.unbound,
-            pipeline_for: table.pipelines.as_ref().map(|_| pipelines::pipeline_for as _),
-            pipeline_context: table.pipelines.as_deref().map_or(std::ptr::null(), |p| std::ptr::from_ref(p).cast()),
+            pipeline_for,
+            pipeline_context,
             input_attachments: table.input_attachments.as_ptr(),
             input_attachment_count: table.input_attachments.len() as u32,
             shader_objects: table.objects.shaders.as_ref().map_or(std::ptr::null(), |s| s.slots.as_ptr()),
@@ -477,8 +495,10 @@ impl AttachedVkSpirv {
         }
         table.name = name;
         self.modules.insert(name, modules);
+        if table.pipelines.is_some() || table.recorder.is_some() {
+            self.drawn.insert(name, drawn);
+        }
         if let Some(pipelines) = &table.pipelines {
-            self.drawn.insert(name, pipelines.drawn());
             self.graphics.insert(name, Arc::downgrade(pipelines));
         }
         let program = BuiltProgram {

@@ -21,9 +21,10 @@ use xr_device::{
     AccelerationInstance, AccelerationStructureId, BottomLevelDesc, BufferId, BufferUsage, ComputeCall,
     CreatedObjectCounts, DeviceBackend, DeviceCapabilities, DeviceCounter, DeviceKind, DeviceOptions, DrawCall, Filter,
     Image, MeshDrawCall, NativeHandles, PresentStatus, Presented, ProgramKind, RenderTargetDesc, RenderTargetId,
-    ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, TraceRaysCall, VertexBufferId,
-    VertexLayout, VulkanLoader, VulkanProgram, Wrap, XrError, checks,
+    ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId, TraceRaysCall, VertexBufferId, VertexLayout,
+    VulkanLoader, VulkanProgram, Wrap, XrError, checks,
 };
+use xr_vulkan_common::formats::{texture_format, vk_format};
 
 /// The colour format of the render targets `create_render_target` and
 /// `create_depth_render_target` make, which programs' own pipelines draw
@@ -31,7 +32,7 @@ use xr_device::{
 pub const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
 
 /// The format of every depth attachment.
-pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
+pub const DEPTH_FORMAT: vk::Format = xr_vulkan_common::formats::DEPTH_FORMAT;
 
 /// What build systems reach through the loader's context: the device's
 /// programs, and Vulkan's `vkGetInstanceProcAddr`.
@@ -969,6 +970,14 @@ impl VkDevice {
                     target_id.0
                 )));
             }
+            // The build system hears of the formats drawn into (a usage log
+            // records them, so that a warm draws into them); its answer is unused.
+            if let Some(notice) = program.pipeline_for.filter(|_| mask_unwritten(target)) {
+                let formats = target.formats();
+                let depth_format = if target.depth.is_some() { DEPTH_FORMAT.as_raw() as u32 } else { 0 };
+                // SAFETY: the build system keeps its context alive while the program is registered.
+                unsafe { notice(program.pipeline_context, formats.as_ptr(), formats.len() as u32, depth_format, 0) };
+            }
             return Ok(vk::Pipeline::null());
         }
         let formats = target.formats();
@@ -1341,22 +1350,6 @@ fn color_layers() -> vk::ImageSubresourceLayers {
         base_array_layer: 0,
         layer_count: 1,
     }
-}
-
-/// The Vulkan format of a texture format.
-fn vk_format(format: TextureFormat) -> vk::Format {
-    match format {
-        TextureFormat::Rgba8 => vk::Format::R8G8B8A8_UNORM,
-        TextureFormat::Rgba32Float => vk::Format::R32G32B32A32_SFLOAT,
-        TextureFormat::Rgba16Float => vk::Format::R16G16B16A16_SFLOAT,
-    }
-}
-
-/// The texture format of a Vulkan format [`vk_format`] gives.
-fn texture_format(format: vk::Format) -> Option<TextureFormat> {
-    [TextureFormat::Rgba8, TextureFormat::Rgba32Float, TextureFormat::Rgba16Float]
-        .into_iter()
-        .find(|f| vk_format(*f) == format)
 }
 
 /// The vertex input state of vertices laid out as `layout`: one binding,

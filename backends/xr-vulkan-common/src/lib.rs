@@ -4,3 +4,4 @@
 //! [`fixed_function`], so a program draws the same pixels either way.
 
 pub mod fixed_function;
+pub mod formats;

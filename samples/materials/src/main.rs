@@ -57,6 +57,8 @@ fn frames(registry: &Registry, args: &Args, count: usize) -> anyhow::Result<()> 
         percentile(0.5),
         percentile(0.99)
     );
+    let first: Vec<String> = report.frames_ms.iter().take(5).map(|ms| format!("{ms:.1}")).collect();
+    println!("the first frames, one into each target: {} ms", first.join(", "));
     let made: Vec<String> = report.made.iter().map(|(name, value)| format!("{name} {value}")).collect();
     println!("made at load and draw: {}", made.join(", "));
     let by_draws: Vec<String> = report.made_by_draws.iter().map(|(name, value)| format!("{name} {value}")).collect();
