@@ -160,7 +160,8 @@ mod tests {
         let report = gc(&store, std::slice::from_ref(&manifest), true).unwrap();
         assert_eq!((report.objects, report.kept, report.removed), (3, 2, 1), "dry run: {report:?}");
         // The bindings' reflection cache follows the objects.
-        let reflection = |key: &ObjectKey| root.path().join("reflection").join(format!("{}.json", key.hex()));
+        let reflection =
+            |key: &ObjectKey| root.path().join("reflection").join(format!("{}.0123456789abcdef.json", key.hex()));
         std::fs::create_dir_all(root.path().join("reflection")).unwrap();
         for key in [&fresh, &superseded] {
             std::fs::write(reflection(key), "{}").unwrap();

@@ -231,3 +231,83 @@ fn write_line(out: &mut impl Write, line: &impl Serialize) -> Option<()> {
     serde_json::to_writer(&mut *out, line).ok()?;
     out.write_all(b"\n").ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{request::Shard, used::UsedVariants};
+    use std::{collections::BTreeSet, sync::Arc};
+
+    const MANIFEST: &str = "store = \"store\"\n\n[[program]]\nname = \"p\"\ntargets = [\"vk-spirv\"]\n\
+        stages = [{ stage = \"vertex\", file = \"a.vert\" }]\n";
+
+    /// Each part of a build's key changed alone gives another key: the
+    /// manifest's place and bytes, the store, the targets, programs and
+    /// shard asked for, the usage logs' selections (the build's and a
+    /// program's own), the plugin directories and the plugin files in them.
+    #[test]
+    fn each_part_of_a_builds_key_changed_alone_gives_another_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let other_checkout = tempfile::tempdir().unwrap();
+        for root in [dir.path(), other_checkout.path()] {
+            std::fs::write(root.join("xr.toml"), MANIFEST).unwrap();
+            std::fs::write(root.join("a.vert"), "void main() {}\n").unwrap();
+            std::fs::create_dir_all(root.join("plugins")).unwrap();
+        }
+        std::fs::write(dir.path().join("edited.toml"), MANIFEST.replace("\"p\"", "\"q\"")).unwrap();
+        let manifest = |path: &Path| Manifest::load(path).unwrap();
+        let base_manifest = manifest(&dir.path().join("xr.toml"));
+        let plugins = vec![dir.path().join("plugins")];
+        let key_of = |manifest: &Manifest, request: &BuildRequest, plugin_dirs: &[PathBuf]| {
+            key(&NoopQuery { manifest, request, plugin_dirs }).unwrap()
+        };
+        let request = BuildRequest::default();
+        let base = key_of(&base_manifest, &request, &plugins);
+        assert_eq!(key_of(&base_manifest, &request, &plugins), base);
+
+        let mut other_store = base_manifest.clone();
+        other_store.store = dir.path().join("elsewhere");
+        let mut own_log = base_manifest.clone();
+        own_log.programs[0].used = Some(crate::used::ProgramUse {
+            log: dir.path().join("p.jsonl"),
+            variants: BTreeSet::from(["p".to_owned()]),
+        });
+        let used = UsedVariants {
+            variants: [("p".to_owned(), BTreeSet::from(["p".to_owned()]))].into(),
+            ..UsedVariants::default()
+        };
+        let with = |change: fn(&mut BuildRequest)| {
+            let mut request = BuildRequest::default();
+            change(&mut request);
+            request
+        };
+        let others: Vec<(&str, String)> = vec![
+            ("the manifest's place", key_of(&manifest(&other_checkout.path().join("xr.toml")), &request, &plugins)),
+            ("the manifest's bytes", key_of(&manifest(&dir.path().join("edited.toml")), &request, &plugins)),
+            ("the store", key_of(&other_store, &request, &plugins)),
+            ("the targets", key_of(&base_manifest, &with(|r| r.targets = vec!["gl-spirv".into()]), &plugins)),
+            ("the programs", key_of(&base_manifest, &with(|r| r.programs = vec!["p".into()]), &plugins)),
+            ("the shard", key_of(&base_manifest, &with(|r| r.shard = Shard::parse("1/2").ok()), &plugins)),
+            (
+                "the build's usage logs",
+                key_of(
+                    &base_manifest,
+                    &BuildRequest { used: Some(Arc::new(used)), ..BuildRequest::default() },
+                    &plugins,
+                ),
+            ),
+            ("a program's own usage log", key_of(&own_log, &request, &plugins)),
+            ("the plugin directories", key_of(&base_manifest, &request, &[other_checkout.path().join("plugins")])),
+        ];
+        let mut seen = vec![("the base", base.clone())];
+        for (part, key) in others {
+            for (other, seen_key) in &seen {
+                assert_ne!(&key, seen_key, "{part} changed alone gives the key of {other}");
+            }
+            seen.push((part, key));
+        }
+        // A plugin file added to a searched directory.
+        std::fs::write(dir.path().join("plugins/libxr_new.so"), b"plugin").unwrap();
+        assert_ne!(key_of(&base_manifest, &request, &plugins), base, "a plugin file");
+    }
+}

@@ -233,3 +233,40 @@ pub fn decode_binary_record(payload: &[u8]) -> Result<(DriverIdentity, ProgramBi
     let (record, bytes) = binary_record::decode(payload)?;
     Ok((record.identity, ProgramBinary { format: record.format, bytes: bytes.to_vec().into() }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each part of a program binary's key changed alone gives another
+    /// key: the program's content key and each part of the driver's
+    /// identity (vendor, renderer, version, binary formats).
+    #[test]
+    fn each_part_of_a_program_binary_key_changed_alone_gives_another_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let driver = DriverIdentity {
+            vendor: "Mesa".into(),
+            renderer: "llvmpipe (LLVM 15.0.6, 256 bits)".into(),
+            version: "4.5 (Core Profile) Mesa 22.3.6".into(),
+            formats: vec![1],
+        };
+        let key =
+            |identity: DriverIdentity, content: &[u8]| ProgramCache::for_identity(store.clone(), identity).key(content);
+        let base = key(driver.clone(), b"program");
+        assert_eq!(key(driver.clone(), b"program"), base);
+        let others = [
+            ("the content key", key(driver.clone(), b"program!")),
+            ("the vendor", key(DriverIdentity { vendor: "NVIDIA Corporation".into(), ..driver.clone() }, b"program")),
+            ("the renderer", key(DriverIdentity { renderer: "softpipe".into(), ..driver.clone() }, b"program")),
+            (
+                "the version",
+                key(DriverIdentity { version: "4.5 (Core Profile) Mesa 25.0.7".into(), ..driver.clone() }, b"program"),
+            ),
+            ("the binary formats", key(DriverIdentity { formats: vec![2], ..driver.clone() }, b"program")),
+        ];
+        for (part, other) in others {
+            assert_ne!(other, base, "{part} changed alone gives the same key");
+        }
+    }
+}

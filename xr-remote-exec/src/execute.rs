@@ -680,6 +680,37 @@ mod tests {
         assert!(matches!(action_digest(&escaping), Err(ExecError::Unsendable(_))));
     }
 
+    /// Each part of an action changed alone gives another digest: the
+    /// arguments, the environment, an input's path, bytes and executable
+    /// bit, the outputs, the platform and the time limit.
+    #[test]
+    fn each_part_of_an_action_changed_alone_gives_another_digest() {
+        let base = action_digest(&action()).unwrap();
+        let changed = |change: fn(&mut Action)| {
+            let mut action = action();
+            change(&mut action);
+            action_digest(&action).unwrap()
+        };
+        let others = [
+            ("an argument", changed(|a| a.arguments.push("--memory-limit".into()))),
+            ("the environment", changed(|a| a.environment[0].1 = "3".into())),
+            ("an input's path", changed(|a| a.inputs[1] = Input::bytes("in2.txt", &b"hi"[..], false))),
+            ("an input's bytes", changed(|a| a.inputs[1] = Input::bytes("in.txt", &b"ho"[..], false))),
+            ("an input's executable bit", changed(|a| a.inputs[1] = Input::bytes("in.txt", &b"hi"[..], true))),
+            ("an input more", changed(|a| a.inputs.push(Input::bytes("inc/x.glsl", &b""[..], false)))),
+            ("the outputs", changed(|a| a.outputs = vec!["reply".into()])),
+            ("the platform", changed(|a| a.platform.push(("container-image".into(), "docker://x".into())))),
+            ("the time limit", changed(|a| a.timeout = Some(Duration::from_secs(61)))),
+        ];
+        let mut seen = vec![("the base", base)];
+        for (part, digest) in others {
+            for (other, seen_digest) in &seen {
+                assert_ne!(&digest, seen_digest, "{part} changed alone gives the digest of {other}");
+            }
+            seen.push((part, digest));
+        }
+    }
+
     #[test]
     fn an_unreachable_farm_is_an_error_to_run_locally_not_a_hang() {
         // A port nothing listens on: connection refused at once.

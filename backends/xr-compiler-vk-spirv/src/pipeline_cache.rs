@@ -117,12 +117,12 @@ pub fn vulkan_pipeline_cache_key(capabilities: &DeviceCapabilities) -> ObjectKey
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use abi_stable::std_types::{RString, RVec};
     use xr_device::DeviceKind;
 
-    fn device() -> DeviceCapabilities {
+    pub(crate) fn device() -> DeviceCapabilities {
         DeviceCapabilities {
             kind: DeviceKind::Vulkan,
             api_major: 1,
@@ -206,7 +206,8 @@ mod tests {
         let other_uuid = DeviceCapabilities { pipeline_cache_uuid: [0; 16], ..device() };
         let other_driver = DeviceCapabilities { driver_version_code: 8, ..device() };
         let other_device = DeviceCapabilities { device_id: 2, ..device() };
-        for other in [other_uuid, other_driver, other_device] {
+        let other_vendor = DeviceCapabilities { vendor_id: 0x10de, ..device() };
+        for other in [other_uuid, other_driver, other_device, other_vendor] {
             assert_ne!(vulkan_pipeline_cache_key(&other), key, "{other:?}");
         }
     }

@@ -114,4 +114,43 @@ mod tests {
         assert_eq!(split(&joined[..joined.len() - 1]), None);
         assert_eq!(split(&[]), Some(vec![]));
     }
+
+    /// Each part of the key changed alone gives another key: the target,
+    /// the stored object, each override's id and value, and the driver's
+    /// `shaderBinaryUUID` and `shaderBinaryVersion`.
+    #[test]
+    fn each_part_of_a_shader_binary_key_changed_alone_gives_another_key() {
+        use xr_sourcebuild::{LoadPath, OverrideKind, OverrideValue};
+        let dir = std::env::temp_dir().join(format!("xr-shader-binary-key-{}", std::process::id()));
+        let store = Store::open(&dir).unwrap();
+        let identity = BinaryIdentity { uuid: *b"lavapipe-binary!", version: 1 };
+        let cache = |binary| ShaderBinaryCache::new(store.clone(), &crate::pipeline_cache::tests::device(), binary);
+        let value = |id, bits| OverrideValue { name: "GAIN".into(), id, kind: OverrideKind::Float, bits };
+        let request = |target: &str, artifact: &[u8], overrides: Vec<OverrideValue>| ArtifactLoad {
+            name: "toon[BANDS=2]".into(),
+            target: target.into(),
+            path: LoadPath::CompatibleObject,
+            artifact: artifact.into(),
+            overrides: overrides.into(),
+        };
+        let base = request("vk-spirv", b"spirv", vec![value(0, 1.0f32.to_bits())]);
+        let key = cache(identity).key(&base);
+        // The name is not part of it: a variant's binaries are those of its object.
+        assert_eq!(cache(identity).key(&ArtifactLoad { name: "other".into(), ..base.clone() }), key);
+        let others = [
+            ("the target", cache(identity).key(&request("vk-spirv-1.3", b"spirv", vec![value(0, 1.0f32.to_bits())]))),
+            ("the object", cache(identity).key(&request("vk-spirv", b"spirv!", vec![value(0, 1.0f32.to_bits())]))),
+            (
+                "an override's value",
+                cache(identity).key(&request("vk-spirv", b"spirv", vec![value(0, 0.5f32.to_bits())])),
+            ),
+            ("an override's id", cache(identity).key(&request("vk-spirv", b"spirv", vec![value(1, 1.0f32.to_bits())]))),
+            ("the binary UUID", cache(BinaryIdentity { uuid: [0; 16], ..identity }).key(&base)),
+            ("the binary version", cache(BinaryIdentity { version: 2, ..identity }).key(&base)),
+        ];
+        for (part, other) in others {
+            assert_ne!(other, key, "{part} changed alone gives the same key");
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

@@ -198,6 +198,50 @@ mod tests {
     use super::*;
     use xr_sourcebuild::{Define, ShaderStage};
 
+    /// Each part of a stage's source key changed alone gives another key:
+    /// the language, the target, the SPIR-V version, the optimisation,
+    /// the stage, the entry point, the file name, the text, the source
+    /// root, the include directories, and each virtual file's name and text.
+    #[test]
+    fn each_part_of_a_source_key_changed_alone_gives_another_key() {
+        use crate::{Optimization, SpirvVersion, TargetEnv};
+        let base_desc = || SourceDesc::new("glsl", ShaderStage::Fragment, "a.frag", "void main() {}\n");
+        let vulkan = SpirvOptions::new(TargetEnv::Vulkan12);
+        let base = source_key(&base_desc(), &vulkan);
+        assert_eq!(source_key(&base_desc(), &vulkan), base);
+        let mut entry = base_desc();
+        entry.entry_point = "other".into();
+        let others = [
+            ("the language", source_key(&SourceDesc { language: "hlsl".into(), ..base_desc() }, &vulkan)),
+            ("the target", source_key(&base_desc(), &SpirvOptions::new(TargetEnv::OpenGl45))),
+            (
+                "the SPIR-V version",
+                source_key(&base_desc(), &SpirvOptions { spirv_version: Some(SpirvVersion::V1_3), ..vulkan }),
+            ),
+            (
+                "the optimisation",
+                source_key(&base_desc(), &SpirvOptions { optimization: Optimization::Size, ..vulkan }),
+            ),
+            ("the stage", source_key(&SourceDesc { stage: ShaderStage::Vertex, ..base_desc() }, &vulkan)),
+            ("the entry point", source_key(&entry, &vulkan)),
+            ("the file name", source_key(&SourceDesc { file_name: "b.frag".into(), ..base_desc() }, &vulkan)),
+            ("the text", source_key(&SourceDesc { source: "void main() { }\n".into(), ..base_desc() }, &vulkan)),
+            ("the source root", source_key(&base_desc().with_source_root("/elsewhere"), &vulkan)),
+            ("an include directory", source_key(&base_desc().with_include_dir("inc"), &vulkan)),
+            ("a virtual file's name", source_key(&base_desc().with_virtual_file("x.glsl", "1"), &vulkan)),
+            ("a virtual file's text", source_key(&base_desc().with_virtual_file("y.glsl", "2"), &vulkan)),
+        ];
+        let mut seen = vec![("the base", base)];
+        for (part, key) in others {
+            for (other, seen_key) in &seen {
+                assert_ne!(key, *seen_key, "{part} changed alone gives the key of {other}");
+            }
+            seen.push((part, key));
+        }
+        let named = source_key(&base_desc().with_virtual_file("x.glsl", "1"), &vulkan);
+        assert_ne!(named, source_key(&base_desc().with_virtual_file("x.glsl", "2"), &vulkan), "a virtual file's text");
+    }
+
     fn desc(defines: &[(&str, &str)]) -> SourceDesc {
         let mut desc = SourceDesc::new("glsl", ShaderStage::Fragment, "a.frag", "#if TINT\n#define C COLOR\n#endif\n");
         for (name, value) in defines {

@@ -143,7 +143,9 @@ pub fn bindings(
             program.targets.iter().filter(|t| targets.is_empty() || targets.contains(&t.name)).collect();
         let mut systems = BTreeMap::new();
         for target in &program_targets {
-            let system = program.system(registry, &target.name).map(|(_, system)| system);
+            let system = program
+                .system(registry, &target.name)
+                .map(|(chosen, system)| (format!("{} {}", chosen.name, chosen.identity), system));
             systems.insert(target.name.as_str(), system);
         }
         // Every (variant, target) whose object is reflected.
@@ -170,8 +172,9 @@ pub fn bindings(
         let reflected: Vec<Result<(bool, Option<VariantReflection>), BindgenError>> = jobs
             .par_iter()
             .map(|(variant, target, object)| {
-                reflection::of_object(&plan.store, object, || match &systems[target] {
-                    Ok(system) => reflection::compile(system, program, variant, target, &root),
+                let reflector = systems[target].as_ref().map_or("", |(reflector, _)| reflector.as_str());
+                reflection::of_object(&plan.store, (object, reflector), || match &systems[target] {
+                    Ok((_, system)) => reflection::compile(system, program, variant, target, &root),
                     Err(why) => Err(why.clone().into()),
                 })
                 .map_err(|cause| BindgenError::Reflect {

@@ -252,9 +252,12 @@ pub fn parse(json: &str) -> Option<VariantReflection> {
     Some(reflection)
 }
 
-/// The cache file of `object`'s reflection in the store at `store`.
-fn cache_path(store: &Path, object: &str) -> std::path::PathBuf {
-    store.join("reflection").join(format!("{object}.json"))
+/// The cache file of `object`'s reflection by the compiler `reflector`
+/// (its name and identity: a rebuilt plugin may reflect the same bytes
+/// otherwise) in the store at `store`: `<object>.<reflector's hash>.json`.
+fn cache_path(store: &Path, object: &str, reflector: &str) -> std::path::PathBuf {
+    let reflector = blake3::hash(reflector.as_bytes()).to_hex();
+    store.join("reflection").join(format!("{object}.{}.json", &reflector[..16]))
 }
 
 /// Removes the cached reflections of objects no longer in `store`, and the
@@ -265,7 +268,8 @@ pub fn drop_unreferenced(store: &xr_store::Store) -> usize {
     let mut dropped = 0;
     for path in entries.filter_map(|e| e.ok()).map(|e| e.path()) {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let keep = match name.strip_suffix(".json") {
+        let object = name.strip_suffix(".json").and_then(|stem| stem.split_once('.')).map(|(object, _)| object);
+        let keep = match object {
             Some(hex) => xr_store::ObjectKey::from_hex(hex).is_some_and(|key| store.path_of(&key).is_file()),
             None => false,
         };
@@ -276,17 +280,18 @@ pub fn drop_unreferenced(store: &xr_store::Store) -> usize {
     dropped
 }
 
-/// The reflection of `object`: from the store's cache of the build
-/// system's JSON, else from `compile`'s, which is then cached (written
+/// The reflection of `object` by the compiler `reflector` (its name and
+/// identity): from the store's cache of the build system's JSON, else from
+/// `compile`'s, which is then cached (written
 /// whole or not at all; the JSON as the build system wrote it, so that
 /// what the bindings read of it may change without the cache going stale).
 /// Also says whether it was compiled now.
 pub fn of_object<E>(
     store: &Path,
-    object: &str,
+    (object, reflector): (&str, &str),
     compile: impl FnOnce() -> Result<String, E>,
 ) -> Result<(bool, Option<VariantReflection>), E> {
-    let path = cache_path(store, object);
+    let path = cache_path(store, object, reflector);
     if let Ok(json) = std::fs::read_to_string(&path) {
         return Ok((false, parse(&json)));
     }
@@ -326,6 +331,23 @@ pub fn compile(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cache answers only for the same object reflected by the same
+    /// compiler: another object, or the same bytes under a rebuilt
+    /// plugin's identity, is reflected again.
+    #[test]
+    fn a_reflection_is_cached_by_its_object_and_the_compiler_that_reflected_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = || Ok::<_, std::convert::Infallible>("{}".to_owned());
+        let object = "ab".repeat(32);
+        let other = "cd".repeat(32);
+        let compiled = |object: &str, reflector: &str| of_object(dir.path(), (object, reflector), json).unwrap().0;
+        assert!(compiled(&object, "glslc 1.0"), "reflected the first time");
+        assert!(!compiled(&object, "glslc 1.0"), "then from the cache");
+        assert!(compiled(&other, "glslc 1.0"), "another object");
+        assert!(compiled(&object, "glslc 1.1"), "a rebuilt compiler");
+        assert!(!compiled(&object, "glslc 1.0"), "each kept apart");
+    }
 
     #[test]
     fn the_spirv_shape_is_read_and_any_other_is_not() {
