@@ -69,5 +69,8 @@ step real-world scripts/real-world.sh --smoke
 # only (it mutates the checkout in place; CI runs on a clean clone).
 if [ "${CI:-}" = true ]; then
     step mutants scripts/mutants.sh smoke
+    # A smoke of the cache-key drops (docs/TESTING.md, "Cache keys"): one part
+    # dropped from its key, its test must go red; it edits in place, and restores.
+    step plant-key-drops scripts/plant-key-drops.py "pipeline cache: vendor"
 fi
 echo "== the suite took $((SECONDS - suite_start)) s"

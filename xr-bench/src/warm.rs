@@ -74,12 +74,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     std::fs::create_dir_all(&work)?;
     let xr = std::env::current_exe()?.with_file_name("xr");
     eprintln!("xr-bench: warming the materials scene, {} frames, work directory {}", args.frames, work.display());
+    // A store as `xr build` leaves it, before any engine wrote a device binary into it.
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/materials/xr.toml");
+    let pristine = work.join("pristine");
+    let mut build = Command::new(&xr);
+    build.args(["build", "-q", "-m"]).arg(&manifest).arg("--store").arg(&pristine);
+    run_ok(&mut build, "xr build")?;
     let mut rows = Vec::new();
     for (path, pipelines) in [("pipelines", true), ("shader objects", false)] {
         let dir = work.join(path.replace(' ', "-"));
         let store = |name: &str| -> anyhow::Result<PathBuf> {
             let store = dir.join(name);
-            copy_dir(Path::new(materials::STORE), &store)?;
+            copy_dir(&pristine, &store)?;
             Ok(store)
         };
         // Record: what the engine loads and draws.
@@ -138,7 +144,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if !args.no_build {
         let log = work.join("pipelines/usage.jsonl");
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/materials/xr.toml");
         let build = |name: &str, used: bool| -> anyhow::Result<(f64, String)> {
             let mut command = Command::new(&xr);
             command.args(["build", "-q", "-j", "2", "-m"]).arg(&manifest).arg("--store").arg(work.join(name));

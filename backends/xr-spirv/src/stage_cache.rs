@@ -240,6 +240,13 @@ mod tests {
         }
         let named = source_key(&base_desc().with_virtual_file("x.glsl", "1"), &vulkan);
         assert_ne!(named, source_key(&base_desc().with_virtual_file("x.glsl", "2"), &vulkan), "a virtual file's text");
+        assert_ne!(named, source_key(&base_desc().with_virtual_file("y.glsl", "1"), &vulkan), "a virtual file's name");
+        // Two targets of one SPIR-V version (1.0).
+        assert_ne!(
+            source_key(&base_desc(), &SpirvOptions::new(TargetEnv::Vulkan10)),
+            source_key(&base_desc(), &SpirvOptions::new(TargetEnv::OpenGl45)),
+            "the target alone"
+        );
     }
 
     fn desc(defines: &[(&str, &str)]) -> SourceDesc {

@@ -1,6 +1,7 @@
 //! Shaders built and rendered on real drivers (llvmpipe, lavapipe) through every load
 //! path, with the plugins loaded from disk.
 
+mod cache_keys;
 mod constant_table;
 mod deferred;
 mod gl_spirv;

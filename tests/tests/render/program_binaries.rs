@@ -203,6 +203,9 @@ fn the_key_follows_includes_defines_and_options() {
     let mut renamed = with_include("// one\n");
     renamed.stages[0].file_name = "elsewhere.frag".into();
     assert_eq!(base, key(&renamed, BuildOptions::default()), "the file name does not change the bytes");
+    let mut vertex = with_include("// one\n");
+    vertex.stages[0].stage = ShaderStage::Vertex;
+    assert_ne!(base, key(&vertex, BuildOptions::default()), "the same text as another stage changes the key");
 
     let missing =
         ProgramDesc::new("m", [SourceDesc::new("glsl", ShaderStage::Fragment, "m.frag", "#include \"gone.glsl\"\n")]);
