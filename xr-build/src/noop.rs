@@ -81,6 +81,18 @@ pub struct NoopQuery<'a> {
 /// [`record`]: a manifest edited while the build runs must not be stamped
 /// as built.
 pub fn key(query: &NoopQuery<'_>) -> Option<String> {
+    // What the plugins read of the environment decides what they build
+    // (`XR_SLANG_LIBRARY` names the Slang library): every XR_* variable.
+    let mut environment: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.to_string_lossy().into_owned())))
+        .filter(|(name, _)| name.starts_with("XR_"))
+        .collect();
+    environment.sort();
+    key_in(query, &environment)
+}
+
+/// [`key`] in the environment `environment` (its XR_* variables, sorted).
+fn key_in(query: &NoopQuery<'_>, environment: &[(String, String)]) -> Option<String> {
     let mut parts: Vec<Vec<u8>> = vec![b"xr-build-stamp/2".to_vec(), xr_store::FORMAT.into()];
     // Absolute: every spelling of one manifest is one build.
     parts.push(crate::paths::absolute(&query.manifest.path).to_string_lossy().as_bytes().to_vec());
@@ -105,6 +117,9 @@ pub fn key(query: &NoopQuery<'_>) -> Option<String> {
         for file in plugin_files(dir) {
             parts.push(stamp_text(&file)?.into());
         }
+    }
+    for (name, value) in environment {
+        parts.push(format!("{name}={value}").into());
     }
     Some(ObjectKey::from_parts(parts.iter().map(Vec::as_slice)).hex())
 }
@@ -244,7 +259,8 @@ mod tests {
     /// Each part of a build's key changed alone gives another key: the
     /// manifest's place and bytes, the store, the targets, programs and
     /// shard asked for, the usage logs' selections (the build's and a
-    /// program's own), the plugin directories and the plugin files in them.
+    /// program's own), the plugin directories and the plugin files in them,
+    /// and the XR_* environment.
     #[test]
     fn each_part_of_a_builds_key_changed_alone_gives_another_key() {
         let dir = tempfile::tempdir().unwrap();
@@ -258,7 +274,7 @@ mod tests {
         let base_manifest = manifest(&dir.path().join("xr.toml"));
         let plugins = vec![dir.path().join("plugins")];
         let key_of = |manifest: &Manifest, request: &BuildRequest, plugin_dirs: &[PathBuf]| {
-            key(&NoopQuery { manifest, request, plugin_dirs }).unwrap()
+            key_in(&NoopQuery { manifest, request, plugin_dirs }, &[]).unwrap()
         };
         let request = BuildRequest::default();
         let base = key_of(&base_manifest, &request, &plugins);
@@ -299,6 +315,14 @@ mod tests {
             ),
             ("a program's own usage log", key_of(&own_log, &request, &plugins)),
             ("the plugin directories", key_of(&base_manifest, &request, &[other_checkout.path().join("plugins")])),
+            (
+                "an XR_* variable the plugins read",
+                key_in(
+                    &NoopQuery { manifest: &base_manifest, request: &request, plugin_dirs: &plugins },
+                    &[("XR_SLANG_LIBRARY".into(), "/opt/slang/libslang.so".into())],
+                )
+                .unwrap(),
+            ),
         ];
         let mut seen = vec![("the base", base.clone())];
         for (part, key) in others {
