@@ -319,7 +319,7 @@ mod tests {
                 "an XR_* variable the plugins read",
                 key_in(
                     &NoopQuery { manifest: &base_manifest, request: &request, plugin_dirs: &plugins },
-                    &[("XR_SLANG_LIBRARY".into(), "/opt/slang/libslang.so".into())],
+                    &[("XR_A_PLUGIN_SETTING".into(), "on".into())],
                 )
                 .unwrap(),
             ),
