@@ -17,13 +17,14 @@
 //!   the time of each frame.
 
 use anyhow::{Context, bail};
+use materials::frames::percentile;
 use serde::{Deserialize, Serialize};
 use std::{
     path::{Path, PathBuf},
     process::Command,
     time::Instant,
 };
-use xr_device::{DeviceKind, DeviceOptions, RenderTargetDesc, RenderTargetId, TextureFormat};
+use xr_device::{DeviceKind, DeviceOptions, RenderTargetDesc, RenderTargetId};
 use xr_host::Registry;
 use xr_library::{DeviceLoader, LoadPath, ShaderLibrary};
 
@@ -65,18 +66,6 @@ struct Timings {
     draws_ms: Vec<f64>,
     /// Pipelines and shader objects made after loading.
     made_after_load: (u64, u64),
-}
-
-/// The five target shapes draws cycle through: formats no program has met.
-fn shapes() -> [(Vec<TextureFormat>, bool); 5] {
-    use TextureFormat::{Rgba8, Rgba16Float, Rgba32Float};
-    [
-        (vec![Rgba16Float], false),
-        (vec![Rgba32Float], false),
-        (vec![Rgba8, Rgba16Float], false),
-        (vec![Rgba16Float], true),
-        (vec![Rgba8], false),
-    ]
 }
 
 /// Runs the benchmark: the scenarios in children, then the tables.
@@ -213,7 +202,7 @@ fn run_child(scenario: Scenario, store: &Path, frames: usize) -> anyhow::Result<
         .map_err(|e| anyhow::anyhow!("loading the scene: {e}"))?;
     let load_ms = start.elapsed().as_secs_f64() * 1e3;
     let before = made(&device)?;
-    let targets: Vec<RenderTargetId> = shapes()
+    let targets: Vec<RenderTargetId> = materials::frames::target_shapes()
         .into_iter()
         .map(|(colors, depth)| {
             let desc = RenderTargetDesc { width: 64, height: 64, colors: colors.into(), depth };
@@ -253,12 +242,4 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
 
 fn total(values: &[f64]) -> f64 {
     values.iter().sum()
-}
-
-/// The value below which a fraction `at` of `values` lie (1.0: the largest).
-fn percentile(values: &[f64], at: f64) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let index = ((sorted.len() as f64 * at).ceil() as usize).saturating_sub(1);
-    sorted.get(index.min(sorted.len().saturating_sub(1))).copied().unwrap_or(0.0)
 }
