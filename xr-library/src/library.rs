@@ -470,8 +470,7 @@ impl DeviceLoader {
     /// draw states) now, through its build system; how many it made.
     pub fn warm_draw_states(&mut self, loaded: &Loaded, states: &[String]) -> Result<u32, LibraryError> {
         let Some(loader) = self.loaders.iter_mut().find(|l| l.name == loaded.loader) else { return Ok(0) };
-        let states: Vec<abi_stable::std_types::RString> = states.iter().map(|s| s.as_str().into()).collect();
-        Ok(loader.system.warm_draw_states(loaded.built.program, states.as_slice().into()).into_result()?)
+        Ok(make_draw_states(&mut loader.system, loaded.built.program, states)?)
     }
 
     /// The targets this device loads, each with its path, best path first.
@@ -540,11 +539,9 @@ impl DeviceLoader {
                             let program = loaded.program.program;
                             // The draw states the log named are made now, at
                             // the load, so that the draws make nothing.
-                            let states: Vec<abi_stable::std_types::RString> =
-                                recorder.log.draw_states_at_open(&usage).iter().map(|s| s.as_str().into()).collect();
+                            let states = recorder.log.draw_states_at_open(&usage);
                             if !states.is_empty()
-                                && let Err(e) =
-                                    loader.system.warm_draw_states(program, states.as_slice().into()).into_result()
+                                && let Err(e) = make_draw_states(&mut loader.system, program, &states)
                             {
                                 tracing::warn!("{variant}: the draw states its usage log named were not made: {e}");
                             }
@@ -609,6 +606,16 @@ fn fetch(remote: &Remote, key: &ObjectKey) -> Option<Vec<u8>> {
         );
         None
     }
+}
+
+/// Has `system` make `program`'s device objects for the draw `states`.
+fn make_draw_states(
+    system: &mut AttachedBuildSystemBox,
+    program: ProgramRef,
+    states: &[String],
+) -> Result<u32, xr_device::XrError> {
+    let states: Vec<abi_stable::std_types::RString> = states.iter().map(|s| s.as_str().into()).collect();
+    system.warm_draw_states(program, states.as_slice().into()).into_result()
 }
 
 /// An override's value as the loaders take it.

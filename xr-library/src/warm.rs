@@ -27,7 +27,7 @@
 //! edited program under its new object.
 
 use crate::{DeviceLoader, LoadPath, LoadRequest, Loaded, ShaderLibrary};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use xr_device::{
     AttachmentState, DeviceBox, DrawCall, RenderTargetDesc, RenderTargetId, VertexAttribute, VertexBufferId,
     VertexLayout,
@@ -139,18 +139,18 @@ impl DeviceLoader {
         progress: &mut dyn FnMut(WarmStep<'_>),
         mut draws: Option<&mut WarmDraws<'_>>,
     ) -> WarmReport {
-        let mut seen = BTreeSet::new();
-        // Entries recorded on several targets are warmed once, with the
-        // draw states of all of them.
+        // Entries recorded on several targets are warmed once, in the order
+        // first seen, with the draw states of all of them.
         let mut folded: Vec<Usage> = Vec::new();
+        let mut index: HashMap<(String, String, BTreeMap<String, String>), usize> = HashMap::new();
         for usage in entries {
-            if seen.insert((&usage.program, &usage.variant, &usage.overrides)) {
-                folded.push(usage.clone());
-            } else if let Some(first) = folded
-                .iter_mut()
-                .find(|u| u.program == usage.program && u.variant == usage.variant && u.overrides == usage.overrides)
-            {
-                first.draw_states.extend(usage.draw_states.iter().cloned());
+            let key = (usage.program.clone(), usage.variant.clone(), usage.overrides.clone());
+            match index.get(&key) {
+                Some(&at) => folded[at].draw_states.extend(usage.draw_states.iter().cloned()),
+                None => {
+                    index.insert(key, folded.len());
+                    folded.push(usage.clone());
+                }
             }
         }
         let entries = folded;
