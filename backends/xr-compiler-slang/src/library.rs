@@ -1,14 +1,9 @@
 //! Finding and opening the Slang library, once per process.
 //!
-//! Where it is looked for, in order (the first that names a file wins):
-//! 1. `XR_SLANG_LIBRARY`: the library file, or a directory holding it. When
-//!    set, nothing else is searched, so that a wrong value is reported
-//!    rather than silently passed over.
-//! 2. `slang/` in this plugin's directory: where `scripts/install.sh` and
-//!    the Debian package put it (`lib/xr/plugins/slang/`; not beside the
-//!    plugins themselves, where the host would try to load it as one).
-//! 3. `slang/` beside the plugin's directory: where `scripts/setup.sh`
-//!    unpacks it in a checkout (`target/slang/`, next to `target/debug/`).
+//! Where it is looked for: [`xr_spirv::slang_dir`] (the variable
+//! `XR_SLANG_LIBRARY`, then `slang/` in and above the plugin's directory),
+//! the same places the SPIR-V plugins find the glslang and SPIRV-Tools
+//! that ship beside it.
 //!
 //! The library must be the Slang this plugin was written against
 //! ([`SLANG_VERSION`]); another is refused by name before any other
@@ -16,18 +11,15 @@
 //! taken on trust.
 
 use crate::ffi::{Api, BuildTagFn};
-use std::{
-    ffi::CStr,
-    path::{Path, PathBuf},
-    sync::OnceLock,
-};
+use std::{ffi::CStr, path::PathBuf, sync::OnceLock};
+use xr_spirv::slang_dir::{self, Wanted};
 
 /// The Slang release this plugin's declarations are written for.
 pub const SLANG_VERSION: &str = "2026.12";
 /// The library's file name, as the `slangpy` 0.43.1 wheel ships it.
 pub const LIBRARY_FILE: &str = "libslang-compiler.so.0.2026.12";
 /// The environment variable that names the library (or its directory).
-pub const LIBRARY_ENV: &str = "XR_SLANG_LIBRARY";
+pub const LIBRARY_ENV: &str = slang_dir::LIBRARY_ENV;
 /// What to do when the library is missing.
 pub const HOW_TO_GET_IT: &str = "run scripts/setup.sh (it unpacks the library from the slangpy 0.43.1 wheel on PyPI), \
      or set XR_SLANG_LIBRARY to the library file";
@@ -88,23 +80,7 @@ pub struct Slang {
 /// found or not, is kept: the environment does not change under a build).
 pub fn slang() -> Result<&'static Slang, LibraryError> {
     static SLANG: OnceLock<Result<Slang, LibraryError>> = OnceLock::new();
-    SLANG
-        .get_or_init(|| open(&candidates(std::env::var_os(LIBRARY_ENV).map(PathBuf::from), plugin_dir())))
-        .as_ref()
-        .map_err(Clone::clone)
-}
-
-/// The paths tried, in order, for the value of [`LIBRARY_ENV`] and the
-/// plugin's own directory.
-pub fn candidates(from_env: Option<PathBuf>, plugin_dir: Option<PathBuf>) -> Vec<PathBuf> {
-    if let Some(path) = from_env {
-        return vec![if path.is_dir() { path.join(LIBRARY_FILE) } else { path }];
-    }
-    let Some(dir) = plugin_dir else { return Vec::new() };
-    // Beside the plugin, then up to two directories above it: a checkout's
-    // setup unpacks it in target/slang, and cargo writes the plugin to
-    // target/debug or, built as a build-dependency only, target/debug/deps.
-    dir.ancestors().take(3).map(|d| d.join("slang").join(LIBRARY_FILE)).collect()
+    SLANG.get_or_init(|| open(&slang_dir::search(Wanted::Library(LIBRARY_FILE)))).as_ref().map_err(Clone::clone)
 }
 
 /// Opens the first of `candidates` that is a file and checks its version.
@@ -143,38 +119,9 @@ fn version_of(library: &libloading::Library) -> Result<String, String> {
     Ok(unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
 }
 
-/// The directory this plugin was loaded from.
-fn plugin_dir() -> Option<PathBuf> {
-    // SAFETY: Dl_info is plain data; all-zero is a valid value.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: dladdr only reads the address, here one of this library's
-    // own functions, and fills `info`.
-    let found = unsafe { libc::dladdr(plugin_dir as *const libc::c_void, &mut info) };
-    if found == 0 || info.dli_fname.is_null() {
-        return None;
-    }
-    // SAFETY: dli_fname is a NUL-terminated path owned by the loader.
-    let file = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned();
-    Path::new(&file).parent().map(Path::to_path_buf)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_variable_alone_is_searched_when_set() {
-        let dir = PathBuf::from("/opt/xr/plugins");
-        assert_eq!(candidates(Some("/x/libslang.so".into()), Some(dir.clone())), vec![PathBuf::from("/x/libslang.so")]);
-        assert_eq!(
-            candidates(None, Some(dir)),
-            vec![
-                PathBuf::from("/opt/xr/plugins/slang").join(LIBRARY_FILE),
-                PathBuf::from("/opt/xr/slang").join(LIBRARY_FILE),
-                PathBuf::from("/opt/slang").join(LIBRARY_FILE)
-            ]
-        );
-    }
 
     #[test]
     fn a_missing_library_names_every_place_and_how_to_get_it() {

@@ -26,6 +26,10 @@ pub struct Context {
     pub messages: Messages,
     /// `dynamicRenderingLocalRead` is enabled: draws read input attachments.
     pub local_read: bool,
+    /// The validation layer is of an older Vulkan header than the driver's
+    /// version: its SPIR-V knowledge is older than the device's
+    /// ([`predates_device_spirv`]).
+    pub layer_predates_device: bool,
     /// `VK_EXT_shader_object` is enabled: build systems make shader
     /// objects, and draws set every piece of state.
     pub shader_objects: bool,
@@ -75,6 +79,40 @@ fn predates_local_read(message: &str) -> bool {
             && message.contains("InputAttachment capability"))
 }
 
+/// Whether `message` is a validation layer older than the device judging
+/// SPIR-V it cannot know, given the device extensions enabled
+/// (space-separated):
+/// - its own copy of the SPIR-V validator refusing a module
+///   (`UNASSIGNED-CoreValidation-Shader-InconsistentSpirv`): every module
+///   XR hands a device was validated by a validator at least as new as the
+///   compiler that wrote it (Debian 12's layers carry SPIRV-Tools of
+///   early 2023, which refuses what SPIR-V has had since: capability 5336,
+///   `RayTracingPositionFetchKHR`; Slang's `PhysicalStorageBuffer` pointers);
+/// - a capability missing from its table ("Unhandled OpCapability",
+///   VUID 01090);
+/// - a SPIR-V extension it says Vulkan does not support (VUID 04146)
+///   whose Vulkan extension (`SPV_KHR_x` ↔ `VK_KHR_x`) the device enabled;
+/// - a feature structure of such an extension the device chained
+///   (`unknown VkStructureType`, `VK_KHR_ray_tracing_position_fetch`'s).
+///
+/// Dropped only where the layer's header is older than the driver's
+/// version. What the device lacks is still refused by name before the
+/// driver (the Vulkan build system's capability check).
+fn predates_device_spirv(message: &str, enabled_extensions: &str) -> bool {
+    if message.contains("UNASSIGNED-CoreValidation-Shader-InconsistentSpirv")
+        || (message.contains("VUID-VkShaderModuleCreateInfo-pCode-01090") && message.contains("Unhandled OpCapability"))
+        || message.contains("unknown VkStructureType (1000481000)")
+    {
+        return true;
+    }
+    if !message.contains("VUID-VkShaderModuleCreateInfo-pCode-04146") {
+        return false;
+    }
+    let Some(name) = message.split(['(', ')']).find(|part| part.starts_with("SPV_")) else { return false };
+    let vulkan = format!("VK_{}", &name["SPV_".len()..]);
+    enabled_extensions.split(' ').any(|e| e == vulkan)
+}
+
 /// The Vulkan header that brought `VK_EXT_shader_object` (1.3.246): a
 /// validation layer of an older one does not know it.
 const SHADER_OBJECT_HEADER: u32 = vk::make_api_version(0, 1, 3, 246);
@@ -102,6 +140,7 @@ impl Context {
         let mut layers = Vec::new();
         let mut extensions = Vec::new();
         let mut shader_objects_allowed = shader_objects_wanted();
+        let mut layer_header = None;
         if validation {
             // SAFETY: plain enumeration.
             let available = unsafe { entry.enumerate_instance_layer_properties() }.unwrap_or_default();
@@ -110,6 +149,7 @@ impl Context {
                     "validation was asked for but VK_LAYER_KHRONOS_validation is not installed (Debian: vulkan-validationlayers)",
                 ));
             };
+            layer_header = Some(layer.spec_version);
             if layer.spec_version < SHADER_OBJECT_HEADER {
                 // A layer that does not know shader objects would report
                 // every draw with them as a draw without a pipeline: under
@@ -204,6 +244,7 @@ impl Context {
                     queue_family,
                     messages,
                     local_read,
+                    layer_predates_device: layer_header.is_some_and(|header| header < properties.api_version),
                     shader_objects: enabled_extensions
                         .to_string_lossy()
                         .split(' ')
@@ -341,6 +382,8 @@ impl Context {
         let mut ray_pipeline = vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default();
         let mut mesh_shader = vk::PhysicalDeviceMeshShaderFeaturesEXT::default();
         let mut shader_object = vk::PhysicalDeviceShaderObjectFeaturesEXT::default();
+        let mut position_fetch = vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR::default();
+        let position_fetch_offered = has(ash::khr::ray_tracing_position_fetch::NAME);
         let shader_object_offered = shader_objects && has(ash::ext::shader_object::NAME);
         let mesh_shader_offered = has(ash::ext::mesh_shader::NAME);
         let local_read_offered = has(ash::khr::dynamic_rendering_local_read::NAME);
@@ -390,6 +433,9 @@ impl Context {
             if shader_object_offered {
                 query = query.push_next(&mut shader_object);
             }
+            if position_fetch_offered {
+                query = query.push_next(&mut position_fetch);
+            }
             // SAFETY: `physical` belongs to this instance; the chain lives across the call.
             unsafe { instance.get_physical_device_features2(physical, &mut query) };
         }
@@ -410,6 +456,7 @@ impl Context {
         ray_pipeline.p_next = std::ptr::null_mut();
         mesh_shader.p_next = std::ptr::null_mut();
         shader_object.p_next = std::ptr::null_mut();
+        position_fetch.p_next = std::ptr::null_mut();
         let reads_attachments = local_read_offered && local_read.dynamic_rendering_local_read == vk::TRUE;
         if reads_attachments {
             extensions.push(ash::khr::dynamic_rendering_local_read::NAME.as_ptr());
@@ -438,6 +485,14 @@ impl Context {
         }
         if ray_pipelines {
             extensions.push(ash::khr::ray_tracing_pipeline::NAME.as_ptr());
+        }
+        // Hit stages reading their triangle's vertex positions
+        // (`gl_HitTriangleVertexPositionsEXT`).
+        let positions_fetched = (ray_queries || ray_pipelines)
+            && position_fetch_offered
+            && position_fetch.ray_tracing_position_fetch == vk::TRUE;
+        if positions_fetched {
+            extensions.push(ash::khr::ray_tracing_position_fetch::NAME.as_ptr());
         }
         // Mesh and task stages; the features that need others XR does not
         // enable (multiview, per-primitive shading rate, queries) stay off.
@@ -488,6 +543,9 @@ impl Context {
         if shader_objects {
             create = create.push_next(&mut shader_object);
         }
+        if positions_fetched {
+            create = create.push_next(&mut position_fetch);
+        }
         // SAFETY: the create info and what it points to live across the call.
         let device = unsafe { instance.create_device(physical, &create, None) }.map_err(vk_error("vkCreateDevice"))?;
         // SAFETY: every name is one of ash's NUL-terminated constants.
@@ -504,6 +562,10 @@ impl Context {
         let mut taken = std::mem::take(&mut *list);
         if self.local_read {
             taken.retain(|message| !predates_local_read(message));
+        }
+        if self.layer_predates_device {
+            let enabled = self.enabled_extensions.to_string_lossy();
+            taken.retain(|message| !predates_device_spirv(message, &enabled));
         }
         taken
     }

@@ -351,11 +351,20 @@ impl SpirvCompiler {
     /// `desc` preprocessed by glslang for `options.target`: includes
     /// expanded, defines applied, `#line` directives naming the files.
     pub fn preprocess(&self, desc: &SourceDesc, options: &SpirvOptions) -> Result<String, BuildError> {
+        self.preprocess_with_includes(desc, options).map(|(text, _)| text)
+    }
+
+    /// [`SpirvCompiler::preprocess`], with the files its `#include`s read.
+    fn preprocess_with_includes(
+        &self,
+        desc: &SourceDesc,
+        options: &SpirvOptions,
+    ) -> Result<(String, Vec<IncludedFile>), BuildError> {
         let file = desc.file_name.as_str();
         let (compile_options, included) = Self::prepare(desc, options)?;
         let source = with_include_extension(&desc.source, &desc.language);
         match self.compiler.preprocess(&source, file, &desc.entry_point, Some(&compile_options)) {
-            Ok(artifact) => Ok(artifact.as_text()),
+            Ok(artifact) => Ok((artifact.as_text(), included.take())),
             Err(shaderc::Error::CompilationError(_, text)) => {
                 let mut diagnostics = messages::parse(&text, file);
                 attach_include_chains(&mut diagnostics, &edges(&included));
@@ -480,6 +489,9 @@ impl SpirvCompiler {
             Err(shaderc::Error::CompilationError(_, text)) => {
                 let mut diagnostics = messages::parse(&text, file);
                 attach_include_chains(&mut diagnostics, &edges(&included));
+                if let Some(module) = self.compile_with_newer_glslang(desc, options, &diagnostics) {
+                    return module;
+                }
                 if !diagnostics.iter().any(|d| d.severity == Severity::Error) {
                     // glslang's HLSL front end fails without an error on a missing entry point.
                     return Err(fail(format!(
@@ -511,6 +523,61 @@ impl SpirvCompiler {
         };
         check_entry_point(&module, file).map_err(fail)?;
         Ok(module)
+    }
+}
+
+impl SpirvCompiler {
+    /// A GLSL stage for Vulkan that Debian's glslang refused, compiled by
+    /// glslang of 2026 where the Slang distribution ships it
+    /// ([`crate::newer_toolchain`]): the extensions that glslang has
+    /// learnt since (`GL_EXT_ray_tracing_position_fetch` among them). The
+    /// source is preprocessed by Debian's glslang first (includes resolved
+    /// by XR, defines applied, `#line` directives naming the files), since
+    /// the newer one's interface takes one text and no include callback.
+    /// `None` (the first errors stand) when that glslang is absent, the
+    /// stage is not GLSL for Vulkan, or it refuses the stage too; then a
+    /// note with its first error is added to `diagnostics`.
+    fn compile_with_newer_glslang(
+        &self,
+        desc: &SourceDesc,
+        options: &SpirvOptions,
+        diagnostics: &[Diagnostic],
+    ) -> Option<Result<SpirvModule, BuildError>> {
+        if desc.language.as_str() != LANGUAGE_GLSL || options.target == TargetEnv::OpenGl45 {
+            return None;
+        }
+        let newer = crate::newer_toolchain::newer_toolchain().ok()?;
+        let (text, includes) = self.preprocess_with_includes(desc, options).ok()?;
+        let file = desc.file_name.as_str();
+        let spirv = options.spirv_version.unwrap_or_else(|| options.target.default_spirv());
+        let words = newer.compile_glsl(&text, file, desc.stage, spirv, &desc.entry_point).ok()?;
+        let first = diagnostics
+            .iter()
+            .find(|d| d.severity == Severity::Error)
+            .map_or_else(String::new, |d| format!(": {}:{}: {}", d.file, d.line, d.message));
+        let note = Diagnostic::new(
+            Severity::Info,
+            file,
+            0,
+            0,
+            format!(
+                "compiled by glslang {} (Slang's), which knows what Debian's glslang refused{first}",
+                crate::newer_toolchain::RELEASE
+            ),
+        );
+        let module = SpirvModule {
+            words,
+            stage: desc.stage,
+            entry_point: desc.entry_point.to_string(),
+            warnings: vec![note],
+            includes,
+        };
+        let context = format!("{file} ({} {})", desc.language, desc.stage.name());
+        Some(
+            check_entry_point(&module, file)
+                .map(|()| module)
+                .map_err(|message| BuildError::from_diagnostics(&context, vec![Diagnostic::error(file, 0, message)])),
+        )
     }
 }
 
@@ -584,7 +651,11 @@ pub fn compiler_identity_of(name: &str, version: &str) -> String {
 /// this crate's version and the SPIR-V version glslang writes.
 pub fn compiler_identity() -> String {
     let (major, minor) = shaderc::get_spirv_version();
-    format!("xr-spirv {} / glslang (shaderc-rs 0.10), SPIR-V {major}.{minor}", env!("CARGO_PKG_VERSION"))
+    format!(
+        "xr-spirv {} / glslang (shaderc-rs 0.10), SPIR-V {major}.{minor} / {}",
+        env!("CARGO_PKG_VERSION"),
+        crate::newer_toolchain::identity()
+    )
 }
 
 /// Every define's name is an identifier.

@@ -12,9 +12,11 @@
 
 pub mod compile;
 pub mod messages;
+pub mod newer_toolchain;
 pub mod offline;
 pub mod program;
 pub mod reflect;
+pub mod slang_dir;
 mod stage_cache;
 pub mod validate;
 mod work_cache;

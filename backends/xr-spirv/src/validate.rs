@@ -10,6 +10,17 @@
 //! target environment: creating one builds SPIRV-Tools' grammar tables.
 //! A module's verdict is kept per process by the hash of its words (a
 //! matrix build validates a shared stage once, not once per variant).
+//!
+//! Debian's SPIRV-Tools (2023.1) is older than Slang 2026.12 and the
+//! glslang of 2026 ([`crate::newer_toolchain`]): it refuses capabilities
+//! and forms SPIR-V has had since. So a module it refuses is judged again
+//! by SPIRV-Tools of 2026 where the Slang distribution ships it, and that
+//! verdict stands: a module is refused only when a validator as new as the
+//! compiler that wrote it refuses it. The first judge keeps the target
+//! environment's rules (Vulkan's or OpenGL's) for every module it accepts;
+//! the second has only the universal SPIR-V 1.6 environment. The device
+//! still refuses by name what it lacks (the build systems' capability
+//! checks), after either.
 
 use crate::{
     compile::TargetEnv,
@@ -45,7 +56,17 @@ pub fn validate(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
     if VALID.get(&key).is_some() {
         return Ok(());
     }
-    validate_uncached(words, target)?;
+    if let Err(refused) = validate_uncached(words, target) {
+        let Ok(newer) = crate::newer_toolchain::newer_toolchain() else { return Err(refused) };
+        newer.validate(words).map_err(|message| {
+            XrError::invalid_input(format!(
+                "invalid SPIR-V for {}: {message} (SPIRV-Tools {}; Debian's older one says: {})",
+                target.name(),
+                crate::newer_toolchain::RELEASE,
+                refused.message.trim_start_matches(&format!("invalid SPIR-V for {}: ", target.name()))
+            ))
+        })?;
+    }
     // A verdict weighs its key.
     VALID.insert(key, (), 32);
     Ok(())

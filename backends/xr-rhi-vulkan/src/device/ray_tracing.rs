@@ -32,6 +32,9 @@ pub(super) struct RayTracing {
     scratch_alignment: u64,
     /// `maxRayDispatchInvocationCount`.
     max_invocations: u64,
+    /// `VK_KHR_ray_tracing_position_fetch` is enabled: bottom-level
+    /// structures keep their vertex positions for hit stages to read.
+    positions_fetched: bool,
 }
 
 impl RayTracing {
@@ -52,6 +55,7 @@ impl RayTracing {
                 .then(|| ash::khr::ray_tracing_pipeline::Device::new(&context.instance, &context.device)),
             scratch_alignment: u64::from(acceleration.min_acceleration_structure_scratch_offset_alignment.max(1)),
             max_invocations: u64::from(pipeline.max_ray_dispatch_invocation_count),
+            positions_fetched: context.has_extension(ash::khr::ray_tracing_position_fetch::NAME),
         })
     }
 }
@@ -118,9 +122,16 @@ impl VkDevice {
     ) -> Result<AccelerationStructureId, XrError> {
         let rt = self.ray_tracing()?;
         let geometries = [geometry];
+        let mut flags = vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE;
+        // A hit stage may read its triangle's positions
+        // (`gl_HitTriangleVertexPositionsEXT`) only from a structure built
+        // to keep them.
+        if rt.positions_fetched && ty == vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL {
+            flags |= vk::BuildAccelerationStructureFlagsKHR::ALLOW_DATA_ACCESS;
+        }
         let mut info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
             .ty(ty)
-            .flags(vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE)
+            .flags(flags)
             .mode(vk::BuildAccelerationStructureModeKHR::BUILD)
             .geometries(&geometries);
         let mut sizes = vk::AccelerationStructureBuildSizesInfoKHR::default();
