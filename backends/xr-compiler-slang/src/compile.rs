@@ -4,7 +4,7 @@
 //! their own compiles are).
 
 use crate::{
-    diagnostics, ffi,
+    diagnostics, dxc_forms, ffi,
     library::{self, Slang},
     session::{self, Request},
 };
@@ -299,12 +299,14 @@ pub fn compile(request: &OfflineRequest, reflect: xr_spirv::offline::Reflect) ->
     }
     let compiled = slang_request.compile();
     let said = named_from_the_root(stages[0], diagnostics::parse(&slang_request.diagnostics(), &stages[0].file_name));
+    let said = dxc_forms::explain(&stages, said);
     let (errors, warnings): (Vec<_>, Vec<_>) = said.into_iter().partition(|d| d.severity == Severity::Error);
     if !compiled || !errors.is_empty() {
         if errors.is_empty() {
             return Err(slang_error(format!("{context}: the Slang compile failed without a message")));
         }
-        return Err(BuildError::from_diagnostics(&context, errors));
+        let notes = warnings.into_iter().filter(|d| d.severity == Severity::Info);
+        return Err(BuildError::from_diagnostics(&context, errors.into_iter().chain(notes).collect()));
     }
     let mut modules = Vec::new();
     for (desc, entry) in stages.iter().zip(&entries) {
@@ -414,7 +416,8 @@ pub fn entry_points(source: &SourceDesc) -> Result<Vec<EntryPoint>, BuildError> 
     request.target_spirv(session, "spirv_1_0").map_err(slang_error)?;
     let compiled = request.compile();
     let said = named_from_the_root(source, diagnostics::parse(&request.diagnostics(), &source.file_name));
-    let errors: Vec<_> = said.into_iter().filter(|d| d.severity == Severity::Error).collect();
+    let said = dxc_forms::explain(&[source], said);
+    let errors: Vec<_> = said.into_iter().filter(|d| d.severity != Severity::Warning).collect();
     if !compiled || !errors.is_empty() {
         return Err(BuildError::from_diagnostics(&source.file_name, errors));
     }

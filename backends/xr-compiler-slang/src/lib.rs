@@ -13,6 +13,7 @@
 
 pub mod compile;
 pub mod diagnostics;
+pub mod dxc_forms;
 pub mod ffi;
 pub mod library;
 pub mod session;

@@ -535,8 +535,9 @@ impl SpirvCompiler {
     /// by XR, defines applied, `#line` directives naming the files), since
     /// the newer one's interface takes one text and no include callback.
     /// `None` (the first errors stand) when that glslang is absent, the
-    /// stage is not GLSL for Vulkan, or it refuses the stage too; then a
-    /// note with its first error is added to `diagnostics`.
+    /// stage is not GLSL for Vulkan, or it refuses the stage too; except
+    /// where Debian's glslang refused an extension it does not know: then
+    /// the newer one's errors, at their files and lines, are the real ones.
     fn compile_with_newer_glslang(
         &self,
         desc: &SourceDesc,
@@ -548,9 +549,36 @@ impl SpirvCompiler {
         }
         let newer = crate::newer_toolchain::newer_toolchain().ok()?;
         let (text, includes) = self.preprocess_with_includes(desc, options).ok()?;
+        // Without `#version` glslang takes GLSL 1.10, which Vulkan's rules refuse.
+        if !text.lines().any(|l| l.trim_start().starts_with("#version")) {
+            return None;
+        }
         let file = desc.file_name.as_str();
         let spirv = options.spirv_version.unwrap_or_else(|| options.target.default_spirv());
-        let words = newer.compile_glsl(&text, file, desc.stage, spirv, &desc.entry_point).ok()?;
+        let context = format!("{file} ({} {})", desc.language, desc.stage.name());
+        let words = match newer.compile_glsl(&text, file, desc.stage, spirv, &desc.entry_point) {
+            Ok(words) => words,
+            Err(log) => {
+                let unknown_extension = diagnostics.iter().any(|d| d.message.contains("extension not supported"));
+                let mut errors = messages::parse_glslang_log(&log, file);
+                if !unknown_extension || !errors.iter().any(|d| d.severity == Severity::Error) {
+                    return None;
+                }
+                let edges: Vec<IncludeEdge> = includes.iter().map(IncludedFile::edge).collect();
+                attach_include_chains(&mut errors, &edges);
+                errors.push(Diagnostic::new(
+                    Severity::Info,
+                    file,
+                    0,
+                    0,
+                    format!(
+                        "errors of glslang {} (Slang's), which knows the extension Debian's glslang refused",
+                        crate::newer_toolchain::RELEASE
+                    ),
+                ));
+                return Some(Err(BuildError::from_diagnostics(&context, errors)));
+            }
+        };
         let first = diagnostics
             .iter()
             .find(|d| d.severity == Severity::Error)
@@ -572,7 +600,6 @@ impl SpirvCompiler {
             warnings: vec![note],
             includes,
         };
-        let context = format!("{file} ({} {})", desc.language, desc.stage.name());
         Some(
             check_entry_point(&module, file)
                 .map(|()| module)

@@ -15,6 +15,39 @@ pub fn parse(text: &str, fallback_file: &str) -> Vec<Diagnostic> {
         .collect()
 }
 
+/// Parses glslang's own info log (`ERROR: file:line: 'x' : undeclared
+/// identifier`), as the glslang of [`crate::newer_toolchain`] writes it;
+/// "compilation terminated" and the closing count are dropped.
+pub fn parse_glslang_log(text: &str, fallback_file: &str) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    for line in text.lines().map(str::trim) {
+        let (severity, rest) = if let Some(rest) = line.strip_prefix("ERROR: ") {
+            (Severity::Error, rest)
+        } else if let Some(rest) = line.strip_prefix("WARNING: ") {
+            (Severity::Warning, rest)
+        } else {
+            continue;
+        };
+        if rest.contains("compilation terminated") || rest.contains("compilation errors") {
+            continue;
+        }
+        // `file:line: message`; the file may itself contain ':'.
+        let located = rest.split_once(": ").and_then(|(location, message)| {
+            let (file, number) = location.rsplit_once(':')?;
+            Some((file, number.parse::<u32>().ok()?, message))
+        });
+        diagnostics.push(match located {
+            // glslang numbers an unnamed string `0`.
+            Some((file, line_no, message)) => {
+                let file = if file.is_empty() || file == "0" { fallback_file } else { file };
+                Diagnostic::new(severity, file, line_no, 0, message.trim())
+            }
+            None => Diagnostic::new(severity, fallback_file, 0, 0, rest.trim()),
+        });
+    }
+    diagnostics
+}
+
 fn is_summary(line: &str) -> bool {
     let words: Vec<&str> = line.split_whitespace().collect();
     matches!(words.as_slice(), [n, kind, "generated."] if n.parse::<u32>().is_ok() && kind.starts_with(['e', 'w']))
@@ -52,5 +85,16 @@ mod tests {
         assert_eq!((d[0].file.as_str(), d[0].line, d[0].severity), ("C:/x/a.hlsl", 12, Severity::Warning));
         let d = parse("a.vert: error: #version: bad\n", "a.vert");
         assert_eq!((d[0].file.as_str(), d[0].line), ("a.vert", 0));
+    }
+
+    #[test]
+    fn glslang_s_own_log() {
+        let log = "ERROR: lib/shade.glsl:3: 'x' : undeclared identifier \nERROR: hit.rchit:9: '' : compilation \
+                   terminated \nWARNING: 0:2: 'y' : unused\nERROR: 2 compilation errors.  No code generated.\n\n";
+        let d = parse_glslang_log(log, "hit.rchit");
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!((d[0].file.as_str(), d[0].line, d[0].severity), ("lib/shade.glsl", 3, Severity::Error));
+        assert_eq!(d[0].message.as_str(), "'x' : undeclared identifier");
+        assert_eq!((d[1].file.as_str(), d[1].line, d[1].severity), ("hit.rchit", 2, Severity::Warning));
     }
 }

@@ -122,9 +122,15 @@ impl NewerToolchain {
             spirv_version: SpirvVersionNumbers { major, minor, patch: 0 },
             entry_point_name: entry.as_ptr(),
         };
-        // SAFETY: every pointer in `request` outlives the call; the callbacks
-        // append to the two vectors their user data point at.
-        let status = unsafe { (self.compile)(&mut request) };
+        // glslang writes its messages through the callbacks, but prints a
+        // failure to set up its built-ins (a stage its profile lacks) with
+        // the whole built-in text: taken from the standard streams and
+        // dropped, the failure is in the status.
+        let (status, _) = capture_stdio(|| {
+            // SAFETY: every pointer in `request` outlives the call; the
+            // callbacks append to the two vectors their user data point at.
+            unsafe { (self.compile)(&mut request) }
+        });
         let log = String::from_utf8_lossy(&log).into_owned();
         if status != 0 || output.is_empty() {
             return Err(if log.trim().is_empty() { format!("glslang {RELEASE} failed ({status})") } else { log });
@@ -144,23 +150,42 @@ impl NewerToolchain {
             unsafe { (self.validate)(words.as_ptr(), size) }
         });
         let printed = printed.unwrap_or_default();
+        // The validator's messages: a line starting with its severity, and
+        // the indented lines after it (the instruction it is about).
+        let mut ours: Vec<String> = Vec::new();
+        let mut others: Vec<&str> = Vec::new();
+        let mut in_message = false;
+        for line in printed.lines().filter(|l| !l.trim().is_empty()) {
+            if ["error: ", "warning: ", "info: "].iter().any(|p| line.starts_with(p)) {
+                ours.push(line.trim().to_owned());
+                in_message = true;
+            } else if in_message && line.starts_with(char::is_whitespace) {
+                if let Some(last) = ours.last_mut() {
+                    last.push(' ');
+                    last.push_str(line.trim());
+                }
+            } else {
+                others.push(line);
+                in_message = false;
+            }
+        }
+        if !others.is_empty() {
+            // Another thread's lines, printed in that instant.
+            let _ = writeln!(std::io::stderr(), "{}", others.join("\n"));
+        }
         if valid {
             return Ok(());
         }
-        let errors: Vec<&str> = printed
-            .lines()
-            .filter_map(|l| l.strip_prefix("error: "))
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect();
+        let errors: Vec<&str> =
+            ours.iter().filter_map(|l| l.strip_prefix("error: ")).map(str::trim).filter(|l| !l.is_empty()).collect();
         Err(if errors.is_empty() { "refused, with no message".to_owned() } else { errors.join("; ") })
     }
 }
 
 /// Runs `f` with the process's standard output and error pointed at a
 /// file of their own, and returns what was written there: the one way to
-/// the validator's messages. Lines that are not the validator's (another
-/// thread's log in that instant) go back to standard error.
+/// the validator's messages. A line another thread prints in that instant
+/// lands there too; the callers give back what is not the module's.
 fn capture_stdio<T>(f: impl FnOnce() -> T) -> (T, Option<String>) {
     static STDIO: Mutex<()> = Mutex::new(());
     let _guard = STDIO.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -195,13 +220,7 @@ fn capture_stdio<T>(f: impl FnOnce() -> T) -> (T, Option<String>) {
     if capture.rewind().is_err() || capture.read_to_string(&mut text).is_err() {
         return (result, None);
     }
-    let (ours, others): (Vec<&str>, Vec<&str>) = text
-        .lines()
-        .partition(|l| ["error: ", "warning: ", "info: "].iter().any(|p| l.starts_with(p)) || l.trim().is_empty());
-    if !others.is_empty() {
-        let _ = writeln!(std::io::stderr(), "{}", others.join("\n"));
-    }
-    (result, Some(ours.join("\n")))
+    (result, Some(text))
 }
 
 /// An unnamed file, removed when closed.

@@ -13,14 +13,22 @@
 //!
 //! Debian's SPIRV-Tools (2023.1) is older than Slang 2026.12 and the
 //! glslang of 2026 ([`crate::newer_toolchain`]): it refuses capabilities
-//! and forms SPIR-V has had since. So a module it refuses is judged again
-//! by SPIRV-Tools of 2026 where the Slang distribution ships it, and that
-//! verdict stands: a module is refused only when a validator as new as the
-//! compiler that wrote it refuses it. The first judge keeps the target
-//! environment's rules (Vulkan's or OpenGL's) for every module it accepts;
-//! the second has only the universal SPIR-V 1.6 environment. The device
-//! still refuses by name what it lacks (the build systems' capability
-//! checks), after either.
+//! and forms SPIR-V has had since. SPIRV-Tools of 2026, where the Slang
+//! distribution ships it, offers only the universal SPIR-V 1.6
+//! environment, without Vulkan's or OpenGL's rules. So a module Debian's
+//! validator refuses for the target is judged in three steps:
+//! 1. Debian's validator in the universal environment of the module's own
+//!    SPIR-V version: if it accepts the module there, the refusal was the
+//!    target environment's rule, which stands (loose uniforms in Vulkan,
+//!    SPIR-V 1.6 for Vulkan 1.0);
+//! 2. otherwise SPIRV-Tools of 2026 judges the module as SPIR-V, and its
+//!    verdict stands: a module is refused only when a validator as new as
+//!    the compiler that wrote it refuses it.
+//!
+//! What step 2 accepts was not checked against the environment's rules
+//! where the old validator stopped at what it did not know; the device
+//! then refuses by name what it lacks (the build systems' capability
+//! checks), and the tests build such programs under the validation layers.
 
 use crate::{
     compile::TargetEnv,
@@ -58,6 +66,12 @@ pub fn validate(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
     }
     if let Err(refused) = validate_uncached(words, target) {
         let Ok(newer) = crate::newer_toolchain::newer_toolchain() else { return Err(refused) };
+        let universal = universal_env(words[1]);
+        if validate_in(words, universal, &format!("SPIR-V {}.{}", (words[1] >> 16) & 0xff, (words[1] >> 8) & 0xff))
+            .is_ok()
+        {
+            return Err(refused);
+        }
         newer.validate(words).map_err(|message| {
             XrError::invalid_input(format!(
                 "invalid SPIR-V for {}: {message} (SPIRV-Tools {}; Debian's older one says: {})",
@@ -72,6 +86,20 @@ pub fn validate(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
     Ok(())
 }
 
+/// The universal environment of the SPIR-V version in a module's header
+/// word (the newest Debian's validator knows for a newer one).
+fn universal_env(version: u32) -> shared::TargetEnv {
+    match (version >> 8) & 0xffff {
+        0x0100 => shared::TargetEnv::Universal_1_0,
+        0x0101 => shared::TargetEnv::Universal_1_1,
+        0x0102 => shared::TargetEnv::Universal_1_2,
+        0x0103 => shared::TargetEnv::Universal_1_3,
+        0x0104 => shared::TargetEnv::Universal_1_4,
+        0x0105 => shared::TargetEnv::Universal_1_5,
+        _ => shared::TargetEnv::Universal_1_6,
+    }
+}
+
 fn validate_uncached(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
     let env = match target {
         TargetEnv::OpenGl45 => shared::TargetEnv::OpenGL_4_5,
@@ -80,6 +108,11 @@ fn validate_uncached(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
         TargetEnv::Vulkan12 => shared::TargetEnv::Vulkan_1_2,
         TargetEnv::Vulkan13 => shared::TargetEnv::Vulkan_1_3,
     };
+    validate_in(words, env, target.name())
+}
+
+/// Debian's validator on `words` in `env`, which `name` names in messages.
+fn validate_in(words: &[u32], env: shared::TargetEnv, name: &str) -> Result<(), XrError> {
     CONTEXTS.with(|contexts| {
         let mut contexts = contexts.borrow_mut();
         let context = match contexts.by_target.get(&(env as u32)) {
@@ -88,7 +121,7 @@ fn validate_uncached(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
                 // SAFETY: `env` is one of the values of the C enum it mirrors.
                 let context = unsafe { shared::context_create(env) };
                 if context.is_null() {
-                    return Err(XrError::unavailable(format!("SPIRV-Tools has no validator for {}", target.name())));
+                    return Err(XrError::unavailable(format!("SPIRV-Tools has no validator for {name}")));
                 }
                 contexts.by_target.insert(env as u32, context);
                 context
@@ -136,7 +169,7 @@ fn validate_uncached(words: &[u32], target: TargetEnv) -> Result<(), XrError> {
             other => {
                 let message = message.unwrap_or_else(|| format!("{other:?}"));
                 let message = message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
-                Err(XrError::invalid_input(format!("invalid SPIR-V for {}: {message}", target.name())))
+                Err(XrError::invalid_input(format!("invalid SPIR-V for {name}: {message}")))
             }
         }
     })

@@ -472,3 +472,103 @@ fn a_program_whose_hit_groups_break_the_rule_is_refused_and_named_ones_are_kept(
     let groups: Vec<Option<u32>> = built.modules.iter().map(|m| m.hit_group).collect();
     assert_eq!(groups, [None, Some(1), Some(0)]);
 }
+
+/// A closest-hit stage reading its triangle's vertex positions
+/// (`GL_EXT_ray_tracing_position_fetch`, which Debian 12's glslang does not
+/// know), with a helper from an include.
+const POSITION_FETCH_HIT: &str = "#version 460
+#extension GL_EXT_ray_tracing : require
+#extension GL_EXT_ray_tracing_position_fetch : require
+#include \"face.glsl\"
+layout(location = 0) rayPayloadInEXT vec3 color;
+void main() {
+    color = face_normal(gl_HitTriangleVertexPositionsEXT[0], gl_HitTriangleVertexPositionsEXT[1],
+                        gl_HitTriangleVertexPositionsEXT[2]);
+}
+";
+
+fn position_fetch_dir(label: &str, face: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("xr-spirv-{label}-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(dir.join("lib/face.glsl"), face).unwrap();
+    dir
+}
+
+fn declares_capability(words: &[u32], capability: u32) -> bool {
+    // OpCapability: word count 2, opcode 17.
+    words.windows(2).any(|w| w[0] == (2 << 16) | 17 && w[1] == capability)
+}
+
+/// Debian's glslang refuses the extension; the glslang of 2026 that ships
+/// with Slang compiles the stage, includes resolved by XR, and the module
+/// is accepted by the validator of 2026 where Debian's refuses it.
+#[test]
+fn a_stage_debian_s_glslang_refuses_is_compiled_by_glslang_2026_with_its_includes() {
+    let dir = position_fetch_dir(
+        "position-fetch",
+        "vec3 face_normal(vec3 a, vec3 b, vec3 c) {\n    return normalize(cross(b - a, c - a));\n}\n",
+    );
+    let main = dir.join("hit.rchit");
+    let desc = glsl(ShaderStage::ClosestHit, main.to_str().unwrap(), POSITION_FETCH_HIT)
+        .with_include_dir(dir.join("lib").to_str().unwrap());
+    let options = SpirvOptions::new(TargetEnv::Vulkan12).for_stages(&[ShaderStage::ClosestHit]).unwrap();
+    let compiler = SpirvCompiler::new().unwrap();
+    let module = compiler.compile_unvalidated(&desc, &options).unwrap_or_else(|e| panic!("{e}"));
+    // RayTracingPositionFetchKHR.
+    assert!(declares_capability(&module.words, 5336), "the capability of position fetch");
+    let note = module.warnings.iter().find(|d| d.severity == Severity::Info).expect("a note says which glslang");
+    assert!(
+        note.message.contains("glslang 2026.12") && note.message.contains("GL_EXT_ray_tracing_position_fetch"),
+        "{note}"
+    );
+    assert!(module.includes.iter().any(|i| i.path.ends_with("face.glsl")), "{:?}", module.includes);
+    validate(&module.words, options.target).unwrap_or_else(|e| panic!("{e}"));
+    // Debian's own validator, run as a tool, refuses what the newer one accepts.
+    let spv = dir.join("hit.spv");
+    std::fs::write(&spv, module.to_bytes()).unwrap();
+    let old = std::process::Command::new("spirv-val").arg("--target-env").arg("vulkan1.2").arg(&spv).output().unwrap();
+    assert!(!old.status.success(), "Debian's spirv-val refuses capability 5336");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An error in a stage only the glslang of 2026 can read is that glslang's,
+/// at the included file's line, not Debian's "extension not supported".
+#[test]
+fn an_error_in_a_stage_only_glslang_2026_reads_is_its_own_at_the_included_line() {
+    let dir = position_fetch_dir(
+        "position-fetch-error",
+        "// a helper\nvec3 face_normal(vec3 a, vec3 b, vec3 c) {\n    return undefined_axis;\n}\n",
+    );
+    let main = dir.join("hit.rchit");
+    let desc = glsl(ShaderStage::ClosestHit, main.to_str().unwrap(), POSITION_FETCH_HIT)
+        .with_include_dir(dir.join("lib").to_str().unwrap());
+    let options = SpirvOptions::new(TargetEnv::Vulkan12).for_stages(&[ShaderStage::ClosestHit]).unwrap();
+    let error = SpirvCompiler::new().unwrap().compile_unvalidated(&desc, &options).unwrap_err();
+    let first = error.diagnostics.iter().find(|d| d.severity == Severity::Error).unwrap();
+    assert!(first.file.ends_with("face.glsl") && first.line == 3, "{first}");
+    assert!(first.message.contains("undefined_axis"), "{first}");
+    assert!(!error.to_string().contains("extension not supported"), "{error}");
+    assert!(first.included_from.iter().any(|site| site.file.ends_with("hit.rchit") && site.line == 4), "{first:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A module both validators refuse is refused with the newer one's words,
+/// and the rules of the target environment still hold where the module
+/// is valid SPIR-V.
+#[test]
+fn a_module_both_validators_refuse_says_both_and_environment_rules_stand() {
+    let compiler = SpirvCompiler::new().unwrap();
+    let module = compiler
+        .compile(&glsl(ShaderStage::Vertex, "a.vert", VERTEX), &SpirvOptions::new(TargetEnv::Vulkan10))
+        .unwrap();
+    // Without its OpMemoryModel (opcode 14, 3 words): invalid anywhere.
+    let at = module.words.iter().position(|w| *w == (3 << 16) | 14).unwrap();
+    let mut broken = module.words.clone();
+    broken.drain(at..at + 3);
+    let error = validate(&broken, TargetEnv::Vulkan10).unwrap_err();
+    assert!(
+        error.message.contains("(SPIRV-Tools 2026.12; Debian's older one says:")
+            && error.message.to_lowercase().contains("memory model"),
+        "{error}"
+    );
+}
