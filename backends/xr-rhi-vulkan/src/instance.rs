@@ -93,7 +93,9 @@ fn predates_local_read(message: &str) -> bool {
 /// - a SPIR-V extension it says Vulkan does not support (VUID 04146)
 ///   whose Vulkan extension (`SPV_KHR_x` ↔ `VK_KHR_x`) the device enabled;
 /// - a feature structure of such an extension the device chained
-///   (`unknown VkStructureType`, `VK_KHR_ray_tracing_position_fetch`'s).
+///   (`unknown VkStructureType`, `VK_KHR_ray_tracing_position_fetch`'s),
+///   and that extension's flag on acceleration structure builds
+///   (`ALLOW_DATA_ACCESS`, "not recognized members").
 ///
 /// Dropped only where the layer's header is older than the driver's
 /// version. What the device lacks is still refused by name before the
@@ -104,6 +106,11 @@ fn predates_device_spirv(message: &str, enabled_extensions: &str) -> bool {
         || message.contains("unknown VkStructureType (1000481000)")
     {
         return true;
+    }
+    if message.contains("VUID-VkAccelerationStructureBuildGeometryInfoKHR-flags-parameter")
+        && message.contains("not recognized members")
+    {
+        return enabled_extensions.split(' ').any(|e| e == "VK_KHR_ray_tracing_position_fetch");
     }
     if !message.contains("VUID-VkShaderModuleCreateInfo-pCode-04146") {
         return false;
@@ -630,5 +637,30 @@ impl Drop for Context {
             }
             self.instance.destroy_instance(None);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::predates_device_spirv;
+
+    #[test]
+    fn only_what_a_layer_older_than_the_device_cannot_know_is_dropped() {
+        let enabled = "VK_KHR_acceleration_structure VK_KHR_ray_tracing_position_fetch";
+        let spirv = "Validation Error: [ UNASSIGNED-CoreValidation-Shader-InconsistentSpirv ] SPIR-V module not valid";
+        assert!(predates_device_spirv(spirv, enabled));
+        let unhandled = "[ VUID-VkShaderModuleCreateInfo-pCode-01090 ] A SPIR-V Capability (Unhandled OpCapability)";
+        assert!(predates_device_spirv(unhandled, enabled));
+        let known = "[ VUID-VkShaderModuleCreateInfo-pCode-01090 ] A SPIR-V Capability (SampleRateShading)";
+        assert!(!predates_device_spirv(known, enabled), "a capability the layer knows is its to judge");
+        let extension = "[ VUID-VkShaderModuleCreateInfo-pCode-04146 ] A SPIR-V Extension \
+                         (SPV_KHR_ray_tracing_position_fetch) was declared that is not supported by Vulkan.";
+        assert!(predates_device_spirv(extension, enabled));
+        assert!(!predates_device_spirv(extension, "VK_KHR_acceleration_structure"), "not enabled: a real error");
+        let flags = "[ VUID-VkAccelerationStructureBuildGeometryInfoKHR-flags-parameter ] value of pInfos[0].flags \
+                     contains flag bits that are not recognized members of VkBuildAccelerationStructureFlagBitsKHR";
+        assert!(predates_device_spirv(flags, enabled));
+        assert!(!predates_device_spirv(flags, "VK_KHR_acceleration_structure"));
+        assert!(!predates_device_spirv("[ VUID-vkCmdDraw-None-02699 ] descriptor not updated", enabled));
     }
 }

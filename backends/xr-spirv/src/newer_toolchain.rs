@@ -135,7 +135,7 @@ impl NewerToolchain {
         if status != 0 || output.is_empty() {
             return Err(if log.trim().is_empty() { format!("glslang {RELEASE} failed ({status})") } else { log });
         }
-        if output.len() % 4 != 0 {
+        if !output.len().is_multiple_of(4) {
             return Err(format!("glslang {RELEASE} wrote {} bytes, not whole SPIR-V words", output.len()));
         }
         Ok(output.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())

@@ -375,3 +375,67 @@ fn what_a_file_cannot_be_as_one_program_is_one_error_naming_it() {
         assert!(chosen.ok, "{entries:?}: {}\n{}", chosen.stdout, chosen.stderr);
     }
 }
+
+/// Slang 2026 writes a `ConstBufferPointer` read in a loop as a
+/// `PhysicalStorageBuffer` pointer in a function variable without
+/// `AliasedPointer`: Debian 12's SPIRV-Tools (2023.1) refuses such a module,
+/// SPIRV-Tools of 2026 (shipped with Slang) accepts it, and XR judges a
+/// module by a validator as new as its compiler.
+#[test]
+fn a_slang_module_with_buffer_pointers_is_judged_by_the_validator_of_its_time_and_builds() {
+    let dir = temp_dir("slang-buffer-pointers");
+    std::fs::write(
+        dir.join("sum.slang"),
+        "struct Node { ConstBufferPointer<uint> indices; uint count; };\n\
+         StructuredBuffer<Node> nodes;\n\
+         RWStructuredBuffer<uint> result;\n\
+         [shader(\"compute\")]\n\
+         [numthreads(1, 1, 1)]\n\
+         void sumMain(uint3 id : SV_DispatchThreadID) {\n\
+             Node node = nodes[id.x];\n\
+             uint sum = 0;\n\
+             for (uint i = 0; i < 3; i++) { sum += node.indices[id.x * 3 + i]; }\n\
+             result[id.x] = sum;\n\
+         }\n",
+    )
+    .unwrap();
+    let args = ["compile", "sum.slang", "--option", "vulkan=1.3", "--target", "vk-spirv", "--device", "-o", "sum.spv"];
+    let run = xr(&dir, &args);
+    assert!(run.ok, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("sum built on llvmpipe"), "{}", run.stdout);
+    let old = std::process::Command::new("spirv-val")
+        .args(["--target-env", "vulkan1.3"])
+        .arg(dir.join("sum.spv"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&old.stderr);
+    assert!(!old.status.success() && said.contains("AliasedPointer"), "Debian's spirv-val refuses it: {said}");
+}
+
+/// HLSL written for DXC, in a stage glslang's HLSL front end lacks: Slang
+/// refuses DXC's implicit truncation of a vector, at its file and line,
+/// and the message says what DXC does and how to write it for both.
+#[test]
+fn hlsl_written_for_dxc_is_refused_at_the_form_with_what_dxc_does_with_it() {
+    let dir = temp_dir("slang-dxc-forms");
+    std::fs::write(
+        dir.join("gen.rgen"),
+        "RWTexture2D<float4> image : register(u1);\n\
+         [shader(\"raygeneration\")]\n\
+         void main() {\n\
+             float4 c = float4(1, 0, 0, 1);\n\
+             float3 rgb = c;\n\
+             image[DispatchRaysIndex().xy] = float4(rgb, 1);\n\
+         }\n",
+    )
+    .unwrap();
+    let run = xr(&dir, &["compile", "gen.rgen", "--lang", "hlsl", "--target", "vk-spirv", "--check"]);
+    assert!(!run.ok, "{}", run.stdout);
+    assert!(run.stderr.contains("gen.rgen:5"), "at the line: {}", run.stderr);
+    assert!(
+        run.stderr.contains("DXC truncates vector<float,4> to vector<float,3>, with a warning; Slang does not"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("gen.rgen is HLSL, compiled by Slang's HLSL front end"), "{}", run.stderr);
+}

@@ -109,6 +109,38 @@ fn a_triangle_hit_attribute_larger_than_the_barycentrics_traces_the_pixels_of_tw
     assert!(traced.rgba == expected.rgba, "{comparison:?}");
 }
 
+/// A hit stage that reads its triangle's vertex positions
+/// (`GL_EXT_ray_tracing_position_fetch`: Debian 12's glslang does not know
+/// it, the glslang of 2026 that ships with Slang compiles it) and shades
+/// with the face normal they give: the cube's faces are flat, so the
+/// pixels are those of the sample's interpolated normals.
+#[test]
+fn a_hit_stage_reading_its_triangle_s_positions_traces_the_sample_s_pixels() {
+    let (_sample_dir, sample) = edited_program("rt-normals", "shade.rchit", str::to_owned);
+    let (_dir, fetched) = edited_program("rt-position-fetch", "shade.rchit", |text| {
+        let interpolated = "vec3 normal = corner3(corners.x, 3) * weights.x + corner3(corners.y, 3) * weights.y + \
+                            corner3(corners.z, 3) * weights.z;";
+        assert!(text.contains(interpolated), "the sample's normal");
+        text.replace(
+            "#extension GL_EXT_ray_tracing : require\n",
+            "#extension GL_EXT_ray_tracing : require\n#extension GL_EXT_ray_tracing_position_fetch : require\n",
+        )
+        .replace(
+            interpolated,
+            "vec3 normal = normalize(cross(gl_HitTriangleVertexPositionsEXT[1] - gl_HitTriangleVertexPositionsEXT[0], \
+             gl_HitTriangleVertexPositionsEXT[2] - gl_HitTriangleVertexPositionsEXT[0]));\n    \
+             if (dot(normal, gl_ObjectRayDirectionEXT) > 0.0) { normal = -normal; }",
+        )
+    });
+    let expected = traced_on_the_device(&sample);
+    let traced = traced_on_the_device(&fetched);
+    let comparison = compare(&traced, &expected, background());
+    assert!(comparison.covered > 3000, "the cube covers {} pixels in both", comparison.covered);
+    // The same normal, computed another way: the rounding of a normalised
+    // cross product against an interpolation of unit normals.
+    assert!(comparison.silhouette == 0 && comparison.largest <= 1, "{comparison:?}");
+}
+
 #[test]
 fn a_triangle_hit_attribute_that_cannot_hold_the_barycentrics_is_refused_by_name() {
     let (_dir, program) = edited_program("rt-attributes-float", "shade.rchit", |text| {
