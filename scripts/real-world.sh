@@ -94,7 +94,14 @@ run() {
         status=fail
         first=$(echo "$log" | grep -v "^\s*$" | grep -m1 -E "error|refused|failed|cannot|no " || echo "$log" | head -1)
     fi
-    printf '%s\t%s\t%s\t%s\n' "$name" "$accepted" "$status" "${first//$'\t'/ }" >> "$results"
+    # Mesh and ray tracing programs are counted apart: their stages' files,
+    # or a Slang file its caller says holds them (modern_program=yes).
+    local program_kind=raster
+    for file in "${files[@]}"; do
+        case "${file##*.}" in task | mesh | rgen | rmiss | rchit | rahit | rint | rcall) program_kind=mesh-rt ;; esac
+    done
+    [ "${modern_program:-no}" = yes ] && program_kind=mesh-rt
+    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$accepted" "$status" "${first//$'\t'/ }" "$program_kind" >> "$results"
 }
 
 summary() {
@@ -102,6 +109,14 @@ summary() {
     accepted=$(awk -F'\t' '$2 == "yes"' "$results" | wc -l)
     passed=$(awk -F'\t' '$2 == "yes" && $3 == "pass"' "$results" | wc -l)
     echo "$kind: $(wc -l < "$results") programs, glslc accepts $accepted, xr builds $passed of those on the device"
+    # Every program, whether glslc takes it or not (the authors compiled
+    # them all, some with a newer glslang than Debian's), and the mesh and
+    # ray tracing programs among them.
+    echo "$kind: xr builds $(awk -F'\t' '$3 == "pass"' "$results" | wc -l) of all $(wc -l < "$results") programs;" \
+        "mesh and ray tracing: $(awk -F'\t' '$5 == "mesh-rt" && $3 == "pass"' "$results" | wc -l)" \
+        "of $(awk -F'\t' '$5 == "mesh-rt"' "$results" | wc -l)"
+    echo "mesh and ray tracing programs that failed (first line of each):"
+    awk -F'\t' '$5 == "mesh-rt" && $3 == "fail" { print "  " $1 ": " $4 }' "$results"
     echo "glslc-accepted programs that failed (first line of each):"
     awk -F'\t' '$2 == "yes" && $3 == "fail" { print "  " $1 ": " $4 }' "$results" | head -40
     echo "results: $results"
@@ -273,7 +288,9 @@ case "$kind" in
                 grep -qE 'shader\("(miss|closesthit|anyhit|intersection|callable)"\)' "$other" && files+=("$other")
             done
             ray_tracing_files+="${files[*]} "
+            modern_program=yes
             run "$(basename "$dir")/$(basename "${generation%.slang}")" vk-spirv --version -- "${files[@]}"
+            modern_program=no
             sed -i "\$ s/^\([^\t]*\)\t[^\t]*\t/\1\tyes\t/" "$results"
         done
         for file in "$root"/shaders/slang/*/*.slang; do
@@ -316,7 +333,9 @@ case "$kind" in
                 entries=(--entry vertexMain --entry fragmentMain)
             fi
             # The author's compile is the baseline: glslc is not asked.
+            modern_program=$modern
             run "$name" vk-spirv --version -- "${files[@]}" "${entries[@]}"
+            modern_program=no
             sed -i "\$ s/^\([^\t]*\)\t[^\t]*\t/\1\tyes\t/" "$results"
         done
         summary

@@ -278,7 +278,10 @@ pub fn reflection_of(modules: &[StageModule]) -> Result<ProgramReflection, XrErr
     let mut stages_json = Vec::new();
     let mut text = String::new();
     for module in modules {
-        let r = crate::reflect(&module.words, &module.entry_point)?;
+        let r = crate::reflect(&module.words, &module.entry_point).map_err(|e| XrError {
+            message: format!("{} ({} stage): {}", module.file, module.stage.name(), e.message).into(),
+            ..e
+        })?;
         let stage = module.stage;
         for u in &r.uniforms {
             reflection.constants.push(ReflectedConstant {

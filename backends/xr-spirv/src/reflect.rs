@@ -188,6 +188,17 @@ pub fn reflect(words: &[u32], entry_point: &str) -> Result<Reflection, XrError> 
 }
 
 fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrError> {
+    // The reflector (spirq) panics on an instruction its grammar does not
+    // know (SPIR-V of the Vulkan SDK 1.3.268): such a module is refused
+    // naming the instruction, as the compilers of 2026 write some
+    // (`SPV_KHR_untyped_pointers`' for descriptor heaps).
+    if let Some(unknown) = instructions(words)?.iter().find(|i| i.op().is_none()) {
+        return Err(XrError::invalid_input(format!(
+            "cannot reflect the SPIR-V: the instruction at word {} has opcode {}, newer than XR's SPIR-V grammar \
+             (Vulkan SDK 1.3.268)",
+            unknown.offset, unknown.opcode
+        )));
+    }
     let entries = ReflectConfig::new()
         .spv(words)
         .ref_all_rscs(false)

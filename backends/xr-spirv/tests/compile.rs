@@ -522,6 +522,9 @@ fn a_stage_debian_s_glslang_refuses_is_compiled_by_glslang_2026_with_its_include
         "{note}"
     );
     assert!(module.includes.iter().any(|i| i.path.ends_with("face.glsl")), "{:?}", module.includes);
+    // Every key names the tools present, so these objects never meet
+    // those of a process without them.
+    assert!(xr_spirv::compiler_identity().contains("glslang and SPIRV-Tools 2026.12 (Slang's)"));
     validate(&module.words, options.target).unwrap_or_else(|e| panic!("{e}"));
     // Debian's own validator, run as a tool, refuses what the newer one accepts.
     let spv = dir.join("hit.spv");
@@ -571,4 +574,19 @@ fn a_module_both_validators_refuse_says_both_and_environment_rules_stand() {
             && error.message.to_lowercase().contains("memory model"),
         "{error}"
     );
+}
+
+/// A module with an instruction newer than the reflector's grammar (the
+/// glslang of 2026 writes `SPV_KHR_untyped_pointers`' for descriptor heaps)
+/// is refused naming the opcode; the reflector would panic on it.
+#[test]
+fn an_instruction_newer_than_the_reflector_s_grammar_is_refused_by_its_opcode() {
+    let compiler = SpirvCompiler::new().unwrap();
+    let module = compiler
+        .compile(&glsl(ShaderStage::Vertex, "a.vert", VERTEX), &SpirvOptions::new(TargetEnv::Vulkan10))
+        .unwrap();
+    let mut words = module.words.clone();
+    words.push((1 << 16) | 4417);
+    let error = reflect(&words, "main").unwrap_err();
+    assert!(error.message.contains("opcode 4417, newer than XR's SPIR-V grammar"), "{error}");
 }

@@ -439,3 +439,32 @@ fn hlsl_written_for_dxc_is_refused_at_the_form_with_what_dxc_does_with_it() {
     );
     assert!(run.stderr.contains("gen.rgen is HLSL, compiled by Slang's HLSL front end"), "{}", run.stderr);
 }
+
+/// GLSL that only the glslang of 2026 shipped with Slang knows: it compiles
+/// where the Slang distribution is, and is refused by name, at the
+/// `#extension` line, where it is not (Debian's glslang alone).
+#[test]
+fn glsl_only_glslang_2026_knows_compiles_beside_the_slang_library_and_is_refused_by_name_without_it() {
+    let dir = temp_dir("glslang-2026");
+    std::fs::write(
+        dir.join("hit.rchit"),
+        "#version 460\n#extension GL_EXT_ray_tracing : require\n\
+         #extension GL_EXT_ray_tracing_position_fetch : require\n\
+         layout(location = 0) rayPayloadInEXT vec3 color;\n\
+         void main() {\n    color = gl_HitTriangleVertexPositionsEXT[0];\n}\n",
+    )
+    .unwrap();
+    let args = ["compile", "hit.rchit", "--target", "vk-spirv", "--check"];
+    let run = xr(&dir, &args);
+    assert!(run.ok, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("compiled by glslang 2026.12 (Slang's)"), "{}", run.stderr);
+    let missing = dir.join("no-slang-here");
+    let without = Xr::new(args).dir(&dir).software_device().env("XR_SLANG_LIBRARY", &missing).run();
+    assert!(!without.ok, "{}", without.stdout);
+    assert!(
+        without.stderr.contains("extension not supported: GL_EXT_ray_tracing_position_fetch")
+            && without.stderr.contains("hit.rchit:3"),
+        "{}",
+        without.stderr
+    );
+}
