@@ -11,10 +11,22 @@
 //! tool/<dir>/<lib>.so        the libraries the plugins opened beside them
 //!                            (the Slang library), at the same place
 //!                            relative to the plugin directory
-//! src/<name>                 the stage files' and include directories'
-//!                            files, by the names the build gives them
+//! src/<name>                 the stage files and the files their
+//!                            includes and imports reach, by the names
+//!                            the build gives them
 //! job                        the job, with the source root `src`
 //! ```
+//!
+//! Only what a compile can read is sent, so an edit re-runs the actions
+//! that read the edited file and no other: GLSL's and HLSL's `#include`
+//! directives and Slang's `import`s are followed through the files they
+//! reach ([`xr_plugin_kit::includes`], the compilers' own resolution; every
+//! directive, whatever `#if` says, so never less than is read). A stage
+//! of another language, or a Slang module found nowhere Slang is told to
+//! look, sends its directory and include directories whole, as before. A
+//! compile that reads what was not sent fails on the farm, where the file
+//! is absent: a compile that fails there runs here, and its failure here
+//! is the answer, so nothing stale is ever taken.
 //!
 //! The action digest then follows from the same inputs as the store's key:
 //! a changed plugin, library or source is a new action. A compile that
@@ -75,6 +87,10 @@ pub enum FarmError {
         /// The directory, as messages show it.
         dir: String,
     },
+    /// The compile failed on the farm, where only the files its includes
+    /// and imports reach were sent: it runs here, where every file is.
+    #[error("it failed on the farm ({0}); compiled here, where every file it may read is")]
+    FailedThere(String),
     /// The job could not be written into the action.
     #[error("writing the action's job: {0}")]
     Job(Arc<xr_worker::protocol::FrameError>),
@@ -110,6 +126,8 @@ pub struct RemoteExec {
     tools: Mutex<HashMap<PathBuf, SourceFiles>>,
     /// A source directory's files, read once per build.
     directories: Mutex<HashMap<PathBuf, SourceFiles>>,
+    /// Whether a compile that failed on the farm and ran here was told.
+    said_failed_there: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for RemoteExec {
@@ -153,6 +171,7 @@ impl RemoteExec {
             plugins: Mutex::new(Vec::new()),
             tools: Mutex::new(HashMap::new()),
             directories: Mutex::new(HashMap::new()),
+            said_failed_there: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -198,7 +217,26 @@ impl RemoteExec {
         };
         match self.executor.execute(&action) {
             Ok(executed) => match executed.outputs.get("reply") {
-                Some(bytes) => reply_of(bytes),
+                Some(bytes) => match reply_of(bytes) {
+                    // A file the compile reads may not have been sent (the
+                    // farm has only what the scan of its includes found).
+                    RemoteCompile::Done(Err(failure)) => {
+                        let first = failure
+                            .diagnostics
+                            .first()
+                            .map(|d| format!("{}:{}: {}", d.file, d.line, d.message))
+                            .unwrap_or(failure.message);
+                        if !self.said_failed_there.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                            tracing::warn!(
+                                "a compile failed on the farm at {} and is compiled here, where every file it may \
+                                 read is (said once; the first: {first})",
+                                self.executor.farm()
+                            );
+                        }
+                        RemoteCompile::Local(FarmError::FailedThere(first))
+                    }
+                    done => done,
+                },
                 None => RemoteCompile::Local(FarmError::NoReply),
             },
             Err(ExecError::Failed { message, stderr }) => {
@@ -217,9 +255,28 @@ impl RemoteExec {
         let mut dirs = Vec::new();
         for stage in request.program.stages.iter_mut() {
             let file = Path::new(stage.file_name.as_str());
-            dirs.push(sendable(file.parent().unwrap_or(Path::new("")))?);
-            for dir in stage.include_dirs.iter() {
-                dirs.push(sendable(Path::new(dir.as_str()))?);
+            match reached_files(stage) {
+                Some(files) => {
+                    inputs.push(Input::bytes(
+                        format!("src/{}", sendable(file)?.to_string_lossy()),
+                        stage.source.as_bytes().to_vec(),
+                        false,
+                    ));
+                    for found in files {
+                        let name = sendable(Path::new(&found.display))?;
+                        inputs.push(Input::bytes(
+                            format!("src/{}", name.to_string_lossy()),
+                            found.text.into_bytes(),
+                            false,
+                        ));
+                    }
+                }
+                None => {
+                    dirs.push(sendable(file.parent().unwrap_or(Path::new("")))?);
+                    for dir in stage.include_dirs.iter() {
+                        dirs.push(sendable(Path::new(dir.as_str()))?);
+                    }
+                }
             }
             stage.source_root = "src".into();
         }
@@ -327,6 +384,21 @@ fn reply_of(bytes: &[u8]) -> RemoteCompile {
     match xr_worker::protocol::read_frame::<Reply>(&mut rest) {
         Ok(Some(reply)) if rest.is_empty() => RemoteCompile::Done(reply.into_result()),
         _ => RemoteCompile::Local(FarmError::NotAReply),
+    }
+}
+
+/// The files a compile of `stage` can read besides its own, where they can
+/// be known before it runs; `None` sends its directories.
+fn reached_files(stage: &xr_sourcebuild::SourceDesc) -> Option<Vec<xr_plugin_kit::includes::FoundInclude>> {
+    use xr_plugin_kit::includes::{reached_by_imports, reached_by_includes};
+    // In-memory files travel in the job itself.
+    let on_disk = |files: Vec<xr_plugin_kit::includes::FoundInclude>| {
+        files.into_iter().filter(|f| f.path.is_some()).collect::<Vec<_>>()
+    };
+    match stage.language.as_str() {
+        "glsl" | "hlsl" => Some(on_disk(reached_by_includes(stage))),
+        "slang" => reached_by_imports(stage).map(on_disk),
+        _ => None,
     }
 }
 

@@ -151,6 +151,113 @@ pub fn attach_include_chains(diagnostics: &mut [Diagnostic], edges: &[IncludeEdg
     }
 }
 
+/// Every file the `#include` directives of `desc` reach, transitively, as
+/// [`find_include`] finds them (the compile's own resolution): what a
+/// compile of `desc` may read besides its stage file. It is a superset of
+/// what the compile reads (a directive under an `#if` is followed too); an
+/// include that is not found is left out, and the compile fails on it
+/// wherever it runs. Each file once, in the order first reached.
+pub fn reached_by_includes(desc: &SourceDesc) -> Vec<FoundInclude> {
+    let mut reached: Vec<FoundInclude> = Vec::new();
+    // (text, the directory its relative includes start from)
+    let mut pending: Vec<(String, Option<PathBuf>)> = vec![(desc.source.to_string(), root_dir(desc))];
+    while let Some((text, dir)) = pending.pop() {
+        for name in include_directives(&text) {
+            let Some(mut found) = find_include(desc, &name, dir.as_deref()) else { continue };
+            // One name per file (`inc/deep/../a.glsl` is `inc/a.glsl`), so
+            // that a cycle through `..` ends.
+            found.display = normalized(&found.display);
+            if reached.iter().any(|r| r.display == found.display) {
+                continue;
+            }
+            let next_dir = includer_dir(desc, &found.display);
+            pending.push((found.text.clone(), next_dir));
+            reached.push(found);
+        }
+    }
+    reached
+}
+
+/// Every file Slang's `import`, `__include` and `implementing`
+/// declarations and `#include` directives of `desc` reach, transitively,
+/// as Slang looks for a module (`import a.b_c;` is `a/b_c.slang` or
+/// `a/b-c.slang`, a string names the file) in the importing file's
+/// directory and the include directories. `None` when one is not found
+/// there: Slang may find it by other means, so its reads are not known.
+pub fn reached_by_imports(desc: &SourceDesc) -> Option<Vec<FoundInclude>> {
+    let mut reached: Vec<FoundInclude> = Vec::new();
+    let mut pending: Vec<(String, Option<PathBuf>)> = vec![(desc.source.to_string(), root_dir(desc))];
+    while let Some((text, dir)) = pending.pop() {
+        let mut wanted: Vec<Vec<String>> = include_directives(&text).into_iter().map(|n| vec![n]).collect();
+        wanted.extend(module_declarations(&text));
+        for candidates in wanted {
+            let mut found = candidates.iter().find_map(|name| find_include(desc, name, dir.as_deref()))?;
+            found.display = normalized(&found.display);
+            if reached.iter().any(|r| r.display == found.display) {
+                continue;
+            }
+            pending.push((found.text.clone(), includer_dir(desc, &found.display)));
+            reached.push(found);
+        }
+    }
+    Some(reached)
+}
+
+/// The files each `import`, `__include` or `implementing` declaration of
+/// Slang `text` may name, in the order Slang tries them.
+fn module_declarations(text: &str) -> Vec<Vec<String>> {
+    let mut modules = Vec::new();
+    for statement in text.split(';') {
+        let words = statement.trim_start();
+        let Some(rest) = ["import", "__include", "implementing"].iter().find_map(|keyword| {
+            let last_line = words.lines().last().unwrap_or("").trim_start();
+            last_line.strip_prefix(keyword).filter(|r| r.starts_with(char::is_whitespace) || r.starts_with('"'))
+        }) else {
+            continue;
+        };
+        let rest = rest.trim();
+        if let Some(quoted) = rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+            modules.push(vec![quoted.to_owned()]);
+        } else if !rest.is_empty() && rest.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+            let path = rest.replace('.', "/");
+            modules.push(vec![format!("{path}.slang"), format!("{}.slang", path.replace('_', "-"))]);
+        }
+    }
+    modules
+}
+
+/// `name` with `.` and `dir/..` steps taken out, as the file system
+/// resolves them; a `..` above the first directory stays.
+fn normalized(name: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in name.split('/') {
+        match part {
+            "" | "." if !parts.is_empty() || part == "." => {}
+            ".." if parts.last().is_some_and(|p| *p != ".." && !p.is_empty()) => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
+/// The names of `text`'s `#include "name"` and `#include <name>` lines.
+pub fn include_directives(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let rest = line.trim_start().strip_prefix('#')?.trim_start().strip_prefix("include")?.trim_start();
+            let (open, close) = match rest.chars().next()? {
+                '"' => ('"', '"'),
+                '<' => ('<', '>'),
+                _ => return None,
+            };
+            let inner = rest.strip_prefix(open)?;
+            inner.find(close).map(|end| inner[..end].to_owned())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,6 +272,62 @@ mod tests {
         assert_eq!(include_line(text, "b.glsl"), 3);
         assert_eq!(include_line(text, "a.glsl"), 4);
         assert_eq!(include_line(text, "c.glsl"), 0);
+    }
+
+    #[test]
+    fn includes_are_reached_through_nested_files_once_each_and_directives_are_read_as_written() {
+        let dir = std::env::temp_dir().join(format!("xr-kit-reach-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("inc/deep")).unwrap();
+        std::fs::write(dir.join("inc/a.glsl"), "#include \"deep/b.glsl\"\n").unwrap();
+        // b's includes start from its own directory; a cycle back to a ends.
+        std::fs::write(dir.join("inc/deep/b.glsl"), "#if 0\n#include \"c.glsl\"\n#endif\n#include \"../a.glsl\"\n")
+            .unwrap();
+        std::fs::write(dir.join("inc/deep/c.glsl"), "// under #if 0: still reached\n").unwrap();
+        std::fs::write(dir.join("unused.glsl"), "").unwrap();
+        let mut desc = SourceDesc::new(
+            "glsl",
+            xr_sourcebuild::ShaderStage::Fragment,
+            "main.frag",
+            "#version 450\n#include \"a.glsl\"\n#include \"missing.glsl\"\n",
+        )
+        .with_include_dir("inc");
+        desc.source_root = dir.to_string_lossy().into_owned().into();
+        let reached: Vec<String> = reached_by_includes(&desc).into_iter().map(|f| f.display).collect();
+        assert_eq!(reached.len(), 3, "{reached:?}");
+        for name in ["a.glsl", "b.glsl", "c.glsl"] {
+            assert!(reached.iter().any(|r| r.ends_with(name)), "{name} in {reached:?}");
+        }
+        assert_eq!(normalized("inc/deep/../a.glsl"), "inc/a.glsl");
+        assert_eq!(normalized("./inc//a.glsl"), "inc/a.glsl");
+        assert_eq!(normalized("../x.glsl"), "../x.glsl");
+        assert_eq!(normalized("/abs/./x.glsl"), "/abs/x.glsl");
+        assert_eq!(
+            include_directives("#  include <x.h>\n// #include \"no\"\n#include MACRO\n #include \"y.glsl\" // z\n"),
+            ["x.h", "y.glsl"]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn slang_modules_are_reached_by_import_and_an_unknown_one_leaves_the_reads_unknown() {
+        let dir = std::env::temp_dir().join(format!("xr-kit-imports-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("include/lib")).unwrap();
+        std::fs::write(dir.join("include/patterns.slang"), "module patterns;\nimport lib.soft_noise;\n").unwrap();
+        std::fs::write(dir.join("include/lib/soft-noise.slang"), "implementing \"../patterns.slang\";\n").unwrap();
+        let desc = |source: &str| {
+            let mut desc = SourceDesc::new("slang", xr_sourcebuild::ShaderStage::Fragment, "unlit.slang", source)
+                .with_include_dir("include");
+            desc.source_root = dir.to_string_lossy().into_owned().into();
+            desc
+        };
+        let reached: Vec<String> = reached_by_imports(&desc("// a comment\nimport patterns;\nfloat4 f() {}\n"))
+            .expect("every module found")
+            .into_iter()
+            .map(|f| f.display)
+            .collect();
+        assert_eq!(reached, ["include/patterns.slang", "include/lib/soft-noise.slang"]);
+        assert!(reached_by_imports(&desc("import nowhere;\n")).is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -335,3 +335,80 @@ fn a_result_whose_bytes_do_not_match_their_digest_is_refused_and_run_elsewhere()
     assert!(taken.cached);
     assert_eq!(taken.outputs["out"], b"what the action made");
 }
+
+/// Appends a comment line to `shaders/toon.frag` in `dir`.
+fn edit_toon(dir: &Path) {
+    let toon = dir.join("shaders/toon.frag");
+    let text = std::fs::read_to_string(&toon).expect("toon.frag");
+    std::fs::write(&toon, format!("{text}\n// an edit\n")).expect("write");
+}
+
+/// An action carries the files its compile can read (the stage files and
+/// what their includes and imports reach), not their directories: after
+/// an edit to one shader, a fresh store is built with the farm executing
+/// only the compiles that read it, as a local store rebuilds only those,
+/// and the rest comes from the action cache.
+#[test]
+fn after_an_edit_to_one_shader_only_the_compiles_that_read_it_execute_on_the_farm() {
+    let farm = Farm::up(2);
+    let first = materials_full_copy("farm-before-edit");
+    let summary = farm_build(&first, &farm.url);
+    let built = count(&summary, "built");
+    assert_eq!(count(&summary, "remote_executed"), built, "{summary}");
+
+    // What a local store rebuilds for the edit: the compiles that read toon.frag.
+    let local = materials_full_copy("farm-edit-local");
+    xr_build(&local);
+    edit_toon(&local);
+    let run = Xr::new(["build", "-m", "xr.toml", "--message-format", "json"]).dir(&local).ok();
+    let rebuilt = count(&summary_of(&run.stdout), "built");
+    assert!(rebuilt > 0 && rebuilt < built / 2, "the toon programs: {rebuilt} of {built}");
+
+    let edited = materials_full_copy("farm-after-edit");
+    edit_toon(&edited);
+    let summary = farm_build(&edited, &farm.url);
+    assert_eq!(count(&summary, "built"), built, "{summary}");
+    assert_eq!(count(&summary, "remote_executed"), rebuilt, "only the edited file's compiles ran: {summary}");
+    assert_eq!(count(&summary, "remote_cached"), built - rebuilt, "the rest from the action cache: {summary}");
+    assert_eq!(count(&summary, "remote_fallback"), 0, "{summary}");
+    let fresh = materials_full_copy("farm-edit-fresh-local");
+    edit_toon(&fresh);
+    xr_build(&fresh);
+    assert!(store_contents(&edited) == store_contents(&fresh), "the farm's objects are a local build's");
+}
+
+/// A compile that reads a file the scan of its includes did not find (an
+/// `#include` after a comment on its line, which glslang takes and the
+/// scan, reading directives at the start of a line, does not) fails on the
+/// farm, where the file is absent, and is built here, said once; never
+/// built from what the farm did not have.
+#[test]
+fn a_compile_whose_include_was_not_sent_fails_on_the_farm_and_is_built_here_said_once() {
+    let farm = Farm::up(2);
+    let dir = materials_full_copy("farm-unsent-include");
+    std::fs::write(dir.join("shaders/include/tint.glsl"), "vec4 tint() { return vec4(1.0, 0.5, 0.25, 1.0); }\n")
+        .unwrap();
+    std::fs::write(
+        dir.join("shaders/hidden.frag"),
+        "#version 450\n/* the helper */ #include \"tint.glsl\"\nlayout(location = 0) out vec4 color;\n\
+         void main() { color = tint(); }\n",
+    )
+    .unwrap();
+    let mut manifest = std::fs::read_to_string(dir.join("xr.toml")).unwrap();
+    manifest.push_str(
+        "\n[[program]]\nname = \"hidden\"\ntargets = [\"vk-spirv\"]\ninclude = [\"shaders/include\"]\n\
+         stages = [\n    { stage = \"vertex\", file = \"shaders/quad.vert\" },\n    \
+         { stage = \"fragment\", file = \"shaders/hidden.frag\" },\n]\n",
+    );
+    std::fs::write(dir.join("xr.toml"), manifest).unwrap();
+    let run = Xr::new(["build", "-m", "xr.toml", "--program", "hidden", "--remote-exec", &farm.url])
+        .args(["--message-format", "json"])
+        .dir(&dir)
+        .ok();
+    let summary = summary_of(&run.stdout);
+    assert_eq!((count(&summary, "built"), count(&summary, "failed")), (1, 0), "{summary}");
+    assert_eq!(count(&summary, "remote_fallback"), 1, "built here: {summary}");
+    let said: Vec<&str> = run.stderr.lines().filter(|l| l.contains("failed on the farm")).collect();
+    assert_eq!(said.len(), 1, "said once: {}", run.stderr);
+    assert!(said[0].contains("tint.glsl"), "with the reason: {}", said[0]);
+}
