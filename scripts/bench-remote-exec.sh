@@ -55,6 +55,8 @@ timed_build() { # dir, args…
 }
 field() { python3 -c "import json,sys; print(json.load(open('$B/summary.json'))['$1'])"; }
 bytes_sent() { sed -n 's/.* \([0-9]*\) bytes sent.*/\1/p' "$B/last.err" | tail -1; }
+# The farm's line on where an executed action's time went, as "waited worker inputs command outputs" (ms).
+phases() { sed -n 's/.*per executed action, \([0-9]*\) ms waited here, \([0-9]*\) ms on the worker: inputs \([0-9]*\) ms, command \([0-9]*\) ms, outputs \([0-9]*\) ms.*/\1 \2 \3 \4 \5/p' "$B/last.err" | tail -1; }
 materials() { # dir
     rm -rf "$1"
     mkdir -p "$1"
@@ -79,13 +81,29 @@ materials "$B/m-farm" >/dev/null
 t=$(timed_build "$B/m-farm" $filter --remote-exec "$url")
 printf "| farm, first build | %.2f | %s | %s | %s | %.0f | %s |\n" "$t" "$(field built)" "$(field remote_executed)" \
     "$(field remote_cached)" "$(echo "$t * 1000 / $(field built)" | bc -l)" "$(bytes_sent)"
+first_phases=$(phases)
 materials "$B/m-second" >/dev/null
 t=$(timed_build "$B/m-second" $filter --remote-exec "$url")
 printf "| farm, second store | %.2f | %s | %s | %s | %.0f | %s |\n" "$t" "$(field built)" "$(field remote_executed)" \
     "$(field remote_cached)" "$(echo "$t * 1000 / $(field built)" | bc -l)" "$(bytes_sent)"
+# One file edited (a comment line in toon.frag), into a fresh store: only
+# the compiles that read it execute, the rest come from the action cache.
+materials "$B/m-edit" >/dev/null
+printf '\n// an edit\n' >>"$B/m-edit/shaders/toon.frag"
+t=$(timed_build "$B/m-edit" $filter --remote-exec "$url")
+printf "| farm, after a one-file edit | %.2f | %s | %s | %s | %.0f | %s |\n" "$t" "$(field built)" "$(field remote_executed)" \
+    "$(field remote_cached)" "$(echo "$t * 1000 / $(field built)" | bc -l)" "$(bytes_sent)"
 cmp <(cd "$B/m-local/store" && find objects catalog -type f -exec sha256sum {} + | sort) \
     <(cd "$B/m-farm/store" && find objects catalog -type f -exec sha256sum {} + | sort) >/dev/null ||
     { echo "bench-remote-exec: the farm's store differs from the local one" >&2; exit 1; }
+
+echo
+echo "Where an executed action's time went (the first farm build; the workers' ExecutedActionMetadata):"
+echo
+echo "| waited here per action (queue included: 64 in flight) | on the worker | its inputs fetched and staged | the command (xr worker: start, plugin, compile) | outputs sent |"
+echo "|---|---|---|---|---|"
+read -r waited worker inputs command outputs <<<"${first_phases:-– – – – –}"
+echo "| $waited ms | $worker ms | $inputs ms | $command ms | $outputs ms |"
 
 echo
 echo "## (b) scale out: $ARTIFACTS compiles of 100 ms each"

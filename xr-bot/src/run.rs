@@ -51,6 +51,7 @@ impl Runner {
     /// Runs the action a lease carries: its result, and the lease's status
     /// (OK, or DEADLINE_EXCEEDED when it ran past its time limit).
     pub async fn run(&self, payload: Option<prost_types::Any>) -> anyhow::Result<(proto::ActionResult, RpcStatus)> {
+        let worker_start = xr_remote_exec::timestamp_now();
         let payload = payload.ok_or_else(|| anyhow::anyhow!("a lease with no payload"))?;
         let action = match payload_action(&payload)? {
             Payload::Action(action) => action,
@@ -60,6 +61,7 @@ impl Runner {
             action.command_digest.clone().ok_or_else(|| anyhow::anyhow!("an action with no command"))?;
         let command = proto::Command::decode(self.blob(&command_digest).await?.as_slice())?;
         let root = action.input_root_digest.clone().ok_or_else(|| anyhow::anyhow!("an action with no input root"))?;
+        let input_fetch_start = xr_remote_exec::timestamp_now();
         let files = self.input_files(&root).await?;
         self.fetch_missing(&files).await?;
         let dir = self.work.join("runs").join(format!(
@@ -70,6 +72,7 @@ impl Runner {
         std::fs::create_dir_all(&dir)?;
         let cache = self.work.join("cas");
         tree::stage(&files, &dir, |file, path| link_or_copy(&cache.join(cache_name(file)), path))?;
+        let input_fetch_completed = xr_remote_exec::timestamp_now();
         let timeout = action
             .timeout
             .as_ref()
@@ -77,10 +80,26 @@ impl Runner {
             .filter(|t| !t.is_zero())
             .unwrap_or(DEFAULT_TIMEOUT);
         let outcome = self.execute(&command, &dir, timeout).await;
+        let execution_completed = xr_remote_exec::timestamp_now();
         let result = match outcome {
             Ok(ran) => self.collect(&command, &dir, ran).await,
             Err(e) => Err(e),
         };
+        // Where the action's time went, as the API's metadata says it.
+        let result = result.map(|(mut result, status)| {
+            let upload = result.execution_metadata.take().unwrap_or_default();
+            result.execution_metadata = Some(proto::ExecutedActionMetadata {
+                worker: format!("xr-bot {}", std::process::id()),
+                worker_start_timestamp: Some(worker_start),
+                input_fetch_start_timestamp: Some(input_fetch_start),
+                input_fetch_completed_timestamp: Some(input_fetch_completed),
+                execution_start_timestamp: Some(input_fetch_completed),
+                execution_completed_timestamp: Some(execution_completed),
+                worker_completed_timestamp: Some(xr_remote_exec::timestamp_now()),
+                ..upload
+            });
+            (result, status)
+        });
         remove_run(&dir)?;
         result
     }
@@ -162,7 +181,7 @@ impl Runner {
         let stdout_digest = digest::of(&ran.stdout);
         let stderr_digest = digest::of(&ran.stderr);
         let inline = |bytes: &[u8]| if bytes.len() <= INLINE_LIMIT { bytes.to_vec() } else { Vec::new() };
-        let result = proto::ActionResult {
+        let mut result = proto::ActionResult {
             output_files,
             exit_code: ran.exit_code,
             stdout_raw: inline(&ran.stdout),
@@ -175,6 +194,7 @@ impl Runner {
         blobs.push((stderr_digest, ran.stderr));
         let mut seen = HashSet::new();
         blobs.retain(|(d, _)| seen.insert(d.hash.clone()));
+        let output_upload_start = xr_remote_exec::timestamp_now();
         let missing: HashSet<String> = self
             .cas
             .missing(blobs.iter().map(|(d, _)| d.clone()).collect())
@@ -184,6 +204,11 @@ impl Runner {
             .collect();
         blobs.retain(|(d, _)| missing.contains(&d.hash));
         self.cas.upload(blobs).await?;
+        result.execution_metadata = Some(proto::ExecutedActionMetadata {
+            output_upload_start_timestamp: Some(output_upload_start),
+            output_upload_completed_timestamp: Some(xr_remote_exec::timestamp_now()),
+            ..Default::default()
+        });
         let status = if ran.timed_out {
             RpcStatus {
                 code: tonic::Code::DeadlineExceeded as i32,

@@ -303,6 +303,21 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
             stats.bytes_sent,
             stats.bytes_received,
         ));
+        let phases = stats.phases;
+        if phases.timed > 0 {
+            let ms = |micros: u64| micros as f64 / 1000.0 / phases.timed as f64;
+            args.messages.tell(&format!(
+                "farm {}: per executed action, {:.0} ms waited here, {:.0} ms on the worker: inputs {:.0} ms, \
+                 command {:.0} ms, outputs {:.0} ms ({} actions timed by their workers)",
+                farm.farm(),
+                ms(phases.client),
+                ms(phases.worker),
+                ms(phases.input_fetch),
+                ms(phases.execution),
+                ms(phases.output_upload),
+                phases.timed
+            ));
+        }
     }
     if let Some(used) = &used {
         tell_unknown(&args, used, &finished.manifest);

@@ -167,6 +167,29 @@ pub struct Stats {
     pub bytes_sent: u64,
     /// Bytes of outputs brought back.
     pub bytes_received: u64,
+    /// Where the time of the executed actions went, summed over them.
+    pub phases: Phases,
+}
+
+/// Microseconds, summed over the executed actions: the client's wait for
+/// each (upload, queue, the worker, the answer), and what the workers say
+/// of their part in `ExecutedActionMetadata` (staging the inputs, the
+/// command, sending the outputs). The client's wait less the worker's
+/// total is the farm's own cost: scheduling and transport.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Phases {
+    /// Executed actions whose worker said its phases.
+    pub timed: u64,
+    /// The client's wait, from sending the inputs to the answer.
+    pub client: u64,
+    /// The worker's whole part, lease to result.
+    pub worker: u64,
+    /// Fetching and staging the input root.
+    pub input_fetch: u64,
+    /// The command itself (for XR: starting `xr worker`, loading the plugin, compiling).
+    pub execution: u64,
+    /// Sending the outputs.
+    pub output_upload: u64,
 }
 
 #[derive(Default)]
@@ -177,6 +200,12 @@ struct Counters {
     failed: AtomicU64,
     bytes_sent: AtomicU64,
     bytes_received: AtomicU64,
+    timed: AtomicU64,
+    client_micros: AtomicU64,
+    worker_micros: AtomicU64,
+    input_fetch_micros: AtomicU64,
+    execution_micros: AtomicU64,
+    output_upload_micros: AtomicU64,
 }
 
 /// A client of one farm, shared by the build's threads: each
@@ -272,6 +301,14 @@ impl RemoteExecutor {
             executed: c.executed.load(Ordering::Relaxed),
             cached: c.cached.load(Ordering::Relaxed),
             fallback: c.fallback.load(Ordering::Relaxed),
+            phases: Phases {
+                timed: c.timed.load(Ordering::Relaxed),
+                client: c.client_micros.load(Ordering::Relaxed),
+                worker: c.worker_micros.load(Ordering::Relaxed),
+                input_fetch: c.input_fetch_micros.load(Ordering::Relaxed),
+                execution: c.execution_micros.load(Ordering::Relaxed),
+                output_upload: c.output_upload_micros.load(Ordering::Relaxed),
+            },
             failed: c.failed.load(Ordering::Relaxed),
             bytes_sent: c.bytes_sent.load(Ordering::Relaxed),
             bytes_received: c.bytes_received.load(Ordering::Relaxed),
@@ -359,6 +396,7 @@ impl RemoteExecutor {
         if retry {
             self.present.lock().unwrap_or_else(|p| p.into_inner()).clear();
         }
+        let sent = std::time::Instant::now();
         self.upload(action, prepared).await?;
         let request = proto::ExecuteRequest {
             instance_name: self.instance.clone(),
@@ -386,7 +424,31 @@ impl RemoteExecutor {
             return Err(Attempt::Transient(format!("{code:?}: {}", status.message)));
         }
         let result = response.result.ok_or_else(|| Attempt::Transient("an execute response with no result".into()))?;
-        self.outputs_of(action, &result, response.cached_result).await
+        let executed = self.outputs_of(action, &result, response.cached_result).await;
+        if !response.cached_result {
+            self.count_phases(sent.elapsed(), result.execution_metadata.as_ref());
+        }
+        executed
+    }
+
+    /// Adds an executed action's times to the counters, where its worker said them.
+    fn count_phases(&self, waited: Duration, metadata: Option<&proto::ExecutedActionMetadata>) {
+        use crate::micros_between as between;
+        let Some(m) = metadata else { return };
+        let Some(worker) = between(m.worker_start_timestamp.as_ref(), m.worker_completed_timestamp.as_ref()) else {
+            return;
+        };
+        let c = &self.counters;
+        c.timed.fetch_add(1, Ordering::Relaxed);
+        c.client_micros.fetch_add(waited.as_micros() as u64, Ordering::Relaxed);
+        c.worker_micros.fetch_add(worker, Ordering::Relaxed);
+        for (start, end, counter) in [
+            (&m.input_fetch_start_timestamp, &m.input_fetch_completed_timestamp, &c.input_fetch_micros),
+            (&m.execution_start_timestamp, &m.execution_completed_timestamp, &c.execution_micros),
+            (&m.output_upload_start_timestamp, &m.output_upload_completed_timestamp, &c.output_upload_micros),
+        ] {
+            counter.fetch_add(between(start.as_ref(), end.as_ref()).unwrap_or(0), Ordering::Relaxed);
+        }
     }
 
     async fn cached_result(&self, action: &proto::Digest) -> Result<Option<proto::ActionResult>, Attempt> {

@@ -366,7 +366,16 @@ fn after_an_edit_to_one_shader_only_the_compiles_that_read_it_execute_on_the_far
 
     let edited = materials_full_copy("farm-after-edit");
     edit_toon(&edited);
-    let summary = farm_build(&edited, &farm.url);
+    let run =
+        Xr::new(["build", "-m", "xr.toml", "--remote-exec", &farm.url, "--message-format", "json"]).dir(&edited).ok();
+    let summary = summary_of(&run.stdout);
+    // The bots say where each executed action's time went.
+    assert!(
+        run.stderr.contains(&format!("({rebuilt} actions timed by their workers)"))
+            && run.stderr.contains("ms on the worker: inputs "),
+        "{}",
+        run.stderr
+    );
     assert_eq!(count(&summary, "built"), built, "{summary}");
     assert_eq!(count(&summary, "remote_executed"), rebuilt, "only the edited file's compiles ran: {summary}");
     assert_eq!(count(&summary, "remote_cached"), built - rebuilt, "the rest from the action cache: {summary}");
