@@ -14,6 +14,7 @@
 # Prints Markdown tables.
 #   scripts/bench-remote-exec.sh            # 1,000 artifacts, bots 1 4 16 32
 #   scripts/bench-remote-exec.sh --smoke    # 18 materials artifacts, 20 slow ones, one farm of 2 bots (CI)
+#   BOTS=4 scripts/bench-remote-exec.sh     # one farm of 4 bots for the scale-out part (ARTIFACTS: its size)
 # The debug build is measured (what the tests build); the figures are of
 # process starts, the farm and the network, not of compile speed.
 set -euo pipefail
@@ -28,7 +29,8 @@ cargo build --quiet -p xr-cli -p xr-bot
 cargo build --quiet --manifest-path tests/fixtures/Cargo.toml --target-dir "$target/fixtures" -p xr-fixture-crash
 XR="$target/debug/xr"
 B="$target/bench-remote-exec"
-if [ "$SMOKE" = 1 ]; then ARTIFACTS=20 BOTS="2"; else ARTIFACTS=1000 BOTS="1 4 16 32"; fi
+# ARTIFACTS and BOTS from the environment choose another scale-out run (`BOTS="4" scripts/bench-remote-exec.sh`).
+if [ "$SMOKE" = 1 ]; then ARTIFACTS=${ARTIFACTS:-20} BOTS=${BOTS:-2}; else ARTIFACTS=${ARTIFACTS:-1000} BOTS=${BOTS:-"1 4 16 32"}; fi
 
 farm=""
 cleanup() { [ -n "$farm" ] && scripts/remote-exec.sh down "$farm" >/dev/null 2>&1 || true; }
@@ -40,12 +42,14 @@ up() { # bots; a smoke keeps its one farm (its actions differ anyway)
     rm -rf "$farm"
     url=$(scripts/remote-exec.sh up "$farm" --bots "$1" | tail -1)
 }
-# Wall seconds of `xr build` in DIR with ARGS; its summary JSON in $B/last.json, its stderr in $B/last.err.
+# Wall seconds of `xr build` in DIR with ARGS; its summary JSON in $B/last.json, its stderr in $B/last.err,
+# the CPU seconds of the client (`xr` alone: the farm's processes are not its children) in $B/last.cpu.
 timed_build() { # dir, args…
-    local dir=$1 start end
+    local dir=$1 start end TIMEFORMAT='%U %S'
     shift
     start=$(date +%s.%N)
-    (cd "$dir" && "$XR" build -m xr.toml --message-format json "$@" >"$B/last.json" 2>"$B/last.err") || {
+    { time (cd "$dir" && "$XR" build -m xr.toml --message-format json "$@" >"$B/last.json" 2>"$B/last.err"); } \
+        2>"$B/last.cpu" || {
         cat "$B/last.err" >&2
         exit 1
     }
@@ -53,6 +57,8 @@ timed_build() { # dir, args…
     grep '"type":"summary"' "$B/last.json" >"$B/summary.json"
     echo "$end - $start" | bc
 }
+# The client's CPU milliseconds per artifact of the last build.
+client_cpu_ms() { awk -v n="$(field built)" '{ printf "%.2f", ($1 + $2) * 1000 / n }' "$B/last.cpu"; }
 field() { python3 -c "import json,sys; print(json.load(open('$B/summary.json'))['$1'])"; }
 bytes_sent() { sed -n 's/.* \([0-9]*\) bytes sent.*/\1/p' "$B/last.err" | tail -1; }
 # The farm's line on where an executed action's time went, as "waited worker inputs command outputs" (ms).
@@ -126,19 +132,19 @@ targets = ["fixture-crash"]
 stages = [{ stage = "vertex", file = "a.crash" }]
 TOML
 export XR_PLUGIN_PATH="$S/plugins"
-echo "| build | wall s | artifacts | executed on the farm | actions per second | speed-up over local |"
-echo "|---|---|---|---|---|---|"
+echo "| build | wall s | artifacts | executed on the farm | actions per second | speed-up over local | client CPU ms per action |"
+echo "|---|---|---|---|---|---|---|"
 rm -rf "$S/store"
 local_t=$(timed_build "$S" -j 2)
-printf "| local, -j 2 | %.2f | %s | – | %.1f | 1.0× |\n" "$local_t" "$(field built)" "$(echo "$ARTIFACTS / $local_t" | bc -l)"
+printf "| local, -j 2 | %.2f | %s | – | %.1f | 1.0× | – |\n" "$local_t" "$(field built)" "$(echo "$ARTIFACTS / $local_t" | bc -l)"
 for bots in $BOTS; do
     up "$bots"
     rm -rf "$S/store"
     t=$(timed_build "$S" --remote-exec "$url" --remote-jobs 64)
-    printf "| farm, %s bots | %.2f | %s | %s | %.1f | %.1f× |\n" "$bots" "$t" "$(field built)" "$(field remote_executed)" \
-        "$(echo "$ARTIFACTS / $t" | bc -l)" "$(echo "$local_t / $t" | bc -l)"
+    printf "| farm, %s bots | %.2f | %s | %s | %.1f | %.1f× | %s |\n" "$bots" "$t" "$(field built)" "$(field remote_executed)" \
+        "$(echo "$ARTIFACTS / $t" | bc -l)" "$(echo "$local_t / $t" | bc -l)" "$(client_cpu_ms)"
 done
 rm -rf "$S/store"
 t=$(timed_build "$S" --remote-exec "$url" --remote-jobs 64)
-printf "| the client alone: all from the action cache | %.2f | %s | %s | %.1f | %.1f× |\n" "$t" "$(field built)" \
-    "$(field remote_executed)" "$(echo "$ARTIFACTS / $t" | bc -l)" "$(echo "$local_t / $t" | bc -l)"
+printf "| the client alone: all from the action cache | %.2f | %s | %s | %.1f | %.1f× | %s |\n" "$t" "$(field built)" \
+    "$(field remote_executed)" "$(echo "$ARTIFACTS / $t" | bc -l)" "$(echo "$local_t / $t" | bc -l)" "$(client_cpu_ms)"
