@@ -57,6 +57,10 @@ timed_build() { # dir, args…
     grep '"type":"summary"' "$B/last.json" >"$B/summary.json"
     echo "$end - $start" | bc
 }
+# CPU milliseconds the farm's server process (BuildGrid: one Python process) has used so far.
+server_cpu_ms() {
+    awk -v tck="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1000 / tck }' "/proc/$(cat "$farm/server.pid")/stat"
+}
 # The client's CPU milliseconds per artifact of the last build.
 client_cpu_ms() { awk -v n="$(field built)" '{ printf "%.2f", ($1 + $2) * 1000 / n }' "$B/last.cpu"; }
 field() { python3 -c "import json,sys; print(json.load(open('$B/summary.json'))['$1'])"; }
@@ -132,19 +136,35 @@ targets = ["fixture-crash"]
 stages = [{ stage = "vertex", file = "a.crash" }]
 TOML
 export XR_PLUGIN_PATH="$S/plugins"
-echo "| build | wall s | artifacts | executed on the farm | actions per second | speed-up over local | client CPU ms per action |"
-echo "|---|---|---|---|---|---|---|"
+echo "| build | wall s | artifacts | executed on the farm | actions per second | speed-up over local | client CPU ms per action | server CPU ms per action |"
+echo "|---|---|---|---|---|---|---|---|"
 rm -rf "$S/store"
 local_t=$(timed_build "$S" -j 2)
-printf "| local, -j 2 | %.2f | %s | – | %.1f | 1.0× | – |\n" "$local_t" "$(field built)" "$(echo "$ARTIFACTS / $local_t" | bc -l)"
+printf "| local, -j 2 | %.2f | %s | – | %.1f | 1.0× | – | – |\n" "$local_t" "$(field built)" "$(echo "$ARTIFACTS / $local_t" | bc -l)"
 for bots in $BOTS; do
     up "$bots"
     rm -rf "$S/store"
+    server_before=$(server_cpu_ms)
     t=$(timed_build "$S" --remote-exec "$url" --remote-jobs 64)
-    printf "| farm, %s bots | %.2f | %s | %s | %.1f | %.1f× | %s |\n" "$bots" "$t" "$(field built)" "$(field remote_executed)" \
-        "$(echo "$ARTIFACTS / $t" | bc -l)" "$(echo "$local_t / $t" | bc -l)" "$(client_cpu_ms)"
+    server_ms=$(echo "($(server_cpu_ms) - $server_before) / $(field built)" | bc -l)
+    printf "| farm, %s bots | %.2f | %s | %s | %.1f | %.1f× | %s | %.1f |\n" "$bots" "$t" "$(field built)" "$(field remote_executed)" \
+        "$(echo "$ARTIFACTS / $t" | bc -l)" "$(echo "$local_t / $t" | bc -l)" "$(client_cpu_ms)" "$server_ms"
+    last_bots=$bots last_rate=$(echo "$ARTIFACTS / $t" | bc -l) last_server_ms=$server_ms
 done
 rm -rf "$S/store"
+server_before=$(server_cpu_ms)
 t=$(timed_build "$S" --remote-exec "$url" --remote-jobs 64)
-printf "| the client alone: all from the action cache | %.2f | %s | %s | %.1f | %.1f× | %s |\n" "$t" "$(field built)" \
-    "$(field remote_executed)" "$(echo "$ARTIFACTS / $t" | bc -l)" "$(echo "$local_t / $t" | bc -l)" "$(client_cpu_ms)"
+server_ms=$(echo "($(server_cpu_ms) - $server_before) / $(field built)" | bc -l)
+printf "| the client alone: all from the action cache | %.2f | %s | %s | %.1f | %.1f× | %s | %.1f |\n" "$t" "$(field built)" \
+    "$(field remote_executed)" "$(echo "$ARTIFACTS / $t" | bc -l)" "$(echo "$local_t / $t" | bc -l)" "$(client_cpu_ms)" "$server_ms"
+# A farm bounded by its server: the server's CPU per executed action times the actions a second is the
+# share of a core the server used; near one core (one Python process), more bots cannot help.
+share=$(echo "$last_server_ms * $last_rate / 10" | bc -l)
+echo
+if [ "$(echo "$share >= 80" | bc)" = 1 ]; then
+    printf "At %s bots the farm is bounded by its server: %.1f ms of the server's CPU per action at %.1f actions/s is %.0f%% of a core.\n" \
+        "$last_bots" "$last_server_ms" "$last_rate" "$share"
+else
+    printf "At %s bots the server used %.0f%% of a core (%.1f ms of CPU per action at %.1f actions/s): not the bound.\n" \
+        "$last_bots" "$share" "$last_server_ms" "$last_rate"
+fi
