@@ -50,6 +50,8 @@ const MAX_DIRECTORY_BYTES: u64 = 64 << 20;
 
 /// Files of an input root (a source directory's, a plugin's tools), or why they cannot be sent.
 type SourceFiles = Result<Arc<Vec<Input>>, FarmError>;
+/// A stage's file and what its includes reach; `None`: its directories go instead.
+type ReachedFiles = Result<Option<Arc<Vec<Input>>>, FarmError>;
 
 /// Why a compile did not run on the farm (it runs here instead, where the
 /// build may compile here).
@@ -126,6 +128,10 @@ pub struct RemoteExec {
     tools: Mutex<HashMap<PathBuf, SourceFiles>>,
     /// A source directory's files, read once per build.
     directories: Mutex<HashMap<PathBuf, SourceFiles>>,
+    /// A stage's file and what its includes reach (`None`: its directories
+    /// go instead), by the digest of what decides them; found once per
+    /// build, not once per variant.
+    reached: Mutex<HashMap<String, ReachedFiles>>,
     /// Whether a compile that failed on the farm and ran here was told.
     said_failed_there: std::sync::atomic::AtomicBool,
 }
@@ -171,6 +177,7 @@ impl RemoteExec {
             plugins: Mutex::new(Vec::new()),
             tools: Mutex::new(HashMap::new()),
             directories: Mutex::new(HashMap::new()),
+            reached: Mutex::new(HashMap::new()),
             said_failed_there: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -204,6 +211,7 @@ impl RemoteExec {
     /// directories read (they may have changed since the last build).
     pub(crate) fn begin_build(&self, registry: &xr_host::Registry) {
         self.directories.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.reached.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.tools.lock().unwrap_or_else(|p| p.into_inner()).clear();
         *self.plugins.lock().unwrap_or_else(|p| p.into_inner()) =
             registry.plugins().iter().map(|p| p.path.canonicalize().unwrap_or_else(|_| p.path.clone())).collect();
@@ -255,22 +263,8 @@ impl RemoteExec {
         let mut dirs = Vec::new();
         for stage in request.program.stages.iter_mut() {
             let file = Path::new(stage.file_name.as_str());
-            match reached_files(stage) {
-                Some(files) => {
-                    inputs.push(Input::bytes(
-                        format!("src/{}", sendable(file)?.to_string_lossy()),
-                        stage.source.as_bytes().to_vec(),
-                        false,
-                    ));
-                    for found in files {
-                        let name = sendable(Path::new(&found.display))?;
-                        inputs.push(Input::bytes(
-                            format!("src/{}", name.to_string_lossy()),
-                            found.text.into_bytes(),
-                            false,
-                        ));
-                    }
-                }
+            match self.reached(stage)? {
+                Some(files) => inputs.extend(files.iter().cloned()),
                 None => {
                     dirs.push(sendable(file.parent().unwrap_or(Path::new("")))?);
                     for dir in stage.include_dirs.iter() {
@@ -363,6 +357,54 @@ impl RemoteExec {
             }
         };
         Ok(Input::file(place, file.to_path_buf(), digest, executable))
+    }
+
+    /// `stage`'s file and the files a compile of it can read, as `src/`
+    /// inputs, where they can be known before it runs ([`reached_files`]).
+    fn reached(&self, stage: &xr_sourcebuild::SourceDesc) -> ReachedFiles {
+        // Variants differ in defines, which no scan reads: what decides
+        // the files is the stage's text, names and in-memory files.
+        let mut key = Vec::new();
+        for part in [stage.language.as_str(), stage.file_name.as_str(), stage.source_root.as_str(), &stage.source] {
+            key.extend_from_slice(part.as_bytes());
+            key.push(0);
+        }
+        for dir in stage.include_dirs.iter() {
+            key.extend_from_slice(dir.as_bytes());
+            key.push(0);
+        }
+        for file in stage.virtual_files.iter() {
+            key.extend_from_slice(file.name.as_bytes());
+            key.push(0);
+            key.extend_from_slice(file.contents.as_bytes());
+            key.push(0);
+        }
+        let key = digest::of(&key).hash;
+        let mut known = self.reached.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = known.get(&key) {
+            return found.clone();
+        }
+        let found = reached_files(stage)
+            .map(|files| {
+                let file = sendable(Path::new(stage.file_name.as_str()))?;
+                let mut inputs = vec![Input::bytes(
+                    format!("src/{}", file.to_string_lossy()),
+                    stage.source.as_bytes().to_vec(),
+                    false,
+                )];
+                for found in files {
+                    let name = sendable(Path::new(&found.display))?;
+                    inputs.push(Input::bytes(
+                        format!("src/{}", name.to_string_lossy()),
+                        found.text.into_bytes(),
+                        false,
+                    ));
+                }
+                Ok(Arc::new(inputs))
+            })
+            .transpose();
+        known.insert(key, found.clone());
+        found
     }
 
     /// The files under the source directory named `dir`, as `src/` inputs.

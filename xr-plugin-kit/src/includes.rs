@@ -158,24 +158,8 @@ pub fn attach_include_chains(diagnostics: &mut [Diagnostic], edges: &[IncludeEdg
 /// include that is not found is left out, and the compile fails on it
 /// wherever it runs. Each file once, in the order first reached.
 pub fn reached_by_includes(desc: &SourceDesc) -> Vec<FoundInclude> {
-    let mut reached: Vec<FoundInclude> = Vec::new();
-    // (text, the directory its relative includes start from)
-    let mut pending: Vec<(String, Option<PathBuf>)> = vec![(desc.source.to_string(), root_dir(desc))];
-    while let Some((text, dir)) = pending.pop() {
-        for name in include_directives(&text) {
-            let Some(mut found) = find_include(desc, &name, dir.as_deref()) else { continue };
-            // One name per file (`inc/deep/../a.glsl` is `inc/a.glsl`), so
-            // that a cycle through `..` ends.
-            found.display = normalized(&found.display);
-            if reached.iter().any(|r| r.display == found.display) {
-                continue;
-            }
-            let next_dir = includer_dir(desc, &found.display);
-            pending.push((found.text.clone(), next_dir));
-            reached.push(found);
-        }
-    }
-    reached
+    let directives = |text: &str| include_directives(text).into_iter().map(|name| vec![name]).collect();
+    reach(desc, directives, Missing::Skip).unwrap_or_default()
 }
 
 /// Every file Slang's `import`, `__include` and `implementing`
@@ -185,13 +169,43 @@ pub fn reached_by_includes(desc: &SourceDesc) -> Vec<FoundInclude> {
 /// directory and the include directories. `None` when one is not found
 /// there: Slang may find it by other means, so its reads are not known.
 pub fn reached_by_imports(desc: &SourceDesc) -> Option<Vec<FoundInclude>> {
+    let declarations = |text: &str| {
+        let mut wanted: Vec<Vec<String>> = include_directives(text).into_iter().map(|name| vec![name]).collect();
+        wanted.extend(module_declarations(text));
+        wanted
+    };
+    reach(desc, declarations, Missing::Unknown)
+}
+
+/// What a reference that is found nowhere means to [`reach`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Missing {
+    /// Left out: the compile fails on it wherever it runs.
+    Skip,
+    /// The reads cannot be known: `None`.
+    Unknown,
+}
+
+/// The files `references` (each reference's candidate names, in the order
+/// they are tried) reach from `desc`'s text, transitively, each once.
+fn reach(
+    desc: &SourceDesc,
+    references: impl Fn(&str) -> Vec<Vec<String>>,
+    missing: Missing,
+) -> Option<Vec<FoundInclude>> {
     let mut reached: Vec<FoundInclude> = Vec::new();
+    // (text, the directory its relative references start from)
     let mut pending: Vec<(String, Option<PathBuf>)> = vec![(desc.source.to_string(), root_dir(desc))];
     while let Some((text, dir)) = pending.pop() {
-        let mut wanted: Vec<Vec<String>> = include_directives(&text).into_iter().map(|n| vec![n]).collect();
-        wanted.extend(module_declarations(&text));
-        for candidates in wanted {
-            let mut found = candidates.iter().find_map(|name| find_include(desc, name, dir.as_deref()))?;
+        for candidates in references(&text) {
+            let Some(mut found) = candidates.iter().find_map(|name| find_include(desc, name, dir.as_deref())) else {
+                match missing {
+                    Missing::Skip => continue,
+                    Missing::Unknown => return None,
+                }
+            };
+            // One name per file (`inc/deep/../a.glsl` is `inc/a.glsl`), so
+            // that a cycle through `..` ends.
             found.display = normalized(&found.display);
             if reached.iter().any(|r| r.display == found.display) {
                 continue;

@@ -18,16 +18,9 @@ pub fn explain(stages: &[&SourceDesc], mut diagnostics: Vec<Diagnostic>) -> Vec<
         return diagnostics;
     }
     for diagnostic in &mut diagnostics {
-        let line_text = hlsl
-            .iter()
-            .find(|s| s.file_name == diagnostic.file)
-            .and_then(|s| s.source.lines().nth(diagnostic.line.saturating_sub(1) as usize))
-            .unwrap_or("");
-        let previous_line = hlsl
-            .iter()
-            .find(|s| s.file_name == diagnostic.file)
-            .and_then(|s| s.source.lines().nth(diagnostic.line.saturating_sub(2) as usize))
-            .unwrap_or("");
+        let source = hlsl.iter().find(|s| s.file_name == diagnostic.file).map_or("", |s| s.source.as_str());
+        let line_at = |line: u32| source.lines().nth(line.saturating_sub(1) as usize).unwrap_or("");
+        let (line_text, previous_line) = (line_at(diagnostic.line), line_at(diagnostic.line.saturating_sub(1)));
         if let Some(why) = dxc_form(&diagnostic.message, line_text, previous_line) {
             diagnostic.message = format!("{} ({why})", diagnostic.message).into();
         }
