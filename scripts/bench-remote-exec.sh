@@ -3,14 +3,20 @@
 # by side in one run, all on this machine (farms from scripts/remote-exec.sh:
 # PostgreSQL, BuildGrid and xr-bot workers on loopback):
 #  (a) what an action costs: the materials sample (123 artifacts, Slang
-#      included) built locally, then through a fresh farm with 2 bots (every
-#      compile executed there), then into a second store (every compile from
-#      the farm's action cache); wall seconds, ms per action, bytes sent;
+#      included) built locally, then through one farm of 2 bots, every
+#      compile executed there, in three forms: the whole `xr` started per
+#      action (as before xr-compile-action), xr-compile-action started per
+#      action, and xr-compile-action in persistent workers; then into a
+#      second store (every compile from the farm's action cache) and after
+#      a one-file edit; wall seconds, ms per action, bytes sent, and where
+#      an executed action's time went;
 #  (b) scale out: a fixture compiler whose every compile waits 100 ms (as
 #      heavy compilers such as DXC spend per permutation) over a 1,000-artifact
-#      matrix, through fresh farms of 1, 4, 16 and 32 bots against `xr build
-#      -j 2` here; then the same matrix from the last farm's action cache, the
-#      rate at which the client itself can issue actions.
+#      matrix, in persistent workers (no process per action: the bots' work
+#      costs next to no CPU here), through fresh farms of 1, 4, 16 and 32
+#      bots against `xr build -j 2` here, with the client's and the server's
+#      CPU per action; then the same matrix from the last farm's action
+#      cache, the rate at which the client itself can issue actions.
 # Prints Markdown tables.
 #   scripts/bench-remote-exec.sh            # 1,000 artifacts, bots 1 4 16 32
 #   scripts/bench-remote-exec.sh --smoke    # 18 materials artifacts, 20 slow ones, one farm of 2 bots (CI)
@@ -25,7 +31,7 @@ SMOKE=0
 [ "${1:-}" = "--smoke" ] && SMOKE=1
 scripts/setup.sh >/dev/null
 scripts/build-plugins.sh --quiet
-cargo build --quiet -p xr-cli -p xr-bot
+cargo build --quiet -p xr-cli -p xr-bot  # xr, xr-compile-action, xr-bot
 cargo build --quiet --manifest-path tests/fixtures/Cargo.toml --target-dir "$target/fixtures" -p xr-fixture-crash
 XR="$target/debug/xr"
 B="$target/bench-remote-exec"
@@ -48,7 +54,7 @@ timed_build() { # dir, args…
     local dir=$1 start end TIMEFORMAT='%U %S'
     shift
     start=$(date +%s.%N)
-    { time (cd "$dir" && "$XR" build -m xr.toml --message-format json "$@" >"$B/last.json" 2>"$B/last.err"); } \
+    { time (cd "$dir" && "${XR_USED:-$XR}" build -m xr.toml --message-format json "$@" >"$B/last.json" 2>"$B/last.err"); } \
         2>"$B/last.cpu" || {
         cat "$B/last.err" >&2
         exit 1
@@ -87,36 +93,51 @@ t=$(timed_build "$B/m-local" $filter)
 n=$(field built)
 printf "| local (-j 2, workers) | %.2f | %s | – | – | %.0f | – |\n" "$t" "$n" "$(echo "$t * 1000 / $n" | bc -l)"
 up 2
+farm_row() { # label, dir, args…
+    local label=$1 dir=$2 t
+    shift 2
+    t=$(timed_build "$dir" $filter --remote-exec "$url" "$@")
+    printf "| %s | %.2f | %s | %s | %s | %.0f | %s |\n" "$label" "$t" "$(field built)" "$(field remote_executed)" \
+        "$(field remote_cached)" "$(echo "$t * 1000 / $(field built)" | bc -l)" "$(bytes_sent)"
+}
+# Before: the whole xr per action, as when no xr-compile-action is installed
+# beside it (a lone hard link of xr, its plugins on XR_PLUGIN_PATH).
+mkdir -p "$B/xr-alone"
+ln -f "$XR" "$B/xr-alone/xr"
+materials "$B/m-farm-xr" >/dev/null
+XR_USED="$B/xr-alone/xr" XR_PLUGIN_PATH="$target/debug" farm_row "farm, the whole xr per action (before)" "$B/m-farm-xr"
+xr_phases=$(phases)
+materials "$B/m-farm-once" >/dev/null
+farm_row "farm, xr-compile-action per action" "$B/m-farm-once"
+once_phases=$(phases)
 materials "$B/m-farm" >/dev/null
-t=$(timed_build "$B/m-farm" $filter --remote-exec "$url")
-printf "| farm, first build | %.2f | %s | %s | %s | %.0f | %s |\n" "$t" "$(field built)" "$(field remote_executed)" \
-    "$(field remote_cached)" "$(echo "$t * 1000 / $(field built)" | bc -l)" "$(bytes_sent)"
-first_phases=$(phases)
+farm_row "farm, xr-compile-action in persistent workers" "$B/m-farm" --remote-persistent-workers
+persistent_phases=$(phases)
 materials "$B/m-second" >/dev/null
-t=$(timed_build "$B/m-second" $filter --remote-exec "$url")
-printf "| farm, second store | %.2f | %s | %s | %s | %.0f | %s |\n" "$t" "$(field built)" "$(field remote_executed)" \
-    "$(field remote_cached)" "$(echo "$t * 1000 / $(field built)" | bc -l)" "$(bytes_sent)"
+farm_row "farm, second store" "$B/m-second" --remote-persistent-workers
 # One file edited (a comment line in toon.frag), into a fresh store: only
 # the compiles that read it execute, the rest come from the action cache.
 materials "$B/m-edit" >/dev/null
 printf '\n// an edit\n' >>"$B/m-edit/shaders/toon.frag"
-t=$(timed_build "$B/m-edit" $filter --remote-exec "$url")
-printf "| farm, after a one-file edit | %.2f | %s | %s | %s | %.0f | %s |\n" "$t" "$(field built)" "$(field remote_executed)" \
-    "$(field remote_cached)" "$(echo "$t * 1000 / $(field built)" | bc -l)" "$(bytes_sent)"
-cmp <(cd "$B/m-local/store" && find objects catalog -type f -exec sha256sum {} + | sort) \
-    <(cd "$B/m-farm/store" && find objects catalog -type f -exec sha256sum {} + | sort) >/dev/null ||
-    { echo "bench-remote-exec: the farm's store differs from the local one" >&2; exit 1; }
+farm_row "farm, after a one-file edit" "$B/m-edit" --remote-persistent-workers
+for built in m-farm-xr m-farm-once m-farm; do
+    cmp <(cd "$B/m-local/store" && find objects catalog -type f -exec sha256sum {} + | sort) \
+        <(cd "$B/$built/store" && find objects catalog -type f -exec sha256sum {} + | sort) >/dev/null ||
+        { echo "bench-remote-exec: the farm's store ($built) differs from the local one" >&2; exit 1; }
+done
 
 echo
-echo "Where an executed action's time went (the first farm build; the workers' ExecutedActionMetadata):"
+echo "Where an executed action's time went (the workers' ExecutedActionMetadata; the first build of each form):"
 echo
-echo "| waited here per action (queue included: 64 in flight) | on the worker | its inputs fetched and staged | the command (xr worker: start, plugin, compile) | outputs sent |"
-echo "|---|---|---|---|---|"
-read -r waited worker inputs command outputs <<<"${first_phases:-– – – – –}"
-echo "| $waited ms | $worker ms | $inputs ms | $command ms | $outputs ms |"
+echo "| action | waited here per action (queue included: 64 in flight) | on the worker | its inputs fetched and staged | the command (start, plugin, compile) | outputs sent |"
+echo "|---|---|---|---|---|---|"
+for row in "the whole xr per action (before)|$xr_phases" "xr-compile-action per action|$once_phases" \
+    "xr-compile-action, persistent workers|$persistent_phases"; do
+    read -r waited worker inputs command outputs <<<"${row#*|}"
+    echo "| ${row%%|*} | ${waited:-–} ms | ${worker:-–} ms | ${inputs:-–} ms | ${command:-–} ms | ${outputs:-–} ms |"
+done
 
-echo
-echo "## (b) scale out: $ARTIFACTS compiles of 100 ms each"
+echo "## (b) scale out: $ARTIFACTS compiles of 100 ms each, in persistent workers"
 echo
 S="$B/slow"
 mkdir -p "$S/plugins"
@@ -145,7 +166,7 @@ for bots in $BOTS; do
     up "$bots"
     rm -rf "$S/store"
     server_before=$(server_cpu_ms)
-    t=$(timed_build "$S" --remote-exec "$url" --remote-jobs 64)
+    t=$(timed_build "$S" --remote-exec "$url" --remote-jobs 64 --remote-persistent-workers)
     server_ms=$(echo "($(server_cpu_ms) - $server_before) / $(field built)" | bc -l)
     printf "| farm, %s bots | %.2f | %s | %s | %.1f | %.1f× | %s | %.1f |\n" "$bots" "$t" "$(field built)" "$(field remote_executed)" \
         "$(echo "$ARTIFACTS / $t" | bc -l)" "$(echo "$local_t / $t" | bc -l)" "$(client_cpu_ms)" "$server_ms"
@@ -153,7 +174,7 @@ for bots in $BOTS; do
 done
 rm -rf "$S/store"
 server_before=$(server_cpu_ms)
-t=$(timed_build "$S" --remote-exec "$url" --remote-jobs 64)
+t=$(timed_build "$S" --remote-exec "$url" --remote-jobs 64 --remote-persistent-workers)
 server_ms=$(echo "($(server_cpu_ms) - $server_before) / $(field built)" | bc -l)
 printf "| the client alone: all from the action cache | %.2f | %s | %s | %.1f | %.1f× | %s | %.1f |\n" "$t" "$(field built)" \
     "$(field remote_executed)" "$(echo "$ARTIFACTS / $t" | bc -l)" "$(echo "$local_t / $t" | bc -l)" "$(client_cpu_ms)" "$server_ms"

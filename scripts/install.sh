@@ -2,6 +2,7 @@
 # Installs XR under a prefix, the way an installed tool is laid out:
 #
 #   PREFIX/bin/xr                                   the command
+#   PREFIX/bin/xr-compile-action                    what a farm runs for xr's compiles (found beside xr)
 #   PREFIX/lib/xr/plugins/libxr_*.so                its plugins (found by `xr` from ../lib/xr/plugins)
 #   PREFIX/share/man/man1/xr.1                      the man page
 #   PREFIX/share/bash-completion/completions/xr     completions for bash,
@@ -64,7 +65,7 @@ fi
 library_file() { # crate name → its shared library's file name
     echo "lib${1//-/_}.so"
 }
-for file in xr $(for p in "${PLUGINS[@]}"; do library_file "$p"; done); do
+for file in xr xr-compile-action $(for p in "${PLUGINS[@]}"; do library_file "$p"; done); do
     if [ ! -f "$built/$file" ]; then
         echo "install.sh: $built/$file is missing: build first (without --no-build, or cargo build --profile $profile)" >&2
         exit 1
@@ -88,6 +89,7 @@ place() { # source, destination, mode
     mv -f "$2.tmp.$$" "$2"
 }
 place "$built/xr" "$prefix/bin/xr" 755
+place "$built/xr-compile-action" "$prefix/bin/xr-compile-action" 755
 for plugin in "${PLUGINS[@]}"; do
     file=$(library_file "$plugin")
     place "$built/$file" "$plugin_dir/$file" 755

@@ -69,7 +69,8 @@ if $smoke; then
         echo "$listing" >&2
         exit 1
     fi
-    for file in usr/share/man/man1/xr.1.gz usr/share/bash-completion/completions/xr usr/share/doc/xr/README.md; do
+    for file in usr/bin/xr-compile-action usr/share/man/man1/xr.1.gz usr/share/bash-completion/completions/xr \
+        usr/share/doc/xr/README.md; do
         [ -s "$unpacked/$file" ] || { echo "package-deb.sh: $file missing from the package" >&2; exit 1; }
     done
     echo "package-deb.sh: smoke ok: unpacked with dpkg -x, its xr found its $found plugins in /usr/lib/xr/plugins"

@@ -13,7 +13,10 @@
 //! - [`session`]: the bot session (created, renewed, re-created when the
 //!   server forgot it), leases taken and answered.
 //! - [`run`]: one action, staged, run and collected.
+//! - [`persistent`]: workers kept between actions that ask for them
+//!   (Bazel's persistent-worker protocol), so a tool starts once.
 
+mod persistent;
 mod run;
 mod session;
 

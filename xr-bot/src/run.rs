@@ -2,8 +2,11 @@
 //! (blobs kept in a cache under the work directory, so a toolchain that
 //! every action carries is fetched once), staged read-only into a scratch
 //! directory by hard links from the cache, the command run there with the
-//! action's time limit, its outputs and streams sent back.
+//! action's time limit, its outputs and streams sent back. An action that
+//! asks for a persistent worker runs as a request to one this bot keeps
+//! ([`crate::persistent`]).
 
+use crate::persistent::{self, Workers};
 use googleapis_tonic_google_devtools_remoteworkers_v1test2::google::rpc::Status as RpcStatus;
 use prost::Message;
 use std::{
@@ -30,6 +33,7 @@ pub struct Runner {
     work: PathBuf,
     directories: Mutex<HashMap<String, proto::Directory>>,
     sequence: AtomicU64,
+    workers: Workers,
 }
 
 impl Runner {
@@ -42,6 +46,7 @@ impl Runner {
         std::fs::create_dir_all(&runs)?;
         Ok(Self {
             cas: Cas::new(connection),
+            workers: Workers::new(work.join("workers"))?,
             work,
             directories: Mutex::new(HashMap::new()),
             sequence: AtomicU64::new(0),
@@ -64,14 +69,29 @@ impl Runner {
         let input_fetch_start = xr_remote_exec::timestamp_now();
         let files = self.input_files(&root).await?;
         self.fetch_missing(&files).await?;
-        let dir = self.work.join("runs").join(format!(
-            "{}-{}",
-            std::process::id(),
-            self.sequence.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir)?;
+        let name = format!("{}-{}", std::process::id(), self.sequence.fetch_add(1, Ordering::Relaxed));
         let cache = self.work.join("cas");
-        tree::stage(&files, &dir, |file, path| link_or_copy(&cache.join(cache_name(file)), path))?;
+        let stage = |dir: &Path| -> anyhow::Result<()> {
+            std::fs::create_dir_all(dir)?;
+            Ok(tree::stage(&files, dir, |file, path| link_or_copy(&cache.join(cache_name(file)), path))?)
+        };
+        let worker_key = persistent::requested(&action, &command);
+        let (dir, worker) = match &worker_key {
+            Some(key) => {
+                let worker = match self.workers.take(key) {
+                    Some(worker) => worker,
+                    None => {
+                        // The first action's tree is the worker's: its tools are every such action's.
+                        let root = self.workers.new_root(&name);
+                        stage(&root)?;
+                        self.workers.start(&command, &root)?
+                    }
+                };
+                (worker.root().join("sandbox").join(&name), Some(worker))
+            }
+            None => (self.work.join("runs").join(&name), None),
+        };
+        stage(&dir)?;
         let input_fetch_completed = xr_remote_exec::timestamp_now();
         let timeout = action
             .timeout
@@ -79,7 +99,22 @@ impl Runner {
             .map(|t| Duration::new(t.seconds.max(0) as u64, t.nanos.max(0) as u32))
             .filter(|t| !t.is_zero())
             .unwrap_or(DEFAULT_TIMEOUT);
-        let outcome = self.execute(&command, &dir, timeout).await;
+        let outcome = match (worker, worker_key) {
+            (Some(worker), Some(key)) => {
+                make_output_dirs(&command, &dir)?;
+                let (answer, kept) = worker.ask(&command, &format!("sandbox/{name}"), timeout).await;
+                if let Some(worker) = kept {
+                    self.workers.give_back(key, worker);
+                }
+                Ok(Ran {
+                    exit_code: answer.exit_code,
+                    stdout: Vec::new(),
+                    stderr: answer.output,
+                    timed_out: answer.timed_out,
+                })
+            }
+            _ => self.execute(&command, &dir, timeout).await,
+        };
         let execution_completed = xr_remote_exec::timestamp_now();
         let result = match outcome {
             Ok(ran) => self.collect(&command, &dir, ran).await,
@@ -119,12 +154,7 @@ impl Runner {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(true);
-        // Each output's directory exists before the command runs, as the API promises.
-        for output in outputs_of(command) {
-            if let Some(parent) = cwd.join(output).parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-        }
+        make_output_dirs(command, &cwd)?;
         let child = child.spawn().map_err(|e| anyhow::anyhow!("starting {}: {e}", program.display()))?;
         match tokio::time::timeout(timeout, child.wait_with_output()).await {
             Ok(output) => {
@@ -275,6 +305,16 @@ struct Ran {
     stdout: Vec<u8>,
     stderr: Vec<u8>,
     timed_out: bool,
+}
+
+/// Each output's directory, made before the command runs, as the API promises.
+fn make_output_dirs(command: &proto::Command, cwd: &Path) -> std::io::Result<()> {
+    for output in outputs_of(command) {
+        if let Some(parent) = cwd.join(output).parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+    }
+    Ok(())
 }
 
 /// The paths a command writes: `output_paths`, or the older `output_files`.

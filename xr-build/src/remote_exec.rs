@@ -1,12 +1,25 @@
 //! A compile as a Remote Execution action: the worker protocol's one job,
-//! run by `xr worker --job job --reply reply` on a farm's machine.
+//! run on a farm's machine by `xr-compile-action --plugin-dir tool/plugins
+//! @request` (the flag file `request` says `--job job --reply reply`), the
+//! program installed beside `xr` for this: a few megabytes that change
+//! only with the compile path, so that a new `xr` finds its old actions in
+//! the farm's cache. Where it is missing, `xr worker --job job --reply
+//! reply` runs instead.
+//!
+//! With persistent workers asked for (`--remote-persistent-workers`), an
+//! action also names a `persistentWorkerKey`, the digest of its tools and
+//! start-up arguments: a farm that keeps workers (xr-bot, BuildBuddy)
+//! starts `xr-compile-action` once and sends it each action, so a
+//! compiler's start-up (glslang's built-in tables, Slang's session: 50 to
+//! 180 ms a process) is paid once per worker, not per action
+//! ([`xr_remote_exec::persistent_worker`]).
 //!
 //! The action's input root holds everything the worker reads, under
 //! relative paths, so it names nothing of this machine and two checkouts
 //! make the same action (and share the farm's action cache):
 //!
 //! ```text
-//! tool/bin/xr                this executable
+//! tool/bin/xr-compile-action the program (or tool/bin/xr)
 //! tool/plugins/<plugin>.so   the plugin of the compile's build system
 //! tool/<dir>/<lib>.so        the libraries the plugins opened beside them
 //!                            (the Slang library), at the same place
@@ -15,6 +28,7 @@
 //!                            includes and imports reach, by the names
 //!                            the build gives them
 //! job                        the job, with the source root `src`
+//! request                    the flag file naming the job and the reply
 //! ```
 //!
 //! Only what a compile can read is sent, so an edit re-runs the actions
@@ -40,7 +54,7 @@ use std::{
     sync::{Arc, Mutex},
     time::Duration,
 };
-use xr_remote_exec::{Action, ExecError, Input, RemoteExecutor, Stats, digest};
+use xr_remote_exec::{Action, ExecError, Input, RemoteExecutor, Stats, digest, persistent_worker};
 use xr_sourcebuild::OfflineRequest;
 use xr_worker::{CompileFailure, Compiled, Job, Reply};
 
@@ -50,6 +64,10 @@ const MAX_DIRECTORY_BYTES: u64 = 64 << 20;
 
 /// Files of an input root (a source directory's, a plugin's tools), or why they cannot be sent.
 type SourceFiles = Result<Arc<Vec<Input>>, FarmError>;
+/// The program a farm runs for a compile, installed beside `xr`.
+pub const COMPILE_ACTION: &str = "xr-compile-action";
+/// The flag file an `xr-compile-action` action carries: its request.
+const REQUEST: &[u8] = b"--job\njob\n--reply\nreply\n";
 /// A stage's file and what its includes reach; `None`: its directories go instead.
 type ReachedFiles = Result<Option<Arc<Vec<Input>>>, FarmError>;
 
@@ -63,6 +81,16 @@ pub enum FarmError {
     /// xr's own executable, the action's tool, cannot be found.
     #[error("finding xr's own executable: {0}")]
     OwnExecutable(Arc<std::io::Error>),
+    /// Persistent workers were asked for, but only `xr` itself, which
+    /// speaks no worker protocol, can be sent.
+    #[error(
+        "persistent workers need {COMPILE_ACTION} beside {}, where it is not (it is built and installed with xr)",
+        xr.display()
+    )]
+    NoCompileAction {
+        /// The `xr` executable.
+        xr: PathBuf,
+    },
     /// A plugin's path has no directory or file name.
     #[error("{} is not a plugin file's path", plugin.display())]
     PluginPath {
@@ -112,9 +140,50 @@ fn unreadable(path: &Path) -> impl FnOnce(std::io::Error) -> FarmError + '_ {
     move |cause| FarmError::Unreadable { path: path.to_path_buf(), cause: Arc::new(cause) }
 }
 
+/// The program an action runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ActionTool {
+    /// `xr-compile-action`, beside `xr`.
+    CompileAction(PathBuf),
+    /// `xr` itself (`xr worker --job --reply`), where `xr-compile-action` is missing.
+    Xr(PathBuf),
+}
+
+impl ActionTool {
+    /// `xr-compile-action` beside this executable, else this executable;
+    /// `persistent`: for persistent workers, which only the first can be.
+    pub fn find(persistent: bool) -> Result<Self, FarmError> {
+        let exe = std::env::current_exe().map_err(|e| FarmError::OwnExecutable(Arc::new(e)))?;
+        let beside = exe.with_file_name(format!("{COMPILE_ACTION}{}", std::env::consts::EXE_SUFFIX));
+        match (beside.is_file(), persistent) {
+            (true, _) => Ok(Self::CompileAction(beside)),
+            (false, false) => Ok(Self::Xr(exe)),
+            (false, true) => Err(FarmError::NoCompileAction { xr: exe }),
+        }
+    }
+
+    fn file(&self) -> &Path {
+        match self {
+            Self::CompileAction(file) | Self::Xr(file) => file,
+        }
+    }
+
+    /// Its place in the input root.
+    fn place(&self) -> &'static str {
+        match self {
+            Self::CompileAction(_) => "tool/bin/xr-compile-action",
+            Self::Xr(_) => "tool/bin/xr",
+        }
+    }
+}
+
 /// Compiles on a farm, for one or more builds.
 pub struct RemoteExec {
     executor: RemoteExecutor,
+    /// The program each action runs.
+    tool: ActionTool,
+    /// Whether actions ask the farm for persistent workers.
+    persistent: bool,
     /// Platform properties every action asks for.
     platform: Vec<(String, String)>,
     /// How many actions the build keeps in flight.
@@ -166,11 +235,24 @@ pub(crate) struct FarmJob<'a> {
 
 impl RemoteExec {
     /// Compiles through `executor`, `jobs` at a time, on workers with
-    /// `properties` besides this machine's `OSFamily` and `ISA`.
-    pub fn new(executor: RemoteExecutor, jobs: usize, properties: Vec<(String, String)>) -> Self {
+    /// `properties` besides this machine's `OSFamily` and `ISA`, each
+    /// action run by `tool`; `persistent`: in the farm's persistent
+    /// workers, which only `xr-compile-action` can be.
+    pub fn new(
+        executor: RemoteExecutor,
+        jobs: usize,
+        properties: Vec<(String, String)>,
+        tool: ActionTool,
+        persistent: bool,
+    ) -> Result<Self, FarmError> {
+        if let (true, ActionTool::Xr(xr)) = (persistent, &tool) {
+            return Err(FarmError::NoCompileAction { xr: xr.clone() });
+        }
         let platform = xr_remote_exec::platform::host_properties(properties);
-        Self {
+        Ok(Self {
             executor,
+            tool,
+            persistent,
             platform,
             jobs: jobs.max(1),
             tool_digests: Mutex::new(HashMap::new()),
@@ -179,7 +261,7 @@ impl RemoteExec {
             directories: Mutex::new(HashMap::new()),
             reached: Mutex::new(HashMap::new()),
             said_failed_there: std::sync::atomic::AtomicBool::new(false),
-        }
+        })
     }
 
     /// The farm, as messages show it.
@@ -283,20 +365,43 @@ impl RemoteExec {
         xr_worker::protocol::write_frame(&mut job, &Job::new(compiler, &request))
             .map_err(|e| FarmError::Job(Arc::new(e)))?;
         inputs.push(Input::bytes("job", job, false));
-        let mut arguments: Vec<String> =
-            ["tool/bin/xr", "worker", "--plugin-dir", "tool/plugins", "--job", "job", "--reply", "reply"]
-                .map(String::from)
-                .to_vec();
+        let mut arguments: Vec<String> = match self.tool {
+            ActionTool::CompileAction(_) => {
+                [self.tool.place(), "--plugin-dir", "tool/plugins"].map(String::from).to_vec()
+            }
+            ActionTool::Xr(_) => {
+                [self.tool.place(), "worker", "--plugin-dir", "tool/plugins", "--job", "job", "--reply", "reply"]
+                    .map(String::from)
+                    .to_vec()
+            }
+        };
         // The same cap as a local worker's, so a compiler that eats memory fails alike.
         if let Some(bytes) = memory_limit {
             arguments.extend(["--memory-limit".to_owned(), bytes.to_string()]);
+        }
+        let mut platform = self.platform.clone();
+        if let ActionTool::CompileAction(_) = self.tool {
+            if self.persistent {
+                // Actions share a worker when its tools and start-up arguments are the same.
+                let mut shape: Vec<String> = inputs
+                    .iter()
+                    .filter(|i| i.path.starts_with("tool/"))
+                    .map(|i| format!("{} {}", i.path, i.digest.hash))
+                    .collect();
+                shape.sort();
+                shape.extend(arguments.iter().cloned());
+                platform.push((persistent_worker::KEY_PROPERTY.into(), digest::of(shape.join("\n").as_bytes()).hash));
+                platform.push((persistent_worker::PROTOCOL_PROPERTY.into(), persistent_worker::JSON_PROTOCOL.into()));
+            }
+            inputs.push(Input::bytes("request", REQUEST, false));
+            arguments.push("@request".into());
         }
         Ok(Action {
             arguments,
             environment: Vec::new(),
             inputs,
             outputs: vec!["reply".into()],
-            platform: self.platform.clone(),
+            platform,
             timeout: Some(limit),
         })
     }
@@ -314,13 +419,12 @@ impl RemoteExec {
 
     /// `tool/`: the executable, the plugin, and the libraries opened beside it.
     fn find_tool_inputs(&self, plugin: &Path) -> Result<Vec<Input>, FarmError> {
-        let exe = std::env::current_exe().map_err(|e| FarmError::OwnExecutable(Arc::new(e)))?;
         let plugin = &plugin.canonicalize().unwrap_or_else(|_| plugin.to_path_buf());
         let not_a_plugin = || FarmError::PluginPath { plugin: plugin.clone() };
         let plugin_dir = plugin.parent().ok_or_else(not_a_plugin)?;
         let plugin_name = plugin.file_name().ok_or_else(not_a_plugin)?;
         let mut inputs = vec![
-            self.tool_file("tool/bin/xr".into(), &exe, true)?,
+            self.tool_file(self.tool.place().into(), self.tool.file(), true)?,
             self.tool_file(format!("tool/plugins/{}", plugin_name.to_string_lossy()), plugin, true)?,
         ];
         let base = plugin_dir.parent().unwrap_or(plugin_dir);

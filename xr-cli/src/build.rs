@@ -85,6 +85,12 @@ pub struct RemoteExecArgs {
     /// this machine's.
     #[arg(long = "remote-property", value_name = "KEY=VALUE")]
     remote_properties: Vec<String>,
+    /// Ask the farm to run the compiles in persistent workers, which start
+    /// once and serve many actions (xr-bot and BuildBuddy keep them; on
+    /// BuildGrid the property `persistentWorkerKey` must be a wildcard
+    /// key, as scripts/remote-exec.sh sets it).
+    #[arg(long)]
+    remote_persistent_workers: bool,
 }
 
 impl RemoteExecArgs {
@@ -110,13 +116,18 @@ impl RemoteExecArgs {
             .and_then(|u| xr_build::xr_remote::credentials::login_for(&u).ok().flatten())
             .map(|l| (l.user, l.password));
         let instance = self.remote_instance.clone().or(env.remote_instance).unwrap_or_default();
+        let tool = xr_build::remote_exec::ActionTool::find(self.remote_persistent_workers)?;
         let connection = Connection::open(&endpoint, &instance, login, env.remote_exec_token)
             .with_context(|| format!("the farm at {}", endpoint.shown))?;
         let config = ExecutorConfig { jobs: self.remote_jobs, ..ExecutorConfig::default() };
         match RemoteExecutor::connect(&connection, config) {
-            Ok(executor) => {
-                Ok(Some(Arc::new(xr_build::remote_exec::RemoteExec::new(executor, self.remote_jobs, properties))))
-            }
+            Ok(executor) => Ok(Some(Arc::new(xr_build::remote_exec::RemoteExec::new(
+                executor,
+                self.remote_jobs,
+                properties,
+                tool,
+                self.remote_persistent_workers,
+            )?))),
             Err(e) => {
                 messages.tell(&crate::term::labelled(
                     crate::term::Label::Warning,

@@ -17,11 +17,14 @@
 //! - [`cas`]: the content-addressable store: what is missing, uploads in
 //!   batches or streams, downloads.
 //! - [`execute`]: the executor, its retries and its counts.
+//! - [`persistent_worker`]: Bazel's persistent-worker protocol, for tools
+//!   that serve many actions in one process on farms that keep them.
 
 pub mod cas;
 pub mod connection;
 pub mod digest;
 pub mod execute;
+pub mod persistent_worker;
 pub mod platform;
 pub mod tree;
 

@@ -75,23 +75,40 @@ pub fn run_one_job(
         limit_memory(bytes).map_err(|e| io::Error::new(e.kind(), format!("capping the worker's memory: {e}")))?;
     }
     let registry = Registry::load_dirs(dirs);
-    let here = std::env::current_dir()?;
+    serve_job_file(&registry, &std::env::current_dir()?, job, reply)
+}
+
+/// One action's job with the plugins of `registry`: the job read from the
+/// file `job`, its reply written to the file `reply`, both relative to
+/// `base`, the directory that holds the action's inputs; a relative source
+/// root reads under `base` too. A worker that serves many actions (a
+/// farm's persistent worker) calls it once per action, each in its own
+/// directory.
+pub fn serve_job_file(
+    registry: &Registry,
+    base: &std::path::Path,
+    job: &std::path::Path,
+    reply: &std::path::Path,
+) -> io::Result<()> {
+    let job_file = base.join(job);
     let mut input = io::BufReader::new(
-        File::open(job).map_err(|e| io::Error::new(e.kind(), format!("opening the job {}: {e}", job.display())))?,
+        File::open(&job_file)
+            .map_err(|e| io::Error::new(e.kind(), format!("opening the job {}: {e}", job_file.display())))?,
     );
     let job: Job = read_frame(&mut input).map_err(io::Error::other)?.ok_or_else(|| {
-        io::Error::new(io::ErrorKind::UnexpectedEof, format!("the job file {} is empty", job.display()))
+        io::Error::new(io::ErrorKind::UnexpectedEof, format!("the job file {} is empty", job_file.display()))
     })?;
     let mut request = OfflineRequest::try_from(job.request).map_err(io::Error::other)?;
     for stage in request.program.stages.iter_mut() {
         let root = std::path::Path::new(stage.source_root.as_str());
         if root.is_relative() {
-            stage.source_root = here.join(root).to_string_lossy().as_ref().into();
+            stage.source_root = base.join(root).to_string_lossy().as_ref().into();
         }
     }
-    let result = compile_job(&registry, &job.compiler, &request);
-    let mut output = io::BufWriter::new(File::create(reply)?);
-    write_frame(&mut output, &Reply::of(result)).map_err(io::Error::other)
+    let result = compile_job(registry, &job.compiler, &request);
+    let mut output = io::BufWriter::new(File::create(base.join(reply))?);
+    write_frame(&mut output, &Reply::of(result)).map_err(io::Error::other)?;
+    output.flush()
 }
 
 fn plugin_dirs(registry: &Registry) -> String {

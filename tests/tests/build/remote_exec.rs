@@ -64,6 +64,15 @@ impl Farm {
             .sum()
     }
 
+    /// Lines of the bots' logs that contain `text`.
+    fn bot_log_lines(&self, text: &str) -> usize {
+        let logs = std::fs::read_dir(self.dir.join("logs")).expect("the farm's logs");
+        logs.filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("bot-"))
+            .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default().lines().filter(|l| l.contains(text)).count())
+            .sum()
+    }
+
     /// Waits until the bots have finished `n` more leases than `before`.
     fn wait_for_leases(&self, before: usize, n: usize) {
         let deadline = Instant::now() + Duration::from_secs(300);
@@ -251,35 +260,63 @@ fn a_compiler_that_dies_on_the_farm_fails_its_own_artifact_with_the_workers_stde
     let dir = materials_full_copy("farm-crash");
     crate::workers::add_crash_program(&dir, &["none", "segv", "abort", "loop"]);
     let plugins = xr_tests::plugin_dir_with("farm-crash-plugins", &["xr-fixture-crash"]);
-    let run = Xr::new(["build", "-m", "xr.toml", "--program", "crashy", "--remote-exec", &farm.url])
-        .args(["--message-format", "json"])
-        .dir(&dir)
-        .plugins(&plugins)
-        .run();
-    assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
-    let summary = summary_of(&run.stdout);
-    assert_eq!((count(&summary, "built"), count(&summary, "failed")), (1, 3), "{summary}");
-    assert_eq!(count(&summary, "remote_executed"), 4, "the failures ran on the farm too: {summary}");
-    assert_eq!(count(&summary, "remote_fallback"), 0, "{summary}");
-    let diagnostics: Vec<serde_json::Value> = run
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .filter(|v: &serde_json::Value| v["type"] != "summary")
-        .collect();
-    for (variant, expected) in [
-        ("crashy[CRASH=segv]", "killed by signal 11"),
-        ("crashy[CRASH=abort]", "killed by signal 6"),
-        ("crashy[CRASH=loop]", "time limit"),
-    ] {
-        let message = diagnostics
-            .iter()
-            .filter(|d| d["artifacts"].as_array().is_some_and(|a| a.iter().any(|a| a["variant"] == variant)))
-            .map(|d| d["message"].as_str().unwrap_or_default())
-            .collect::<Vec<_>>()
-            .join("\n");
-        assert!(message.contains("on the farm") && message.contains(expected), "{variant}: {message}");
+    // Once per action, then in persistent workers: a worker that dies or
+    // loops fails the request it holds, and the next action gets a fresh one.
+    for persistent in [false, true] {
+        let mut xr = Xr::new(["build", "-m", "xr.toml", "--program", "crashy", "--remote-exec", &farm.url]);
+        if persistent {
+            xr = xr.args(["--remote-persistent-workers"]);
+        }
+        let run = xr.args(["--message-format", "json"]).dir(&dir).plugins(&plugins).run();
+        assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
+        let summary = summary_of(&run.stdout);
+        assert_eq!((count(&summary, "built"), count(&summary, "failed")), (1, 3), "persistent {persistent}: {summary}");
+        assert_eq!(count(&summary, "remote_executed"), 4, "the failures ran on the farm too: {summary}");
+        assert_eq!(count(&summary, "remote_fallback"), 0, "{summary}");
+        let diagnostics: Vec<serde_json::Value> = run
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .filter(|v: &serde_json::Value| v["type"] != "summary")
+            .collect();
+        for (variant, expected) in [
+            ("crashy[CRASH=segv]", "signal 11"),
+            ("crashy[CRASH=abort]", "signal 6"),
+            ("crashy[CRASH=loop]", "time limit"),
+        ] {
+            let message = diagnostics
+                .iter()
+                .filter(|d| d["artifacts"].as_array().is_some_and(|a| a.iter().any(|a| a["variant"] == variant)))
+                .map(|d| d["message"].as_str().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("\n");
+            assert!(message.contains("on the farm") && message.contains(expected), "{variant}: {message}");
+            if persistent && expected != "time limit" {
+                assert!(message.contains("the persistent worker failed the request"), "{variant}: {message}");
+            }
+        }
+        // The store is what the failures left: the one good artifact.
+        std::fs::remove_dir_all(dir.join("store")).expect("the store removed for the next round");
     }
+}
+
+/// Persistent workers need xr-compile-action: an `xr` without it beside
+/// says so before it builds anything.
+#[test]
+fn persistent_workers_without_xr_compile_action_beside_xr_are_refused_by_name() {
+    let alone = temp_dir("farm-xr-alone");
+    let xr = alone.join("xr");
+    std::fs::hard_link(executable("xr"), &xr).or_else(|_| std::fs::copy(executable("xr"), &xr).map(|_| ())).unwrap();
+    let dir = xr_tests::materials_copy("farm-no-compile-action");
+    let run = Command::new(&xr)
+        .args(["build", "-m", "xr.toml", "--remote-exec", "grpc://127.0.0.1:1", "--remote-persistent-workers"])
+        .current_dir(&dir)
+        .output()
+        .expect("xr runs");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("xr-compile-action beside") && stderr.contains(&*xr.to_string_lossy()), "{stderr}");
+    assert!(!dir.join("store").exists(), "nothing was built: {stderr}");
 }
 
 #[test]
@@ -348,11 +385,18 @@ fn edit_toon(dir: &Path) {
 /// an edit to one shader, a fresh store is built with the farm executing
 /// only the compiles that read it, as a local store rebuilds only those,
 /// and the rest comes from the action cache.
+///
+/// Both builds run in persistent workers: one per plugin and bot starts,
+/// and each serves many actions.
 #[test]
 fn after_an_edit_to_one_shader_only_the_compiles_that_read_it_execute_on_the_farm() {
     let farm = Farm::up(2);
     let first = materials_full_copy("farm-before-edit");
-    let summary = farm_build(&first, &farm.url);
+    let run = Xr::new(["build", "-m", "xr.toml", "--remote-exec", &farm.url, "--remote-persistent-workers"])
+        .args(["--message-format", "json"])
+        .dir(&first)
+        .ok();
+    let summary = summary_of(&run.stdout);
     let built = count(&summary, "built");
     assert_eq!(count(&summary, "remote_executed"), built, "{summary}");
 
@@ -366,8 +410,10 @@ fn after_an_edit_to_one_shader_only_the_compiles_that_read_it_execute_on_the_far
 
     let edited = materials_full_copy("farm-after-edit");
     edit_toon(&edited);
-    let run =
-        Xr::new(["build", "-m", "xr.toml", "--remote-exec", &farm.url, "--message-format", "json"]).dir(&edited).ok();
+    let run = Xr::new(["build", "-m", "xr.toml", "--remote-exec", &farm.url, "--remote-persistent-workers"])
+        .args(["--message-format", "json"])
+        .dir(&edited)
+        .ok();
     let summary = summary_of(&run.stdout);
     // The bots say where each executed action's time went.
     assert!(
@@ -384,6 +430,9 @@ fn after_an_edit_to_one_shader_only_the_compiles_that_read_it_execute_on_the_far
     edit_toon(&fresh);
     xr_build(&fresh);
     assert!(store_contents(&edited) == store_contents(&fresh), "the farm's objects are a local build's");
+    // Four compiler plugins, two bots: at most 8 workers for 159 actions.
+    let started = farm.bot_log_lines("persistent worker started");
+    assert!((1..=8).contains(&started), "{started} workers started for {} actions", built + rebuilt);
 }
 
 /// A compile that reads a file the scan of its includes did not find (an
