@@ -21,6 +21,7 @@
 #   scripts/bench-remote-exec.sh            # 1,000 artifacts, bots 1 4 16 32
 #   scripts/bench-remote-exec.sh --smoke    # 18 materials artifacts, 20 slow ones, one farm of 2 bots (CI)
 #   BOTS=4 scripts/bench-remote-exec.sh     # one farm of 4 bots for the scale-out part (ARTIFACTS: its size)
+#   CLIENT=release scripts/bench-remote-exec.sh   # the scale-out part with the release xr and xr-compile-action
 # The debug build is measured (what the tests build); the figures are of
 # process starts, the farm and the network, not of compile speed.
 set -euo pipefail
@@ -32,6 +33,12 @@ SMOKE=0
 scripts/setup.sh >/dev/null
 scripts/build-plugins.sh --quiet
 cargo build --quiet -p xr-cli -p xr-bot  # xr, xr-compile-action, xr-bot
+CLIENT=${CLIENT:-debug}
+case $CLIENT in
+debug) ;;
+release) cargo build --quiet --release -p xr-cli ;;
+*) echo "bench-remote-exec: CLIENT is debug or release, not $CLIENT" >&2; exit 2 ;;
+esac
 cargo build --quiet --manifest-path tests/fixtures/Cargo.toml --target-dir "$target/fixtures" -p xr-fixture-crash
 XR="$target/debug/xr"
 B="$target/bench-remote-exec"
@@ -137,7 +144,7 @@ for row in "the whole xr per action (before)|$xr_phases" "xr-compile-action per 
     echo "| ${row%%|*} | ${waited:-–} ms | ${worker:-–} ms | ${inputs:-–} ms | ${command:-–} ms | ${outputs:-–} ms |"
 done
 
-echo "## (b) scale out: $ARTIFACTS compiles of 100 ms each, in persistent workers"
+echo "## (b) scale out: $ARTIFACTS compiles of 100 ms each, in persistent workers ($CLIENT xr and xr-compile-action)"
 echo
 S="$B/slow"
 mkdir -p "$S/plugins"
@@ -157,6 +164,8 @@ targets = ["fixture-crash"]
 stages = [{ stage = "vertex", file = "a.crash" }]
 TOML
 export XR_PLUGIN_PATH="$S/plugins"
+# The scale-out client: the debug xr, or the release one (its xr-compile-action beside it is what the farm runs).
+export XR_USED="$target/$CLIENT/xr"
 echo "| build | wall s | artifacts | executed on the farm | actions per second | speed-up over local | client CPU ms per action | server CPU ms per action |"
 echo "|---|---|---|---|---|---|---|---|"
 rm -rf "$S/store"
