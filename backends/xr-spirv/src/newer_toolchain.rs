@@ -150,25 +150,7 @@ impl NewerToolchain {
             unsafe { (self.validate)(words.as_ptr(), size) }
         });
         let printed = printed.unwrap_or_default();
-        // The validator's messages: a line starting with its severity, and
-        // the indented lines after it (the instruction it is about).
-        let mut ours: Vec<String> = Vec::new();
-        let mut others: Vec<&str> = Vec::new();
-        let mut in_message = false;
-        for line in printed.lines().filter(|l| !l.trim().is_empty()) {
-            if ["error: ", "warning: ", "info: "].iter().any(|p| line.starts_with(p)) {
-                ours.push(line.trim().to_owned());
-                in_message = true;
-            } else if in_message && line.starts_with(char::is_whitespace) {
-                if let Some(last) = ours.last_mut() {
-                    last.push(' ');
-                    last.push_str(line.trim());
-                }
-            } else {
-                others.push(line);
-                in_message = false;
-            }
-        }
+        let (ours, others) = split_validator_output(&printed);
         if !others.is_empty() {
             // Another thread's lines, printed in that instant.
             let _ = writeln!(std::io::stderr(), "{}", others.join("\n"));
@@ -182,6 +164,31 @@ impl NewerToolchain {
     }
 }
 
+/// What the validator printed, split into its messages (a line starting
+/// with a severity, the indented lines after it joined to it: the
+/// instruction it is about) and the other lines, which another thread
+/// printed while the output was captured.
+fn split_validator_output(printed: &str) -> (Vec<String>, Vec<&str>) {
+    let mut ours: Vec<String> = Vec::new();
+    let mut others: Vec<&str> = Vec::new();
+    let mut in_message = false;
+    for line in printed.lines().filter(|l| !l.trim().is_empty()) {
+        if ["error: ", "warning: ", "info: "].iter().any(|p| line.starts_with(p)) {
+            ours.push(line.trim().to_owned());
+            in_message = true;
+        } else if in_message && line.starts_with(char::is_whitespace) {
+            if let Some(last) = ours.last_mut() {
+                last.push(' ');
+                last.push_str(line.trim());
+            }
+        } else {
+            others.push(line);
+            in_message = false;
+        }
+    }
+    (ours, others)
+}
+
 /// Runs `f` with the process's standard output and error pointed at a
 /// file of their own, and returns what was written there: the one way to
 /// the validator's messages. A line another thread prints in that instant
@@ -190,7 +197,7 @@ fn capture_stdio<T>(f: impl FnOnce() -> T) -> (T, Option<String>) {
     static STDIO: Mutex<()> = Mutex::new(());
     let _guard = STDIO.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let _ = std::io::stdout().flush();
-    let Ok(mut capture) = tempfile() else { return (f(), None) };
+    let Ok(mut capture) = memory_file() else { return (f(), None) };
     // SAFETY: plain descriptor calls; each duplicate is closed once below.
     let saved = unsafe { [libc::dup(1), libc::dup(2)] };
     if saved.contains(&-1) {
@@ -223,13 +230,18 @@ fn capture_stdio<T>(f: impl FnOnce() -> T) -> (T, Option<String>) {
     (result, Some(text))
 }
 
-/// An unnamed file, removed when closed.
-fn tempfile() -> std::io::Result<std::fs::File> {
-    let path =
-        std::env::temp_dir().join(format!("xr-validator-{}-{:?}", std::process::id(), std::thread::current().id()));
-    let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path)?;
-    let _ = std::fs::remove_file(&path);
-    Ok(file)
+/// An anonymous file in memory, gone when closed: nothing in the temp
+/// directory to clean up or to collide with another process's.
+fn memory_file() -> std::io::Result<std::fs::File> {
+    // SAFETY: memfd_create reads the NUL-terminated name and returns a new
+    // descriptor, or -1.
+    let fd = unsafe { libc::memfd_create(c"xr-validator-output".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    use std::os::fd::FromRawFd;
+    // SAFETY: `fd` is a fresh descriptor that nothing else owns.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
 }
 
 fn spirv_numbers(version: SpirvVersion) -> (c_int, c_int) {
@@ -322,5 +334,42 @@ mod tests {
     fn a_library_without_the_calls_is_refused_by_name() {
         let error = open(&[PathBuf::from("/lib/x86_64-linux-gnu/libc.so.6")]).err().unwrap_or_default();
         assert!(error.contains("has no glslang_compile_1_2"), "{error}");
+    }
+
+    #[test]
+    fn the_validators_messages_are_kept_and_another_threads_lines_given_back() {
+        let printed = "error: line 12: ID '7' has not been defined\n  %9 = OpLoad %int %7\n\n\
+                       a line another thread printed\nwarning: an unused variable\n";
+        let (ours, others) = split_validator_output(printed);
+        assert_eq!(
+            ours,
+            ["error: line 12: ID '7' has not been defined %9 = OpLoad %int %7", "warning: an unused variable"]
+        );
+        assert_eq!(others, ["a line another thread printed"]);
+    }
+
+    #[test]
+    fn what_a_call_prints_on_both_streams_is_captured_and_the_streams_put_back() {
+        let identity = |fd| {
+            // SAFETY: `stat` is plain integers, for which all zeros is a value.
+            let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: fstat writes the struct it is given.
+            assert_eq!(unsafe { libc::fstat(fd, &mut stat) }, 0);
+            (stat.st_dev, stat.st_ino)
+        };
+        let before = [identity(1), identity(2)];
+        let (value, printed) = capture_stdio(|| {
+            // SAFETY: C's printf family on a NUL-terminated format; fd 2 written directly.
+            unsafe {
+                libc::printf(c"from C's stdout\n".as_ptr());
+                libc::write(2, c"from fd 2\n".as_ptr().cast(), 10);
+            }
+            7
+        });
+        assert_eq!(value, 7);
+        let printed = printed.expect("captured");
+        assert!(printed.contains("from C's stdout") && printed.contains("from fd 2"), "{printed:?}");
+        // Later output goes to the real streams again, not to the capture.
+        assert_eq!([identity(1), identity(2)], before);
     }
 }
