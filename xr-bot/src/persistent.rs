@@ -2,11 +2,13 @@
 //! `persistentWorkerKey` and the JSON protocol,
 //! [`xr_remote_exec::persistent_worker`]) runs as a request to a process
 //! this bot keeps, instead of a process of its own. Actions with the same
-//! key and start-up arguments share a worker; the first one's input root
-//! is staged as the worker's directory (its tools are every such action's
-//! tools, which is what the client's key says) and the worker started
-//! there; each action's own inputs are staged in `sandbox/<n>` under it,
-//! named in the request.
+//! key and start-up arguments share a worker. The worker's directory holds
+//! its tools: the first action's files under its program's top directory
+//! (`tool/` for `tool/bin/x`; the whole root for a program at the top),
+//! which is what the client's key covers, and never one action's sources
+//! for the next to read. Each action's whole input root is staged in
+//! `sandbox/<n>` under it, named in the request; what the worker prints on
+//! stderr during the request comes back as the action's stderr.
 //!
 //! An action with a working directory, or another protocol, runs once.
 //! A worker that dies, answers what is not a response or runs past an
@@ -24,13 +26,15 @@ use xr_remote_exec::{
     persistent_worker::{
         JSON_PROTOCOL, KEY_PROPERTY, PERSISTENT_FLAG, PROTOCOL_PROPERTY, WorkRequest, WorkResponse, split_arguments,
     },
-    proto,
+    proto, tree,
 };
 
 /// Workers kept at once; the least recently used goes first.
 const MAX_WORKERS: usize = 4;
 /// The end of a dead worker's standard error returned with its action.
-const LAST_WORDS: usize = 4 << 10;
+const LAST_WORDS: u64 = 4 << 10;
+/// The most of a request's standard error returned with its action.
+const REQUEST_OUTPUT: u64 = 64 << 10;
 
 /// What a persistent worker did with one request.
 pub struct Answer {
@@ -80,6 +84,19 @@ pub fn requested(action: &proto::Action, command: &proto::Command) -> Option<Str
     Some(digest::of(shape.join("\0").as_bytes()).hash)
 }
 
+/// The files of `files` a worker of `command` is started with: those under
+/// its program's top directory, all of them for a program at the top.
+pub fn tool_files(command: &proto::Command, files: &[tree::TreeFile]) -> Vec<tree::TreeFile> {
+    let program = command.arguments.first().map(String::as_str).unwrap_or_default();
+    match program.split_once('/') {
+        Some((top, _)) => {
+            let prefix = format!("{top}/");
+            files.iter().filter(|f| f.path.starts_with(&prefix)).cloned().collect()
+        }
+        None => files.to_vec(),
+    }
+}
+
 impl Workers {
     /// Workers under `dir`, which is emptied: a killed bot's workers are gone.
     pub fn new(dir: PathBuf) -> std::io::Result<Self> {
@@ -92,11 +109,28 @@ impl Workers {
         Ok(Self { dir, kept: Mutex::new(Vec::new()) })
     }
 
-    /// An idle worker of `key`, taken out of the pool.
+    /// An idle worker of `key`, taken out of the pool; `None` when there is
+    /// none, or when it ended while idle (it is forgotten, and the action
+    /// starts a fresh one instead of failing on a dead one).
     pub fn take(&self, key: &str) -> Option<Worker> {
-        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        let at = kept.iter().position(|(k, _)| k == key)?;
-        Some(kept.remove(at).1)
+        let mut worker = {
+            let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+            let at = kept.iter().position(|(k, _)| k == key)?;
+            kept.remove(at).1
+        };
+        match worker.child.try_wait() {
+            Ok(None) => Some(worker),
+            ended => {
+                tracing::warn!("a persistent worker ended while idle ({ended:?}); starting another");
+                None
+            }
+        }
+    }
+
+    /// Removes what a worker that could not start left in `root`.
+    pub fn discard(&self, root: &Path) {
+        let _ = std::fs::remove_dir_all(root);
+        let _ = std::fs::remove_file(root.with_extension("stderr"));
     }
 
     /// Gives `worker` back, idle; the least recently used goes past [`MAX_WORKERS`].
@@ -157,26 +191,30 @@ impl Worker {
     ) -> (Answer, Option<Worker>) {
         let (_, arguments) = split_arguments(&command.arguments);
         let request = WorkRequest { arguments, request_id: 0, sandbox_dir: sandbox.to_owned() };
+        let printed_before = std::fs::metadata(&self.stderr).map(|m| m.len()).unwrap_or(0);
         let asked = tokio::time::timeout(timeout, self.exchange(&request)).await;
         match asked {
-            Ok(Ok(response)) => (
-                Answer { exit_code: response.exit_code, output: response.output.into_bytes(), timed_out: false },
-                Some(self),
-            ),
+            Ok(Ok(response)) => {
+                let mut output = response.output.into_bytes();
+                output.extend(read_from(&self.stderr, printed_before, REQUEST_OUTPUT));
+                (Answer { exit_code: response.exit_code, output, timed_out: false }, Some(self))
+            }
             Ok(Err(why)) => (self.last_words(why).await, None),
-            // Dropping the worker kills it.
-            Err(_) => (
-                Answer {
-                    exit_code: 124,
-                    output: format!(
-                        "the command ran past its time limit of {} s in a persistent worker, which was killed\n",
-                        timeout.as_secs()
-                    )
-                    .into_bytes(),
-                    timed_out: true,
-                },
-                None,
-            ),
+            Err(_) => {
+                let _ = self.child.kill().await;
+                (
+                    Answer {
+                        exit_code: 124,
+                        output: format!(
+                            "the command ran past its time limit of {} s in a persistent worker, which was killed\n",
+                            timeout.as_secs()
+                        )
+                        .into_bytes(),
+                        timed_out: true,
+                    },
+                    None,
+                )
+            }
         }
     }
 
@@ -189,8 +227,12 @@ impl Worker {
         if self.stdout.read_line(&mut answer).await? == 0 {
             anyhow::bail!("it ended before answering");
         }
-        serde_json::from_str(&answer)
-            .map_err(|e| anyhow::anyhow!("it answered what is not a work response ({e}): {}", answer.trim_end()))
+        let response: WorkResponse = serde_json::from_str(&answer)
+            .map_err(|e| anyhow::anyhow!("it answered what is not a work response ({e}): {}", answer.trim_end()))?;
+        if response.request_id != request.request_id {
+            anyhow::bail!("it answered request {} when asked request {}", response.request_id, request.request_id);
+        }
+        Ok(response)
     }
 
     /// The answer for a worker that failed its request: how it ended, and
@@ -204,12 +246,23 @@ impl Worker {
             Some((None, Some(signal))) => (128 + signal, format!("signal {signal}")),
             _ => (1, "an unknown end".to_owned()),
         };
-        let stderr = std::fs::read(&self.stderr).unwrap_or_default();
-        let tail = &stderr[stderr.len().saturating_sub(LAST_WORDS)..];
+        let printed = std::fs::metadata(&self.stderr).map(|m| m.len()).unwrap_or(0);
         let mut output = format!("the persistent worker failed the request: {why} ({how})\n").into_bytes();
-        output.extend_from_slice(tail);
+        output.extend(read_from(&self.stderr, printed.saturating_sub(LAST_WORDS), LAST_WORDS));
         Answer { exit_code, output, timed_out: false }
     }
+}
+
+/// At most `limit` bytes of `file` from `offset` on (what a worker printed since then).
+fn read_from(file: &Path, offset: u64, limit: u64) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut bytes = Vec::new();
+    if let Ok(mut file) = std::fs::File::open(file)
+        && file.seek(SeekFrom::Start(offset)).is_ok()
+    {
+        let _ = file.take(limit).read_to_end(&mut bytes);
+    }
+    bytes
 }
 
 impl Drop for Worker {
@@ -258,5 +311,63 @@ mod tests {
         assert_eq!(requested(&action(&[(PROTOCOL_PROPERTY, JSON_PROTOCOL)]), &run), None);
         let below = proto::Command { working_directory: "sub".into(), ..run.clone() };
         assert_eq!(requested(&asks, &below), None);
+    }
+
+    fn shell(script: &str) -> proto::Command {
+        command(&["/bin/sh", "-c", script, "@request"])
+    }
+
+    #[tokio::test]
+    async fn a_worker_answers_requests_and_one_that_died_idle_or_answered_garbage_is_not_used_again() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let workers = Workers::new(dir.path().join("workers")).expect("a pool");
+        let timeout = std::time::Duration::from_secs(20);
+        // A worker that answers each request, printing a line on stderr for it.
+        let answering = shell(r#"while read -r line; do echo said >&2; echo '{"exitCode":5,"output":"out "}'; done"#);
+        let root = workers.new_root("a");
+        std::fs::create_dir_all(&root).expect("its directory");
+        let worker = workers.start(&answering, &root).expect("starts");
+        let (answer, kept) = worker.ask(&answering, "sandbox/1", timeout).await;
+        assert_eq!((answer.exit_code, answer.timed_out), (5, false));
+        assert_eq!(
+            String::from_utf8_lossy(&answer.output),
+            "out said\n",
+            "its output, then its stderr for the request"
+        );
+        workers.give_back("a".into(), kept.expect("kept for the next request"));
+        let worker = workers.take("a").expect("alive and idle");
+        let (answer, _) = worker.ask(&answering, "sandbox/2", timeout).await;
+        assert_eq!(String::from_utf8_lossy(&answer.output), "out said\n", "only this request's stderr");
+
+        // A worker that ends while idle is not handed out.
+        let ending = shell("exit 3");
+        let root = workers.new_root("b");
+        std::fs::create_dir_all(&root).expect("its directory");
+        let worker = workers.start(&ending, &root).expect("starts");
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        workers.give_back("b".into(), worker);
+        assert!(workers.take("b").is_none(), "a dead worker is forgotten");
+        assert!(!root.exists(), "and its directory removed");
+
+        // A line that is not a response fails the request, and the worker goes.
+        let garbage = shell(r#"read -r line; echo '{"exit_code_typo":0}'; sleep 30"#);
+        let root = workers.new_root("c");
+        std::fs::create_dir_all(&root).expect("its directory");
+        let worker = workers.start(&garbage, &root).expect("starts");
+        let (answer, kept) = worker.ask(&garbage, "sandbox/1", timeout).await;
+        assert!(kept.is_none());
+        assert_ne!(answer.exit_code, 0);
+        let output = String::from_utf8_lossy(&answer.output);
+        assert!(output.contains("not a work response") && output.contains("exit_code_typo"), "{output}");
+    }
+
+    #[test]
+    fn a_worker_starts_with_the_files_under_its_programs_top_directory() {
+        let file =
+            |path: &str| tree::TreeFile { path: path.into(), digest: digest::of(path.as_bytes()), executable: false };
+        let files = [file("tool/bin/x"), file("tool/plugins/p.so"), file("src/a.frag"), file("job"), file("toolbox/y")];
+        let names = |c: &proto::Command| -> Vec<String> { tool_files(c, &files).into_iter().map(|f| f.path).collect() };
+        assert_eq!(names(&command(&["tool/bin/x", "@request"])), ["tool/bin/x", "tool/plugins/p.so"]);
+        assert_eq!(names(&command(&["x", "@request"])).len(), files.len(), "a program at the top: every file");
     }
 }

@@ -40,6 +40,8 @@ impl Runner {
     /// A runner on `connection`'s CAS, caching under `work`.
     pub fn new(connection: &Connection, work: PathBuf) -> anyhow::Result<Self> {
         std::fs::create_dir_all(work.join("cas"))?;
+        // Absolute: a program's path is joined to it and run from below it.
+        let work = work.canonicalize()?;
         let runs = work.join("runs");
         // Left by a bot that was killed: nothing in it is anyone's any more.
         let _ = remove_run(&runs);
@@ -81,17 +83,43 @@ impl Runner {
                 let worker = match self.workers.take(key) {
                     Some(worker) => worker,
                     None => {
-                        // The first action's tree is the worker's: its tools are every such action's.
+                        // The worker's directory holds its tools (what its key
+                        // covers), never one action's sources for the next to read.
                         let root = self.workers.new_root(&name);
-                        stage(&root)?;
-                        self.workers.start(&command, &root)?
+                        let tools = persistent::tool_files(&command, &files);
+                        let started = std::fs::create_dir_all(&root)
+                            .map_err(anyhow::Error::from)
+                            .and_then(|()| {
+                                Ok(tree::stage(&tools, &root, |file, path| {
+                                    link_or_copy(&cache.join(cache_name(file)), path)
+                                })?)
+                            })
+                            .and_then(|()| self.workers.start(&command, &root));
+                        match started {
+                            Ok(worker) => worker,
+                            Err(e) => {
+                                self.workers.discard(&root);
+                                return Err(e);
+                            }
+                        }
                     }
                 };
                 (worker.root().join("sandbox").join(&name), Some(worker))
             }
             None => (self.work.join("runs").join(&name), None),
         };
-        stage(&dir)?;
+        // A worker's request runs in its sandbox: its outputs' directories are made here.
+        let staged = stage(&dir).and_then(|()| match worker {
+            Some(_) => Ok(make_output_dirs(&command, &dir)?),
+            None => Ok(()),
+        });
+        if let Err(e) = staged {
+            if let (Some(worker), Some(key)) = (worker, worker_key) {
+                self.workers.give_back(key, worker);
+            }
+            let _ = remove_run(&dir);
+            return Err(e);
+        }
         let input_fetch_completed = xr_remote_exec::timestamp_now();
         let timeout = action
             .timeout
@@ -101,7 +129,6 @@ impl Runner {
             .unwrap_or(DEFAULT_TIMEOUT);
         let outcome = match (worker, worker_key) {
             (Some(worker), Some(key)) => {
-                make_output_dirs(&command, &dir)?;
                 let (answer, kept) = worker.ask(&command, &format!("sandbox/{name}"), timeout).await;
                 if let Some(worker) = kept {
                     self.workers.give_back(key, worker);

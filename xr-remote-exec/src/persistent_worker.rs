@@ -31,33 +31,40 @@ pub const JSON_PROTOCOL: &str = "json";
 pub const PERSISTENT_FLAG: &str = "--persistent_worker";
 
 /// One action's request to a persistent worker (Bazel's `WorkRequest`, in
-/// the proto3 JSON mapping: fields at their default are left out).
+/// the proto3 JSON mapping: fields at their default are left out, and a
+/// reader takes the fields' proto names too). Fields this crate does not
+/// use (`inputs`, `verbosity`, `cancel`) are read and ignored.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct WorkRequest {
     /// The request's arguments: the action's flag-file arguments.
     pub arguments: Vec<String>,
     /// Which request a response answers (0 for a worker that takes one at a time).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero", alias = "request_id")]
     pub request_id: i32,
     /// Where the request's inputs are, relative to the worker's directory.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty", alias = "sandbox_dir")]
     pub sandbox_dir: String,
 }
 
-/// A worker's answer to one [`WorkRequest`] (Bazel's `WorkResponse`).
+/// A worker's answer to one [`WorkRequest`] (Bazel's `WorkResponse`). A
+/// field it does not have is refused, so that a line that is not a
+/// response (or a misspelt exit code) is never taken for a success.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct WorkResponse {
     /// The action's exit code.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero", alias = "exit_code")]
     pub exit_code: i32,
     /// What the action printed (the farm returns it as the action's stderr).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub output: String,
     /// The request it answers.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero", alias = "request_id")]
     pub request_id: i32,
+    /// Whether the request was cancelled (never asked here).
+    #[serde(skip_serializing_if = "std::ops::Not::not", alias = "was_cancelled")]
+    pub was_cancelled: bool,
 }
 
 fn is_zero(n: &i32) -> bool {
@@ -108,9 +115,15 @@ mod tests {
         let parsed: WorkRequest =
             serde_json::from_str(r#"{"arguments":["@a"],"requestId":7,"inputs":[],"verbosity":0}"#).expect("parses");
         assert_eq!(parsed, WorkRequest { arguments: vec!["@a".into()], request_id: 7, sandbox_dir: String::new() });
-        let response = WorkResponse { exit_code: 1, output: "bad".into(), request_id: 0 };
+        let response = WorkResponse { exit_code: 1, output: "bad".into(), ..WorkResponse::default() };
         assert_eq!(serde_json::to_string(&response).expect("serializes"), r#"{"exitCode":1,"output":"bad"}"#);
         assert_eq!(serde_json::from_str::<WorkResponse>("{}").expect("parses"), WorkResponse::default());
+        // The proto field names are proto3 JSON too.
+        let snake: WorkResponse = serde_json::from_str(r#"{"exit_code":2,"request_id":3}"#).expect("parses");
+        assert_eq!((snake.exit_code, snake.request_id), (2, 3));
+        // What is not a response is refused, not read as exit code 0.
+        assert!(serde_json::from_str::<WorkResponse>(r#"{"exitcode":1}"#).is_err());
+        assert!(serde_json::from_str::<WorkResponse>(r#"{"type":"summary"}"#).is_err());
     }
 
     #[test]

@@ -197,6 +197,8 @@ fn capture_stdio<T>(f: impl FnOnce() -> T) -> (T, Option<String>) {
     static STDIO: Mutex<()> = Mutex::new(());
     let _guard = STDIO.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let _ = std::io::stdout().flush();
+    // SAFETY: flushes C's buffers, so that nothing printed before lands in the capture.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
     let Ok(mut capture) = memory_file() else { return (f(), None) };
     // SAFETY: plain descriptor calls; each duplicate is closed once below.
     let saved = unsafe { [libc::dup(1), libc::dup(2)] };
@@ -348,8 +350,29 @@ mod tests {
         assert_eq!(others, ["a line another thread printed"]);
     }
 
+    /// Set in the child process the capture test runs in.
+    const CAPTURE_CHILD: &str = "XR_SPIRV_CAPTURE_TEST_CHILD";
+
+    /// The capture points the whole process's descriptors 1 and 2 at a
+    /// file: run alone, in a child process of this test binary, so that no
+    /// other test's output (or the harness's own) lands in it.
     #[test]
     fn what_a_call_prints_on_both_streams_is_captured_and_the_streams_put_back() {
+        let name = "newer_toolchain::tests::what_a_call_prints_on_both_streams_is_captured_and_the_streams_put_back";
+        if std::env::var_os(CAPTURE_CHILD).is_none() {
+            let child = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+                .args(["--exact", name, "--test-threads=1", "--nocapture"])
+                .env(CAPTURE_CHILD, "1")
+                .output()
+                .expect("the test binary runs");
+            let stdout = String::from_utf8_lossy(&child.stdout);
+            assert!(
+                child.status.success() && stdout.contains("1 passed"),
+                "{stdout}\n{}",
+                String::from_utf8_lossy(&child.stderr)
+            );
+            return;
+        }
         let identity = |fd| {
             // SAFETY: `stat` is plain integers, for which all zeros is a value.
             let mut stat: libc::stat = unsafe { std::mem::zeroed() };

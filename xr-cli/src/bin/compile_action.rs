@@ -118,11 +118,12 @@ fn serve_requests(
         let base = here.join(&request.sandbox_dir);
         let answer = answer(registry, &base, &request.arguments);
         let response = match answer {
-            Ok(()) => WorkResponse { exit_code: 0, output: String::new(), request_id: request.request_id },
+            Ok(()) => WorkResponse { request_id: request.request_id, ..WorkResponse::default() },
             Err(reason) => WorkResponse {
                 exit_code: 1,
                 output: format!("xr-compile-action: {reason}\n"),
                 request_id: request.request_id,
+                ..WorkResponse::default()
             },
         };
         serde_json::to_writer(&mut *output, &response).map_err(io::Error::other)?;
@@ -140,4 +141,41 @@ fn answer(registry: &xr_host::Registry, base: &Path, arguments: &[String]) -> Re
     let arguments = expand_flag_files(arguments, base).map_err(|e| e.to_string())?;
     let (job, reply) = Request::try_parse_from(arguments).map_err(|e| e.to_string())?.request.files()?;
     serve::serve_job_file(registry, base, &job, &reply).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn responses(output: &[u8]) -> Vec<WorkResponse> {
+        let text = std::str::from_utf8(output).expect("utf-8");
+        text.lines().map(|l| serde_json::from_str(l).expect("a response per line")).collect()
+    }
+
+    #[test]
+    fn a_failed_request_is_answered_with_its_reason_and_the_worker_goes_on() {
+        let here = std::env::temp_dir().join(format!("xr-compile-action-test-{}", std::process::id()));
+        std::fs::create_dir_all(here.join("sandbox/1")).expect("a sandbox");
+        std::fs::write(here.join("sandbox/1/request"), "--job\njob\n--reply\nreply\n").expect("a flag file");
+        let registry = xr_host::Registry::load_dirs(Vec::new());
+        let input = concat!(
+            r#"{"arguments":["@request"],"sandboxDir":"sandbox/1","requestId":4}"#,
+            "\n\n",
+            r#"{"arguments":["--job","job"],"sandboxDir":"sandbox/1"}"#,
+            "\n",
+        );
+        let mut output = Vec::new();
+        serve_requests(&registry, &here, &mut input.as_bytes(), &mut output).expect("serves until the input ends");
+        let answered = responses(&output);
+        assert_eq!(answered.len(), 2, "{answered:?}");
+        assert_eq!((answered[0].exit_code, answered[0].request_id), (1, 4));
+        assert!(answered[0].output.contains("sandbox/1/job"), "the missing job named: {}", answered[0].output);
+        assert_eq!(answered[1].exit_code, 1);
+        assert!(answered[1].output.contains("flag files only"), "{}", answered[1].output);
+        // A line that is not a request ends the worker, with the reason.
+        let mut output = Vec::new();
+        let error = serve_requests(&registry, &here, &mut "not json\n".as_bytes(), &mut output).expect_err("refused");
+        assert!(output.is_empty() && error.to_string().contains("expected"), "{error}");
+        let _ = std::fs::remove_dir_all(&here);
+    }
 }
