@@ -136,7 +136,7 @@ done
 echo
 echo "Where an executed action's time went (the workers' ExecutedActionMetadata; the first build of each form):"
 echo
-echo "| action | waited here per action (queue included: 64 in flight) | on the worker | its inputs fetched and staged | the command (start, plugin, compile) | outputs sent |"
+echo "| action | waited here per action (queue included: 64 in flight) | on the worker (the server's lease times on BuildGrid) | its inputs fetched and staged | the command (start, plugin, compile) | outputs sent |"
 echo "|---|---|---|---|---|---|"
 for row in "the whole xr per action (before)|$xr_phases" "xr-compile-action per action|$once_phases" \
     "xr-compile-action, persistent workers|$persistent_phases"; do
