@@ -370,4 +370,55 @@ mod tests {
         assert_eq!(names(&command(&["tool/bin/x", "@request"])), ["tool/bin/x", "tool/plugins/p.so"]);
         assert_eq!(names(&command(&["x", "@request"])).len(), files.len(), "a program at the top: every file");
     }
+
+    #[tokio::test]
+    async fn a_worker_that_ends_before_answering_fails_its_request_with_how_it_ended_and_its_last_words() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let workers = Workers::new(dir.path().join("workers")).expect("a pool");
+        let timeout = std::time::Duration::from_secs(20);
+        for (name, script, code, how) in [
+            ("exits", "read -r line; echo 'no more' >&2; exit 3", 3, "exit status 3"),
+            // Even a clean exit without an answer fails the action.
+            ("quits", "read -r line; echo 'done early' >&2; exit 0", 1, "exit status 0"),
+            ("killed", "read -r line; echo 'about to die' >&2; kill -9 $$", 137, "signal 9"),
+        ] {
+            let command = shell(script);
+            let root = workers.new_root(name);
+            std::fs::create_dir_all(&root).expect("its directory");
+            let worker = workers.start(&command, &root).expect("starts");
+            let (answer, kept) = worker.ask(&command, "sandbox/1", timeout).await;
+            assert!(kept.is_none(), "{name}: a worker that ended is not kept");
+            let output = String::from_utf8_lossy(&answer.output);
+            assert_eq!(answer.exit_code, code, "{name}: {output}");
+            assert!(output.contains("ended before answering") && output.contains(how), "{name}: {output}");
+            let last = script.split('\'').nth(1).expect("the line it prints");
+            assert!(output.ends_with(&format!("{last}\n")), "{name}: its stderr's end: {output}");
+            assert!(!root.exists(), "{name}: its directory removed");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_least_recently_used_worker_goes_past_the_most_kept_and_a_failed_start_leaves_nothing() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let workers = Workers::new(dir.path().join("workers")).expect("a pool");
+        let waiting = shell("sleep 60");
+        let mut roots = Vec::new();
+        for n in 0..=MAX_WORKERS {
+            let root = workers.new_root(&n.to_string());
+            std::fs::create_dir_all(&root).expect("its directory");
+            workers.give_back(n.to_string(), workers.start(&waiting, &root).expect("starts"));
+            roots.push(root);
+        }
+        assert!(workers.take("0").is_none() && !roots[0].exists(), "the oldest went, and its directory");
+        for n in 1..=MAX_WORKERS {
+            assert!(workers.take(&n.to_string()).is_some(), "worker {n} kept");
+        }
+
+        let root = workers.new_root("absent");
+        std::fs::create_dir_all(&root).expect("its directory");
+        let error = workers.start(&command(&["tool/bin/absent", "@request"]), &root).err().expect("no such program");
+        assert!(error.to_string().contains("tool/bin/absent"), "{error}");
+        workers.discard(&root);
+        assert!(!root.exists() && !root.with_extension("stderr").exists(), "nothing left of it");
+    }
 }
