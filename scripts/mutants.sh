@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Mutation testing of the files whose bugs lose work or load wrong objects:
 # the store, the journal, the catalogs, the manifest, the program cache, the
-# Vulkan pipeline cache and the stage-interface linking. Each group runs
+# Vulkan pipeline cache, the stage-interface linking and the farm's
+# persistent workers. Each group runs
 # cargo-mutants with the tests that guard that file (the fast package tests
 # where they reach it, the real-driver integration test for the program
 # cache), one mutant at a time, in place: run it in a clean clone, not in a
@@ -55,5 +56,8 @@ run pipeline-cache -f backends/xr-compiler-vk-spirv/src/pipeline_cache.rs --test
     --cargo-test-arg=--lib --cargo-test-arg=--test=render
 run interface-linking -f backends/xr-spirv/src/reflect.rs -F 'link_interface_locations|assign_uniform_locations' \
     --test-package xr-spirv
+# A persistent worker that answers wrong hands a farm's client another action's reply.
+run persistent-workers -f xr-remote-exec/src/persistent_worker.rs -f xr-bot/src/persistent.rs \
+    --test-package xr-remote-exec,xr-bot
 run program-cache -f xr-plugin-kit/src/program_cache.rs --test-package xr-plugin-kit,xr-tests \
     --cargo-test-arg=--test=fuzz --cargo-test-arg=--test=render --cargo-test-arg=--test=build
