@@ -39,7 +39,7 @@ fn parse_plugin_list(text: &str) -> Vec<&str> {
 const SAMPLES: [&str; 5] = ["triangle", "pipelines", "materials", "viewer", "textured"];
 
 /// Broken plugins (the workspace in `tests/fixtures`).
-const FIXTURES: [&str; 8] = [
+const FIXTURES: [&str; 9] = [
     "xr-fixture-panic",
     "xr-fixture-incompatible",
     "xr-fixture-not-a-plugin",
@@ -48,6 +48,7 @@ const FIXTURES: [&str; 8] = [
     "xr-fixture-crash",
     "xr-fixture-old-slang",
     "xr-fixture-old-interface",
+    "xr-fixture-other-kind",
 ];
 
 /// The workspace's root directory.
@@ -486,14 +487,14 @@ void main() {
 impl GlBench {
     /// Opens the OpenGL device and attaches the build system named `compiler`.
     pub fn open(registry: &Registry, compiler: &str) -> Self {
-        Self::open_with(registry, DeviceKind::OpenGl, compiler, &DeviceOptions::default())
+        Self::open_with(registry, DeviceKind::OPENGL, compiler, &DeviceOptions::default())
     }
 
     /// Opens the Vulkan device with validation on and attaches `compiler`.
     pub fn vulkan(registry: &Registry, compiler: &str) -> Self {
         Self::open_with(
             registry,
-            DeviceKind::Vulkan,
+            DeviceKind::VULKAN,
             compiler,
             &DeviceOptions { validation: true, ..DeviceOptions::default() },
         )

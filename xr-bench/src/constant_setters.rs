@@ -255,7 +255,7 @@ struct GlBench {
 
 impl GlBench {
     fn open(registry: &Registry, system: &str) -> anyhow::Result<Self> {
-        let setup = Setup::open(registry, DeviceKind::OpenGl, system, GL_FRAGMENT)?;
+        let setup = Setup::open(registry, DeviceKind::OPENGL, system, GL_FRAGMENT)?;
         let Some(loader) = setup.handles.gl.into_option() else { bail!("the OpenGL device has no GL loader") };
         let constants = &setup.built.constants;
         let handles = [constants.handle("u_color")?, constants.handle("u_array")?, constants.handle("u_matrix")?];
@@ -584,7 +584,7 @@ fn raw_gl_program(gl: &glow::Context) -> anyhow::Result<(glow::Program, [glow::U
 
 fn vulkan(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
     let Setup { _device, capabilities, handles, _compiler, mut built } =
-        Setup::open(registry, DeviceKind::Vulkan, "xr-compiler-vk-spirv", VK_FRAGMENT)?;
+        Setup::open(registry, DeviceKind::VULKAN, "xr-compiler-vk-spirv", VK_FRAGMENT)?;
     let Some(loader) = handles.vulkan.into_option() else { bail!("the Vulkan device has no loader") };
     let handle = built.constants.handle("u_color")?;
 

@@ -164,7 +164,7 @@ fn child(mode: Mode, programs: usize, store: &Path, mesa_cache: &Path) -> anyhow
 fn run_child(mode: Mode, programs: usize, store: &Path) -> anyhow::Result<Timings> {
     let registry = Registry::discover();
     let AttachedDevice { mut device, capabilities, mut compiler } =
-        registry.open_attached(DeviceKind::OpenGl, Availability::OFFLINE_COMPILE, "glsl", &DeviceOptions::default())?;
+        registry.open_attached(DeviceKind::OPENGL, Availability::OFFLINE_COMPILE, "glsl", &DeviceOptions::default())?;
     let cache = ProgramCache::new(Store::open(store)?, &capabilities);
     let target = device.create_render_target(64, 64).into_result()?;
     let layout =

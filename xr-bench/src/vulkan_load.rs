@@ -193,7 +193,7 @@ fn made(device: &xr_device::DeviceBox) -> anyhow::Result<(u64, u64)> {
 
 fn run_child(scenario: Scenario, store: &Path, frames: usize) -> anyhow::Result<Timings> {
     let registry = Registry::discover();
-    let mut device = registry.open_device(DeviceKind::Vulkan, &DeviceOptions::default())?;
+    let mut device = registry.open_device(DeviceKind::VULKAN, &DeviceOptions::default())?;
     let library = ShaderLibrary::open(store)?;
     let mut loader = DeviceLoader::attach(&registry, &device, &library)?;
     let path = if scenario == Scenario::LoadBinary { LoadPath::DeviceBinary } else { LoadPath::CompatibleObject };

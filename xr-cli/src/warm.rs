@@ -27,18 +27,18 @@ pub struct WarmArgs {
     /// A usage log (repeatable; default: usage.jsonl in the store).
     #[arg(long = "log", value_name = "LOG")]
     logs: Vec<PathBuf>,
-    /// The device to warm for: vulkan or opengl.
+    /// The kind of device to warm for, as `xr plugins` names it (vulkan, opengl).
     #[arg(long, value_name = "KIND", default_value = "vulkan")]
     device: String,
 }
 
 /// Runs `xr warm`; `Ok(false)` when a logged program could not be warmed.
 pub fn run(args: WarmArgs) -> anyhow::Result<bool> {
-    let kind = match args.device.as_str() {
-        "vulkan" => DeviceKind::Vulkan,
-        "opengl" | "gl" => DeviceKind::OpenGl,
-        other => return Err(usage(format!("unknown --device '{other}' (vulkan or opengl)"))),
-    };
+    let registry = Registry::discover();
+    let kind = registry.device_kind_named(&args.device).ok_or_else(|| {
+        let offered: Vec<&str> = registry.device_kinds().into_iter().map(DeviceKind::name).collect();
+        usage(format!("unknown --device '{}' (the plugins open: {})", args.device, offered.join(", ")))
+    })?;
     let store = match args.store {
         Some(store) => store,
         None => {
@@ -65,7 +65,6 @@ pub fn run(args: WarmArgs) -> anyhow::Result<bool> {
     }
     let started = Instant::now();
     let library = ShaderLibrary::open(&store).with_context(|| format!("opening the store {}", store.display()))?;
-    let registry = Registry::discover();
     let mut device = registry.open_device(kind, &DeviceOptions::default())?;
     let renderer = device.capabilities().into_result().map(|c| c.renderer.to_string()).unwrap_or_default();
     let mut loader = DeviceLoader::attach(&registry, &device, &library)?;

@@ -2,34 +2,65 @@
 
 use abi_stable::{
     StableAbi,
-    std_types::{RString, RVec},
+    std_types::{RStr, RString, RVec},
 };
 
-/// The kind of device a device system opens and a build system attaches to.
-#[repr(u8)]
-#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DeviceKind {
-    /// OpenGL 4.x.
-    OpenGl,
-    /// Vulkan 1.x.
-    Vulkan,
+/// The kind of device a device system opens and a build system attaches to:
+/// a name its device plugin chooses (`opengl`, `vulkan`, or a kind of its
+/// own), with the API's name for people. The host compares and shows kinds
+/// and never interprets one: a device plugin brings a new kind, and the
+/// build systems that name it attach to it, with no change to the host.
+/// Two kinds are the same kind when their names are equal.
+///
+/// The names are `'static`: a kind is a constant of the plugin that
+/// declares it, and a loaded plugin library is never unloaded.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug)]
+pub struct DeviceKind {
+    name: RStr<'static>,
+    api_name: RStr<'static>,
 }
 
 impl DeviceKind {
+    /// OpenGL 4.x devices (`xr-rhi-opengl`).
+    pub const OPENGL: DeviceKind = DeviceKind::new("opengl", "OpenGL");
+    /// Vulkan 1.x devices (`xr-rhi-vulkan`).
+    pub const VULKAN: DeviceKind = DeviceKind::new("vulkan", "Vulkan");
+
+    /// The kind named `name` (lowercase, as the command line and JSON show
+    /// it), whose API people call `api_name`.
+    pub const fn new(name: &'static str, api_name: &'static str) -> Self {
+        Self { name: RStr::from_str(name), api_name: RStr::from_str(api_name) }
+    }
+
     /// The name used on the command line and in JSON.
     pub fn name(self) -> &'static str {
-        match self {
-            DeviceKind::OpenGl => "opengl",
-            DeviceKind::Vulkan => "vulkan",
-        }
+        self.name.as_str()
     }
 
     /// The API's own name, for people: `OpenGL`, `Vulkan`.
     pub fn api_name(self) -> &'static str {
-        match self {
-            DeviceKind::OpenGl => "OpenGL",
-            DeviceKind::Vulkan => "Vulkan",
-        }
+        self.api_name.as_str()
+    }
+}
+
+impl PartialEq for DeviceKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for DeviceKind {}
+
+impl std::hash::Hash for DeviceKind {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+    }
+}
+
+impl std::fmt::Display for DeviceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

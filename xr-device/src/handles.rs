@@ -1,7 +1,10 @@
 //! Native handles a build system uses to attach to a live device.
 
 use crate::capabilities::DeviceKind;
-use abi_stable::{StableAbi, std_types::ROption};
+use abi_stable::{
+    StableAbi,
+    std_types::{ROption, RSlice, RStr},
+};
 use std::{
     ffi::{c_char, c_void},
     sync::atomic::{AtomicBool, AtomicU64},
@@ -277,6 +280,20 @@ pub struct VulkanLoader {
     pub created: *const CreatedObjectCounts,
 }
 
+/// A native handle of a device kind other than OpenGL and Vulkan, which
+/// have loaders of their own here: named by the device plugin that offers
+/// it (say `wgpu 30: wgpu::Device`), an address valid while the device
+/// lives. A build system that attaches to that kind knows the name and
+/// what the address points to; the host passes it on and never reads it.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NamedHandle {
+    /// What the handle is, as its device plugin names it.
+    pub name: RStr<'static>,
+    /// Its address.
+    pub address: usize,
+}
+
 /// Everything a build system may need from a device, by kind.
 #[repr(C)]
 #[derive(StableAbi, Clone, Copy, Debug)]
@@ -287,15 +304,29 @@ pub struct NativeHandles {
     pub gl: ROption<GlLoader>,
     /// Present for Vulkan devices.
     pub vulkan: ROption<VulkanLoader>,
+    /// The handles a device of another kind offers; owned by the device,
+    /// valid while it lives; empty for OpenGL and Vulkan.
+    pub named: RSlice<'static, NamedHandle>,
 }
 
 impl NativeHandles {
+    /// The handle named `name`, or an `Unavailable` error naming
+    /// `build_system` and the device's kind.
+    pub fn named_handle(&self, name: &str, build_system: &str) -> Result<usize, crate::XrError> {
+        self.named.iter().find(|h| h.name.as_str() == name).map(|h| h.address).ok_or_else(|| {
+            crate::XrError::unavailable(format!(
+                "{build_system} needs the handle '{name}', which this {} device does not offer",
+                self.kind.name()
+            ))
+        })
+    }
+
     /// The OpenGL loader, or an `Unavailable` error naming `build_system`,
     /// which attaches to OpenGL devices only.
     pub fn gl_loader(&self, build_system: &str) -> Result<GlLoader, crate::XrError> {
         self.gl
             .into_option()
-            .filter(|_| self.kind == DeviceKind::OpenGl)
+            .filter(|_| self.kind == DeviceKind::OPENGL)
             .ok_or_else(|| crate::XrError::unavailable(format!("{build_system} attaches to OpenGL devices only")))
     }
 
@@ -304,7 +335,7 @@ impl NativeHandles {
     pub fn vulkan_loader(&self, build_system: &str) -> Result<VulkanLoader, crate::XrError> {
         self.vulkan
             .into_option()
-            .filter(|_| self.kind == DeviceKind::Vulkan)
+            .filter(|_| self.kind == DeviceKind::VULKAN)
             .ok_or_else(|| crate::XrError::unavailable(format!("{build_system} attaches to Vulkan devices only")))
     }
 }

@@ -37,8 +37,8 @@ pub use commands::{
 };
 pub use error::{ErrorKind, XrError, XrResult};
 pub use handles::{
-    CreatedObjectCounts, GlBindingSpace, GlLoader, InputAttachmentSlot, NativeHandles, ShaderBindingRegion,
-    ShaderObjectSlot, VulkanLoader, VulkanProgram,
+    CreatedObjectCounts, GlBindingSpace, GlLoader, InputAttachmentSlot, NamedHandle, NativeHandles,
+    ShaderBindingRegion, ShaderObjectSlot, VulkanLoader, VulkanProgram,
 };
 pub use log_bridge::{LogSink, host_log_sink, install_plugin_logger};
 pub use panic_guard::{catch_panic, guard};

@@ -354,6 +354,23 @@ impl Registry {
         self.plugins.iter().flat_map(|p| p.device_systems.iter()).filter(move |(info, _)| info.kind == kind)
     }
 
+    /// The device kind named `name` that a loaded device system opens:
+    /// kinds come from the plugins, so a new one needs no change here.
+    pub fn device_kind_named(&self, name: &str) -> Option<DeviceKind> {
+        self.device_kinds().into_iter().find(|kind| kind.name() == name)
+    }
+
+    /// Every device kind the loaded device systems open, in load order, once each.
+    pub fn device_kinds(&self) -> Vec<DeviceKind> {
+        let mut kinds: Vec<DeviceKind> = Vec::new();
+        for (info, _) in self.plugins.iter().flat_map(|p| p.device_systems.iter()) {
+            if !kinds.contains(&info.kind) {
+                kinds.push(info.kind);
+            }
+        }
+        kinds
+    }
+
     /// A device system by its name.
     pub fn device_system_named(&self, name: &str) -> Option<&DeviceSystemBox> {
         named(self.plugins.iter().flat_map(|p| p.device_systems.iter()), |info| info.name.as_str(), name)

@@ -315,7 +315,7 @@ mod tests {
 
     impl DeviceSystemBackend for BrokenDevice {
         fn info(&self) -> Result<DeviceSystemInfo, XrError> {
-            Ok(DeviceSystemInfo { name: "broken".into(), kind: DeviceKind::OpenGl, description: "".into() })
+            Ok(DeviceSystemInfo { name: "broken".into(), kind: DeviceKind::OPENGL, description: "".into() })
         }
 
         fn open(&self, _options: &DeviceOptions) -> Result<DeviceBox, XrError> {

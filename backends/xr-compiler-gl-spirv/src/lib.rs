@@ -37,7 +37,7 @@ struct GlSpirvSystem;
 impl SourceBuildSystemBackend for GlSpirvSystem {
     fn info(&self) -> Result<BuildSystemInfo, XrError> {
         Ok(BuildSystemInfo {
-            attachable: vec![DeviceKind::OpenGl].into(),
+            attachable: vec![DeviceKind::OPENGL].into(),
             // Below the driver's own GLSL compiler for plain GLSL at run time.
             priority: -10,
             loads: TargetLoad::list(&[(TARGET, LoadPath::CompatibleObject)]),

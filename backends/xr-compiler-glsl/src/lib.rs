@@ -40,7 +40,7 @@ impl SourceBuildSystemBackend for GlslSystem {
             name: NAME.into(),
             description: "GLSL built by the OpenGL driver; program binaries and pipelines on GL 4.1+".into(),
             availability: Availability::RUNTIME_COMPILE | Availability::OFFLINE_COMPILE,
-            attachable: vec![DeviceKind::OpenGl].into(),
+            attachable: vec![DeviceKind::OPENGL].into(),
             languages: vec![xr_spirv::glsl_language()].into(),
             stages: ShaderStage::CLASSIC.to_vec().into(),
             priority: 0,

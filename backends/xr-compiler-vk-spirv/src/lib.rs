@@ -54,7 +54,7 @@ struct VkSpirvSystem;
 impl SourceBuildSystemBackend for VkSpirvSystem {
     fn info(&self) -> Result<BuildSystemInfo, XrError> {
         Ok(BuildSystemInfo {
-            attachable: vec![DeviceKind::Vulkan].into(),
+            attachable: vec![DeviceKind::VULKAN].into(),
             loads: TargetLoad::list(&LOADS),
             ..SPIRV.info("GLSL and HLSL to SPIR-V (shaderc), Vulkan shader modules and pipelines")
         })

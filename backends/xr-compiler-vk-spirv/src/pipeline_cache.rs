@@ -124,7 +124,7 @@ pub(crate) mod tests {
 
     pub(crate) fn device() -> DeviceCapabilities {
         DeviceCapabilities {
-            kind: DeviceKind::Vulkan,
+            kind: DeviceKind::VULKAN,
             api_major: 1,
             api_minor: 3,
             vendor: RString::from("Mesa"),

@@ -1,7 +1,7 @@
 //! An open OpenGL device: capabilities and the small command surface.
 
 use crate::context::{self, GlContext};
-use abi_stable::std_types::{ROption, RString, RVec};
+use abi_stable::std_types::{ROption, RSlice, RString, RVec};
 use glow::HasContext;
 use std::num::NonZeroU32;
 use std::rc::Rc;
@@ -396,7 +396,7 @@ impl DeviceBackend for GlDevice {
             let version = (api_major, api_minor);
             let has = |name: &str| extensions.iter().any(|e| e == name);
             Ok(DeviceCapabilities {
-                kind: DeviceKind::OpenGl,
+                kind: DeviceKind::OPENGL,
                 api_major,
                 api_minor,
                 vendor: gl.get_parameter_string(glow::VENDOR).into(),
@@ -418,9 +418,10 @@ impl DeviceBackend for GlDevice {
 
     fn native_handles(&self) -> Result<NativeHandles, XrError> {
         Ok(NativeHandles {
-            kind: DeviceKind::OpenGl,
+            kind: DeviceKind::OPENGL,
             gl: ROption::RSome(context::loader(self.key)),
             vulkan: ROption::RNone,
+            named: RSlice::empty(),
         })
     }
 

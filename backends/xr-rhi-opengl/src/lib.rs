@@ -20,7 +20,7 @@ impl DeviceSystemBackend for OpenGlSystem {
     fn info(&self) -> Result<DeviceSystemInfo, XrError> {
         Ok(DeviceSystemInfo::new(
             "xr-rhi-opengl",
-            DeviceKind::OpenGl,
+            DeviceKind::OPENGL,
             "OpenGL 4.x core through EGL (headless, or an X11 window) and glow",
         ))
     }

@@ -7,7 +7,7 @@ use crate::{
     instance::{Context, vk_error},
     swapchain::{Frame, Swapchain},
 };
-use abi_stable::std_types::{ROption, RString, RVec};
+use abi_stable::std_types::{ROption, RSlice, RString, RVec};
 use ash::vk::{self, Handle};
 use std::{
     collections::{BTreeMap, HashMap},
@@ -1421,7 +1421,7 @@ impl DeviceBackend for VkDevice {
             _ => "other",
         };
         Ok(DeviceCapabilities {
-            kind: DeviceKind::Vulkan,
+            kind: DeviceKind::VULKAN,
             api_major: vk::api_version_major(p.api_version),
             api_minor: vk::api_version_minor(p.api_version),
             vendor: format!("0x{:04x}", p.vendor_id).into(),
@@ -1459,7 +1459,12 @@ impl DeviceBackend for VkDevice {
             is_open: loader_is_open,
             created: &self.shared.created,
         };
-        Ok(NativeHandles { kind: DeviceKind::Vulkan, gl: ROption::RNone, vulkan: ROption::RSome(loader) })
+        Ok(NativeHandles {
+            kind: DeviceKind::VULKAN,
+            gl: ROption::RNone,
+            vulkan: ROption::RSome(loader),
+            named: RSlice::empty(),
+        })
     }
 
     fn create_render_target(&mut self, width: u32, height: u32) -> Result<RenderTargetId, XrError> {

@@ -24,7 +24,7 @@ impl DeviceSystemBackend for VulkanSystem {
     fn info(&self) -> Result<DeviceSystemInfo, XrError> {
         Ok(DeviceSystemInfo::new(
             "xr-rhi-vulkan",
-            DeviceKind::Vulkan,
+            DeviceKind::VULKAN,
             "Vulkan 1.3 through ash, headless or presenting to an X11 window, dynamic rendering",
         ))
     }

@@ -109,7 +109,7 @@ fn draw(device: &mut DeviceBox, compiler: &mut AttachedBuildSystemBox, kind: Dev
 
     // The lighting pass: on OpenGL the G-buffer is bound as textures; on
     // Vulkan the device gives the program its input attachments.
-    if kind == DeviceKind::OpenGl {
+    if kind == DeviceKind::OPENGL {
         for (name, attachment) in [("g_albedo", 1), ("g_normal", 2)] {
             let texture = device.render_target_texture(target, attachment).into_result()?;
             let handle = lighting.constants.handle(name)?;

@@ -193,13 +193,13 @@ pub struct Run {
 /// library's own choice on each device.
 pub fn runs() -> Vec<Run> {
     vec![
-        Run { name: "gl-source", kind: DeviceKind::OpenGl, paths: vec![LoadPath::Source] },
-        Run { name: "gl-device-binary", kind: DeviceKind::OpenGl, paths: vec![LoadPath::DeviceBinary] },
-        Run { name: "gl-spirv", kind: DeviceKind::OpenGl, paths: vec![LoadPath::CompatibleObject] },
-        Run { name: "gl-best", kind: DeviceKind::OpenGl, paths: vec![] },
-        Run { name: "vk-spirv", kind: DeviceKind::Vulkan, paths: vec![LoadPath::CompatibleObject] },
-        Run { name: "vk-source", kind: DeviceKind::Vulkan, paths: vec![LoadPath::Source] },
-        Run { name: "vk-best", kind: DeviceKind::Vulkan, paths: vec![] },
+        Run { name: "gl-source", kind: DeviceKind::OPENGL, paths: vec![LoadPath::Source] },
+        Run { name: "gl-device-binary", kind: DeviceKind::OPENGL, paths: vec![LoadPath::DeviceBinary] },
+        Run { name: "gl-spirv", kind: DeviceKind::OPENGL, paths: vec![LoadPath::CompatibleObject] },
+        Run { name: "gl-best", kind: DeviceKind::OPENGL, paths: vec![] },
+        Run { name: "vk-spirv", kind: DeviceKind::VULKAN, paths: vec![LoadPath::CompatibleObject] },
+        Run { name: "vk-source", kind: DeviceKind::VULKAN, paths: vec![LoadPath::Source] },
+        Run { name: "vk-best", kind: DeviceKind::VULKAN, paths: vec![] },
     ]
 }
 

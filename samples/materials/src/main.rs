@@ -43,8 +43,8 @@ struct Args {
 /// `--frames`: the frames drawn, their times, and what was compiled.
 fn frames(registry: &Registry, args: &Args, count: usize) -> anyhow::Result<()> {
     let kind = match args.device.as_str() {
-        "vulkan" => xr_device::DeviceKind::Vulkan,
-        "opengl" | "gl" => xr_device::DeviceKind::OpenGl,
+        "vulkan" => xr_device::DeviceKind::VULKAN,
+        "opengl" | "gl" => xr_device::DeviceKind::OPENGL,
         other => anyhow::bail!("unknown --device '{other}' (vulkan or opengl)"),
     };
     let report = materials::frames::run(registry, &args.store, kind, args.usage_log.as_deref(), count, 64)?;

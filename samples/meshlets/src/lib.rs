@@ -34,7 +34,7 @@ pub fn meshlet_program() -> Result<ProgramDesc, SampleError> {
 
 /// Why `path` does not draw this sample; `None` where it does.
 pub fn skipped(path: RenderPath) -> Option<&'static str> {
-    (path.kind == DeviceKind::OpenGl).then_some(
+    (path.kind == DeviceKind::OPENGL).then_some(
         "OpenGL has no task or mesh stages (only NVIDIA's GL_NV_mesh_shader, which Mesa does not offer); \
          XR refuses them for OpenGL targets where a program declares them",
     )

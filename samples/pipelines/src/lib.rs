@@ -47,7 +47,7 @@ pub fn default_shader_dir() -> PathBuf {
 /// stage programs through a program cache in `store`.
 pub fn render(registry: &Registry, shader_dir: &Path, store: &Path) -> Result<Rendered, SampleError> {
     let AttachedDevice { mut device, capabilities, mut compiler } =
-        registry.open_attached(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, "glsl", &DeviceOptions::default())?;
+        registry.open_attached(DeviceKind::OPENGL, Availability::RUNTIME_COMPILE, "glsl", &DeviceOptions::default())?;
     let store = Store::open(store).map_err(|e| XrError::new(xr_device::ErrorKind::Io, e.to_string()))?;
     let cache = ProgramCache::new(store, &capabilities);
 

@@ -70,7 +70,7 @@ pub fn ray_program() -> Result<ProgramDesc, SampleError> {
 
 /// Why `path` does not trace this sample; `None` where it does.
 pub fn skipped(path: RenderPath) -> Option<&'static str> {
-    (path.kind == DeviceKind::OpenGl).then_some(
+    (path.kind == DeviceKind::OPENGL).then_some(
         "OpenGL has no ray tracing stages or acceleration structures; XR refuses the stages for OpenGL targets \
          where a program declares them",
     )

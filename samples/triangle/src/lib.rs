@@ -158,16 +158,16 @@ impl PathArgs {
 
 /// Every path XR renders through.
 pub const PATHS: [RenderPath; 3] = [
-    RenderPath { name: "gl-glsl", kind: DeviceKind::OpenGl, build_system: "xr-compiler-glsl" },
-    RenderPath { name: "gl-spirv", kind: DeviceKind::OpenGl, build_system: "xr-compiler-gl-spirv" },
-    RenderPath { name: "vk-spirv", kind: DeviceKind::Vulkan, build_system: "xr-compiler-vk-spirv" },
+    RenderPath { name: "gl-glsl", kind: DeviceKind::OPENGL, build_system: "xr-compiler-glsl" },
+    RenderPath { name: "gl-spirv", kind: DeviceKind::OPENGL, build_system: "xr-compiler-gl-spirv" },
+    RenderPath { name: "vk-spirv", kind: DeviceKind::VULKAN, build_system: "xr-compiler-vk-spirv" },
 ];
 
 /// Renders the triangle through the plugins of `registry`, with the best
 /// OpenGL GLSL build system.
 pub fn render(registry: &Registry, params: &TriangleParams, shader_dir: &Path) -> Result<Image, SampleError> {
     let AttachedDevice { mut device, mut compiler, .. } =
-        registry.open_attached(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, "glsl", &DeviceOptions::default())?;
+        registry.open_attached(DeviceKind::OPENGL, Availability::RUNTIME_COMPILE, "glsl", &DeviceOptions::default())?;
     draw(&mut device, &mut compiler, params, shader_dir)
 }
 

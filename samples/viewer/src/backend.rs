@@ -20,8 +20,8 @@ pub enum Backend {
 /// The device kind to open, and why it was chosen.
 pub fn choose(registry: &Registry, backend: Backend) -> anyhow::Result<(DeviceKind, String)> {
     match backend {
-        Backend::Opengl => Ok((DeviceKind::OpenGl, "asked for with --backend opengl".to_owned())),
-        Backend::Vulkan => Ok((DeviceKind::Vulkan, "asked for with --backend vulkan".to_owned())),
+        Backend::Opengl => Ok((DeviceKind::OPENGL, "asked for with --backend opengl".to_owned())),
+        Backend::Vulkan => Ok((DeviceKind::VULKAN, "asked for with --backend vulkan".to_owned())),
         Backend::Auto => best(registry),
     }
 }
@@ -30,7 +30,7 @@ pub fn choose(registry: &Registry, backend: Backend) -> anyhow::Result<(DeviceKi
 fn best(registry: &Registry) -> anyhow::Result<(DeviceKind, String)> {
     let mut found: Vec<(DeviceKind, DeviceCapabilities)> = Vec::new();
     let mut missing = Vec::new();
-    for kind in [DeviceKind::Vulkan, DeviceKind::OpenGl] {
+    for kind in [DeviceKind::VULKAN, DeviceKind::OPENGL] {
         match registry.open_device(kind, &DeviceOptions::default()) {
             Ok(device) => match device.capabilities().into_result() {
                 Ok(capabilities) => found.push((kind, capabilities)),

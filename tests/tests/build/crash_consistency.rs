@@ -78,7 +78,7 @@ fn builds_killed_at_random_moments_leave_no_corrupt_object_before_any_repair() {
         assert!(objects > 0 && corrupt.is_empty(), "round {round}: {corrupt:?}");
         // … and the run-time library loads from the catalog the last whole build wrote.
         let library = ShaderLibrary::open(&dir.join("store")).unwrap_or_else(|e| panic!("round {round}: {e}"));
-        let device = registry.open_device(DeviceKind::Vulkan, &DeviceOptions::default()).expect("device");
+        let device = registry.open_device(DeviceKind::VULKAN, &DeviceOptions::default()).expect("device");
         let mut loader = DeviceLoader::attach(&registry, &device, &library).expect("attach");
         let request = LoadRequest {
             program: "toon",

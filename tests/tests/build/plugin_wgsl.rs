@@ -154,7 +154,7 @@ fn one_manifest_of_glsl_hlsl_and_wgsl_builds_and_wgsl_renders_like_glsl_on_both_
     let registry = Registry::load_dirs([plugins.to_path_buf()]);
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
     let overrides = vec![("GAIN", 0.5), ("BIAS", 0.2)];
-    for kind in [DeviceKind::Vulkan, DeviceKind::OpenGl] {
+    for kind in [DeviceKind::VULKAN, DeviceKind::OPENGL] {
         let glsl = LoadRequest {
             program: "unlit",
             variant: vec![("TINT", "0"), ("PATTERN", "flat")],
@@ -169,7 +169,7 @@ fn one_manifest_of_glsl_hlsl_and_wgsl_builds_and_wgsl_renders_like_glsl_on_both_
         assert_eq!(slang_load.0, LoadPath::CompatibleObject, "{kind:?}: {}", slang_load.2);
         assert_eq!(materials::max_difference(&glsl_image, &slang_image), 0, "{kind:?}: the Slang twin");
         assert_eq!(wgsl_load.0, LoadPath::CompatibleObject, "{kind:?}: {}", wgsl_load.2);
-        let expected_target = if kind == DeviceKind::Vulkan { "vk-spirv" } else { "gl-spirv" };
+        let expected_target = if kind == DeviceKind::VULKAN { "vk-spirv" } else { "gl-spirv" };
         assert_eq!(wgsl_load.1, expected_target, "{kind:?}");
         // color * GAIN + BIAS: (0.2, 0.6, 1.0) * 0.5 + 0.2, overrides applied by the loaders.
         let centre = wgsl_image.pixel(32, 32).unwrap();

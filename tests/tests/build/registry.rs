@@ -42,17 +42,17 @@ fn loads_the_opengl_device_and_glsl_build_system_from_disk() {
     let plugin = registry.plugins().iter().find(|p| p.name == "xr-rhi-opengl").unwrap();
     assert_eq!(plugin.version, env!("CARGO_PKG_VERSION"));
     assert!(plugin.path.starts_with(plugin_dir()));
-    assert!(registry.device_system(DeviceKind::OpenGl).is_ok());
-    assert!(registry.device_system(DeviceKind::Vulkan).is_ok());
-    let (info, _) = registry.build_systems(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, "glsl")[0];
+    assert!(registry.device_system(DeviceKind::OPENGL).is_ok());
+    assert!(registry.device_system(DeviceKind::VULKAN).is_ok());
+    let (info, _) = registry.build_systems(DeviceKind::OPENGL, Availability::RUNTIME_COMPILE, "glsl")[0];
     assert_eq!(info.name.as_str(), "xr-compiler-glsl");
     assert!(info.availability.contains(Availability::RUNTIME_COMPILE));
     // HLSL reaches OpenGL only through SPIR-V.
-    let hlsl = registry.build_systems(DeviceKind::OpenGl, Availability::RUNTIME_COMPILE, "hlsl");
+    let hlsl = registry.build_systems(DeviceKind::OPENGL, Availability::RUNTIME_COMPILE, "hlsl");
     assert_eq!(hlsl.len(), 1);
     assert_eq!(hlsl[0].0.name.as_str(), "xr-compiler-gl-spirv");
     assert!(hlsl[0].0.availability.contains(Availability::COMPATIBLE_OBJECT));
-    let vulkan = registry.best_build_system(DeviceKind::Vulkan, Availability::COMPATIBLE_OBJECT, "hlsl");
+    let vulkan = registry.best_build_system(DeviceKind::VULKAN, Availability::COMPATIBLE_OBJECT, "hlsl");
     assert!(vulkan.is_ok());
 }
 
@@ -137,4 +137,39 @@ fn a_plugin_that_panics_inside_calls_costs_only_those_calls() {
     // device system, still works.
     let red = "#version 450 core\nout vec4 c;\nvoid main() { c = vec4(1.0, 0.0, 0.0, 1.0); }\n";
     assert_eq!(glsl_centre_pixel(&registry, "red.frag", red), [255, 0, 0, 255]);
+}
+
+/// A device kind is its plugin's: a kind that no line of the host names is
+/// listed, found by its name and asked for a device like OpenGL and Vulkan
+/// are (this one has none, and its reason reaches the user).
+#[test]
+fn a_device_kind_the_host_never_heard_of_is_listed_found_by_name_and_opened_like_any_other() {
+    let plugins = plugin_dir_with("other-kind", &["xr-fixture-other-kind"]);
+    let registry = Registry::load_dirs([plugins.to_path_buf()]);
+    let kind = registry.device_kind_named("fixture-api").expect("the plugin's kind, by its name");
+    assert_eq!((kind.name(), kind.api_name()), ("fixture-api", "Fixture API"));
+    assert_eq!(registry.device_kinds(), [kind]);
+    assert!(registry.device_kind_named("vulkan").is_none(), "only the kinds the loaded plugins open");
+    let error = registry.open_device(kind, &DeviceOptions::default()).err().expect("no device to open").to_string();
+    assert!(
+        error.contains("no fixture-api device could be opened")
+            && error.contains("xr-fixture-other-kind: the fixture API has no device on this machine"),
+        "{error}"
+    );
+
+    let listed = xr_tests::Xr::new(["plugins"]).plugins(&plugins).ok();
+    assert!(
+        listed.stdout.contains("device system xr-fixture-other-kind [fixture-api]: a device system of its own kind"),
+        "{}",
+        listed.stdout
+    );
+    // `xr warm --device` takes the kinds the plugins open, this one among them.
+    let refused = xr_tests::Xr::new(["warm", "--store", "absent", "--device", "directx"]).plugins(&plugins).fails();
+    assert!(
+        refused.stderr.contains("unknown --device 'directx'")
+            && refused.stderr.contains("vulkan")
+            && refused.stderr.contains("fixture-api"),
+        "{}",
+        refused.stderr
+    );
 }

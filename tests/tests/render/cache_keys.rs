@@ -13,10 +13,7 @@ use xr_tests::{materials_built, registry};
 /// `unlit` flat, base colour (0.2, 0.6, 1.0): GAIN scales it.
 /// On OpenGL, the stored GLSL's path (the SPIR-V one keeps no binary).
 fn request(gain: f64, kind: DeviceKind) -> LoadRequest<'static> {
-    let paths = match kind {
-        DeviceKind::OpenGl => vec![LoadPath::DeviceBinary, LoadPath::Source],
-        _ => Vec::new(),
-    };
+    let paths = if kind == DeviceKind::OPENGL { vec![LoadPath::DeviceBinary, LoadPath::Source] } else { Vec::new() };
     LoadRequest {
         program: "unlit",
         variant: vec![("TINT", "0"), ("PATTERN", "flat")],
@@ -76,7 +73,7 @@ fn assert_pixels(loads: &[(LoadPath, String, [u8; 4])]) {
 #[test]
 fn shader_binaries_of_one_object_with_two_override_values_are_two_binaries() {
     let dir = materials_built("cache-keys-shader-binaries");
-    let loads = twice_with_two_values(&dir.join("store"), DeviceKind::Vulkan, &DeviceOptions::default());
+    let loads = twice_with_two_values(&dir.join("store"), DeviceKind::VULKAN, &DeviceOptions::default());
     let paths: Vec<LoadPath> = loads.iter().map(|l| l.0).collect();
     assert_eq!(
         paths,
@@ -94,7 +91,7 @@ fn shader_binaries_of_one_object_with_two_override_values_are_two_binaries() {
 fn pipelines_of_one_object_with_two_override_values_draw_their_own_pixels() {
     let dir = materials_built("cache-keys-pipelines");
     let options = DeviceOptions { validation: true, ..DeviceOptions::default() };
-    let loads = twice_with_two_values(&dir.join("store"), DeviceKind::Vulkan, &options);
+    let loads = twice_with_two_values(&dir.join("store"), DeviceKind::VULKAN, &options);
     assert!(loads.iter().all(|l| l.0 == LoadPath::CompatibleObject), "{loads:?}");
     assert_pixels(&loads);
 }
@@ -104,7 +101,7 @@ fn pipelines_of_one_object_with_two_override_values_draw_their_own_pixels() {
 #[test]
 fn program_binaries_of_one_artifact_with_two_override_values_are_two_binaries() {
     let dir = materials_built("cache-keys-program-binaries");
-    let loads = twice_with_two_values(&dir.join("store"), DeviceKind::OpenGl, &DeviceOptions::default());
+    let loads = twice_with_two_values(&dir.join("store"), DeviceKind::OPENGL, &DeviceOptions::default());
     let paths: Vec<LoadPath> = loads.iter().map(|l| l.0).collect();
     assert_eq!(
         paths,

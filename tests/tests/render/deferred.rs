@@ -17,7 +17,7 @@ fn the_deferred_sample_renders_the_same_through_every_path() {
     let images: Vec<Image> = PATHS
         .iter()
         .map(|p| {
-            let options = DeviceOptions { validation: p.kind == DeviceKind::Vulkan, ..DeviceOptions::default() };
+            let options = DeviceOptions { validation: p.kind == DeviceKind::VULKAN, ..DeviceOptions::default() };
             render(&registry, *p, &options).unwrap_or_else(|e| panic!("{}: {e}", p.name))
         })
         .collect();
@@ -51,7 +51,7 @@ fn the_deferred_sample_renders_the_same_through_every_path() {
     // Without the layers the setup's lavapipe draws with shader objects
     // (the lighting pass reads its input attachments by local read): the
     // same bytes as its pipelines under the layers.
-    for (path, pipelines) in PATHS.iter().zip(&images).filter(|(p, _)| p.kind == DeviceKind::Vulkan) {
+    for (path, pipelines) in PATHS.iter().zip(&images).filter(|(p, _)| p.kind == DeviceKind::VULKAN) {
         let objects =
             render(&registry, *path, &DeviceOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.name));
         assert!(

@@ -284,7 +284,7 @@ void main() { color = u_color; }
     let mut a = first.build_fragment(fragment()).unwrap();
     // Opening a device makes its new context current: the first device's
     // next call must notice.
-    let opened = registry.open_device(xr_device::DeviceKind::OpenGl, &Default::default()).unwrap();
+    let opened = registry.open_device(xr_device::DeviceKind::OPENGL, &Default::default()).unwrap();
     let handle = a.constants.handle("u_color").unwrap();
     a.constants.set_vector(handle, &[0.0, 1.0, 0.0, 1.0]).unwrap();
     assert_eq!(first.centre_pixel(&a), [0, 255, 0, 255], "the first device after another opened");

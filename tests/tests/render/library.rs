@@ -170,7 +170,7 @@ fn a_corrupt_object_falls_back_to_the_next_path_and_says_why() {
 
     // OpenGL: no device binary yet, SPIR-V corrupt → built from source, binary written back.
     corrupt_object(&dir, &library, "gl-spirv");
-    let (path, target, reason) = load_unlit(&library, DeviceKind::OpenGl);
+    let (path, target, reason) = load_unlit(&library, DeviceKind::OPENGL);
     assert_eq!((path, target.as_str()), (LoadPath::Source, "gl-glsl"), "{reason}");
     assert!(reason.contains("no program binary of this driver yet"), "{reason}");
     assert!(
@@ -178,7 +178,7 @@ fn a_corrupt_object_falls_back_to_the_next_path_and_says_why() {
         "{reason}"
     );
     // The binary it wrote back is the best path next time.
-    let (path, _, reason) = load_unlit(&library, DeviceKind::OpenGl);
+    let (path, _, reason) = load_unlit(&library, DeviceKind::OPENGL);
     assert_eq!(path, LoadPath::DeviceBinary, "{reason}");
 
     // A stored binary whose bytes the driver refuses (its checksum is fine):
@@ -193,15 +193,15 @@ fn a_corrupt_object_falls_back_to_the_next_path_and_says_why() {
             store.put(&key, &encode_binary_record("unlit[TINT=0,PATTERN=flat]", &identity, &garbage)).unwrap();
         }
     }
-    let (path, target, reason) = load_unlit(&library, DeviceKind::OpenGl);
+    let (path, target, reason) = load_unlit(&library, DeviceKind::OPENGL);
     assert_eq!((path, target.as_str()), (LoadPath::Source, "gl-glsl"), "{reason}");
     assert!(reason.contains("device-binary: driver rejected the stored binary"), "{reason}");
-    let (path, _, reason) = load_unlit(&library, DeviceKind::OpenGl);
+    let (path, _, reason) = load_unlit(&library, DeviceKind::OPENGL);
     assert_eq!(path, LoadPath::DeviceBinary, "the source path wrote a good binary back: {reason}");
 
     // Vulkan: SPIR-V corrupt → the stored sources compiled on the spot.
     corrupt_object(&dir, &library, "vk-spirv");
-    let (path, target, reason) = load_unlit(&library, DeviceKind::Vulkan);
+    let (path, target, reason) = load_unlit(&library, DeviceKind::VULKAN);
     assert_eq!((path, target.as_str()), (LoadPath::Source, "gl-glsl"), "{reason}");
     assert!(reason.contains("its vk-spirv object is unusable"), "{reason}");
 }
@@ -234,11 +234,11 @@ fn rewrite_shader_binaries(
 fn a_vulkan_shader_binary_of_another_driver_or_damaged_loads_from_spirv_and_is_made_again() {
     let dir = materials_full_built("library-vk-binaries");
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
-    let (path, target, reason) = load_unlit(&library, DeviceKind::Vulkan);
+    let (path, target, reason) = load_unlit(&library, DeviceKind::VULKAN);
     assert_eq!((path, target.as_str()), (LoadPath::CompatibleObject, "vk-spirv"), "{reason}");
     assert!(reason.contains("no shader binary of this driver yet"), "{reason}");
     assert!(reason.contains("shader binaries written back to the store"), "{reason}");
-    let (path, _, reason) = load_unlit(&library, DeviceKind::Vulkan);
+    let (path, _, reason) = load_unlit(&library, DeviceKind::VULKAN);
     assert_eq!(path, LoadPath::DeviceBinary, "{reason}");
 
     // Another driver build: refused by the record's UUID before the driver sees it.
@@ -249,11 +249,11 @@ fn a_vulkan_shader_binary_of_another_driver_or_damaged_loads_from_spirv_and_is_m
         identity.version.push_str(&uuid[1..]);
     });
     assert_eq!(flipped, 1);
-    let (path, target, reason) = load_unlit(&library, DeviceKind::Vulkan);
+    let (path, target, reason) = load_unlit(&library, DeviceKind::VULKAN);
     assert_eq!((path, target.as_str()), (LoadPath::CompatibleObject, "vk-spirv"), "{reason}");
     assert!(reason.contains("device-binary: stored shader binaries were made by another driver"), "{reason}");
     assert!(reason.contains("shader binaries written back to the store"), "{reason}");
-    let (path, _, reason) = load_unlit(&library, DeviceKind::Vulkan);
+    let (path, _, reason) = load_unlit(&library, DeviceKind::VULKAN);
     assert_eq!(path, LoadPath::DeviceBinary, "remade: {reason}");
 
     // Damaged bytes under a whole record: the driver refuses them.
@@ -262,10 +262,10 @@ fn a_vulkan_shader_binary_of_another_driver_or_damaged_loads_from_spirv_and_is_m
         bytes[at] ^= 0xff;
     });
     assert_eq!(damaged, 1);
-    let (path, target, reason) = load_unlit(&library, DeviceKind::Vulkan);
+    let (path, target, reason) = load_unlit(&library, DeviceKind::VULKAN);
     assert_eq!((path, target.as_str()), (LoadPath::CompatibleObject, "vk-spirv"), "{reason}");
     assert!(reason.contains("VK_INCOMPATIBLE_SHADER_BINARY_EXT"), "{reason}");
-    let (path, _, reason) = load_unlit(&library, DeviceKind::Vulkan);
+    let (path, _, reason) = load_unlit(&library, DeviceKind::VULKAN);
     assert_eq!(path, LoadPath::DeviceBinary, "remade: {reason}");
 }
 
@@ -274,7 +274,7 @@ fn a_request_that_misses_an_axis_or_names_an_unknown_one_is_refused() {
     let dir = materials_full_built("library-requests");
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
     let registry = registry();
-    let device = registry.open_device(DeviceKind::OpenGl, &DeviceOptions::default()).expect("device");
+    let device = registry.open_device(DeviceKind::OPENGL, &DeviceOptions::default()).expect("device");
     let mut loader = DeviceLoader::attach(&registry, &device, &library).expect("attach");
     let mut load = |request: LoadRequest<'_>| match loader.load(&library, &request) {
         Ok(_) => panic!("{request:?} loaded"),
@@ -332,7 +332,7 @@ fn a_load_whose_allowed_paths_all_fail_names_each_reason() {
     let dir = materials_full_built("library-no-path");
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
     let registry = registry();
-    let device = registry.open_device(DeviceKind::OpenGl, &DeviceOptions::default()).expect("device");
+    let device = registry.open_device(DeviceKind::OPENGL, &DeviceOptions::default()).expect("device");
     let mut loader = DeviceLoader::attach(&registry, &device, &library).expect("attach");
     // A fresh store has no device binary yet.
     let request = LoadRequest {
@@ -425,7 +425,7 @@ fn each_device_attaches_the_loaders_that_declare_it_and_ranks_their_targets_by_p
     type Expected<'a> = (DeviceKind, &'a [&'a str], &'a [(&'a str, LoadPath)]);
     let expected: [Expected<'_>; 2] = [
         (
-            DeviceKind::OpenGl,
+            DeviceKind::OPENGL,
             &["xr-compiler-glsl", "xr-compiler-gl-spirv"],
             &[
                 ("gl-glsl", LoadPath::DeviceBinary),
@@ -434,7 +434,7 @@ fn each_device_attaches_the_loaders_that_declare_it_and_ranks_their_targets_by_p
             ],
         ),
         (
-            DeviceKind::Vulkan,
+            DeviceKind::VULKAN,
             &["xr-compiler-vk-spirv"],
             &[
                 ("vk-spirv", LoadPath::DeviceBinary),
@@ -504,7 +504,7 @@ fn the_textured_material_loads_through_every_path_and_draws_the_texture_bound_by
     let registry = registry();
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
     let texels: Vec<u8> = [[255u8, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255], [255, 255, 255, 255]].concat();
-    let passes = |kind| if kind == DeviceKind::Vulkan { &[true, false, false][..] } else { &[false][..] };
+    let passes = |kind| if kind == DeviceKind::VULKAN { &[true, false, false][..] } else { &[false][..] };
     for (run, &validation) in
         materials::runs().into_iter().flat_map(|run| passes(run.kind).iter().map(move |v| (run.clone(), v)))
     {
@@ -544,7 +544,7 @@ fn the_textured_material_loads_through_every_path_and_draws_the_texture_bound_by
         assert_eq!(image.pixel(3, 3), Some([0, 255, 0, 255]), "{}", run.name);
         assert_eq!(image.pixel(0, 0), Some([0, 0, 255, 255]), "{}", run.name);
         assert_eq!(image.pixel(3, 0), Some([255, 255, 255, 255]), "{}", run.name);
-        if run.kind == DeviceKind::Vulkan && run.name != "vk-source" {
+        if run.kind == DeviceKind::VULKAN && run.name != "vk-source" {
             // vk-spirv without the layers wrote the binaries back; vk-best takes them there.
             let binaries = !validation && run.name == "vk-best";
             let expected = if binaries { LoadPath::DeviceBinary } else { LoadPath::CompatibleObject };
@@ -623,7 +623,7 @@ fn a_failed_build_keeps_the_last_good_objects_and_the_library_draws_them_marked_
     assert!(verify.contains("0 problems; 108 stale"), "{verify}");
 
     let library = ShaderLibrary::open(&store).unwrap();
-    let device = registry.open_device(DeviceKind::Vulkan, &DeviceOptions::default()).expect("device");
+    let device = registry.open_device(DeviceKind::VULKAN, &DeviceOptions::default()).expect("device");
     let mut loader = DeviceLoader::attach(&registry, &device, &library).expect("attach");
     let request =
         LoadRequest { program: "unlit", variant: vec![("TINT", "0"), ("PATTERN", "flat")], ..LoadRequest::default() };
@@ -663,7 +663,7 @@ fn loads_are_recorded_in_the_usage_log_by_name_once_each() {
     let dir = materials_full_built("library-usage-log");
     let log_path = dir.join("store").join(xr_store::usage::STORE_FILE);
     let registry = registry();
-    let device = registry.open_device(DeviceKind::Vulkan, &DeviceOptions::default()).expect("device");
+    let device = registry.open_device(DeviceKind::VULKAN, &DeviceOptions::default()).expect("device");
     let unlit =
         LoadRequest { program: "unlit", variant: vec![("TINT", "0"), ("PATTERN", "flat")], ..LoadRequest::default() };
     let toon = LoadRequest {

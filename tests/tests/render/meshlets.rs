@@ -15,7 +15,7 @@ fn validated() -> DeviceOptions {
 #[test]
 fn the_meshlets_sample_draws_the_vertex_pipeline_s_pixels_through_task_and_mesh_stages() {
     let registry = registry();
-    let vulkan = PATHS.iter().find(|p| p.kind == DeviceKind::Vulkan).expect("a Vulkan path");
+    let vulkan = PATHS.iter().find(|p| p.kind == DeviceKind::VULKAN).expect("a Vulkan path");
     let rendered = render(&registry, *vulkan, &validated()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((rendered.meshlets.width, rendered.meshlets.height), (SIZE, SIZE));
     // Turned about two axes, the cube shows three faces: the task stage
@@ -32,7 +32,7 @@ fn the_meshlets_sample_draws_the_vertex_pipeline_s_pixels_through_task_and_mesh_
 #[test]
 fn a_mesh_program_is_drawn_only_by_a_mesh_draw_of_work_groups_the_device_takes() {
     let registry = registry();
-    let mut attached = registry.open_with(DeviceKind::Vulkan, "xr-compiler-vk-spirv", &validated()).unwrap();
+    let mut attached = registry.open_with(DeviceKind::VULKAN, "xr-compiler-vk-spirv", &validated()).unwrap();
     let program = attached.compiler.build_program(&meshlet_program().unwrap(), &BuildOptions::default());
     let mut program = program.into_result().unwrap_or_else(|e| panic!("{e}"));
     let device = &mut attached.device;
@@ -70,7 +70,7 @@ fn a_mesh_program_is_drawn_only_by_a_mesh_draw_of_work_groups_the_device_takes()
 #[test]
 fn opengl_says_why_it_skips_the_sample_and_refuses_its_stages_by_name() {
     let registry = registry();
-    for path in PATHS.iter().filter(|p| p.kind == DeviceKind::OpenGl) {
+    for path in PATHS.iter().filter(|p| p.kind == DeviceKind::OPENGL) {
         assert!(skipped(*path).is_some_and(|why| why.contains("OpenGL has no task or mesh stages")), "{}", path.name);
         let mut attached = registry.open_with(path.kind, path.build_system, &DeviceOptions::default()).unwrap();
         let built = attached.compiler.build_program(&meshlet_program().unwrap(), &BuildOptions::default());
@@ -81,6 +81,6 @@ fn opengl_says_why_it_skips_the_sample_and_refuses_its_stages_by_name() {
             path.name
         );
     }
-    let vulkan = PATHS.iter().find(|p| p.kind == DeviceKind::Vulkan).unwrap();
+    let vulkan = PATHS.iter().find(|p| p.kind == DeviceKind::VULKAN).unwrap();
     assert_eq!(skipped(*vulkan), None);
 }

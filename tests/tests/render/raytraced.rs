@@ -19,7 +19,7 @@ fn validated() -> DeviceOptions {
 }
 
 fn vulkan() -> raytraced::RenderPath {
-    *PATHS.iter().find(|p| p.kind == DeviceKind::Vulkan).expect("a Vulkan path")
+    *PATHS.iter().find(|p| p.kind == DeviceKind::VULKAN).expect("a Vulkan path")
 }
 
 #[test]
@@ -56,7 +56,7 @@ fn edited_program(label: &str, file: &str, replace: impl Fn(&str) -> String) -> 
 
 fn build_error(program: &ProgramDesc) -> String {
     let registry = registry();
-    let mut attached = registry.open_with(DeviceKind::Vulkan, "xr-compiler-vk-spirv", &validated()).unwrap();
+    let mut attached = registry.open_with(DeviceKind::VULKAN, "xr-compiler-vk-spirv", &validated()).unwrap();
     let built = attached.compiler.build_program(program, &BuildOptions::default()).into_result();
     let error = built.err().expect("refused").to_string();
     assert_eq!(attached.device.take_validation_messages().into_result().unwrap().len(), 0, "before the driver");
@@ -83,7 +83,7 @@ fn a_hit_stage_reading_a_payload_no_stage_traces_with_is_refused_by_name() {
 /// `program` built on a validated Vulkan device and traced at the sample's cube.
 fn traced_on_the_device(program: &ProgramDesc) -> xr_device::Image {
     let registry = registry();
-    let mut attached = registry.open_with(DeviceKind::Vulkan, "xr-compiler-vk-spirv", &validated()).unwrap();
+    let mut attached = registry.open_with(DeviceKind::VULKAN, "xr-compiler-vk-spirv", &validated()).unwrap();
     let (texture, paint) = textured::paint_texture(&mut attached.device, &mut attached.compiler).unwrap();
     let mut built = attached.compiler.build_program(program, &BuildOptions::default()).into_result();
     let built = built.as_mut().unwrap_or_else(|e| panic!("{e}"));
@@ -162,7 +162,7 @@ fn a_triangle_hit_attribute_that_cannot_hold_the_barycentrics_is_refused_by_name
 #[test]
 fn acceleration_structures_name_only_what_the_device_made_and_rays_launch_only_ray_tracing_programs() {
     let registry = registry();
-    let mut attached = registry.open_with(DeviceKind::Vulkan, "xr-compiler-vk-spirv", &validated()).unwrap();
+    let mut attached = registry.open_with(DeviceKind::VULKAN, "xr-compiler-vk-spirv", &validated()).unwrap();
     let device = &mut attached.device;
     let (vertices, indices) = textured::cube();
     let vertex_bytes: Vec<u8> = vertices.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -262,7 +262,7 @@ fn acceleration_structures_name_only_what_the_device_made_and_rays_launch_only_r
 #[test]
 fn opengl_says_why_it_skips_the_sample_and_refuses_its_stages_by_name() {
     let registry = registry();
-    for path in PATHS.iter().filter(|p| p.kind == DeviceKind::OpenGl) {
+    for path in PATHS.iter().filter(|p| p.kind == DeviceKind::OPENGL) {
         assert!(skipped(*path).is_some_and(|why| why.contains("OpenGL has no ray tracing stages")), "{}", path.name);
         let mut attached = registry.open_with(path.kind, path.build_system, &DeviceOptions::default()).unwrap();
         let built = attached.compiler.build_program(&ray_program().unwrap(), &BuildOptions::default());
@@ -293,7 +293,7 @@ fn traced_from_the_store(dir: &Path, stages: &str) -> (xr_device::Image, xr_devi
 
     let registry = registry();
     let library = xr_library::ShaderLibrary::open(&dir.join("store")).unwrap();
-    let mut attached = registry.open_with(DeviceKind::Vulkan, "xr-compiler-vk-spirv", &validated()).unwrap();
+    let mut attached = registry.open_with(DeviceKind::VULKAN, "xr-compiler-vk-spirv", &validated()).unwrap();
     let (texture, paint) = textured::paint_texture(&mut attached.device, &mut attached.compiler).unwrap();
     let mut loader = xr_library::DeviceLoader::attach(&registry, &attached.device, &library).unwrap();
     let request = xr_library::LoadRequest { program: "traced", ..xr_library::LoadRequest::default() };

@@ -15,7 +15,7 @@ use xr_tests::registry;
 
 /// Vulkan runs under the validation layers: any message fails the call.
 fn options(kind: DeviceKind) -> DeviceOptions {
-    DeviceOptions { validation: kind == DeviceKind::Vulkan, ..DeviceOptions::default() }
+    DeviceOptions { validation: kind == DeviceKind::VULKAN, ..DeviceOptions::default() }
 }
 
 fn worst(a: &Image, b: &Image) -> u8 {
@@ -242,7 +242,7 @@ fn a_compute_program_writes_a_storage_buffer_and_an_image_read_back_on_every_pat
 #[test]
 fn textures_upload_their_levels_or_have_them_generated_and_read_back() {
     let registry = registry();
-    for kind in [DeviceKind::OpenGl, DeviceKind::Vulkan] {
+    for kind in [DeviceKind::OPENGL, DeviceKind::VULKAN] {
         let mut device = registry.open_device(kind, &options(kind)).unwrap();
         // A 2 × 2 of black and white: the generated 1 × 1 level is their mean.
         let (desc, level0) = rgba8(2, 2, &[[0, 0, 0, 255], [255, 255, 255, 255], [255, 255, 255, 255], [0, 0, 0, 255]]);
@@ -410,7 +410,7 @@ layout(binding = 3) readonly buffer Colors { vec4 color; };
 layout(location = 0) out vec4 out_color;
 void main() { out_color = color; }
 ";
-    let vk = PATHS.iter().find(|p| p.kind == DeviceKind::Vulkan).unwrap();
+    let vk = PATHS.iter().find(|p| p.kind == DeviceKind::VULKAN).unwrap();
     let mut bench = Bench::open(&registry, *vk);
     let Err(error) = bench.build("clash", &[(ShaderStage::Vertex, vertex), (ShaderStage::Fragment, fragment)]) else {
         panic!("a clash built");
@@ -421,7 +421,7 @@ void main() { out_color = color; }
 #[test]
 fn a_program_needing_more_texture_units_than_the_device_has_is_an_error_naming_it_and_the_limit() {
     let registry = registry();
-    for path in PATHS.iter().filter(|p| p.kind == DeviceKind::OpenGl) {
+    for path in PATHS.iter().filter(|p| p.kind == DeviceKind::OPENGL) {
         let mut bench = Bench::open(&registry, *path);
         // Programs keep their units while they live: take them all.
         let mut programs = Vec::new();
@@ -513,7 +513,7 @@ fn two_programs_keep_their_own_textures_bound() {
 #[test]
 fn hlsl_globals_in_two_stages_and_a_texture_at_t0_each_get_their_binding() {
     let registry = registry();
-    let vk = *PATHS.iter().find(|p| p.kind == DeviceKind::Vulkan).unwrap();
+    let vk = *PATHS.iter().find(|p| p.kind == DeviceKind::VULKAN).unwrap();
     let mut bench = Bench::open(&registry, vk);
     let vs = "float2 Offset;
 float4 main(float2 position : POSITION, out float2 uv : TEXCOORD0) : SV_Position {
@@ -557,7 +557,7 @@ float4 main(float2 uv : TEXCOORD0) : SV_Target { return Albedo.Sample(Nearest, u
 #[test]
 fn hlsl_globals_shared_by_two_stages_are_one_constant_and_two_blocks_at_one_register_clash() {
     let registry = registry();
-    let vk = *PATHS.iter().find(|p| p.kind == DeviceKind::Vulkan).unwrap();
+    let vk = *PATHS.iter().find(|p| p.kind == DeviceKind::VULKAN).unwrap();
     let mut bench = Bench::open(&registry, vk);
     let shared = "float4 Tint;\n";
     let vs = format!(
@@ -636,7 +636,7 @@ void main() { out_color = texture(textures[nonuniformEXT(u_index)], v_uv); }
 #[test]
 fn a_bindless_texture_array_draws_the_texture_its_index_picks_and_an_element_past_it_is_refused() {
     let registry = registry();
-    let path = *PATHS.iter().find(|p| p.kind == DeviceKind::Vulkan).expect("a Vulkan path");
+    let path = *PATHS.iter().find(|p| p.kind == DeviceKind::VULKAN).expect("a Vulkan path");
     let mut bench = Bench::open(&registry, path);
     let built = bench.build_on_quad("bindless", BINDLESS_FRAG);
     let mut program = match built {
@@ -746,7 +746,7 @@ fn a_lighting_pass_reads_the_gbuffer_a_first_pass_wrote_on_every_path() {
         let lighting = bench.build_on_quad("lighting", LIGHTING_FRAG);
         let mut lighting = lighting.unwrap_or_else(|e| panic!("{}: {e}", path.name));
         let device = &mut bench.device;
-        if path.kind == DeviceKind::Vulkan && std::env::var_os(IN_A_RENDER_PASS).is_some() {
+        if path.kind == DeviceKind::VULKAN && std::env::var_os(IN_A_RENDER_PASS).is_some() {
             // Run by the test below on a driver without local read.
             let capabilities = device.capabilities().into_result().unwrap();
             assert!(!capabilities.has_extension("VK_KHR_dynamic_rendering_local_read"), "{capabilities:?}");
@@ -764,7 +764,7 @@ fn a_lighting_pass_reads_the_gbuffer_a_first_pass_wrote_on_every_path() {
         let (albedo, normal) = (attachment(device, 1), attachment(device, 2));
         assert_eq!(attachment(device, 1), albedo, "{}: one texture per attachment", path.name);
         let resources = lighting.constants.resources().into_result().unwrap();
-        if path.kind == DeviceKind::OpenGl {
+        if path.kind == DeviceKind::OPENGL {
             let sampler = nearest_sampler(device, Wrap::ClampToEdge);
             for (name, texture) in [("g_albedo", albedo), ("g_normal", normal)] {
                 bind_texture(&mut lighting, name, device, texture, sampler);
@@ -834,7 +834,7 @@ fn attachments_a_target_does_not_have_are_refused_by_number() {
         let plain = device.create_render_target(4, 4).into_result().unwrap();
         let error = device.render_target_texture(plain, 0).into_result().unwrap_err();
         assert!(error.to_string().contains("was not made with create_render_target_with"), "{}: {error}", path.name);
-        if path.kind == DeviceKind::Vulkan {
+        if path.kind == DeviceKind::VULKAN {
             let lighting = lighting.expect("builds");
             let quad = quad(device);
             let two = device

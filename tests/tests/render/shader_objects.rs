@@ -113,7 +113,7 @@ fn draw_into_five_targets(bench: &mut GlBench) -> Made {
 #[test]
 fn drawing_into_five_targets_of_new_formats_makes_nothing_with_shader_objects() {
     let registry = registry();
-    let mut bench = GlBench::open_with(&registry, DeviceKind::Vulkan, VK_SPIRV, &DeviceOptions::default());
+    let mut bench = GlBench::open_with(&registry, DeviceKind::VULKAN, VK_SPIRV, &DeviceOptions::default());
     assert!(
         bench.capabilities.extensions.iter().any(|e| e.as_str() == "VK_EXT_shader_object"),
         "the setup's lavapipe offers shader objects ({}): is target/lavapipe in VK_ADD_DRIVER_FILES?",

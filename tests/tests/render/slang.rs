@@ -38,8 +38,8 @@ fn a_slang_vertex_stage_reading_sv_vertex_id_draws_on_vk_spirv_and_gl_spirv_with
     xr_build(&dir);
     let registry = registry();
     let library = ShaderLibrary::open(&dir.join("store")).unwrap();
-    for kind in [DeviceKind::Vulkan, DeviceKind::OpenGl] {
-        let options = DeviceOptions { validation: kind == DeviceKind::Vulkan, ..DeviceOptions::default() };
+    for kind in [DeviceKind::VULKAN, DeviceKind::OPENGL] {
+        let options = DeviceOptions { validation: kind == DeviceKind::VULKAN, ..DeviceOptions::default() };
         let mut device = registry.open_device(kind, &options).unwrap();
         let mut loader = DeviceLoader::attach(&registry, &device, &library).unwrap();
         let request =

@@ -303,12 +303,12 @@ fn a_build_system_refuses_a_device_of_another_kind() {
     let registry = registry();
     let options = xr_device::DeviceOptions::default();
     for (kind, system, only) in [
-        (DeviceKind::Vulkan, "xr-compiler-glsl", "xr-compiler-glsl attaches to OpenGL devices only"),
-        (DeviceKind::Vulkan, "xr-compiler-gl-spirv", "xr-compiler-gl-spirv attaches to OpenGL devices only"),
-        (DeviceKind::OpenGl, VK_SPIRV, "xr-compiler-vk-spirv attaches to Vulkan devices only"),
+        (DeviceKind::VULKAN, "xr-compiler-glsl", "xr-compiler-glsl attaches to OpenGL devices only"),
+        (DeviceKind::VULKAN, "xr-compiler-gl-spirv", "xr-compiler-gl-spirv attaches to OpenGL devices only"),
+        (DeviceKind::OPENGL, VK_SPIRV, "xr-compiler-vk-spirv attaches to Vulkan devices only"),
     ] {
         let error = registry.open_with(kind, system, &options).err().expect("refused").to_string();
         assert!(error.contains(only), "{system} on {}: {error}", kind.name());
     }
-    assert!(registry.open_with(DeviceKind::Vulkan, VK_SPIRV, &options).is_ok());
+    assert!(registry.open_with(DeviceKind::VULKAN, VK_SPIRV, &options).is_ok());
 }

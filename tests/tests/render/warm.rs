@@ -77,14 +77,14 @@ fn record_then_warm_a_fresh_store(label: &str, kind: DeviceKind, device: &str, f
 /// driver's shader binaries back, and the engine's loads take them.
 #[test]
 fn vulkan_loads_every_logged_program_as_shader_binaries_after_xr_warm() {
-    record_then_warm_a_fresh_store("warm-vulkan", DeviceKind::Vulkan, "vulkan", "compatible-object");
+    record_then_warm_a_fresh_store("warm-vulkan", DeviceKind::VULKAN, "vulkan", "compatible-object");
 }
 
 /// On OpenGL the SPIR-V path keeps no program binary; the driver's
 /// compile of the stored GLSL does, and warming takes that path.
 #[test]
 fn opengl_loads_every_logged_program_as_a_program_binary_after_xr_warm() {
-    record_then_warm_a_fresh_store("warm-opengl", DeviceKind::OpenGl, "opengl", "source");
+    record_then_warm_a_fresh_store("warm-opengl", DeviceKind::OPENGL, "opengl", "source");
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn a_program_the_store_no_longer_has_fails_its_warm_by_name_and_the_rest_are_war
 fn strict_mode_names_the_one_program_a_shortened_log_left_out() {
     let recorded = materials_built("warm-strict-record");
     let full = recorded.join("usage.jsonl");
-    load_all(&recorded, DeviceKind::Vulkan, Some(&full));
+    load_all(&recorded, DeviceKind::VULKAN, Some(&full));
     let dir = materials_built("warm-strict");
     let text = std::fs::read_to_string(&full).unwrap();
     let shortened: String = text.lines().filter(|l| !l.contains("\"toon\"")).map(|l| format!("{l}\n")).collect();
@@ -144,7 +144,7 @@ fn strict_mode_names_the_one_program_a_shortened_log_left_out() {
     let registry = registry();
     let library =
         ShaderLibrary::open(&dir.join("store")).unwrap().with_usage_log(Some(&log)).unwrap().strict_warm(true);
-    let device = registry.open_device(DeviceKind::Vulkan, &DeviceOptions::default()).expect("device");
+    let device = registry.open_device(DeviceKind::VULKAN, &DeviceOptions::default()).expect("device");
     let mut loader = DeviceLoader::attach(&registry, &device, &library).expect("attach");
     let paths: Vec<LoadPath> = requests().iter().map(|r| loader.load(&library, r).unwrap().path).collect();
     assert_eq!(paths, [LoadPath::DeviceBinary, LoadPath::CompatibleObject, LoadPath::DeviceBinary]);
@@ -168,7 +168,7 @@ fn strict_mode_names_the_one_program_a_shortened_log_left_out() {
 fn after_an_edit_the_old_log_warms_the_edited_program_under_its_new_object() {
     let recorded = materials_built("warm-edit-record");
     let log = recorded.join("usage.jsonl");
-    load_all(&recorded, DeviceKind::Vulkan, Some(&log));
+    load_all(&recorded, DeviceKind::VULKAN, Some(&log));
     let dir = materials_built("warm-edit");
     let mesa_cache = xr_tests::temp_dir("warm-edit-mesa");
     assert!(warm(&dir, "vulkan", &log, &mesa_cache).contains("3 warmed"));
@@ -191,7 +191,7 @@ fn after_an_edit_the_old_log_warms_the_edited_program_under_its_new_object() {
     let registry = registry();
     let library =
         ShaderLibrary::open(&dir.join("store")).unwrap().with_usage_log(Some(&log)).unwrap().strict_warm(true);
-    let device = registry.open_device(DeviceKind::Vulkan, &DeviceOptions::default()).expect("device");
+    let device = registry.open_device(DeviceKind::VULKAN, &DeviceOptions::default()).expect("device");
     let mut loader = DeviceLoader::attach(&registry, &device, &library).expect("attach");
     for request in requests() {
         let loaded = loader.load(&library, &request).unwrap();

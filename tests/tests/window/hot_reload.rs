@@ -90,7 +90,7 @@ fn a_swapped_program_draws_the_edited_shader() {
     let dir = materials_built("hot-reload-draw");
     let registry = registry();
     let mut library = ShaderLibrary::open(&dir.join("store")).expect("the store");
-    let mut device = registry.open_device(DeviceKind::Vulkan, &DeviceOptions::default()).expect("a device");
+    let mut device = registry.open_device(DeviceKind::VULKAN, &DeviceOptions::default()).expect("a device");
     let mut loader = DeviceLoader::attach(&registry, &device, &library).expect("loaders");
     let targets: Vec<String> = loader.targets().into_iter().map(|(t, _)| t).collect();
     let mut hot = HotReload::watch(&dir.join("xr.toml"), &registry, &[], &targets).expect("watching");
