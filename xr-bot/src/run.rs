@@ -73,9 +73,9 @@ impl Runner {
         self.fetch_missing(&files).await?;
         let name = format!("{}-{}", std::process::id(), self.sequence.fetch_add(1, Ordering::Relaxed));
         let cache = self.work.join("cas");
-        let stage = |dir: &Path| -> anyhow::Result<()> {
+        let stage = |files: &[tree::TreeFile], dir: &Path| -> anyhow::Result<()> {
             std::fs::create_dir_all(dir)?;
-            Ok(tree::stage(&files, dir, |file, path| link_or_copy(&cache.join(cache_name(file)), path))?)
+            Ok(tree::stage(files, dir, |file, path| link_or_copy(&cache.join(cache_name(file)), path))?)
         };
         let worker_key = persistent::requested(&action, &command);
         let (dir, worker) = match &worker_key {
@@ -87,14 +87,7 @@ impl Runner {
                         // covers), never one action's sources for the next to read.
                         let root = self.workers.new_root(&name);
                         let tools = persistent::tool_files(&command, &files);
-                        let started = std::fs::create_dir_all(&root)
-                            .map_err(anyhow::Error::from)
-                            .and_then(|()| {
-                                Ok(tree::stage(&tools, &root, |file, path| {
-                                    link_or_copy(&cache.join(cache_name(file)), path)
-                                })?)
-                            })
-                            .and_then(|()| self.workers.start(&command, &root));
+                        let started = stage(&tools, &root).and_then(|()| self.workers.start(&command, &root));
                         match started {
                             Ok(worker) => worker,
                             Err(e) => {
@@ -109,7 +102,7 @@ impl Runner {
             None => (self.work.join("runs").join(&name), None),
         };
         // A worker's request runs in its sandbox: its outputs' directories are made here.
-        let staged = stage(&dir).and_then(|()| match worker {
+        let staged = stage(&files, &dir).and_then(|()| match worker {
             Some(_) => Ok(make_output_dirs(&command, &dir)?),
             None => Ok(()),
         });

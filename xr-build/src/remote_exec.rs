@@ -10,8 +10,8 @@
 //! action also names a `persistentWorkerKey`, the digest of its tools and
 //! start-up arguments: a farm that keeps workers (xr-bot, BuildBuddy)
 //! starts `xr-compile-action` once and sends it each action, so a
-//! compiler's start-up (glslang's built-in tables, Slang's session: 50 to
-//! 180 ms a process) is paid once per worker, not per action
+//! compiler's start-up (glslang's built-in tables, Slang's session: most
+//! of a 60 to 200 ms action run alone) is paid once per worker, not per action
 //! ([`xr_remote_exec::persistent_worker`]).
 //!
 //! The action's input root holds everything the worker reads, under
@@ -133,6 +133,16 @@ pub enum FarmError {
     /// The farm could not run it, or its answer was refused.
     #[error(transparent)]
     Exec(Arc<ExecError>),
+}
+
+/// The persistent-worker key of an action run by `tools` with `arguments`:
+/// actions share a worker when its tools and start-up arguments are the same.
+fn worker_key(tools: &[Input], arguments: &[String]) -> String {
+    let mut shape: Vec<String> = tools.iter().map(|i| format!("{} {}", i.path, i.digest.hash)).collect();
+    // The libraries are found in the order the process mapped them: not part of the key.
+    shape.sort();
+    shape.extend(arguments.iter().cloned());
+    digest::of(shape.join("\n").as_bytes()).hash
 }
 
 /// `cause` reading `path`.
@@ -340,7 +350,8 @@ impl RemoteExec {
 
     fn action(&self, job: &FarmJob<'_>) -> Result<Action, FarmError> {
         let FarmJob { compiler, plugin, request, limit, memory_limit, root } = *job;
-        let mut inputs = self.tool_inputs(plugin)?.to_vec();
+        let tools = self.tool_inputs(plugin)?;
+        let mut inputs = tools.to_vec();
         let mut request = request.clone();
         let mut dirs = Vec::new();
         for stage in request.program.stages.iter_mut() {
@@ -382,15 +393,7 @@ impl RemoteExec {
         let mut platform = self.platform.clone();
         if let ActionTool::CompileAction(_) = self.tool {
             if self.persistent {
-                // Actions share a worker when its tools and start-up arguments are the same.
-                let mut shape: Vec<String> = inputs
-                    .iter()
-                    .filter(|i| i.path.starts_with("tool/"))
-                    .map(|i| format!("{} {}", i.path, i.digest.hash))
-                    .collect();
-                shape.sort();
-                shape.extend(arguments.iter().cloned());
-                platform.push((persistent_worker::KEY_PROPERTY.into(), digest::of(shape.join("\n").as_bytes()).hash));
+                platform.push((persistent_worker::KEY_PROPERTY.into(), worker_key(&tools, &arguments)));
                 platform.push((persistent_worker::PROTOCOL_PROPERTY.into(), persistent_worker::JSON_PROTOCOL.into()));
             }
             inputs.push(Input::bytes("request", REQUEST, false));

@@ -91,6 +91,7 @@ fn run() -> Result<(), String> {
         return serve_requests(&registry, &here, &mut io::stdin().lock(), &mut io::BufWriter::new(output))
             .map_err(|e| format!("serving requests: {e}"));
     }
+    // A request that is incomplete is refused before any plugin loads.
     let (job, reply) = args.request.files()?;
     let registry = xr_host::Registry::load_dirs(args.plugin_dirs);
     serve::serve_job_file(&registry, &here, &job, &reply).map_err(|e| e.to_string())
