@@ -17,6 +17,7 @@ pub mod offline;
 pub mod program;
 pub mod reflect;
 pub mod slang_dir;
+pub mod specialize;
 mod stage_cache;
 pub mod validate;
 mod work_cache;

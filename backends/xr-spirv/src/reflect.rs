@@ -955,7 +955,7 @@ pub fn spec_constant_ids(words: &[u32]) -> Result<Vec<u32>, XrError> {
 }
 
 /// (spec id, default as text) of every specialization constant.
-fn spec_constant_defaults(words: &[u32]) -> Result<Vec<(u32, String)>, XrError> {
+pub(crate) fn spec_constant_defaults(words: &[u32]) -> Result<Vec<(u32, String)>, XrError> {
     let instructions = instructions(words)?;
     let mut spec_ids = std::collections::HashMap::new();
     let mut scalar_types = std::collections::HashMap::new();

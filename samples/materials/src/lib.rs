@@ -189,6 +189,12 @@ pub struct Run {
     pub paths: Vec<LoadPath>,
 }
 
+/// wgpu on Vulkan, a device kind its plugin (`xr-rhi-wgpu`) declares:
+/// kinds are equal by name, so the sample names it without linking it.
+pub const WGPU: DeviceKind = DeviceKind::new("wgpu", "wgpu on Vulkan");
+/// wgpu on OpenGL.
+pub const WGPU_GL: DeviceKind = DeviceKind::new("wgpu-gl", "wgpu on OpenGL");
+
 /// Every run the main job makes: each path on each device, then the
 /// library's own choice on each device.
 pub fn runs() -> Vec<Run> {
@@ -200,6 +206,8 @@ pub fn runs() -> Vec<Run> {
         Run { name: "vk-spirv", kind: DeviceKind::VULKAN, paths: vec![LoadPath::CompatibleObject] },
         Run { name: "vk-source", kind: DeviceKind::VULKAN, paths: vec![LoadPath::Source] },
         Run { name: "vk-best", kind: DeviceKind::VULKAN, paths: vec![] },
+        Run { name: "wgpu-spirv", kind: WGPU, paths: vec![LoadPath::CompatibleObject] },
+        Run { name: "wgpu-gl-spirv", kind: WGPU_GL, paths: vec![LoadPath::CompatibleObject] },
     ]
 }
 

@@ -20,7 +20,8 @@ struct Args {
     /// Where to write the PNGs (materials-<run>.png).
     #[arg(long, default_value = "target/xr-samples")]
     out: PathBuf,
-    /// Only this run (gl-source, gl-device-binary, gl-spirv, gl-best, vk-spirv, vk-source, vk-best).
+    /// Only this run (gl-source, gl-device-binary, gl-spirv, gl-best, vk-spirv, vk-source, vk-best,
+    /// wgpu-spirv, wgpu-gl-spirv).
     #[arg(long)]
     run: Option<String>,
     /// Fetch objects the store lacks from this shared cache (default: XR_REMOTE).

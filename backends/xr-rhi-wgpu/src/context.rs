@@ -1,0 +1,191 @@
+//! One open wgpu device, shared by the device system that opened it and
+//! the build system attached to it.
+//!
+//! Both live in this library, so the build system reaches the device as
+//! the Rust object it is, through one named handle holding its address.
+//! Only an address this library handed out is taken back: every open
+//! context is listed in [`LIVE`], and a handle that is not (a device of
+//! another copy of this plugin, whose types may be laid out otherwise, or
+//! a closed one) is refused instead of read.
+
+use crate::objects::Objects;
+use std::sync::{Arc, Mutex, MutexGuard, atomic::AtomicU64};
+use xr_device::{DeviceKind, DeviceOptions, XrError};
+
+/// The name of the handle a wgpu device offers its build systems.
+pub const CONTEXT_HANDLE: &str = concat!("xr-rhi-wgpu ", env!("CARGO_PKG_VERSION"), ": device context");
+
+/// The wgpu back end a device system opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    /// wgpu on Vulkan.
+    Vulkan,
+    /// wgpu on OpenGL (ES 3 or desktop GL through EGL).
+    Gl,
+}
+
+impl Api {
+    /// The device kind this back end's device system declares.
+    pub fn kind(self) -> DeviceKind {
+        match self {
+            Api::Vulkan => crate::WGPU,
+            Api::Gl => crate::WGPU_GL,
+        }
+    }
+
+    fn backends(self) -> wgpu::Backends {
+        match self {
+            Api::Vulkan => wgpu::Backends::VULKAN,
+            Api::Gl => wgpu::Backends::GL,
+        }
+    }
+}
+
+/// The optional features XR asks for where the adapter has them: push
+/// constants (immediates), SPIR-V handed to the driver as it is, and a
+/// pipeline cache.
+const WANTED: wgpu::Features =
+    wgpu::Features::IMMEDIATES.union(wgpu::Features::PASSTHROUGH_SHADERS).union(wgpu::Features::PIPELINE_CACHE);
+
+/// An open wgpu device and everything made on it.
+pub struct Context {
+    /// Identifies the device in resource bindings (`ResourceBinding::device`).
+    pub id: u64,
+    /// The back end.
+    pub api: Api,
+    /// The adapter the device was opened on.
+    pub info: wgpu::AdapterInfo,
+    /// The device.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    objects: Mutex<Objects>,
+    /// The device's own instance; dropped last.
+    _instance: wgpu::Instance,
+}
+
+/// Addresses of the contexts open in this library.
+static LIVE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Context {
+    /// Opens a device on `api`'s adapter: a GPU first, a software one
+    /// (lavapipe, llvmpipe) where there is none or when it is preferred.
+    pub fn open(api: Api, options: &DeviceOptions) -> Result<Arc<Self>, XrError> {
+        let flags = if options.validation { wgpu::InstanceFlags::VALIDATION } else { wgpu::InstanceFlags::empty() };
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends: api.backends(),
+            flags,
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        let mut adapters = pollster::block_on(instance.enumerate_adapters(api.backends()));
+        // Stable: the driver's own order stays among adapters of one class.
+        adapters.sort_by_key(|a| (a.get_info().device_type == wgpu::DeviceType::Cpu) != options.prefer_software);
+        let adapter = adapters.into_iter().next().ok_or_else(|| {
+            XrError::unavailable(format!("wgpu finds no {} adapter on this machine", api.kind().api_name()))
+        })?;
+        let info = adapter.get_info();
+        let required_features = adapter.features() & WANTED;
+        let descriptor = wgpu::DeviceDescriptor {
+            label: Some("xr-rhi-wgpu"),
+            required_features,
+            required_limits: adapter.limits(),
+            ..Default::default()
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&descriptor))
+            .map_err(|e| XrError::unavailable(format!("wgpu cannot open a device on {}: {e}", info.name)))?;
+        // Errors are taken through error scopes at each call; anything
+        // else is logged, never a panic inside the host.
+        device.on_uncaptured_error(Arc::new(|error: wgpu::Error| {
+            tracing::error!("wgpu: {error}");
+        }));
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::info!(adapter = %info.name, backend = ?info.backend, driver = %info.driver_info, "opened a wgpu device");
+        let context = Arc::new(Self {
+            id,
+            api,
+            info,
+            device,
+            queue,
+            objects: Mutex::new(Objects::default()),
+            _instance: instance,
+        });
+        live().push(Arc::as_ptr(&context) as usize);
+        Ok(context)
+    }
+
+    /// The context whose handle is `address`, if it is open in this library.
+    pub fn from_handle(address: usize) -> Option<Arc<Self>> {
+        let live = live();
+        if !live.contains(&address) {
+            return None;
+        }
+        let pointer = address as *const Self;
+        // SAFETY: the address is listed, so it is the `Arc` of an open
+        // context of this library (the device that owns it removes it
+        // before dropping it, under the same lock held here); one more
+        // strong count is taken for the `Arc` made here.
+        unsafe {
+            Arc::increment_strong_count(pointer);
+            Some(Arc::from_raw(pointer))
+        }
+    }
+
+    /// Takes this context off the list of open ones (the device closes).
+    pub fn close(self: &Arc<Self>) {
+        live().retain(|a| *a != Arc::as_ptr(self) as usize);
+    }
+
+    /// The device's objects.
+    pub fn objects(&self) -> MutexGuard<'_, Objects> {
+        self.objects.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs `body`, turning wgpu's validation and memory errors raised
+    /// inside it into an error that says what was being done.
+    pub fn checked<T>(&self, what: &str, body: impl FnOnce() -> Result<T, XrError>) -> Result<T, XrError> {
+        let memory = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let result = body();
+        let invalid = pollster::block_on(validation.pop());
+        let out_of_memory = pollster::block_on(memory.pop());
+        if let Some(error) = invalid.or(out_of_memory) {
+            return Err(XrError::driver(format!("{what}: {}", error_text(&error))));
+        }
+        result
+    }
+
+    /// Submits `encoder`'s commands and waits for them: what a later call
+    /// reads sees everything done before it.
+    pub fn submit(&self, encoder: wgpu::CommandEncoder) -> Result<(), XrError> {
+        let index = self.queue.submit([encoder.finish()]);
+        self.device
+            .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
+            .map_err(|e| XrError::driver(format!("waiting for the wgpu queue: {e}")))?;
+        Ok(())
+    }
+
+    /// Whether SPIR-V goes to the driver as it is.
+    pub fn passthrough(&self) -> bool {
+        self.api == Api::Vulkan && self.device.features().contains(wgpu::Features::PASSTHROUGH_SHADERS)
+    }
+}
+
+fn live() -> MutexGuard<'static, Vec<usize>> {
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A wgpu error as one message, with its sources.
+pub fn error_text(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,68 @@
+//! `xr-rhi-wgpu`: wgpu as an XR device system, with the build system that
+//! loads SPIR-V onto it.
+//!
+//! Two device kinds, each declared here and unknown to the host: `wgpu`
+//! (wgpu on Vulkan: lavapipe where there is no GPU) and `wgpu-gl` (wgpu on
+//! OpenGL through EGL: llvmpipe). Devices are headless; they draw into
+//! offscreen targets, dispatch compute, and read pixels and buffers back.
+//! `xr-wgpu-spirv` attaches to both and loads the `vk-spirv` objects the
+//! SPIR-V compilers store. The device system and the build system share
+//! the device as the Rust object it is, so they ship in one library
+//! (`context.rs` says how the handle between them is checked).
+
+mod constant_table;
+mod context;
+mod device;
+mod loader;
+mod mips;
+mod objects;
+mod pipeline_cache;
+mod program;
+mod readback;
+
+use context::Api;
+use xr_device::{DeviceBox, DeviceKind, DeviceOptions, DeviceSystemBackend, DeviceSystemInfo, XrError};
+use xr_plugin::{Guarded, device_box};
+
+/// wgpu on Vulkan.
+pub const WGPU: DeviceKind = DeviceKind::new("wgpu", "wgpu on Vulkan");
+/// wgpu on OpenGL.
+pub const WGPU_GL: DeviceKind = DeviceKind::new("wgpu-gl", "wgpu on OpenGL");
+
+/// The wgpu version this plugin is built with: part of the pipeline cache's key.
+pub const WGPU_VERSION: &str = "30";
+
+/// The wgpu version as the API version a device reports.
+fn wgpu_version() -> (u32, u32) {
+    (30, 0)
+}
+
+xr_plugin::export_plugin! {
+    name: env!("CARGO_PKG_NAME"),
+    device_systems: [Guarded(WgpuSystem(Api::Vulkan)), Guarded(WgpuSystem(Api::Gl))],
+    build_systems: [Guarded(loader::WgpuSpirvSystem)],
+}
+
+/// The device system of one wgpu back end.
+struct WgpuSystem(Api);
+
+impl DeviceSystemBackend for WgpuSystem {
+    fn info(&self) -> Result<DeviceSystemInfo, XrError> {
+        Ok(match self.0 {
+            Api::Vulkan => DeviceSystemInfo::new(
+                "xr-rhi-wgpu",
+                WGPU,
+                "wgpu on its Vulkan back end, headless: targets, textures, buffers, draws, compute, read-back",
+            ),
+            Api::Gl => DeviceSystemInfo::new(
+                "xr-rhi-wgpu-gl",
+                WGPU_GL,
+                "wgpu on its OpenGL back end (EGL), headless: targets, textures, buffers, draws, compute, read-back",
+            ),
+        })
+    }
+
+    fn open(&self, options: &DeviceOptions) -> Result<DeviceBox, XrError> {
+        Ok(device_box(device::WgpuDevice::open(self.0, options)?))
+    }
+}

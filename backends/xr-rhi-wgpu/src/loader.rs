@@ -1,0 +1,437 @@
+//! `xr-wgpu-spirv`, the build system that loads SPIR-V objects onto a
+//! wgpu device: the `vk-spirv` artifacts the SPIR-V compilers already
+//! store, specialized with the load's override values, handed to the
+//! driver as they are where the adapter takes passthrough shaders (wgpu
+//! on Vulkan), and through naga's SPIR-V front end where it does not
+//! (wgpu on OpenGL). Its layout comes from the module's own reflection.
+
+use crate::{
+    constant_table::{Entry, Storage, WgpuConstantTable},
+    context::{CONTEXT_HANDLE, Context},
+    pipeline_cache::StoredPipelineCache,
+    program::{Program, Resource, Stage, UniformBlock},
+};
+use std::{borrow::Cow, sync::Arc};
+use xr_device::{DeviceCapabilities, DeviceCounter, NativeHandles, ProgramRef, ResourceKind, XrError};
+use xr_plugin::{attached_box, constant_table_box};
+use xr_sourcebuild::{
+    ArtifactLoad, AttachedBuildSystemBackend, AttachedBuildSystemBox, Availability, BuildError, BuildOptions,
+    BuildSystemInfo, BuiltProgram, ConstantInfo, LoadPath, LoadedArtifact, OfflineArtifact, OfflineRequest,
+    ProgramBinary, ProgramDesc, ResourceInfo, ShaderStage, SourceBuildSystemBackend, TargetLoad,
+};
+use xr_spirv::reflect::{Block, Reflection};
+
+/// The build system's name.
+pub const NAME: &str = "xr-wgpu-spirv";
+/// The target whose objects it loads: SPIR-V for Vulkan.
+pub const TARGET: &str = "vk-spirv";
+const LOADS: [(&str, LoadPath); 1] = [(TARGET, LoadPath::CompatibleObject)];
+
+/// The build system.
+pub struct WgpuSpirvSystem;
+
+impl SourceBuildSystemBackend for WgpuSpirvSystem {
+    fn info(&self) -> Result<BuildSystemInfo, XrError> {
+        Ok(BuildSystemInfo {
+            attachable: vec![crate::WGPU, crate::WGPU_GL].into(),
+            stages: vec![ShaderStage::Vertex, ShaderStage::Fragment, ShaderStage::Compute].into(),
+            loads: TargetLoad::list(&LOADS),
+            ..BuildSystemInfo::new(
+                NAME,
+                "SPIR-V objects on wgpu: passed to the driver as they are on Vulkan, through naga on OpenGL",
+                Availability::COMPATIBLE_OBJECT,
+            )
+        })
+    }
+
+    fn attach(
+        &self,
+        handles: &NativeHandles,
+        _capabilities: &DeviceCapabilities,
+    ) -> Result<AttachedBuildSystemBox, XrError> {
+        let address = handles.named_handle(CONTEXT_HANDLE, NAME)?;
+        let context = Context::from_handle(address).ok_or_else(|| {
+            XrError::unavailable(format!(
+                "{NAME} attaches to devices of its own library only: this one was opened by another copy of xr-rhi-wgpu, or is closed"
+            ))
+        })?;
+        Ok(attached_box(AttachedWgpuSpirv { context, cache: None, loaded: [0; 2] }))
+    }
+
+    fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
+        Err(XrError::unavailable(format!(
+            "{NAME} compiles nothing offline; it loads {TARGET} objects ({})",
+            request.target
+        ))
+        .into())
+    }
+}
+
+/// The build system attached to one device.
+struct AttachedWgpuSpirv {
+    context: Arc<Context>,
+    cache: Option<StoredPipelineCache>,
+    /// Programs loaded passed through, and through naga.
+    loaded: [u64; 2],
+}
+
+fn not_here(what: &str) -> XrError {
+    XrError::unavailable(format!("{NAME} loads stored SPIR-V objects only: it has no {what}"))
+}
+
+/// A wgpu shader stage flag.
+fn stage_flag(stage: ShaderStage) -> wgpu::ShaderStages {
+    match stage {
+        ShaderStage::Vertex => wgpu::ShaderStages::VERTEX,
+        ShaderStage::Fragment => wgpu::ShaderStages::FRAGMENT,
+        ShaderStage::Compute => wgpu::ShaderStages::COMPUTE,
+        _ => wgpu::ShaderStages::NONE,
+    }
+}
+
+/// What a program binds at one (set, binding), with the stages that read it.
+struct Slot {
+    set: u32,
+    binding: u32,
+    stages: wgpu::ShaderStages,
+    kind: SlotKind,
+}
+
+enum SlotKind {
+    /// A uniform block the program owns: (its size, its members).
+    Uniform(Block),
+    /// A resource the caller binds.
+    Resource(ResourceInfo),
+}
+
+impl AttachedWgpuSpirv {
+    /// Every (set, binding) of `reflections`, merged across stages; a
+    /// resource wgpu cannot bind is an error naming it.
+    fn slots(context: &str, stages: &[(ShaderStage, &Reflection)]) -> Result<Vec<Slot>, XrError> {
+        let mut slots: Vec<Slot> = Vec::new();
+        let mut add = |set: u32, binding: u32, stage: ShaderStage, kind: SlotKind| match slots
+            .iter_mut()
+            .find(|s| s.set == set && s.binding == binding)
+        {
+            Some(slot) => slot.stages |= stage_flag(stage),
+            None => slots.push(Slot { set, binding, stages: stage_flag(stage), kind }),
+        };
+        for (stage, reflection) in stages {
+            if let Some(first) = reflection.unsupported.first() {
+                return Err(XrError::invalid_input(format!("{context}: {NAME} cannot bind {first:?}")));
+            }
+            if let Some(input) = reflection.input_attachments.first() {
+                return Err(XrError::invalid_input(format!(
+                    "{context}: input attachment '{}' has no wgpu counterpart: read the attachment as a texture",
+                    input.name
+                )));
+            }
+            for block in &reflection.uniform_blocks {
+                Self::single(context, &block.name, block.count)?;
+                add(block.set, block.binding, *stage, SlotKind::Uniform(block.clone()));
+            }
+            for block in &reflection.storage_buffers {
+                Self::single(context, &block.name, block.count)?;
+                let info = ResourceInfo {
+                    name: block.name.as_str().into(),
+                    kind: ResourceKind::StorageBuffer,
+                    set: block.set,
+                    binding: block.binding,
+                    array_size: 1,
+                    min_size: block.size.unwrap_or(0) as u64,
+                };
+                add(block.set, block.binding, *stage, SlotKind::Resource(info));
+            }
+            for image in &reflection.images {
+                Self::single(context, &image.name, image.count)?;
+                let kind = match image.kind {
+                    "sampled image" => ResourceKind::SampledImage,
+                    "sampler" => ResourceKind::Sampler,
+                    "combined image sampler" => {
+                        return Err(XrError::invalid_input(format!(
+                            "{context}: '{}' is a texture combined with its sampler (sampler2D), which wgpu cannot bind: declare a texture2D and a sampler apart",
+                            image.name
+                        )));
+                    }
+                    other => {
+                        return Err(XrError::invalid_input(format!(
+                            "{context}: '{}' is a {other}, which {NAME} does not bind yet",
+                            image.name
+                        )));
+                    }
+                };
+                let info = ResourceInfo {
+                    name: image.name.as_str().into(),
+                    kind,
+                    set: image.set,
+                    binding: image.binding,
+                    array_size: 1,
+                    min_size: 0,
+                };
+                add(image.set, image.binding, *stage, SlotKind::Resource(info));
+            }
+        }
+        slots.sort_by_key(|s| (s.set, s.binding));
+        Ok(slots)
+    }
+
+    fn single(context: &str, name: &str, count: u32) -> Result<(), XrError> {
+        if count == 1 {
+            return Ok(());
+        }
+        Err(XrError::invalid_input(format!(
+            "{context}: '{name}' is an array of resources, which {NAME} does not bind yet"
+        )))
+    }
+
+    /// The shader module of one stage, its specialization written in.
+    fn module(
+        &mut self,
+        label: &str,
+        module: &xr_spirv::container::StageModule,
+    ) -> Result<wgpu::ShaderModule, XrError> {
+        let words = xr_spirv::specialize::bake_specializations(&module.words, &module.specializations)?;
+        let device = &self.context.device;
+        if self.context.passthrough() {
+            let workgroup = xr_spirv::reflect::execution_mode(&module.words, spirv_local_size())?
+                .and_then(|size| Some((*size.first()?, *size.get(1)?, *size.get(2)?)))
+                .unwrap_or((1, 1, 1));
+            let entry_points = [wgpu::PassthroughShaderEntryPoint {
+                name: module.entry_point.as_str().into(),
+                workgroup_size: workgroup,
+            }];
+            self.context.checked(&format!("{label}: passing SPIR-V to the driver"), || {
+                // SAFETY: the words passed spirv-val when they were built
+                // (the offline compile validates every object it stores)
+                // and only the literals of specialization constants
+                // changed since; the pipeline layout is made from the
+                // module's own reflection.
+                Ok(unsafe {
+                    device.create_shader_module_passthrough(wgpu::ShaderModuleDescriptorPassthrough {
+                        label: Some(label),
+                        entry_points: Cow::Borrowed(&entry_points),
+                        spirv: Some(Cow::Borrowed(&words)),
+                        ..Default::default()
+                    })
+                })
+            })
+        } else {
+            // naga's SPIR-V front end takes no line information.
+            let words = xr_spirv::compile::strip_source_debug_info(&words);
+            self.context.checked(&format!("{label}: translating SPIR-V through naga"), || {
+                Ok(device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(label),
+                    source: wgpu::ShaderSource::SpirV(Cow::Borrowed(&words)),
+                }))
+            })
+        }
+    }
+
+    fn load(&mut self, request: &ArtifactLoad) -> Result<BuiltProgram, XrError> {
+        let context = format!("'{}'", request.name);
+        let modules = xr_spirv::offline::specialized_modules(&request.artifact, &request.overrides, &context)?;
+        let reflections: Vec<Reflection> =
+            modules.iter().map(|m| xr_spirv::reflect(&m.words, &m.entry_point)).collect::<Result<_, _>>()?;
+        let staged: Vec<(ShaderStage, &Reflection)> = modules.iter().map(|m| m.stage).zip(&reflections).collect();
+        let slots = Self::slots(&context, &staged)?;
+
+        let mut immediate_size = 0;
+        let mut entries = Vec::new();
+        let mut add = |name: &str, storage: Storage, member: &xr_spirv::reflect::BlockMember| {
+            if let Some(layout) = member.layout
+                && !entries.iter().any(|e: &Entry| e.info.name.as_str() == name)
+            {
+                let info = ConstantInfo { name: name.into(), ty: layout.ty, array_size: layout.array_size };
+                entries.push(Entry { info, storage, offset: member.offset, layout });
+            }
+        };
+        for reflection in &reflections {
+            for block in &reflection.push_constants {
+                immediate_size = immediate_size.max(block.size.unwrap_or(0));
+                for member in &block.members {
+                    add(&member.name, Storage::Immediates, member);
+                }
+            }
+        }
+        let device = &self.context.device;
+        let mut uniforms = Vec::new();
+        for slot in &slots {
+            if let SlotKind::Uniform(block) = &slot.kind {
+                // Every stage's declaration: each may name other members.
+                for reflection in &reflections {
+                    for same in
+                        reflection.uniform_blocks.iter().filter(|b| b.set == slot.set && b.binding == slot.binding)
+                    {
+                        for member in &same.members {
+                            add(&member.name, Storage::Uniform(uniforms.len()), member);
+                        }
+                    }
+                }
+                let size = block.size.unwrap_or(16).next_multiple_of(16);
+                let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(&block.name),
+                    size: size as u64,
+                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                uniforms.push((UniformBlock { set: slot.set, binding: slot.binding, buffer }, size));
+            }
+        }
+        entries.sort_by(|a, b| a.info.name.cmp(&b.info.name));
+
+        let set_count = slots.iter().map(|s| s.set + 1).max().unwrap_or(0);
+        let group_layouts: Vec<wgpu::BindGroupLayout> = (0..set_count)
+            .map(|set| {
+                let layout_entries: Vec<wgpu::BindGroupLayoutEntry> =
+                    slots.iter().filter(|s| s.set == set).map(layout_entry).collect();
+                self.context.checked(&format!("{context}: bind group layout of set {set}"), || {
+                    Ok(device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                        label: Some(&request.name),
+                        entries: &layout_entries,
+                    }))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let layout_refs: Vec<Option<&wgpu::BindGroupLayout>> = group_layouts.iter().map(Some).collect();
+        let layout = self.context.checked(&format!("{context}: pipeline layout"), || {
+            Ok(device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(&request.name),
+                bind_group_layouts: &layout_refs,
+                immediate_size: immediate_size as u32,
+            }))
+        })?;
+        let mut stages = Vec::new();
+        for (module, reflection) in modules.iter().zip(&reflections) {
+            let label = format!("{} ({})", request.name, module.stage.name());
+            stages.push(Stage {
+                stage: module.stage,
+                module: self.module(&label, module)?,
+                entry: module.entry_point.clone(),
+                outputs: reflection.outputs.iter().map(|o| o.location).collect(),
+            });
+        }
+        self.loaded[usize::from(!self.context.passthrough())] += 1;
+        let resources = slots
+            .into_iter()
+            .filter_map(|s| match s.kind {
+                SlotKind::Resource(info) => Some(Resource { info }),
+                SlotKind::Uniform(_) => None,
+            })
+            .collect();
+        let program = Arc::new(Program::new(
+            request.name.to_string(),
+            stages,
+            group_layouts,
+            layout,
+            uniforms,
+            resources,
+            immediate_size,
+            self.cache.as_ref().map(|c| c.cache.clone()),
+        ));
+        let name = {
+            let mut objects = self.context.objects();
+            objects.next_program += 1;
+            let name = objects.next_program;
+            objects.programs.insert(name, program.clone());
+            name
+        };
+        let table = WgpuConstantTable { context: self.context.clone(), name, program, entries };
+        Ok(BuiltProgram {
+            program: ProgramRef::program(name),
+            constants: constant_table_box(table),
+            warnings: Default::default(),
+        })
+    }
+}
+
+/// `LocalSize`, the compute stage's work group size.
+fn spirv_local_size() -> xr_spirv_object::spirv::ExecutionMode {
+    xr_spirv_object::spirv::ExecutionMode::LocalSize
+}
+
+/// The bind group layout entry of `slot`.
+fn layout_entry(slot: &Slot) -> wgpu::BindGroupLayoutEntry {
+    let ty = match &slot.kind {
+        SlotKind::Uniform(_) => wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        SlotKind::Resource(info) => match info.kind {
+            ResourceKind::StorageBuffer => wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only: false },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            ResourceKind::Sampler => wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+            _ => wgpu::BindingType::Texture {
+                sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                view_dimension: wgpu::TextureViewDimension::D2,
+                multisampled: false,
+            },
+        },
+    };
+    wgpu::BindGroupLayoutEntry { binding: slot.binding, visibility: slot.stages, ty, count: None }
+}
+
+impl AttachedBuildSystemBackend for AttachedWgpuSpirv {
+    fn availability(&self) -> Result<Availability, XrError> {
+        Ok(Availability::COMPATIBLE_OBJECT)
+    }
+
+    fn build_program(&mut self, _desc: &ProgramDesc, _options: &BuildOptions) -> Result<BuiltProgram, BuildError> {
+        Err(not_here("source build").into())
+    }
+
+    fn content_key(&self, _desc: &ProgramDesc, _options: &BuildOptions) -> Result<Vec<u8>, BuildError> {
+        Err(not_here("source build").into())
+    }
+
+    fn program_binary(&self, _program: ProgramRef) -> Result<ProgramBinary, XrError> {
+        Err(not_here("program binaries"))
+    }
+
+    fn load_program_binary(
+        &mut self,
+        _desc: &ProgramDesc,
+        _options: &BuildOptions,
+        _binary: &ProgramBinary,
+    ) -> Result<BuiltProgram, BuildError> {
+        Err(not_here("program binaries").into())
+    }
+
+    fn create_pipeline(&mut self, _programs: &[ProgramRef]) -> Result<ProgramRef, XrError> {
+        Err(not_here("program pipelines"))
+    }
+
+    fn set_store(&mut self, root: &str) -> Result<(), XrError> {
+        self.cache = StoredPipelineCache::open(&self.context, root)?;
+        Ok(())
+    }
+
+    fn load_artifact(&mut self, request: &ArtifactLoad) -> Result<LoadedArtifact, BuildError> {
+        xr_spirv::offline::check_load(request, NAME, &LOADS)?;
+        let program = self.load(request)?;
+        let note = if self.context.passthrough() { "SPIR-V passed through" } else { "SPIR-V through naga" };
+        Ok(LoadedArtifact { program, note: note.into() })
+    }
+
+    fn counters(&self) -> Result<Vec<DeviceCounter>, XrError> {
+        let mut counters = vec![
+            DeviceCounter { name: "programs passed through".into(), value: self.loaded[0] },
+            DeviceCounter { name: "programs through naga".into(), value: self.loaded[1] },
+        ];
+        if let Some(cache) = &self.cache {
+            counters.push(DeviceCounter { name: "pipeline cache bytes loaded".into(), value: cache.loaded_bytes });
+        }
+        Ok(counters)
+    }
+}
+
+impl Drop for AttachedWgpuSpirv {
+    fn drop(&mut self) {
+        if let Some(cache) = &self.cache {
+            cache.save();
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! A program on a wgpu device: its shader modules, its layout (bind group
+//! layouts from the reflected resources, immediates for the push
+//! constants), the values its constant table writes, and the pipelines
+//! made for the states it is drawn in.
+
+use crate::{
+    context::Context,
+    objects::{DEPTH_FORMAT, Objects, get, wgpu_format},
+};
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, MutexGuard},
+};
+use xr_device::{ResourceBinding, ResourceKind, TextureFormat, VertexLayout, XrError};
+use xr_sourcebuild::{ResourceInfo, ShaderStage};
+
+/// One stage's module and entry point.
+pub struct Stage {
+    /// Which stage.
+    pub stage: ShaderStage,
+    /// The module.
+    pub module: wgpu::ShaderModule,
+    /// Its entry point.
+    pub entry: String,
+    /// The fragment outputs' locations (which attachments a draw writes).
+    pub outputs: Vec<u32>,
+}
+
+/// A uniform block the program owns: the constant table writes it.
+pub struct UniformBlock {
+    /// Its descriptor set (bind group).
+    pub set: u32,
+    /// Its binding.
+    pub binding: u32,
+    /// The buffer, written before each draw that follows a change.
+    pub buffer: wgpu::Buffer,
+}
+
+/// A resource the caller binds.
+pub struct Resource {
+    /// What the constant table says of it.
+    pub info: ResourceInfo,
+}
+
+/// What the constant table writes and the device reads at each draw.
+pub struct Values {
+    /// The immediates (push constants).
+    pub immediates: Vec<u8>,
+    /// Each uniform block's bytes, with whether they changed since the last draw.
+    pub uniforms: Vec<(Vec<u8>, bool)>,
+    /// What is bound to each resource.
+    pub bound: Vec<Option<ResourceBinding>>,
+}
+
+/// The state a render pipeline is made for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DrawState {
+    /// The target's colour formats.
+    pub colors: Vec<TextureFormat>,
+    /// Whether the target has depth.
+    pub depth: bool,
+    /// Whether the draw tests depth.
+    pub depth_test: bool,
+    /// The vertex layout: stride and (location, components, offset), in floats.
+    pub vertex: (u32, Vec<(u32, u32, u32)>),
+}
+
+impl DrawState {
+    /// The state of a draw into a target of `colors` (`depth`) with `layout`.
+    pub fn new(colors: Vec<TextureFormat>, depth: bool, depth_test: bool, layout: &VertexLayout) -> Self {
+        let attributes = layout.attributes.iter().map(|a| (a.location, a.components, a.offset)).collect();
+        Self { colors, depth, depth_test, vertex: (layout.stride, attributes) }
+    }
+}
+
+/// A loaded program.
+pub struct Program {
+    /// Its name, for messages.
+    pub name: String,
+    /// The stages, in pipeline order.
+    pub stages: Vec<Stage>,
+    /// The bind group layouts, set 0 first.
+    pub group_layouts: Vec<wgpu::BindGroupLayout>,
+    /// The pipeline layout.
+    pub layout: wgpu::PipelineLayout,
+    /// The uniform blocks it owns.
+    pub uniforms: Vec<UniformBlock>,
+    /// The resources the caller binds.
+    pub resources: Vec<Resource>,
+    /// The constant table's values.
+    values: Mutex<Values>,
+    render_pipelines: Mutex<HashMap<DrawState, wgpu::RenderPipeline>>,
+    compute_pipeline: Mutex<Option<wgpu::ComputePipeline>>,
+    /// The device's pipeline cache, where it keeps one.
+    pub cache: Option<Arc<wgpu::PipelineCache>>,
+    /// Pipelines made for this program.
+    pub pipelines_made: std::sync::atomic::AtomicU64,
+}
+
+impl Program {
+    /// A program of `stages` with its layout; values start at zero.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: String,
+        stages: Vec<Stage>,
+        group_layouts: Vec<wgpu::BindGroupLayout>,
+        layout: wgpu::PipelineLayout,
+        uniforms: Vec<(UniformBlock, usize)>,
+        resources: Vec<Resource>,
+        immediate_size: usize,
+        cache: Option<Arc<wgpu::PipelineCache>>,
+    ) -> Self {
+        let values = Values {
+            immediates: vec![0; immediate_size],
+            uniforms: uniforms.iter().map(|(_, size)| (vec![0; *size], true)).collect(),
+            bound: vec![None; resources.len()],
+        };
+        Self {
+            name,
+            stages,
+            group_layouts,
+            layout,
+            uniforms: uniforms.into_iter().map(|(block, _)| block).collect(),
+            resources,
+            values: Mutex::new(values),
+            render_pipelines: Mutex::new(HashMap::new()),
+            compute_pipeline: Mutex::new(None),
+            cache,
+            pipelines_made: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// The values the constant table writes.
+    pub fn values(&self) -> MutexGuard<'_, Values> {
+        self.values.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn stage(&self, stage: ShaderStage) -> Option<&Stage> {
+        self.stages.iter().find(|s| s.stage == stage)
+    }
+
+    /// The render pipeline for `state`, made on first use.
+    pub fn render_pipeline(&self, context: &Context, state: &DrawState) -> Result<wgpu::RenderPipeline, XrError> {
+        let mut pipelines = self.render_pipelines.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(pipeline) = pipelines.get(state) {
+            return Ok(pipeline.clone());
+        }
+        let vertex = self.stage(ShaderStage::Vertex).ok_or_else(|| {
+            XrError::invalid_input(format!("program '{}' has no vertex stage to draw triangles with", self.name))
+        })?;
+        let attributes: Vec<wgpu::VertexAttribute> = state
+            .vertex
+            .1
+            .iter()
+            .map(|&(location, components, offset)| wgpu::VertexAttribute {
+                format: match components {
+                    1 => wgpu::VertexFormat::Float32,
+                    2 => wgpu::VertexFormat::Float32x2,
+                    3 => wgpu::VertexFormat::Float32x3,
+                    _ => wgpu::VertexFormat::Float32x4,
+                },
+                offset: u64::from(offset) * 4,
+                shader_location: location,
+            })
+            .collect();
+        let buffers = [Some(wgpu::VertexBufferLayout {
+            array_stride: u64::from(state.vertex.0) * 4,
+            step_mode: wgpu::VertexStepMode::Vertex,
+            attributes: &attributes,
+        })];
+        let fragment = self.stage(ShaderStage::Fragment);
+        // An attachment the fragment stage has no output for keeps its pixels.
+        let targets: Vec<Option<wgpu::ColorTargetState>> = state
+            .colors
+            .iter()
+            .enumerate()
+            .map(|(index, format)| {
+                let written = fragment.is_some_and(|f| f.outputs.contains(&(index as u32)));
+                Some(wgpu::ColorTargetState {
+                    format: wgpu_format(*format),
+                    blend: None,
+                    write_mask: if written { wgpu::ColorWrites::ALL } else { wgpu::ColorWrites::empty() },
+                })
+            })
+            .collect();
+        let pipeline = context.checked(&format!("making a wgpu pipeline for '{}'", self.name), || {
+            Ok(context.device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some(&self.name),
+                layout: Some(&self.layout),
+                vertex: wgpu::VertexState {
+                    module: &vertex.module,
+                    entry_point: Some(&vertex.entry),
+                    compilation_options: Default::default(),
+                    buffers: &buffers,
+                },
+                primitive: wgpu::PrimitiveState::default(),
+                depth_stencil: state.depth.then(|| wgpu::DepthStencilState {
+                    format: DEPTH_FORMAT,
+                    depth_write_enabled: Some(state.depth_test),
+                    depth_compare: Some(if state.depth_test {
+                        wgpu::CompareFunction::Less
+                    } else {
+                        wgpu::CompareFunction::Always
+                    }),
+                    stencil: Default::default(),
+                    bias: Default::default(),
+                }),
+                multisample: Default::default(),
+                fragment: fragment.map(|f| wgpu::FragmentState {
+                    module: &f.module,
+                    entry_point: Some(&f.entry),
+                    compilation_options: Default::default(),
+                    targets: &targets,
+                }),
+                multiview_mask: None,
+                cache: self.cache.as_deref(),
+            }))
+        })?;
+        self.pipelines_made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        pipelines.insert(state.clone(), pipeline.clone());
+        Ok(pipeline)
+    }
+
+    /// The compute pipeline, made on first use.
+    pub fn compute_pipeline(&self, context: &Context) -> Result<wgpu::ComputePipeline, XrError> {
+        let mut slot = self.compute_pipeline.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(pipeline) = slot.as_ref() {
+            return Ok(pipeline.clone());
+        }
+        let stage = self
+            .stage(ShaderStage::Compute)
+            .ok_or_else(|| XrError::invalid_input(format!("program '{}' has no compute stage", self.name)))?;
+        let pipeline = context.checked(&format!("making a wgpu compute pipeline for '{}'", self.name), || {
+            Ok(context.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(&self.name),
+                layout: Some(&self.layout),
+                module: &stage.module,
+                entry_point: Some(&stage.entry),
+                compilation_options: Default::default(),
+                cache: self.cache.as_deref(),
+            }))
+        })?;
+        self.pipelines_made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        *slot = Some(pipeline.clone());
+        Ok(pipeline)
+    }
+
+    /// Writes changed uniform blocks and makes the bind groups of a draw or
+    /// dispatch from what is bound now; refuses one with a resource unbound.
+    pub fn bind_groups(&self, context: &Context, objects: &Objects) -> Result<Vec<wgpu::BindGroup>, XrError> {
+        let mut values = self.values();
+        if let Some(index) = values.bound.iter().position(Option::is_none) {
+            return Err(XrError::invalid_input(format!(
+                "program '{}': resource '{}' is not bound",
+                self.name, self.resources[index].info.name
+            )));
+        }
+        for (block, (bytes, changed)) in self.uniforms.iter().zip(values.uniforms.iter_mut()) {
+            if *changed {
+                context.queue.write_buffer(&block.buffer, 0, bytes);
+                *changed = false;
+            }
+        }
+        let mut views = Vec::new();
+        for (resource, bound) in self.resources.iter().zip(&values.bound) {
+            let binding = bound.as_ref().map_or(0, |b| b.handle);
+            views.push(match resource.info.kind {
+                ResourceKind::SampledImage | ResourceKind::StorageImage => Some(
+                    get(&objects.textures, binding as u32, "texture")?
+                        .texture
+                        .create_view(&wgpu::TextureViewDescriptor::default()),
+                ),
+                _ => None,
+            });
+        }
+        let mut groups = Vec::new();
+        for (set, layout) in self.group_layouts.iter().enumerate() {
+            let mut entries = Vec::new();
+            for block in self.uniforms.iter().filter(|b| b.set as usize == set) {
+                entries
+                    .push(wgpu::BindGroupEntry { binding: block.binding, resource: block.buffer.as_entire_binding() });
+            }
+            for (index, resource) in self.resources.iter().enumerate().filter(|(_, r)| r.info.set as usize == set) {
+                let Some(bound) = values.bound[index] else { continue };
+                let entry = match resource.info.kind {
+                    ResourceKind::SampledImage | ResourceKind::StorageImage => {
+                        let Some(view) = views[index].as_ref() else { continue };
+                        wgpu::BindingResource::TextureView(view)
+                    }
+                    ResourceKind::Sampler => {
+                        wgpu::BindingResource::Sampler(get(&objects.samplers, (bound.sampler - 1) as u32, "sampler")?)
+                    }
+                    _ => get(&objects.buffers, bound.handle as u32, "buffer")?.buffer.as_entire_binding(),
+                };
+                entries.push(wgpu::BindGroupEntry { binding: resource.info.binding, resource: entry });
+            }
+            groups.push(context.checked(&format!("binding the resources of '{}'", self.name), || {
+                Ok(context.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(&self.name),
+                    layout,
+                    entries: &entries,
+                }))
+            })?);
+        }
+        Ok(groups)
+    }
+}
