@@ -52,11 +52,29 @@ check "the device contract names no other" xr-device 'xr-sourcebuild|xr-plugin|x
 check "the root module needs the two contracts alone" xr-plugin 'xr-store|xr-plugin-kit|xr-host|xr-build|xr-library|xr-remote' --depth 1
 for manifest in backends/xr-rhi-*/Cargo.toml; do
     package=$(sed -n 's/^name = "\(.*\)"/\1/p' "$manifest" | head -1)
+    # A device plugin whose device is a Rust object (wgpu) carries the one
+    # build system that loads onto it, and says why in its manifest.
+    carries=$(sed -n 's/^carries-loader = "\(.*\)"/\1/p' "$manifest")
+    if [ -n "$carries" ]; then
+        echo "layering: ok   a device plugin names no build-system contract: $package carries its loader: $carries"
+        continue
+    fi
     check "a device plugin names no build-system contract" "$package" 'xr-sourcebuild|xr-plugin-kit' --depth 1
 done
 check "a compiler worker loads plugins, it does not build" xr-worker 'xr-build|xr-library|xr-remote|xr-store|rayon|toml|opendal|tokio'
 check "the host loads plugins, it does not build" xr-host 'xr-build|xr-library|xr-remote|xr-store|rayon|toml|opendal|tokio'
 check "a crate whose build script builds its shaders links no build host" materials 'xr-build|xr-cargo|xr-worker|rayon|toml'
+# The host knows device kinds only as names plugins declare: no line of
+# it names a kind a plugin brought (wgpu's plugin is the test of that).
+named=$(grep -rliE 'wgpu' --include='*.rs' xr-device/src xr-sourcebuild/src xr-plugin/src xr-store/src \
+    xr-plugin-kit/src xr-host/src xr-worker/src xr-build/src xr-cargo/src xr-library/src xr-remote/src \
+    xr-remote-exec/src xr-bot/src xr-cli/src || true)
+if [ -n "$named" ]; then
+    echo "layering: FAIL the host names a plugin's device kind (wgpu): $named"
+    failed=1
+else
+    echo "layering: ok   no line of the host names a plugin's device kind (wgpu)"
+fi
 # The broken fixture plugins are a workspace of their own: no cargo command
 # run in this workspace may build them next to `xr`, where discovery loads them.
 fixtures=$(cargo metadata --no-deps --format-version 1 --offline 2>/dev/null |

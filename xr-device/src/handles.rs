@@ -282,7 +282,7 @@ pub struct VulkanLoader {
 
 /// A native handle of a device kind other than OpenGL and Vulkan, which
 /// have loaders of their own here: named by the device plugin that offers
-/// it (say `wgpu 30: wgpu::Device`), an address valid while the device
+/// it (say `d3d12: ID3D12Device`), an address valid while the device
 /// lives. A build system that attaches to that kind knows the name and
 /// what the address points to; the host passes it on and never reads it.
 #[repr(C)]

@@ -60,6 +60,9 @@ pub struct Context {
     /// Its queue.
     pub queue: wgpu::Queue,
     objects: Mutex<Objects>,
+    /// Pipelines made, and of them those made with a pipeline cache a
+    /// launch before stored.
+    pipelines: [std::sync::atomic::AtomicU64; 2],
     /// The device's own instance; dropped last.
     _instance: wgpu::Instance,
 }
@@ -108,6 +111,7 @@ impl Context {
             device,
             queue,
             objects: Mutex::new(Objects::default()),
+            pipelines: Default::default(),
             _instance: instance,
         });
         live().push(Arc::as_ptr(&context) as usize);
@@ -163,6 +167,27 @@ impl Context {
             .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
             .map_err(|e| XrError::driver(format!("waiting for the wgpu queue: {e}")))?;
         Ok(())
+    }
+
+    /// Counts a pipeline made, `with_stored_cache` or not.
+    pub fn count_pipeline(&self, with_stored_cache: bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.pipelines[0].fetch_add(1, Relaxed);
+        if with_stored_cache {
+            self.pipelines[1].fetch_add(1, Relaxed);
+        }
+    }
+
+    /// The device's counts: pipelines made, and those made with a stored cache.
+    pub fn counters(&self) -> Vec<xr_device::DeviceCounter> {
+        use std::sync::atomic::Ordering::Relaxed;
+        vec![
+            xr_device::DeviceCounter { name: "pipelines".into(), value: self.pipelines[0].load(Relaxed) },
+            xr_device::DeviceCounter {
+                name: "pipelines made with a stored pipeline cache".into(),
+                value: self.pipelines[1].load(Relaxed),
+            },
+        ]
     }
 
     /// Whether SPIR-V goes to the driver as it is.

@@ -130,6 +130,12 @@ impl Drop for WgpuDevice {
     }
 }
 
+/// The handle of object `id` in a resource binding: never 0, which names
+/// no object (the sampler field's "none").
+fn handle_of(id: u32) -> u64 {
+    u64::from(id) + 1
+}
+
 fn unsupported(what: &str) -> XrError {
     XrError::unavailable(format!("the wgpu device system has no {what}"))
 }
@@ -334,7 +340,7 @@ impl DeviceBackend for WgpuDevice {
         let texture = get(&objects.textures, texture.0, "texture")?;
         if level >= texture.texture.mip_level_count() {
             return Err(XrError::invalid_input(format!(
-                "level {level} of a texture of {} level(s)",
+                "no level {level}: the texture has {} level(s)",
                 texture.texture.mip_level_count()
             )));
         }
@@ -443,8 +449,8 @@ impl DeviceBackend for WgpuDevice {
         Ok(ResourceBinding {
             device: self.context.id,
             is_texture: true,
-            handle: u64::from(texture.0),
-            object: u64::from(texture.0),
+            handle: handle_of(texture.0),
+            object: handle_of(texture.0),
             sampler: sampler.map_or(0, |s| u64::from(s.0) + 1),
             size: TextureFormat::ALL.iter().position(|f| *f == found.format).unwrap_or(0) as u64,
             storage: found.storage,
@@ -458,8 +464,8 @@ impl DeviceBackend for WgpuDevice {
         Ok(ResourceBinding {
             device: self.context.id,
             is_texture: false,
-            handle: u64::from(buffer.0),
-            object: u64::from(buffer.0),
+            handle: handle_of(buffer.0),
+            object: handle_of(buffer.0),
             sampler: 0,
             size: found.size,
             storage: found.usage.contains(BufferUsage::STORAGE),
@@ -514,9 +520,6 @@ impl DeviceBackend for WgpuDevice {
     }
 
     fn counters(&self) -> Result<Vec<DeviceCounter>, XrError> {
-        let objects = self.context.objects();
-        let pipelines: u64 =
-            objects.programs.values().map(|p| p.pipelines_made.load(std::sync::atomic::Ordering::Relaxed)).sum();
-        Ok(vec![DeviceCounter { name: "pipelines".into(), value: pipelines }])
+        Ok(self.context.counters())
     }
 }

@@ -326,7 +326,7 @@ impl AttachedWgpuSpirv {
             uniforms,
             resources,
             immediate_size,
-            self.cache.as_ref().map(|c| c.cache.clone()),
+            self.cache.as_ref().map(|c| (c.cache.clone(), c.loaded_bytes > 0)),
         ));
         let name = {
             let mut objects = self.context.objects();
@@ -433,5 +433,52 @@ impl Drop for AttachedWgpuSpirv {
         if let Some(cache) = &self.cache {
             cache.save();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use abi_stable::std_types::{ROption, RSlice};
+    use xr_device::NamedHandle;
+
+    fn handles(address: usize) -> NativeHandles {
+        let named = Box::leak(Box::new([NamedHandle { name: CONTEXT_HANDLE.into(), address }]));
+        NativeHandles {
+            kind: crate::WGPU,
+            gl: ROption::RNone,
+            vulkan: ROption::RNone,
+            named: RSlice::from_slice(named),
+        }
+    }
+
+    #[test]
+    fn a_handle_this_library_did_not_hand_out_or_has_closed_is_refused_unread() {
+        let context = Context::open(crate::context::Api::Vulkan, &Default::default()).expect("lavapipe opens");
+        let address = Arc::as_ptr(&context) as usize;
+        let capabilities = xr_device::DeviceCapabilities {
+            kind: crate::WGPU,
+            api_major: 30,
+            api_minor: 0,
+            vendor: "".into(),
+            renderer: "".into(),
+            driver_version: "".into(),
+            shading_language_version: "".into(),
+            extensions: Default::default(),
+            program_binary_formats: Default::default(),
+            gl_spirv: false,
+            separate_shader_objects: false,
+            pipeline_cache_uuid: [0; 16],
+            vendor_id: 0,
+            device_id: 0,
+            driver_version_code: 0,
+            device_type: "".into(),
+        };
+        assert!(WgpuSpirvSystem.attach(&handles(address), &capabilities).is_ok(), "its own open device");
+        // Another address (a device of another copy of the library) is never read.
+        let error = WgpuSpirvSystem.attach(&handles(address + 8), &capabilities).err().expect("refused");
+        assert!(error.to_string().contains("opened by another copy of xr-rhi-wgpu, or is closed"), "{error}");
+        context.close();
+        assert!(WgpuSpirvSystem.attach(&handles(address), &capabilities).is_err(), "closed");
     }
 }

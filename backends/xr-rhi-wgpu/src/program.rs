@@ -93,8 +93,8 @@ pub struct Program {
     compute_pipeline: Mutex<Option<wgpu::ComputePipeline>>,
     /// The device's pipeline cache, where it keeps one.
     pub cache: Option<Arc<wgpu::PipelineCache>>,
-    /// Pipelines made for this program.
-    pub pipelines_made: std::sync::atomic::AtomicU64,
+    /// Whether that cache started from one a launch before stored.
+    pub stored_cache: bool,
 }
 
 impl Program {
@@ -108,7 +108,7 @@ impl Program {
         uniforms: Vec<(UniformBlock, usize)>,
         resources: Vec<Resource>,
         immediate_size: usize,
-        cache: Option<Arc<wgpu::PipelineCache>>,
+        cache: Option<(Arc<wgpu::PipelineCache>, bool)>,
     ) -> Self {
         let values = Values {
             immediates: vec![0; immediate_size],
@@ -125,8 +125,8 @@ impl Program {
             values: Mutex::new(values),
             render_pipelines: Mutex::new(HashMap::new()),
             compute_pipeline: Mutex::new(None),
-            cache,
-            pipelines_made: std::sync::atomic::AtomicU64::new(0),
+            stored_cache: cache.as_ref().is_some_and(|(_, stored)| *stored),
+            cache: cache.map(|(cache, _)| cache),
         }
     }
 
@@ -216,7 +216,7 @@ impl Program {
                 cache: self.cache.as_deref(),
             }))
         })?;
-        self.pipelines_made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        context.count_pipeline(self.stored_cache);
         pipelines.insert(state.clone(), pipeline.clone());
         Ok(pipeline)
     }
@@ -240,7 +240,7 @@ impl Program {
                 cache: self.cache.as_deref(),
             }))
         })?;
-        self.pipelines_made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        context.count_pipeline(self.stored_cache);
         *slot = Some(pipeline.clone());
         Ok(pipeline)
     }
@@ -263,12 +263,11 @@ impl Program {
         }
         let mut views = Vec::new();
         for (resource, bound) in self.resources.iter().zip(&values.bound) {
-            let binding = bound.as_ref().map_or(0, |b| b.handle);
+            // Handles are ids plus one (0 names nothing).
+            let id = bound.as_ref().map_or(0, |b| b.handle.saturating_sub(1)) as u32;
             views.push(match resource.info.kind {
                 ResourceKind::SampledImage | ResourceKind::StorageImage => Some(
-                    get(&objects.textures, binding as u32, "texture")?
-                        .texture
-                        .create_view(&wgpu::TextureViewDescriptor::default()),
+                    get(&objects.textures, id, "texture")?.texture.create_view(&wgpu::TextureViewDescriptor::default()),
                 ),
                 _ => None,
             });
@@ -290,7 +289,9 @@ impl Program {
                     ResourceKind::Sampler => {
                         wgpu::BindingResource::Sampler(get(&objects.samplers, (bound.sampler - 1) as u32, "sampler")?)
                     }
-                    _ => get(&objects.buffers, bound.handle as u32, "buffer")?.buffer.as_entire_binding(),
+                    _ => get(&objects.buffers, bound.handle.saturating_sub(1) as u32, "buffer")?
+                        .buffer
+                        .as_entire_binding(),
                 };
                 entries.push(wgpu::BindGroupEntry { binding: resource.info.binding, resource: entry });
             }

@@ -32,7 +32,7 @@ struct Args {
     /// how long they took and what loading and drawing compiled.
     #[arg(long, value_name = "N")]
     frames: Option<usize>,
-    /// The device of --frames: vulkan or opengl.
+    /// The device of --frames: a device kind a loaded plugin opens (vulkan, opengl, wgpu, wgpu-gl).
     #[arg(long, value_name = "KIND", default_value = "vulkan")]
     device: String,
     /// Record what is loaded and drawn in this usage log (for `xr warm`
@@ -43,10 +43,9 @@ struct Args {
 
 /// `--frames`: the frames drawn, their times, and what was compiled.
 fn frames(registry: &Registry, args: &Args, count: usize) -> anyhow::Result<()> {
-    let kind = match args.device.as_str() {
-        "vulkan" => xr_device::DeviceKind::VULKAN,
-        "opengl" | "gl" => xr_device::DeviceKind::OPENGL,
-        other => anyhow::bail!("unknown --device '{other}' (vulkan or opengl)"),
+    let Some(kind) = registry.device_kind_named(&args.device) else {
+        let known: Vec<&str> = registry.device_kinds().iter().map(|k| k.name()).collect();
+        anyhow::bail!("no device system opens a '{}' device (the kinds here: {})", args.device, known.join(", "));
     };
     let report = materials::frames::run(registry, &args.store, kind, args.usage_log.as_deref(), count, 64)?;
     let percentile = |at| materials::frames::percentile(&report.frames_ms, at);

@@ -17,3 +17,4 @@ mod slang;
 mod triangle;
 mod vulkan;
 mod warm;
+mod wgpu;

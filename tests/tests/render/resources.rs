@@ -242,7 +242,7 @@ fn a_compute_program_writes_a_storage_buffer_and_an_image_read_back_on_every_pat
 #[test]
 fn textures_upload_their_levels_or_have_them_generated_and_read_back() {
     let registry = registry();
-    for kind in [DeviceKind::OPENGL, DeviceKind::VULKAN] {
+    for kind in [DeviceKind::OPENGL, DeviceKind::VULKAN, materials::WGPU, materials::WGPU_GL] {
         let mut device = registry.open_device(kind, &options(kind)).unwrap();
         // A 2 × 2 of black and white: the generated 1 × 1 level is their mean.
         let (desc, level0) = rgba8(2, 2, &[[0, 0, 0, 255], [255, 255, 255, 255], [255, 255, 255, 255], [0, 0, 0, 255]]);

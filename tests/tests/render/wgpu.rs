@@ -1,0 +1,67 @@
+//! wgpu, two device kinds of a plugin of their own (`xr-rhi-wgpu`): listed
+//! by `xr plugins` with the build system that attaches to them, and its
+//! pipeline cache kept in the store from one launch to the next. The
+//! materials scene on wgpu is compared with the native paths in
+//! `library.rs`.
+
+use xr_tests::{Xr, materials_built};
+
+/// The materials sample's `--frames` on a `kind` device over `store`: what it printed.
+fn frames(store: &std::path::Path, kind: &str) -> String {
+    Xr::sample("materials", ["--store", store.to_str().unwrap(), "--frames", "5", "--device", kind]).ok().stdout
+}
+
+/// The count `name` in the sample's line that starts with `line`.
+fn count(said: &str, line: &str, name: &str) -> u64 {
+    let line = said.lines().find(|l| l.starts_with(line)).unwrap_or_else(|| panic!("no '{line}' in\n{said}"));
+    let after = line.split(name).nth(1).unwrap_or_else(|| panic!("no '{name}' in '{line}'"));
+    after
+        .trim_start()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count after '{name}' in '{line}'"))
+}
+
+#[test]
+fn a_second_launch_makes_its_pipelines_with_the_pipeline_cache_the_first_stored() {
+    let dir = materials_built("wgpu-pipeline-cache");
+    let store = dir.join("store");
+    let first = frames(&store, "wgpu");
+    assert_eq!(count(&first, "made at load and draw:", "pipeline cache bytes loaded"), 0, "{first}");
+    // 9 programs drawn into 5 targets of other formats: 45 pipelines.
+    assert_eq!(count(&first, "made by the draws:", "pipelines"), 45, "{first}");
+    assert_eq!(count(&first, "made by the draws:", "made with a stored pipeline cache"), 0, "{first}");
+
+    let second = frames(&store, "wgpu");
+    assert!(count(&second, "made at load and draw:", "pipeline cache bytes loaded") > 0, "{second}");
+    assert_eq!(count(&second, "made by the draws:", "made with a stored pipeline cache"), 45, "{second}");
+    assert_eq!(count(&second, "made at load and draw:", "programs passed through"), 9, "{second}");
+}
+
+#[test]
+fn a_device_kind_no_plugin_opens_is_refused_naming_the_kinds_there_are() {
+    let dir = materials_built("wgpu-unknown-kind");
+    let said = Xr::sample("materials", ["--store", dir.join("store").to_str().unwrap(), "--frames", "1"])
+        .args(["--device", "metal"])
+        .fails()
+        .stderr;
+    assert!(said.contains("no device system opens a 'metal' device"), "{said}");
+    assert!(said.contains("wgpu, wgpu-gl"), "{said}");
+}
+
+#[test]
+fn xr_plugins_lists_the_wgpu_kinds_their_devices_and_the_loader_that_attaches_to_them() {
+    let said = Xr::new(["plugins"]).ok().stdout;
+    for line in [
+        "device system xr-rhi-wgpu [wgpu]",
+        "device system xr-rhi-wgpu-gl [wgpu-gl]",
+        "build system xr-wgpu-spirv",
+        "attaches to: wgpu, wgpu-gl",
+        "loads: vk-spirv (compatible-object)",
+        "on xr-rhi-wgpu: CompatibleObject",
+        "on xr-rhi-wgpu-gl: CompatibleObject",
+    ] {
+        assert!(said.contains(line), "no '{line}' in\n{said}");
+    }
+}
