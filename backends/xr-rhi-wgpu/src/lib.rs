@@ -19,6 +19,7 @@ mod objects;
 mod pipeline_cache;
 mod program;
 mod readback;
+mod wgsl;
 
 use context::Api;
 use xr_device::{DeviceBox, DeviceKind, DeviceOptions, DeviceSystemBackend, DeviceSystemInfo, XrError};

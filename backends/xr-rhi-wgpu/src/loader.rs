@@ -1,15 +1,19 @@
-//! `xr-wgpu-spirv`, the build system that loads SPIR-V objects onto a
-//! wgpu device: the `vk-spirv` artifacts the SPIR-V compilers already
-//! store, specialized with the load's override values, handed to the
-//! driver as they are where the adapter takes passthrough shaders (wgpu
-//! on Vulkan), and through naga's SPIR-V front end where it does not
-//! (wgpu on OpenGL). Its layout comes from the module's own reflection.
+//! `xr-compiler-wgpu`, the build system of wgpu devices. It loads the
+//! `vk-spirv` objects the SPIR-V compilers store (a compatible object),
+//! specialized with the load's override values and handed to the driver
+//! as they are where the adapter takes passthrough shaders (wgpu on
+//! Vulkan), through naga's SPIR-V front end where it does not (wgpu on
+//! OpenGL). It also compiles GLSL and HLSL into the `wgsl` target offline
+//! and loads that by the source path: naga's WGSL front end on the device,
+//! the override values as pipeline constants. A program's layout comes
+//! from its SPIR-V's reflection either way.
 
 use crate::{
     constant_table::{Entry, Storage, WgpuConstantTable},
     context::{CONTEXT_HANDLE, Context},
     pipeline_cache::StoredPipelineCache,
     program::{Program, Resource, Stage, UniformBlock},
+    wgsl,
 };
 use std::{borrow::Cow, sync::Arc};
 use xr_device::{DeviceCapabilities, DeviceCounter, NativeHandles, ProgramRef, ResourceKind, XrError};
@@ -22,24 +26,34 @@ use xr_sourcebuild::{
 use xr_spirv::reflect::{Block, Reflection};
 
 /// The build system's name.
-pub const NAME: &str = "xr-wgpu-spirv";
-/// The target whose objects it loads: SPIR-V for Vulkan.
+pub const NAME: &str = "xr-compiler-wgpu";
+/// The target whose objects it loads as they are: SPIR-V for Vulkan.
 pub const TARGET: &str = "vk-spirv";
-const LOADS: [(&str, LoadPath); 1] = [(TARGET, LoadPath::CompatibleObject)];
+const LOADS: [(&str, LoadPath); 2] = [(TARGET, LoadPath::CompatibleObject), (wgsl::TARGET, LoadPath::Source)];
+/// The stages wgpu has.
+const STAGES: [ShaderStage; 3] = [ShaderStage::Vertex, ShaderStage::Fragment, ShaderStage::Compute];
 
 /// The build system.
 pub struct WgpuSpirvSystem;
 
 impl SourceBuildSystemBackend for WgpuSpirvSystem {
     fn info(&self) -> Result<BuildSystemInfo, XrError> {
+        let mut compiles = xr_spirv::offline::compile_pairs(wgsl::TARGET, xr_spirv::TargetEnv::Vulkan10);
+        for pair in compiles.iter_mut() {
+            pair.stages = STAGES.to_vec().into();
+        }
         Ok(BuildSystemInfo {
             attachable: vec![crate::WGPU, crate::WGPU_GL].into(),
-            stages: vec![ShaderStage::Vertex, ShaderStage::Fragment, ShaderStage::Compute].into(),
+            languages: xr_spirv::languages().into(),
+            stages: STAGES.to_vec().into(),
+            compiles,
             loads: TargetLoad::list(&LOADS),
+            compiler_identity: xr_spirv::compiler_identity_of(NAME, concat!(env!("CARGO_PKG_VERSION"), " naga 30"))
+                .into(),
             ..BuildSystemInfo::new(
                 NAME,
-                "SPIR-V objects on wgpu: passed to the driver as they are on Vulkan, through naga on OpenGL",
-                Availability::COMPATIBLE_OBJECT,
+                "wgpu programs: SPIR-V passed to the driver on Vulkan, through naga on OpenGL; GLSL and HLSL to WGSL through naga",
+                Availability::OFFLINE_COMPILE | Availability::COMPATIBLE_OBJECT,
             )
         })
     }
@@ -55,24 +69,33 @@ impl SourceBuildSystemBackend for WgpuSpirvSystem {
                 "{NAME} attaches to devices of its own library only: this one was opened by another copy of xr-rhi-wgpu, or is closed"
             ))
         })?;
-        Ok(attached_box(AttachedWgpuSpirv { context, cache: None, loaded: [0; 2] }))
+        Ok(attached_box(AttachedWgpuSpirv { context, cache: None, loaded: [0; 3] }))
     }
 
     fn compile_offline(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
-        Err(XrError::unavailable(format!(
-            "{NAME} compiles nothing offline; it loads {TARGET} objects ({})",
-            request.target
-        ))
-        .into())
+        check_target(request)?;
+        wgsl::compile(request, xr_spirv::offline::Reflect::Yes)
     }
+
+    fn compile_for_store(&self, request: &OfflineRequest) -> Result<OfflineArtifact, BuildError> {
+        check_target(request)?;
+        wgsl::compile(request, xr_spirv::offline::Reflect::No)
+    }
+}
+
+fn check_target(request: &OfflineRequest) -> Result<(), XrError> {
+    if request.target == wgsl::TARGET {
+        return Ok(());
+    }
+    Err(XrError::invalid_input(format!("{NAME} compiles into {}, not {}", wgsl::TARGET, request.target)))
 }
 
 /// The build system attached to one device.
 struct AttachedWgpuSpirv {
     context: Arc<Context>,
     cache: Option<StoredPipelineCache>,
-    /// Programs loaded passed through, and through naga.
-    loaded: [u64; 2],
+    /// Programs loaded: SPIR-V passed through, SPIR-V through naga, WGSL.
+    loaded: [u64; 3],
 }
 
 fn not_here(what: &str) -> XrError {
@@ -147,12 +170,7 @@ impl AttachedWgpuSpirv {
                 let kind = match image.kind {
                     "sampled image" => ResourceKind::SampledImage,
                     "sampler" => ResourceKind::Sampler,
-                    "combined image sampler" => {
-                        return Err(XrError::invalid_input(format!(
-                            "{context}: '{}' is a texture combined with its sampler (sampler2D), which wgpu cannot bind: declare a texture2D and a sampler apart",
-                            image.name
-                        )));
-                    }
+                    "combined image sampler" => return Err(combined_sampler(context, &image.name)),
                     other => {
                         return Err(XrError::invalid_input(format!(
                             "{context}: '{}' is a {other}, which {NAME} does not bind yet",
@@ -227,9 +245,54 @@ impl AttachedWgpuSpirv {
         }
     }
 
-    fn load(&mut self, request: &ArtifactLoad) -> Result<BuiltProgram, XrError> {
+    /// A `vk-spirv` object: each stage's module from its SPIR-V, specialized.
+    fn load_spirv(&mut self, request: &ArtifactLoad) -> Result<BuiltProgram, XrError> {
         let context = format!("'{}'", request.name);
         let modules = xr_spirv::offline::specialized_modules(&request.artifact, &request.overrides, &context)?;
+        self.loaded[usize::from(!self.context.passthrough())] += 1;
+        self.load(request, &modules, |this, label, module| Ok((this.module(label, module)?, Vec::new())))
+    }
+
+    /// A `wgsl` object: each stage's module from its WGSL, the override
+    /// values the stage declares as pipeline constants.
+    fn load_wgsl(&mut self, request: &ArtifactLoad) -> Result<BuiltProgram, XrError> {
+        let context = format!("'{}'", request.name);
+        let object = wgsl::decode(&request.artifact, &context)?;
+        let mut texts = object.wgsl.into_iter();
+        self.loaded[2] += 1;
+        self.load(request, &object.modules, |this, label, module| {
+            let text = texts.next().ok_or_else(|| XrError::invalid_input(format!("{label}: no WGSL")))?;
+            let declared = xr_spirv::reflect::spec_constant_ids(&module.words)?;
+            let constants = request
+                .overrides
+                .iter()
+                .filter(|o| declared.contains(&o.id))
+                .map(|o| (o.id.to_string(), override_value(o)))
+                .collect();
+            let device = &this.context.device;
+            let shader = this.context.checked(&format!("{label}: building WGSL through naga"), || {
+                Ok(device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(label),
+                    source: wgpu::ShaderSource::Wgsl(Cow::Owned(text)),
+                }))
+            })?;
+            Ok((shader, constants))
+        })
+    }
+
+    /// A program of `modules` (its layout from their reflection), each
+    /// stage's shader module and pipeline constants made by `make`.
+    fn load(
+        &mut self,
+        request: &ArtifactLoad,
+        modules: &[xr_spirv::container::StageModule],
+        mut make: impl FnMut(
+            &mut Self,
+            &str,
+            &xr_spirv::container::StageModule,
+        ) -> Result<(wgpu::ShaderModule, Vec<(String, f64)>), XrError>,
+    ) -> Result<BuiltProgram, XrError> {
+        let context = format!("'{}'", request.name);
         let reflections: Vec<Reflection> =
             modules.iter().map(|m| xr_spirv::reflect(&m.words, &m.entry_point)).collect::<Result<_, _>>()?;
         let staged: Vec<(ShaderStage, &Reflection)> = modules.iter().map(|m| m.stage).zip(&reflections).collect();
@@ -303,14 +366,15 @@ impl AttachedWgpuSpirv {
         let mut stages = Vec::new();
         for (module, reflection) in modules.iter().zip(&reflections) {
             let label = format!("{} ({})", request.name, module.stage.name());
+            let (shader, constants) = make(self, &label, module)?;
             stages.push(Stage {
                 stage: module.stage,
-                module: self.module(&label, module)?,
+                module: shader,
                 entry: module.entry_point.clone(),
                 outputs: reflection.outputs.iter().map(|o| o.location).collect(),
+                constants,
             });
         }
-        self.loaded[usize::from(!self.context.passthrough())] += 1;
         let resources = slots
             .into_iter()
             .filter_map(|s| match s.kind {
@@ -341,6 +405,25 @@ impl AttachedWgpuSpirv {
             constants: constant_table_box(table),
             warnings: Default::default(),
         })
+    }
+}
+
+/// The error of a texture combined with its sampler, which neither wgpu
+/// nor WGSL has.
+pub fn combined_sampler(context: &str, name: &str) -> XrError {
+    XrError::invalid_input(format!(
+        "{context}: '{name}' is a texture combined with its sampler (sampler2D), which wgpu cannot bind: declare a texture2D and a sampler apart"
+    ))
+}
+
+/// An override's value as a pipeline constant.
+fn override_value(value: &xr_sourcebuild::OverrideValue) -> f64 {
+    use xr_sourcebuild::OverrideKind;
+    match value.kind {
+        OverrideKind::Bool => f64::from(u8::from(value.bits != 0)),
+        OverrideKind::Int => f64::from(value.bits as i32),
+        OverrideKind::UInt => f64::from(value.bits),
+        OverrideKind::Float => f64::from(f32::from_bits(value.bits)),
     }
 }
 
@@ -411,8 +494,13 @@ impl AttachedBuildSystemBackend for AttachedWgpuSpirv {
 
     fn load_artifact(&mut self, request: &ArtifactLoad) -> Result<LoadedArtifact, BuildError> {
         xr_spirv::offline::check_load(request, NAME, &LOADS)?;
-        let program = self.load(request)?;
-        let note = if self.context.passthrough() { "SPIR-V passed through" } else { "SPIR-V through naga" };
+        let (program, note) = if request.target == wgsl::TARGET {
+            (self.load_wgsl(request)?, "WGSL through naga")
+        } else if self.context.passthrough() {
+            (self.load_spirv(request)?, "SPIR-V passed through")
+        } else {
+            (self.load_spirv(request)?, "SPIR-V through naga")
+        };
         Ok(LoadedArtifact { program, note: note.into() })
     }
 
@@ -420,6 +508,7 @@ impl AttachedBuildSystemBackend for AttachedWgpuSpirv {
         let mut counters = vec![
             DeviceCounter { name: "programs passed through".into(), value: self.loaded[0] },
             DeviceCounter { name: "programs through naga".into(), value: self.loaded[1] },
+            DeviceCounter { name: "programs from WGSL".into(), value: self.loaded[2] },
         ];
         if let Some(cache) = &self.cache {
             counters.push(DeviceCounter { name: "pipeline cache bytes loaded".into(), value: cache.loaded_bytes });

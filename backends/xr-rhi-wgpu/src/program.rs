@@ -24,6 +24,16 @@ pub struct Stage {
     pub entry: String,
     /// The fragment outputs' locations (which attachments a draw writes).
     pub outputs: Vec<u32>,
+    /// Pipeline-overridable constants by id: the override values of a
+    /// program built from WGSL (SPIR-V has them written in).
+    pub constants: Vec<(String, f64)>,
+}
+
+impl Stage {
+    /// How a pipeline compiles this stage.
+    fn options(&self) -> Vec<(&str, f64)> {
+        self.constants.iter().map(|(id, value)| (id.as_str(), *value)).collect()
+    }
 }
 
 /// A uniform block the program owns: the constant table writes it.
@@ -169,6 +179,8 @@ impl Program {
             attributes: &attributes,
         })];
         let fragment = self.stage(ShaderStage::Fragment);
+        let vertex_constants = vertex.options();
+        let fragment_constants = fragment.map(Stage::options).unwrap_or_default();
         // An attachment the fragment stage has no output for keeps its pixels.
         let targets: Vec<Option<wgpu::ColorTargetState>> = state
             .colors
@@ -190,7 +202,10 @@ impl Program {
                 vertex: wgpu::VertexState {
                     module: &vertex.module,
                     entry_point: Some(&vertex.entry),
-                    compilation_options: Default::default(),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &vertex_constants,
+                        ..Default::default()
+                    },
                     buffers: &buffers,
                 },
                 primitive: wgpu::PrimitiveState::default(),
@@ -209,7 +224,10 @@ impl Program {
                 fragment: fragment.map(|f| wgpu::FragmentState {
                     module: &f.module,
                     entry_point: Some(&f.entry),
-                    compilation_options: Default::default(),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &fragment_constants,
+                        ..Default::default()
+                    },
                     targets: &targets,
                 }),
                 multiview_mask: None,
@@ -230,13 +248,14 @@ impl Program {
         let stage = self
             .stage(ShaderStage::Compute)
             .ok_or_else(|| XrError::invalid_input(format!("program '{}' has no compute stage", self.name)))?;
+        let constants = stage.options();
         let pipeline = context.checked(&format!("making a wgpu compute pipeline for '{}'", self.name), || {
             Ok(context.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(&self.name),
                 layout: Some(&self.layout),
                 module: &stage.module,
                 entry_point: Some(&stage.entry),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
                 cache: self.cache.as_deref(),
             }))
         })?;

@@ -208,6 +208,8 @@ pub fn runs() -> Vec<Run> {
         Run { name: "vk-best", kind: DeviceKind::VULKAN, paths: vec![] },
         Run { name: "wgpu-spirv", kind: WGPU, paths: vec![LoadPath::CompatibleObject] },
         Run { name: "wgpu-gl-spirv", kind: WGPU_GL, paths: vec![LoadPath::CompatibleObject] },
+        Run { name: "wgpu-wgsl", kind: WGPU, paths: vec![LoadPath::Source] },
+        Run { name: "wgpu-gl-wgsl", kind: WGPU_GL, paths: vec![LoadPath::Source] },
     ]
 }
 

@@ -21,7 +21,7 @@ struct Args {
     #[arg(long, default_value = "target/xr-samples")]
     out: PathBuf,
     /// Only this run (gl-source, gl-device-binary, gl-spirv, gl-best, vk-spirv, vk-source, vk-best,
-    /// wgpu-spirv, wgpu-gl-spirv).
+    /// wgpu-spirv, wgpu-gl-spirv, wgpu-wgsl, wgpu-gl-wgsl).
     #[arg(long)]
     run: Option<String>,
     /// Fetch objects the store lacks from this shared cache (default: XR_REMOTE).

@@ -56,12 +56,35 @@ fn xr_plugins_lists_the_wgpu_kinds_their_devices_and_the_loader_that_attaches_to
     for line in [
         "device system xr-rhi-wgpu [wgpu]",
         "device system xr-rhi-wgpu-gl [wgpu-gl]",
-        "build system xr-wgpu-spirv",
+        "build system xr-compiler-wgpu",
+        "compiles: glsl → wgsl",
         "attaches to: wgpu, wgpu-gl",
-        "loads: vk-spirv (compatible-object)",
+        "loads: vk-spirv (compatible-object), wgsl (source)",
         "on xr-rhi-wgpu: CompatibleObject",
         "on xr-rhi-wgpu-gl: CompatibleObject",
     ] {
         assert!(said.contains(line), "no '{line}' in\n{said}");
     }
+}
+
+#[test]
+fn a_sampler2d_asked_for_as_wgsl_is_one_error_naming_the_file_and_the_rest_builds() {
+    let dir = xr_tests::materials_copy("wgpu-wgsl-sampler2d");
+    let manifest = dir.join("xr.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    // The textured program binds `albedo`, a sampler2D.
+    let at = text.find("name = \"textured\"").expect("the textured program");
+    let (head, tail) = text.split_at(at);
+    let tail =
+        tail.replacen(r#"targets = ["gl-glsl", "gl-spirv", "vk-spirv"]"#, r#"targets = ["vk-spirv", "wgsl"]"#, 1);
+    std::fs::write(&manifest, format!("{head}{tail}")).unwrap();
+    let run = Xr::new(["build", "-m", "xr.toml"]).dir(&dir).fails();
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(said.contains("shaders/textured.frag"), "{said}");
+    assert!(said.contains("'albedo' is a texture combined with its sampler (sampler2D)"), "{said}");
+    assert!(said.contains("1 failed"), "{said}");
+    // Everything else built: the textured program's SPIR-V and every other program's WGSL.
+    let summary = said.lines().find(|l| l.starts_with("xr build:")).unwrap_or_else(|| panic!("no summary in {said}"));
+    let built: u32 = summary["xr build:".len()..].split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    assert!(built > 20, "{summary}");
 }
