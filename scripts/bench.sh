@@ -5,6 +5,7 @@
 #   scripts/bench.sh slang [--scales 1,10]
 #   scripts/bench.sh vulkan-load [--frames 300]
 #   scripts/bench.sh warm [--frames 300]
+#   scripts/bench.sh wgpu-load [--rounds 5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/target-dir.sh

@@ -58,6 +58,8 @@ step bench-build scripts/bench-build.sh --smoke
 step bench-slang "$target"/debug/xr-bench slang --scales 1 --base-levels 1 --rounds 1 --dir target/bench-slang-smoke
 # A smoke of the Vulkan load benchmark: pipelines, shader objects and shader binaries, 10 frames.
 step bench-vulkan-load "$target"/debug/xr-bench vulkan-load --frames 10
+# A smoke of the wgpu load benchmark: each scenario launched once.
+step bench-wgpu-load "$target"/debug/xr-bench wgpu-load --rounds 1
 # A smoke of the warm benchmark: record, xr warm, 10 frames on each Vulkan path, and a --used build.
 step bench-warm "$target"/debug/xr-bench warm --frames 10
 # A smoke of the Debian package: the debug build packaged with cargo-deb,

@@ -8,6 +8,7 @@ mod slang;
 mod spirv_throughput;
 mod vulkan_load;
 mod warm;
+mod wgpu_load;
 
 use clap::{Parser, Subcommand};
 
@@ -36,6 +37,9 @@ enum Bench {
     /// formats and over frames, and SPIR-V with a warm pipeline cache
     /// against stored shader binaries at load.
     VulkanLoad(vulkan_load::Args),
+    /// Program load and first draw on wgpu: SPIR-V with and without the stored
+    /// pipeline cache, WGSL through naga, and XR's own Vulkan path.
+    WgpuLoad(wgpu_load::Args),
     /// The scene's first frame and frames without and with `xr warm` first,
     /// on pipelines and shader objects, and `xr build --used` against the matrix.
     Warm(warm::Args),
@@ -52,6 +56,7 @@ fn main() -> anyhow::Result<()> {
         Bench::ConstantSetters(args) => constant_setters::run(args),
         Bench::Slang(args) => slang::run(args),
         Bench::VulkanLoad(args) => vulkan_load::run(args),
+        Bench::WgpuLoad(args) => wgpu_load::run(args),
         Bench::Warm(args) => warm::run(args),
         Bench::SlangDirect(args) => slang::run_direct(args),
     }

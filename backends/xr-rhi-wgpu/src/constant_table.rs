@@ -43,6 +43,9 @@ pub struct WgpuConstantTable {
     pub program: Arc<Program>,
     /// Its constants, by name.
     pub entries: Vec<Entry>,
+    /// Set as the table is dropped, after the program's wgpu objects (see
+    /// `Context::keep_current`).
+    pub restore: Option<crate::keep_current::KeepCurrent>,
 }
 
 impl WgpuConstantTable {
@@ -178,6 +181,7 @@ impl ConstantTableBackend for WgpuConstantTable {
 
 impl Drop for WgpuConstantTable {
     fn drop(&mut self) {
+        self.restore = self.context.keep_current();
         self.context.objects().programs.remove(&self.name);
     }
 }

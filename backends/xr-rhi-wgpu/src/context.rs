@@ -8,7 +8,7 @@
 //! another copy of this plugin, whose types may be laid out otherwise, or
 //! a closed one) is refused instead of read.
 
-use crate::objects::Objects;
+use crate::{keep_current::KeepCurrent, objects::Objects};
 use std::sync::{Arc, Mutex, MutexGuard, atomic::AtomicU64};
 use xr_device::{DeviceKind, DeviceOptions, XrError};
 
@@ -63,8 +63,17 @@ pub struct Context {
     /// Pipelines made, and of them those made with a pipeline cache a
     /// launch before stored.
     pipelines: [std::sync::atomic::AtomicU64; 2],
-    /// The device's own instance; dropped last.
+    /// The device's own instance.
     _instance: wgpu::Instance,
+    /// Set as the context is dropped, and dropped after everything of
+    /// wgpu above it: puts back the thread's EGL context (`keep_current`).
+    restore: Option<KeepCurrent>,
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        self.restore = self.keep_current();
+    }
 }
 
 /// Addresses of the contexts open in this library.
@@ -75,6 +84,7 @@ impl Context {
     /// Opens a device on `api`'s adapter: a GPU first, a software one
     /// (lavapipe, llvmpipe) where there is none or when it is preferred.
     pub fn open(api: Api, options: &DeviceOptions) -> Result<Arc<Self>, XrError> {
+        let _keep = (api == Api::Gl).then(KeepCurrent::new);
         let flags = if options.validation { wgpu::InstanceFlags::VALIDATION } else { wgpu::InstanceFlags::empty() };
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends: api.backends(),
@@ -113,6 +123,7 @@ impl Context {
             objects: Mutex::new(Objects::default()),
             pipelines: Default::default(),
             _instance: instance,
+            restore: None,
         });
         live().push(Arc::as_ptr(&context) as usize);
         Ok(context)
@@ -188,6 +199,12 @@ impl Context {
                 value: self.pipelines[1].load(Relaxed),
             },
         ]
+    }
+
+    /// On OpenGL, what puts the thread's EGL context back when dropped: held
+    /// across every call that may reach wgpu (`keep_current.rs`).
+    pub fn keep_current(&self) -> Option<KeepCurrent> {
+        (self.api == Api::Gl).then(KeepCurrent::new)
     }
 
     /// Whether SPIR-V goes to the driver as it is.

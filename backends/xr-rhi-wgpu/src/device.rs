@@ -184,11 +184,13 @@ impl DeviceBackend for WgpuDevice {
     }
 
     fn create_render_target(&mut self, width: u32, height: u32) -> Result<RenderTargetId, XrError> {
+        let _keep = self.context.keep_current();
         let desc = RenderTargetDesc { width, height, colors: vec![TextureFormat::Rgba8].into(), depth: false };
         self.make_target(&desc)
     }
 
     fn create_vertex_buffer(&mut self, vertices: &[f32], layout: &VertexLayout) -> Result<VertexBufferId, XrError> {
+        let _keep = self.context.keep_current();
         layout.check()?;
         let bytes: Vec<u8> = vertices.iter().flat_map(|v| v.to_le_bytes()).collect();
         let buffer = self.context.checked("making a vertex buffer", || {
@@ -207,6 +209,7 @@ impl DeviceBackend for WgpuDevice {
     }
 
     fn clear(&mut self, target: RenderTargetId, rgba: &[f32; 4]) -> Result<(), XrError> {
+        let _keep = self.context.keep_current();
         let objects = self.context.objects();
         let target = get(&objects.targets, target.0, "render target")?;
         let encoder = self.pass(target, Some(*rgba), |_| {});
@@ -214,6 +217,7 @@ impl DeviceBackend for WgpuDevice {
     }
 
     fn draw(&mut self, draw: &DrawCall) -> Result<(), XrError> {
+        let _keep = self.context.keep_current();
         let objects = self.context.objects();
         let target = get(&objects.targets, draw.target.0, "render target")?;
         let vertices = get(&objects.vertex_buffers, draw.vertex_buffer.0, "vertex buffer")?;
@@ -260,6 +264,7 @@ impl DeviceBackend for WgpuDevice {
     }
 
     fn read_pixels(&mut self, target: RenderTargetId) -> Result<Image, XrError> {
+        let _keep = self.context.keep_current();
         let objects = self.context.objects();
         let target = get(&objects.targets, target.0, "render target")?;
         let (texture, format) = &target.colors[0];
@@ -279,12 +284,14 @@ impl DeviceBackend for WgpuDevice {
     }
 
     fn create_depth_render_target(&mut self, width: u32, height: u32) -> Result<RenderTargetId, XrError> {
+        let _keep = self.context.keep_current();
         check_target_size(width, height)?;
         let desc = RenderTargetDesc { width, height, colors: vec![TextureFormat::Rgba8].into(), depth: true };
         self.make_target(&desc)
     }
 
     fn create_texture(&mut self, desc: &TextureDesc, pixels: &[u8], levels_given: u32) -> Result<TextureId, XrError> {
+        let _keep = self.context.keep_current();
         desc.check_pixels(pixels.len(), levels_given)?;
         let levels = desc.levels();
         let mut data = pixels.to_vec();
@@ -336,6 +343,7 @@ impl DeviceBackend for WgpuDevice {
     }
 
     fn read_texture(&mut self, texture: TextureId, level: u32) -> Result<Vec<u8>, XrError> {
+        let _keep = self.context.keep_current();
         let objects = self.context.objects();
         let texture = get(&objects.textures, texture.0, "texture")?;
         if level >= texture.texture.mip_level_count() {
@@ -348,6 +356,7 @@ impl DeviceBackend for WgpuDevice {
     }
 
     fn create_sampler(&mut self, desc: &SamplerDesc) -> Result<SamplerId, XrError> {
+        let _keep = self.context.keep_current();
         let filter = |f: Filter| match f {
             Filter::Nearest => wgpu::FilterMode::Nearest,
             Filter::Linear => wgpu::FilterMode::Linear,
@@ -376,6 +385,7 @@ impl DeviceBackend for WgpuDevice {
     }
 
     fn create_buffer(&mut self, usage: BufferUsage, data: &[u8]) -> Result<BufferId, XrError> {
+        let _keep = self.context.keep_current();
         let mut wgpu_usage = wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
         for (bit, flag) in [
             (BufferUsage::VERTEX, wgpu::BufferUsages::VERTEX),
@@ -406,6 +416,7 @@ impl DeviceBackend for WgpuDevice {
     }
 
     fn write_buffer(&mut self, buffer: BufferId, offset: u64, data: &[u8]) -> Result<(), XrError> {
+        let _keep = self.context.keep_current();
         let (size, aligned) = {
             let objects = self.context.objects();
             let found = get(&objects.buffers, buffer.0, "buffer")?;
@@ -433,6 +444,7 @@ impl DeviceBackend for WgpuDevice {
     }
 
     fn read_buffer(&mut self, buffer: BufferId) -> Result<Vec<u8>, XrError> {
+        let _keep = self.context.keep_current();
         let objects = self.context.objects();
         let found = get(&objects.buffers, buffer.0, "buffer")?;
         let mut bytes = readback::buffer(&self.context, &found.buffer)?;
@@ -474,6 +486,7 @@ impl DeviceBackend for WgpuDevice {
     }
 
     fn dispatch(&mut self, call: &ComputeCall) -> Result<(), XrError> {
+        let _keep = self.context.keep_current();
         let objects = self.context.objects();
         let program = objects
             .programs
@@ -501,10 +514,12 @@ impl DeviceBackend for WgpuDevice {
     }
 
     fn create_render_target_with(&mut self, desc: &RenderTargetDesc) -> Result<RenderTargetId, XrError> {
+        let _keep = self.context.keep_current();
         self.make_target(desc)
     }
 
     fn render_target_texture(&mut self, target: RenderTargetId, attachment: u32) -> Result<TextureId, XrError> {
+        let _keep = self.context.keep_current();
         let mut objects = self.context.objects();
         let found = get(&objects.targets, target.0, "render target")?;
         let (texture, format) = found.colors.get(attachment as usize).cloned().ok_or_else(|| {

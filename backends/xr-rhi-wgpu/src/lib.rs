@@ -13,6 +13,7 @@
 mod constant_table;
 mod context;
 mod device;
+mod keep_current;
 mod loader;
 mod mips;
 mod objects;

@@ -399,7 +399,7 @@ impl AttachedWgpuSpirv {
             objects.programs.insert(name, program.clone());
             name
         };
-        let table = WgpuConstantTable { context: self.context.clone(), name, program, entries };
+        let table = WgpuConstantTable { context: self.context.clone(), name, program, entries, restore: None };
         Ok(BuiltProgram {
             program: ProgramRef::program(name),
             constants: constant_table_box(table),
@@ -494,6 +494,7 @@ impl AttachedBuildSystemBackend for AttachedWgpuSpirv {
 
     fn load_artifact(&mut self, request: &ArtifactLoad) -> Result<LoadedArtifact, BuildError> {
         xr_spirv::offline::check_load(request, NAME, &LOADS)?;
+        let _keep = self.context.keep_current();
         let (program, note) = if request.target == wgsl::TARGET {
             (self.load_wgsl(request)?, "WGSL through naga")
         } else if self.context.passthrough() {

@@ -208,9 +208,36 @@ pub fn runs() -> Vec<Run> {
         Run { name: "vk-best", kind: DeviceKind::VULKAN, paths: vec![] },
         Run { name: "wgpu-spirv", kind: WGPU, paths: vec![LoadPath::CompatibleObject] },
         Run { name: "wgpu-gl-spirv", kind: WGPU_GL, paths: vec![LoadPath::CompatibleObject] },
+    ]
+}
+
+/// The runs of a store that also holds the scene's programs as WGSL (the
+/// manifest with `wgsl` among its targets; `wgsl_manifest`): WGSL built
+/// through naga on wgpu's two back ends. `--run` takes them by name.
+pub fn wgsl_runs() -> Vec<Run> {
+    vec![
         Run { name: "wgpu-wgsl", kind: WGPU, paths: vec![LoadPath::Source] },
         Run { name: "wgpu-gl-wgsl", kind: WGPU_GL, paths: vec![LoadPath::Source] },
     ]
+}
+
+/// `manifest` (the text of this sample's `xr.toml`) with `wgsl` added to
+/// the targets of the scene's programs, `unlit`, `lit` and `toon` (the
+/// others bind a sampler2D, or are Slang), for [`wgsl_runs`].
+pub fn wgsl_manifest(manifest: &str) -> String {
+    let mut out = String::new();
+    let mut program = "";
+    for line in manifest.lines() {
+        if let Some(name) = line.strip_prefix("name = \"").and_then(|n| n.strip_suffix('"')) {
+            program = if ["unlit", "lit", "toon"].contains(&name) { "scene" } else { "" };
+        }
+        match line.strip_suffix(']').filter(|_| program == "scene" && line.starts_with("targets = [")) {
+            Some(targets) => out.push_str(&format!("{targets}, \"wgsl\"]")),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// How one tile's program was loaded.
@@ -442,3 +469,16 @@ fn load_tile(
 
 /// The triangle sample's PNG writer.
 pub use triangle::write_png;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_wgsl_manifest_adds_wgsl_to_the_scene_programs_only() {
+        let manifest = include_str!("../xr.toml");
+        let with = super::wgsl_manifest(manifest);
+        let targets: Vec<&str> = with.lines().filter(|l| l.starts_with("targets = [")).collect();
+        let wgsl = targets.iter().filter(|t| t.ends_with(", \"wgsl\"]")).count();
+        assert_eq!(wgsl, 3, "{targets:?}");
+        assert_eq!(with.lines().count(), manifest.lines().count());
+    }
+}

@@ -21,7 +21,8 @@ struct Args {
     #[arg(long, default_value = "target/xr-samples")]
     out: PathBuf,
     /// Only this run (gl-source, gl-device-binary, gl-spirv, gl-best, vk-spirv, vk-source, vk-best,
-    /// wgpu-spirv, wgpu-gl-spirv, wgpu-wgsl, wgpu-gl-wgsl).
+    /// wgpu-spirv, wgpu-gl-spirv; and on a store built from the manifest with WGSL targets,
+    /// wgpu-wgsl, wgpu-gl-wgsl).
     #[arg(long)]
     run: Option<String>,
     /// Fetch objects the store lacks from this shared cache (default: XR_REMOTE).
@@ -93,8 +94,11 @@ fn main() -> anyhow::Result<()> {
     if let Some(log) = &args.usage_log {
         library = library.with_usage_log(Some(log))?;
     }
-    let selected: Vec<_> =
-        runs().into_iter().filter(|r| args.run.as_deref().is_none_or(|name| name == r.name)).collect();
+    // The WGSL runs need a store built from `wgsl_manifest`: by name only.
+    let selected: Vec<_> = match args.run.as_deref() {
+        None => runs(),
+        Some(name) => runs().into_iter().chain(materials::wgsl_runs()).filter(|r| r.name == name).collect(),
+    };
     anyhow::ensure!(!selected.is_empty(), "no run named {:?}", args.run);
     let mut failed = 0;
     println!("{:<17} {:<40} {:<14} {:<9} why", "run", "variant", "path", "object");

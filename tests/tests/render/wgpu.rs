@@ -88,3 +88,30 @@ fn a_sampler2d_asked_for_as_wgsl_is_one_error_naming_the_file_and_the_rest_build
     let built: u32 = summary["xr build:".len()..].split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0);
     assert!(built > 20, "{summary}");
 }
+
+#[test]
+fn the_scene_built_as_wgsl_draws_through_naga_on_both_back_ends_the_native_spirv_pixels() {
+    let dir = xr_tests::materials_copy("wgpu-wgsl-scene");
+    let manifest = dir.join("xr.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, materials::wgsl_manifest(&text)).unwrap();
+    xr_tests::xr_build(&dir);
+    let out = dir.join("out");
+    let mut said = String::new();
+    for run in ["vk-spirv", "gl-spirv", "wgpu-wgsl", "wgpu-gl-wgsl"] {
+        let store = dir.join("store");
+        said += &Xr::sample("materials", ["--store", store.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .args(["--run", run])
+            .ok()
+            .stdout;
+    }
+    let rows: Vec<&str> = said.lines().filter(|l| l.starts_with("wgpu-") && !l.contains("->")).collect();
+    assert_eq!(rows.len(), 2 * materials::SCENE.len(), "{said}");
+    for row in rows {
+        assert!(row.contains(" source ") && row.contains(" wgsl ") && row.contains("WGSL through naga"), "{row}");
+    }
+    // The override values reach WGSL as pipeline constants: the same pixels.
+    let png = |run: &str| image::open(out.join(format!("materials-{run}.png"))).unwrap().to_rgba8().into_raw();
+    assert_eq!(png("wgpu-wgsl"), png("vk-spirv"), "WGSL on wgpu's Vulkan differs from vk-spirv");
+    assert_eq!(png("wgpu-gl-wgsl"), png("gl-spirv"), "WGSL on wgpu's OpenGL differs from gl-spirv");
+}
