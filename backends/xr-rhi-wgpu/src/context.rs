@@ -54,6 +54,8 @@ pub struct Context {
     /// The back end.
     pub api: Api,
     /// The adapter the device was opened on.
+    pub adapter: wgpu::Adapter,
+    /// What it says of itself.
     pub info: wgpu::AdapterInfo,
     /// The device.
     pub device: wgpu::Device,
@@ -83,7 +85,7 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 impl Context {
     /// Opens a device on `api`'s adapter: a GPU first, a software one
     /// (lavapipe, llvmpipe) where there is none or when it is preferred.
-    pub fn open(api: Api, options: &DeviceOptions) -> Result<Arc<Self>, XrError> {
+    pub fn open(api: Api, options: &DeviceOptions) -> Result<(Arc<Self>, Option<wgpu::Surface<'static>>), XrError> {
         let _keep = (api == Api::Gl).then(KeepCurrent::new);
         let flags = if options.validation { wgpu::InstanceFlags::VALIDATION } else { wgpu::InstanceFlags::empty() };
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
@@ -91,7 +93,30 @@ impl Context {
             flags,
             ..wgpu::InstanceDescriptor::new_without_display_handle()
         });
+        let surface = match options.window {
+            abi_stable::std_types::ROption::RSome(window) => {
+                if api == Api::Gl {
+                    return Err(XrError::unavailable(
+                        "wgpu's OpenGL back end presents into no window here: open a `wgpu` device (Vulkan) for one",
+                    ));
+                }
+                let (display, window) = window.raw_handles()?;
+                // SAFETY: the host keeps the window and its display open as
+                // long as the device (`DeviceOptions::window`), and the
+                // surface is dropped with the device.
+                let surface = unsafe {
+                    instance.create_surface_unsafe(wgpu::SurfaceTargetUnsafe::RawHandle {
+                        raw_display_handle: Some(display),
+                        raw_window_handle: window,
+                    })
+                }
+                .map_err(|e| XrError::unavailable(format!("wgpu cannot make a surface of the window: {e}")))?;
+                Some(surface)
+            }
+            abi_stable::std_types::ROption::RNone => None,
+        };
         let mut adapters = pollster::block_on(instance.enumerate_adapters(api.backends()));
+        adapters.retain(|a| surface.as_ref().is_none_or(|s| a.is_surface_supported(s)));
         // Stable: the driver's own order stays among adapters of one class.
         adapters.sort_by_key(|a| (a.get_info().device_type == wgpu::DeviceType::Cpu) != options.prefer_software);
         let adapter = adapters.into_iter().next().ok_or_else(|| {
@@ -117,6 +142,7 @@ impl Context {
         let context = Arc::new(Self {
             id,
             api,
+            adapter,
             info,
             device,
             queue,
@@ -126,7 +152,7 @@ impl Context {
             restore: None,
         });
         live().push(Arc::as_ptr(&context) as usize);
-        Ok(context)
+        Ok((context, surface))
     }
 
     /// The context whose handle is `address`, if it is open in this library.

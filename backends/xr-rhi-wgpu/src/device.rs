@@ -6,6 +6,7 @@
 use crate::{
     context::{CONTEXT_HANDLE, Context},
     objects::{Buffer, DEPTH_FORMAT, Target, Texture, VertexBuffer, get, wgpu_format},
+    present::Presenter,
     program::DrawState,
     readback,
 };
@@ -20,6 +21,8 @@ use xr_device::{
 
 /// An open device of the wgpu device system.
 pub struct WgpuDevice {
+    /// The window's surface: dropped before the device.
+    presenter: Option<Presenter>,
     context: Arc<Context>,
     handles: &'static [NamedHandle],
 }
@@ -27,15 +30,18 @@ pub struct WgpuDevice {
 impl WgpuDevice {
     /// Opens a headless device.
     pub fn open(api: crate::context::Api, options: &xr_device::DeviceOptions) -> Result<Self, XrError> {
-        if options.window.is_some() {
-            return Err(XrError::unavailable("the wgpu device system opens headless devices only"));
-        }
-        let context = Context::open(api, options)?;
+        let (context, surface) = Context::open(api, options)?;
+        let presenter = match (surface, options.window) {
+            (Some(surface), ROption::RSome(window)) => {
+                Some(Presenter::new(&context, &context.adapter, surface, (window.width, window.height))?)
+            }
+            _ => None,
+        };
         // The handle list lives as long as the program: a few bytes per
         // device opened, where the contract asks for a 'static list.
         let handles =
             Box::leak(Box::new([NamedHandle { name: CONTEXT_HANDLE.into(), address: Arc::as_ptr(&context) as usize }]));
-        Ok(Self { context, handles })
+        Ok(Self { presenter, context, handles })
     }
 
     fn encoder(&self) -> wgpu::CommandEncoder {
@@ -275,12 +281,16 @@ impl DeviceBackend for WgpuDevice {
         Ok(Image { width: target.size.0, height: target.size.1, rgba: rgba.into() })
     }
 
-    fn resize_window(&mut self, _width: u32, _height: u32) -> Result<(), XrError> {
-        Err(unsupported("window: its devices are headless"))
+    fn resize_window(&mut self, width: u32, height: u32) -> Result<(), XrError> {
+        let presenter = self.presenter.as_mut().ok_or_else(|| unsupported("window: it was opened headless"))?;
+        presenter.resize(&self.context, width, height)
     }
 
-    fn present(&mut self, _target: RenderTargetId, _capture: bool) -> Result<Presented, XrError> {
-        Err(unsupported("window: its devices are headless"))
+    fn present(&mut self, target: RenderTargetId, capture: bool) -> Result<Presented, XrError> {
+        let presenter = self.presenter.as_mut().ok_or_else(|| unsupported("window: it was opened headless"))?;
+        let objects = self.context.objects();
+        let target = get(&objects.targets, target.0, "render target")?;
+        presenter.present(&self.context, target, capture)
     }
 
     fn create_depth_render_target(&mut self, width: u32, height: u32) -> Result<RenderTargetId, XrError> {

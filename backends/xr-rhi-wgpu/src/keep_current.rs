@@ -52,6 +52,13 @@ pub struct KeepCurrent {
     saved: Option<[Handle; 4]>,
 }
 
+// SAFETY: the handles are EGL's opaque names, never dereferenced here;
+// EGL takes them on any thread (a device is used on the thread that
+// opened it, where the value is made and dropped).
+unsafe impl Send for KeepCurrent {}
+// SAFETY: as above; nothing reads the value through a shared reference.
+unsafe impl Sync for KeepCurrent {}
+
 impl KeepCurrent {
     /// Remembers the context current on this thread now, if any.
     pub fn new() -> Self {

@@ -18,6 +18,7 @@ mod loader;
 mod mips;
 mod objects;
 mod pipeline_cache;
+mod present;
 mod program;
 mod readback;
 mod wgsl;

@@ -544,7 +544,7 @@ mod tests {
 
     #[test]
     fn a_handle_this_library_did_not_hand_out_or_has_closed_is_refused_unread() {
-        let context = Context::open(crate::context::Api::Vulkan, &Default::default()).expect("lavapipe opens");
+        let (context, _) = Context::open(crate::context::Api::Vulkan, &Default::default()).expect("lavapipe opens");
         let address = Arc::as_ptr(&context) as usize;
         let capabilities = xr_device::DeviceCapabilities {
             kind: crate::WGPU,

@@ -12,6 +12,8 @@ pub enum Backend {
     Opengl,
     /// Vulkan.
     Vulkan,
+    /// wgpu on Vulkan: a device kind its plugin declares, found by name.
+    Wgpu,
     /// The best device found: a GPU before a software renderer; between
     /// equals, Vulkan (explicit, with a pipeline cache) before OpenGL.
     Auto,
@@ -22,6 +24,12 @@ pub fn choose(registry: &Registry, backend: Backend) -> anyhow::Result<(DeviceKi
     match backend {
         Backend::Opengl => Ok((DeviceKind::OPENGL, "asked for with --backend opengl".to_owned())),
         Backend::Vulkan => Ok((DeviceKind::VULKAN, "asked for with --backend vulkan".to_owned())),
+        Backend::Wgpu => {
+            let kind = registry.device_kind_named("wgpu").ok_or_else(|| {
+                anyhow::anyhow!("--backend wgpu: no loaded plugin opens a wgpu device (is xr-rhi-wgpu installed?)")
+            })?;
+            Ok((kind, "asked for with --backend wgpu".to_owned()))
+        }
         Backend::Auto => best(registry),
     }
 }

@@ -30,7 +30,8 @@ fn loads_the_opengl_device_and_glsl_build_system_from_disk() {
             "xr-compiler-slang",
             "xr-compiler-vk-spirv",
             "xr-rhi-opengl",
-            "xr-rhi-vulkan"
+            "xr-rhi-vulkan",
+            "xr-rhi-wgpu"
         ]
     );
     assert!(

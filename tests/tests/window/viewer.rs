@@ -61,14 +61,15 @@ fn headless(dir: &Path, backend: &str) -> image::RgbaImage {
 fn each_back_end_presents_in_a_window_what_it_renders_headless() {
     let dir = materials_built("viewer-present");
     let xvfb = Xvfb::start();
-    for backend in ["opengl", "vulkan"] {
+    // wgpu presents through its own surface on Vulkan (xr-rhi-wgpu).
+    for backend in ["opengl", "vulkan", "wgpu"] {
         let file = dir.join(format!("window-{backend}.png"));
         let stdout = run(in_window(&dir, &xvfb, backend, "5", &file));
         assert!(stdout.contains("5 frames presented, 0 skipped"), "{stdout}");
         let (window, expected) = (pixels(&file), headless(&dir, backend));
         assert_eq!(window.dimensions(), (192, 192));
         // The window's image is read back from the window's own buffer (GL
-        // back buffer, Vulkan swapchain image): a 1:1 blit of the same
+        // back buffer, Vulkan swapchain image, wgpu surface texture): a 1:1 blit of the same
         // render target, so every byte is the headless one (tolerance 0).
         assert!(window == expected, "{backend}: the presented image differs from the headless render");
         let background = *window.get_pixel(2, 2);
@@ -91,7 +92,7 @@ fn each_back_end_presents_in_a_window_what_it_renders_headless() {
 fn resizing_to_another_size_to_nothing_and_back_keeps_presenting() {
     let dir = materials_built("viewer-resize");
     let xvfb = Xvfb::start();
-    for backend in ["opengl", "vulkan"] {
+    for backend in ["opengl", "vulkan", "wgpu"] {
         let end = dir.join(format!("resized-{backend}.png"));
         // 0x0 stands for a minimised window: X11 has none of zero size, so
         // the viewer gives the device what a Resized(0 × 0) event would.
