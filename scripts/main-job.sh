@@ -96,6 +96,12 @@ step "Drawing the scene again after the warm: no shader object from SPIR-V, no p
     "$target"/release/materials --store target/xr-store/materials --frames 10 --usage-log "$warm_log"
 # Textures, buffers, depth and compute: a compute pass paints a texture, a
 # lit cube samples it, through every path.
+# wgpu: the scene's programs loaded twice on a wgpu device; the second
+# launch makes its pipelines with the pipeline cache the first stored.
+for launch in first second; do
+    step "Drawing the materials scene on wgpu, $launch launch (materials --frames 5 --device wgpu)" \
+        "$target"/release/materials --store target/xr-store/materials --frames 5 --device wgpu
+done
 step "Rendering the textured sample (compute, textures, depth)" "$target"/release/textured --out "$out"
 # Task and mesh stages (Vulkan; the OpenGL paths say why they skip): the
 # textured cube drawn into the vertex pipeline's pixels, or the step fails.
@@ -110,7 +116,7 @@ step "Rendering the deferred-shading sample" "$target"/release/deferred --out "$
 run_in_x() { if [ -n "${DISPLAY:-}" ]; then "$@"; else xvfb-run -a "$@"; fi; }
 display="on ${DISPLAY:-}"
 [ -n "${DISPLAY:-}" ] || display="under Xvfb (no DISPLAY)"
-for backend in opengl vulkan; do
+for backend in opengl vulkan wgpu; do
     step "Showing the materials scene in the viewer's window on $backend, $display, for 60 frames" \
         run_in_x "$target"/release/viewer --backend "$backend" --store target/xr-store/materials \
         --manifest samples/materials/xr.toml --no-watch --frames 60 --screenshot "$out/viewer-$backend.png"
