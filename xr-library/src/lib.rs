@@ -16,6 +16,7 @@
 
 #[cfg(feature = "hot-reload")]
 pub mod hot_reload;
+pub mod layout;
 pub mod library;
 pub mod warm;
 

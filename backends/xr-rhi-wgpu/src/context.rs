@@ -117,8 +117,16 @@ impl Context {
         };
         let mut adapters = pollster::block_on(instance.enumerate_adapters(api.backends()));
         adapters.retain(|a| surface.as_ref().is_none_or(|s| a.is_surface_supported(s)));
-        // Stable: the driver's own order stays among adapters of one class.
-        adapters.sort_by_key(|a| (a.get_info().device_type == wgpu::DeviceType::Cpu) != options.prefer_software);
+        // The class asked for first (a GPU, unless software is preferred);
+        // within a class the newest driver, as XR's Vulkan device picks
+        // (two lavapipes: the setup's beside the system's).
+        adapters.sort_by_key(|a| {
+            let info = a.get_info();
+            (
+                (info.device_type == wgpu::DeviceType::Cpu) != options.prefer_software,
+                std::cmp::Reverse(driver_version(&info.driver_info)),
+            )
+        });
         let adapter = adapters.into_iter().next().ok_or_else(|| {
             XrError::unavailable(format!("wgpu finds no {} adapter on this machine", api.kind().api_name()))
         })?;
@@ -239,6 +247,19 @@ impl Context {
     }
 }
 
+/// The first version number in an adapter's driver string (`Mesa 25.0.7`
+/// → 25, 0, 7); empty where it has none.
+fn driver_version(text: &str) -> Vec<u32> {
+    let start = text.find(|c: char| c.is_ascii_digit()).unwrap_or(text.len());
+    text[start..]
+        .split(|c: char| !c.is_ascii_digit() && c != '.')
+        .next()
+        .unwrap_or("")
+        .split('.')
+        .filter_map(|part| part.parse().ok())
+        .collect()
+}
+
 fn live() -> MutexGuard<'static, Vec<usize>> {
     LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -256,4 +277,16 @@ pub fn error_text(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_driver_version_is_the_first_number_of_the_driver_string() {
+        assert_eq!(super::driver_version("Mesa 25.0.7-2~bpo12+1 (LLVM 15.0.6)"), [25, 0, 7]);
+        assert_eq!(super::driver_version("Mesa 22.3.6 (LLVM 15.0.6)"), [22, 3, 6]);
+        assert_eq!(super::driver_version("560.35.03"), [560, 35, 3]);
+        assert!(super::driver_version("").is_empty());
+        assert!(super::driver_version("Mesa 25.0.7") > super::driver_version("Mesa 22.3.6"));
+    }
 }

@@ -55,7 +55,7 @@ impl DeviceSystemBackend for WgpuSystem {
             Api::Vulkan => DeviceSystemInfo::new(
                 "xr-rhi-wgpu",
                 WGPU,
-                "wgpu on its Vulkan back end, headless: targets, textures, buffers, draws, compute, read-back",
+                "wgpu on its Vulkan back end, headless or in an X11 window: targets, textures, buffers, draws, compute, read-back",
             ),
             Api::Gl => DeviceSystemInfo::new(
                 "xr-rhi-wgpu-gl",

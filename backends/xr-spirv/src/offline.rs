@@ -338,7 +338,7 @@ fn stage_json(module: &StageModule, r: &Reflection) -> serde_json::Value {
         list.iter()
             .map(|b| {
                 json!({
-                    "name": b.name, "set": b.set, "binding": b.binding, "size": b.size,
+                    "name": b.name, "set": b.set, "binding": b.binding, "size": b.size, "count": b.count,
                     "members": b.members.iter().map(|m| json!({"name": m.name, "offset": m.offset, "ty": m.ty, "layout": m.layout.as_ref().map(layout_json)})).collect::<Vec<_>>(),
                 })
             })
@@ -360,7 +360,7 @@ fn stage_json(module: &StageModule, r: &Reflection) -> serde_json::Value {
         "uniform_blocks": blocks(&r.uniform_blocks),
         "storage_buffers": blocks(&r.storage_buffers),
         "push_constants": blocks(&r.push_constants),
-        "images": r.images.iter().map(|i| json!({"name": i.name, "set": i.set, "binding": i.binding, "kind": i.kind})).collect::<Vec<_>>(),
+        "images": r.images.iter().map(|i| json!({"name": i.name, "set": i.set, "binding": i.binding, "kind": i.kind, "count": i.count})).collect::<Vec<_>>(),
         "spec_constants": r.spec_constants.iter().map(|c| json!({"name": c.name, "id": c.id, "ty": c.ty, "default": c.default})).collect::<Vec<_>>(),
         "inputs": io(&r.inputs),
         "outputs": io(&r.outputs),

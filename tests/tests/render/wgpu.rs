@@ -115,3 +115,211 @@ fn the_scene_built_as_wgsl_draws_through_naga_on_both_back_ends_the_native_spirv
     assert_eq!(png("wgpu-wgsl"), png("vk-spirv"), "WGSL on wgpu's Vulkan differs from vk-spirv");
     assert_eq!(png("wgpu-gl-wgsl"), png("gl-spirv"), "WGSL on wgpu's OpenGL differs from gl-spirv");
 }
+
+/// A program of a texture and a sampler apart, a uniform block in another
+/// set and push constants: every kind of binding wgpu has.
+const BOUND_VERT: &str = "#version 450
+layout(location = 0) in vec2 position;
+layout(location = 0) out vec2 uv;
+layout(push_constant) uniform Push { vec4 rect; };
+void main() { uv = position; gl_Position = vec4(rect.xy + position * rect.zw, 0.0, 1.0); }
+";
+const BOUND_FRAG: &str = "#version 450
+layout(set = 0, binding = 0) uniform texture2D albedo;
+layout(set = 0, binding = 1) uniform sampler albedo_sampler;
+layout(set = 1, binding = 0) uniform Tint { vec4 tint; };
+layout(location = 0) in vec2 uv;
+layout(location = 0) out vec4 color;
+void main() { color = texture(sampler2D(albedo, albedo_sampler), uv) * tint; }
+";
+
+/// `layout` as wgpu's bind group layout entries of `set`: what an engine on
+/// wgpu writes once (docs/WGPU.md).
+fn wgpu_entries(layout: &[xr_library::layout::LayoutBinding], set: u32) -> Vec<wgpu::BindGroupLayoutEntry> {
+    use xr_library::layout::{BindingKind, Stages};
+    layout
+        .iter()
+        .filter(|b| b.set == set)
+        .map(|b| {
+            let mut visibility = wgpu::ShaderStages::NONE;
+            for (stage, flag) in [
+                (Stages::VERTEX, wgpu::ShaderStages::VERTEX),
+                (Stages::FRAGMENT, wgpu::ShaderStages::FRAGMENT),
+                (Stages::COMPUTE, wgpu::ShaderStages::COMPUTE),
+            ] {
+                if b.stages.contains(stage) {
+                    visibility |= flag;
+                }
+            }
+            let ty = match b.kind {
+                BindingKind::UniformBuffer => wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                BindingKind::StorageBuffer => wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: false },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                BindingKind::SampledImage => wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                    multisampled: false,
+                },
+                BindingKind::Sampler => wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                other => panic!("wgpu has no binding of kind {other:?}"),
+            };
+            wgpu::BindGroupLayoutEntry { binding: b.binding, visibility, ty, count: None }
+        })
+        .collect()
+}
+
+/// The SPIR-V words of a stored object's stages, without line information
+/// (naga's SPIR-V front end takes none).
+fn stages_of(object: &[u8]) -> Vec<Vec<u32>> {
+    use xr_spirv_object::spirv::Op;
+    let modules = xr_spirv_object::decode(object).expect("a SPIR-V object");
+    modules
+        .iter()
+        .map(|m| {
+            let mut words = m.words[..xr_spirv_object::walk::HEADER_WORDS].to_vec();
+            for i in xr_spirv_object::walk::instruction_list(&m.words).unwrap() {
+                if !matches!(i.op(), Some(Op::Line | Op::NoLine | Op::String | Op::Source | Op::SourceContinued)) {
+                    words.extend_from_slice(&m.words[i.offset..i.end()]);
+                }
+            }
+            words
+        })
+        .collect()
+}
+
+#[test]
+fn typed_bindings_give_the_layout_wgpu_checks_a_programs_spirv_against() {
+    let dir = xr_tests::temp_dir("wgpu-layout");
+    std::fs::create_dir_all(dir.join("shaders")).unwrap();
+    std::fs::write(dir.join("shaders/bound.vert"), BOUND_VERT).unwrap();
+    std::fs::write(dir.join("shaders/bound.frag"), BOUND_FRAG).unwrap();
+    std::fs::write(
+        dir.join("xr.toml"),
+        r#"store = "store"
+[[program]]
+name = "bound"
+targets = ["vk-spirv"]
+stages = [{ stage = "vertex", file = "shaders/bound.vert" }, { stage = "fragment", file = "shaders/bound.frag" }]
+"#,
+    )
+    .unwrap();
+    xr_tests::xr_build(&dir);
+
+    // What `xr bindgen` writes: each binding with its kind and stages.
+    let written = Xr::new(["bindgen", "-m", "xr.toml", "-o", "-"]).dir(&dir).ok().stdout;
+    for line in [
+        "target: \"vk-spirv\"",
+        "LayoutBinding { set: 0, binding: 0, kind: ::xr_library::layout::BindingKind::SampledImage, stages: ::xr_library::layout::Stages(2), count: 1 }",
+        "LayoutBinding { set: 0, binding: 1, kind: ::xr_library::layout::BindingKind::Sampler, stages: ::xr_library::layout::Stages(2), count: 1 }",
+        "LayoutBinding { set: 1, binding: 0, kind: ::xr_library::layout::BindingKind::UniformBuffer, stages: ::xr_library::layout::Stages(2), count: 1 }",
+        "push_constants: Some(::xr_library::layout::PushConstants { stages: ::xr_library::layout::Stages(1), size: 16 })",
+    ] {
+        assert!(written.contains(line), "no '{line}' in\n{written}");
+    }
+    // The same layout, as the bindings hold it.
+    let registry = xr_tests::registry();
+    let manifest = xr_build::invocation::load_manifest(&dir.join("xr.toml"), &xr_host::Registry::default_dirs())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let plan = xr_build::BuildPlan::new(manifest, &registry);
+    let bindings = xr_build::bindgen::bindings(&plan, &registry, &[], &[]).unwrap();
+    let layout = &bindings.programs[0].layouts[0];
+    let bound: Vec<xr_library::layout::LayoutBinding> = layout
+        .bindings
+        .iter()
+        .map(|b| xr_library::layout::LayoutBinding {
+            set: b.set,
+            binding: b.binding,
+            kind: xr_library::layout::BindingKind::from_name(&b.kind).unwrap(),
+            stages: xr_library::layout::Stages(b.stages),
+            count: b.count,
+        })
+        .collect();
+    let (_, push_size) = layout.push_constants.unwrap();
+
+    // wgpu, as an engine opens it, checks the program's own SPIR-V (through
+    // naga) against the layout made from the bindings.
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::VULKAN,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default())).unwrap();
+    let (device, _queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        required_features: wgpu::Features::IMMEDIATES,
+        required_limits: adapter.limits(),
+        ..Default::default()
+    }))
+    .unwrap();
+    let library = xr_library::ShaderLibrary::open(&dir.join("store")).unwrap();
+    let catalog = library.program("bound").unwrap();
+    let object = catalog.variants.values().next().and_then(|v| v.objects.get("vk-spirv")).unwrap();
+    let bytes = library.store().get(&xr_store::ObjectKey::from_hex(object).unwrap()).unwrap().unwrap();
+    let stages = stages_of(&bytes);
+    let modules: Vec<wgpu::ShaderModule> = stages
+        .iter()
+        .map(|words| {
+            device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: None,
+                source: wgpu::ShaderSource::SpirV(std::borrow::Cow::Borrowed(words)),
+            })
+        })
+        .collect();
+    let pipeline_error = |entries: &[Vec<wgpu::BindGroupLayoutEntry>], immediate_size: u32| {
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let groups: Vec<wgpu::BindGroupLayout> = entries
+            .iter()
+            .map(|e| device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: None, entries: e }))
+            .collect();
+        let refs: Vec<Option<&wgpu::BindGroupLayout>> = groups.iter().map(Some).collect();
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: None,
+            bind_group_layouts: &refs,
+            immediate_size,
+        });
+        let attributes =
+            [wgpu::VertexAttribute { format: wgpu::VertexFormat::Float32x2, offset: 0, shader_location: 0 }];
+        let buffers = [Some(wgpu::VertexBufferLayout {
+            array_stride: 8,
+            step_mode: wgpu::VertexStepMode::Vertex,
+            attributes: &attributes,
+        })];
+        let targets = [Some(wgpu::ColorTargetState::from(wgpu::TextureFormat::Rgba8Unorm))];
+        let _ = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: None,
+            layout: Some(&layout),
+            vertex: wgpu::VertexState {
+                module: &modules[0],
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                buffers: &buffers,
+            },
+            primitive: Default::default(),
+            depth_stencil: None,
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &modules[1],
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                targets: &targets,
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        pollster::block_on(scope.pop()).map(|e| e.to_string())
+    };
+    let sets = [wgpu_entries(&bound, 0), wgpu_entries(&bound, 1)];
+    assert_eq!(pipeline_error(&sets, push_size), None, "wgpu refuses the layout the bindings give");
+    // wgpu does check the bindings: without the sampler, or without the
+    // uniform block's set, the same program is refused. (wgpu 30 does not
+    // check the immediates' size against the shader; the bindings give it.)
+    let without_sampler = [sets[0].iter().filter(|e| e.binding != 1).cloned().collect(), sets[1].clone()];
+    let error = pipeline_error(&without_sampler, push_size).expect("a layout without the sampler passed");
+    assert!(error.to_lowercase().contains("binding"), "{error}");
+    assert!(pipeline_error(&sets[..1], push_size).is_some(), "a layout without set 1 passed");
+}

@@ -216,11 +216,63 @@ fn write_program(out: &mut String, program: &ProgramBindings) {
     }}"
     );
     write_constants(out, program);
+    write_layouts(out, program);
     let _ = writeln!(out, "\n    /// The program's blocks, laid out as the reflection says.\n    pub mod blocks {{");
     for block in program.blocks.values() {
         write_block(out, block);
     }
     let _ = writeln!(out, "    }}\n}}");
+}
+
+/// Each target's resource layout, as `::xr_library::layout` types.
+fn write_layouts(out: &mut String, program: &ProgramBindings) {
+    const LAYOUT: &str = "::xr_library::layout";
+    let _ = writeln!(
+        out,
+        "\n    /// The resource layout of each target's objects, every variant's
+    /// together: what an engine makes its own bind group layouts from.
+    pub const LAYOUTS: &[{LAYOUT}::ResourceLayout] = &["
+    );
+    for layout in &program.layouts {
+        let _ = writeln!(
+            out,
+            "        {LAYOUT}::ResourceLayout {{\n            target: {:?},\n            bindings: &[",
+            layout.target
+        );
+        for binding in &layout.bindings {
+            let kind = match binding.kind.as_str() {
+                "uniform buffer" => "UniformBuffer",
+                "storage buffer" => "StorageBuffer",
+                "sampled image" => "SampledImage",
+                "sampler" => "Sampler",
+                "combined image sampler" => "CombinedImageSampler",
+                "storage image" => "StorageImage",
+                "acceleration structure" => "AccelerationStructure",
+                _ => "InputAttachment",
+            };
+            let _ = writeln!(
+                out,
+                "                {LAYOUT}::LayoutBinding {{ set: {}, binding: {}, kind: {LAYOUT}::BindingKind::{kind}, stages: {LAYOUT}::Stages({}), count: {} }},",
+                binding.set, binding.binding, binding.stages, binding.count
+            );
+        }
+        let push = match layout.push_constants {
+            Some((stages, size)) => {
+                format!("Some({LAYOUT}::PushConstants {{ stages: {LAYOUT}::Stages({stages}), size: {size} }})")
+            }
+            None => "None".to_owned(),
+        };
+        let _ = writeln!(out, "            ],\n            push_constants: {push},\n        }},");
+    }
+    let _ = writeln!(
+        out,
+        "    ];
+
+    /// The resource layout of `target`'s objects (`vk-spirv`), if the bindings reflected it.
+    pub fn layout(target: &str) -> Option<&'static {LAYOUT}::ResourceLayout> {{
+        LAYOUTS.iter().find(|l| l.target == target)
+    }}"
+    );
 }
 
 /// The manifest's axes, shared by the programs that use them (the
@@ -619,6 +671,7 @@ mod tests {
             constants: constants.iter().map(|c| ((*c).to_owned(), (layout, true))).collect(),
             resources: Default::default(),
             blocks: Default::default(),
+            layouts: Default::default(),
         }
     }
 

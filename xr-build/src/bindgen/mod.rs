@@ -21,7 +21,7 @@ mod code;
 pub mod reflection;
 
 pub use code::write_rust;
-pub use reflection::{Block, BlockMember, Layout, VariantReflection};
+pub use reflection::{Binding, Block, BlockMember, Layout, VariantReflection};
 
 use crate::{BuildPlan, Program, error::ArtifactError, paths::SourceRoot, variants};
 use rayon::prelude::*;
@@ -106,6 +106,19 @@ pub struct ProgramBindings {
     pub resources: BTreeMap<String, (bool, bool)>,
     /// Blocks by name.
     pub blocks: BTreeMap<String, Block>,
+    /// The resource layout of each target's objects, every variant's together.
+    pub layouts: Vec<TargetLayout>,
+}
+
+/// The resource layout of one target's objects of a program.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TargetLayout {
+    /// The target.
+    pub target: String,
+    /// Every (set, binding) any variant reads, its stages those of all of them.
+    pub bindings: Vec<Binding>,
+    /// The push constant block: (the stages' bits, the largest size).
+    pub push_constants: Option<(u32, u32)>,
 }
 
 /// Bindings of a manifest's programs.
@@ -203,6 +216,55 @@ pub fn bindings(
     Ok(all)
 }
 
+/// Adds `reflection`'s bindings (of `variant` on `target`) to `layouts`:
+/// one (set, binding) of two kinds or counts in two variants is an error
+/// naming both.
+fn merge_layout(
+    layouts: &mut Vec<TargetLayout>,
+    variant: &str,
+    target: &str,
+    reflection: &VariantReflection,
+    first_seen: &mut BTreeMap<String, String>,
+) -> Result<(), String> {
+    let here = format!("{variant} ({target})");
+    let at = match layouts.iter().position(|l| l.target == target) {
+        Some(at) => at,
+        None => {
+            layouts.push(TargetLayout { target: target.to_owned(), ..TargetLayout::default() });
+            layouts.len() - 1
+        }
+    };
+    let layout = &mut layouts[at];
+    for binding in &reflection.bindings {
+        let key = format!("binding {target} {} {}", binding.set, binding.binding);
+        match layout.bindings.iter_mut().find(|b| (b.set, b.binding) == (binding.set, binding.binding)) {
+            Some(known) if (known.kind.as_str(), known.count) != (binding.kind.as_str(), binding.count) => {
+                return Err(format!(
+                    "set {} binding {} is a {} ({} elements) in {} and a {} ({} elements) in {here}",
+                    binding.set,
+                    binding.binding,
+                    known.kind,
+                    known.count,
+                    first_seen[&key],
+                    binding.kind,
+                    binding.count
+                ));
+            }
+            Some(known) => known.stages |= binding.stages,
+            None => {
+                layout.bindings.push(binding.clone());
+                first_seen.insert(key, here.clone());
+            }
+        }
+    }
+    layout.bindings.sort_by_key(|b| (b.set, b.binding));
+    if let Some((stages, size)) = reflection.push_constants {
+        let (known_stages, known_size) = layout.push_constants.unwrap_or((0, 0));
+        layout.push_constants = Some((known_stages | stages, known_size.max(size)));
+    }
+    Ok(())
+}
+
 /// The union of `reflections` (variant, target, reflection) of `program`.
 fn merge(
     program: &Program,
@@ -218,6 +280,7 @@ fn merge(
         constants: BTreeMap::new(),
         resources: BTreeMap::new(),
         blocks: BTreeMap::new(),
+        layouts: Vec::new(),
     };
     // Where each name was first met, to name both sides of a disagreement.
     let mut first_seen: BTreeMap<String, String> = BTreeMap::new();
@@ -269,6 +332,9 @@ fn merge(
             }
         }
     }
+    for (variant, target, reflection) in reflections {
+        merge_layout(&mut bindings.layouts, variant, target, reflection, &mut first_seen).map_err(disagree)?;
+    }
     let pairs = reflections.len();
     for (name, (_, everywhere)) in &mut bindings.constants {
         *everywhere = constant_in.get(name.as_str()).is_some_and(|v| v.len() == pairs);
@@ -277,4 +343,56 @@ fn merge(
         *everywhere = resource_in.get(name.as_str()).is_some_and(|v| v.len() == pairs);
     }
     Ok(bindings)
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+
+    fn reflection(kind: &str, stages: u32, push: Option<(u32, u32)>) -> VariantReflection {
+        VariantReflection {
+            bindings: vec![Binding { set: 0, binding: 1, kind: kind.to_owned(), stages, count: 1 }],
+            push_constants: push,
+            ..VariantReflection::default()
+        }
+    }
+
+    #[test]
+    fn variants_merge_their_stages_and_push_sizes_and_a_binding_of_two_kinds_is_an_error_naming_both() {
+        let mut layouts = Vec::new();
+        let mut seen = BTreeMap::new();
+        merge_layout(&mut layouts, "p[A=0]", "vk-spirv", &reflection("sampler", 1, Some((1, 16))), &mut seen).unwrap();
+        merge_layout(&mut layouts, "p[A=1]", "vk-spirv", &reflection("sampler", 2, Some((2, 32))), &mut seen).unwrap();
+        assert_eq!(layouts.len(), 1);
+        assert_eq!(layouts[0].bindings[0].stages, 3, "{layouts:?}");
+        assert_eq!(layouts[0].push_constants, Some((3, 32)));
+        // Another target keeps a layout of its own.
+        merge_layout(&mut layouts, "p[A=0]", "gl-spirv", &reflection("sampled image", 2, None), &mut seen).unwrap();
+        assert_eq!(layouts.len(), 2);
+        let error = merge_layout(&mut layouts, "p[A=2]", "vk-spirv", &reflection("sampled image", 2, None), &mut seen)
+            .unwrap_err();
+        assert_eq!(
+            error,
+            "set 0 binding 1 is a sampler (1 elements) in p[A=0] (vk-spirv) and a sampled image (1 elements) in p[A=2] (vk-spirv)"
+        );
+    }
+
+    #[test]
+    fn the_reflection_json_gives_each_binding_its_kind_stages_and_count() {
+        let json = r#"{"stages": [
+            {"stage": "vertex", "push_constants": [{"name": "P", "set": 0, "binding": 0, "size": 16, "members": []}]},
+            {"stage": "fragment", "images": [{"name": "t", "set": 0, "binding": 0, "kind": "sampled image", "count": 4}],
+             "storage_buffers": [{"name": "B", "set": 1, "binding": 2, "size": 8, "count": 1, "members": []}]},
+            {"stage": "compute", "images": [{"name": "t", "set": 0, "binding": 0, "kind": "sampled image", "count": 4}]}
+        ]}"#;
+        let reflection = reflection::parse(json).unwrap();
+        assert_eq!(
+            reflection.bindings,
+            [
+                Binding { set: 0, binding: 0, kind: "sampled image".into(), stages: 2 | 4, count: 4 },
+                Binding { set: 1, binding: 2, kind: "storage buffer".into(), stages: 2, count: 1 },
+            ]
+        );
+        assert_eq!(reflection.push_constants, Some((1, 16)));
+    }
 }

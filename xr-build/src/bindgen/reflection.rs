@@ -107,6 +107,21 @@ pub struct Block {
     pub members: Vec<BlockMember>,
 }
 
+/// One (set, binding) an object reads.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Binding {
+    /// The descriptor set.
+    pub set: u32,
+    /// The binding.
+    pub binding: u32,
+    /// What is bound there, as reflection names it (`sampled image`, `uniform buffer`).
+    pub kind: String,
+    /// The stages that read it: bits of vertex 1, fragment 2, compute 4, any other 8.
+    pub stages: u32,
+    /// Array elements: 1 for one, 0 for an array of unknown size.
+    pub count: u32,
+}
+
 /// What one object of a program exposes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VariantReflection {
@@ -116,6 +131,20 @@ pub struct VariantReflection {
     pub resources: Vec<(String, bool)>,
     /// Uniform and push constant blocks.
     pub blocks: Vec<Block>,
+    /// Every (set, binding) it reads, by set then binding.
+    pub bindings: Vec<Binding>,
+    /// Its push constant block: (the stages' bits, size in bytes).
+    pub push_constants: Option<(u32, u32)>,
+}
+
+/// The bit of the stage named `name` in [`Binding::stages`].
+pub fn stage_bit(name: &str) -> u32 {
+    match name {
+        "vertex" => 1,
+        "fragment" => 2,
+        "compute" => 4,
+        _ => 8,
+    }
 }
 
 #[derive(Deserialize)]
@@ -125,6 +154,8 @@ struct Json {
 
 #[derive(Deserialize)]
 struct StageJson {
+    #[serde(default)]
+    stage: String,
     #[serde(default)]
     uniforms: Vec<Named>,
     #[serde(default)]
@@ -142,12 +173,31 @@ struct Named {
     name: String,
     #[serde(default)]
     layout: Option<PartialLayout>,
+    #[serde(flatten)]
+    at: At,
+}
+
+/// Where a resource is bound (absent for loose uniforms and push constants).
+#[derive(Deserialize, Default)]
+struct At {
+    #[serde(default)]
+    set: Option<u32>,
+    #[serde(default)]
+    binding: Option<u32>,
+    #[serde(default = "one")]
+    count: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 #[derive(Deserialize)]
 struct Image {
     name: String,
     kind: String,
+    #[serde(flatten)]
+    at: At,
 }
 
 #[derive(Deserialize)]
@@ -155,6 +205,8 @@ struct BlockJson {
     name: String,
     size: Option<usize>,
     members: Vec<MemberJson>,
+    #[serde(flatten)]
+    at: At,
 }
 
 #[derive(Deserialize)]
@@ -248,7 +300,30 @@ pub fn parse(json: &str) -> Option<VariantReflection> {
                 reflection.resources.push((name.clone(), texture));
             }
         }
+        let stage_bit = stage_bit(&stage.stage);
+        let bound = (stage.uniform_blocks.iter().map(|b| ("uniform buffer", &b.at)))
+            .chain(stage.storage_buffers.iter().map(|b| ("storage buffer", &b.at)))
+            .chain(stage.images.iter().map(|i| (i.kind.as_str(), &i.at)));
+        for (kind, at) in bound {
+            let (Some(set), Some(binding)) = (at.set, at.binding) else { continue };
+            match reflection.bindings.iter_mut().find(|b| (b.set, b.binding, b.kind.as_str()) == (set, binding, kind)) {
+                Some(known) => known.stages |= stage_bit,
+                None => reflection.bindings.push(Binding {
+                    set,
+                    binding,
+                    kind: kind.to_owned(),
+                    stages: stage_bit,
+                    count: at.count,
+                }),
+            }
+        }
+        for block in &stage.push_constants {
+            let size = block.size.unwrap_or(0) as u32;
+            let (stages, known) = reflection.push_constants.unwrap_or((0, 0));
+            reflection.push_constants = Some((stages | stage_bit, known.max(size)));
+        }
     }
+    reflection.bindings.sort_by(|a, b| (a.set, a.binding, &a.kind).cmp(&(b.set, b.binding, &b.kind)));
     Some(reflection)
 }
 
