@@ -323,3 +323,71 @@ stages = [{ stage = "vertex", file = "shaders/bound.vert" }, { stage = "fragment
     assert!(error.to_lowercase().contains("binding"), "{error}");
     assert!(pipeline_error(&sets[..1], push_size).is_some(), "a layout without set 1 passed");
 }
+
+/// A compute program over a storage buffer, with a push constant and an override.
+const COUNT_COMP: &str = "#version 450
+layout(local_size_x = 4) in;
+layout(constant_id = 0) const uint SCALE = 1;
+layout(push_constant) uniform Push { uint offset; };
+layout(std430, set = 0, binding = 0) buffer Numbers { uint values[]; };
+void main() { values[gl_GlobalInvocationID.x] = values[gl_GlobalInvocationID.x] * SCALE + offset; }
+";
+
+#[test]
+fn a_compute_program_from_the_store_writes_a_buffer_on_wgpu_and_an_unbound_one_is_refused() {
+    use xr_device::{BufferUsage, ComputeCall};
+    use xr_sourcebuild::ConstantTableExt;
+    let dir = xr_tests::temp_dir("wgpu-compute");
+    std::fs::create_dir_all(dir.join("shaders")).unwrap();
+    std::fs::write(dir.join("shaders/count.comp"), COUNT_COMP).unwrap();
+    std::fs::write(
+        dir.join("xr.toml"),
+        r#"store = "store"
+[[program]]
+name = "count"
+targets = ["vk-spirv", "wgsl"]
+stages = [{ stage = "compute", file = "shaders/count.comp" }]
+overrides = [{ name = "SCALE", id = 0, type = "uint", default = 1 }]
+"#,
+    )
+    .unwrap();
+    xr_tests::xr_build(&dir);
+    let registry = xr_tests::registry();
+    let library = xr_library::ShaderLibrary::open(&dir.join("store")).unwrap();
+    for (kind, path) in [
+        (materials::WGPU, xr_library::LoadPath::CompatibleObject),
+        (materials::WGPU, xr_library::LoadPath::Source),
+        (materials::WGPU_GL, xr_library::LoadPath::CompatibleObject),
+    ] {
+        let mut device = registry.open_device(kind, &Default::default()).unwrap();
+        let mut loader = xr_library::DeviceLoader::attach(&registry, &device, &library).unwrap();
+        let request = xr_library::LoadRequest {
+            program: "count",
+            variant: vec![],
+            overrides: vec![("SCALE", 10.0)],
+            paths: vec![path],
+        };
+        let mut loaded = loader.load(&library, &request).unwrap_or_else(|e| panic!("{kind} {path}: {e}"));
+        let start: Vec<u8> = [1u32, 2, 3, 4].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let numbers = device.create_buffer(BufferUsage::STORAGE, start.as_slice().into()).into_result().unwrap();
+        let call = ComputeCall { program: loaded.built.program, groups: [1, 1, 1] };
+        let error = device.dispatch(&call).into_result().expect_err("dispatched with nothing bound").to_string();
+        assert!(error.contains("'Numbers' is not bound"), "{kind} {path}: {error}");
+        let table = &mut loaded.built.constants;
+        let handle = table.handle("Numbers").unwrap();
+        table.set_buffer(handle, &device.buffer_binding(numbers).into_result().unwrap()).unwrap();
+        let offset = table.handle("offset").unwrap();
+        table.set_uint(offset, 7).unwrap();
+        device.dispatch(&call).into_result().unwrap_or_else(|e| panic!("{kind} {path}: {e}"));
+        let words: Vec<u32> = device
+            .read_buffer(numbers)
+            .into_result()
+            .unwrap()
+            .chunks(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        assert_eq!(words, [17, 27, 37, 47], "{kind} {path}: SCALE 10 at load, offset 7 set");
+        drop(loaded);
+        drop(loader);
+    }
+}
