@@ -1,14 +1,16 @@
 //! `xr-rhi-wgpu`: wgpu as an XR device system, with the build system that
-//! loads SPIR-V onto it.
+//! loads programs onto it.
 //!
 //! Two device kinds, each declared here and unknown to the host: `wgpu`
-//! (wgpu on Vulkan: lavapipe where there is no GPU) and `wgpu-gl` (wgpu on
-//! OpenGL through EGL: llvmpipe). Devices are headless; they draw into
-//! offscreen targets, dispatch compute, and read pixels and buffers back.
-//! `xr-wgpu-spirv` attaches to both and loads the `vk-spirv` objects the
-//! SPIR-V compilers store. The device system and the build system share
-//! the device as the Rust object it is, so they ship in one library
-//! (`context.rs` says how the handle between them is checked).
+//! (wgpu on Vulkan: lavapipe where there is no GPU; headless or presenting
+//! into an X11 window) and `wgpu-gl` (wgpu on OpenGL through EGL: llvmpipe;
+//! headless). Devices draw into offscreen targets, dispatch compute, and
+//! read pixels and buffers back. `xr-compiler-wgpu` attaches to both: it
+//! loads the `vk-spirv` objects the SPIR-V compilers store, and compiles
+//! and loads the `wgsl` target. The device system and the build system
+//! share the device as the Rust object it is, so they ship in one library
+//! (`context.rs` says how the handle between them is checked). The user's
+//! guide is docs/WGPU.md.
 
 mod constant_table;
 mod context;
