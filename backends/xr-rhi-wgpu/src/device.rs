@@ -152,11 +152,10 @@ impl DeviceBackend for WgpuDevice {
         let mut extensions: Vec<RString> =
             self.context.device.features().iter_names().map(|(name, _)| RString::from(name)).collect();
         extensions.sort();
-        let (major, minor) = crate::wgpu_version();
         Ok(DeviceCapabilities {
             kind: self.context.api.kind(),
-            api_major: major,
-            api_minor: minor,
+            api_major: crate::WGPU_MAJOR,
+            api_minor: 0,
             vendor: format!("0x{:04x}", info.vendor).into(),
             renderer: format!("{} ({:?})", info.name, info.backend).into(),
             driver_version: format!("{} {}", info.driver, info.driver_info).trim().into(),

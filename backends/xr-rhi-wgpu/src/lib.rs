@@ -34,13 +34,9 @@ pub const WGPU: DeviceKind = DeviceKind::new("wgpu", "wgpu on Vulkan");
 /// wgpu on OpenGL.
 pub const WGPU_GL: DeviceKind = DeviceKind::new("wgpu-gl", "wgpu on OpenGL");
 
-/// The wgpu version this plugin is built with: part of the pipeline cache's key.
-pub const WGPU_VERSION: &str = "30";
-
-/// The wgpu version as the API version a device reports.
-fn wgpu_version() -> (u32, u32) {
-    (30, 0)
-}
+/// The wgpu major version this plugin is built with: the API version a
+/// device reports, and part of the pipeline cache's key.
+pub const WGPU_MAJOR: u32 = 30;
 
 xr_plugin::export_plugin! {
     name: env!("CARGO_PKG_NAME"),

@@ -90,11 +90,18 @@ fn check_target(request: &OfflineRequest) -> Result<(), XrError> {
     Err(XrError::invalid_input(format!("{NAME} compiles into {}, not {}", wgsl::TARGET, request.target)))
 }
 
+/// The ways a program is loaded, as its counter and the load's note name them.
+const HOW: [(&str, &str); 3] = [
+    ("programs passed through", "SPIR-V passed through"),
+    ("programs through naga", "SPIR-V through naga"),
+    ("programs from WGSL", "WGSL through naga"),
+];
+
 /// The build system attached to one device.
 struct AttachedWgpuSpirv {
     context: Arc<Context>,
     cache: Option<StoredPipelineCache>,
-    /// Programs loaded: SPIR-V passed through, SPIR-V through naga, WGSL.
+    /// Programs loaded by each of [`HOW`]'s ways.
     loaded: [u64; 3],
 }
 
@@ -249,7 +256,6 @@ impl AttachedWgpuSpirv {
     fn load_spirv(&mut self, request: &ArtifactLoad) -> Result<BuiltProgram, XrError> {
         let context = format!("'{}'", request.name);
         let modules = xr_spirv::offline::specialized_modules(&request.artifact, &request.overrides, &context)?;
-        self.loaded[usize::from(!self.context.passthrough())] += 1;
         self.load(request, &modules, |this, label, module| Ok((this.module(label, module)?, Vec::new())))
     }
 
@@ -259,7 +265,6 @@ impl AttachedWgpuSpirv {
         let context = format!("'{}'", request.name);
         let object = wgsl::decode(&request.artifact, &context)?;
         let mut texts = object.wgsl.into_iter();
-        self.loaded[2] += 1;
         self.load(request, &object.modules, |this, label, module| {
             let text = texts.next().ok_or_else(|| XrError::invalid_input(format!("{label}: no WGSL")))?;
             let declared = xr_spirv::reflect::spec_constant_ids(&module.words)?;
@@ -495,22 +500,22 @@ impl AttachedBuildSystemBackend for AttachedWgpuSpirv {
     fn load_artifact(&mut self, request: &ArtifactLoad) -> Result<LoadedArtifact, BuildError> {
         xr_spirv::offline::check_load(request, NAME, &LOADS)?;
         let _keep = self.context.keep_current();
-        let (program, note) = if request.target == wgsl::TARGET {
-            (self.load_wgsl(request)?, "WGSL through naga")
-        } else if self.context.passthrough() {
-            (self.load_spirv(request)?, "SPIR-V passed through")
-        } else {
-            (self.load_spirv(request)?, "SPIR-V through naga")
+        let how = match (request.target == wgsl::TARGET, self.context.passthrough()) {
+            (true, _) => 2,
+            (false, passthrough) => usize::from(!passthrough),
         };
-        Ok(LoadedArtifact { program, note: note.into() })
+        let program = if how == 2 { self.load_wgsl(request)? } else { self.load_spirv(request)? };
+        // Counted once loaded: a load that fails made nothing.
+        self.loaded[how] += 1;
+        Ok(LoadedArtifact { program, note: HOW[how].1.into() })
     }
 
     fn counters(&self) -> Result<Vec<DeviceCounter>, XrError> {
-        let mut counters = vec![
-            DeviceCounter { name: "programs passed through".into(), value: self.loaded[0] },
-            DeviceCounter { name: "programs through naga".into(), value: self.loaded[1] },
-            DeviceCounter { name: "programs from WGSL".into(), value: self.loaded[2] },
-        ];
+        let mut counters: Vec<DeviceCounter> = HOW
+            .iter()
+            .zip(self.loaded)
+            .map(|((counter, _), value)| DeviceCounter { name: (*counter).into(), value })
+            .collect();
         if let Some(cache) = &self.cache {
             counters.push(DeviceCounter { name: "pipeline cache bytes loaded".into(), value: cache.loaded_bytes });
         }

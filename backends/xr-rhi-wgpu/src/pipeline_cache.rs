@@ -22,12 +22,13 @@ pub struct StoredPipelineCache {
 /// `None` for an adapter whose back end keeps none.
 pub fn key(info: &wgpu::AdapterInfo) -> Option<ObjectKey> {
     let adapter = wgpu::util::pipeline_cache_key(info)?;
+    let wgpu = crate::WGPU_MAJOR.to_string();
     Some(ObjectKey::from_parts([
         b"xr/wgpu-pipeline-cache/1".as_slice(),
         adapter.as_bytes(),
         info.driver.as_bytes(),
         info.driver_info.as_bytes(),
-        crate::WGPU_VERSION.as_bytes(),
+        wgpu.as_bytes(),
     ]))
 }
 
