@@ -187,6 +187,11 @@ impl Drop for TestDir {
     }
 }
 
+/// Little-endian bytes read back from a buffer as its 32-bit words.
+pub fn u32_words(bytes: &[u8]) -> Vec<u32> {
+    bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+}
+
 /// A fresh empty directory for one test, unique per call (see [`TestDir`]).
 pub fn temp_dir(label: &str) -> TestDir {
     use std::sync::atomic::{AtomicU32, Ordering};

@@ -225,13 +225,7 @@ fn a_compute_program_writes_a_storage_buffer_and_an_image_read_back_on_every_pat
         let h = program.constants.handle("marks").unwrap();
         program.constants.set_texture(h, &device.texture_binding(marks, None.into()).into_result().unwrap()).unwrap();
         device.dispatch(&call).into_result().expect(path.name);
-        let words: Vec<u32> = device
-            .read_buffer(numbers)
-            .into_result()
-            .unwrap()
-            .chunks(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
+        let words = xr_tests::u32_words(&device.read_buffer(numbers).into_result().unwrap());
         assert_eq!(words[..5], [10, 21, 32, 43, 106], "{}", path.name);
         let texels = device.read_texture(marks, 0).into_result().unwrap();
         assert_eq!(&texels[4..8], &[64, 255, 0, 255], "{}: texel 1", path.name);
@@ -272,6 +266,9 @@ fn textures_upload_their_levels_or_have_them_generated_and_read_back() {
         let buffer = device.create_buffer(BufferUsage::UNIFORM, [0u8; 8].as_slice().into()).into_result().unwrap();
         device.write_buffer(buffer, 4, [1u8, 2, 3, 4].as_slice().into()).into_result().unwrap();
         assert_eq!(device.read_buffer(buffer).into_result().unwrap().as_slice(), &[0, 0, 0, 0, 1, 2, 3, 4]);
+        // Bytes that are not whole words leave their neighbours as they were.
+        device.write_buffer(buffer, 1, [9u8, 8].as_slice().into()).into_result().unwrap();
+        assert_eq!(device.read_buffer(buffer).into_result().unwrap().as_slice(), &[0, 9, 8, 0, 1, 2, 3, 4]);
         let error = device.write_buffer(buffer, 6, [0u8; 4].as_slice().into()).into_result().unwrap_err();
         assert!(error.to_string().contains("do not fit buffer"), "{error}");
         let binding = device.buffer_binding(buffer).into_result().unwrap();

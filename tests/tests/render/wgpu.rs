@@ -133,6 +133,20 @@ layout(location = 0) out vec4 color;
 void main() { color = texture(sampler2D(albedo, albedo_sampler), uv) * tint; }
 ";
 
+/// A directory of `shaders` (name, text) under `shaders/` and a manifest of
+/// one program (`program`, the lines of its `[[program]]` table) storing
+/// into `store/`, built by `xr build`.
+fn built_program(label: &str, shaders: &[(&str, &str)], program: &str) -> xr_tests::TestDir {
+    let dir = xr_tests::temp_dir(label);
+    std::fs::create_dir_all(dir.join("shaders")).unwrap();
+    for (name, text) in shaders {
+        std::fs::write(dir.join("shaders").join(name), text).unwrap();
+    }
+    std::fs::write(dir.join("xr.toml"), format!("store = \"store\"\n[[program]]\n{program}")).unwrap();
+    xr_tests::xr_build(&dir);
+    dir
+}
+
 /// `layout` as wgpu's bind group layout entries of `set`: what an engine on
 /// wgpu writes once (docs/WGPU.md).
 fn wgpu_entries(layout: &[xr_library::layout::LayoutBinding], set: u32) -> Vec<wgpu::BindGroupLayoutEntry> {
@@ -196,21 +210,14 @@ fn stages_of(object: &[u8]) -> Vec<Vec<u32>> {
 
 #[test]
 fn typed_bindings_give_the_layout_wgpu_checks_a_programs_spirv_against() {
-    let dir = xr_tests::temp_dir("wgpu-layout");
-    std::fs::create_dir_all(dir.join("shaders")).unwrap();
-    std::fs::write(dir.join("shaders/bound.vert"), BOUND_VERT).unwrap();
-    std::fs::write(dir.join("shaders/bound.frag"), BOUND_FRAG).unwrap();
-    std::fs::write(
-        dir.join("xr.toml"),
-        r#"store = "store"
-[[program]]
-name = "bound"
+    let dir = built_program(
+        "wgpu-layout",
+        &[("bound.vert", BOUND_VERT), ("bound.frag", BOUND_FRAG)],
+        r#"name = "bound"
 targets = ["vk-spirv"]
 stages = [{ stage = "vertex", file = "shaders/bound.vert" }, { stage = "fragment", file = "shaders/bound.frag" }]
 "#,
-    )
-    .unwrap();
-    xr_tests::xr_build(&dir);
+    );
 
     // What `xr bindgen` writes: each binding with its kind and stages.
     let written = Xr::new(["bindgen", "-m", "xr.toml", "-o", "-"]).dir(&dir).ok().stdout;
@@ -337,21 +344,15 @@ void main() { values[gl_GlobalInvocationID.x] = values[gl_GlobalInvocationID.x] 
 fn a_compute_program_from_the_store_writes_a_buffer_on_wgpu_and_an_unbound_one_is_refused() {
     use xr_device::{BufferUsage, ComputeCall};
     use xr_sourcebuild::ConstantTableExt;
-    let dir = xr_tests::temp_dir("wgpu-compute");
-    std::fs::create_dir_all(dir.join("shaders")).unwrap();
-    std::fs::write(dir.join("shaders/count.comp"), COUNT_COMP).unwrap();
-    std::fs::write(
-        dir.join("xr.toml"),
-        r#"store = "store"
-[[program]]
-name = "count"
+    let dir = built_program(
+        "wgpu-compute",
+        &[("count.comp", COUNT_COMP)],
+        r#"name = "count"
 targets = ["vk-spirv", "wgsl"]
 stages = [{ stage = "compute", file = "shaders/count.comp" }]
 overrides = [{ name = "SCALE", id = 0, type = "uint", default = 1 }]
 "#,
-    )
-    .unwrap();
-    xr_tests::xr_build(&dir);
+    );
     let registry = xr_tests::registry();
     let library = xr_library::ShaderLibrary::open(&dir.join("store")).unwrap();
     for (kind, path) in [
@@ -379,13 +380,7 @@ overrides = [{ name = "SCALE", id = 0, type = "uint", default = 1 }]
         let offset = table.handle("offset").unwrap();
         table.set_uint(offset, 7).unwrap();
         device.dispatch(&call).into_result().unwrap_or_else(|e| panic!("{kind} {path}: {e}"));
-        let words: Vec<u32> = device
-            .read_buffer(numbers)
-            .into_result()
-            .unwrap()
-            .chunks(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
+        let words = xr_tests::u32_words(&device.read_buffer(numbers).into_result().unwrap());
         assert_eq!(words, [17, 27, 37, 47], "{kind} {path}: SCALE 10 at load, offset 7 set");
         drop(loaded);
         drop(loader);

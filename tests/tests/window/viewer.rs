@@ -241,7 +241,7 @@ fn with_no_display_the_window_path_fails_clearly_and_headless_still_renders() {
 #[test]
 fn presenting_or_resizing_a_headless_device_is_an_error_naming_why() {
     let registry = xr_tests::registry();
-    for kind in [xr_device::DeviceKind::OPENGL, xr_device::DeviceKind::VULKAN] {
+    for kind in [xr_device::DeviceKind::OPENGL, xr_device::DeviceKind::VULKAN, materials::WGPU, materials::WGPU_GL] {
         let mut device = registry.open_device(kind, &xr_device::DeviceOptions::default()).expect("a device");
         let target = device.create_render_target(8, 8).into_result().expect("a target");
         let error = device.present(target, true).into_result().expect_err("presented with no window");
