@@ -70,16 +70,22 @@ pub fn build(
     let mut journal = Journal::open(store.root());
     let mut summary = Summary::default();
     let work = Work::new(plan, request, &mut summary.failed);
+    #[cfg(feature = "farm")]
     let farm = request.remote_exec.as_deref().filter(|r| r.usable());
+    #[cfg(feature = "farm")]
     if let Some(remote) = farm {
         remote.begin_build(registry);
     }
+    #[cfg(feature = "farm")]
     let remote_before = request.remote_exec.as_ref().map(|r| r.stats());
+    #[cfg(feature = "farm")]
     let pool = thread_pool(match farm {
         // Threads that mostly wait on the farm: as many as actions in flight.
         Some(remote) => Some(remote.jobs().max(request.jobs.unwrap_or(0))),
         None => request.jobs,
     })?;
+    #[cfg(not(feature = "farm"))]
+    let pool = thread_pool(request.jobs)?;
     let workers = match &request.compile_in {
         CompileIn::Process => None,
         CompileIn::Workers(workers) => Some((Pool::new(workers.pool.clone()), workers.time_limit)),
@@ -91,10 +97,14 @@ pub fn build(
         journal: &journal,
         inputs: &inputs,
         batcher: &batcher,
+        #[cfg(feature = "remote-cache")]
         remote: request.remote.as_deref().filter(|r| r.is_usable()),
+        #[cfg(feature = "remote-cache")]
         upload: request.upload,
+        #[cfg(feature = "farm")]
         farm,
         workers: workers.as_ref().map(|(pool, _)| pool),
+        #[cfg(feature = "farm")]
         local_jobs: request.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
     });
     let default_limit = workers.as_ref().map_or(Workers::DEFAULT_TIME_LIMIT, |(_, limit)| *limit);
@@ -118,6 +128,7 @@ pub fn build(
     show_files(&SourceRoot::of_manifest(&plan.path), &mut summary);
     summary.inputs = inputs.into_read();
     summary.workers_started = workers_started;
+    #[cfg(feature = "farm")]
     if let (Some(remote), Some(before)) = (&request.remote_exec, remote_before) {
         let after = remote.stats();
         summary.remote_executed = after.executed + after.failed - before.executed - before.failed;
@@ -132,7 +143,13 @@ pub fn build(
 /// `registry`, or why there is none.
 fn compiler<'a>(registry: &'a Registry, program: &'a PlannedProgram, target: &str) -> Result<Compiler<'a>, PlanError> {
     let (chosen, system) = program.system(registry, target)?;
-    Ok(Compiler { name: &chosen.name, identity: &chosen.identity, system, plugin: &chosen.plugin })
+    Ok(Compiler {
+        name: &chosen.name,
+        identity: &chosen.identity,
+        system,
+        #[cfg(feature = "farm")]
+        plugin: &chosen.plugin,
+    })
 }
 
 /// Names the files of the summary's diagnostics as the user can open them

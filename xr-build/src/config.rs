@@ -26,8 +26,15 @@ pub const REMOTE_EXEC_TOKEN: &str = "XR_REMOTE_EXEC_TOKEN";
 /// plugins are found (`XR_PLUGIN_PATH`, and the user's data directory
 /// through `XDG_DATA_HOME` and `HOME`), in-process compiles, the shared
 /// cache read before building and its upload.
+#[cfg(feature = "remote-cache")]
 pub const WATCHED: &[&str] =
     &[xr_host::PLUGIN_PATH_VAR, "XDG_DATA_HOME", "HOME", IN_PROCESS, xr_remote::REMOTE_VAR, REMOTE_UPLOAD];
+/// Every environment variable that changes what a build builds: where
+/// plugins are found (`XR_PLUGIN_PATH`, and the user's data directory
+/// through `XDG_DATA_HOME` and `HOME`) and in-process compiles (a build
+/// without the shared cache reads none of its variables).
+#[cfg(not(feature = "remote-cache"))]
+pub const WATCHED: &[&str] = &[xr_host::PLUGIN_PATH_VAR, "XDG_DATA_HOME", "HOME", IN_PROCESS];
 
 /// Each worker's memory (address space) cap when none is given: far above
 /// what glslang and SPIRV-Tools need (a worker peaks at 77 MB through the
@@ -93,6 +100,7 @@ pub struct Asked {
     /// Only the variants these usage logs name, read.
     pub used: Option<Arc<crate::used::UsedVariants>>,
     /// The shared cache, opened.
+    #[cfg(feature = "remote-cache")]
     pub remote: Option<Arc<xr_remote::Remote>>,
     /// Upload to it (a flag; the environment may also ask).
     pub upload: bool,
@@ -105,6 +113,7 @@ pub struct Asked {
     /// How long one compile may run [default: [`Workers::DEFAULT_TIME_LIMIT`]].
     pub time_limit: Option<Duration>,
     /// The farm, connected.
+    #[cfg(feature = "farm")]
     pub remote_exec: Option<Arc<crate::remote_exec::RemoteExec>>,
 }
 
@@ -131,16 +140,21 @@ impl Asked {
             _ => CompileIn::Process,
         };
         // Upload needs somewhere to upload to.
+        #[cfg(feature = "remote-cache")]
         let upload = (self.upload || env.remote_upload) && self.remote.is_some();
+        #[cfg(not(feature = "remote-cache"))]
+        let upload = false;
         BuildRequest {
             jobs: self.jobs,
             targets: self.targets,
             programs: self.programs,
             shard: self.shard,
             used: self.used,
+            #[cfg(feature = "remote-cache")]
             remote: self.remote,
             upload,
             compile_in,
+            #[cfg(feature = "farm")]
             remote_exec: self.remote_exec,
         }
     }
@@ -164,7 +178,11 @@ mod tests {
             "an empty value is unset"
         );
         assert!(!BuildEnv::from_lookup(|_| Some("0".into())).in_process);
-        for variable in [IN_PROCESS, REMOTE_UPLOAD, xr_remote::REMOTE_VAR, xr_host::PLUGIN_PATH_VAR] {
+        for variable in [IN_PROCESS, xr_host::PLUGIN_PATH_VAR] {
+            assert!(WATCHED.contains(&variable), "a build script reruns when {variable} changes");
+        }
+        #[cfg(feature = "remote-cache")]
+        for variable in [REMOTE_UPLOAD, xr_remote::REMOTE_VAR] {
             assert!(WATCHED.contains(&variable), "a build script reruns when {variable} changes");
         }
     }
@@ -178,6 +196,8 @@ mod tests {
         assert_eq!(workers.pool.command.args, ["worker", "--plugin-dir", "/plugins"].map(OsString::from));
         assert_eq!(workers.pool.memory_limit, Some(DEFAULT_WORKER_MEMORY));
         assert!(!request.upload, "no remote to upload to");
+        #[cfg(not(feature = "remote-cache"))]
+        assert!(!WATCHED.contains(&REMOTE_UPLOAD), "a build without the shared cache reads none of its variables");
         let env = BuildEnv { in_process: true, ..BuildEnv::default() };
         assert!(matches!(asked.clone().request(&env, &[]).compile_in, CompileIn::Process));
         let uncapped = Asked { worker_memory: Some(0), ..asked }.request(&BuildEnv::default(), &[]);

@@ -9,7 +9,7 @@
 //! a person. A cause is written into its error's message, so it is not
 //! also a `source` (a report that prints the chain would say it twice).
 
-use crate::{matrix::DuplicateVariant, plan::PlanError, recipe::UnreadableSource, remote_exec::FarmError};
+use crate::{matrix::DuplicateVariant, plan::PlanError, recipe::UnreadableSource};
 use std::{path::PathBuf, sync::Arc};
 use xr_sourcebuild::{Diagnostic, Severity};
 use xr_store::{ObjectKey, StoreError};
@@ -39,7 +39,8 @@ pub enum ArtifactError {
     Unreadable(Arc<UnreadableSource>),
     /// It ran nowhere: the only place the build may send it refused it.
     #[error(transparent)]
-    NotRun(#[from] FarmError),
+    #[cfg(feature = "farm")]
+    NotRun(#[from] crate::remote_exec::FarmError),
     /// Its object could not be written into the store.
     #[error("cannot write its object into the store {}: {cause}", store.display())]
     NotStored {

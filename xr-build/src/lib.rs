@@ -32,9 +32,13 @@
 //!   a cargo build script): the manifest, the no-op stamp, the plugins,
 //!   the build, the reports and guarded sources, in that order.
 //! - [`noop`] finds a whole build up to date without loading a plugin.
-//! - [`remote_exec`] turns a compile into a Remote Execution action and
-//!   sends it to a farm ([`xr_remote_exec`]); what the farm cannot run is
-//!   compiled here.
+//! - `remote_exec` (feature `farm`) turns a compile into a Remote
+//!   Execution action and sends it to a farm (`xr_remote_exec`); what the
+//!   farm cannot run is compiled here.
+//!
+//! The shared remote cache (feature `remote-cache`) and the farm (feature
+//! `farm`) are off by default: a build script or an engine that asks for
+//! neither compiles no HTTP, TLS, gRPC, Redis or async runtime.
 //! - [`report`] folds every artifact's diagnostics into one report per
 //!   distinct mistake; [`render`] shows a report with its source line and
 //!   include chain.
@@ -56,6 +60,7 @@ pub mod noop;
 pub mod paths;
 pub mod plan;
 mod recipe;
+#[cfg(feature = "farm")]
 pub mod remote_exec;
 pub mod render;
 pub mod report;
@@ -65,6 +70,7 @@ pub mod summary;
 pub mod used;
 
 pub use build::{build, count_artifacts, remove_orphaned_temp_files};
+#[cfg(feature = "remote-cache")]
 pub use execute::ActionRecord;
 pub use manifest::{
     Axis, AxisKind, Manifest, ManifestError, ManifestErrors, ManifestWarning, Place, Program, ProgramOption, Stage,
@@ -75,7 +81,9 @@ pub use plan::{BuildPlan, Chosen, PlanError, PlannedProgram, PlannedStage, Plugi
 pub use recipe::UnreadableSource;
 pub use request::{BadShard, BuildRequest, CompileIn, Shard, Workers};
 pub use summary::{ArtifactResult, BuildFailure, Failure, Outcome, Summary, Warned};
+#[cfg(feature = "remote-cache")]
 pub use xr_remote;
+#[cfg(feature = "farm")]
 pub use xr_remote_exec;
 pub use xr_store::catalog::{Override, OverrideType};
 pub use xr_worker;

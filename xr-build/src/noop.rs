@@ -143,7 +143,7 @@ pub fn check(query: &NoopQuery<'_>, key: Option<&str>) -> Option<Summary> {
 
 fn holds(query: &NoopQuery<'_>, key: &str) -> Option<Summary> {
     let started = std::time::Instant::now();
-    if query.request.remote.is_some() {
+    if query.request.reads_shared_cache() {
         return None;
     }
     let store = Store::open(&query.manifest.store).ok()?;
@@ -193,7 +193,7 @@ fn holds(query: &NoopQuery<'_>, key: &str) -> Option<Summary> {
 pub fn record(query: &NoopQuery<'_>, key: Option<String>, summary: &Summary, succeeded: bool) {
     let path = query.manifest.store.join(FILE);
     let _ = std::fs::remove_file(&path);
-    if !succeeded || !summary.failed.is_empty() || query.request.remote.is_some() {
+    if !succeeded || !summary.failed.is_empty() || query.request.reads_shared_cache() {
         return;
     }
     let Ok(store) = Store::open(&query.manifest.store) else { return };

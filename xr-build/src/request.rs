@@ -2,7 +2,6 @@
 //! part of the matrix, and where the compiles run.
 
 use std::{sync::Arc, time::Duration};
-use xr_remote::Remote;
 use xr_worker::PoolConfig;
 
 /// What to build.
@@ -19,19 +18,30 @@ pub struct BuildRequest {
     /// Only the variants these usage logs name (`xr build --used`); a
     /// program's own `used` log narrows it further.
     pub used: Option<Arc<crate::used::UsedVariants>>,
-    /// A shared cache read before building (see [`xr_remote`]).
-    pub remote: Option<Arc<Remote>>,
+    /// A shared cache read before building (see `xr_remote`).
+    #[cfg(feature = "remote-cache")]
+    pub remote: Option<Arc<xr_remote::Remote>>,
     /// Upload what this build makes to the remote.
     pub upload: bool,
     /// Where the compiles run: in this process, or in worker processes
     /// that a crashing compiler takes down alone.
     pub compile_in: CompileIn,
-    /// A farm that runs the compiles (see [`crate::remote_exec`]); those it
+    /// A farm that runs the compiles (see `crate::remote_exec`); those it
     /// cannot run go to `compile_in`.
+    #[cfg(feature = "farm")]
     pub remote_exec: Option<Arc<crate::remote_exec::RemoteExec>>,
 }
 
 impl BuildRequest {
+    /// Whether the build reads a shared cache (whose objects a stamp of
+    /// this machine cannot vouch for).
+    pub fn reads_shared_cache(&self) -> bool {
+        #[cfg(feature = "remote-cache")]
+        return self.remote.is_some();
+        #[cfg(not(feature = "remote-cache"))]
+        false
+    }
+
     /// Whether the build asked for builds `variant` of `program`: in the
     /// shard, and named by every usage log that applies to it.
     pub fn selects(&self, program: &crate::manifest::Program, variant: &str) -> bool {

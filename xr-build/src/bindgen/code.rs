@@ -1,8 +1,8 @@
 //! The bindings as Rust source, for `include!` (docs/BUILD.md, "In a Rust
 //! engine", shows what one program's module looks like).
 //!
-//! The code names `::xr_library`, `::xr_sourcebuild` and `::bytemuck`: the
-//! crate that includes it depends on them.
+//! The code names `::xr_library` alone (the contract types and bytemuck
+//! through its re-exports): the crate that includes it depends on it.
 
 use super::{Bindings, Block, Layout, ProgramBindings, reflection::Scalar};
 use std::fmt::Write;
@@ -405,15 +405,15 @@ fn write_constants(out: &mut String, program: &ProgramBindings) {
             continue;
         };
         let field = snake(name);
-        let ty = format!("::xr_sourcebuild::typed::Constant<::xr_sourcebuild::typed::{kind}>");
-        let resolve = format!("::xr_sourcebuild::typed::Constant::resolve(table, {name:?})");
+        let ty = format!("::xr_library::xr_sourcebuild::typed::Constant<::xr_library::xr_sourcebuild::typed::{kind}>");
+        let resolve = format!("::xr_library::xr_sourcebuild::typed::Constant::resolve(table, {name:?})");
         write_field(&mut fields, &mut resolves, name, &layout.glsl_name(), &field, &ty, &resolve, *everywhere);
     }
     for (name, (texture, everywhere)) in &program.resources {
         let field = snake(name);
         let (kind, what) = if *texture { ("Texture", "texture") } else { ("Buffer", "buffer") };
-        let ty = format!("::xr_sourcebuild::typed::{kind}");
-        let resolve = format!("::xr_sourcebuild::typed::{kind}::resolve(table, {name:?})");
+        let ty = format!("::xr_library::xr_sourcebuild::typed::{kind}");
+        let resolve = format!("::xr_library::xr_sourcebuild::typed::{kind}::resolve(table, {name:?})");
         // A block is a resource and its members are constants: one name each.
         if program.constants.keys().any(|c| snake(c) == field) {
             continue;
@@ -432,7 +432,7 @@ fn write_constants(out: &mut String, program: &ProgramBindings) {
     impl Constants {{
         /// Looks every constant and resource up in a loaded program's table,
         /// checking each constant's declared type.
-        pub fn resolve(table: &::xr_sourcebuild::ConstantTableBox) -> ::core::result::Result<Self, ::xr_sourcebuild::typed::XrError> {{
+        pub fn resolve(table: &::xr_library::xr_sourcebuild::ConstantTableBox) -> ::core::result::Result<Self, ::xr_library::xr_sourcebuild::typed::XrError> {{
             ::core::result::Result::Ok(Self {{
 {resolves}            }})
         }}
@@ -491,7 +491,8 @@ fn member_type(layout: &Layout, block: &str, member: &str, helpers: &mut String)
         helpers,
         "        /// One element of `{block}.{member}`, padded to its array stride ({} bytes).
         #[repr(C)]
-        #[derive(Clone, Copy, Debug, PartialEq, ::bytemuck::Pod, ::bytemuck::Zeroable)]
+        #[derive(Clone, Copy, Debug, PartialEq, ::xr_library::bytemuck::Pod, ::xr_library::bytemuck::Zeroable)]
+        #[bytemuck(crate = \"::xr_library::bytemuck\")]
         pub struct {padded} {{
             /// The element.
             pub value: {element},
@@ -561,7 +562,8 @@ fn write_block(out: &mut String, block: &Block) {
         out,
         "        /// Block `{}`: {} bytes.
         #[repr(C)]
-        #[derive(Clone, Copy, Debug, PartialEq, ::bytemuck::Pod, ::bytemuck::Zeroable)]
+        #[derive(Clone, Copy, Debug, PartialEq, ::xr_library::bytemuck::Pod, ::xr_library::bytemuck::Zeroable)]
+        #[bytemuck(crate = \"::xr_library::bytemuck\")]
         pub struct {name} {{
 {fields}        }}
 

@@ -1,12 +1,17 @@
-//! Compiles on a farm, and the one fallback layer: what the farm cannot
-//! run (or whose answer is not trusted) runs on the next place instead.
+//! Compiles on a farm, the one fallback layer (what the farm cannot run,
+//! or whose answer is not trusted, runs on the next place instead), and a
+//! gate that keeps local compiles to `-j` while the build's threads wait
+//! on the farm.
 
 use super::{Compile, Compiler, Placement};
 use crate::{
     paths::SourceRoot,
     remote_exec::{FarmError, FarmJob, RemoteCompile, RemoteExec},
 };
-use std::time::Duration;
+use std::{
+    sync::{Condvar, Mutex},
+    time::Duration,
+};
 use xr_sourcebuild::OfflineRequest;
 
 /// A Remote Execution action on the farm.
@@ -55,5 +60,35 @@ impl Compile for Fallback<'_> {
             Placement::Elsewhere(_) => self.then.compile(compiler, request, limit),
             done => done,
         }
+    }
+}
+
+/// At most `n` compiles of `inner` at once: the build's threads outnumber
+/// the cores when they mostly wait on a farm, and the compiles the farm
+/// gives back must not all run here together.
+pub(crate) struct Gated<'a> {
+    free: Mutex<usize>,
+    freed: Condvar,
+    inner: Box<dyn Compile + 'a>,
+}
+
+impl<'a> Gated<'a> {
+    pub(crate) fn new(n: usize, inner: Box<dyn Compile + 'a>) -> Self {
+        Self { free: Mutex::new(n.max(1)), freed: Condvar::new(), inner }
+    }
+}
+
+impl Compile for Gated<'_> {
+    fn compile(&self, compiler: &Compiler<'_>, request: &OfflineRequest, limit: Duration) -> Placement {
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        while *free == 0 {
+            free = self.freed.wait(free).unwrap_or_else(|p| p.into_inner());
+        }
+        *free -= 1;
+        drop(free);
+        let placed = self.inner.compile(compiler, request, limit);
+        *self.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.freed.notify_one();
+        placed
     }
 }

@@ -29,6 +29,7 @@ impl Journalled<'_> {
             return (Outcome::Reused { object, bytes }, Vec::new());
         }
         match self.inner.execute(job) {
+            #[cfg(feature = "remote-cache")]
             Execution::Fetched(made) => match self.store_made(&job.recipe, made) {
                 Outcome::Built { object, bytes } => (Outcome::Fetched { object, bytes }, Vec::new()),
                 other => (other, Vec::new()),

@@ -17,24 +17,27 @@
 //! somewhere". The build's order of work (`crate::build`) only runs the
 //! chain's top for each artifact.
 
+#[cfg(feature = "farm")]
 mod farm;
 mod journalled;
 mod local;
+#[cfg(feature = "remote-cache")]
 mod shared_cache;
 
-pub(crate) use farm::{Fallback, Farm};
+#[cfg(feature = "farm")]
+pub(crate) use farm::{Fallback, Farm, Gated};
 pub(crate) use journalled::Journalled;
-pub(crate) use local::{Gated, InProcess, InWorkers};
+pub(crate) use local::{InProcess, InWorkers};
+#[cfg(feature = "remote-cache")]
 pub use shared_cache::ActionRecord;
+#[cfg(feature = "remote-cache")]
 pub(crate) use shared_cache::SharedCache;
 
-use crate::{
-    error::ArtifactError, matrix::Variant, paths::SourceRoot, plan::PlannedProgram, recipe::offline_request,
-    remote_exec::FarmError,
-};
+#[cfg(feature = "farm")]
+use crate::remote_exec::FarmError;
+use crate::{error::ArtifactError, matrix::Variant, paths::SourceRoot, plan::PlannedProgram, recipe::offline_request};
 use std::{
     collections::{BTreeMap, HashMap},
-    path::Path,
     sync::Mutex,
     time::Duration,
 };
@@ -52,7 +55,8 @@ pub(crate) struct Compiler<'r> {
     /// The loaded build system.
     pub system: &'r SourceBuildSystemBox,
     /// The plugin file it came from (what a remote action carries).
-    pub plugin: &'r Path,
+    #[cfg(feature = "farm")]
+    pub plugin: &'r std::path::Path,
 }
 
 /// One artifact to make: a variant of a planned program for one target.
@@ -79,6 +83,7 @@ pub(crate) struct Made {
 /// What a layer of the chain gives back for an artifact.
 pub(crate) enum Execution {
     /// The shared cache had it.
+    #[cfg(feature = "remote-cache")]
     Fetched(Made),
     /// A compiler made it.
     Compiled(Made),
@@ -96,6 +101,7 @@ pub(crate) enum Placement {
     /// It ran (a compiler's failure included).
     Done(Result<Compiled, CompileFailure>),
     /// It could not run there, for this reason: the next place's.
+    #[cfg(feature = "farm")]
     Elsewhere(FarmError),
 }
 
@@ -126,6 +132,7 @@ impl Execute for Compiling<'_> {
             Placement::Done(Err(e)) => {
                 Execution::Failed(ArtifactError::of_compile(&e.message, &e.diagnostics, &job.variant.name))
             }
+            #[cfg(feature = "farm")]
             Placement::Elsewhere(why) => Execution::Failed(why.into()),
         }
     }
@@ -188,14 +195,18 @@ pub(crate) struct Places<'a> {
     pub inputs: &'a Inputs,
     pub batcher: &'a crate::durable::Batcher,
     /// The shared cache, when set and answering.
+    #[cfg(feature = "remote-cache")]
     pub remote: Option<&'a xr_remote::Remote>,
     /// Upload what is compiled here to it.
+    #[cfg(feature = "remote-cache")]
     pub upload: bool,
     /// The farm, when set and used.
+    #[cfg(feature = "farm")]
     pub farm: Option<&'a crate::remote_exec::RemoteExec>,
     /// Worker processes; `None`: compiles in this process.
     pub workers: Option<&'a xr_worker::Pool>,
     /// Local compiles at once when a farm is used.
+    #[cfg(feature = "farm")]
     pub local_jobs: usize,
 }
 
@@ -205,7 +216,8 @@ pub(crate) fn chain(places: Places<'_>) -> Journalled<'_> {
         Some(pool) => Box::new(InWorkers { pool }),
         None => Box::new(InProcess),
     };
-    let compile: Box<dyn Compile + '_> = match places.farm {
+    #[cfg(feature = "farm")]
+    let local: Box<dyn Compile + '_> = match places.farm {
         Some(remote) => Box::new(Fallback {
             first: Box::new(Farm {
                 remote,
@@ -216,7 +228,9 @@ pub(crate) fn chain(places: Places<'_>) -> Journalled<'_> {
         }),
         None => local,
     };
-    let mut execute: Box<dyn Execute + '_> = Box::new(Compiling { root: places.inputs.root(), compile });
+    #[cfg_attr(not(feature = "remote-cache"), expect(unused_mut))]
+    let mut execute: Box<dyn Execute + '_> = Box::new(Compiling { root: places.inputs.root(), compile: local });
+    #[cfg(feature = "remote-cache")]
     if let Some(remote) = places.remote {
         execute = Box::new(SharedCache { remote, upload: places.upload, inputs: places.inputs, inner: execute });
     }
