@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 . scripts/lavapipe-env.sh
 if [ -z "${NO_BUILD:-}" ]; then
-    cargo build --release --quiet -p xr-bench -p xr-rhi-opengl -p xr-compiler-glsl -p xr-compiler-gl-spirv
+    cargo build --release --quiet -p xr-bench -p xr-rhi-opengl-cdylib -p xr-compiler-glsl-cdylib -p xr-compiler-gl-spirv-cdylib
 fi
 low=${LOW:-10000}
 high=${HIGH:-20000}

@@ -6,5 +6,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=()
-for plugin in $(grep -v -e '^#' -e '^$' plugins.txt); do packages+=(-p "$plugin"); done
+for plugin in $(grep -v -e '^#' -e '^$' plugins.txt); do packages+=(-p "$plugin-cdylib"); done
 exec cargo build "$@" "${packages[@]}"

@@ -57,7 +57,7 @@ built="$target_dir/$out"
 
 if $build; then
     packages=(-p xr-cli)
-    for plugin in "${PLUGINS[@]}"; do packages+=(-p "$plugin"); done
+    for plugin in "${PLUGINS[@]}"; do packages+=(-p "$plugin-cdylib"); done
     echo "install.sh: building ${packages[*]} ($profile)"
     cargo build --profile "$profile" "${packages[@]}"
 fi

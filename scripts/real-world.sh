@@ -36,7 +36,7 @@ fi
 xr="$target/$profile/xr"
 if [ ! -x "$xr" ]; then
     packages=(-p xr-cli)
-    for plugin in $(grep -v -e '^#' -e '^$' plugins.txt); do packages+=(-p "$plugin"); done
+    for plugin in $(grep -v -e '^#' -e '^$' plugins.txt); do packages+=(-p "$plugin-cdylib"); done
     cargo build $([ "$profile" = release ] && echo --release) "${packages[@]}"
 fi
 export XR_GL_DEVICE="${XR_GL_DEVICE:-software}"

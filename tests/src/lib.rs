@@ -109,8 +109,9 @@ fn build_all() {
     BUILT.get_or_init(|| {
         let target = profile_dir().parent().expect("target dir").to_path_buf();
         let root = workspace_root();
-        // The plugins first: the materials sample's build script builds its shaders with them.
-        cargo_build(&root.join("Cargo.toml"), &target, plugins());
+        // The plugins' libraries first: the tests load them from the profile directory.
+        let libraries: Vec<String> = plugins().iter().map(|plugin| format!("{plugin}-cdylib")).collect();
+        cargo_build(&root.join("Cargo.toml"), &target, &libraries.iter().map(String::as_str).collect::<Vec<_>>());
         let packages: Vec<&str> = ["xr-cli", "xr-bot"].iter().chain(&SAMPLES).copied().collect();
         cargo_build(&root.join("Cargo.toml"), &target, &packages);
         // The fixtures are a workspace of their own, built into their own
@@ -622,9 +623,10 @@ pub fn summary_count(line: &str, label: &str) -> usize {
 mod tests {
     use super::*;
 
-    /// The crates under `backends/` with a cdylib target, by `cargo metadata`
-    /// (the helper crates xr-gl-common, xr-spirv and xr-spirv-object build
-    /// Rust libraries only).
+    /// The plugins whose shared library a crate under `backends/` builds,
+    /// by `cargo metadata`: each cdylib crate is `<plugin>-cdylib` and its
+    /// library keeps the plugin's name (the helper crates xr-gl-common,
+    /// xr-spirv and xr-spirv-object build Rust libraries only).
     fn cdylib_backends() -> Vec<String> {
         let root = workspace_root();
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -636,21 +638,26 @@ mod tests {
         assert!(output.status.success(), "cargo metadata failed:\n{}", String::from_utf8_lossy(&output.stderr));
         let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
         let backends = root.join("backends");
-        let mut names: Vec<String> =
-            metadata["packages"]
-                .as_array()
-                .expect("a package list")
-                .iter()
-                .filter(|package| {
-                    package["manifest_path"].as_str().is_some_and(|path| Path::new(path).starts_with(&backends))
-                })
-                .filter(|package| {
-                    package["targets"].as_array().into_iter().flatten().any(|target| {
-                        target["crate_types"].as_array().into_iter().flatten().any(|kind| kind == "cdylib")
-                    })
-                })
-                .map(|package| package["name"].as_str().expect("a package name").to_owned())
-                .collect();
+        let mut names: Vec<String> = metadata["packages"]
+            .as_array()
+            .expect("a package list")
+            .iter()
+            .filter(|package| {
+                package["manifest_path"].as_str().is_some_and(|path| Path::new(path).starts_with(&backends))
+            })
+            .filter_map(|package| {
+                let cdylib = package["targets"].as_array().into_iter().flatten().find(|target| {
+                    target["crate_types"].as_array().into_iter().flatten().any(|kind| kind == "cdylib")
+                })?;
+                let name = package["name"].as_str().expect("a package name");
+                let plugin = name
+                    .strip_suffix("-cdylib")
+                    .unwrap_or_else(|| panic!("{name}: a plugin's library is built by a crate named <plugin>-cdylib"));
+                let library = cdylib["name"].as_str().expect("a target name");
+                assert_eq!(library, plugin.replace('-', "_"), "{name}'s library must keep its plugin's name");
+                Some(plugin.to_owned())
+            })
+            .collect();
         names.sort();
         names
     }

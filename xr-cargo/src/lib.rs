@@ -24,6 +24,13 @@
 //! `cargo:warning=` line (`file:line:column: error: message`), and a build
 //! with errors fails the script with their count.
 //!
+//! The compilers are plugins: linked into the build script
+//! ([`Build::compiler`], with the plugin crates as build-dependencies; no
+//! search, no environment variable), or found on disk as `xr` finds them
+//! (`XR_PLUGIN_PATH`, the user's and the installation's directories, and
+//! the crate's own profile directory for a workspace that builds its
+//! plugin crates), or both.
+//!
 //! The build's compiles run in worker processes, which are this build
 //! script started again with [`WORKER_FLAG`]: [`Build::try_compile`] serves as a
 //! worker when started so, so call it before the script prints anything.
@@ -41,7 +48,7 @@ use xr_build::{
     paths::SourceRoot,
     xr_worker::serve,
 };
-use xr_host::Registry;
+use xr_host::{LinkedPlugin, Registry, RegistryError};
 
 /// The first argument of a build script started as a compiler worker.
 pub const WORKER_FLAG: &str = "--xr-cargo-worker";
@@ -79,14 +86,19 @@ pub enum Error {
     },
     /// No plugin was found where they are looked for.
     #[error(
-        "no XR plugin found in {searched}: install XR's plugins, name their directory in XR_PLUGIN_PATH, \
-         or build a workspace's own plugin crates before the crate whose build script builds shaders"
+        "no XR plugin found in {searched}: link the compiler crates into the build script (build-dependencies, \
+         Build::compiler(xr_compiler_vk_spirv::PLUGIN)), install XR's plugins, name their directory in \
+         XR_PLUGIN_PATH, or build a workspace's own plugin crates before the crate whose build script builds shaders"
     )]
     NoPlugins {
         /// The directories searched.
         searched: String,
     },
+    /// A compiler linked into the build script was refused.
+    #[error(transparent)]
+    Linked(#[from] RegistryError),
     /// The shared cache named (or `XR_REMOTE`'s) cannot be opened.
+    #[cfg(feature = "remote-cache")]
     #[error("the shared cache: {0}")]
     Remote(String),
     /// The build could not start.
@@ -141,11 +153,13 @@ pub struct Build {
     manifest: PathBuf,
     store: Option<PathBuf>,
     plugin_dirs: Vec<PathBuf>,
+    linked: Vec<LinkedPlugin>,
     programs: Vec<String>,
     targets: Vec<String>,
     bindings: Option<String>,
     bindings_targets: Vec<String>,
     jobs: Option<usize>,
+    #[cfg(feature = "remote-cache")]
     remote: Option<String>,
 }
 
@@ -157,11 +171,13 @@ impl Build {
             manifest: manifest.into(),
             store: None,
             plugin_dirs: Vec::new(),
+            linked: Vec::new(),
             programs: Vec::new(),
             targets: Vec::new(),
             bindings: None,
             bindings_targets: Vec::new(),
             jobs: None,
+            #[cfg(feature = "remote-cache")]
             remote: None,
         }
     }
@@ -179,6 +195,20 @@ impl Build {
         self
     }
 
+    /// Build with this plugin linked into the build script (repeatable):
+    /// its crate's `PLUGIN`, the crate a build-dependency with
+    /// `default-features = false` (two plugin crates linked into one
+    /// program without that refuse to link). With a linked plugin, no
+    /// directory is searched but those given with [`Build::plugin_dir`].
+    ///
+    /// ```ignore
+    /// xr_cargo::Build::new("shaders/xr.toml").compiler(xr_compiler_vk_spirv::PLUGIN).compile();
+    /// ```
+    pub fn compiler(mut self, plugin: LinkedPlugin) -> Self {
+        self.linked.push(plugin);
+        self
+    }
+
     /// Build only this program (repeatable).
     pub fn program(mut self, name: impl Into<String>) -> Self {
         self.programs.push(name.into());
@@ -192,7 +222,8 @@ impl Build {
     }
 
     /// Read this shared cache before building (`xr build --remote`'s URLs;
-    /// default: `XR_REMOTE`).
+    /// default: `XR_REMOTE`). Feature `remote-cache`.
+    #[cfg(feature = "remote-cache")]
     pub fn remote(mut self, url: impl Into<String>) -> Self {
         self.remote = Some(url.into());
         self
@@ -231,11 +262,14 @@ impl Build {
     /// output; serves as a compiler worker instead (and exits) when the
     /// process was started as one.
     pub fn try_compile(self) -> Result<Built, Error> {
-        serve_if_worker();
+        serve_if_worker(&self.linked);
         let out_dir = std::env::var_os("OUT_DIR").map(PathBuf::from);
         let store =
             self.store.clone().or_else(|| out_dir.as_ref().map(|d| d.join("xr-store"))).ok_or(Error::NoStore)?;
-        let plugin_dirs = if self.plugin_dirs.is_empty() { default_plugin_dirs() } else { self.plugin_dirs.clone() };
+        let plugin_dirs = match (self.plugin_dirs.is_empty(), self.linked.is_empty()) {
+            (true, true) => default_plugin_dirs(),
+            _ => self.plugin_dirs.clone(),
+        };
         let cargo = Directives::new();
         cargo.rerun_if_changed(&xr_build::paths::absolute(&self.manifest));
         for variable in WATCHED_VARIABLES {
@@ -244,12 +278,16 @@ impl Build {
         // The plugins that load, not every shared library of their
         // directories: the profile directory holds the crate's own cdylibs
         // too, which change with every build of it.
-        let registry = Registry::load_dirs(plugin_dirs.clone());
+        let mut registry = Registry::linked(self.linked.iter().copied())?;
+        for dir in &plugin_dirs {
+            registry.load_dir(dir);
+        }
         if registry.plugins().is_empty() {
             let searched: Vec<String> = plugin_dirs.iter().map(|d| d.display().to_string()).collect();
             return Err(Error::NoPlugins { searched: searched.join(", ") });
         }
-        for plugin in registry.plugins() {
+        // A linked plugin is part of this script: cargo reruns it when it is rebuilt.
+        for plugin in registry.plugins().iter().filter(|p| !p.linked) {
             cargo.rerun_if_changed(&plugin.path);
         }
         // Workers search only the directories a plugin loaded from: not
@@ -263,6 +301,7 @@ impl Build {
             jobs: self.jobs,
             targets: self.targets.clone(),
             programs: self.programs.clone(),
+            #[cfg(feature = "remote-cache")]
             remote: xr_build::xr_remote::Remote::from_flag_or_env(self.remote.as_deref())
                 .map_err(|e| Error::Remote(e.to_string()))?
                 .map(std::sync::Arc::new),
@@ -378,7 +417,7 @@ impl Directives {
 
 /// Serves compiles and exits when this process is a worker: started with
 /// [`WORKER_FLAG`], then `--plugin-dir DIR` pairs and `--memory-limit BYTES`.
-fn serve_if_worker() {
+fn serve_if_worker(linked: &[LinkedPlugin]) {
     let mut args = std::env::args_os().skip(1);
     if args.next().is_none_or(|flag| flag != WORKER_FLAG) {
         return;
@@ -391,7 +430,7 @@ fn serve_if_worker() {
             _ => {}
         }
     }
-    let status = match serve::run_worker(plugin_dirs, memory_limit) {
+    let status = match serve::run_worker_with(linked, plugin_dirs, memory_limit) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("xr-cargo worker: {e}");

@@ -17,3 +17,4 @@ pub use registry::{
     AttachedDevice, INSTALLED_PLUGIN_DIR, LoadedPlugin, PLUGIN_PATH_VAR, Registry, RegistryError, SkippedFile,
     search_order, user_plugin_dir,
 };
+pub use xr_plugin::LinkedPlugin;

@@ -14,8 +14,14 @@
 //! built against another interface, is skipped with a one-line reason and
 //! the others still load. A plugin found twice is taken from the first
 //! directory; the second copy is skipped with an info line naming both.
+//!
+//! A plugin can also be linked into the program ([`Registry::link`]): the
+//! crate's root module registered in process, through the same interface,
+//! version and layout checks as a file's, with no search. A linked plugin
+//! comes first: a file of the same plugin found later is skipped, said
+//! once.
 
-use abi_stable::library::{LibraryError, RawLibrary, RootModuleError, lib_header_from_raw_library};
+use abi_stable::library::{LibHeader, LibraryError, RawLibrary, RootModuleError, lib_header_from_raw_library};
 use abi_stable::std_types::RVec;
 use std::{
     env,
@@ -24,7 +30,9 @@ use std::{
 use xr_device::{
     DeviceBox, DeviceCapabilities, DeviceKind, DeviceOptions, DeviceSystemBox, DeviceSystemInfo, XrError, XrResult,
 };
-use xr_plugin::{INTERFACE_VERSIONS, INTERFACES_SYMBOL, InterfaceVersions, XrPluginRef, check_interfaces};
+use xr_plugin::{
+    INTERFACE_VERSIONS, INTERFACES_SYMBOL, InterfaceVersions, LinkedPlugin, XrPluginRef, check_interfaces,
+};
 use xr_sourcebuild::{AttachedBuildSystemBox, Availability, BuildSystemInfo, ShaderStage, SourceBuildSystemBox};
 
 /// The environment variable listing plugin directories.
@@ -88,8 +96,11 @@ pub struct LoadedPlugin {
     pub name: String,
     /// Its version.
     pub version: String,
-    /// The file it came from.
+    /// The file it came from; for a linked plugin, the program it is
+    /// linked into (what changes when it does).
     pub path: PathBuf,
+    /// Linked into the program ([`Registry::link`]), not loaded from a file.
+    pub linked: bool,
     /// Its device systems, with what each said about itself.
     pub device_systems: Vec<(DeviceSystemInfo, DeviceSystemBox)>,
     /// Its build systems, with what each said about itself.
@@ -121,10 +132,17 @@ pub struct SkippedFile {
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
     /// No plugin provides a device system of the kind.
-    #[error("no device system for {} was found (searched: {searched})", kind.name())]
+    #[error(
+        "no device system for {} was found (linked into this program: {linked}; searched: {searched}): link the device \
+         plugin's crate and register it with Registry::link, or put its library in one of those directories or in \
+         a directory named by XR_PLUGIN_PATH (docs/INSTALL.md)",
+        kind.name()
+    )]
     NoDeviceSystem {
         /// The kind asked for.
         kind: DeviceKind,
+        /// The plugins linked into the program ("none" when none are).
+        linked: String,
         /// The directories searched.
         searched: String,
     },
@@ -158,6 +176,14 @@ pub enum RegistryError {
         target: String,
         /// Every (language → target) pair the plugins offer.
         offered: String,
+    },
+    /// A plugin linked into the program was refused.
+    #[error("the plugin linked from crate {plugin} was refused: {reason}")]
+    Linked {
+        /// Its crate.
+        plugin: String,
+        /// Why.
+        reason: String,
     },
     /// Two build systems of the same priority compile the same pair.
     #[error(
@@ -241,13 +267,27 @@ impl Registry {
         match load_plugin(path) {
             Ok(plugin) => {
                 if let Some(first) = self.plugins.iter().find(|p| p.name == plugin.name) {
-                    let reason = format!("plugin '{}' already loaded from {}", plugin.name, first.path.display());
-                    tracing::info!(
-                        "plugin '{}' is in two plugin directories: {} is used, {} is not (search order: docs/PLUGINS.md)",
-                        plugin.name,
-                        first.path.display(),
-                        path.display()
-                    );
+                    let (reason, line) = if first.linked {
+                        (
+                            format!("plugin '{}' is linked into this program", plugin.name),
+                            format!(
+                                "plugin '{}' is linked into this program and found in {}: the linked one is used",
+                                plugin.name,
+                                path.display()
+                            ),
+                        )
+                    } else {
+                        (
+                            format!("plugin '{}' already loaded from {}", plugin.name, first.path.display()),
+                            format!(
+                                "plugin '{}' is in two plugin directories: {} is used, {} is not (search order: docs/PLUGINS.md)",
+                                plugin.name,
+                                first.path.display(),
+                                path.display()
+                            ),
+                        )
+                    };
+                    tracing::info!("{line}");
                     self.skip(path, reason);
                 } else {
                     tracing::debug!(plugin = %plugin.name, path = %path.display(), "loaded plugin");
@@ -256,6 +296,39 @@ impl Registry {
             }
             Err(reason) => self.skip(path, reason),
         }
+    }
+
+    /// Registers a plugin linked into this program (its crate's `PLUGIN`),
+    /// as [`Registry::load_file`] does a file's: the same interface check,
+    /// the same abi_stable version and layout check, the same guarded
+    /// calls. Link before searching directories: a file of the same plugin
+    /// is then skipped. A second link of one plugin is an error.
+    pub fn link(&mut self, plugin: LinkedPlugin) -> Result<(), RegistryError> {
+        let refused = |reason: String| RegistryError::Linked { plugin: plugin.crate_name.to_owned(), reason };
+        check_interfaces(plugin.interfaces, &INTERFACE_VERSIONS).map_err(refused)?;
+        let header = LibHeader::from_module((plugin.root_module)());
+        let module = header.init_root_module::<XrPluginRef>().map_err(|e| refused(describe_load_error(&e)))?;
+        let program = env::current_exe().unwrap_or_else(|_| PathBuf::from(plugin.crate_name));
+        let loaded = plugin_of_module(module, &program, true).map_err(refused)?;
+        if let Some(first) = self.plugins.iter().find(|p| p.name == loaded.name) {
+            let reason = match first.linked {
+                true => "it is linked twice".to_owned(),
+                false => format!("plugin '{}' was loaded from {} before it", loaded.name, first.path.display()),
+            };
+            return Err(refused(reason));
+        }
+        tracing::debug!(plugin = %loaded.name, "linked plugin");
+        self.plugins.push(loaded);
+        Ok(())
+    }
+
+    /// A registry of the plugins linked into this program, and no other.
+    pub fn linked(plugins: impl IntoIterator<Item = LinkedPlugin>) -> Result<Self, RegistryError> {
+        let mut registry = Self::default();
+        for plugin in plugins {
+            registry.link(plugin)?;
+        }
+        Ok(registry)
     }
 
     fn skip(&mut self, path: &Path, reason: String) {
@@ -287,6 +360,10 @@ impl Registry {
     pub fn device_system(&self, kind: DeviceKind) -> Result<&DeviceSystemBox, RegistryError> {
         self.device_systems(kind).next().ok_or_else(|| RegistryError::NoDeviceSystem {
             kind,
+            linked: match self.plugins.iter().filter(|p| p.linked).map(|p| p.name.as_str()).collect::<Vec<_>>() {
+                names if names.is_empty() => "none".to_owned(),
+                names => names.join(", "),
+            },
             searched: self.searched.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
         })
     }
@@ -555,8 +632,17 @@ fn load_plugin(path: &Path) -> Result<LoadedPlugin, String> {
     let header = unsafe { lib_header_from_raw_library(&library) }.map_err(|e| describe_load_error(&e))?;
     std::mem::forget(library);
     let module = header.init_root_module::<XrPluginRef>().map_err(|e| describe_load_error(&e))?;
+    plugin_of_module(module, path, false)
+}
+
+/// A plugin's root module, checked, asked for what it provides.
+fn plugin_of_module(module: XrPluginRef, path: &Path, linked: bool) -> Result<LoadedPlugin, String> {
     let name = module.name().to_string();
-    (module.set_log_sink())(xr_device::host_log_sink());
+    // A linked plugin logs through the program's own subscriber already;
+    // a sink would send its events back into it, round and round.
+    if !linked {
+        (module.set_log_sink())(xr_device::host_log_sink());
+    }
 
     // The plugin guards its own entry points: a panic crossing them would abort.
     let device_systems = described((module.device_systems())(), |s| s.info(), "device system", &name)?;
@@ -565,6 +651,7 @@ fn load_plugin(path: &Path) -> Result<LoadedPlugin, String> {
         name,
         version: module.version().to_string(),
         path: path.to_path_buf(),
+        linked,
         device_systems,
         build_systems,
     })

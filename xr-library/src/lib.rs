@@ -20,7 +20,17 @@ pub mod layout;
 pub mod library;
 pub mod warm;
 
+/// Plain-data casts: the typed bindings' block structs derive its traits.
+pub use bytemuck;
 pub use library::{DeviceLoader, LibraryError, LoadPath, LoadRequest, Loaded, STRICT_WARM, ShaderLibrary, StrictMiss};
 pub use warm::{WarmOutcome, WarmReport, WarmStep};
+/// The device contract: device kinds, options, the command surface.
+pub use xr_device;
+/// The plugin host: [`Registry`] finds, links and chooses plugins.
+pub use xr_host::{self, LinkedPlugin, Registry};
 #[cfg(feature = "remote")]
 pub use xr_remote;
+/// The build-system contract: constant values, load paths, stages.
+pub use xr_sourcebuild;
+/// The store: objects, catalogs, the usage log.
+pub use xr_store;

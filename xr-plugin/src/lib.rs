@@ -48,7 +48,9 @@ pub mod root;
 pub mod version;
 
 pub use guarded::{Guarded, attached_box, constant_table_box, device_box};
-pub use root::{INTERFACE_VERSION, INTERFACE_VERSIONS, INTERFACES_SYMBOL, InterfaceVersions, XrPlugin, XrPluginRef};
+pub use root::{
+    INTERFACE_VERSION, INTERFACE_VERSIONS, INTERFACES_SYMBOL, InterfaceVersions, LinkedPlugin, XrPlugin, XrPluginRef,
+};
 pub use version::check_interfaces;
 pub use xr_device;
 pub use xr_sourcebuild;

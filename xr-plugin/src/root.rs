@@ -66,6 +66,31 @@ impl RootModule for XrPluginRef {
     const VERSION_STRINGS: VersionStrings = package_version_strings!();
 }
 
+/// A plugin linked into the program, as its crate offers it (the `PLUGIN`
+/// constant [`declare_plugin!`](crate::declare_plugin) writes): the host
+/// registers it in process (`xr_host::Registry::link`), through the same
+/// version and layout checks as a plugin loaded from a file, with no file
+/// search. Two plugin crates can be linked into one program only without
+/// their exported root modules: each is a symbol of one fixed name, and
+/// the linker refuses two (so a plugin crate declares its plugin,
+/// [`declare_plugin!`](crate::declare_plugin), and a cdylib crate around it
+/// exports it, [`export_linked_plugin!`](crate::export_linked_plugin)).
+#[derive(Clone, Copy)]
+pub struct LinkedPlugin {
+    /// The crate it comes from (`CARGO_PKG_NAME`), as messages name it.
+    pub crate_name: &'static str,
+    /// Its root module.
+    pub root_module: fn() -> XrPluginRef,
+    /// The interface versions it was built against.
+    pub interfaces: &'static InterfaceVersions,
+}
+
+impl std::fmt::Debug for LinkedPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinkedPlugin").field("crate_name", &self.crate_name).finish_non_exhaustive()
+    }
+}
+
 /// The name of the plain C function `export_plugin!` writes, returning the
 /// plugin's [`InterfaceVersions`] (`extern "C" fn() -> &'static InterfaceVersions`).
 pub const INTERFACES_SYMBOL: &[u8] = b"xr_plugin_interfaces\0";
@@ -92,31 +117,35 @@ pub static INTERFACE_VERSIONS: InterfaceVersions = InterfaceVersions {
     build: RStr::from_str(xr_sourcebuild::INTERFACE_VERSION),
 };
 
-/// Exports a plugin's root module: its name, the crate's version, guarded
-/// functions that list the given device systems and build systems (values
-/// implementing `DeviceSystem` / `SourceBuildSystem`: a backend wrapped in
-/// [`Guarded`](crate::Guarded), or a value that implements the ABI trait
-/// itself), and the interface versions it was built against. The plugin
-/// crate depends on `abi_stable`, whose attribute this expands to.
+/// Declares a plugin: its root module (`root_module()`, with the plugin's
+/// name, the crate's version and guarded functions that list the given
+/// device systems and build systems: values implementing `DeviceSystem` /
+/// `SourceBuildSystem`, a backend wrapped in [`Guarded`](crate::Guarded),
+/// or a value that implements the ABI trait itself), and `PLUGIN`, the
+/// [`LinkedPlugin`](crate::LinkedPlugin) a program that links the crate
+/// registers (`xr_host::Registry::link`). It exports no symbol, so any
+/// number of plugin crates declared so link into one program; the cdylib a
+/// host loads from a file is a crate of its own around it
+/// ([`export_linked_plugin!`](crate::export_linked_plugin)).
 ///
 /// A plugin of one or a few backends, named as its crate is, says only what
 /// it provides; each is wrapped in [`Guarded`](crate::Guarded):
 ///
 /// ```ignore
-/// xr_plugin::export_plugin!(build_systems: [MyCompiler]);
-/// xr_plugin::export_plugin!(device_systems: [MySystem]);
+/// xr_plugin::declare_plugin!(build_systems: [MyCompiler]);
+/// xr_plugin::declare_plugin!(device_systems: [MySystem]);
 /// ```
 #[macro_export]
-macro_rules! export_plugin {
+macro_rules! declare_plugin {
     (build_systems: [$($build:expr),+ $(,)?] $(,)?) => {
-        $crate::export_plugin! {
+        $crate::declare_plugin! {
             name: env!("CARGO_PKG_NAME"),
             device_systems: [],
             build_systems: [$($crate::Guarded($build)),+],
         }
     };
     (device_systems: [$($device:expr),+ $(,)?] $(,)?) => {
-        $crate::export_plugin! {
+        $crate::declare_plugin! {
             name: env!("CARGO_PKG_NAME"),
             device_systems: [$($crate::Guarded($device)),+],
             build_systems: [],
@@ -127,8 +156,15 @@ macro_rules! export_plugin {
         device_systems: [$($device:expr),* $(,)?],
         build_systems: [$($build:expr),* $(,)?] $(,)?
     ) => {
+        /// This plugin, for a program that links its crate and registers it
+        /// in process (`xr_host::Registry::link`).
+        pub const PLUGIN: $crate::LinkedPlugin = $crate::LinkedPlugin {
+            crate_name: env!("CARGO_PKG_NAME"),
+            root_module,
+            interfaces: &$crate::INTERFACE_VERSIONS,
+        };
+
         /// The plugin's root module.
-        #[::abi_stable::export_root_module]
         pub fn root_module() -> $crate::XrPluginRef {
             <$crate::XrPlugin as ::abi_stable::prefix_type::PrefixTypeTrait>::leak_into_prefix($crate::XrPlugin {
                 name: ::abi_stable::std_types::RStr::from_str($name),
@@ -137,13 +173,6 @@ macro_rules! export_plugin {
                 build_systems: __xr_build_systems,
                 set_log_sink: __xr_set_log_sink,
             })
-        }
-
-        /// The interface versions this plugin was built against, read by the
-        /// host before it checks any layout.
-        #[unsafe(no_mangle)]
-        pub extern "C" fn xr_plugin_interfaces() -> &'static $crate::InterfaceVersions {
-            &$crate::INTERFACE_VERSIONS
         }
 
         extern "C" fn __xr_set_log_sink(sink: $crate::xr_device::LogSink) {
@@ -164,5 +193,52 @@ macro_rules! export_plugin {
                 Ok(::std::vec![$($crate::xr_sourcebuild::SourceBuildSystem_TO::from_value($build, ::abi_stable::sabi_trait::TD_Opaque)),*].into())
             })
         }
+    };
+}
+
+/// Exports a declared plugin (its crate's `PLUGIN`) from the cdylib being
+/// built: abi_stable's root module and the interface versions the host
+/// reads before it checks any layout. One per library: each is a symbol of
+/// a fixed name. The crate depends on `abi_stable`, whose attribute this
+/// expands to.
+///
+/// ```ignore
+/// // backends/my-compiler/cdylib/lib.rs, `[lib] name = "my_compiler"`, `crate-type = ["cdylib"]`
+/// xr_plugin::export_linked_plugin!(plugin::PLUGIN);
+/// ```
+#[macro_export]
+macro_rules! export_linked_plugin {
+    ($plugin:path) => {
+        /// The plugin's root module, exported for a host that loads this library.
+        #[::abi_stable::export_root_module]
+        pub fn exported_root_module() -> $crate::XrPluginRef {
+            const PLUGIN: $crate::LinkedPlugin = $plugin;
+            (PLUGIN.root_module)()
+        }
+
+        /// The interface versions this plugin was built against, read by the
+        /// host before it checks any layout.
+        #[unsafe(no_mangle)]
+        pub extern "C" fn xr_plugin_interfaces() -> &'static $crate::InterfaceVersions {
+            const PLUGIN: $crate::LinkedPlugin = $plugin;
+            PLUGIN.interfaces
+        }
+    };
+}
+
+/// A plugin in one cdylib crate: [`declare_plugin!`](crate::declare_plugin)
+/// and [`export_linked_plugin!`](crate::export_linked_plugin) of its
+/// `PLUGIN` together, for a plugin that is only ever loaded from a file.
+/// A plugin crate a program may also link declares its plugin and leaves
+/// the export to a cdylib crate of its own (XR's plugins in `backends/`).
+///
+/// ```ignore
+/// xr_plugin::export_plugin!(build_systems: [MyCompiler]);
+/// ```
+#[macro_export]
+macro_rules! export_plugin {
+    ($($declaration:tt)*) => {
+        $crate::declare_plugin!($($declaration)*);
+        $crate::export_linked_plugin!(PLUGIN);
     };
 }

@@ -50,12 +50,25 @@ fn compile_job(registry: &Registry, compiler: &str, request: &OfflineRequest) ->
 /// workers): caps its memory, takes stdout for the protocol, loads the
 /// plugins of `plugin_dirs` and serves until stdin closes.
 pub fn run_worker(plugin_dirs: Vec<std::path::PathBuf>, memory_limit: Option<u64>) -> io::Result<()> {
+    run_worker_with(&[], plugin_dirs, memory_limit)
+}
+
+/// [`run_worker`] in a program that links plugins: `linked` are registered
+/// first, as the process that started this worker registered them.
+pub fn run_worker_with(
+    linked: &[xr_host::LinkedPlugin],
+    plugin_dirs: Vec<std::path::PathBuf>,
+    memory_limit: Option<u64>,
+) -> io::Result<()> {
     if let Some(bytes) = memory_limit {
         limit_memory(bytes).map_err(|e| io::Error::new(e.kind(), format!("capping the worker's memory: {e}")))?;
     }
     let output = take_protocol_stdout()
         .map_err(|e| io::Error::new(e.kind(), format!("taking stdout for the worker protocol: {e}")))?;
-    let registry = Registry::load_dirs(plugin_dirs);
+    let mut registry = Registry::linked(linked.iter().copied()).map_err(io::Error::other)?;
+    for dir in plugin_dirs {
+        registry.load_dir(&dir);
+    }
     serve(&registry, &mut io::stdin().lock(), &mut io::BufWriter::new(output)).map_err(io::Error::other)
 }
 

@@ -29,7 +29,7 @@ const SPIRV: SpirvTarget = SpirvTarget {
     env: xr_spirv::TargetEnv::OpenGl45,
 };
 
-xr_plugin::export_plugin!(build_systems: [GlSpirvSystem]);
+xr_plugin::declare_plugin!(build_systems: [GlSpirvSystem]);
 
 /// The GL SPIR-V build system.
 struct GlSpirvSystem;

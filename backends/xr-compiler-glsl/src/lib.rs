@@ -29,7 +29,7 @@ pub const PREPROCESSED_TARGET: &str = "glsl-preprocessed";
 /// What it loads: its program binaries first, then the sources.
 pub(crate) const LOADS: [(&str, LoadPath); 2] = [(TARGET, LoadPath::DeviceBinary), (TARGET, LoadPath::Source)];
 
-xr_plugin::export_plugin!(build_systems: [GlslSystem]);
+xr_plugin::declare_plugin!(build_systems: [GlslSystem]);
 
 /// The GLSL build system.
 struct GlslSystem;

@@ -27,7 +27,7 @@ use xr_sourcebuild::{
 /// The build system's name.
 pub const NAME: &str = "xr-compiler-slang";
 
-xr_plugin::export_plugin!(build_systems: [SlangSystem]);
+xr_plugin::declare_plugin!(build_systems: [SlangSystem]);
 
 /// The Slang build system: offline only.
 pub struct SlangSystem;

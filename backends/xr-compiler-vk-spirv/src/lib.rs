@@ -46,7 +46,7 @@ pub const SOURCE_TARGET: &str = "gl-glsl";
 const LOADS: [(&str, LoadPath); 3] =
     [(TARGET, LoadPath::DeviceBinary), (TARGET, LoadPath::CompatibleObject), (SOURCE_TARGET, LoadPath::Source)];
 
-xr_plugin::export_plugin!(build_systems: [VkSpirvSystem]);
+xr_plugin::declare_plugin!(build_systems: [VkSpirvSystem]);
 
 /// The Vulkan SPIR-V build system.
 struct VkSpirvSystem;

@@ -11,7 +11,7 @@ mod device;
 use xr_device::{DeviceBox, DeviceKind, DeviceOptions, DeviceSystemBackend, DeviceSystemInfo, XrError};
 use xr_plugin::device_box;
 
-xr_plugin::export_plugin!(device_systems: [OpenGlSystem]);
+xr_plugin::declare_plugin!(device_systems: [OpenGlSystem]);
 
 /// The OpenGL device system.
 struct OpenGlSystem;

@@ -15,7 +15,7 @@ mod swapchain;
 use xr_device::{DeviceBox, DeviceKind, DeviceOptions, DeviceSystemBackend, DeviceSystemInfo, XrError};
 use xr_plugin::device_box;
 
-xr_plugin::export_plugin!(device_systems: [VulkanSystem]);
+xr_plugin::declare_plugin!(device_systems: [VulkanSystem]);
 
 /// The Vulkan device system.
 struct VulkanSystem;

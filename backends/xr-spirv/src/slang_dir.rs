@@ -12,10 +12,11 @@
 //! 2. `slang/` in the plugin's own directory: where `scripts/install.sh`
 //!    and the Debian package put it (`lib/xr/plugins/slang/`; not beside
 //!    the plugins, where the host would try to load it as one).
-//! 3. `slang/` up to two directories above it: where `scripts/setup.sh`
+//! 3. `slang/` up to three directories above it: where `scripts/setup.sh`
 //!    unpacks it in a checkout (`target/slang/`, next to `target/debug/`;
 //!    cargo writes a plugin built only as a build-dependency to
-//!    `target/debug/deps`).
+//!    `target/debug/deps`, and a build script that links the plugin runs
+//!    from `target/debug/build/<package>-<hash>/`).
 
 use std::{
     ffi::CStr,
@@ -59,7 +60,7 @@ pub fn candidates(from_env: Option<PathBuf>, plugin_dir: Option<PathBuf>, wanted
         };
     }
     let Some(dir) = plugin_dir else { return Vec::new() };
-    dir.ancestors().take(3).map(|d| d.join("slang").join(file)).collect()
+    dir.ancestors().take(4).map(|d| d.join("slang").join(file)).collect()
 }
 
 /// The directory of the shared library this code is linked into (the
@@ -95,7 +96,8 @@ mod tests {
             vec![
                 PathBuf::from("/opt/xr/plugins/slang/libslang.so"),
                 PathBuf::from("/opt/xr/slang/libslang.so"),
-                PathBuf::from("/opt/slang/libslang.so")
+                PathBuf::from("/opt/slang/libslang.so"),
+                PathBuf::from("/slang/libslang.so")
             ]
         );
     }

@@ -1,0 +1,5 @@
+//! The xr-compiler-vk-spirv plugin's shared library: its root module exported for a
+//! host that loads plugins from files. The plugin itself is the crate
+//! `xr-compiler-vk-spirv`; this library only exports it.
+
+xr_plugin::export_linked_plugin!(plugin::PLUGIN);
