@@ -223,6 +223,13 @@ impl GlContext {
     pub fn release(&self) {
         if let Ok(mut context) = self.context.try_borrow_mut() {
             forget_current();
+            // Not current on this thread once destroyed: EGL keeps a
+            // destroyed context current until another is made so, and the
+            // next library that saves and puts back the thread's context
+            // (wgpu-gl does) would try to put back a dead one.
+            if let Some(current) = context.as_ref().filter(|c| c.is_current()) {
+                let _ = current.make_not_current_in_place();
+            }
             context.take();
             if let Ok(mut surface) = self.surface.try_borrow_mut() {
                 surface.take();

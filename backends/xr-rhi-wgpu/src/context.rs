@@ -115,6 +115,8 @@ impl Context {
             }
             abi_stable::std_types::ROption::RNone => None,
         };
+        #[cfg(unix)]
+        crate::wayland_log::quiet_if_loaded();
         let mut adapters = pollster::block_on(instance.enumerate_adapters(api.backends()));
         adapters.retain(|a| surface.as_ref().is_none_or(|s| a.is_surface_supported(s)));
         // The class asked for first (a GPU, unless software is preferred);

@@ -23,6 +23,8 @@ mod pipeline_cache;
 mod present;
 mod program;
 mod readback;
+#[cfg(unix)]
+mod wayland_log;
 mod wgsl;
 
 use context::Api;
@@ -38,7 +40,7 @@ pub const WGPU_GL: DeviceKind = DeviceKind::new("wgpu-gl", "wgpu on OpenGL");
 /// device reports, and part of the pipeline cache's key.
 pub const WGPU_MAJOR: u32 = 30;
 
-xr_plugin::export_plugin! {
+xr_plugin::declare_plugin! {
     name: env!("CARGO_PKG_NAME"),
     device_systems: [Guarded(WgpuSystem(Api::Vulkan)), Guarded(WgpuSystem(Api::Gl))],
     build_systems: [Guarded(loader::WgpuSpirvSystem)],
