@@ -1,6 +1,6 @@
 //! GLSL and HLSL to SPIR-V through shaderc.
 
-use crate::{messages, stage_cache, validate};
+use crate::{loose_uniforms, messages, stage_cache, validate};
 use std::{cell::RefCell, rc::Rc};
 use xr_device::XrError;
 use xr_plugin_kit::includes::{
@@ -312,9 +312,75 @@ impl SpirvCompiler {
         let mut includes = Vec::new();
         let mut warnings = Vec::new();
         let mut diagnostics = Vec::new();
+        let mut loose_uniforms = false;
         for stage in desc.stages.iter() {
             match self.compile_unvalidated(stage, options) {
                 Ok(module) => {
+                    includes.extend(module.includes);
+                    warnings.extend(module.warnings);
+                    modules.push(crate::container::StageModule {
+                        stage: module.stage,
+                        entry_point: module.entry_point,
+                        specializations: stage.specializations.to_vec(),
+                        words: module.words,
+                        file: stage.file_name.to_string(),
+                        hit_group: stage.hit_group.into_option(),
+                    });
+                }
+                Err(error) if error.diagnostics.is_empty() => return Err(error),
+                Err(error) => {
+                    loose_uniforms |= options.target != TargetEnv::OpenGl45
+                        && stage.language == LANGUAGE_GLSL
+                        && error.diagnostics.iter().any(|d| d.message.contains(loose_uniforms::GLSLANG_REFUSAL));
+                    diagnostics.extend(error.diagnostics)
+                }
+            }
+        }
+        if loose_uniforms {
+            return self.compile_placing_loose_uniforms(desc, options);
+        }
+        if diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            return Err(BuildError::from_diagnostics(&format!("program '{}'", desc.name), diagnostics));
+        }
+        Ok(CompiledProgram { modules, includes, warnings })
+    }
+
+    /// [`SpirvCompiler::compile_program`] for GLSL written for OpenGL with
+    /// loose uniforms, built for Vulkan: every stage preprocessed, the
+    /// loose uniforms of all of them placed in one push constant block
+    /// ([`crate::loose_uniforms`]), each stage compiled from its placed
+    /// text (which reads no file: its includes are the preprocessing's).
+    fn compile_placing_loose_uniforms(
+        &self,
+        desc: &xr_sourcebuild::ProgramDesc,
+        options: &SpirvOptions,
+    ) -> Result<CompiledProgram, BuildError> {
+        let refused = |stage: &SourceDesc, r: loose_uniforms::Refusal| {
+            BuildError::from_diagnostics(
+                &format!("{} ({} {})", stage.file_name, stage.language, stage.stage.name()),
+                vec![Diagnostic::error(&r.file, r.line, r.message)],
+            )
+        };
+        let mut preprocessed = Vec::new();
+        for stage in desc.stages.iter() {
+            let (text, included) = self.preprocess_with_includes(stage, options)?;
+            let found = loose_uniforms::find(&text, &stage.file_name).map_err(|r| refused(stage, r))?;
+            preprocessed.push((stage, text, included, found));
+        }
+        let first = &desc.stages[0];
+        let members = loose_uniforms::gather(preprocessed.iter().map(|(.., found)| found.as_slice()))
+            .map_err(|r| refused(first, r))?;
+        let block = loose_uniforms::block(&members, &first.file_name).map_err(|r| refused(first, r))?;
+        let (mut modules, mut includes, mut warnings, mut diagnostics) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (stage, text, included, found) in preprocessed {
+            let mut placed = stage.clone();
+            if !found.is_empty() {
+                placed.source = loose_uniforms::place(&text, &found, &block).into();
+            }
+            match self.compile_unvalidated(&placed, options) {
+                Ok(module) => {
+                    includes.extend(included);
                     includes.extend(module.includes);
                     warnings.extend(module.warnings);
                     modules.push(crate::container::StageModule {

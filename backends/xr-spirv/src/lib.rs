@@ -11,6 +11,7 @@
 //! How SPIRV-Tools is linked, and why: `docs/SPIRV.md`.
 
 pub mod compile;
+pub mod loose_uniforms;
 pub mod messages;
 pub mod newer_toolchain;
 pub mod offline;
