@@ -36,7 +36,8 @@ pub struct BundleStage {
     pub file: String,
     /// The source text.
     pub source: String,
-    /// Its language.
+    /// The language of the stage the bundle was made from (the loader
+    /// builds its own: [`SourceBundle::program`]).
     pub language: String,
 }
 
@@ -93,13 +94,17 @@ impl SourceBundle {
     }
 
     /// The program to build on the device, named `name`, with `extra`
-    /// defines after the variant's (the overrides' values).
-    pub fn program(&self, name: &str, extra: &[(String, String)]) -> Result<ProgramDesc, BundleError> {
+    /// defines after the variant's (the overrides' values), every stage in
+    /// `language`: the language the loader builds. A bundle holds the
+    /// sources of its format, whatever language the plugin that wrote it
+    /// compiled from (a dialect of its own, rewritten into the format's
+    /// language); each stage's recorded language says only that.
+    pub fn program(&self, language: &str, name: &str, extra: &[(String, String)]) -> Result<ProgramDesc, BundleError> {
         let mut stages = Vec::new();
         for stage in &self.stages {
             let kind =
                 ShaderStage::from_name(&stage.stage).ok_or_else(|| BundleError::UnknownStage(stage.stage.clone()))?;
-            let mut desc = SourceDesc::new(&stage.language, kind, stage.file.clone(), stage.source.clone());
+            let mut desc = SourceDesc::new(language, kind, stage.file.clone(), stage.source.clone());
             desc.entry_point = stage.entry.clone().into();
             for (name, value) in self.defines.iter().chain(extra) {
                 desc = desc.with_define(name.clone(), value.clone());

@@ -84,8 +84,12 @@ proptest! {
         let bundle = SourceBundle::of_program(&program, vec![("inc.glsl".into(), include)]);
         let read = SourceBundle::decode(&bundle.encode()).unwrap();
         prop_assert_eq!(&read, &bundle);
-        let rebuilt = read.program("p", &[]).unwrap();
+        let rebuilt = read.program("glsl", "p", &[]).unwrap();
         prop_assert_eq!(&rebuilt.stages[0].source, &program.stages[0].source);
+        // The loader's language, not the producer's: a dialect's bundle loads as the format's language.
+        let dialect = ProgramDesc::new("p", [SourceDesc::new("glsl-dialect", ShaderStage::Fragment, "a.gld", "")]);
+        let loaded = SourceBundle::of_program(&dialect, Vec::new()).program("glsl", "p", &[]).unwrap();
+        prop_assert_eq!(loaded.stages[0].language.as_str(), "glsl");
     }
 
     #[test]

@@ -260,8 +260,9 @@ impl AttachedBuildSystemBackend for AttachedGlsl {
             SourceBundle::decode(&request.artifact).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
         let defines: Vec<(String, String)> =
             request.overrides.iter().map(|o| (o.name.to_string(), o.kind.literal(o.bits))).collect();
-        let desc =
-            bundle.program(&request.name, &defines).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
+        let desc = bundle
+            .program(xr_spirv::LANGUAGE_GLSL, &request.name, &defines)
+            .map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
         let options = BuildOptions::default();
         let cache = match (&self.cache, self.binaries) {
             (Some(cache), true) => Ok(cache.clone()),

@@ -843,8 +843,9 @@ impl AttachedBuildSystemBackend for AttachedVkSpirv {
         // Stored sources, compiled for Vulkan here, overrides as specialization constants.
         let bundle =
             SourceBundle::decode(&request.artifact).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
-        let mut desc =
-            bundle.program(&request.name, &[]).map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
+        let mut desc = bundle
+            .program(xr_spirv::LANGUAGE_GLSL, &request.name, &[])
+            .map_err(|e| XrError::invalid_input(format!("{context}: {e}")))?;
         for stage in desc.stages.iter_mut() {
             for value in request.overrides.iter() {
                 stage.specializations.retain(|s| s.id != value.id);

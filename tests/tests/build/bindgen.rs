@@ -29,8 +29,8 @@ fn bindgen_types_the_materials_programs_and_reflects_each_object_once() {
         "pub enum Pattern {",
         "pub mod lit {",
         "pub const ALL: [Variant; 18] = [",
-        "pub u_color: ::xr_sourcebuild::typed::Constant<::xr_sourcebuild::typed::Vec4>,",
-        "pub albedo: ::xr_sourcebuild::typed::Texture,",
+        "pub u_color: ::xr_library::xr_sourcebuild::typed::Constant<::xr_library::xr_sourcebuild::typed::Vec4>,",
+        "pub albedo: ::xr_library::xr_sourcebuild::typed::Texture,",
         "pub gain: f32,",
         "assert!(::core::mem::size_of::<Constants>() == 32);",
     ] {
