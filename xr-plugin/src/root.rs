@@ -212,16 +212,16 @@ macro_rules! export_linked_plugin {
         /// The plugin's root module, exported for a host that loads this library.
         #[::abi_stable::export_root_module]
         pub fn exported_root_module() -> $crate::XrPluginRef {
-            const PLUGIN: $crate::LinkedPlugin = $plugin;
-            (PLUGIN.root_module)()
+            const EXPORTED: $crate::LinkedPlugin = $plugin;
+            (EXPORTED.root_module)()
         }
 
         /// The interface versions this plugin was built against, read by the
         /// host before it checks any layout.
         #[unsafe(no_mangle)]
         pub extern "C" fn xr_plugin_interfaces() -> &'static $crate::InterfaceVersions {
-            const PLUGIN: $crate::LinkedPlugin = $plugin;
-            PLUGIN.interfaces
+            const EXPORTED: $crate::LinkedPlugin = $plugin;
+            EXPORTED.interfaces
         }
     };
 }

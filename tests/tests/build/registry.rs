@@ -174,3 +174,62 @@ fn a_device_kind_the_host_never_heard_of_is_listed_found_by_name_and_opened_like
         refused.stderr
     );
 }
+
+/// A plugin linked into the program is registered through the same checks
+/// and draws through the ABI like a file's; its file in a directory searched
+/// after is skipped, said once; a second registration of it is refused.
+#[test]
+fn a_linked_plugin_comes_first_its_file_is_skipped_and_it_draws_like_a_loaded_one() {
+    let mut registry = Registry::linked([xr_compiler_glsl::PLUGIN]).expect("the linked compiler passes the checks");
+    registry.load_dir(&plugin_dir());
+    let glsl: Vec<_> = registry.plugins().iter().filter(|p| p.name == "xr-compiler-glsl").collect();
+    assert_eq!(glsl.len(), 1, "one xr-compiler-glsl, never both");
+    assert!(glsl[0].linked, "the linked one is used");
+    let file = library("xr-compiler-glsl");
+    let skipped: Vec<_> = registry.skipped().iter().filter(|s| s.path == file).collect();
+    assert_eq!(skipped.len(), 1, "{:?}", registry.skipped());
+    assert_eq!(skipped[0].reason, "plugin 'xr-compiler-glsl' is linked into this program");
+    assert_eq!(registry.skipped().len(), 1, "only the linked plugin's file is passed over: {:?}", registry.skipped());
+    // The device from its file, the compiler linked: a real draw through both.
+    let pixel = glsl_centre_pixel(
+        &registry,
+        "green.frag",
+        "#version 450 core\nlayout(location = 0) out vec4 o;\nvoid main() { o = vec4(0.0, 1.0, 0.0, 1.0); }\n",
+    );
+    assert_eq!(pixel, [0, 255, 0, 255]);
+
+    let again = registry.link(xr_compiler_glsl::PLUGIN).expect_err("linked twice").to_string();
+    assert!(again.contains("crate xr-compiler-glsl was refused: it is linked twice"), "{again}");
+    let mut from_file = registry_of(&[&file]);
+    let late = from_file.link(xr_compiler_glsl::PLUGIN).expect_err("its file came first").to_string();
+    assert!(late.contains(&format!("was loaded from {} before it", file.display())), "{late}");
+}
+
+/// A registry of exactly these plugin files.
+fn registry_of(files: &[&std::path::Path]) -> Registry {
+    let mut registry = Registry::default();
+    for file in files {
+        registry.load_file(file);
+    }
+    registry
+}
+
+#[test]
+fn a_program_that_finds_no_device_system_says_what_is_linked_where_it_looked_and_what_to_do() {
+    let empty = temp_dir("no-device-plugins");
+    let mut registry = Registry::linked([xr_compiler_glsl::PLUGIN]).unwrap();
+    registry.load_dir(&empty);
+    let error = match registry.open_device(DeviceKind::VULKAN, &DeviceOptions::default()) {
+        Ok(_) => panic!("no device plugin is linked or in {}", empty.display()),
+        Err(e) => e.to_string(),
+    };
+    for part in [
+        "no device system for vulkan was found",
+        "linked into this program: xr-compiler-glsl",
+        &format!("searched: {}", empty.display()),
+        "Registry::link",
+        "XR_PLUGIN_PATH",
+    ] {
+        assert!(error.contains(part), "'{part}' missing from: {error}");
+    }
+}

@@ -7,6 +7,7 @@ mod deferred;
 mod gl_spirv;
 mod glsl_build;
 mod library;
+mod loose_uniforms;
 mod meshlets;
 mod pipelines;
 mod program_binaries;
