@@ -13,6 +13,12 @@
 #   build-dependency) links none of the build into what it ships;
 # - the Remote Execution client knows nothing of shaders, and the bot
 #   nothing of XR: the same actions run on any engine's workers;
+# - what an engine's build script (xr-cargo) and its program (xr-library)
+#   pull with default features: at most 80 packages each, and no HTTP, TLS,
+#   gRPC, Redis, cloud storage or async runtime (the shared cache and the
+#   farm are features an engine asks for);
+# - every plugin's shared library is a cdylib crate of its own, so that a
+#   program can link the plugin crate beside others;
 # - no broken fixture plugin is a member of the workspace;
 # - every XR_* variable is read in one crate's code alone, so two front
 #   ends cannot read the same setting two ways.
@@ -43,6 +49,34 @@ for manifest in backends/*/Cargo.toml; do
     check "a plugin never links the host" "$package" 'xr-host|xr-build|xr-library|xr-remote|xr-remote-exec|xr-cli'
 done
 check "an engine that only loads shaders gets no build host" xr-library 'opendal|tokio|tonic|rayon|toml|notify|xr-build|xr-remote|xr-remote-exec'
+# An engine pays for what it asks: the defaults of what it links.
+weight() { # package
+    local package=$1 tree count heavy
+    if ! tree=$(cargo tree -p "$package" -e normal --prefix none 2>&1); then
+        echo "layering: FAIL an engine's default weight: cargo tree -p $package failed: $tree"
+        failed=1
+        return
+    fi
+    count=$(echo "$tree" | sed 's/ (\*)$//' | sort -u | grep -c .)
+    heavy=$(echo "$tree" | awk '{print $1}' | sort -u |
+        grep -Ex 'reqwest|hyper|h2|rustls|ring|aws-lc-rs|aws-lc-sys|tonic|prost|redis|opendal|tokio|axum|quick-xml' |
+        tr '\n' ' ' || true)
+    if [ "$count" -gt 80 ] || [ -n "$heavy" ]; then
+        echo "layering: FAIL an engine's default weight: $package pulls $count packages (at most 80)${heavy:+, among them $heavy}"
+        failed=1
+    else
+        echo "layering: ok   an engine's default weight: $package pulls $count packages, no HTTP, TLS, gRPC, Redis or async runtime"
+    fi
+}
+weight xr-cargo
+weight xr-library
+# A plugin crate exports no symbol (declare_plugin!): its cdylib crate does.
+for manifest in backends/*/Cargo.toml; do
+    if grep -q '^crate-type.*cdylib' "$manifest"; then
+        echo "layering: FAIL $manifest builds a cdylib: a plugin's library is the crate in its cdylib/ directory"
+        failed=1
+    fi
+done
 check "the remote executor knows no shader" xr-remote-exec 'abi_stable|xr-sourcebuild|xr-device|xr-host|xr-store|xr-build|xr-worker|xr-remote'
 check "the bot knows nothing of XR" xr-bot 'abi_stable|xr-sourcebuild|xr-device|xr-plugin|xr-host|xr-store|xr-build|xr-worker|xr-remote'
 check "the store links no plugin ABI" xr-store 'abi_stable|xr-sourcebuild|xr-device'

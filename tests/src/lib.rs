@@ -556,6 +556,19 @@ impl GlBench {
     }
 }
 
+/// Asserts that a successful run's standard error says nothing that reads
+/// as a failure: no line starting with `error:` or `warning:`, no raw log
+/// line (a timestamp, colour codes).
+#[track_caller]
+pub fn assert_quiet(what: &str, stderr: &str) {
+    for line in stderr.lines() {
+        let alarming = line.starts_with("error:") || line.starts_with("warning:");
+        let raw_log = line.contains('\u{1b}')
+            || line.get(..4).is_some_and(|y| y.starts_with("20") && y.bytes().all(|b| b.is_ascii_digit()));
+        assert!(!alarming && !raw_log, "{what} succeeded but said: {line}\n(all of it:\n{stderr})");
+    }
+}
+
 /// Asserts that two RGBA8 colours differ by at most `tolerance` per channel.
 #[track_caller]
 pub fn assert_rgba_near(actual: [u8; 4], expected: [u8; 4], tolerance: u8) {

@@ -170,13 +170,31 @@ impl RemoteArgs {
 }
 
 /// Shows the build's progress: a bar on a terminal, else a line every
-/// tenth of the artifacts (nothing with `-q`).
+/// tenth of the artifacts (nothing with `-q`). Each line names the last
+/// artifact done and what became of it, then how many failed so far.
 struct BuildProgress {
     messages: MessageArgs,
     bar: std::sync::OnceLock<ProgressBar>,
     total: AtomicUsize,
-    done: AtomicUsize,
-    failed: AtomicUsize,
+    /// (done, failed), counted and shown under one lock so that lines come
+    /// out in order.
+    counts: std::sync::Mutex<(usize, usize)>,
+}
+
+/// A progress line's words for the artifact `result` and the count of
+/// failures so far.
+fn progress_words(result: &ArtifactResult, failed: usize) -> String {
+    let became = match result.outcome {
+        Outcome::Built { .. } => "built",
+        Outcome::Fetched { .. } => "fetched",
+        Outcome::Reused { .. } => "reused",
+        Outcome::Failed(_) => "failed",
+    };
+    let so_far = match failed {
+        0 => String::new(),
+        n => format!(" ({n} failed so far)"),
+    };
+    format!("{} ({}) {became}{so_far}", result.variant, result.target)
 }
 
 impl xr_build::invocation::Progress for BuildProgress {
@@ -215,17 +233,17 @@ impl xr_build::invocation::Progress for BuildProgress {
     // Failures are reported once each when the build ends; progress counts them.
     fn artifact(&self, result: &ArtifactResult) {
         let total = self.total.load(Ordering::Relaxed);
-        let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
-        let failures = match result.outcome {
-            Outcome::Failed(_) => self.failed.fetch_add(1, Ordering::Relaxed) + 1,
-            _ => self.failed.load(Ordering::Relaxed),
-        };
-        let failures = if failures > 0 { format!(", {failures} failed") } else { String::new() };
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        counts.0 += 1;
+        if matches!(result.outcome, Outcome::Failed(_)) {
+            counts.1 += 1;
+        }
+        let (n, failed) = *counts;
         if let Some(bar) = self.bar.get() {
-            bar.set_message(format!("{} ({}){failures}", result.variant, result.target));
+            bar.set_message(progress_words(result, failed));
             bar.inc(1);
         } else if !crate::term::verbosity().quiet && (n.is_multiple_of((total / 10).max(1)) || n == total) {
-            eprintln!("[{n}/{total}] {} ({}){failures}", result.variant, result.target);
+            eprintln!("[{n}/{total}] {}", progress_words(result, failed));
         }
     }
 }
@@ -272,8 +290,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         messages: args.messages,
         bar: std::sync::OnceLock::new(),
         total: AtomicUsize::new(0),
-        done: AtomicUsize::new(0),
-        failed: AtomicUsize::new(0),
+        counts: std::sync::Mutex::new((0, 0)),
     };
     let finished = match invocation::run(&invocation, None, &progress) {
         Ok(finished) => finished,
@@ -507,4 +524,37 @@ pub fn gc(store: Option<PathBuf>, manifests: &[PathBuf], dry_run: bool) -> anyho
         }
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::progress_words;
+    use xr_build::{ArtifactResult, Outcome, error::ArtifactError};
+
+    fn result(variant: &str, outcome: Outcome) -> ArtifactResult {
+        ArtifactResult {
+            program: "tint".into(),
+            variant: variant.into(),
+            target: "gl-glsl".into(),
+            compiler: "xr-compiler-glsl".into(),
+            outcome,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_progress_line_says_what_became_of_its_artifact_apart_from_the_failures_so_far() {
+        let built = Outcome::Built { object: xr_store::ObjectKey([0; 32]), bytes: 1 };
+        assert_eq!(
+            progress_words(&result("tint[INVERT=0]", built), 1),
+            "tint[INVERT=0] (gl-glsl) built (1 failed so far)"
+        );
+        let failed = Outcome::Failed(ArtifactError::Compiler { message: "no".into(), diagnostics: Vec::new() });
+        assert_eq!(
+            progress_words(&result("tint[INVERT=1]", failed), 2),
+            "tint[INVERT=1] (gl-glsl) failed (2 failed so far)"
+        );
+        let reused = Outcome::Reused { object: xr_store::ObjectKey([0; 32]), bytes: 1 };
+        assert_eq!(progress_words(&result("tint[INVERT=0]", reused), 0), "tint[INVERT=0] (gl-glsl) reused");
+    }
 }

@@ -40,12 +40,20 @@ pub fn parse_glslang_log(text: &str, fallback_file: &str) -> Vec<Diagnostic> {
             // glslang numbers an unnamed string `0`.
             Some((file, line_no, message)) => {
                 let file = if file.is_empty() || file == "0" { fallback_file } else { file };
-                Diagnostic::new(severity, file, line_no, 0, message.trim())
+                Diagnostic::new(severity, file, line_no, 0, tidy(message))
             }
-            None => Diagnostic::new(severity, fallback_file, 0, 0, rest.trim()),
+            None => Diagnostic::new(severity, fallback_file, 0, 0, tidy(rest)),
         });
     }
     diagnostics
+}
+
+/// glslang's message as a person reads it: the token it names dropped when
+/// it is empty (`'' :  syntax error` is `syntax error`), runs of spaces one.
+fn tidy(message: &str) -> String {
+    let message = message.trim();
+    let message = message.strip_prefix("'' :").unwrap_or(message);
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn is_summary(line: &str) -> bool {
@@ -63,12 +71,12 @@ fn parse_line(line: &str, fallback_file: &str) -> Diagnostic {
                 _ => (location, 0),
             };
             let file = if file.is_empty() { fallback_file } else { file };
-            return Diagnostic::new(severity, file, line_no, 0, message.trim());
+            return Diagnostic::new(severity, file, line_no, 0, tidy(message));
         }
     }
     let severity = if line.contains("error") { Severity::Error } else { Severity::Warning };
     let message = line.strip_prefix("error: ").or_else(|| line.strip_prefix("warning: ")).unwrap_or(line);
-    Diagnostic::new(severity, fallback_file, 0, 0, message)
+    Diagnostic::new(severity, fallback_file, 0, 0, tidy(message))
 }
 
 #[cfg(test)]
@@ -83,6 +91,8 @@ mod tests {
         assert_eq!(d[0].message.as_str(), "'x' : undeclared identifier");
         let d = parse("C:/x/a.hlsl:12: warning: unused\n", "a.hlsl");
         assert_eq!((d[0].file.as_str(), d[0].line, d[0].severity), ("C:/x/a.hlsl", 12, Severity::Warning));
+        let d = parse("t.frag:9: error: '' :  syntax error, unexpected RIGHT_BRACE\n", "t.frag");
+        assert_eq!(d[0].message.as_str(), "syntax error, unexpected RIGHT_BRACE", "no empty token, one space");
         let d = parse("a.vert: error: #version: bad\n", "a.vert");
         assert_eq!((d[0].file.as_str(), d[0].line), ("a.vert", 0));
     }

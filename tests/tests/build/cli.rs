@@ -97,3 +97,13 @@ fn plugins_text_lists_plugin_path_directories_first_and_skipped_files() {
     assert!(stdout.contains("skipped:"), "{stdout}");
     assert!(stdout.contains("libxr_fixture_incompatible.so: incompatible plugin interface"), "{stdout}");
 }
+
+/// `xr plugins` opens every device to list it: the wgpu devices' Wayland
+/// probe (Mesa's device-select layer) and a dead EGL context put back after
+/// a wgpu-gl call each once printed `error:` and `warning:` lines here.
+#[test]
+fn a_successful_xr_plugins_says_no_error_or_warning() {
+    let (ok, _, stderr) = xr(&["plugins"], None);
+    assert!(ok, "{stderr}");
+    xr_tests::assert_quiet("xr plugins", &stderr);
+}
