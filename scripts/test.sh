@@ -65,6 +65,10 @@ step bench-warm "$target"/debug/xr-bench warm --frames 10
 # A smoke of the Debian package: the debug build packaged with cargo-deb,
 # unpacked with dpkg -x, its xr finding its plugins (docs/INSTALL.md).
 step package-deb scripts/package-deb.sh --smoke
+# The engine template (examples/engine), as an engine adopting XR builds it:
+# its own workspace, an empty target directory, no XR_* variable; then it
+# draws and checks its pixels on Vulkan and OpenGL.
+step engine-template scripts/bench-engine.sh --smoke
 # A smoke of the real-world check (xr compile --device against glslc) on our own samples.
 step real-world scripts/real-world.sh --smoke
 # A smoke of mutation testing: every mutant of the journal is caught. On CI
