@@ -373,11 +373,9 @@ impl Build {
 
 /// `xr`'s search, then the directory cargo writes this build's binaries
 /// and cdylibs to (`target/debug` of `$OUT_DIR`) and its `deps/`: where a
-/// workspace that builds its own plugins has them. A crate that names its
-/// plugin crates as build-dependencies has cargo build them before its
-/// build script runs; they are in `deps/` when they are built only as that
-/// (`cargo build -p` of the crate alone), in the profile directory too when
-/// the whole workspace is built.
+/// workspace that builds its own plugin libraries has them (cargo orders
+/// nothing for that: a build script that must find them links its
+/// compilers instead, [`Build::compiler`]).
 pub fn default_plugin_dirs() -> Vec<PathBuf> {
     let mut dirs = Registry::default_dirs();
     let out_dir = std::env::var_os("OUT_DIR").map(PathBuf::from);
