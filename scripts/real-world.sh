@@ -6,6 +6,7 @@
 #   scripts/real-world.sh vulkan-hlsl DIR   # the same collection's shaders/hlsl
 #   scripts/real-world.sh vulkan-slang DIR  # the same collection's shaders/slang (<sample>/<name>.slang)
 #   scripts/real-world.sh opengl DIR        # JoeyDeVries/LearnOpenGL: src/**/<name>.vs/.fs/.gs
+#   scripts/real-world.sh opengl-vulkan DIR # the same GLSL, written for OpenGL, built for Vulkan (vk-spirv)
 #   scripts/real-world.sh --smoke           # this repository's own samples (CI)
 #
 # DIR is a checkout (or a bare mirror) of the collection; nothing of it is
@@ -28,7 +29,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/target-dir.sh
 
-kind="${1:?usage: scripts/real-world.sh vulkan-glsl|vulkan-hlsl|vulkan-slang|opengl DIR | --smoke}"
+kind="${1:?usage: scripts/real-world.sh vulkan-glsl|vulkan-hlsl|vulkan-slang|opengl|opengl-vulkan DIR | --smoke}"
 profile="${PROFILE:-release}"
 if [ "$kind" = --smoke ]; then
     profile=debug
@@ -341,9 +342,13 @@ case "$kind" in
         summary
         echo "not programs on their own (no vertex, compute, mesh or ray generation stage): $(wc -l < "$others") files, in $others"
         ;;
-    opengl)
+    opengl | opengl-vulkan)
+        # The same OpenGL GLSL, for OpenGL's driver or for Vulkan (loose
+        # uniforms placed by XR in a push constant block).
+        target=gl-glsl
+        [ "$kind" = opengl-vulkan ] && target=vk-spirv
         root=$(source_dir "${2:?give the directory of the collection}" src)
-        results="$out/opengl.tsv"
+        results="$out/$kind.tsv"
         : > "$results"
         LANG_ARG=glsl
         while read -r dir; do
@@ -357,7 +362,7 @@ case "$kind" in
                         -fshader-stage="$(stage_flag "${file##*.}")" "$file" -o /dev/null >/dev/null 2>&1 || accepted=no
                 done
                 name="${dir#"$root"/}/$(basename "${files[0]%.*}")"
-                run "$name" gl-glsl --version -- "${files[@]}"
+                run "$name" "$target" --version -- "${files[@]}"
                 sed -i "\$ s/^\([^\t]*\)\t[^\t]*\t/\1\t$accepted\t/" "$results"
             done < <(programs_in "$dir" vs "tcs tes gs" fs cs)
         done < <(find "$root/src" -type d | sort)

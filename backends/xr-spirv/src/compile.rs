@@ -347,7 +347,7 @@ impl SpirvCompiler {
 
     /// [`SpirvCompiler::compile_program`] for GLSL written for OpenGL with
     /// loose uniforms, built for Vulkan: every stage preprocessed, the
-    /// loose uniforms of all of them placed in one push constant block
+    /// loose uniforms of all of them placed in one uniform block
     /// ([`crate::loose_uniforms`]), each stage compiled from its placed
     /// text (which reads no file: its includes are the preprocessing's).
     fn compile_placing_loose_uniforms(
@@ -370,14 +370,21 @@ impl SpirvCompiler {
         let first = &desc.stages[0];
         let members = loose_uniforms::gather(preprocessed.iter().map(|(.., found)| found.as_slice()))
             .map_err(|r| refused(first, r))?;
-        let block = loose_uniforms::block(&members, &first.file_name).map_err(|r| refused(first, r))?;
+        let block = loose_uniforms::block(
+            &members,
+            loose_uniforms::binding(preprocessed.iter().map(|(_, text, ..)| text.as_str())),
+        );
         let (mut modules, mut includes, mut warnings, mut diagnostics) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (stage, text, included, found) in preprocessed {
+            // Every stage declares the block: one without loose uniforms
+            // reserves its binding from glslang's automatic bindings.
+            let placed_text = match found.is_empty() {
+                true => loose_uniforms::reserve(&text, &block),
+                false => loose_uniforms::place(&text, &found, &block),
+            };
             let mut placed = stage.clone();
-            if !found.is_empty() {
-                placed.source = loose_uniforms::place(&text, &found, &block).into();
-            }
+            placed.source = loose_uniforms::with_binding_qualifier(&placed_text).into();
             match self.compile_unvalidated(&placed, options) {
                 Ok(module) => {
                     includes.extend(included);

@@ -1,5 +1,5 @@
 //! GLSL written for OpenGL, built for Vulkan: loose uniforms
-//! (`uniform float gain;`) placed in one push constant block.
+//! (`uniform float gain;`) placed in one uniform block.
 //!
 //! Vulkan's GLSL has no default uniform block, so glslang refuses a
 //! non-opaque uniform outside a block; OpenGL code is full of them, and
@@ -8,27 +8,28 @@
 //! stage is preprocessed (includes expanded, defines applied, `#line`
 //! directives naming the files), the loose uniforms of every stage are
 //! gathered in the order met, and every stage that declares any gets the
-//! same block, `layout(push_constant) uniform XrLooseUniforms { … };`, on
-//! the line of its first one, the others blanked (every other line keeps
-//! its number, so diagnostics still point at the user's file and line).
-//! One block for the whole program, declared alike in each stage, gives
-//! every member one offset on every stage: a draw sets it once. The
-//! members keep their names, so reflection and the constant table see
-//! `gain` as on OpenGL.
+//! same block, `layout(std140, set = 0, binding = N) uniform
+//! XrLooseUniforms { … };`, on the line of its first one, the others
+//! blanked (every other line keeps its number, so diagnostics still point
+//! at the user's file and line). One block for the whole program, declared
+//! alike in each stage, gives every member one offset on every stage: a
+//! draw sets it once. The members keep their names, so reflection and the
+//! constant table see `gain` as on OpenGL, and the program owns the
+//! block's buffer as it owns any uniform block's. It is a uniform block,
+//! not push constants: OpenGL code keeps its matrices in loose uniforms
+//! (three `mat4`s are 192 bytes, past the 128 of push constants every
+//! device offers). Its binding is the first of set 0 above every binding
+//! the stages name, so it meets no resource of theirs (glslang's automatic
+//! bindings skip it).
 //!
 //! What cannot be placed is refused by name, saying what to write: a
 //! uniform of a struct type or with an initializer, an array sized by a
-//! constant, a stage that has its own push constant block, two stages
-//! declaring one name with two types, and more than the 128 bytes of push
-//! constants every Vulkan device offers.
+//! constant, and two stages declaring one name with two types.
 
 use std::fmt::Write;
 
 /// The words of glslang's refusal that this module answers.
 pub const GLSLANG_REFUSAL: &str = "non-opaque uniforms outside a block";
-
-/// The push constant bytes every Vulkan device offers (`maxPushConstantsSize`'s minimum).
-pub const PUSH_CONSTANT_BYTES: u32 = 128;
 
 /// The block's name, as reflection and messages show it.
 pub const BLOCK: &str = "XrLooseUniforms";
@@ -70,13 +71,11 @@ pub struct Refusal {
 }
 
 /// The loose uniforms of `text`, a stage preprocessed by glslang (`#line`
-/// directives naming files), first named `file`. A stage with its own push
-/// constant block and loose uniforms is refused: one stage has one block.
+/// directives naming files), first named `file`.
 pub fn find(text: &str, file: &str) -> Result<Vec<Found>, Refusal> {
     let mut found = Vec::new();
     let mut depth = 0i32;
     let (mut current_file, mut next_line) = (file.to_owned(), 1u32);
-    let mut push_constant_block = None;
     for (index, raw) in text.lines().enumerate() {
         let line_number = next_line;
         next_line += 1;
@@ -94,9 +93,6 @@ pub fn find(text: &str, file: &str) -> Result<Vec<Found>, Refusal> {
         if line.starts_with('#') {
             continue;
         }
-        if line.contains("push_constant") {
-            push_constant_block.get_or_insert((current_file.clone(), line_number));
-        }
         if depth == 0
             && let Some(members) = declaration(line).map_err(|message| Refusal {
                 file: current_file.clone(),
@@ -107,20 +103,6 @@ pub fn find(text: &str, file: &str) -> Result<Vec<Found>, Refusal> {
             found.push(Found { text_line: index, file: current_file.clone(), line: line_number, members });
         }
         depth += line.matches('{').count() as i32 - line.matches('}').count() as i32;
-    }
-    if let (Some((file, line)), Some(first)) = (push_constant_block, found.first()) {
-        let names: Vec<&str> = found.iter().flat_map(|f| &f.members).map(|m| m.name.as_str()).collect();
-        return Err(Refusal {
-            file,
-            line,
-            message: format!(
-                "this stage has its own push_constant block and loose uniforms ({}, from {}:{}), which XR would place in \
-                 a push constant block for Vulkan: declare them in its block",
-                names.join(", "),
-                first.file,
-                first.line
-            ),
-        });
     }
     Ok(found)
 }
@@ -147,16 +129,23 @@ fn declaration(line: &str) -> Result<Option<Vec<Member>>, String> {
     if is_opaque(ty) {
         return Ok(None);
     }
-    let placeable = size_and_alignment(ty).is_some();
+    let placeable = is_placeable(ty);
     let mut members = Vec::new();
     for declarator in declarators.split(',').map(str::trim) {
+        if let Some((name, _)) = declarator.split_once('=') {
+            let name = name.split('[').next().unwrap_or(name).trim();
+            return Err(format!(
+                "the loose uniform '{name}' has an initializer, which Vulkan's GLSL has no place for: set it at run \
+                 time (the constant table), or make it a constant"
+            ));
+        }
         let (name, count) = match declarator.split_once('[') {
             Some((name, size)) => {
                 let size = size.trim_end_matches(']').trim();
                 let count = size.parse::<u32>().map_err(|_| {
                     format!(
-                        "the loose uniform '{}' is an array sized by '{size}', which XR cannot place in a push \
-                         constant block for Vulkan: size it with a number, or declare it in a block",
+                        "the loose uniform '{}' is an array sized by '{size}', which XR cannot place in a uniform \
+                         block for Vulkan: size it with a number, or declare it in a block",
                         name.trim()
                     )
                 })?;
@@ -164,17 +153,10 @@ fn declaration(line: &str) -> Result<Option<Vec<Member>>, String> {
             }
             None => (declarator, None),
         };
-        if name.contains('=') {
-            return Err(format!(
-                "the loose uniform '{}' has an initializer, which Vulkan's GLSL has no place for: set it at run time \
-                 (the constant table), or make it a constant",
-                name.split('=').next().unwrap_or(name).trim()
-            ));
-        }
         if !placeable {
             return Err(format!(
-                "the loose uniform '{name}' is of type '{ty}', which XR places in a push constant block for Vulkan only \
-                 for scalars, vectors and matrices of 32 bits: declare it in a uniform block \
+                "the loose uniform '{name}' is of type '{ty}', which XR places in a uniform block for Vulkan only for \
+                 scalars, vectors and matrices of 32 bits: declare it in a uniform block \
                  (layout(std140, binding = N) uniform Name {{ {ty} {name}; }};)"
             ));
         }
@@ -192,29 +174,40 @@ fn is_opaque(ty: &str) -> bool {
         || matches!(ty, "atomic_uint" | "accelerationStructureEXT")
 }
 
-/// std430's size and alignment of a scalar, vector or matrix of 32-bit
-/// components; `None` for any other type.
-fn size_and_alignment(ty: &str) -> Option<(u32, u32)> {
-    let vector = |n: u32| (4 * n, if n == 3 { 16 } else { 4 * n });
+/// Whether `ty` is a scalar, vector or matrix of 32-bit components: what
+/// a uniform block takes without a type declared elsewhere.
+fn is_placeable(ty: &str) -> bool {
+    let size = |n: &str| n.parse::<u32>().is_ok_and(|n| (2..=4).contains(&n));
     match ty {
-        "float" | "int" | "uint" | "bool" => Some((4, 4)),
+        "float" | "int" | "uint" | "bool" => true,
         _ => {
             if let Some(n) = ["vec", "ivec", "uvec", "bvec"].iter().find_map(|p| ty.strip_prefix(p)) {
-                return n.parse().ok().filter(|n| (2..=4).contains(n)).map(vector);
+                return size(n);
             }
-            // matC or matCxR: C columns of R-vectors, each aligned as the vector.
-            let dims = ty.strip_prefix("mat")?;
-            let (columns, rows) = match dims.split_once('x') {
-                Some((c, r)) => (c.parse::<u32>().ok()?, r.parse::<u32>().ok()?),
-                None => (dims.parse().ok()?, dims.parse().ok()?),
-            };
-            if !(2..=4).contains(&columns) || !(2..=4).contains(&rows) {
-                return None;
-            }
-            let (_, alignment) = vector(rows);
-            Some((alignment * columns, alignment))
+            // matC or matCxR.
+            ty.strip_prefix("mat").is_some_and(|dims| match dims.split_once('x') {
+                Some((c, r)) => size(c) && size(r),
+                None => size(dims),
+            })
         }
     }
+}
+
+/// The binding of the block: the first of set 0 above every binding the
+/// stages' texts name (`binding = N`), so it meets none of their resources.
+pub fn binding<'a>(texts: impl IntoIterator<Item = &'a str>) -> u32 {
+    let mut next = 0;
+    for text in texts {
+        for (at, _) in text.match_indices("binding") {
+            let rest = text[at + "binding".len()..].trim_start();
+            let Some(rest) = rest.strip_prefix('=') else { continue };
+            let digits: String = rest.trim_start().chars().take_while(char::is_ascii_digit).collect();
+            if let Ok(n) = digits.parse::<u32>() {
+                next = next.max(n + 1);
+            }
+        }
+    }
+    next
 }
 
 /// The members of every stage's declarations, in the order met, each name
@@ -230,7 +223,7 @@ pub fn gather<'a>(stages: impl IntoIterator<Item = &'a [Found]>) -> Result<Vec<M
                         line: found.line,
                         message: format!(
                             "the loose uniform '{}' is declared here as {} and at {file}:{line} as {}: on Vulkan XR \
-                             places both in one push constant block, so give them one type",
+                             places both in one uniform block, so give them one type",
                             member.name,
                             shown(member),
                             shown(known)
@@ -252,33 +245,9 @@ fn shown(member: &Member) -> String {
     }
 }
 
-/// The block holding `members`, on one line; refused past
-/// [`PUSH_CONSTANT_BYTES`] (std430 offsets, as push constants are laid out).
-pub fn block(members: &[Member], file: &str) -> Result<String, Refusal> {
-    let mut end = 0u32;
-    for member in members {
-        let (size, alignment) = size_and_alignment(&member.ty).unwrap_or((4, 4));
-        let (size, alignment) = match member.count {
-            // An array's stride is its element's size rounded up to its alignment.
-            Some(n) => (size.div_ceil(alignment) * alignment * n, alignment),
-            None => (size, alignment),
-        };
-        end = end.div_ceil(alignment) * alignment + size;
-    }
-    if end > PUSH_CONSTANT_BYTES {
-        let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
-        return Err(Refusal {
-            file: file.to_owned(),
-            line: 0,
-            message: format!(
-                "the loose uniforms of this program ({}) take {end} bytes as push constants, more than the \
-                 {PUSH_CONSTANT_BYTES} every Vulkan device offers: declare the larger ones in a uniform block \
-                 (layout(std140, binding = N) uniform Name {{ ... }};)",
-                names.join(", ")
-            ),
-        });
-    }
-    let mut text = format!("layout(push_constant) uniform {BLOCK} {{");
+/// The block holding `members` at `binding` of set 0, on one line.
+pub fn block(members: &[Member], binding: u32) -> String {
+    let mut text = format!("layout(std140, set = 0, binding = {binding}) uniform {BLOCK} {{");
     for member in members {
         let _ = write!(text, " {} {}", member.ty, member.name);
         if let Some(n) = member.count {
@@ -287,7 +256,7 @@ pub fn block(members: &[Member], file: &str) -> Result<String, Refusal> {
         text.push(';');
     }
     text.push_str(" };");
-    Ok(text)
+    text
 }
 
 /// `text` with `block` on the line of its first loose uniform and the
@@ -301,6 +270,57 @@ pub fn place(text: &str, found: &[Found], block: &str) -> String {
             None => out.push_str(line),
         }
         out.push('\n');
+    }
+    out
+}
+
+/// `text`, a stage with no loose uniform of its own, with `block` before
+/// its first line of code and a `#line` after it that gives that line its
+/// number again: the stage reserves the block's binding, so that
+/// glslang's automatic bindings give none of its resources the same.
+pub fn reserve(text: &str, block: &str) -> String {
+    let mut out = String::with_capacity(text.len() + block.len() + 16);
+    let mut next_line = 1u32;
+    let mut placed = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if !placed && !trimmed.is_empty() && !trimmed.starts_with('#') {
+            out.push_str(block);
+            out.push('\n');
+            out.push_str(&format!("#line {next_line}\n"));
+            placed = true;
+        }
+        out.push_str(line);
+        out.push('\n');
+        next_line = match trimmed.strip_prefix("#line").and_then(|r| r.split_whitespace().next()?.parse().ok()) {
+            Some(n) => n,
+            None => next_line + 1,
+        };
+    }
+    out
+}
+
+/// `text` able to name the block's binding: before GLSL 4.20 a `binding`
+/// qualifier needs `GL_ARB_shading_language_420pack`, enabled after
+/// `#version` with a `#line` that gives every later line its number again.
+pub fn with_binding_qualifier(text: &str) -> String {
+    let Some((index, version)) = text.lines().enumerate().find_map(|(i, l)| {
+        let number = l.trim().strip_prefix("#version")?.split_whitespace().next()?.parse::<u32>().ok()?;
+        Some((i, number))
+    }) else {
+        return text.to_owned();
+    };
+    if version >= 420 {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 80);
+    for (i, line) in text.lines().enumerate() {
+        out.push_str(line);
+        out.push('\n');
+        if i == index {
+            out.push_str("#extension GL_ARB_shading_language_420pack : enable\n");
+            out.push_str(&format!("#line {}\n", index + 2));
+        }
     }
     out
 }
@@ -328,8 +348,11 @@ mod tests {
     fn the_block_goes_on_the_first_line_and_every_line_keeps_its_number() {
         let found = find(STAGE, "a.frag").unwrap();
         let members = gather([found.as_slice()]).unwrap();
-        let block = block(&members, "a.frag").unwrap();
-        assert_eq!(block, "layout(push_constant) uniform XrLooseUniforms { mat4 m; vec4 tint; vec4 glow[2]; };");
+        let block = block(&members, binding([STAGE]));
+        assert_eq!(
+            block,
+            "layout(std140, set = 0, binding = 0) uniform XrLooseUniforms { mat4 m; vec4 tint; vec4 glow[2]; };"
+        );
         let placed = place(STAGE, &found, &block);
         assert_eq!(placed.lines().count(), STAGE.lines().count());
         assert_eq!(placed.lines().nth(5), Some(block.as_str()));
@@ -346,9 +369,12 @@ mod tests {
         assert!(refused("#version 450\nuniform Light light;\n").message.contains("'light' is of type 'Light'"));
         assert!(refused("#version 450\nuniform dvec2 d;\n").message.contains("of type 'dvec2'"));
         assert!(refused("#version 450\nuniform float w[N];\n").message.contains("sized by 'N'"));
-        let both = refused("#version 450\nlayout(push_constant) uniform P { float a; };\nuniform float b;\n");
-        assert_eq!(both.line, 2);
-        assert!(both.message.contains("own push_constant block and loose uniforms (b, from b.vert:3)"), "{both}");
+        let array = refused("#version 450\nuniform float w[3] = float[](1.0, 2.0, 3.0);\n");
+        assert!(array.message.contains("'w' has an initializer"), "{array}");
+        // Beside a push constant block of the stage's own: the uniform block is another.
+        let both =
+            find("#version 450\nlayout(push_constant) uniform P { float a; };\nuniform float b;\n", "b").unwrap();
+        assert_eq!(both[0].members[0].name, "b");
         // Inside a block or a function, nothing is loose.
         assert!(find("#version 450\nuniform B {\nuniform float x;\n};\n", "c").unwrap().is_empty());
     }
@@ -366,16 +392,32 @@ mod tests {
     }
 
     #[test]
-    fn push_constant_room_is_counted_in_std430() {
-        let member = |ty: &str, count| Member { ty: ty.into(), name: "x".into(), count };
-        // vec3 aligns to 16: float at 0, vec3 at 16..28, then mat4 at 32..96, vec4[2] at 96..128.
-        let fits = [member("float", None), member("vec3", None), member("mat4", None), member("vec4", Some(2))];
-        assert!(block(&fits, "f").is_ok());
-        let over = [member("mat4", None), member("mat4", None), member("float", None)];
-        let r = block(&over, "f").unwrap_err();
-        assert!(r.message.contains("take 132 bytes"), "{r}");
-        assert_eq!(size_and_alignment("mat3"), Some((48, 16)));
-        assert_eq!(size_and_alignment("mat2x3"), Some((32, 16)));
-        assert_eq!(size_and_alignment("vec5"), None);
+    fn a_stage_without_loose_uniforms_reserves_the_binding_before_its_code_and_keeps_its_line_numbers() {
+        let text = "#version 450\n#line 1 \"a.frag\"\n\nuniform sampler2D t;\nvoid main() {}\n";
+        let reserved = reserve(text, "BLOCK;");
+        assert_eq!(
+            reserved,
+            "#version 450\n#line 1 \"a.frag\"\n\nBLOCK;\n#line 2\nuniform sampler2D t;\nvoid main() {}\n"
+        );
+    }
+
+    #[test]
+    fn before_glsl_420_the_binding_qualifier_is_enabled_and_lines_keep_their_numbers() {
+        let old = with_binding_qualifier("#version 330 core\nuniform float a;\n");
+        assert_eq!(
+            old,
+            "#version 330 core\n#extension GL_ARB_shading_language_420pack : enable\n#line 2\nuniform float a;\n"
+        );
+        let new = "#version 450 core\nuniform float a;\n";
+        assert_eq!(with_binding_qualifier(new), new);
+    }
+
+    #[test]
+    fn the_block_takes_the_first_binding_of_set_0_above_every_binding_named() {
+        assert_eq!(binding(["#version 450\nuniform float a;\n"]), 0);
+        let stages = ["layout(binding = 2) uniform sampler2D t;", "layout(set = 0, binding=5) uniform U { float x; };"];
+        assert_eq!(binding(stages), 6);
+        assert!(is_placeable("mat2x3") && is_placeable("uvec4") && is_placeable("bool"));
+        assert!(!is_placeable("vec5") && !is_placeable("dmat4") && !is_placeable("Light"));
     }
 }

@@ -1,8 +1,8 @@
 #version 450 core
 
 // A constant set by name at run time, written once for every device: a
-// plain uniform, as OpenGL code has it (XR places it in a push constant
-// block for Vulkan).
+// plain uniform, as OpenGL code has it (XR places it in a uniform block
+// for Vulkan).
 uniform vec4 tint;
 
 layout(location = 0) out vec4 out_color;

@@ -1,9 +1,9 @@
 //! GLSL written once for every device: loose uniforms (`uniform vec4
 //! tint;`), as OpenGL code has them, built for gl-glsl, gl-spirv and
 //! vk-spirv, set by name through the constant table, draw the same pixels
-//! on OpenGL, Vulkan and wgpu. On Vulkan XR places them in one push
-//! constant block (`xr_spirv::loose_uniforms`): the vertex stage's and the
-//! fragment stage's, one of them from an included file, at one offset each.
+//! on OpenGL, Vulkan and wgpu. On Vulkan XR places them in one uniform
+//! block (`xr_spirv::loose_uniforms`): the vertex stage's and the fragment
+//! stage's, one of them from an included file, at one offset each.
 
 use xr_library::{DeviceLoader, LoadPath, LoadRequest, ShaderLibrary};
 use xr_sourcebuild::ConstantTableExt;
