@@ -39,7 +39,7 @@ fn parse_plugin_list(text: &str) -> Vec<&str> {
 const SAMPLES: [&str; 5] = ["triangle", "pipelines", "materials", "viewer", "textured"];
 
 /// Broken plugins (the workspace in `tests/fixtures`).
-const FIXTURES: [&str; 9] = [
+const FIXTURES: [&str; 10] = [
     "xr-fixture-panic",
     "xr-fixture-incompatible",
     "xr-fixture-not-a-plugin",
@@ -49,6 +49,7 @@ const FIXTURES: [&str; 9] = [
     "xr-fixture-old-slang",
     "xr-fixture-old-interface",
     "xr-fixture-other-kind",
+    "xr-fixture-dialect",
 ];
 
 /// The workspace's root directory.

@@ -4,6 +4,7 @@
 mod cache_keys;
 mod constant_table;
 mod deferred;
+mod dialect;
 mod gl_spirv;
 mod glsl_build;
 mod library;
