@@ -525,17 +525,7 @@ impl GlBench {
 
     /// Draws two triangles covering the target with `program`; returns the pixels.
     pub fn render_full(&mut self, program: &BuiltProgram) -> Image {
-        let target = self.device.create_render_target(BENCH_SIZE, BENCH_SIZE).into_result().expect("target");
-        let quad = [-1.0f32, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, 1.0, -1.0, 1.0];
-        let layout = VertexLayout {
-            stride: 2,
-            attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into(),
-        };
-        let vertices = self.device.create_vertex_buffer(quad.as_slice().into(), &layout).into_result().expect("vb");
-        self.device.clear(target, &[0.0, 0.0, 0.0, 0.0]).into_result().expect("clear");
-        let draw = DrawCall::triangles(target, program.program, vertices, 6);
-        self.device.draw(&draw).into_result().expect("draw");
-        self.device.read_pixels(target).into_result().expect("read pixels")
+        render_quad(&mut self.device, program.program, BENCH_SIZE, [0.0; 4])
     }
 
     /// The error of loading `object` (a program's stored object) with one
@@ -555,6 +545,22 @@ impl GlBench {
         let image = self.render_full(program);
         image.pixel(BENCH_SIZE / 2, BENCH_SIZE / 2).expect("centre pixel")
     }
+}
+
+/// Clears a `size` × `size` target of `device` to `clear`, draws two
+/// triangles covering it (a quad of -1..1, `vec2` at location 0) with
+/// `program`, and returns the pixels.
+#[track_caller]
+pub fn render_quad(device: &mut DeviceBox, program: xr_device::ProgramRef, size: u32, clear: [f32; 4]) -> Image {
+    let target = device.create_render_target(size, size).into_result().expect("target");
+    let quad = [-1.0f32, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, 1.0, -1.0, 1.0];
+    let layout =
+        VertexLayout { stride: 2, attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into() };
+    let vertices = device.create_vertex_buffer(quad.as_slice().into(), &layout).into_result().expect("vb");
+    device.clear(target, &clear).into_result().expect("clear");
+    let draw = DrawCall::triangles(target, program, vertices, 6);
+    device.draw(&draw).into_result().expect("draw");
+    device.read_pixels(target).into_result().expect("read pixels")
 }
 
 /// Asserts that a successful run's standard error says nothing that reads

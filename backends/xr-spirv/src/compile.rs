@@ -280,6 +280,57 @@ impl LazyCompiler {
     }
 }
 
+/// A program's stages as they compile, and the diagnostics of those that fail.
+#[derive(Default)]
+struct ProgramParts {
+    modules: Vec<crate::container::StageModule>,
+    includes: Vec<IncludedFile>,
+    warnings: Vec<Diagnostic>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl ProgramParts {
+    /// Takes `stage`'s compile (with `included`, the files read before it);
+    /// a failure with no diagnostic to report alongside the others ends the
+    /// program at once.
+    fn add(
+        &mut self,
+        stage: &SourceDesc,
+        compiled: Result<SpirvModule, BuildError>,
+        included: Vec<IncludedFile>,
+    ) -> Result<(), BuildError> {
+        match compiled {
+            Ok(module) => {
+                self.includes.extend(included);
+                self.includes.extend(module.includes);
+                self.warnings.extend(module.warnings);
+                self.modules.push(crate::container::StageModule {
+                    stage: module.stage,
+                    entry_point: module.entry_point,
+                    specializations: stage.specializations.to_vec(),
+                    words: module.words,
+                    file: stage.file_name.to_string(),
+                    hit_group: stage.hit_group.into_option(),
+                });
+                Ok(())
+            }
+            Err(error) if error.diagnostics.is_empty() => Err(error),
+            Err(error) => {
+                self.diagnostics.extend(error.diagnostics);
+                Ok(())
+            }
+        }
+    }
+
+    /// The program, or every failing stage's diagnostics together.
+    fn finish(self, program: &str) -> Result<CompiledProgram, BuildError> {
+        if self.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            return Err(BuildError::from_diagnostics(&format!("program '{program}'"), self.diagnostics));
+        }
+        Ok(CompiledProgram { modules: self.modules, includes: self.includes, warnings: self.warnings })
+    }
+}
+
 /// A shaderc compiler, kept for many compiles: glslang's start-up costs
 /// ~100 ms, each compile after it about a millisecond.
 pub struct SpirvCompiler {
@@ -308,41 +359,21 @@ impl SpirvCompiler {
             return Err(XrError::invalid_input(format!("program '{}' has no stages", desc.name)).into());
         }
         desc.hit_groups()?;
-        let mut modules = Vec::new();
-        let mut includes = Vec::new();
-        let mut warnings = Vec::new();
-        let mut diagnostics = Vec::new();
+        let mut parts = ProgramParts::default();
         let mut loose_uniforms = false;
         for stage in desc.stages.iter() {
-            match self.compile_unvalidated(stage, options) {
-                Ok(module) => {
-                    includes.extend(module.includes);
-                    warnings.extend(module.warnings);
-                    modules.push(crate::container::StageModule {
-                        stage: module.stage,
-                        entry_point: module.entry_point,
-                        specializations: stage.specializations.to_vec(),
-                        words: module.words,
-                        file: stage.file_name.to_string(),
-                        hit_group: stage.hit_group.into_option(),
-                    });
-                }
-                Err(error) if error.diagnostics.is_empty() => return Err(error),
-                Err(error) => {
-                    loose_uniforms |= options.target != TargetEnv::OpenGl45
-                        && stage.language == LANGUAGE_GLSL
-                        && error.diagnostics.iter().any(|d| d.message.contains(loose_uniforms::GLSLANG_REFUSAL));
-                    diagnostics.extend(error.diagnostics)
-                }
+            let compiled = self.compile_unvalidated(stage, options);
+            if let Err(error) = &compiled {
+                loose_uniforms |= options.target != TargetEnv::OpenGl45
+                    && stage.language == LANGUAGE_GLSL
+                    && error.diagnostics.iter().any(|d| d.message.contains(loose_uniforms::GLSLANG_REFUSAL));
             }
+            parts.add(stage, compiled, Vec::new())?;
         }
         if loose_uniforms {
             return self.compile_placing_loose_uniforms(desc, options);
         }
-        if diagnostics.iter().any(|d| d.severity == Severity::Error) {
-            return Err(BuildError::from_diagnostics(&format!("program '{}'", desc.name), diagnostics));
-        }
-        Ok(CompiledProgram { modules, includes, warnings })
+        parts.finish(&desc.name)
     }
 
     /// [`SpirvCompiler::compile_program`] for GLSL written for OpenGL with
@@ -367,15 +398,13 @@ impl SpirvCompiler {
             let found = loose_uniforms::find(&text, &stage.file_name).map_err(|r| refused(stage, r))?;
             preprocessed.push((stage, text, included, found));
         }
-        let first = &desc.stages[0];
         let members = loose_uniforms::gather(preprocessed.iter().map(|(.., found)| found.as_slice()))
-            .map_err(|r| refused(first, r))?;
+            .map_err(|r| refused(&desc.stages[0], r))?;
         let block = loose_uniforms::block(
             &members,
             loose_uniforms::binding(preprocessed.iter().map(|(_, text, ..)| text.as_str())),
         );
-        let (mut modules, mut includes, mut warnings, mut diagnostics) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut parts = ProgramParts::default();
         for (stage, text, included, found) in preprocessed {
             // Every stage declares the block: one without loose uniforms
             // reserves its binding from glslang's automatic bindings.
@@ -385,28 +414,9 @@ impl SpirvCompiler {
             };
             let mut placed = stage.clone();
             placed.source = loose_uniforms::with_binding_qualifier(&placed_text).into();
-            match self.compile_unvalidated(&placed, options) {
-                Ok(module) => {
-                    includes.extend(included);
-                    includes.extend(module.includes);
-                    warnings.extend(module.warnings);
-                    modules.push(crate::container::StageModule {
-                        stage: module.stage,
-                        entry_point: module.entry_point,
-                        specializations: stage.specializations.to_vec(),
-                        words: module.words,
-                        file: stage.file_name.to_string(),
-                        hit_group: stage.hit_group.into_option(),
-                    });
-                }
-                Err(error) if error.diagnostics.is_empty() => return Err(error),
-                Err(error) => diagnostics.extend(error.diagnostics),
-            }
+            parts.add(stage, self.compile_unvalidated(&placed, options), included)?;
         }
-        if diagnostics.iter().any(|d| d.severity == Severity::Error) {
-            return Err(BuildError::from_diagnostics(&format!("program '{}'", desc.name), diagnostics));
-        }
-        Ok(CompiledProgram { modules, includes, warnings })
+        parts.finish(&desc.name)
     }
 
     /// Compiles `desc` to validated SPIR-V.

@@ -51,17 +51,7 @@ stages = [
             LoadRequest { program: "green", variant: vec![], overrides: vec![], paths: vec![LoadPath::Source] };
         let loaded = loader.load(&library, &request).unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
         assert_eq!(loaded.target, "gl-glsl", "{}", kind.name());
-        let target = device.create_render_target(8, 8).into_result().unwrap();
-        let layout = xr_device::VertexLayout {
-            stride: 2,
-            attributes: vec![xr_device::VertexAttribute { location: 0, components: 2, offset: 0 }].into(),
-        };
-        let quad = [-1.0f32, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, 1.0, -1.0, 1.0];
-        let vertices = device.create_vertex_buffer(quad.as_slice().into(), &layout).into_result().unwrap();
-        device.clear(target, &[0.0, 0.0, 0.0, 1.0]).into_result().unwrap();
-        let call = xr_device::DrawCall::triangles(target, loaded.built.program, vertices, 6);
-        device.draw(&call).into_result().unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
-        let image = device.read_pixels(target).into_result().unwrap();
+        let image = xr_tests::render_quad(&mut device, loaded.built.program, 8, [0.0, 0.0, 0.0, 1.0]);
         assert_eq!(image.pixel(4, 4), Some([0, 255, 0, 255]), "{}", kind.name());
         drop(loaded);
         drop(loader);

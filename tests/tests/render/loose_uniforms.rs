@@ -31,13 +31,19 @@ const RECT: [f32; 4] = [-1.0, -1.0, 1.0, 2.0];
 const TINT: [f32; 4] = [0.2, 0.4, 0.6, 1.0];
 const GAIN: f32 = 1.5;
 
-fn built() -> xr_tests::TestDir {
-    let dir = xr_tests::temp_dir("loose-uniforms");
+/// A test directory with the tinted program's shaders under `shaders/`.
+fn with_tinted_shaders(label: &str) -> xr_tests::TestDir {
+    let dir = xr_tests::temp_dir(label);
     let shaders = dir.join("shaders");
     std::fs::create_dir_all(&shaders).unwrap();
     std::fs::write(shaders.join("quad.vert"), VERTEX).unwrap();
     std::fs::write(shaders.join("tint.frag"), FRAGMENT).unwrap();
     std::fs::write(shaders.join("gain.glsl"), "uniform float gain;\n").unwrap();
+    dir
+}
+
+fn built() -> xr_tests::TestDir {
+    let dir = with_tinted_shaders("loose-uniforms");
     std::fs::write(
         dir.join("xr.toml"),
         r#"store = "store"
@@ -81,17 +87,7 @@ fn loose_uniforms_set_by_name_draw_the_same_pixels_on_every_device_and_target() 
         }
         let gain = table.handle("gain").unwrap_or_else(|e| panic!("{run}: {e}"));
         table.set_float(gain, GAIN).unwrap_or_else(|e| panic!("{run}: gain: {e}"));
-        let target_id = device.create_render_target(16, 16).into_result().unwrap();
-        let layout = xr_device::VertexLayout {
-            stride: 2,
-            attributes: vec![xr_device::VertexAttribute { location: 0, components: 2, offset: 0 }].into(),
-        };
-        let quad = [-1.0f32, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, 1.0, -1.0, 1.0];
-        let vertices = device.create_vertex_buffer(quad.as_slice().into(), &layout).into_result().unwrap();
-        device.clear(target_id, &[0.0, 0.0, 0.0, 1.0]).into_result().unwrap();
-        let call = xr_device::DrawCall::triangles(target_id, loaded.built.program, vertices, 6);
-        device.draw(&call).into_result().unwrap_or_else(|e| panic!("{run}: {e}"));
-        let image = device.read_pixels(target_id).into_result().unwrap();
+        let image = xr_tests::render_quad(&mut device, loaded.built.program, 16, [0.0, 0.0, 0.0, 1.0]);
         // The rect covers the left half: tinted there, cleared on the right.
         let tinted = xr_tests::rgba8([TINT[0] * GAIN, TINT[1] * GAIN, TINT[2] * GAIN, 1.0]);
         xr_tests::assert_rgba_near(image.pixel(4, 8).unwrap(), tinted, 1);
@@ -108,18 +104,14 @@ fn loose_uniforms_set_by_name_draw_the_same_pixels_on_every_device_and_target() 
 
 #[test]
 fn a_loose_uniform_vulkan_cannot_take_is_one_error_at_its_line_saying_what_to_write() {
-    let dir = xr_tests::temp_dir("loose-uniforms-refused");
+    let dir = with_tinted_shaders("loose-uniforms-refused");
     let shaders = dir.join("shaders");
-    std::fs::create_dir_all(&shaders).unwrap();
-    std::fs::write(shaders.join("quad.vert"), VERTEX).unwrap();
     std::fs::write(
         shaders.join("light.frag"),
         "#version 450 core\nstruct Light { vec3 colour; };\nuniform Light light;\nlayout(location = 0) out vec4 o;\n\
          void main() { o = vec4(light.colour, 1.0); }\n",
     )
     .unwrap();
-    std::fs::write(shaders.join("tint.frag"), FRAGMENT).unwrap();
-    std::fs::write(shaders.join("gain.glsl"), "uniform float gain;\n").unwrap();
     std::fs::write(
         dir.join("xr.toml"),
         r#"store = "store"
