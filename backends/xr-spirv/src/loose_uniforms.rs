@@ -64,7 +64,7 @@ pub struct Found {
 pub struct Refusal {
     /// The file.
     pub file: String,
-    /// The line (0 when it is the program's, not one line's).
+    /// The line (every refusal is of one declaration's line).
     pub line: u32,
     /// What is wrong and what to write instead.
     pub message: String,
