@@ -9,7 +9,11 @@
 # one run on this machine. docs/PERFORMANCE.md records the result.
 #
 #   scripts/bench-engine.sh [BEFORE_COMMIT]    # default: 9b28f8b, the last commit before the features
-#   scripts/bench-engine.sh --smoke            # the template alone, cold, no timing kept
+#   scripts/bench-engine.sh --smoke            # the template alone, no timing kept
+#
+# The smoke builds into target/engine-template, kept between runs: empty
+# on a clean clone (CI: the template builds from nothing, with no XR_*
+# variable), warm on a developer's machine, where only what changed compiles.
 #
 # Needs a built workspace (its plugins, for the earlier engine's
 # XR_PLUGIN_PATH) and the setup's lavapipe; writes under target/bench-engine.
@@ -28,16 +32,19 @@ esac
 work="$target/bench-engine"
 rm -rf "$work"
 mkdir -p "$work"
+template_target="$work/template-target"
+$smoke && template_target="$target/engine-template"
 
 # No XR_* variable reaches an engine's build: it must need none.
 unset_xr() { env $(env | sed -n 's/^\(XR_[A-Z0-9_]*\)=.*/-u \1/p') "$@"; }
 
-# cold NAME MANIFEST_DIR: cargo build of the crate in MANIFEST_DIR into an
-# empty target directory; prints "NAME PACKAGES SECONDS".
+# cold NAME MANIFEST_DIR TARGET_DIR [VAR=VALUE…]: cargo build of the crate
+# in MANIFEST_DIR into TARGET_DIR (empty, but for the smoke's); prints
+# "NAME PACKAGES SECONDS".
 cold() {
-    local name=$1 dir=$2 log="$work/$1.log" start end
+    local name=$1 dir=$2 target_dir=$3 log="$work/$1.log" start end
     start=$(date +%s.%N)
-    if ! unset_xr "${@:3}" cargo build --manifest-path "$dir/Cargo.toml" --target-dir "$work/$name-target" >"$log" 2>&1; then
+    if ! unset_xr "${@:4}" cargo build --manifest-path "$dir/Cargo.toml" --target-dir "$target_dir" >"$log" 2>&1; then
         echo "bench-engine: the $name engine did not build (its log: $log):" >&2
         tail -20 "$log" >&2
         return 1
@@ -46,9 +53,9 @@ cold() {
     printf '%s %s %.1f\n' "$name" "$(grep -c '^ *Compiling ' "$log")" "$(awk "BEGIN {print $end - $start}")"
 }
 
-template=$(cold template examples/engine)
+template=$(cold template examples/engine "$template_target")
 for device in vulkan opengl; do
-    unset_xr "$work/template-target/debug/xr-engine-template" "$device"
+    unset_xr "$template_target/debug/xr-engine-template" "$device"
 done
 if $smoke; then
     echo "bench-engine: smoke: $template (packages compiled, seconds)"
@@ -117,7 +124,7 @@ fn main() {
 }
 EOF
 # Its plugins: this checkout's (the interface is the same), as the guide said.
-earlier=$(cold before "$engine" XR_PLUGIN_PATH="$target/debug")
+earlier=$(cold before "$engine" "$work/before-target" XR_PLUGIN_PATH="$target/debug")
 
 echo
 echo "| engine | packages compiled | cold build s |"

@@ -31,15 +31,17 @@ cd "$(dirname "$0")/.."
 SMOKE=0
 [ "${1:-}" = "--smoke" ] && SMOKE=1
 scripts/setup.sh >/dev/null
-scripts/build-plugins.sh --quiet
-cargo build --quiet -p xr-cli -p xr-bot  # xr, xr-compile-action, xr-bot
+# The whole workspace (xr, xr-compile-action, xr-bot, the plugins), as
+# `cargo build` builds it: a list of packages would unify other features and
+# compile them again (nothing to do after the test command's build step).
+cargo build --quiet
 CLIENT=${CLIENT:-debug}
 case $CLIENT in
 debug) ;;
 release) cargo build --quiet --release -p xr-cli ;;
 *) echo "bench-remote-exec: CLIENT is debug or release, not $CLIENT" >&2; exit 2 ;;
 esac
-cargo build --quiet --manifest-path tests/fixtures/Cargo.toml --target-dir "$target/fixtures" -p xr-fixture-crash
+cargo build --quiet --manifest-path tests/fixtures/Cargo.toml --target-dir "$target/fixtures" --workspace
 XR="$target/debug/xr"
 B="$target/bench-remote-exec"
 # ARTIFACTS and BOTS from the environment choose another scale-out run (`BOTS="4" scripts/bench-remote-exec.sh`).

@@ -3,8 +3,19 @@
 # integration tests build the plugins (and the broken fixture plugins, a
 # workspace of their own) before they load them from disk. Each step's wall
 # time is printed, and the whole suite's at the end.
+#
+#   scripts/test.sh           # everything: the README's test command, and CI's
+#   scripts/test.sh --quick   # between edits: formatting, the unit tests and
+#                             #   the render suite (minutes on a warm target;
+#                             #   docs/TESTING.md, "Tiers")
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=false
+case "${1:-}" in
+--quick) quick=true ;;
+"") ;;
+*) echo "usage: scripts/test.sh [--quick]" >&2 && exit 2 ;;
+esac
 suite_start=$SECONDS
 step_start=$SECONDS
 step() { # name, command…
@@ -25,6 +36,14 @@ step setup scripts/setup.sh
 # Vulkan on the setup's current lavapipe (docs/TESTING.md, "The drivers").
 . scripts/lavapipe-env.sh
 step fmt cargo fmt --all -- --check
+if $quick; then
+    # The unit tests of every crate and the render binary, with the
+    # workspace's one feature set (what the full run compiles): the render
+    # tests build the workspace and the fixtures first, as they always do.
+    step test cargo test --workspace --lib --bins --test render
+    echo "== the quick suite took $((SECONDS - suite_start)) s (the full one: scripts/test.sh)"
+    exit 0
+fi
 # A plain cargo build first: on CI's clean clone it is the first compile into
 # an empty target directory, which must pass with no step before it (cargo
 # builds the compiler plugins before the materials sample's build script).

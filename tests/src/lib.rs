@@ -34,24 +34,6 @@ fn parse_plugin_list(text: &str) -> Vec<&str> {
     text.lines().filter(|line| !line.is_empty() && !line.starts_with('#')).collect()
 }
 
-/// The samples built for the tests to run ([`Xr::sample`]), beside `xr`
-/// (package `xr-cli`) and the [`plugins`].
-const SAMPLES: [&str; 5] = ["triangle", "pipelines", "materials", "viewer", "textured"];
-
-/// Broken plugins (the workspace in `tests/fixtures`).
-const FIXTURES: [&str; 10] = [
-    "xr-fixture-panic",
-    "xr-fixture-incompatible",
-    "xr-fixture-not-a-plugin",
-    "xr-fixture-panic-on-load",
-    "xr-fixture-rival",
-    "xr-fixture-crash",
-    "xr-fixture-old-slang",
-    "xr-fixture-old-interface",
-    "xr-fixture-other-kind",
-    "xr-fixture-dialect",
-];
-
 /// The workspace's root directory.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ lives in the workspace").to_path_buf()
@@ -78,19 +60,44 @@ pub fn profile_name() -> String {
     profile_dir().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "debug".into())
 }
 
-fn cargo_build(manifest: &Path, target_dir: &Path, packages: &[&str]) {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut command = Command::new(cargo);
+/// What a test asks cargo to build of a workspace.
+enum Packages<'a> {
+    /// Every member, the unit set `cargo build` at the root builds.
+    Workspace,
+    /// One package.
+    One(&'a str),
+}
+
+/// `cargo build` of `manifest`'s workspace into `target_dir`, in the
+/// profile of the running test binary.
+fn cargo_build(manifest: &Path, target_dir: &Path, packages: Packages) {
+    let mut command = cargo_command();
     command.arg("build").arg("--manifest-path").arg(manifest);
     command.arg("--target-dir").arg(target_dir);
     if profile_name() == "release" {
         command.arg("--release");
     }
-    for package in packages {
-        command.args(["-p", package]);
-    }
+    match packages {
+        Packages::Workspace => command.arg("--workspace"),
+        Packages::One(package) => command.args(["-p", package]),
+    };
     let output = command.output().expect("cargo runs");
-    assert!(output.status.success(), "building {packages:?} failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "building {} failed:\n{}",
+        manifest.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// `cargo`, as the test runner was started (`$CARGO`), for a build a test
+/// starts. `RUSTC_BOOTSTRAP` is the one variable it does not pass on: the
+/// per-test timings (`scripts/test-times.sh`) set it for libtest's
+/// `--report-time` alone, and cargo rebuilds everything it compiles when it changes.
+pub fn cargo_command() -> Command {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command.env_remove("RUSTC_BOOTSTRAP");
+    command
 }
 
 /// Builds `package`, a plugin in a cargo workspace of its own (`manifest`,
@@ -99,25 +106,27 @@ fn cargo_build(manifest: &Path, target_dir: &Path, packages: &[&str]) {
 /// and returns its library file.
 pub fn out_of_tree_plugin(manifest: &str, package: &str) -> PathBuf {
     let target = profile_dir().parent().expect("target dir").join("fixtures");
-    cargo_build(&workspace_root().join(manifest), &target, &[package]);
+    cargo_build(&workspace_root().join(manifest), &target, Packages::One(package));
     let file = format!("{}{}{}", std::env::consts::DLL_PREFIX, package.replace('-', "_"), std::env::consts::DLL_SUFFIX);
     target.join(profile_name()).join(file)
 }
 
 /// Builds the plugins, `xr`, the samples and the fixtures once per test binary.
+///
+/// The whole workspace, never a list of its packages: cargo unifies the
+/// features of what one command builds, so `-p xr-cli -p triangle` compiles
+/// xr-build and the plugins again with other features than `cargo build`
+/// did (and writes them over its files), minutes on a clean clone. The
+/// workspace after `cargo build` is nothing to do.
 fn build_all() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
         let target = profile_dir().parent().expect("target dir").to_path_buf();
         let root = workspace_root();
-        // The plugins' libraries first: the tests load them from the profile directory.
-        let libraries: Vec<String> = plugins().iter().map(|plugin| format!("{plugin}-cdylib")).collect();
-        cargo_build(&root.join("Cargo.toml"), &target, &libraries.iter().map(String::as_str).collect::<Vec<_>>());
-        let packages: Vec<&str> = ["xr-cli", "xr-bot"].iter().chain(&SAMPLES).copied().collect();
-        cargo_build(&root.join("Cargo.toml"), &target, &packages);
+        cargo_build(&root.join("Cargo.toml"), &target, Packages::Workspace);
         // The fixtures are a workspace of their own, built into their own
         // target directory: never next to `xr`, where discovery would load them.
-        cargo_build(&root.join("tests/fixtures/Cargo.toml"), &target.join("fixtures"), &FIXTURES);
+        cargo_build(&root.join("tests/fixtures/Cargo.toml"), &target.join("fixtures"), Packages::Workspace);
     });
 }
 
@@ -240,11 +249,12 @@ impl Xr {
     ///
     /// # Panics
     ///
-    /// When `name` is not one of the samples the tests build.
+    /// When the workspace built no program `name`.
     #[track_caller]
     pub fn sample<S: AsRef<OsStr>>(name: &str, args: impl IntoIterator<Item = S>) -> Self {
-        assert!(SAMPLES.contains(&name), "the tests build no sample '{name}' (they build {SAMPLES:?})");
-        Self::program(executable(name), args)
+        let program = executable(name);
+        assert!(program.is_file(), "the workspace built no sample '{name}' ({} is missing)", program.display());
+        Self::program(program, args)
     }
 
     /// The program at `path` with `args`, in the environment of [`Xr::new`]:

@@ -8,10 +8,7 @@
 //! compiles the engine crate and its build script only.
 
 use serde_json::Value;
-use std::{
-    path::{Path, PathBuf},
-    process::Command,
-};
+use std::path::{Path, PathBuf};
 use xr_tests::{Xr, plugin_dir, temp_dir, workspace_root, write_materials};
 
 /// The engine's name, and its binary's.
@@ -154,8 +151,7 @@ struct CargoRun {
 }
 
 fn cargo_build(dir: &Path, target: &Path) -> CargoRun {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let output = Command::new(cargo)
+    let output = xr_tests::cargo_command()
         .args(["build", "-v", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
         .arg("--target-dir")
