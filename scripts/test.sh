@@ -65,6 +65,28 @@ step build build_once
 step clippy cargo clippy --workspace --all-targets -- -D warnings
 step layering scripts/check-layering.sh
 step test cargo test --workspace
+# The tests build the workspace and the fixtures themselves (cargo run from a
+# test process): what they built must be what the test command's cargo
+# builds, or every later step compiles again (a cargo started with the
+# test's CARGO_PKG_* variables reran ring's build script, 65 s twice per
+# clean run). Nothing may compile here.
+nothing_stale() {
+    local stale
+    stale=$({
+        cargo build --workspace --message-format=json 2>/dev/null
+        cargo test --workspace --no-run --message-format=json 2>/dev/null
+    } | python3 -c '
+import json, sys
+names = [m["target"]["name"] for m in map(json.loads, sys.stdin)
+         if m.get("reason") == "compiler-artifact" and not m.get("fresh", True)]
+print(" ".join(names))
+')
+    if [ -n "$stale" ]; then
+        echo "test.sh: after the tests, cargo compiled again: $stale (see xr_tests::cargo_command)" >&2
+        return 1
+    fi
+}
+step nothing-stale nothing_stale
 # A minute of fuzzing: the property tests over arbitrary input, fresh seeds.
 step fuzz scripts/fuzz.sh 60
 # A smoke of the remote-store benchmark (real nginx and redis-server, a few seconds).

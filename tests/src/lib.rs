@@ -91,13 +91,41 @@ fn cargo_build(manifest: &Path, target_dir: &Path, packages: Packages) {
 }
 
 /// `cargo`, as the test runner was started (`$CARGO`), for a build a test
-/// starts. `RUSTC_BOOTSTRAP` is the one variable it does not pass on: the
-/// per-test timings (`scripts/test-times.sh`) set it for libtest's
-/// `--report-time` alone, and cargo rebuilds everything it compiles when it changes.
+/// starts, in the environment the test command's own cargo had.
+///
+/// Cargo gives a test process its package's variables (`CARGO_PKG_NAME`,
+/// `CARGO_MANIFEST_DIR`, …), and build scripts watch some of them (ring's
+/// reads `CARGO_PKG_NAME` and tells cargo to rerun when it changes): a
+/// cargo started with them reran those scripts and recompiled ring, rustls,
+/// tonic, reqwest and the XR crates above them, and the next plain cargo
+/// command did it all again (65 s twice on a clean clone). Nor does it pass
+/// on `RUSTC_BOOTSTRAP`: the per-test timings (`scripts/test-times.sh`) set
+/// it for libtest's `--report-time` alone, and cargo recompiles everything
+/// when it changes.
 pub fn cargo_command() -> Command {
     let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(set_by_cargo_for_a_test) {
+            command.env_remove(name);
+        }
+    }
     command.env_remove("RUSTC_BOOTSTRAP");
     command
+}
+
+/// A variable cargo sets for the crate it runs (its manifest, package,
+/// binaries, output directory), never one a user sets to configure cargo.
+fn set_by_cargo_for_a_test(name: &str) -> bool {
+    ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_BIN_EXE_"].iter().any(|prefix| name.starts_with(prefix))
+        || matches!(
+            name,
+            "CARGO_CRATE_NAME"
+                | "CARGO_BIN_NAME"
+                | "CARGO_PRIMARY_PACKAGE"
+                | "CARGO_TARGET_TMPDIR"
+                | "CARGO_RUSTC_CURRENT_DIR"
+                | "OUT_DIR"
+        )
 }
 
 /// Builds `package`, a plugin in a cargo workspace of its own (`manifest`,
@@ -652,6 +680,25 @@ pub fn summary_count(line: &str, label: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// This test runs as cargo runs it, its package's variables set: the
+    /// cargo a test starts gets none of them, and keeps what a user set.
+    #[test]
+    fn a_cargo_a_test_starts_drops_the_variables_cargo_set_for_the_test() {
+        assert!(std::env::var_os("CARGO_PKG_NAME").is_some(), "run by cargo test, CARGO_PKG_NAME set");
+        let command = cargo_command();
+        let removed: Vec<String> = command
+            .get_envs()
+            .filter(|(_, value)| value.is_none())
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect();
+        for name in ["CARGO_PKG_NAME", "CARGO_MANIFEST_DIR", "CARGO_PKG_VERSION_MAJOR"] {
+            assert!(removed.iter().any(|r| r == name), "{name} passed on to cargo: removed only {removed:?}");
+        }
+        for kept in ["CARGO_HOME", "CARGO_TARGET_DIR", "CARGO_INCREMENTAL", "CARGO_BUILD_JOBS", "CARGO", "PATH"] {
+            assert!(!set_by_cargo_for_a_test(kept), "{kept} is the user's");
+        }
+    }
 
     /// The plugins whose shared library a crate under `backends/` builds,
     /// by `cargo metadata`: each cdylib crate is `<plugin>-cdylib` and its

@@ -6,6 +6,10 @@
 //! The hook `XR_STORE_TEST_WRITE_PAUSE_MS` pauses every write between an
 //! object's header and its payload, so that a kill lands inside a write often:
 //! a store that wrote objects in place would show torn objects here.
+//!
+//! Slow on purpose (17 s and 4 s, docs/TESTING.md "How long the suite
+//! takes"): a kill must land at many moments of real builds, each after
+//! 0.3–2.8 s of building, and readers race writers for a fixed 4 s.
 
 use std::{
     path::Path,

@@ -4,6 +4,14 @@
 //! farm make the objects and catalogs a local build makes; a second store
 //! is built from the farm's action cache; a bot killed and the server
 //! stopped in the middle of a build cost time, never an artifact.
+//!
+//! The slowest tests of the suite (11–35 s each, docs/TESTING.md "How long
+//! the suite takes"), and on purpose: each starts a farm of its own (6 s up,
+//! 2 s down): one farm's action cache would answer a test with another's
+//! results where it asserts compiles executed, one test kills a bot and
+//! stops the server, and others count their bots' leases and worker starts.
+//! The builds through it are whole samples, each action a round trip
+//! through BuildGrid (about 70 ms of its CPU).
 
 use std::{
     collections::BTreeMap,
