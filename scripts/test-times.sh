@@ -28,7 +28,6 @@ for line in sys.stdin:
 for binary in $binaries; do
     executable=$(awk -v b="$binary" '$1 == b { print $2 }' <<<"$executables")
     [ -n "$executable" ] || { echo "test-times: xr-tests has no test binary '$binary'" >&2; exit 2; }
-
     # As cargo test runs it: from the package's directory, CARGO set.
     (cd tests && CARGO=${CARGO:-$(command -v cargo)} RUSTC_BOOTSTRAP=1 "$executable" -Z unstable-options \
         --format json --report-time >"$out/$binary.json" 2>"$out/$binary.err") || {
