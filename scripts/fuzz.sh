@@ -28,11 +28,8 @@ targets=(
 # package's features alone, minutes on a clean clone).
 executables=$(cargo test --workspace --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, os, sys
-compiled = []
 for line in sys.stdin:
     message = json.loads(line)
-    if message.get("reason") == "compiler-artifact" and not message.get("fresh", True):
-        compiled.append(message["target"]["name"])
     if message.get("reason") != "compiler-artifact" or not message.get("executable"):
         continue
     if not message["profile"]["test"]:
@@ -41,9 +38,6 @@ for line in sys.stdin:
     package = os.path.basename(os.path.dirname(message["manifest_path"]))
     name = "lib" if target["name"] == package.replace("-", "_") and "test" not in target["kind"] else target["name"]
     print(package, name, os.path.dirname(message["manifest_path"]), message["executable"])
-if compiled:
-    # Expected nothing after the test step: say what was stale, to find why.
-    print("fuzz: cargo compiled %d targets first: %s" % (len(compiled), " ".join(compiled[:20])), file=sys.stderr)
 ')
 executable_of() { # package, target → "dir executable"
     awk -v p="$1" -v t="$2" '$1 == p && $2 == t { print $3, $4; exit }' <<<"$executables"

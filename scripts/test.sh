@@ -7,7 +7,7 @@
 #   scripts/test.sh           # everything: the README's test command, and CI's
 #   scripts/test.sh --quick   # between edits: formatting, the unit tests and
 #                             #   the render suite (minutes on a warm target;
-#                             #   docs/TESTING.md, "Tiers")
+#                             #   docs/TESTING.md, "How long the suite takes")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=false
