@@ -145,6 +145,25 @@ fn worker_key(tools: &[Input], arguments: &[String]) -> String {
     digest::of(shape.join("\n").as_bytes()).hash
 }
 
+/// The command line that starts `tool` for an action: for
+/// `xr-compile-action`, what a persistent worker starts with (its key
+/// takes them: [`worker_key`]).
+fn start_arguments(tool: &ActionTool, memory_limit: Option<u64>) -> Vec<String> {
+    let mut arguments: Vec<String> = match tool {
+        ActionTool::CompileAction(_) => [tool.place(), "--plugin-dir", "tool/plugins"].map(String::from).to_vec(),
+        ActionTool::Xr(_) => {
+            [tool.place(), "worker", "--plugin-dir", "tool/plugins", "--job", "job", "--reply", "reply"]
+                .map(String::from)
+                .to_vec()
+        }
+    };
+    // The same cap as a local worker's, so a compiler that eats memory fails alike.
+    if let Some(bytes) = memory_limit {
+        arguments.extend(["--memory-limit".to_owned(), bytes.to_string()]);
+    }
+    arguments
+}
+
 /// `cause` reading `path`.
 fn unreadable(path: &Path) -> impl FnOnce(std::io::Error) -> FarmError + '_ {
     move |cause| FarmError::Unreadable { path: path.to_path_buf(), cause: Arc::new(cause) }
@@ -376,20 +395,7 @@ impl RemoteExec {
         xr_worker::protocol::write_frame(&mut job, &Job::new(compiler, &request))
             .map_err(|e| FarmError::Job(Arc::new(e)))?;
         inputs.push(Input::bytes("job", job, false));
-        let mut arguments: Vec<String> = match self.tool {
-            ActionTool::CompileAction(_) => {
-                [self.tool.place(), "--plugin-dir", "tool/plugins"].map(String::from).to_vec()
-            }
-            ActionTool::Xr(_) => {
-                [self.tool.place(), "worker", "--plugin-dir", "tool/plugins", "--job", "job", "--reply", "reply"]
-                    .map(String::from)
-                    .to_vec()
-            }
-        };
-        // The same cap as a local worker's, so a compiler that eats memory fails alike.
-        if let Some(bytes) = memory_limit {
-            arguments.extend(["--memory-limit".to_owned(), bytes.to_string()]);
-        }
+        let mut arguments = start_arguments(&self.tool, memory_limit);
         let mut platform = self.platform.clone();
         if let ActionTool::CompileAction(_) = self.tool {
             if self.persistent {
@@ -644,6 +650,46 @@ mod tests {
         for bad in [&whole[..whole.len() - 1], &[][..], b"garbage", &[whole.clone(), vec![0]].concat()[..]] {
             assert!(matches!(reply_of(bad), RemoteCompile::Local(FarmError::NotAReply)), "{bad:?}");
         }
+    }
+
+    /// A persistent worker serves every action of its key: two actions
+    /// whose workers start differently (another memory cap, another tool
+    /// or plugin) must not share one, and the order the process mapped its
+    /// libraries in must not split them.
+    #[test]
+    fn actions_share_a_worker_only_when_its_tools_and_start_up_arguments_are_the_same() {
+        let tool = ActionTool::CompileAction(PathBuf::from("/opt/xr/bin/xr-compile-action"));
+        let tools = [
+            Input::bytes("tool/bin/xr-compile-action", &b"compile-action"[..], true),
+            Input::bytes("tool/plugins/libxr_compiler_glsl.so", &b"glsl plugin"[..], true),
+            Input::bytes("tool/lib/libshaderc.so", &b"shaderc"[..], true),
+        ];
+        let one_gib = start_arguments(&tool, Some(1 << 30));
+        let base = worker_key(&tools, &one_gib);
+        assert_eq!(worker_key(&tools, &start_arguments(&tool, Some(1 << 30))), base, "the same worker: one key");
+        let mut reordered = tools.to_vec();
+        reordered.rotate_left(1);
+        assert_eq!(worker_key(&reordered, &one_gib), base, "the order the libraries were mapped in");
+
+        let mut rebuilt_plugin = tools.to_vec();
+        rebuilt_plugin[1] = Input::bytes("tool/plugins/libxr_compiler_glsl.so", &b"glsl plugin, rebuilt"[..], true);
+        let mut moved = tools.to_vec();
+        moved[2] = Input::bytes("tool/plugins/libshaderc.so", &b"shaderc"[..], true);
+        let others = [
+            ("another memory cap", worker_key(&tools, &start_arguments(&tool, Some(2 << 30)))),
+            ("no memory cap", worker_key(&tools, &start_arguments(&tool, None))),
+            ("another argument", worker_key(&tools, &[one_gib.clone(), vec!["--verbose".into()]].concat())),
+            ("a rebuilt plugin", worker_key(&rebuilt_plugin, &one_gib)),
+            ("a library at another place", worker_key(&moved, &one_gib)),
+            ("one tool fewer", worker_key(&tools[..2], &one_gib)),
+        ];
+        for (what, key) in &others {
+            assert_ne!(*key, base, "{what} must start another worker");
+        }
+        let distinct: std::collections::HashSet<&String> = others.iter().map(|(_, key)| key).collect();
+        assert_eq!(distinct.len(), others.len(), "each change gives its own key: {others:?}");
+        // The memory cap is a start-up argument the action carries.
+        assert!(one_gib.ends_with(&["--memory-limit".to_owned(), (1u64 << 30).to_string()]), "{one_gib:?}");
     }
 
     #[test]

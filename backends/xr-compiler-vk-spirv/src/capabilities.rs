@@ -403,4 +403,87 @@ mod tests {
         let spv = ["SPV_KHR_ray_query".to_owned()];
         assert!(first_missing(capability_table::EXTENSIONS, &spv, &device).is_some());
     }
+
+    /// Every subgroup operation a device lacks refuses the modules that use
+    /// it, by the capability and the operation's bit, and a device with
+    /// the rest still takes everything else: lavapipe has every operation,
+    /// so this is where a refusal is seen. The arithmetic case is a real
+    /// compute stage compiled by glslang (`subgroupAdd`).
+    #[test]
+    fn a_subgroup_operation_the_device_lacks_refuses_the_modules_that_use_it_by_name() {
+        use xr_spirv::container::spirv::Capability;
+        let every = vk::SubgroupFeatureFlags::BASIC
+            | vk::SubgroupFeatureFlags::VOTE
+            | vk::SubgroupFeatureFlags::ARITHMETIC
+            | vk::SubgroupFeatureFlags::BALLOT
+            | vk::SubgroupFeatureFlags::SHUFFLE
+            | vk::SubgroupFeatureFlags::SHUFFLE_RELATIVE
+            | vk::SubgroupFeatureFlags::CLUSTERED
+            | vk::SubgroupFeatureFlags::QUAD;
+        let device = |operations: vk::SubgroupFeatureFlags| {
+            let mut device = DeviceOffer { version: (1, 3), ..DeviceOffer::default() };
+            device.properties.insert(
+                "VkPhysicalDeviceVulkan11Properties.subgroupSupportedOperations".into(),
+                Property::Subgroup(operations),
+            );
+            device
+        };
+        let operations = [
+            (Capability::GroupNonUniform, vk::SubgroupFeatureFlags::BASIC, "BASIC"),
+            (Capability::GroupNonUniformVote, vk::SubgroupFeatureFlags::VOTE, "VOTE"),
+            (Capability::GroupNonUniformArithmetic, vk::SubgroupFeatureFlags::ARITHMETIC, "ARITHMETIC"),
+            (Capability::GroupNonUniformBallot, vk::SubgroupFeatureFlags::BALLOT, "BALLOT"),
+            (Capability::GroupNonUniformShuffle, vk::SubgroupFeatureFlags::SHUFFLE, "SHUFFLE"),
+            (
+                Capability::GroupNonUniformShuffleRelative,
+                vk::SubgroupFeatureFlags::SHUFFLE_RELATIVE,
+                "SHUFFLE_RELATIVE",
+            ),
+            (Capability::GroupNonUniformClustered, vk::SubgroupFeatureFlags::CLUSTERED, "CLUSTERED"),
+            (Capability::GroupNonUniformQuad, vk::SubgroupFeatureFlags::QUAD, "QUAD"),
+        ];
+        for (capability, bit, bit_name) in operations {
+            let declared = [Capability::Shader as u32, capability as u32];
+            assert_eq!(
+                first_missing_capability(&declared, &device(every)),
+                None,
+                "{capability:?} on a device with all"
+            );
+            let (name, ways) = first_missing_capability(&declared, &device(every & !bit))
+                .unwrap_or_else(|| panic!("{capability:?} taken by a device without {bit_name}"));
+            assert_eq!(name, format!("{capability:?}"));
+            let said: Vec<String> = ways.iter().map(Enable::describe).collect();
+            assert_eq!(
+                said,
+                [format!(
+                    "VkPhysicalDeviceVulkan11Properties.subgroupSupportedOperations VK_SUBGROUP_FEATURE_{bit_name}_BIT"
+                )]
+            );
+            // The other operations' modules are not refused for this one.
+            for (other, other_bit, _) in operations {
+                if other_bit != bit {
+                    let declared = [other as u32];
+                    assert_eq!(first_missing_capability(&declared, &device(every & !bit)), None, "{other:?}");
+                }
+            }
+        }
+
+        let compiler = xr_spirv::SpirvCompiler::new().expect("shaderc starts");
+        let source = "#version 450
+#extension GL_KHR_shader_subgroup_arithmetic : require
+layout(local_size_x = 8) in;
+layout(std430, binding = 0) buffer Sums { uint sums[]; };
+void main() { sums[gl_GlobalInvocationID.x] = subgroupAdd(gl_LocalInvocationID.x); }
+";
+        let desc = xr_sourcebuild::SourceDesc::new("glsl", xr_sourcebuild::ShaderStage::Compute, "sum.comp", source);
+        let module = compiler
+            .compile(&desc, &xr_spirv::SpirvOptions::new(xr_spirv::TargetEnv::Vulkan12))
+            .expect("a subgroup compute stage compiles");
+        let declared = xr_spirv::reflect::declared_capabilities(&module.words).expect("its capabilities");
+        assert!(declared.contains(&(Capability::GroupNonUniformArithmetic as u32)), "{declared:?}");
+        assert_eq!(first_missing_capability(&declared, &device(every)), None);
+        let (name, _) = first_missing_capability(&declared, &device(every & !vk::SubgroupFeatureFlags::ARITHMETIC))
+            .expect("refused without arithmetic");
+        assert_eq!(name, "GroupNonUniformArithmetic");
+    }
 }

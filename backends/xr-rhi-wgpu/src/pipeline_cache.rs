@@ -75,3 +75,44 @@ impl StoredPipelineCache {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pipeline cache a device made is another driver's data on any
+    /// other adapter or driver: each part changed alone gives another key.
+    /// wgpu's version is a constant of this build (a wgpu update changes
+    /// it, which no test can do alone).
+    #[test]
+    fn each_part_of_the_pipeline_cache_key_changed_alone_gives_another_key() {
+        let mut base = wgpu::AdapterInfo::new(wgpu::DeviceType::Cpu, wgpu::Backend::Vulkan);
+        base.name = "llvmpipe (LLVM 19.1.7, 256 bits)".into();
+        base.vendor = 0x10005;
+        base.device = 0;
+        base.driver = "llvmpipe".into();
+        base.driver_info = "Mesa 25.2.6 (LLVM 19.1.7)".into();
+        let key_of = |change: &dyn Fn(&mut wgpu::AdapterInfo)| {
+            let mut info = base.clone();
+            change(&mut info);
+            key(&info).expect("a Vulkan adapter keeps a pipeline cache")
+        };
+        let same = key_of(&|_| {});
+        assert_eq!(key_of(&|_| {}), same, "one adapter, one key");
+        let others = [
+            ("the vendor", key_of(&|i| i.vendor = 0x1002)),
+            ("the device", key_of(&|i| i.device = 0x73bf)),
+            ("the driver", key_of(&|i| i.driver = "radv".into())),
+            ("the driver's info", key_of(&|i| i.driver_info = "Mesa 25.3.0 (LLVM 19.1.7)".into())),
+        ];
+        for (part, key) in &others {
+            assert_ne!(*key, same, "{part} changed alone keeps the key");
+        }
+        let distinct: std::collections::HashSet<String> = others.iter().map(|(_, k)| k.to_string()).collect();
+        assert_eq!(distinct.len(), others.len(), "{others:?}");
+        // A back end whose pipelines wgpu keeps no cache for has no key.
+        for backend in [wgpu::Backend::Gl, wgpu::Backend::Metal, wgpu::Backend::Dx12] {
+            assert_eq!(key(&wgpu::AdapterInfo { backend, ..base.clone() }), None, "{backend:?}");
+        }
+    }
+}
