@@ -81,6 +81,8 @@ pub fn run(args: WarmArgs) -> anyhow::Result<bool> {
         bar
     };
     let report = loader.warm_drawing(&library, &mut device, &entries, &mut |step| {
+        // Entries of one program on several targets are warmed once: the bar counts what is warmed.
+        bar.set_length(step.total as u64);
         bar.set_message(step.usage.variant.clone());
         bar.inc(1);
         if let WarmOutcome::Failed { reason } = step.outcome {
@@ -124,7 +126,7 @@ pub fn run(args: WarmArgs) -> anyhow::Result<bool> {
     };
     eprintln!(
         "xr warm ({renderer}): {} programs: {} already warm, {} warmed{}{no_binary}, {} failed{pipelines}{draws}; {:.2} s ({})",
-        entries.len(),
+        report.programs(),
         report.already_warm,
         report.warmed.len(),
         if by_path.is_empty() { String::new() } else { format!(" ({})", by_path.join(", ")) },

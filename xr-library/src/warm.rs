@@ -97,6 +97,14 @@ pub struct WarmReport {
     pub failed: Vec<(Usage, String)>,
 }
 
+impl WarmReport {
+    /// The programs warmed, one per program, variant and override values
+    /// however many targets and lines the log named it on.
+    pub fn programs(&self) -> usize {
+        self.already_warm + self.warmed.len() + self.no_device_binary.len() + self.failed.len()
+    }
+}
+
 impl DeviceLoader {
     /// Loads every program of `entries` (a usage log's, read with
     /// [`xr_store::usage::read`]) on this device, best path first, and drops
