@@ -286,7 +286,8 @@ impl Build {
             let searched: Vec<String> = plugin_dirs.iter().map(|d| d.display().to_string()).collect();
             return Err(Error::NoPlugins { searched: searched.join(", ") });
         }
-        // A linked plugin is part of this script: cargo reruns it when it is rebuilt.
+        // Each plugin file loaded is watched: cargo reruns the script when it
+        // is rebuilt or replaced (a linked one is part of the script itself).
         for plugin in registry.plugins().iter().filter(|p| !p.linked) {
             cargo.rerun_if_changed(&plugin.path);
         }

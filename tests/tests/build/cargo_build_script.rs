@@ -104,8 +104,27 @@ fn write_engine(dir: &Path) {
     std::fs::write(shaders.join("xr.toml"), manifest).unwrap();
     let root = workspace_root();
     let path = |krate: &str| root.join(krate).display().to_string();
-    // XR's crates compile as they do in the workspace (its members' profile),
-    // so that cargo finds them compiled already.
+    write_crate(
+        dir,
+        ENGINE,
+        &format!(
+            "bytemuck = {{ version = \"1\", features = [\"derive\", \"min_const_generics\"] }}\n\
+             xr-library = {{ path = \"{}\" }}\nxr-sourcebuild = {{ path = \"{}\" }}\n",
+            path("xr-library"),
+            path("xr-sourcebuild"),
+        ),
+        "fn main() {\n    xr_cargo::Build::new(\"shaders/xr.toml\").bindings(\"shaders.rs\").compile();\n}\n",
+        MAIN,
+    );
+}
+
+/// A crate `name` in `dir` whose build script is `build_rs` (with
+/// `xr-cargo` to build with) and whose binary is `main_rs`, depending on
+/// `dependencies` (lines of a `[dependencies]` table). It compiles XR's
+/// crates as the workspace does (its members' profile, its lock file), so
+/// that cargo finds them compiled already in the workspace's target.
+fn write_crate(dir: &Path, name: &str, dependencies: &str, build_rs: &str, main_rs: &str) {
+    let root = workspace_root();
     let workspace = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
     let members: Vec<&str> = workspace
         .lines()
@@ -122,24 +141,17 @@ fn write_engine(dir: &Path) {
     std::fs::write(
         dir.join("Cargo.toml"),
         format!(
-            "[package]\nname = \"{ENGINE}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
-             [dependencies]\nbytemuck = {{ version = \"1\", features = [\"derive\", \"min_const_generics\"] }}\n\
-             xr-library = {{ path = \"{}\" }}\nxr-sourcebuild = {{ path = \"{}\" }}\n\n\
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+             [dependencies]\n{dependencies}\n\
              [build-dependencies]\nxr-cargo = {{ path = \"{}\" }}\n\n{profiles}\n[workspace]\n",
-            path("xr-library"),
-            path("xr-sourcebuild"),
-            path("xr-cargo"),
+            root.join("xr-cargo").display(),
         ),
     )
     .unwrap();
     std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-    std::fs::write(
-        dir.join("build.rs"),
-        "fn main() {\n    xr_cargo::Build::new(\"shaders/xr.toml\").bindings(\"shaders.rs\").compile();\n}\n",
-    )
-    .unwrap();
+    std::fs::write(dir.join("build.rs"), build_rs).unwrap();
     std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::write(dir.join("src/main.rs"), MAIN).unwrap();
+    std::fs::write(dir.join("src/main.rs"), main_rs).unwrap();
 }
 
 /// What one `cargo build -v` of the engine did.
@@ -151,13 +163,18 @@ struct CargoRun {
 }
 
 fn cargo_build(dir: &Path, target: &Path) -> CargoRun {
+    cargo_build_with_plugins(dir, target, &plugin_dir())
+}
+
+/// [`cargo_build`] with `plugins` as `XR_PLUGIN_PATH`.
+fn cargo_build_with_plugins(dir: &Path, target: &Path, plugins: &Path) -> CargoRun {
     let output = xr_tests::cargo_command()
         .args(["build", "-v", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
         .arg("--target-dir")
         .arg(target)
         // The plugins the workspace built: where an engine team's installed XR would be.
-        .env("XR_PLUGIN_PATH", plugin_dir())
+        .env("XR_PLUGIN_PATH", plugins)
         .env_remove("XR_IN_PROCESS")
         .output()
         .expect("cargo runs");
@@ -313,4 +330,67 @@ fn a_build_script_builds_the_shaders_reruns_only_on_change_and_types_what_it_bui
     }
     std::fs::write(engine.join("src/main.rs"), MAIN).unwrap();
     assert!(cargo_build(&engine, &target).ok);
+}
+
+/// A build script reruns when a compiler plugin it loaded is replaced by a
+/// newer build, and the shaders are built again by the new compiler: the
+/// script names every plugin file it loaded to cargo (`rerun-if-changed`),
+/// and the build system's identity is part of every artifact's key. Without
+/// either, the engine ships shaders of the old compiler.
+#[test]
+fn a_compiler_plugin_replaced_by_a_newer_build_reruns_the_script_and_rebuilds_with_it() {
+    const NAME: &str = "xr-plugin-replaced-engine";
+    let dir = temp_dir("cargo-build-script-plugin");
+    let engine = dir.join("engine");
+    std::fs::create_dir_all(engine.join("shaders")).unwrap();
+    std::fs::write(
+        engine.join("shaders/quad.gld"),
+        "#version 450\nvoid main() { gl_Position = COLOUR(0.0, 0.0, 0.0, 1.0); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        engine.join("shaders/green.gld"),
+        "#version 450\nlayout(location = 0) out COLOUR o;\nvoid main() { o = COLOUR(0.0, 1.0, 0.0, 1.0); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        engine.join("shaders/xr.toml"),
+        "store = \"store\"\n[[program]]\nname = \"green\"\ntargets = [\"gl-glsl\"]\n\
+         stages = [{ stage = \"vertex\", file = \"quad.gld\" }, { stage = \"fragment\", file = \"green.gld\" }]\n",
+    )
+    .unwrap();
+    write_crate(
+        &engine,
+        NAME,
+        "",
+        // A store of this test's own (`$OUT_DIR` outlives it, in the shared target).
+        "fn main() {\n    xr_cargo::Build::new(\"shaders/xr.toml\").store(\"xr-store\").compile();\n}\n",
+        "fn main() {}\n",
+    );
+    // The engine team's plugin directory, with the dialect's compiler as released.
+    let plugins = xr_tests::plugin_dir_with("cargo-build-script-plugins", &["xr-fixture-dialect"]);
+    let installed = plugins.join(xr_tests::library("xr-fixture-dialect").file_name().unwrap());
+    let target = xr_tests::profile_dir().parent().expect("target dir").to_path_buf();
+    let built = |what: &str| {
+        let summary: Value = serde_json::from_slice(&std::fs::read(engine.join("xr-cargo.json")).unwrap()).unwrap();
+        (summary["built"].as_u64().unwrap(), summary["reused"].as_u64().unwrap(), what.to_owned())
+    };
+
+    let first = cargo_build_with_plugins(&engine, &target, &plugins);
+    assert!(first.ok && first.script_ran, "{}", first.stderr);
+    assert_eq!(built("first"), (1, 0, "first".into()), "the one artifact, built");
+    let second = cargo_build_with_plugins(&engine, &target, &plugins);
+    assert!(second.ok && !second.script_ran, "nothing changed, the script ran:\n{}", second.stderr);
+
+    // A newer build of the plugin, installed over it as a package manager
+    // does (a new file renamed into place).
+    let staged = plugins.join("staged.tmp");
+    std::fs::copy(xr_tests::library("xr-fixture-dialect-next"), &staged).unwrap();
+    std::fs::rename(&staged, &installed).unwrap();
+    let third = cargo_build_with_plugins(&engine, &target, &plugins);
+    assert!(third.ok, "{}", third.stderr);
+    assert!(third.script_ran, "the build script did not rerun after its compiler plugin was replaced");
+    assert_eq!(built("after the new compiler"), (1, 0, "after the new compiler".into()), "built again by it");
+    let fourth = cargo_build_with_plugins(&engine, &target, &plugins);
+    assert!(fourth.ok && !fourth.script_ran, "nothing changed since, the script ran:\n{}", fourth.stderr);
 }

@@ -106,3 +106,46 @@ fn xr_compile_gives_the_same_bytes_from_any_working_directory() {
     assert!(from_outer == from_shaders && from_outer == from_root, "xr compile's bytes depend on where it ran");
     assert!(!String::from_utf8_lossy(&from_root).contains(&*outer.to_string_lossy()), "the output names a place");
 }
+
+/// Two checkouts of one manifest whose shaders differ, each built with
+/// `-m xr.toml` from its own directory into one store: the manifests'
+/// bytes are the same, so only the manifest's place tells the two builds
+/// apart, and a no-op stamp without it would answer the second checkout
+/// with the first's build ("0 built, 111 reused", its edit never built).
+#[test]
+fn two_checkouts_with_different_shaders_building_into_one_store_each_build_their_own() {
+    /// The materials sample without its Slang program.
+    const GLSL_ARTIFACTS: usize = 111;
+    /// lit and toon include lighting.glsl: 18 + 12 variants on 3 targets.
+    const READ_LIGHTING: usize = (18 + 12) * 3;
+    let outer = temp_dir("hermetic-two-checkouts");
+    let (first, second) = (outer.join("first"), outer.join("second"));
+    write_materials(&first, false);
+    write_materials(&second, false);
+    let lighting = second.join("shaders/include/lighting.glsl");
+    let text = std::fs::read_to_string(&lighting).expect("lighting.glsl");
+    assert!(text.contains("0.5, 0.5, 1.0"), "the light the edit changes");
+    std::fs::write(&lighting, text.replace("0.5, 0.5, 1.0", "0.4, 0.6, 1.0")).expect("edit the second checkout");
+    let store = outer.join("shared-store");
+
+    assert_eq!(build(&first, "xr.toml", &store), (GLSL_ARTIFACTS, 0, 0), "the first checkout, cold");
+    assert_eq!(
+        build(&second, "xr.toml", &store),
+        (READ_LIGHTING, GLSL_ARTIFACTS - READ_LIGHTING, 0),
+        "the second checkout builds its own lighting"
+    );
+    assert_eq!(build(&second, "xr.toml", &store), (0, GLSL_ARTIFACTS, 0), "the second again: nothing to do");
+    // The journal keeps each artifact's last inputs: back to the first
+    // checkout's lighting, what reads it is compiled again.
+    assert_eq!(
+        build(&first, "xr.toml", &store),
+        (READ_LIGHTING, GLSL_ARTIFACTS - READ_LIGHTING, 0),
+        "the first checkout again"
+    );
+    let lit_catalog = || std::fs::read(store.join("catalog/lit.json")).expect("lit's catalog");
+    let first_lit = lit_catalog();
+    build(&second, "xr.toml", &store);
+    assert_ne!(lit_catalog(), first_lit, "the catalog names the second checkout's lit objects");
+    build(&first, "xr.toml", &store);
+    assert_eq!(lit_catalog(), first_lit, "and the first's again");
+}

@@ -468,3 +468,67 @@ fn glsl_only_glslang_2026_knows_compiles_beside_the_slang_library_and_is_refused
         without.stderr
     );
 }
+
+/// Every SPIR-V build system's compiler identity names the glslang and
+/// SPIRV-Tools of 2026 where the Slang distribution's module is present,
+/// and says there is none where it is not: so objects of the two setups
+/// never meet in one store (or stage cache, or farm), where one would be
+/// served for the other.
+#[test]
+fn the_compiler_identity_names_the_2026_tools_present_and_objects_of_the_two_setups_never_meet() {
+    let dir = temp_dir("identity-newer-toolchain");
+    std::fs::write(dir.join("a.vert"), "#version 450\nvoid main() { gl_Position = vec4(0.0, 0.0, 0.0, 1.0); }\n")
+        .unwrap();
+    std::fs::write(
+        dir.join("a.frag"),
+        "#version 450\nlayout(location = 0) out vec4 o;\nvoid main() { o = vec4(1.0, 0.5, 0.25, 1.0); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("xr.toml"),
+        "store = \"store\"\n[[program]]\nname = \"flat\"\ntargets = [\"vk-spirv\", \"gl-spirv\"]\n\
+         stages = [{ stage = \"vertex\", file = \"a.vert\" }, { stage = \"fragment\", file = \"a.frag\" }]\n",
+    )
+    .unwrap();
+    // A directory without the module: Debian's tools alone.
+    let without = dir.join("no-slang-distribution");
+    std::fs::create_dir(&without).unwrap();
+    let run = |args: &[&str], newer: bool| {
+        let xr = Xr::new(args).dir(&dir).software_device();
+        let xr = if newer { xr } else { xr.env("XR_SLANG_LIBRARY", &without) };
+        xr.ok()
+    };
+    let identities = |newer: bool| {
+        let report: serde_json::Value = serde_json::from_str(&run(&["plugins", "--json"], newer).stdout).unwrap();
+        let mut found = std::collections::BTreeMap::new();
+        for plugin in report["plugins"].as_array().unwrap() {
+            for system in plugin["build_systems"].as_array().unwrap() {
+                let name = system["name"].as_str().unwrap().to_owned();
+                found.insert(name, system["compiler_identity"].as_str().unwrap_or_default().to_owned());
+            }
+        }
+        found
+    };
+    let (with_module, debian_only) = (identities(true), identities(false));
+    for compiler in ["xr-compiler-vk-spirv", "xr-compiler-gl-spirv", "xr-compiler-glsl"] {
+        let (a, b) = (&with_module[compiler], &debian_only[compiler]);
+        assert!(a.contains("glslang and SPIRV-Tools 2026.12 (Slang's)"), "{compiler} beside the module: {a}");
+        assert!(b.contains("no glslang or SPIRV-Tools newer than Debian's"), "{compiler} without it: {b}");
+        assert_eq!(
+            a.replace("glslang and SPIRV-Tools 2026.12 (Slang's)", ""),
+            b.replace("no glslang or SPIRV-Tools newer than Debian's", ""),
+            "only the tools differ"
+        );
+    }
+
+    // One store, the setups in turn: neither reuses the other's objects.
+    let build = |newer: bool| {
+        let stderr = run(&["build", "-m", "xr.toml"], newer).stderr;
+        let line = stderr.lines().find(|l| l.starts_with("xr build:")).unwrap_or_else(|| panic!("{stderr}")).to_owned();
+        (xr_tests::summary_count(&line, "built"), xr_tests::summary_count(&line, "reused"))
+    };
+    assert_eq!(build(true), (2, 0), "beside the module, cold");
+    assert_eq!(build(false), (2, 0), "Debian's tools alone build their own");
+    assert_eq!(build(true), (0, 2), "and the first setup's objects are still its own");
+    assert_eq!(build(false), (0, 2));
+}

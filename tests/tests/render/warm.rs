@@ -230,6 +230,17 @@ fn count(report: &str, line: &str, name: &str) -> u64 {
 /// fresh copy of the store with an empty Mesa cache, and draws the same
 /// frames again: the second run's report.
 fn record_warm_and_draw_again(label: &str, device: &str, pipelines: bool) -> Warmed {
+    record_rewrite_warm_and_draw_again(label, device, pipelines, &|log| log.to_owned())
+}
+
+/// [`record_warm_and_draw_again`], with the log as `rewrite` makes it
+/// between the recording and the warm.
+fn record_rewrite_warm_and_draw_again(
+    label: &str,
+    device: &str,
+    pipelines: bool,
+    rewrite: &dyn Fn(&str) -> String,
+) -> Warmed {
     let recorded = materials_built(&format!("{label}-record"));
     let log = recorded.join("usage.jsonl");
     let first = frames(&recorded, device, pipelines, &xr_tests::temp_dir(&format!("{label}-mesa-record")), Some(&log));
@@ -237,6 +248,8 @@ fn record_warm_and_draw_again(label: &str, device: &str, pipelines: bool) -> War
         first.contains("loaded by: compatible-object 9"),
         "the recording loads from the portable objects:\n{first}"
     );
+    let text = std::fs::read_to_string(&log).expect("the recorded log");
+    std::fs::write(&log, rewrite(&text)).expect("the log rewritten");
     let fresh = materials_built(&format!("{label}-fresh"));
     let built_objects = objects(&fresh.join("store"));
     let mesa = xr_tests::temp_dir(&format!("{label}-mesa"));
@@ -298,6 +311,53 @@ fn after_xr_warm_the_scene_in_five_formats_makes_no_pipeline_at_a_draw_and_the_s
     assert_eq!(made, 9 * (2 + 5), "each program's own two and its five draw states, at the load: {again}");
     // The pipeline cache `xr warm` saved: the one object it adds to a store of SPIR-V.
     assert_eq!(added.len(), 1, "the pipeline cache alone: {added:?}");
+}
+
+/// Each program's draw states spread over lines of their own, on three
+/// targets in turn: as several processes, or one that loaded a program
+/// for several targets, leave a log.
+fn spread_draw_states(log: &str) -> String {
+    let mut spread = String::new();
+    for line in log.lines() {
+        let usage: xr_store::usage::Usage = serde_json::from_str(line).expect("a recorded entry");
+        let targets = [usage.target.clone(), "gl-spirv".to_owned(), "gl-glsl".to_owned()];
+        let mut parts: Vec<xr_store::usage::Usage> = usage
+            .draw_states
+            .iter()
+            .enumerate()
+            .map(|(i, state)| xr_store::usage::Usage {
+                target: targets[i % targets.len()].clone(),
+                draw_states: [state.clone()].into(),
+                ..usage.clone()
+            })
+            .collect();
+        if parts.is_empty() {
+            parts.push(usage);
+        }
+        for part in parts {
+            spread.push_str(&serde_json::to_string(&part).expect("an entry"));
+            spread.push('\n');
+        }
+    }
+    spread
+}
+
+/// A log in which each program's five draw states are spread over five
+/// lines and three targets warms every state of every program, as the
+/// log of one process that recorded each program once does: `xr warm`
+/// folds one program's entries "with the draw states of all of them".
+#[test]
+fn a_log_that_spreads_each_program_s_draw_states_over_lines_and_targets_warms_every_state() {
+    let spread_lines = std::cell::Cell::new(0);
+    let Warmed { warmed, .. } = record_rewrite_warm_and_draw_again("warm-spread-log", "vulkan", true, &|log| {
+        let spread = spread_draw_states(log);
+        spread_lines.set(spread.lines().filter(|l| l.contains("\"draw_states\"")).count());
+        spread
+    });
+    assert_eq!(spread_lines.get(), 9 * 5, "a line of its own for each program's each state");
+    assert!(warmed.contains("9 programs:") && warmed.contains("0 failed"), "one entry per program: {warmed}");
+    assert!(warmed.contains("45 pipelines of logged draw states made"), "9 programs × 5 states: {warmed}");
+    assert!(warmed.contains("; 54 warm draws;"), "each program into its 5 formats and the device's own: {warmed}");
 }
 
 /// Every object name of the store at `store`.
