@@ -12,6 +12,8 @@
 #   scripts/mutants.sh            # every group
 #   scripts/mutants.sh store      # one group
 #   scripts/mutants.sh smoke      # CI's minute: the journal's mutants, every one must be caught
+#   scripts/mutants.sh diff BASE  # every function the commits since BASE (the last landed
+#                                 # commit) changed; results in target/mutants/diff
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked
@@ -54,8 +56,80 @@ if [ "$ONLY" = smoke ]; then
     exit
 fi
 
+if [ "$ONLY" = diff ]; then
+    # The functions a branch changed, not chosen files: each mutant first
+    # against the tests of its own crate (unit and integration tests, no
+    # doc tests), then what survives against the integration modules the
+    # branch changed or added, and those named in XR_MUTANTS_MODULES
+    # ("warm hermetic"), which drive the real plugins and drivers.
+    base=${2:-${XR_LANDED:-}}
+    if [ -z "$base" ]; then
+        echo "usage: scripts/mutants.sh diff BASE (the last landed commit; or set XR_LANDED)" >&2
+        exit 2
+    fi
+    if ! git rev-parse --verify -q "$base^{commit}" >/dev/null; then
+        echo "mutants.sh diff: '$base' is not a commit of this repository" >&2
+        exit 2
+    fi
+    # In place: a mutant is written into the tree while its tests run.
+    if ! git diff --quiet HEAD; then
+        echo "mutants.sh diff mutates files in place: commit (or stash) your changes first" >&2
+        exit 2
+    fi
+    out=target/mutants/diff
+    rm -rf "$out"
+    mkdir -p "$out"
+    git diff "$base" HEAD -- '*.rs' >"$out/changes.diff"
+    start=$SECONDS
+    # The test helpers are no product code; the benchmarks are measured by
+    # running them (scripts/bench.sh, CI's bench smokes), not by tests.
+    filters=(--in-diff "$out/changes.diff" -e 'tests/**' -e 'xr-bench/**')
+    mutants() {
+        local status=0
+        CARGO_INCREMENTAL=1 cargo mutants --in-place --no-shuffle --baseline skip -o "$out" "${filters[@]}" "$@" ||
+            status=$?
+        case $status in 0 | 2 | 3) ;; *) echo "cargo mutants failed ($status)" >&2 && exit "$status" ;; esac
+    }
+    echo "== diff against $(git rev-parse --short "$base"): $(cargo mutants --list "${filters[@]}" | wc -l) mutants"
+    echo "== the tests of each mutant's own crate"
+    mutants --timeout 300 --cargo-arg=--tests
+    modules=()
+    binaries=()
+    for file in $(git diff --name-only --diff-filter=AM "$base" HEAD -- 'tests/tests/*/*.rs'); do
+        name=$(basename "$file" .rs)
+        [ "$name" = main ] && continue
+        modules+=("$name")
+        binaries+=("$(basename "$(dirname "$file")")")
+    done
+    for name in ${XR_MUTANTS_MODULES:-}; do
+        file=$(ls tests/tests/*/"$name".rs 2>/dev/null | head -1)
+        [ -n "$file" ] || { echo "mutants.sh diff: no integration module '$name' (XR_MUTANTS_MODULES)" >&2 && exit 2; }
+        modules+=("$name")
+        binaries+=("$(basename "$(dirname "$file")")")
+    done
+    missed=$out/mutants.out/missed.txt
+    if [ -s "$missed" ] && [ ${#modules[@]} -gt 0 ]; then
+        echo "== $(wc -l <"$missed") survivors against the integration modules: ${modules[*]}"
+        args=(--iterate --timeout 600 --test-workspace true)
+        for binary in $(printf '%s\n' "${binaries[@]}" | sort -u); do args+=("--cargo-arg=--test=$binary"); done
+        args+=(--cargo-test-arg=--)
+        for name in "${modules[@]}"; do args+=("--cargo-test-arg=$name::"); done
+        mutants "${args[@]}"
+    fi
+    results=$out/mutants.out
+    count() { cat "$@" 2>/dev/null | grep -c . || true; }
+    echo "== diff: $(count "$results/caught.txt" "$results/previously_caught.txt") caught," \
+        "$(count "$results/missed.txt") missed, $(count "$results/unviable.txt") unviable," \
+        "$(count "$results/timeout.txt") timed out; $((SECONDS - start)) s"
+    if [ -s "$results/missed.txt" ]; then
+        echo "missed (kill each with a test, or say in docs/TESTING.md why it cannot be):"
+        sed 's/^/  /' "$results/missed.txt"
+    fi
+    exit
+fi
+
 run store -f xr-store/src/object.rs --test-package xr-store,xr-plugin-kit
-run journal-catalog-manifest -f xr-build/src/journal.rs -f xr-store/src/catalog.rs -f xr-build/src/manifest.rs \
+run journal-catalog-manifest -f xr-build/src/journal.rs -f xr-store/src/catalog.rs -f 'xr-build/src/manifest/*.rs' \
     --test-package xr-build,xr-store
 run pipeline-cache -f backends/xr-compiler-vk-spirv/src/pipeline_cache.rs --test-package xr-compiler-vk-spirv,xr-tests \
     --cargo-test-arg=--lib --cargo-test-arg=--test=render
