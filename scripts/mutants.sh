@@ -76,6 +76,8 @@ if [ "$ONLY" = diff ]; then
         echo "mutants.sh diff mutates files in place: commit (or stash) your changes first" >&2
         exit 2
     fi
+    # The drivers the suite runs on (the integration modules draw).
+    . scripts/lavapipe-env.sh
     out=target/mutants/diff
     rm -rf "$out"
     mkdir -p "$out"
@@ -84,15 +86,19 @@ if [ "$ONLY" = diff ]; then
     # The test helpers are no product code; the benchmarks are measured by
     # running them (scripts/bench.sh, CI's bench smokes), not by tests.
     filters=(--in-diff "$out/changes.diff" -e 'tests/**' -e 'xr-bench/**')
+    # With a baseline run (the tests, unmutated, must pass first): a test
+    # that fails anyway would count every mutant as caught.
     mutants() {
         local status=0
-        CARGO_INCREMENTAL=1 cargo mutants --in-place --no-shuffle --baseline skip -o "$out" "${filters[@]}" "$@" ||
-            status=$?
+        CARGO_INCREMENTAL=1 cargo mutants --in-place --no-shuffle -o "$out" "${filters[@]}" "$@" || status=$?
         case $status in 0 | 2 | 3) ;; *) echo "cargo mutants failed ($status)" >&2 && exit "$status" ;; esac
     }
     echo "== diff against $(git rev-parse --short "$base"): $(cargo mutants --list "${filters[@]}" | wc -l) mutants"
     echo "== the tests of each mutant's own crate"
-    mutants --timeout 300 --cargo-arg=--tests
+    # Every feature of the crate: alone, a crate is built with its default
+    # features, and code behind the others (xr-build's farm) would not even
+    # compile, its mutants "missed" untested.
+    mutants --timeout 300 --all-features --cargo-arg=--tests
     modules=()
     binaries=()
     for file in $(git diff --name-only --diff-filter=AM "$base" HEAD -- 'tests/tests/*/*.rs'); do
