@@ -86,8 +86,8 @@ if [ "$ONLY" = diff ]; then
     # The test helpers are no product code; the benchmarks are measured by
     # running them (scripts/bench.sh, CI's bench smokes), not by tests.
     filters=(--in-diff "$out/changes.diff" -e 'tests/**' -e 'xr-bench/**')
-    # With a baseline run (the tests, unmutated, must pass first): a test
-    # that fails anyway would count every mutant as caught.
+    # Each pass has a baseline (the tests, unmutated, must pass first): a
+    # test that fails anyway would count every mutant as caught.
     mutants() {
         local status=0
         CARGO_INCREMENTAL=1 cargo mutants --in-place --no-shuffle -o "$out" "${filters[@]}" "$@" || status=$?
@@ -116,10 +116,20 @@ if [ "$ONLY" = diff ]; then
     missed=$out/mutants.out/missed.txt
     if [ -s "$missed" ] && [ ${#modules[@]} -gt 0 ]; then
         echo "== $(wc -l <"$missed") survivors against the integration modules: ${modules[*]}"
-        args=(--iterate --timeout 600 --test-workspace true)
-        for binary in $(printf '%s\n' "${binaries[@]}" | sort -u); do args+=("--cargo-arg=--test=$binary"); done
-        args+=(--cargo-test-arg=--)
-        for name in "${modules[@]}"; do args+=("--cargo-test-arg=$name::"); done
+        # The workspace's one feature set, as the suite builds it.
+        selection=(--workspace)
+        for binary in $(printf '%s\n' "${binaries[@]}" | sort -u); do selection+=("--test=$binary"); done
+        filters_of_modules=()
+        for name in "${modules[@]}"; do filters_of_modules+=("$name::"); done
+        # cargo-mutants' own baseline would build the mutated packages' tests, not these.
+        echo "== baseline: cargo test ${selection[*]} -- ${filters_of_modules[*]}"
+        if ! cargo test "${selection[@]}" -- "${filters_of_modules[@]}" >"$out/baseline.log" 2>&1; then
+            echo "mutants.sh diff: the integration modules fail unmutated (see $out/baseline.log)" >&2
+            exit 1
+        fi
+        args=(--iterate --baseline skip --timeout 600 --test-workspace true --cargo-test-arg=--)
+        for binary in "${selection[@]:1}"; do args+=("--cargo-arg=$binary"); done
+        for name in "${filters_of_modules[@]}"; do args+=("--cargo-test-arg=$name"); done
         mutants "${args[@]}"
     fi
     results=$out/mutants.out
