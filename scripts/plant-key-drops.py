@@ -20,6 +20,7 @@ pt=('xr-plugin-kit','program_cache::tests'); ct=('xr-compiler-vk-spirv','pipelin
 bt=('xr-compiler-vk-spirv','shader_binaries::tests::each_part'); et=('xr-remote-exec','execute::tests::each_part')
 ft=('xr-build','bindgen::reflection::tests::a_reflection_is_cached')
 G='backends/xr-compiler-glsl/src/runtime.rs'
+W='backends/xr-rhi-wgpu/src/pipeline_cache.rs'; wt=('xr-rhi-wgpu','pipeline_cache::tests::each_part')
 plants=[
  ('recipe: compiler name',R,'vec![FORMAT.into(), name.into(), identity.into(),','vec![FORMAT.into(), identity.into(),',rt),
  ('recipe: compiler identity',R,'name.into(), identity.into(), target.into()','name.into(), target.into()',rt),
@@ -76,10 +77,14 @@ plants=[
  ('action: outputs',E,'        output_files: outputs.clone(),\n        output_paths: outputs,\n','',et),
  ('action: platform',E,'    let platform = Some(proto::Platform { properties });','    let _ = properties;\n    let platform = Some(proto::Platform { properties: Vec::new() });',et),
  ('action: time limit',E,'        timeout: action.timeout.map(','        timeout: action.timeout.filter(|_| false).map(',et),
+ ('wgpu pipeline cache: adapter (vendor, device)',W,'        adapter.as_bytes(),\n','',wt),
+ ('wgpu pipeline cache: driver',W,'        info.driver.as_bytes(),\n','',wt),
+ ('wgpu pipeline cache: driver info',W,'        info.driver_info.as_bytes(),\n','',wt),
  ('reflection: compiler',F,'    let reflector = blake3::hash(reflector.as_bytes()).to_hex();','    let reflector = blake3::hash(b"").to_hex();',ft),
  ('glsl content key: stage',G,'            part(stage.stage.name().as_bytes());\n','',('xr-tests --test render','program_binaries::the_key_follows')),
  ('glsl content key: text',G,'            part(flat.text.as_bytes());\n','',('xr-tests --test render','program_binaries::the_key_follows')),
  ('glsl content key: separable',G,'        part(&[u8::from(options.separable)]);\n','',('xr-tests --test render','program_binaries::the_key_follows')),
+ ('noop through two checkouts: manifest place',N,'parts.push(crate::paths::absolute(&query.manifest.path).to_string_lossy().as_bytes().to_vec());','',('xr-tests --test build','hermetic::two_checkouts')),
  ('shader binary through the library: overrides',B,'            &overrides,\n','',('xr-tests --test render','cache_keys::shader_binaries')),
  ('program binary through the library: content key',P,'            content_key,\n','',('xr-tests --test render','cache_keys::program_binaries')),
 ]

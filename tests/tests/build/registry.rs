@@ -133,6 +133,33 @@ fn a_plugin_that_panics_inside_calls_costs_only_those_calls() {
         assert_eq!(error.error.kind, ErrorKind::Panic);
         assert!(error.error.message.contains("index 8 out of range"), "{}", error.error.message);
     }
+    // Every other call into the attached build system panics too: each is
+    // an error of kind Panic with the plugin's message, never an abort of
+    // the host (which has no way to catch a panic unwinding out of a plugin).
+    let options = xr_sourcebuild::BuildOptions::default();
+    let handle = xr_device::ProgramRef { kind: xr_device::ProgramKind::Program, name: 1 };
+    let binary = xr_sourcebuild::ProgramBinary { format: 1, bytes: vec![0; 4].into() };
+    let load = xr_sourcebuild::ArtifactLoad {
+        name: "any".into(),
+        target: "fixture-panic".into(),
+        path: xr_sourcebuild::LoadPath::Source,
+        artifact: Vec::new().into(),
+        overrides: Vec::new().into(),
+    };
+    let compiler = &mut broken.compiler;
+    let calls: [(&str, Option<xr_device::XrError>); 6] = [
+        ("no key", compiler.content_key(&program, &options).into_result().err().map(|e| e.error)),
+        ("no binary", compiler.program_binary(handle).into_result().err()),
+        ("cannot load", compiler.load_program_binary(&program, &options, &binary).into_result().err().map(|e| e.error)),
+        ("no pipelines", compiler.create_pipeline([handle].as_slice().into()).into_result().err()),
+        ("no store", compiler.set_store("store".into()).into_result().err()),
+        ("cannot load 'any'", compiler.load_artifact(&load).into_result().err().map(|e| e.error)),
+    ];
+    for (said, error) in calls {
+        let error = error.unwrap_or_else(|| panic!("the call that panics with '{said}' returned"));
+        assert_eq!(error.kind, ErrorKind::Panic, "{said}: {error:?}");
+        assert!(error.message.contains(said), "{said}: {}", error.message);
+    }
 
     // The real build system, on a device the registry opens past the broken
     // device system, still works.
