@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Checks the crate layering of docs/ARCHITECTURE.md with `cargo tree`:
-# - no plugin (anything under backends/) depends on the host, the build,
-#   the run-time library or the remote;
+# - no plugin (anything under backends/, their cdylib crates, the
+#   out-of-tree example) depends on the host, the build, the run-time
+#   library or the remote;
+# - no crate of the host links a decoder of artifacts (SPIR-V, naga,
+#   shaderc, a plugin): it stores and hands back bytes it never reads;
 # - the run-time library with default features pulls none of opendal,
 #   tokio, rayon, toml or notify (an engine that only loads shaders);
 # - the store links no plugin ABI (abi_stable);
@@ -44,9 +47,19 @@ check() { # rule, package, forbidden regex, [cargo tree options]
     fi
 }
 
-for manifest in backends/*/Cargo.toml; do
+# The plugin crates, the libraries users load (their cdylib crates) and the
+# out-of-tree example a plugin author copies.
+for manifest in backends/*/Cargo.toml backends/*/cdylib/Cargo.toml; do
     package=$(sed -n 's/^name = "\(.*\)"/\1/p' "$manifest" | head -1)
     check "a plugin never links the host" "$package" 'xr-host|xr-build|xr-library|xr-remote|xr-remote-exec|xr-cli'
+done
+check "a plugin never links the host" xr-compiler-wgsl 'xr-host|xr-build|xr-library|xr-remote|xr-remote-exec|xr-cli' \
+    --manifest-path examples/plugin-wgsl/Cargo.toml
+# An artifact's bytes are its build system's: the host stores, moves and
+# hands them back, and links nothing that could read them.
+for package in xr-host xr-build xr-library xr-store xr-worker xr-cargo xr-cli; do
+    check "the host decodes no artifact" "$package" \
+        'xr-spirv|xr-spirv-object|xr-gl-common|xr-vulkan-common|xr-compiler-.*|xr-rhi-.*|naga|shaderc|shaderc-sys|spirv|rspirv|spirv-tools'
 done
 check "an engine that only loads shaders gets no build host" xr-library 'opendal|tokio|tonic|rayon|toml|notify|xr-build|xr-remote|xr-remote-exec'
 # An engine pays for what it asks: the defaults of what it links.

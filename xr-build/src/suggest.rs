@@ -39,4 +39,19 @@ mod tests {
         assert_eq!(did_you_mean("kidn", ["name", "kind"]), "; did you mean `kind`?");
         assert_eq!(did_you_mean("zzzz", ["name", "kind"]), "");
     }
+
+    /// The limit is a third of the name's length, and never more than 3
+    /// edits however long the name: a long name 4 edits from another is a
+    /// different name, not a typo of it.
+    #[test]
+    fn a_suggestion_is_at_most_a_third_of_the_name_and_at_most_3_edits_away() {
+        let known = ["ray_generation_shader"];
+        // 21 letters: a third is 7, the cap 3.
+        assert_eq!(closest("ray_generatoin_shader", known), Some(known[0]), "one transposition");
+        assert_eq!(closest("rey_generetion_shadar", known), Some(known[0]), "3 edits");
+        assert_eq!(closest("rey_generetion_shodar", known), None, "4 edits: past the cap, though under a third");
+        // 6 letters: 2 edits, not 3.
+        assert_eq!(closest("vurtix", ["vertex"]), Some("vertex"), "2 edits");
+        assert_eq!(closest("wurtux", ["vertex"]), None, "3 edits: past a third of 6");
+    }
 }

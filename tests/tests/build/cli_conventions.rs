@@ -67,6 +67,12 @@ fn build_says_everything_on_stderr_and_json_alone_on_stdout() {
     let run = xr(&dir, &["store", "verify", "--store", "store"]).ok();
     assert_eq!(run.stdout, "", "{}", run.stderr);
     assert!(run.stderr.contains("xr store verify: "), "{}", run.stderr);
+    // Bindings asked into a file: nothing on stdout, which would otherwise hold them.
+    xr(&dir, &["build", "-q", "-m", "xr.toml", "--program", "lit"]).ok();
+    let run = xr(&dir, &["bindgen", "-m", "xr.toml", "--program", "lit", "-o", "lit.rs"]).ok();
+    assert_eq!(run.stdout, "", "{}", run.stderr);
+    let code = std::fs::read_to_string(dir.join("lit.rs")).expect("the bindings' file");
+    assert!(code.contains("pub mod lit"), "{code}");
 }
 
 #[test]

@@ -689,3 +689,23 @@ fn an_object_the_store_cannot_take_fails_its_artifact_with_no_file_and_loses_not
     assert!(ok, "{stdout}{stderr}");
     assert_eq!(summary(&stderr).0, ARTIFACTS, "{stderr}");
 }
+
+/// Touching a file (its bytes written again, unchanged) rebuilds nothing
+/// where the journal decides each artifact, not only where the build stamp
+/// answers first: the journal compares contents, never times.
+#[test]
+fn a_touched_include_rebuilds_nothing_where_the_journal_decides_each_artifact() {
+    let dir = materials_copy("build-touch-journal");
+    let (ok, _, stderr) = build(&dir, &[]);
+    assert!(ok, "{stderr}");
+    let lighting = dir.join("shaders/include/lighting.glsl");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&lighting, std::fs::read(&lighting).unwrap()).unwrap();
+    // Without the stamp, every artifact goes down the ordinary path.
+    std::fs::remove_file(dir.join("store/last-build.json")).expect("a whole success leaves a stamp");
+    let (ok, _, stderr) = build(&dir, &[]);
+    assert!(ok, "{stderr}");
+    let (built, reused, failed, _) = summary(&stderr);
+    assert_eq!((built, reused, failed), (0, ARTIFACTS, 0), "{stderr}");
+    assert!(dir.join("store/last-build.json").is_file(), "the ordinary path leaves a stamp again");
+}
