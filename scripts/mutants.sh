@@ -59,9 +59,10 @@ fi
 if [ "$ONLY" = diff ]; then
     # The functions a branch changed, not chosen files: each mutant first
     # against the tests of its own crate (unit and integration tests, no
-    # doc tests), then what survives against the integration modules the
-    # branch changed or added, and those named in XR_MUTANTS_MODULES
-    # ("warm hermetic"), which drive the real plugins and drivers.
+    # doc tests), then what survives against the integration modules, which
+    # drive the real plugins and drivers: those the branch changed or
+    # added, or those XR_MUTANTS_MODULES names in the order to try them
+    # ("warm hermetic remote_exec").
     base=${2:-${XR_LANDED:-}}
     if [ -z "$base" ]; then
         echo "usage: scripts/mutants.sh diff BASE (the last landed commit; or set XR_LANDED)" >&2
@@ -93,44 +94,52 @@ if [ "$ONLY" = diff ]; then
         CARGO_INCREMENTAL=1 cargo mutants --in-place --no-shuffle -o "$out" "${filters[@]}" "$@" || status=$?
         case $status in 0 | 2 | 3) ;; *) echo "cargo mutants failed ($status)" >&2 && exit "$status" ;; esac
     }
+    # The modules, in the order they are tried: XR_MUTANTS_MODULES when
+    # set, else those the branch changed or added.
+    if [ -n "${XR_MUTANTS_MODULES:-}" ]; then
+        read -r -a modules <<<"$XR_MUTANTS_MODULES"
+    else
+        modules=()
+        for file in $(git diff --name-only --diff-filter=AM "$base" HEAD -- 'tests/tests/*/*.rs'); do
+            [ "$(basename "$file")" = main.rs ] || modules+=("$(basename "$file" .rs)")
+        done
+    fi
+    binary_of() { # module: its integration binary
+        local file
+        file=$(ls tests/tests/*/"$1".rs 2>/dev/null | head -1)
+        [ -n "$file" ] || { echo "mutants.sh diff: no integration module '$1'" >&2 && exit 2; }
+        basename "$(dirname "$file")"
+    }
+    for name in "${modules[@]}"; do binary_of "$name" >/dev/null; done
     echo "== diff against $(git rev-parse --short "$base"): $(cargo mutants --list "${filters[@]}" | wc -l) mutants"
     echo "== the tests of each mutant's own crate"
     # Every feature of the crate: alone, a crate is built with its default
     # features, and code behind the others (xr-build's farm) would not even
     # compile, its mutants "missed" untested.
     mutants --timeout 300 --all-features --cargo-arg=--tests
-    modules=()
-    binaries=()
-    for file in $(git diff --name-only --diff-filter=AM "$base" HEAD -- 'tests/tests/*/*.rs'); do
-        name=$(basename "$file" .rs)
-        [ "$name" = main ] && continue
-        modules+=("$name")
-        binaries+=("$(basename "$(dirname "$file")")")
-    done
-    for name in ${XR_MUTANTS_MODULES:-}; do
-        file=$(ls tests/tests/*/"$name".rs 2>/dev/null | head -1)
-        [ -n "$file" ] || { echo "mutants.sh diff: no integration module '$name' (XR_MUTANTS_MODULES)" >&2 && exit 2; }
-        modules+=("$name")
-        binaries+=("$(basename "$(dirname "$file")")")
-    done
     missed=$out/mutants.out/missed.txt
     if [ -s "$missed" ] && [ ${#modules[@]} -gt 0 ]; then
-        echo "== $(wc -l <"$missed") survivors against the integration modules: ${modules[*]}"
+        echo "== $(wc -l <"$missed") survivors against the integration modules, one after another: ${modules[*]}"
         # The workspace's one feature set, as the suite builds it.
         selection=(--workspace)
-        for binary in $(printf '%s\n' "${binaries[@]}" | sort -u); do selection+=("--test=$binary"); done
         filters_of_modules=()
         for name in "${modules[@]}"; do filters_of_modules+=("$name::"); done
+        for binary in $(for name in "${modules[@]}"; do binary_of "$name"; done | sort -u); do
+            selection+=("--test=$binary")
+        done
         # cargo-mutants' own baseline would build the mutated packages' tests, not these.
         echo "== baseline: cargo test ${selection[*]} -- ${filters_of_modules[*]}"
         if ! cargo test "${selection[@]}" -- "${filters_of_modules[@]}" >"$out/baseline.log" 2>&1; then
             echo "mutants.sh diff: the integration modules fail unmutated (see $out/baseline.log)" >&2
             exit 1
         fi
-        args=(--iterate --baseline skip --timeout 600 --test-workspace true --cargo-test-arg=--)
-        for binary in "${selection[@]:1}"; do args+=("--cargo-arg=$binary"); done
-        for name in "${filters_of_modules[@]}"; do args+=("--cargo-test-arg=$name"); done
-        mutants "${args[@]}"
+        # Module by module: a mutant one kills is not tried against the next.
+        for name in "${modules[@]}"; do
+            [ -s "$missed" ] || break
+            echo "== $(wc -l <"$missed") survivors against $name::"
+            mutants --iterate --baseline skip --timeout 600 --test-workspace true \
+                "--cargo-arg=--test=$(binary_of "$name")" --cargo-test-arg=-- "--cargo-test-arg=$name::"
+        done
     fi
     results=$out/mutants.out
     count() { cat "$@" 2>/dev/null | grep -c . || true; }
