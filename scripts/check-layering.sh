@@ -56,7 +56,8 @@ done
 check "a plugin never links the host" xr-compiler-wgsl 'xr-host|xr-build|xr-library|xr-remote|xr-remote-exec|xr-cli' \
     --manifest-path examples/plugin-wgsl/Cargo.toml
 # An artifact's bytes are its build system's: the host stores, moves and
-# hands them back, and links nothing that could read them.
+# hands them back, and links no SPIR-V, naga or shaderc reader and no
+# plugin (xr-plugin-kit's source-bundle format, which it links, it never reads).
 for package in xr-host xr-build xr-library xr-store xr-worker xr-cargo xr-cli; do
     check "the host decodes no artifact" "$package" \
         'xr-spirv|xr-spirv-object|xr-gl-common|xr-vulkan-common|xr-compiler-.*|xr-rhi-.*|naga|shaderc|shaderc-sys|spirv|rspirv|spirv-tools'

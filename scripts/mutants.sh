@@ -61,8 +61,9 @@ if [ "$ONLY" = diff ]; then
     # against the tests of its own crate (unit and integration tests, no
     # doc tests), then what survives against the integration modules, which
     # drive the real plugins and drivers: those the branch changed or
-    # added, or those XR_MUTANTS_MODULES names in the order to try them
-    # ("warm hermetic remote_exec").
+    # added, or those XR_MUTANTS_MODULES names, as BINARY/MODULE or a
+    # MODULE of one binary, in the order to try them ("warm hermetic
+    # build/slang remote_exec").
     base=${2:-${XR_LANDED:-}}
     if [ -z "$base" ]; then
         echo "usage: scripts/mutants.sh diff BASE (the last landed commit; or set XR_LANDED)" >&2
@@ -79,76 +80,99 @@ if [ "$ONLY" = diff ]; then
     fi
     # The drivers the suite runs on (the integration modules draw).
     . scripts/lavapipe-env.sh
+    # Each mutant changes one function: an incremental rebuild recompiles
+    # little more. Set for every cargo here, or the baselines and the
+    # mutants would be two builds.
+    export CARGO_INCREMENTAL=1
     out=target/mutants/diff
     rm -rf "$out"
     mkdir -p "$out"
     git diff "$base" HEAD -- '*.rs' >"$out/changes.diff"
     start=$SECONDS
+    # The integration modules as BINARY/MODULE, in the order they are tried.
+    modules=()
+    if [ -n "${XR_MUTANTS_MODULES:-}" ]; then
+        for name in $XR_MUTANTS_MODULES; do
+            case $name in
+            */*) pattern=tests/tests/$name.rs ;;
+            *) pattern="tests/tests/*/$name.rs" ;;
+            esac
+            existing=()
+            for file in $pattern; do
+                [ -f "$file" ] || continue
+                file=${file#tests/tests/}
+                existing+=("${file%.rs}")
+            done
+            case ${#existing[@]} in
+            1) modules+=("${existing[0]}") ;;
+            0) echo "mutants.sh diff: no integration module '$name' (XR_MUTANTS_MODULES)" >&2 && exit 2 ;;
+            *) echo "mutants.sh diff: '$name' is a module of several binaries: name one (${existing[*]})" >&2 && exit 2 ;;
+            esac
+        done
+    else
+        for file in $(git diff --name-only --diff-filter=AM "$base" HEAD -- 'tests/tests/*/*.rs'); do
+            file=${file#tests/tests/}
+            [ "${file##*/}" = main.rs ] || modules+=("${file%.rs}")
+        done
+    fi
     # The test helpers are no product code; the benchmarks are measured by
     # running them (scripts/bench.sh, CI's bench smokes), not by tests.
     filters=(--in-diff "$out/changes.diff" -e 'tests/**' -e 'xr-bench/**')
-    # Each pass has a baseline (the tests, unmutated, must pass first): a
-    # test that fails anyway would count every mutant as caught.
+    # Each run's results are kept (pass-1, pass-2, ...): with --iterate,
+    # cargo-mutants counts what earlier runs caught or found unviable as
+    # "previously caught", and keeps only its own unviable mutants.
+    passes=0
     mutants() {
         local status=0
-        CARGO_INCREMENTAL=1 cargo mutants --in-place --no-shuffle -o "$out" "${filters[@]}" "$@" || status=$?
+        cargo mutants --in-place --no-shuffle -o "$out" "${filters[@]}" "$@" || status=$?
         case $status in 0 | 2 | 3) ;; *) echo "cargo mutants failed ($status)" >&2 && exit "$status" ;; esac
+        passes=$((passes + 1))
+        cp -r "$out/mutants.out" "$out/pass-$passes"
     }
-    # The modules, in the order they are tried: XR_MUTANTS_MODULES when
-    # set, else those the branch changed or added.
-    if [ -n "${XR_MUTANTS_MODULES:-}" ]; then
-        read -r -a modules <<<"$XR_MUTANTS_MODULES"
-    else
-        modules=()
-        for file in $(git diff --name-only --diff-filter=AM "$base" HEAD -- 'tests/tests/*/*.rs'); do
-            [ "$(basename "$file")" = main.rs ] || modules+=("$(basename "$file" .rs)")
-        done
-    fi
-    binary_of() { # module: its integration binary
-        local file
-        file=$(ls tests/tests/*/"$1".rs 2>/dev/null | head -1)
-        [ -n "$file" ] || { echo "mutants.sh diff: no integration module '$1'" >&2 && exit 2; }
-        basename "$(dirname "$file")"
-    }
-    for name in "${modules[@]}"; do binary_of "$name" >/dev/null; done
     echo "== diff against $(git rev-parse --short "$base"): $(cargo mutants --list "${filters[@]}" | wc -l) mutants"
     echo "== the tests of each mutant's own crate"
-    # Every feature of the crate: alone, a crate is built with its default
-    # features, and code behind the others (xr-build's farm) would not even
-    # compile, its mutants "missed" untested.
+    # With a baseline: a test that fails anyway would count every mutant
+    # as caught. Every feature of the crate: alone, a crate is built with
+    # its default features, and code behind the others (xr-build's farm)
+    # would not even compile, its mutants "missed" untested.
     mutants --timeout 300 --all-features --cargo-arg=--tests
     missed=$out/mutants.out/missed.txt
     if [ -s "$missed" ] && [ ${#modules[@]} -gt 0 ]; then
         echo "== $(wc -l <"$missed") survivors against the integration modules, one after another: ${modules[*]}"
-        # The workspace's one feature set, as the suite builds it.
-        selection=(--workspace)
-        filters_of_modules=()
-        for name in "${modules[@]}"; do filters_of_modules+=("$name::"); done
-        for binary in $(for name in "${modules[@]}"; do binary_of "$name"; done | sort -u); do
-            selection+=("--test=$binary")
+        # The workspace's one feature set, as the suite builds it; each
+        # module's filter run in its own binary.
+        binaries=$(printf '%s\n' "${modules[@]}" | cut -d/ -f1 | sort -u)
+        # The baseline here (cargo-mutants' own would build the mutated
+        # packages' tests, not these), one binary at a time.
+        for binary in $binaries; do
+            binary_filters=()
+            for module in "${modules[@]}"; do
+                if [ "${module%%/*}" = "$binary" ]; then binary_filters+=("${module#*/}::"); fi
+            done
+            echo "== baseline: cargo test --workspace --test $binary -- ${binary_filters[*]}"
+            if ! cargo test --workspace --test "$binary" -- "${binary_filters[@]}" >>"$out/baseline.log" 2>&1; then
+                echo "mutants.sh diff: the integration modules fail unmutated (see $out/baseline.log)" >&2
+                exit 1
+            fi
         done
-        # cargo-mutants' own baseline would build the mutated packages' tests, not these.
-        echo "== baseline: cargo test ${selection[*]} -- ${filters_of_modules[*]}"
-        if ! cargo test "${selection[@]}" -- "${filters_of_modules[@]}" >"$out/baseline.log" 2>&1; then
-            echo "mutants.sh diff: the integration modules fail unmutated (see $out/baseline.log)" >&2
-            exit 1
-        fi
         # Module by module: a mutant one kills is not tried against the next.
-        for name in "${modules[@]}"; do
+        for module in "${modules[@]}"; do
             [ -s "$missed" ] || break
-            echo "== $(wc -l <"$missed") survivors against $name::"
+            echo "== $(wc -l <"$missed") survivors against $module"
             mutants --iterate --baseline skip --timeout 600 --test-workspace true \
-                "--cargo-arg=--test=$(binary_of "$name")" --cargo-test-arg=-- "--cargo-test-arg=$name::"
+                "--cargo-arg=--test=${module%%/*}" --cargo-test-arg=-- "--cargo-test-arg=${module#*/}::"
         done
     fi
-    results=$out/mutants.out
     count() { cat "$@" 2>/dev/null | grep -c . || true; }
-    echo "== diff: $(count "$results/caught.txt" "$results/previously_caught.txt") caught," \
-        "$(count "$results/missed.txt") missed, $(count "$results/unviable.txt") unviable," \
-        "$(count "$results/timeout.txt") timed out; $((SECONDS - start)) s"
-    if [ -s "$results/missed.txt" ]; then
+    # Caught and unviable: each run's own, summed (no mutant is tried again
+    # once caught or unviable); missed and timed out: the last run's.
+    last=$out/pass-$passes
+    echo "== diff: $(count "$out"/pass-*/caught.txt) caught, $(count "$last/missed.txt") missed," \
+        "$(count "$out"/pass-*/unviable.txt) unviable, $(count "$last/timeout.txt") timed out;" \
+        "$((SECONDS - start)) s"
+    if [ -s "$last/missed.txt" ]; then
         echo "missed (kill each with a test, or say in docs/TESTING.md why it cannot be):"
-        sed 's/^/  /' "$results/missed.txt"
+        sed 's/^/  /' "$last/missed.txt"
     fi
     exit
 fi

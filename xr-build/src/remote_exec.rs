@@ -145,10 +145,19 @@ fn worker_key(tools: &[Input], arguments: &[String]) -> String {
     digest::of(shape.join("\n").as_bytes()).hash
 }
 
-/// The command line that starts `tool` for an action: for
-/// `xr-compile-action`, what a persistent worker starts with (its key
-/// takes them: [`worker_key`]).
-fn start_arguments(tool: &ActionTool, memory_limit: Option<u64>) -> Vec<String> {
+/// How an action starts its tool.
+struct ToolStart {
+    /// The command line.
+    arguments: Vec<String>,
+    /// The key of the persistent worker `xr-compile-action` may run in:
+    /// made here from the same command line, so that two actions share a
+    /// worker only when they would start it alike ([`worker_key`]).
+    worker_key: String,
+}
+
+/// How `tool`, whose files are `tools`, starts for an action whose worker's
+/// address space is capped at `memory_limit`.
+fn tool_start(tool: &ActionTool, tools: &[Input], memory_limit: Option<u64>) -> ToolStart {
     let mut arguments: Vec<String> = match tool {
         ActionTool::CompileAction(_) => [tool.place(), "--plugin-dir", "tool/plugins"].map(String::from).to_vec(),
         ActionTool::Xr(_) => {
@@ -161,7 +170,8 @@ fn start_arguments(tool: &ActionTool, memory_limit: Option<u64>) -> Vec<String> 
     if let Some(bytes) = memory_limit {
         arguments.extend(["--memory-limit".to_owned(), bytes.to_string()]);
     }
-    arguments
+    let worker_key = worker_key(tools, &arguments);
+    ToolStart { arguments, worker_key }
 }
 
 /// `cause` reading `path`.
@@ -395,11 +405,11 @@ impl RemoteExec {
         xr_worker::protocol::write_frame(&mut job, &Job::new(compiler, &request))
             .map_err(|e| FarmError::Job(Arc::new(e)))?;
         inputs.push(Input::bytes("job", job, false));
-        let mut arguments = start_arguments(&self.tool, memory_limit);
+        let ToolStart { mut arguments, worker_key } = tool_start(&self.tool, &tools, memory_limit);
         let mut platform = self.platform.clone();
         if let ActionTool::CompileAction(_) = self.tool {
             if self.persistent {
-                platform.push((persistent_worker::KEY_PROPERTY.into(), worker_key(&tools, &arguments)));
+                platform.push((persistent_worker::KEY_PROPERTY.into(), worker_key));
                 platform.push((persistent_worker::PROTOCOL_PROPERTY.into(), persistent_worker::JSON_PROTOCOL.into()));
             }
             inputs.push(Input::bytes("request", REQUEST, false));
@@ -664,32 +674,37 @@ mod tests {
             Input::bytes("tool/plugins/libxr_compiler_glsl.so", &b"glsl plugin"[..], true),
             Input::bytes("tool/lib/libshaderc.so", &b"shaderc"[..], true),
         ];
-        let one_gib = start_arguments(&tool, Some(1 << 30));
-        let base = worker_key(&tools, &one_gib);
-        assert_eq!(worker_key(&tools, &start_arguments(&tool, Some(1 << 30))), base, "the same worker: one key");
+        let one_gib = Some(1 << 30);
+        let base = tool_start(&tool, &tools, one_gib);
+        assert_eq!(tool_start(&tool, &tools, one_gib).worker_key, base.worker_key, "the same worker: one key");
         let mut reordered = tools.to_vec();
         reordered.rotate_left(1);
-        assert_eq!(worker_key(&reordered, &one_gib), base, "the order the libraries were mapped in");
+        assert_eq!(tool_start(&tool, &reordered, one_gib).worker_key, base.worker_key, "the order libraries mapped in");
 
         let mut rebuilt_plugin = tools.to_vec();
         rebuilt_plugin[1] = Input::bytes("tool/plugins/libxr_compiler_glsl.so", &b"glsl plugin, rebuilt"[..], true);
         let mut moved = tools.to_vec();
         moved[2] = Input::bytes("tool/plugins/libshaderc.so", &b"shaderc"[..], true);
         let others = [
-            ("another memory cap", worker_key(&tools, &start_arguments(&tool, Some(2 << 30)))),
-            ("no memory cap", worker_key(&tools, &start_arguments(&tool, None))),
-            ("another argument", worker_key(&tools, &[one_gib.clone(), vec!["--verbose".into()]].concat())),
-            ("a rebuilt plugin", worker_key(&rebuilt_plugin, &one_gib)),
-            ("a library at another place", worker_key(&moved, &one_gib)),
-            ("one tool fewer", worker_key(&tools[..2], &one_gib)),
+            ("another memory cap", tool_start(&tool, &tools, Some(2 << 30)).worker_key),
+            ("no memory cap", tool_start(&tool, &tools, None).worker_key),
+            ("another argument", worker_key(&tools, &[base.arguments.clone(), vec!["--verbose".into()]].concat())),
+            ("a rebuilt plugin", tool_start(&tool, &rebuilt_plugin, one_gib).worker_key),
+            ("a library at another place", tool_start(&tool, &moved, one_gib).worker_key),
+            ("one tool fewer", tool_start(&tool, &tools[..2], one_gib).worker_key),
         ];
         for (what, key) in &others {
-            assert_ne!(*key, base, "{what} must start another worker");
+            assert_ne!(*key, base.worker_key, "{what} must start another worker");
         }
         let distinct: std::collections::HashSet<&String> = others.iter().map(|(_, key)| key).collect();
         assert_eq!(distinct.len(), others.len(), "each change gives its own key: {others:?}");
-        // The memory cap is a start-up argument the action carries.
-        assert!(one_gib.ends_with(&["--memory-limit".to_owned(), (1u64 << 30).to_string()]), "{one_gib:?}");
+        // The key is of the command line the action carries, its memory cap among it.
+        assert_eq!(base.worker_key, worker_key(&tools, &base.arguments));
+        assert!(
+            base.arguments.ends_with(&["--memory-limit".to_owned(), (1u64 << 30).to_string()]),
+            "{:?}",
+            base.arguments
+        );
     }
 
     #[test]

@@ -74,7 +74,8 @@ pub fn run(args: WarmArgs) -> anyhow::Result<bool> {
     let bar = if quiet || !crate::term::progress_bar() {
         ProgressBar::hidden()
     } else {
-        let bar = ProgressBar::new(entries.len() as u64);
+        // Its length is the programs warmed, which the first step says.
+        let bar = ProgressBar::no_length();
         if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}") {
             bar.set_style(style);
         }

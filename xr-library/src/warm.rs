@@ -98,8 +98,8 @@ pub struct WarmReport {
 }
 
 impl WarmReport {
-    /// The programs warmed, one per program, variant and override values
-    /// however many targets and lines the log named it on.
+    /// The programs the log named, each counted once however many targets
+    /// and lines named it, whatever came of its warm.
     pub fn programs(&self) -> usize {
         self.already_warm + self.warmed.len() + self.no_device_binary.len() + self.failed.len()
     }

@@ -133,9 +133,11 @@ fn a_plugin_that_panics_inside_calls_costs_only_those_calls() {
         assert_eq!(error.error.kind, ErrorKind::Panic);
         assert!(error.error.message.contains("index 8 out of range"), "{}", error.error.message);
     }
-    // Every other call into the attached build system panics too: each is
-    // an error of kind Panic with the plugin's message, never an abort of
-    // the host (which has no way to catch a panic unwinding out of a plugin).
+    // Six more calls into the attached build system panic too (the fixture
+    // answers `availability`, which attaching it needs, and keeps the
+    // trait's own draw states and counters): each is an error of kind
+    // Panic with the plugin's message, never an abort of the host (which
+    // has no way to catch a panic unwinding out of a plugin).
     let options = xr_sourcebuild::BuildOptions::default();
     let handle = xr_device::ProgramRef { kind: xr_device::ProgramKind::Program, name: 1 };
     let binary = xr_sourcebuild::ProgramBinary { format: 1, bytes: vec![0; 4].into() };

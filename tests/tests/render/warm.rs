@@ -258,7 +258,7 @@ fn record_rewrite_warm_and_draw_again(
         warm = warm.env("XR_VK_SHADER_OBJECTS", "off");
     }
     let warmed = warm.software_device_cache(&mesa).dir(&fresh).ok().stderr;
-    assert!(warmed.contains("9 programs:") && warmed.contains("0 failed"), "{warmed}");
+    assert!(warmed.contains(": 9 programs:") && warmed.contains("0 failed"), "{warmed}");
     let warmed_objects = objects(&fresh.join("store"));
     let added = warmed_objects.difference(&built_objects).cloned().collect();
     let again = frames(&fresh, device, pipelines, &mesa, Some(&log));
@@ -355,7 +355,7 @@ fn a_log_that_spreads_each_program_s_draw_states_over_lines_and_targets_warms_ev
         spread
     });
     assert_eq!(spread_lines.get(), 9 * 5, "a line of its own for each program's each state");
-    assert!(warmed.contains("9 programs:") && warmed.contains("0 failed"), "one entry per program: {warmed}");
+    assert!(warmed.contains(": 9 programs:") && warmed.contains("0 failed"), "one entry per program: {warmed}");
     assert!(warmed.contains("45 pipelines of logged draw states made"), "9 programs × 5 states: {warmed}");
     assert!(warmed.contains("; 54 warm draws;"), "each program into its 5 formats and the device's own: {warmed}");
 }
@@ -418,7 +418,7 @@ fn a_log_two_processes_wrote_at_once_and_a_log_cut_mid_line_both_warm() {
             .stderr
     };
     let whole = warm(&dir);
-    assert!(whole.contains("9 programs:") && whole.contains("45 pipelines of logged draw states made"), "{whole}");
+    assert!(whole.contains(": 9 programs:") && whole.contains("45 pipelines of logged draw states made"), "{whole}");
 
     let text = std::fs::read_to_string(&log).unwrap();
     let last = text.trim_end().rfind('\n').unwrap();
