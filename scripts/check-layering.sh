@@ -24,7 +24,11 @@
 #   program can link the plugin crate beside others;
 # - no broken fixture plugin is a member of the workspace;
 # - every XR_* variable is read in one crate's code alone, so two front
-#   ends cannot read the same setting two ways.
+#   ends cannot read the same setting two ways;
+# - no code reads the environment but through xr-env's recording reader
+#   (what a build script watches and the no-op stamp checks is its record),
+#   except the few variables that never change what is built (cargo's
+#   OUT_DIR, the terminal's, the display's).
 # Prints each rule it checks; exits 1 on the first broken one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -150,5 +154,19 @@ if [ -n "$shared" ]; then
     failed=1
 else
     echo "layering: ok   every XR_* variable is read in one crate"
+fi
+# Every read of the environment goes through xr-env (xr_env::var, var_os),
+# which records it; a read around it would be a variable no build script
+# watches. Cargo's, the terminal's and the display's are read directly.
+around=$(grep -rnE '(^|[^_[:alnum:]])env::vars?(_os)?\b' --include='*.rs' */src backends/*/src samples/*/src 2>/dev/null |
+    grep -vE '^(xr-env|tests)/' |
+    sed -E 's/std::env::var(_os)?\("(OUT_DIR|RUST_LIB_BACKTRACE|CLICOLOR_FORCE|NO_COLOR|TERM|DISPLAY)"\)//g' |
+    grep -E '(^|[^_[:alnum:]])env::vars?(_os)?\b' || true)
+if [ -n "$around" ]; then
+    echo "layering: FAIL the environment is read around xr-env's recording reader:"
+    echo "$around"
+    failed=1
+else
+    echo "layering: ok   every read of the environment goes through xr-env (what builds watch is its record)"
 fi
 exit $failed

@@ -48,8 +48,7 @@ fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(tracing::Level::INFO).init();
     let args = Args::parse();
     let endpoint = xr_remote_exec::Endpoint::parse(&args.farm)?;
-    let connection =
-        xr_remote_exec::Connection::open(&endpoint, &args.instance, None, std::env::var("XR_BOT_TOKEN").ok())?;
+    let connection = xr_remote_exec::Connection::open(&endpoint, &args.instance, None, xr_env::var("XR_BOT_TOKEN"))?;
     let mut extra = Vec::new();
     for property in &args.properties {
         let (key, value) =

@@ -1,10 +1,14 @@
-//! A build's configuration, read once. The front ends (`xr build`, a
-//! build script, hot reload) turn their flags and the environment into a
-//! [`BuildRequest`] through this module: each `XR_*` variable a build reads
-//! is read in [`BuildEnv::read`], and a build script's
-//! `rerun-if-env-changed` list is [`WATCHED`], so that a variable cannot be
-//! honoured by one front end and forgotten by another (the shared cache's
-//! own variables are read by `xr_remote`, the plugin path by `xr_host`).
+//! A build's configuration, resolved once. The front ends (`xr build`, a
+//! build script, hot reload) say what their flags ask ([`Asked`]), read the
+//! environment once ([`BuildEnv::read`]), and [`Asked::resolve`] makes every
+//! decision from the two — the shared cache, upload, the farm, in-process
+//! compiles or workers — into one [`BuildRequest`], as ripgrep turns its
+//! `LowArgs` into `HiArgs`: no front end decides one of them itself, so a
+//! variable cannot be honoured by one and forgotten by another.
+//!
+//! Every variable is read through `xr_env`, which records it; what a build
+//! script watches (`rerun-if-env-changed`) and what the no-op stamp checks
+//! is that record ([`xr_host::Registry::environment_read`]), not a list.
 
 use crate::{BuildRequest, CompileIn, Workers};
 use std::{ffi::OsString, path::PathBuf, sync::Arc, time::Duration};
@@ -21,20 +25,6 @@ pub const REMOTE_EXEC: &str = "XR_REMOTE_EXEC";
 pub const REMOTE_INSTANCE: &str = "XR_REMOTE_INSTANCE";
 /// A bearer token for the farm.
 pub const REMOTE_EXEC_TOKEN: &str = "XR_REMOTE_EXEC_TOKEN";
-
-/// Every environment variable that changes what a build builds: where
-/// plugins are found (`XR_PLUGIN_PATH`, and the user's data directory
-/// through `XDG_DATA_HOME` and `HOME`), in-process compiles, the shared
-/// cache read before building and its upload.
-#[cfg(feature = "remote-cache")]
-pub const WATCHED: &[&str] =
-    &[xr_host::PLUGIN_PATH_VAR, "XDG_DATA_HOME", "HOME", IN_PROCESS, xr_remote::REMOTE_VAR, REMOTE_UPLOAD];
-/// Every environment variable that changes what a build builds: where
-/// plugins are found (`XR_PLUGIN_PATH`, and the user's data directory
-/// through `XDG_DATA_HOME` and `HOME`) and in-process compiles (a build
-/// without the shared cache reads none of its variables).
-#[cfg(not(feature = "remote-cache"))]
-pub const WATCHED: &[&str] = &[xr_host::PLUGIN_PATH_VAR, "XDG_DATA_HOME", "HOME", IN_PROCESS];
 
 /// Each worker's memory (address space) cap when none is given: far above
 /// what glslang and SPIRV-Tools need (a worker peaks at 77 MB through the
@@ -54,12 +44,15 @@ pub struct BuildEnv {
     pub remote_instance: Option<String>,
     /// The farm's token ([`REMOTE_EXEC_TOKEN`]).
     pub remote_exec_token: Option<String>,
+    /// The shared cache (`XR_REMOTE`, read only by a build with the shared
+    /// cache: its crate names the variable).
+    pub remote: Option<String>,
 }
 
 impl BuildEnv {
     /// Reads the process's environment: the one place each variable is read.
     pub fn read() -> Self {
-        Self::from_lookup(|name| std::env::var(name).ok())
+        Self::from_lookup(xr_env::var)
     }
 
     /// Reads the variables through `lookup` (a test's own environment).
@@ -72,6 +65,10 @@ impl BuildEnv {
             remote_exec: set(REMOTE_EXEC),
             remote_instance: set(REMOTE_INSTANCE),
             remote_exec_token: set(REMOTE_EXEC_TOKEN),
+            #[cfg(feature = "remote-cache")]
+            remote: set(xr_remote::REMOTE_VAR).map(|url| url.trim().to_owned()).filter(|url| !url.is_empty()),
+            #[cfg(not(feature = "remote-cache"))]
+            remote: None,
         }
     }
 }
@@ -99,9 +96,8 @@ pub struct Asked {
     pub shard: Option<crate::Shard>,
     /// Only the variants these usage logs name, read.
     pub used: Option<Arc<crate::used::UsedVariants>>,
-    /// The shared cache, opened.
-    #[cfg(feature = "remote-cache")]
-    pub remote: Option<Arc<xr_remote::Remote>>,
+    /// The shared cache's URL (a flag; default: `XR_REMOTE`).
+    pub remote: Option<String>,
     /// Upload to it (a flag; the environment may also ask).
     pub upload: bool,
     /// Compile in this process (a flag; the environment may also ask).
@@ -112,15 +108,105 @@ pub struct Asked {
     pub worker_memory: Option<u64>,
     /// How long one compile may run [default: [`Workers::DEFAULT_TIME_LIMIT`]].
     pub time_limit: Option<Duration>,
-    /// The farm, connected.
+    /// The farm, as the flags ask for it.
+    pub farm: FarmAsked,
+}
+
+/// The farm a front end's flags ask for; the environment fills in the URL,
+/// instance and token they leave out.
+#[derive(Clone, Debug, Default)]
+pub struct FarmAsked {
+    /// `grpc://HOST:PORT` or `grpcs://` (default: [`REMOTE_EXEC`]).
+    pub url: Option<String>,
+    /// The instance name (default: [`REMOTE_INSTANCE`], else none).
+    pub instance: Option<String>,
+    /// Compiles in flight at once; `None`: 64.
+    pub jobs: Option<usize>,
+    /// Platform properties, `KEY=VALUE`.
+    pub properties: Vec<String>,
+    /// Run the compiles in the farm's persistent workers.
+    pub persistent_workers: bool,
+}
+
+/// Why what was asked cannot be a build: a mistake in the flags or the
+/// environment, said before anything is built.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Upload asked by flag with no shared cache to upload to.
+    #[error("--remote-upload needs a remote (--remote URL or XR_REMOTE)")]
+    UploadWithoutRemote,
+    /// The shared cache cannot be set up (its URL, credentials or timeout).
+    #[cfg(feature = "remote-cache")]
+    #[error(transparent)]
+    Remote(#[from] xr_remote::RemoteError),
+    /// A shared cache asked for in a build without the shared-cache feature
+    /// (which never reads `XR_REMOTE`).
+    #[cfg(not(feature = "remote-cache"))]
+    #[error("a shared cache ({0}) was asked for, but this build of XR has no shared-cache support")]
+    NoRemoteSupport(String),
+    /// The farm's flags or URL are wrong.
+    #[error("{0}")]
+    FarmUsage(String),
+    /// The farm's connection cannot be set up (its TLS, its credentials).
+    #[error("{0}")]
+    FarmSetup(String),
+    /// A farm asked for by flag in a build without the farm feature (one
+    /// the environment names is a warning).
+    #[cfg(not(feature = "farm"))]
+    #[error("a farm ({0}) was asked for, but this build of XR has no Remote Execution support")]
+    NoFarmSupport(String),
+    /// The farm cannot be used at all (its tool cannot be sent).
     #[cfg(feature = "farm")]
-    pub remote_exec: Option<Arc<crate::remote_exec::RemoteExec>>,
+    #[error(transparent)]
+    Farm(#[from] crate::remote_exec::FarmError),
+}
+
+/// The decisions of a build, and what the front end should say of them.
+#[derive(Debug)]
+pub struct Resolved {
+    /// The build's request.
+    pub request: BuildRequest,
+    /// Warnings (a farm that cannot be reached: the build compiles here).
+    pub warnings: Vec<String>,
 }
 
 impl Asked {
-    /// The build request of what was asked and what `env` says, with
-    /// workers loading plugins from `plugin_dirs`.
-    pub fn request(self, env: &BuildEnv, plugin_dirs: &[PathBuf]) -> BuildRequest {
+    /// Every decision of the build from what was asked and what `env` says,
+    /// with workers loading plugins from `plugin_dirs`: the shared cache
+    /// (opened), upload, the farm (connected; one that cannot be reached is
+    /// a warning and the build compiles here), in-process compiles or workers.
+    pub fn resolve(self, env: &BuildEnv, plugin_dirs: &[PathBuf]) -> Result<Resolved, ConfigError> {
+        let mut warnings = Vec::new();
+        let remote_url = self.remote.clone().or_else(|| env.remote.clone());
+        #[cfg(feature = "remote-cache")]
+        let remote = match &remote_url {
+            Some(url) => Some(Arc::new(xr_remote::Remote::open(&xr_remote::RemoteConfig::from_url(url)?)?)),
+            None => None,
+        };
+        #[cfg(not(feature = "remote-cache"))]
+        if let Some(url) = remote_url {
+            return Err(ConfigError::NoRemoteSupport(url));
+        }
+        #[cfg(feature = "remote-cache")]
+        let has_remote = remote.is_some();
+        #[cfg(not(feature = "remote-cache"))]
+        let has_remote = false;
+        // A flag asking to upload with nowhere to upload to is a mistake; the
+        // environment's standing ask is only void then.
+        if self.upload && !has_remote {
+            return Err(ConfigError::UploadWithoutRemote);
+        }
+        let upload = (self.upload || env.remote_upload) && has_remote;
+        #[cfg(feature = "farm")]
+        let remote_exec = crate::remote_exec::RemoteExec::from_asked(&self.farm, env, &mut warnings)?.map(Arc::new);
+        #[cfg(not(feature = "farm"))]
+        match (&self.farm.url, &env.remote_exec) {
+            (Some(url), _) => return Err(ConfigError::NoFarmSupport(url.clone())),
+            (None, Some(url)) => warnings.push(format!(
+                "{REMOTE_EXEC} names a farm ({url}), but this build of XR has no Remote Execution support: compiling here"
+            )),
+            (None, None) => {}
+        }
         let compile_in = match (&self.worker, self.in_process || env.in_process) {
             (Some(start), false) => {
                 let mut args = start.args.clone();
@@ -139,24 +225,20 @@ impl Asked {
             }
             _ => CompileIn::Process,
         };
-        // Upload needs somewhere to upload to.
-        #[cfg(feature = "remote-cache")]
-        let upload = (self.upload || env.remote_upload) && self.remote.is_some();
-        #[cfg(not(feature = "remote-cache"))]
-        let upload = false;
-        BuildRequest {
+        let request = BuildRequest {
             jobs: self.jobs,
             targets: self.targets,
             programs: self.programs,
             shard: self.shard,
             used: self.used,
             #[cfg(feature = "remote-cache")]
-            remote: self.remote,
+            remote,
             upload,
             compile_in,
             #[cfg(feature = "farm")]
-            remote_exec: self.remote_exec,
-        }
+            remote_exec,
+        };
+        Ok(Resolved { request, warnings })
     }
 }
 
@@ -178,30 +260,50 @@ mod tests {
             "an empty value is unset"
         );
         assert!(!BuildEnv::from_lookup(|_| Some("0".into())).in_process);
-        for variable in [IN_PROCESS, xr_host::PLUGIN_PATH_VAR] {
-            assert!(WATCHED.contains(&variable), "a build script reruns when {variable} changes");
-        }
-        #[cfg(feature = "remote-cache")]
-        for variable in [REMOTE_UPLOAD, xr_remote::REMOTE_VAR] {
-            assert!(WATCHED.contains(&variable), "a build script reruns when {variable} changes");
+        // Read through the tracked reader: what a build script watches.
+        BuildEnv::read();
+        let read = xr_env::names_read();
+        for variable in [IN_PROCESS, REMOTE_UPLOAD, REMOTE_EXEC, REMOTE_INSTANCE, REMOTE_EXEC_TOKEN] {
+            assert!(read.iter().any(|name| name == variable), "{variable} is not in the record: {read:?}");
         }
     }
 
     #[test]
     fn workers_unless_in_process_is_asked_and_upload_only_with_a_remote() {
         let start = WorkerStart { program: "/bin/xr".into(), args: vec!["worker".into()] };
-        let asked = Asked { worker: Some(start), upload: true, ..Asked::default() };
-        let request = asked.clone().request(&BuildEnv::default(), &["/plugins".into()]);
+        let asked = Asked { worker: Some(start), ..Asked::default() };
+        let resolve = |asked: Asked, env: &BuildEnv, dirs: &[PathBuf]| asked.resolve(env, dirs).unwrap().request;
+        let request = resolve(asked.clone(), &BuildEnv::default(), &["/plugins".into()]);
         let CompileIn::Workers(workers) = &request.compile_in else { panic!("workers") };
         assert_eq!(workers.pool.command.args, ["worker", "--plugin-dir", "/plugins"].map(OsString::from));
         assert_eq!(workers.pool.memory_limit, Some(DEFAULT_WORKER_MEMORY));
-        assert!(!request.upload, "no remote to upload to");
-        #[cfg(not(feature = "remote-cache"))]
-        assert!(!WATCHED.contains(&REMOTE_UPLOAD), "a build without the shared cache reads none of its variables");
+        let standing = BuildEnv { remote_upload: true, ..BuildEnv::default() };
+        assert!(!resolve(asked.clone(), &standing, &[]).upload, "the environment's upload, no remote: void");
+        let flagged = Asked { upload: true, ..asked.clone() }.resolve(&BuildEnv::default(), &[]);
+        assert!(matches!(flagged, Err(ConfigError::UploadWithoutRemote)), "{flagged:?}");
         let env = BuildEnv { in_process: true, ..BuildEnv::default() };
-        assert!(matches!(asked.clone().request(&env, &[]).compile_in, CompileIn::Process));
-        let uncapped = Asked { worker_memory: Some(0), ..asked }.request(&BuildEnv::default(), &[]);
+        assert!(matches!(resolve(asked.clone(), &env, &[]).compile_in, CompileIn::Process));
+        let uncapped = resolve(Asked { worker_memory: Some(0), ..asked }, &BuildEnv::default(), &[]);
         let CompileIn::Workers(workers) = &uncapped.compile_in else { panic!("workers") };
         assert_eq!(workers.pool.memory_limit, None);
+    }
+
+    #[cfg(feature = "farm")]
+    #[test]
+    fn the_farm_s_flags_are_checked_before_anything_connects() {
+        let farm = |url: &str, jobs: Option<usize>, properties: &[&str]| FarmAsked {
+            url: Some(url.to_owned()),
+            jobs,
+            properties: properties.iter().map(|p| p.to_string()).collect(),
+            ..FarmAsked::default()
+        };
+        for (asked, says) in [
+            (farm("http://farm:1", None, &[]), "grpc"),
+            (farm("grpc://farm:1", Some(0), &[]), "greater than 0"),
+            (farm("grpc://farm:1", None, &["no-equals"]), "KEY=VALUE"),
+        ] {
+            let error = Asked { farm: asked, ..Asked::default() }.resolve(&BuildEnv::default(), &[]).unwrap_err();
+            assert!(matches!(error, ConfigError::FarmUsage(_)) && error.to_string().contains(says), "{error}");
+        }
     }
 }

@@ -309,7 +309,7 @@ pub fn run(
     // build failed then, and the stamp is only removed.
     let succeeded = finished.succeeded() && invocation.emit_guarded.is_none();
     let query = NoopQuery { manifest: &finished.manifest, request, plugin_dirs };
-    noop::record(&query, stamp_key, &finished.summary, succeeded);
+    noop::record(&query, stamp_key, &finished.summary, succeeded, &registry.environment_read());
     Ok(finished)
 }
 

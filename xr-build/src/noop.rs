@@ -7,12 +7,15 @@
 //! the store, `last-build.json`, as ninja leaves its log: the key of what
 //! was asked (manifest text, store, targets, programs, shard, and the stamp
 //! of `xr` and of every plugin file it could load), every input file with
-//! its hash, and the stamp of every object and catalog the build stands on.
+//! its hash, the stamp of every object and catalog the build stands on, and
+//! every environment variable the build read (XR's code and the plugins',
+//! through `xr_env`), with its value, set or not.
 //!
 //! The next build with the same key is a no-op, without plugins, when every
 //! input still hashes the same and every object and catalog file still has
 //! its stamp ([`xr_sourcebuild::store::ObjectStamp`]: size, times, inode —
-//! any write or replacement changes one). Anything else — an edited source,
+//! any write or replacement changes one), and every variable still has its
+//! value. Anything else — an edited source,
 //! a rebuilt plugin, an object removed by `xr store gc`, a catalog written
 //! by another build, a file that cannot be read — sends the build down the
 //! ordinary path, which decides per artifact. The stamp is only ever a
@@ -24,7 +27,7 @@
 //! The stamp is JSON lines, read and written one line at a time so that a
 //! no-op's memory does not grow with the artifacts: a [`Header`] (which
 //! counts the lines after it, so that a stamp cut short never holds), then
-//! one [`StampLine`] per input, object and catalog.
+//! one [`StampLine`] per variable, input, object and catalog.
 
 use crate::{BuildRequest, Manifest, Summary};
 use serde::{Deserialize, Serialize};
@@ -62,6 +65,9 @@ enum StampLine {
     Object(String, ObjectStamp),
     /// A catalog file, with its stamp.
     Catalog(String, ObjectStamp),
+    /// An environment variable the build read (by XR or a plugin), with its
+    /// value then (`None`: unset).
+    Variable(String, Option<String>),
 }
 
 /// What a build needs to know to be keyed: the manifest as loaded, the
@@ -80,20 +86,10 @@ pub struct NoopQuery<'a> {
 /// it once, before building, and give the same to [`check`] and
 /// [`record`]: a manifest edited while the build runs must not be stamped
 /// as built.
+/// The environment is not part of it but of the stamp's lines: each
+/// variable the last build read, with its value then.
 pub fn key(query: &NoopQuery<'_>) -> Option<String> {
-    // What the plugins read of the environment decides what they build
-    // (`XR_SLANG_LIBRARY` names the Slang library): every XR_* variable.
-    let mut environment: Vec<(String, String)> = std::env::vars_os()
-        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.to_string_lossy().into_owned())))
-        .filter(|(name, _)| name.starts_with("XR_"))
-        .collect();
-    environment.sort();
-    key_in(query, &environment)
-}
-
-/// [`key`] in the environment `environment` (its XR_* variables, sorted).
-fn key_in(query: &NoopQuery<'_>, environment: &[(String, String)]) -> Option<String> {
-    let mut parts: Vec<Vec<u8>> = vec![b"xr-build-stamp/2".to_vec(), xr_store::FORMAT.into()];
+    let mut parts: Vec<Vec<u8>> = vec![b"xr-build-stamp/3".to_vec(), xr_store::FORMAT.into()];
     // Absolute: every spelling of one manifest is one build.
     parts.push(crate::paths::absolute(&query.manifest.path).to_string_lossy().as_bytes().to_vec());
     parts.push(std::fs::read(&query.manifest.path).ok()?);
@@ -117,9 +113,6 @@ fn key_in(query: &NoopQuery<'_>, environment: &[(String, String)]) -> Option<Str
         for file in plugin_files(dir) {
             parts.push(stamp_text(&file)?.into());
         }
-    }
-    for (name, value) in environment {
-        parts.push(format!("{name}={value}").into());
     }
     Some(ObjectKey::from_parts(parts.iter().map(Vec::as_slice)).hex())
 }
@@ -172,6 +165,7 @@ fn holds(query: &NoopQuery<'_>, key: &str) -> Option<Summary> {
                 store.stamp(&ObjectKey::from_hex(&hex)?) == Some(object_stamp)
             }
             StampLine::Catalog(path, catalog_stamp) => file_stamp(Path::new(&path)) == Some(catalog_stamp),
+            StampLine::Variable(name, value) => variable(&name) == value,
         };
         if !holds {
             return None;
@@ -187,10 +181,18 @@ fn holds(query: &NoopQuery<'_>, key: &str) -> Option<Summary> {
     })
 }
 
+/// A variable's value as the stamp keeps it (read through the tracked
+/// reader: a no-op has read what the build it stands for read).
+fn variable(name: &str) -> Option<String> {
+    xr_env::var_os(name).map(|value| value.to_string_lossy().into_owned())
+}
+
 /// After a build: leaves its stamp under `key` (taken before the build) if
-/// everything succeeded, and removes any earlier one otherwise. Failing to
-/// write it only costs the next no-op its shortcut.
-pub fn record(query: &NoopQuery<'_>, key: Option<String>, summary: &Summary, succeeded: bool) {
+/// everything succeeded, and removes any earlier one otherwise; `variables`
+/// are the environment variables the build read (its registry's
+/// [`environment_read`](xr_host::Registry::environment_read)), kept with
+/// their values. Failing to write it only costs the next no-op its shortcut.
+pub fn record(query: &NoopQuery<'_>, key: Option<String>, summary: &Summary, succeeded: bool, variables: &[String]) {
     let path = query.manifest.store.join(FILE);
     let _ = std::fs::remove_file(&path);
     if !succeeded || !summary.failed.is_empty() || query.request.reads_shared_cache() {
@@ -200,7 +202,7 @@ pub fn record(query: &NoopQuery<'_>, key: Option<String>, summary: &Summary, suc
     let Some(key) = key else { return };
     // Written whole or not at all: a reader should never see half a stamp.
     let temp = store.root().join("tmp").join(format!("last-build.{}.0.tmp", std::process::id()));
-    match write_stamp(&temp, query, &store, key, summary) {
+    match write_stamp(&temp, query, &store, key, summary, variables) {
         Some(()) => {
             if std::fs::rename(&temp, &path).is_err() {
                 let _ = std::fs::remove_file(&temp);
@@ -214,15 +216,26 @@ pub fn record(query: &NoopQuery<'_>, key: Option<String>, summary: &Summary, suc
 
 /// Writes the stamp of `summary` to `temp`; `None` if a file cannot be
 /// stamped or written.
-fn write_stamp(temp: &Path, query: &NoopQuery<'_>, store: &Store, key: String, summary: &Summary) -> Option<()> {
+fn write_stamp(
+    temp: &Path,
+    query: &NoopQuery<'_>,
+    store: &Store,
+    key: String,
+    summary: &Summary,
+    variables: &[String],
+) -> Option<()> {
     let header = Header {
         key,
         artifacts: summary.built + summary.fetched + summary.reused,
         bytes: summary.bytes,
-        lines: summary.inputs.len() + summary.objects.len() + summary.catalogs.len(),
+        lines: summary.inputs.len() + summary.objects.len() + summary.catalogs.len() + variables.len(),
     };
     let mut out = BufWriter::new(File::create(temp).ok()?);
     write_line(&mut out, &header)?;
+    // First: a changed variable is found before any input is hashed.
+    for name in variables {
+        write_line(&mut out, &StampLine::Variable(name.clone(), variable(name)))?;
+    }
     // The build names its inputs relative to the manifest; the stamp is
     // this machine's and is checked from any directory: absolute.
     let root = crate::paths::SourceRoot::of_manifest(&query.manifest.path);
@@ -259,8 +272,8 @@ mod tests {
     /// Each part of a build's key changed alone gives another key: the
     /// manifest's place and bytes, the store, the targets, programs and
     /// shard asked for, the usage logs' selections (the build's and a
-    /// program's own), the plugin directories and the plugin files in them,
-    /// and the XR_* environment.
+    /// program's own), the plugin directories and the plugin files in them
+    /// (the environment is checked line by line: the test below).
     #[test]
     fn each_part_of_a_builds_key_changed_alone_gives_another_key() {
         let dir = tempfile::tempdir().unwrap();
@@ -274,7 +287,7 @@ mod tests {
         let base_manifest = manifest(&dir.path().join("xr.toml"));
         let plugins = vec![dir.path().join("plugins")];
         let key_of = |manifest: &Manifest, request: &BuildRequest, plugin_dirs: &[PathBuf]| {
-            key_in(&NoopQuery { manifest, request, plugin_dirs }, &[]).unwrap()
+            key(&NoopQuery { manifest, request, plugin_dirs }).unwrap()
         };
         let request = BuildRequest::default();
         let base = key_of(&base_manifest, &request, &plugins);
@@ -315,14 +328,6 @@ mod tests {
             ),
             ("a program's own usage log", key_of(&own_log, &request, &plugins)),
             ("the plugin directories", key_of(&base_manifest, &request, &[other_checkout.path().join("plugins")])),
-            (
-                "an XR_* variable the plugins read",
-                key_in(
-                    &NoopQuery { manifest: &base_manifest, request: &request, plugin_dirs: &plugins },
-                    &[("XR_A_PLUGIN_SETTING".into(), "on".into())],
-                )
-                .unwrap(),
-            ),
         ];
         let mut seen = vec![("the base", base.clone())];
         for (part, key) in others {

@@ -19,8 +19,10 @@
 //! Cargo reruns the script exactly when something the build read changed:
 //! it prints `cargo:rerun-if-changed=` for the manifest, every file a
 //! compile read (stage files, includes, Slang modules) and every plugin
-//! loaded, and `cargo:rerun-if-env-changed=` for the variables that change
-//! what is built ([`WATCHED_VARIABLES`]). Each distinct diagnostic is one
+//! loaded, and `cargo:rerun-if-env-changed=` for every environment variable
+//! the build read, by XR or by a plugin (`xr_host::Registry::environment_read`:
+//! every read goes through one recording reader, so no variable is left
+//! off by a list kept by hand). Each distinct diagnostic is one
 //! `cargo:warning=` line (`file:line:column: error: message`), and a build
 //! with errors fails the script with their count.
 //!
@@ -52,10 +54,6 @@ use xr_host::{LinkedPlugin, Registry, RegistryError};
 
 /// The first argument of a build script started as a compiler worker.
 pub const WORKER_FLAG: &str = "--xr-cargo-worker";
-
-/// The environment variables that change what a build script builds: the
-/// build's own list ([`xr_build::config::WATCHED`]), where each is read.
-pub const WATCHED_VARIABLES: &[&str] = xr_build::config::WATCHED;
 
 /// Why the shaders were not built.
 #[derive(Debug, thiserror::Error)]
@@ -97,10 +95,10 @@ pub enum Error {
     /// A compiler linked into the build script was refused.
     #[error(transparent)]
     Linked(#[from] RegistryError),
-    /// The shared cache named (or `XR_REMOTE`'s) cannot be opened.
-    #[cfg(feature = "remote-cache")]
-    #[error("the shared cache: {0}")]
-    Remote(String),
+    /// What the build asks for cannot be set up: the shared cache named
+    /// (or `XR_REMOTE`'s), a farm, upload with no shared cache.
+    #[error("the build's configuration: {0}")]
+    Config(#[from] xr_build::config::ConfigError),
     /// The build could not start.
     #[error(transparent)]
     Invocation(#[from] InvocationError),
@@ -272,9 +270,6 @@ impl Build {
         };
         let cargo = Directives::new();
         cargo.rerun_if_changed(&xr_build::paths::absolute(&self.manifest));
-        for variable in WATCHED_VARIABLES {
-            cargo.line(&format!("rerun-if-env-changed={variable}"));
-        }
         // The plugins that load, not every shared library of their
         // directories: the profile directory holds the crate's own cdylibs
         // too, which change with every build of it.
@@ -303,14 +298,30 @@ impl Build {
             targets: self.targets.clone(),
             programs: self.programs.clone(),
             #[cfg(feature = "remote-cache")]
-            remote: xr_build::xr_remote::Remote::from_flag_or_env(self.remote.as_deref())
-                .map_err(|e| Error::Remote(e.to_string()))?
-                .map(std::sync::Arc::new),
+            remote: self.remote.clone(),
             // Worker processes of this very build script (in process when its own path is unknown).
             worker: std::env::current_exe().ok().map(|program| WorkerStart { program, args: vec![WORKER_FLAG.into()] }),
             ..Asked::default()
         };
-        let request = asked.request(&BuildEnv::read(), &plugin_dirs);
+        let resolved = asked.resolve(&BuildEnv::read(), &plugin_dirs).map_err(Error::from);
+        // Every variable this build read, by XR or a plugin, reruns the
+        // script when it changes: told even when the build fails below.
+        let watch_environment = |registry: &Registry| {
+            for variable in registry.environment_read() {
+                cargo.line(&format!("rerun-if-env-changed={variable}"));
+            }
+        };
+        let resolved = match resolved {
+            Ok(resolved) => resolved,
+            Err(error) => {
+                watch_environment(&registry);
+                return Err(error);
+            }
+        };
+        for warning in &resolved.warnings {
+            cargo.warning(warning);
+        }
+        let request = resolved.request;
         let invocation = Invocation {
             manifest: self.manifest.clone(),
             store: Some(store.clone()),
@@ -319,7 +330,9 @@ impl Build {
             emit_guarded: None,
         };
         // No progress: cargo shows a build script's output only when it fails.
-        let finished = match invocation::run(&invocation, Some(&registry), &invocation::Silent) {
+        let finished = invocation::run(&invocation, Some(&registry), &invocation::Silent);
+        watch_environment(&registry);
+        let finished = match finished {
             Ok(finished) => finished,
             Err(InvocationError::Manifest { reports, .. }) => {
                 for report in &reports {

@@ -11,7 +11,7 @@ use std::{
 };
 use xr_build::{
     ArtifactResult, Manifest, Outcome, Shard,
-    config::Asked,
+    config::{Asked, ConfigError},
     gc,
     invocation::{self, Finished, GuardedDir, GuardedOutcome, Invocation, InvocationError},
     xr_remote::Remote,
@@ -94,48 +94,15 @@ pub struct RemoteExecArgs {
 }
 
 impl RemoteExecArgs {
-    /// The farm asked for, connected; `None` (after one warning) when it
-    /// cannot be reached, so the build compiles here.
-    fn open(&self, messages: &MessageArgs) -> anyhow::Result<Option<Arc<xr_build::remote_exec::RemoteExec>>> {
-        use xr_build::xr_remote_exec::{Connection, Endpoint, ExecutorConfig, RemoteExecutor};
-        let env = xr_build::config::BuildEnv::read();
-        let Some(url) = self.remote_exec.clone().or(env.remote_exec) else { return Ok(None) };
-        let endpoint = Endpoint::parse(&url).map_err(|e| usage(e.to_string()))?;
-        if self.remote_jobs == 0 {
-            return Err(usage("--remote-jobs takes a number greater than 0"));
-        }
-        let mut properties = Vec::new();
-        for property in &self.remote_properties {
-            let (key, value) = property
-                .split_once('=')
-                .ok_or_else(|| usage(format!("--remote-property {property}: write KEY=VALUE")))?;
-            properties.push((key.to_owned(), value.to_owned()));
-        }
-        let login = url::Url::parse(&url)
-            .ok()
-            .and_then(|u| xr_build::xr_remote::credentials::login_for(&u).ok().flatten())
-            .map(|l| (l.user, l.password));
-        let instance = self.remote_instance.clone().or(env.remote_instance).unwrap_or_default();
-        let tool = xr_build::remote_exec::ActionTool::find(self.remote_persistent_workers)?;
-        let connection = Connection::open(&endpoint, &instance, login, env.remote_exec_token)
-            .with_context(|| format!("the farm at {}", endpoint.shown))?;
-        let config = ExecutorConfig { jobs: self.remote_jobs, ..ExecutorConfig::default() };
-        match RemoteExecutor::connect(&connection, config) {
-            Ok(executor) => Ok(Some(Arc::new(xr_build::remote_exec::RemoteExec::new(
-                executor,
-                self.remote_jobs,
-                properties,
-                tool,
-                self.remote_persistent_workers,
-            )?))),
-            Err(e) => {
-                messages.tell(&crate::term::labelled(
-                    crate::term::Label::Warning,
-                    &format!("{e}; compiling here"),
-                    crate::term::color(),
-                ));
-                Ok(None)
-            }
+    /// What the flags ask of the farm (the environment has its say in
+    /// [`Asked::resolve`]).
+    fn asked(&self) -> xr_build::config::FarmAsked {
+        xr_build::config::FarmAsked {
+            url: self.remote_exec.clone(),
+            instance: self.remote_instance.clone(),
+            jobs: Some(self.remote_jobs),
+            properties: self.remote_properties.clone(),
+            persistent_workers: self.remote_persistent_workers,
         }
     }
 }
@@ -156,17 +123,6 @@ pub struct RemoteArgs {
 /// The remote at `url`, else the one `XR_REMOTE` names, else none.
 pub fn open_remote(url: Option<&str>) -> anyhow::Result<Option<Arc<Remote>>> {
     Ok(Remote::from_flag_or_env(url)?.map(Arc::new))
-}
-
-impl RemoteArgs {
-    /// The remote asked for, by flag or environment.
-    pub fn open(&self) -> anyhow::Result<Option<Arc<Remote>>> {
-        open_remote(self.remote.as_deref())
-    }
-
-    fn upload(&self, env: &xr_build::config::BuildEnv) -> bool {
-        self.remote_upload || env.remote_upload
-    }
 }
 
 /// Shows the build's progress: a bar on a terminal, else a line every
@@ -253,13 +209,6 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
     if let Some(kind) = args.emit.as_deref().filter(|k| *k != "guarded") {
         return Err(usage(format!("unknown --emit kind '{kind}' (guarded)")));
     }
-    let env = xr_build::config::BuildEnv::read();
-    let remote = args.remote.open()?;
-    let upload = args.remote.upload(&env);
-    if upload && remote.is_none() {
-        return Err(usage("--remote-upload needs a remote (--remote URL or XR_REMOTE)"));
-    }
-    let remote_exec = args.remote_exec.open(&args.messages)?;
     let used = match args.used.as_slice() {
         [] => None,
         logs => Some(Arc::new(read_used(&args, logs)?)),
@@ -275,12 +224,20 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         programs: args.programs.clone(),
         shard: args.shard,
         used: used.clone(),
-        remote: remote.clone(),
-        upload,
-        remote_exec: remote_exec.clone(),
+        remote: args.remote.remote.clone(),
+        upload: args.remote.remote_upload,
+        farm: args.remote_exec.asked(),
         ..args.workers.asked()?
     };
-    let request = asked.request(&env, &plugin_dirs);
+    let resolved = asked.resolve(&xr_build::config::BuildEnv::read(), &plugin_dirs).map_err(|e| match e {
+        ConfigError::UploadWithoutRemote | ConfigError::FarmUsage(_) => usage(e.to_string()),
+        other => anyhow::Error::new(other),
+    })?;
+    for warning in &resolved.warnings {
+        args.messages.tell(&crate::term::labelled(crate::term::Label::Warning, warning, crate::term::color()));
+    }
+    let request = resolved.request;
+    let (remote, remote_exec) = (request.remote.clone(), request.remote_exec.clone());
     // Beside the store by default: known only once the manifest is read.
     let emit_guarded =
         args.emit.as_ref().map(|_| args.emit_dir.clone().map_or(GuardedDir::BesideStore, GuardedDir::At));

@@ -43,7 +43,7 @@ pub fn in_process_by_environment() -> bool {
 
 impl WorkerArgs {
     /// What the flags ask of the build's compiles (the environment has its
-    /// say in [`Asked::request`]).
+    /// say in [`Asked::resolve`]).
     pub fn asked(&self) -> anyhow::Result<Asked> {
         let time_limit = match self.compile_timeout {
             Some(seconds) => {

@@ -9,6 +9,6 @@ pub const LOG_VAR: &str = "XR_LOG";
 /// The level `XR_LOG` asks for: `None` when it is unset, warnings where its
 /// value is not a level (a typo still shows what went wrong).
 pub fn log_level() -> Option<Level> {
-    let value = std::env::var_os(LOG_VAR)?;
+    let value = xr_env::presentation_var_os(LOG_VAR)?;
     Some(value.to_str().and_then(|v| v.parse().ok()).unwrap_or(Level::WARN))
 }

@@ -46,10 +46,9 @@ pub const INSTALLED_PLUGIN_DIR: &str = "lib/xr/plugins";
 /// without either variable. A relative `XDG_DATA_HOME` is ignored, as the
 /// XDG specification asks.
 pub fn user_plugin_dir() -> Option<PathBuf> {
-    let data_home = env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| env::var_os("HOME").filter(|h| !h.is_empty()).map(|home| Path::new(&home).join(".local/share")))?;
+    let data_home = xr_env::var_os("XDG_DATA_HOME").map(PathBuf::from).filter(|p| p.is_absolute()).or_else(|| {
+        xr_env::var_os("HOME").filter(|h| !h.is_empty()).map(|home| Path::new(&home).join(".local/share"))
+    })?;
     Some(data_home.join("xr/plugins"))
 }
 
@@ -105,6 +104,10 @@ pub struct LoadedPlugin {
     pub device_systems: Vec<(DeviceSystemInfo, DeviceSystemBox)>,
     /// Its build systems, with what each said about itself.
     pub build_systems: Vec<(BuildSystemInfo, SourceBuildSystemBox)>,
+    /// The record of environment variables its own copy of `xr_env` keeps
+    /// (a plugin file's; a linked plugin shares the program's record, and a
+    /// plugin built before the record exported it has none).
+    names_read: Option<xr_env::ForEachNameRead>,
 }
 
 /// An open device with a build system attached to it. Fields drop in
@@ -217,7 +220,7 @@ impl Registry {
     /// installation's `<exe dir>/../lib/xr/plugins`, the executable's
     /// directory (see the module documentation).
     pub fn default_dirs() -> Vec<PathBuf> {
-        search_order(env::var_os(PLUGIN_PATH_VAR), user_plugin_dir(), exe_dir())
+        search_order(xr_env::var_os(PLUGIN_PATH_VAR), user_plugin_dir(), exe_dir())
     }
 
     /// Loads the plugins of [`Registry::default_dirs`].
@@ -339,6 +342,21 @@ impl Registry {
     /// The plugins that loaded.
     pub fn plugins(&self) -> &[LoadedPlugin] {
         &self.plugins
+    }
+
+    /// Every environment variable read so far in this process, sorted: by
+    /// the program's code and linked plugins (one record) and by each plugin
+    /// file loaded (each its own). What a build read is what decides whether
+    /// it must run again: a build script's `rerun-if-env-changed` lines and
+    /// the no-op stamp come from here, not from a list kept by hand.
+    pub fn environment_read(&self) -> Vec<String> {
+        let mut names: std::collections::BTreeSet<String> = xr_env::names_read().into_iter().collect();
+        for function in self.plugins.iter().filter_map(|plugin| plugin.names_read) {
+            // SAFETY: the function is the plugin's `xr_env::for_each_name_read`
+            // (see `load_plugin`), in a library that is never unloaded.
+            names.extend(unsafe { xr_env::collect_names(function) });
+        }
+        names.into_iter().collect()
     }
 
     /// The files and directories passed over, with reasons.
@@ -626,13 +644,18 @@ fn is_cargo_dependency(path: &Path) -> bool {
 fn load_plugin(path: &Path) -> Result<LoadedPlugin, String> {
     let library = RawLibrary::load_at(path).map_err(|e| describe_load_error(&e))?;
     check_recorded_interfaces(&library)?;
+    // SAFETY: `export_plugin!` defines the symbol as `xr_env::for_each_name_read`
+    // itself; the pointer stays valid because the library is leaked below.
+    let names_read = unsafe { library.get::<xr_env::ForEachNameRead>(xr_env::NAMES_READ_SYMBOL) }.ok().map(|f| *f);
     // SAFETY: the header's references live as long as the library, which
     // is leaked below once it is known to be a plugin (as
     // `lib_header_from_path` does); one that is refused is unloaded.
     let header = unsafe { lib_header_from_raw_library(&library) }.map_err(|e| describe_load_error(&e))?;
     std::mem::forget(library);
     let module = header.init_root_module::<XrPluginRef>().map_err(|e| describe_load_error(&e))?;
-    plugin_of_module(module, path, false)
+    let mut plugin = plugin_of_module(module, path, false)?;
+    plugin.names_read = names_read;
+    Ok(plugin)
 }
 
 /// A plugin's root module, checked, asked for what it provides.
@@ -654,6 +677,7 @@ fn plugin_of_module(module: XrPluginRef, path: &Path, linked: bool) -> Result<Lo
         linked,
         device_systems,
         build_systems,
+        names_read: None,
     })
 }
 

@@ -56,6 +56,15 @@ pub enum HotReloadError {
     /// The library could not reread its catalog.
     #[error(transparent)]
     Library(#[from] LibraryError),
+    /// The environment asks for a build that cannot be made (a shared
+    /// cache that cannot be set up, say).
+    #[error("{manifest}: {message}")]
+    Config {
+        /// The manifest watched.
+        manifest: String,
+        /// Why.
+        message: String,
+    },
 }
 
 /// What one reload did.
@@ -121,7 +130,13 @@ impl HotReload {
         .map_err(|e| HotReloadError::Watch { path: manifest.display().to_string(), message: e.to_string() })?;
         // In this process: the engine's own registry builds.
         let asked = Asked { programs: programs.to_vec(), targets: targets.to_vec(), ..Asked::default() };
-        let request = asked.request(&BuildEnv::read(), &[]);
+        let resolved = asked
+            .resolve(&BuildEnv::read(), &[])
+            .map_err(|e| HotReloadError::Config { manifest: manifest.display().to_string(), message: e.to_string() })?;
+        for warning in &resolved.warnings {
+            tracing::warn!("{warning}");
+        }
+        let request = resolved.request;
         let mut reload = Self {
             manifest: manifest.to_path_buf(),
             request,

@@ -221,7 +221,7 @@ impl ShaderLibrary {
         let in_store = self.store.root().join(xr_store::usage::STORE_FILE);
         let log = UsageLog::open(path.unwrap_or(&in_store))?;
         self.usage = Some(Arc::new(Recorder { log, strict: None }));
-        let strict = std::env::var(STRICT_WARM).is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+        let strict = xr_env::is_on(STRICT_WARM);
         Ok(self.strict_warm(strict))
     }
 

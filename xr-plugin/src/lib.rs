@@ -53,4 +53,5 @@ pub use root::{
 };
 pub use version::check_interfaces;
 pub use xr_device;
+pub use xr_env;
 pub use xr_sourcebuild;

@@ -223,6 +223,22 @@ macro_rules! export_linked_plugin {
             const EXPORTED: $crate::LinkedPlugin = $plugin;
             EXPORTED.interfaces
         }
+
+        /// The environment variables this library's code has read, for the
+        /// host's record of what a build read (`xr_env`): a plugin file has
+        /// its own copy of the reader.
+        ///
+        /// # Safety
+        ///
+        /// As [`xr_env::for_each_name_read`](::xr_env::for_each_name_read).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn xr_env_for_each_name_read(
+            each: $crate::xr_env::NameSink,
+            context: *mut ::core::ffi::c_void,
+        ) {
+            // SAFETY: the caller's contract, passed on.
+            unsafe { $crate::xr_env::for_each_name_read(each, context) }
+        }
     };
 }
 

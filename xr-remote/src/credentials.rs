@@ -32,9 +32,18 @@ impl std::fmt::Debug for Login {
     }
 }
 
+/// The login for the URL written `text` (a farm's, say); none for text
+/// that is not a URL.
+pub fn login_for_text(text: &str) -> Result<Option<Login>, RemoteError> {
+    match url::Url::parse(text) {
+        Ok(url) => login_for(&url),
+        Err(_) => Ok(None),
+    }
+}
+
 /// The login for `url`, from the first source that has one.
 pub fn login_for(url: &url::Url) -> Result<Option<Login>, RemoteError> {
-    login_from(url, |name| std::env::var_os(name))
+    login_from(url, xr_env::var_os)
 }
 
 /// [`login_for`] with the environment read through `env`.

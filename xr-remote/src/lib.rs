@@ -84,8 +84,8 @@ impl RemoteConfig {
     /// file and the timeout of [`TIMEOUT_VAR`].
     pub fn from_url(url: &str) -> Result<Self, RemoteError> {
         let parsed = parse(url)?;
-        let timeout = match std::env::var(TIMEOUT_VAR) {
-            Ok(text) => text
+        let timeout = match xr_env::var(TIMEOUT_VAR) {
+            Some(text) => text
                 .parse::<f64>()
                 .ok()
                 .filter(|s| *s > 0.0)
@@ -94,15 +94,15 @@ impl RemoteConfig {
                     name: TIMEOUT_VAR,
                     reason: format!("'{text}' is not a positive number of seconds"),
                 })?,
-            Err(_) => DEFAULT_TIMEOUT,
+            None => DEFAULT_TIMEOUT,
         };
         Ok(Self { url: url.to_owned(), login: credentials::login_for(&parsed)?, timeout })
     }
 
     /// The remote named by [`REMOTE_VAR`], if it is set and not empty.
     pub fn from_env() -> Result<Option<Self>, RemoteError> {
-        match std::env::var(REMOTE_VAR) {
-            Ok(url) if !url.trim().is_empty() => Self::from_url(url.trim()).map(Some),
+        match xr_env::var(REMOTE_VAR) {
+            Some(url) if !url.trim().is_empty() => Self::from_url(url.trim()).map(Some),
             _ => Ok(None),
         }
     }

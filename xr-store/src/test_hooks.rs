@@ -18,7 +18,7 @@ pub const WRITE_PAUSE_VAR: &str = "XR_STORE_TEST_WRITE_PAUSE_MS";
 /// Whether [`SYNC_FAILURE_VAR`] asks the sync to fail.
 #[cfg(debug_assertions)]
 pub(crate) fn sync_fails() -> bool {
-    std::env::var_os(SYNC_FAILURE_VAR).is_some()
+    xr_env::var_os(SYNC_FAILURE_VAR).is_some()
 }
 
 /// Release builds never fail a sync on purpose.
@@ -31,7 +31,7 @@ pub(crate) fn sync_fails() -> bool {
 #[cfg(debug_assertions)]
 pub(crate) fn write_pause() -> Option<std::time::Duration> {
     static PAUSE: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
-    *PAUSE.get_or_init(|| std::env::var(WRITE_PAUSE_VAR).ok()?.parse().ok().map(std::time::Duration::from_millis))
+    *PAUSE.get_or_init(|| xr_env::var(WRITE_PAUSE_VAR)?.parse().ok().map(std::time::Duration::from_millis))
 }
 
 /// Release builds never pause.
@@ -48,7 +48,7 @@ pub const CATALOG_PAUSE_VAR: &str = "XR_STORE_TEST_PAUSE_BEFORE_CATALOG";
 /// Waits as [`CATALOG_PAUSE_VAR`] asks (at most a minute).
 #[cfg(debug_assertions)]
 pub fn pause_before_catalog() {
-    let Some(path) = std::env::var_os(CATALOG_PAUSE_VAR).map(std::path::PathBuf::from) else { return };
+    let Some(path) = xr_env::var_os(CATALOG_PAUSE_VAR).map(std::path::PathBuf::from) else { return };
     let mut ready = path.clone().into_os_string();
     ready.push(".ready");
     let _ = std::fs::write(&ready, b"");

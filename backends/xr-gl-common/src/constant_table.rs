@@ -76,7 +76,7 @@ impl DefaultValue {
 /// hunting a driver's complaint.
 fn poll_errors() -> bool {
     static POLL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *POLL.get_or_init(|| std::env::var("XR_GL_CHECK_ERRORS").is_ok_and(|v| v == "1" || v == "true"))
+    *POLL.get_or_init(|| xr_env::is_on("XR_GL_CHECK_ERRORS"))
 }
 
 /// Active uniforms of one linked program. Owns the program: dropping the

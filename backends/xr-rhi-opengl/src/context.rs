@@ -33,7 +33,7 @@ pub const PROGRAM_BINARIES_VAR: &str = "XR_GL_PROGRAM_BINARIES";
 
 /// Whether [`PROGRAM_BINARIES_VAR`] turns program binaries off.
 pub fn program_binaries_off() -> bool {
-    std::env::var(PROGRAM_BINARIES_VAR).is_ok_and(|v| v.eq_ignore_ascii_case("off"))
+    xr_env::var(PROGRAM_BINARIES_VAR).is_some_and(|v| v.eq_ignore_ascii_case("off"))
 }
 
 const SOFTWARE_EXTENSION: &str = "EGL_MESA_device_software";
@@ -66,7 +66,7 @@ impl GlContext {
     /// unless `prefer_software` (or `XR_GL_DEVICE=software`).
     pub fn open(prefer_software: bool) -> Result<Self, XrError> {
         let prefer_software =
-            prefer_software || std::env::var(DEVICE_VAR).is_ok_and(|v| v.eq_ignore_ascii_case("software"));
+            prefer_software || xr_env::var(DEVICE_VAR).is_some_and(|v| v.eq_ignore_ascii_case("software"));
         let mut devices: Vec<EglDevice> =
             EglDevice::query_devices().map_err(|e| XrError::unavailable(format!("no EGL devices: {e}")))?.collect();
         devices.sort_by_key(|d| d.extensions().contains(SOFTWARE_EXTENSION) != prefer_software);

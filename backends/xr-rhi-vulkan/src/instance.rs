@@ -128,7 +128,7 @@ const SHADER_OBJECT_HEADER: u32 = vk::make_api_version(0, 1, 3, 246);
 /// `XR_VK_SHADER_OBJECTS=off` makes programs pipelines (for a driver whose
 /// shader objects are broken, and to compare the two paths).
 fn shader_objects_wanted() -> bool {
-    std::env::var("XR_VK_SHADER_OBJECTS").map_or(true, |v| v != "off")
+    xr_env::var("XR_VK_SHADER_OBJECTS").is_none_or(|v| v != "off")
 }
 
 /// Maps a failed Vulkan call named `what` to a driver error.

@@ -359,7 +359,7 @@ mod tests {
     #[test]
     fn what_a_call_prints_on_both_streams_is_captured_and_the_streams_put_back() {
         let name = "newer_toolchain::tests::what_a_call_prints_on_both_streams_is_captured_and_the_streams_put_back";
-        if std::env::var_os(CAPTURE_CHILD).is_none() {
+        if xr_env::var_os(CAPTURE_CHILD).is_none() {
             let child = std::process::Command::new(std::env::current_exe().expect("the test binary"))
                 .args(["--exact", name, "--test-threads=1", "--nocapture"])
                 .env(CAPTURE_CHILD, "1")

@@ -41,7 +41,7 @@ pub enum Wanted<'a> {
 /// The paths tried for `wanted`, in order, from the environment and the
 /// directory of the plugin this code is linked into.
 pub fn search(wanted: Wanted) -> Vec<PathBuf> {
-    candidates(std::env::var_os(LIBRARY_ENV).map(PathBuf::from), plugin_dir(), wanted)
+    candidates(xr_env::var_os(LIBRARY_ENV).map(PathBuf::from), plugin_dir(), wanted)
 }
 
 /// The paths tried for `wanted`, in order, for the value of [`LIBRARY_ENV`]

@@ -127,7 +127,7 @@ fn the_build_script_api_reports_a_manifest_with_mistakes_no_plugins_and_a_cache_
         .remote("gopher://cache.invalid/xr")
         .try_compile()
         .unwrap_err();
-    assert!(matches!(error, xr_cargo::Error::Remote(_)), "{error}");
+    assert!(matches!(error, xr_cargo::Error::Config(_)), "{error}");
     assert!(error.to_string().contains("gopher"), "{error}");
     assert!(!dir.join("store/objects").exists(), "nothing was built");
 }

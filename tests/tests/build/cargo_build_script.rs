@@ -168,7 +168,19 @@ fn cargo_build(dir: &Path, target: &Path) -> CargoRun {
 
 /// [`cargo_build`] with `plugins` as `XR_PLUGIN_PATH`.
 fn cargo_build_with_plugins(dir: &Path, target: &Path, plugins: &Path) -> CargoRun {
-    let output = xr_tests::cargo_command()
+    cargo_build_with(dir, target, plugins, &[])
+}
+
+/// [`cargo_build_with_plugins`] with `environment` set (`None`: unset).
+fn cargo_build_with(dir: &Path, target: &Path, plugins: &Path, environment: &[(&str, Option<&str>)]) -> CargoRun {
+    let mut command = xr_tests::cargo_command();
+    for (name, value) in environment {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    let output = command
         .args(["build", "-v", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
         .arg("--target-dir")
@@ -392,5 +404,48 @@ fn a_compiler_plugin_replaced_by_a_newer_build_reruns_the_script_and_rebuilds_wi
     assert!(third.script_ran, "the build script did not rerun after its compiler plugin was replaced");
     assert_eq!(built("after the new compiler"), (1, 0, "after the new compiler".into()), "built again by it");
     let fourth = cargo_build_with_plugins(&engine, &target, &plugins);
+    assert!(fourth.ok && !fourth.script_ran, "nothing changed since, the script ran:\n{}", fourth.stderr);
+}
+
+/// A variable a plugin reads (the Slang library's place, read by the SPIR-V
+/// compilers when they load) is watched by the build script although no
+/// line of XR lists it: every read goes through one recording reader, and
+/// the script's `rerun-if-env-changed` lines are that record.
+#[test]
+fn changing_the_slang_library_a_plugin_reads_reruns_the_build_script() {
+    const NAME: &str = "xr-slang-setting-engine";
+    const SLANG: &str = "XR_SLANG_LIBRARY";
+    let dir = temp_dir("cargo-build-script-slang-setting");
+    let engine = dir.join("engine");
+    std::fs::create_dir_all(engine.join("shaders")).unwrap();
+    std::fs::write(engine.join("shaders/fill.comp"), "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n")
+        .unwrap();
+    std::fs::write(
+        engine.join("shaders/xr.toml"),
+        "[[program]]\nname = \"fill\"\ntargets = [\"vk-spirv\"]\nstages = [{ stage = \"compute\", file = \"fill.comp\" }]\n",
+    )
+    .unwrap();
+    write_crate(
+        &engine,
+        NAME,
+        "",
+        "fn main() {\n    xr_cargo::Build::new(\"shaders/xr.toml\").store(\"xr-store\").compile();\n}\n",
+        "fn main() {}\n",
+    );
+    let target = xr_tests::profile_dir().parent().expect("target dir").to_path_buf();
+    let elsewhere = dir.join("no-slang-here");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let elsewhere = elsewhere.to_str().unwrap();
+    let unset = [(SLANG, None)];
+    let set = [(SLANG, Some(elsewhere))];
+
+    let first = cargo_build_with(&engine, &target, &plugin_dir(), &unset);
+    assert!(first.ok && first.script_ran, "{}", first.stderr);
+    let second = cargo_build_with(&engine, &target, &plugin_dir(), &unset);
+    assert!(second.ok && !second.script_ran, "nothing changed, the script ran:\n{}", second.stderr);
+    let third = cargo_build_with(&engine, &target, &plugin_dir(), &set);
+    assert!(third.ok, "{}", third.stderr);
+    assert!(third.script_ran, "the build script did not rerun after {SLANG} changed:\n{}", third.stderr);
+    let fourth = cargo_build_with(&engine, &target, &plugin_dir(), &set);
     assert!(fourth.ok && !fourth.script_ran, "nothing changed since, the script ran:\n{}", fourth.stderr);
 }

@@ -510,6 +510,39 @@ fn shortcut(stderr: &str) -> bool {
     stderr.contains("no plugin loaded")
 }
 
+/// The stamp keeps each environment variable the build read, by XR or by
+/// a plugin (the SPIR-V compilers read the Slang library's place when they
+/// load), with its value: a change to one takes the ordinary path; a
+/// variable nothing read, or one that only changes the log, does not.
+#[test]
+fn a_variable_the_last_build_read_changed_takes_the_ordinary_path_and_others_do_not() {
+    let dir = materials_copy("build-stamp-environment");
+    let elsewhere = dir.join("no-slang-here");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let run = |slang: Option<&Path>, extra: &[(&str, &str)]| {
+        let mut command = xr(&dir, &["build", "-m", "xr.toml"]);
+        command.env("XR_LOG", "info").env_remove("XR_SLANG_LIBRARY");
+        if let Some(slang) = slang {
+            command.env("XR_SLANG_LIBRARY", slang);
+        }
+        for (name, value) in extra {
+            command.env(name, value);
+        }
+        output(&mut command)
+    };
+    let (ok, stdout, stderr) = run(None, &[]);
+    assert!(ok && !shortcut(&stderr), "{stdout}{stderr}");
+    let stamp = std::fs::read_to_string(dir.join("store/last-build.json")).unwrap();
+    assert!(stamp.contains(r#"{"variable":["XR_SLANG_LIBRARY",null]}"#), "the plugin's read, unset: {stamp}");
+    assert!(!stamp.contains("XR_LOG"), "the log's level is not what is built: {stamp}");
+    assert!(shortcut(&run(None, &[]).2), "nothing changed");
+    assert!(shortcut(&run(None, &[("XR_NOTHING_READS_THIS", "1"), ("XR_LOG", "debug")]).2), "nothing read changed");
+    let (ok, stdout, stderr) = run(Some(&elsewhere), &[]);
+    assert!(ok && !shortcut(&stderr), "XR_SLANG_LIBRARY set: {stdout}{stderr}");
+    assert!(shortcut(&run(Some(&elsewhere), &[]).2), "nothing changed since");
+    assert!(!shortcut(&run(None, &[]).2), "XR_SLANG_LIBRARY unset again");
+}
+
 #[test]
 fn a_no_op_loads_no_plugin_and_anything_changed_takes_the_ordinary_path() {
     let dir = materials_copy("build-stamp");
