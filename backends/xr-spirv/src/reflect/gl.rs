@@ -123,7 +123,9 @@ pub fn read_loose_uniforms(words: &[u32]) -> Result<Vec<LooseUniform>, XrError> 
 }
 
 /// The ids of the variables some function touches: the pointer operand of
-/// loads, stores, copies and access chains, and pointers passed to calls.
+/// loads, stores, copies and access chains, pointers passed to calls, and
+/// every operand of an instruction newer than the grammar (which may read
+/// any of them; the reflection library counts them so too).
 /// A uniform no code touches is not part of what a program needs, at any
 /// optimisation level (unoptimised modules keep it declared).
 fn touched_variables(words: &[u32]) -> Result<std::collections::HashSet<u32>, XrError> {
@@ -140,6 +142,7 @@ fn touched_variables(words: &[u32]) -> Result<std::collections::HashSet<u32>, Xr
                 read.extend([*target, *source]);
             }
             (Some(Op::FunctionCall), [_, _, _, arguments @ ..]) => read.extend(arguments.iter().copied()),
+            (None, operands) => read.extend(operands.iter().copied()),
             _ => {}
         }
     }

@@ -13,6 +13,7 @@
 
 mod declarations;
 mod gl;
+mod grammar;
 mod interface;
 mod ray;
 mod resources;

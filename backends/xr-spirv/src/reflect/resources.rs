@@ -1,7 +1,7 @@
 //! An entry point's resources and stage interface, as the reflection
 //! library (spirq) lists them.
 
-use super::{instructions, read_loose_uniforms, spec_constant_defaults};
+use super::{grammar, instructions, read_loose_uniforms, spec_constant_defaults};
 use crate::work_cache::{self, WorkCache};
 use spirq::{
     ReflectConfig,
@@ -175,19 +175,13 @@ pub fn reflect(words: &[u32], entry_point: &str) -> Result<Reflection, XrError> 
 }
 
 fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrError> {
-    // The reflector (spirq) panics on an instruction its grammar does not
-    // know (SPIR-V of the Vulkan SDK 1.3.268): such a module is refused
-    // naming the instruction, as the compilers of 2026 write some
-    // (`SPV_KHR_untyped_pointers`' for descriptor heaps).
-    if let Some(unknown) = instructions(words)?.iter().find(|i| i.op().is_none()) {
-        return Err(XrError::invalid_input(format!(
-            "cannot reflect the SPIR-V: the instruction at word {} has opcode {}, newer than XR's SPIR-V grammar \
-             (Vulkan SDK 1.3.268)",
-            unknown.offset, unknown.opcode
-        )));
-    }
+    // The reflection library panics on an instruction its grammar does not
+    // know: one in a function body is skipped, one among the declarations
+    // refused naming it (`grammar`).
+    let readable =
+        grammar::for_the_reflector(words, &instructions(words)?).map_err(|e| XrError::invalid_input(e.to_string()))?;
     let entries = ReflectConfig::new()
-        .spv(words)
+        .spv(&*readable)
         .ref_all_rscs(false)
         .combine_img_samplers(false)
         .reflect()
@@ -247,7 +241,7 @@ fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrEr
             }
         }
     }
-    add_atomic_images(words, entry_point, &mut reflection)?;
+    add_atomic_images(words, &readable, entry_point, &mut reflection)?;
     for list in [&mut reflection.inputs, &mut reflection.outputs] {
         list.sort_by_key(|v| (v.location, v.component));
     }
@@ -258,8 +252,14 @@ fn reflect_uncached(words: &[u32], entry_point: &str) -> Result<Reflection, XrEr
 
 /// Storage images a shader uses only through atomics (`imageAtomicAdd`:
 /// an `OpImageTexelPointer`), which the reflection library does not count
-/// as a use: found by name among every declared resource.
-fn add_atomic_images(words: &[u32], entry_point: &str, reflection: &mut Reflection) -> Result<(), XrError> {
+/// as a use: found by name among every declared resource (`readable`:
+/// `words` as the reflection library reads them).
+fn add_atomic_images(
+    words: &[u32],
+    readable: &[u32],
+    entry_point: &str,
+    reflection: &mut Reflection,
+) -> Result<(), XrError> {
     let all = instructions(words)?;
     let pointed: std::collections::HashSet<u32> = all
         .iter()
@@ -275,7 +275,7 @@ fn add_atomic_images(words: &[u32], entry_point: &str, reflection: &mut Reflecti
         .map(|i| literal_string(&i.operands[1..]))
         .collect();
     let entries = ReflectConfig::new()
-        .spv(words)
+        .spv(readable)
         .ref_all_rscs(true)
         .combine_img_samplers(false)
         .reflect()
