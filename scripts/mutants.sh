@@ -182,7 +182,7 @@ run journal-catalog-manifest -f xr-build/src/journal.rs -f xr-store/src/catalog.
     --test-package xr-build,xr-store
 run pipeline-cache -f backends/xr-compiler-vk-spirv/src/pipeline_cache.rs --test-package xr-compiler-vk-spirv,xr-tests \
     --cargo-test-arg=--lib --cargo-test-arg=--test=render
-run interface-linking -f backends/xr-spirv/src/reflect.rs -F 'link_interface_locations|assign_uniform_locations' \
+run interface-linking -f backends/xr-spirv/src/reflect/gl.rs -f backends/xr-spirv/src/reflect/interface.rs -F 'link_interface_locations|assign_uniform_locations' \
     --test-package xr-spirv
 # A persistent worker that answers wrong hands a farm's client another action's reply.
 run persistent-workers -f xr-remote-exec/src/persistent_worker.rs -f xr-bot/src/persistent.rs \

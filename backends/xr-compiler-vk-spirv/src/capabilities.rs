@@ -486,4 +486,72 @@ void main() { sums[gl_GlobalInvocationID.x] = subgroupAdd(gl_LocalInvocationID.x
             .expect("refused without arithmetic");
         assert_eq!(name, "GroupNonUniformArithmetic");
     }
+
+    /// A ray generation stage that reorders its invocations (the capability
+    /// ShaderInvocationReorderNV and its extension declared) with, in every
+    /// block of its body, an instruction newer than reflection's SPIR-V
+    /// grammar (`OpReorderThreadWithHintEXT`, SPIR-V of 2025): reflection
+    /// reads it as it reads the stage without that instruction, and a device
+    /// with ray tracing pipelines but not invocation reordering refuses it by
+    /// the capability's name and the extension that would enable it, as the
+    /// device check does before the driver sees the module.
+    #[test]
+    fn a_reordering_stage_with_an_instruction_newer_than_the_grammar_is_refused_by_its_capability() {
+        use xr_spirv::container::spirv::{Capability, Op};
+        use xr_spirv::container::walk::{first_word, instruction_list, string_operand};
+        const REORDER_THREAD_WITH_HINT_EXT: u32 = 5314;
+        let source = "#version 460
+#extension GL_EXT_ray_tracing : require
+layout(set = 0, binding = 0) uniform accelerationStructureEXT scene;
+layout(location = 0) rayPayloadEXT vec3 color;
+void main() {
+    traceRayEXT(scene, gl_RayFlagsOpaqueEXT, 0xFF, 0, 0, 0, vec3(0.0), 0.001, vec3(0.0, 0.0, 1.0), 100.0, 0);
+}
+";
+        let stage = xr_sourcebuild::ShaderStage::RayGeneration;
+        let options = xr_spirv::SpirvOptions::new(xr_spirv::TargetEnv::Vulkan12).for_stages(&[stage]).expect("raised");
+        let desc = xr_sourcebuild::SourceDesc::new("glsl", stage, "reorder.rgen", source);
+        let compiled = xr_spirv::SpirvCompiler::new().expect("shaderc starts").compile(&desc, &options);
+        let plain = compiled.unwrap_or_else(|e| panic!("{e}")).words;
+        let list = instruction_list(&plain).expect("well formed");
+        let mut words = plain[..5].to_vec();
+        for (index, i) in list.iter().enumerate() {
+            words.extend_from_slice(&plain[i.offset..i.end()]);
+            let next = list.get(index + 1).and_then(|n| n.op());
+            if i.op() == Some(Op::Capability) && next != Some(Op::Capability) {
+                words.extend([first_word(Op::Capability, 2), Capability::ShaderInvocationReorderNV as u32]);
+            }
+            if i.op() == Some(Op::Extension) && next != Some(Op::Extension) {
+                let name = string_operand("SPV_NV_shader_invocation_reorder");
+                words.push(first_word(Op::Extension, 1 + name.len()));
+                words.extend(name);
+            }
+            if i.op() == Some(Op::Label) {
+                words.extend([(3 << 16) | REORDER_THREAD_WITH_HINT_EXT, i.operands[0], i.operands[0]]);
+            }
+        }
+        let reflection = xr_spirv::reflect(&words, "main").unwrap_or_else(|e| panic!("refused for the grammar: {e}"));
+        assert_eq!(reflection, xr_spirv::reflect(&plain, "main").expect("the stage as compiled"));
+        let declared = xr_spirv::reflect::declared_capabilities(&words).expect("its capabilities");
+        let extensions = xr_spirv::reflect::declared_extensions(&words).expect("its extensions");
+        assert!(declared.contains(&(Capability::ShaderInvocationReorderNV as u32)), "{declared:?}");
+
+        let mut device = DeviceOffer {
+            version: (1, 3),
+            extensions: vec!["VK_KHR_ray_tracing_pipeline".into()],
+            ..Default::default()
+        };
+        device.features.insert("VkPhysicalDeviceRayTracingPipelineFeaturesKHR.rayTracingPipeline".into(), true);
+        let (name, ways) = first_missing_capability(&declared, &device).expect("refused without reordering");
+        assert_eq!(name, "ShaderInvocationReorderNV");
+        assert_eq!(ways, [Enable::Extension("VK_NV_ray_tracing_invocation_reorder")]);
+        let (name, _) = first_missing(capability_table::EXTENSIONS, &extensions, &device).expect("its extension too");
+        assert_eq!(name, "SPV_NV_shader_invocation_reorder");
+        // The stage as compiled, and the reordering one on a device that reorders, are taken.
+        let compiled = xr_spirv::reflect::declared_capabilities(&plain).expect("its capabilities");
+        assert_eq!(first_missing_capability(&compiled, &device), None);
+        device.extensions.push("VK_NV_ray_tracing_invocation_reorder".into());
+        assert_eq!(first_missing_capability(&declared, &device), None);
+        assert_eq!(first_missing(capability_table::EXTENSIONS, &extensions, &device), None);
+    }
 }
