@@ -81,9 +81,4 @@ pub use plan::{BuildPlan, Chosen, PlanError, PlannedProgram, PlannedStage, Plugi
 pub use recipe::UnreadableSource;
 pub use request::{BadShard, BuildRequest, CompileIn, Shard, Workers};
 pub use summary::{ArtifactResult, BuildFailure, Failure, Outcome, Summary, Warned};
-#[cfg(feature = "remote-cache")]
-pub use xr_remote;
-#[cfg(feature = "farm")]
-pub use xr_remote_exec;
 pub use xr_store::catalog::{Override, OverrideType};
-pub use xr_worker;

@@ -48,9 +48,9 @@ use xr_build::{
     config::{Asked, BuildEnv, WorkerStart},
     invocation::{self, Invocation, InvocationError},
     paths::SourceRoot,
-    xr_worker::serve,
 };
 use xr_host::{LinkedPlugin, Registry, RegistryError};
+use xr_worker::serve;
 
 /// The first argument of a build script started as a compiler worker.
 pub const WORKER_FLAG: &str = "--xr-cargo-worker";

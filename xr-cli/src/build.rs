@@ -14,9 +14,9 @@ use xr_build::{
     config::{Asked, ConfigError},
     gc,
     invocation::{self, Finished, GuardedDir, GuardedOutcome, Invocation, InvocationError},
-    xr_remote::Remote,
 };
 use xr_host::Registry;
+use xr_remote::Remote;
 
 /// What `xr build` was asked.
 #[derive(clap::Args)]

@@ -13,7 +13,7 @@ use std::{
 };
 use xr_build::config::{Asked, WorkerStart};
 use xr_build::report::Reports;
-use xr_build::xr_worker::{serve, signal_name};
+use xr_worker::{serve, signal_name};
 
 /// Set in the child that `xr compile` and `xr reflect` run themselves in,
 /// and honoured by every command: compile in this process.

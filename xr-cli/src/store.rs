@@ -11,7 +11,8 @@ use std::{
     path::Path,
     sync::Arc,
 };
-use xr_build::{ActionRecord, journal::Entry, xr_remote::Checked, xr_remote::Kind, xr_remote::Remote};
+use xr_build::{ActionRecord, journal::Entry};
+use xr_remote::{Checked, Kind, Remote};
 use xr_store::catalog;
 use xr_store::object_key;
 use xr_store::{ObjectKey, Store};

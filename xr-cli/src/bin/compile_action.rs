@@ -16,8 +16,8 @@ use std::{
     io::{self, BufRead, Write},
     path::{Path, PathBuf},
 };
-use xr_build::xr_remote_exec::persistent_worker::{WorkRequest, WorkResponse, expand_flag_files, split_arguments};
-use xr_build::xr_worker::serve;
+use xr_remote_exec::persistent_worker::{WorkRequest, WorkResponse, expand_flag_files, split_arguments};
+use xr_worker::serve;
 
 /// Runs compiles that a build sent to a farm.
 #[derive(Parser, Debug)]
