@@ -8,7 +8,7 @@ use crate::{
     layout::{self, LayoutBinding, stage_flag},
     pipelines::{self, DrawState, GraphicsPipelines, StateRecorder},
     ray_tracing::Groups,
-    shader_objects::{Code, CreateError},
+    shader_objects::{Code, CreateError, ShaderObjectDevice},
 };
 use abi_stable::std_types::RVec;
 use ash::vk::{self, Handle};
@@ -217,7 +217,82 @@ impl AttachedVkSpirv {
         ray_tracing_groups: Option<&Groups>,
         code: Code<'_>,
     ) -> Result<CreatedObjects, XrError> {
-        let device = &self.device;
+        let (entries, (push_stages, push_size)) = Self::constant_entries(context, modules, reflections, bindings)?;
+        let set_count = bindings.iter().map(|b| b.set + 1).max().unwrap_or(0) as usize;
+        let mut objects = ProgramObjects::default();
+        let mut binding_table = [ShaderBindingRegion::default(); 4];
+        let outputs = modules
+            .iter()
+            .zip(reflections)
+            .find(|(m, _)| m.stage == ShaderStage::Fragment)
+            .map(|(_, r)| r.outputs.as_slice())
+            .unwrap_or_default();
+        let written_attachments = pipelines::written_mask(outputs);
+        let patch_control_points = pipelines::patch_size(modules)?.unwrap_or(0);
+        let graphics = !modules.iter().any(|m| m.stage == ShaderStage::Compute) && ray_tracing_groups.is_none();
+        // A program reading input attachments on a device without local
+        // read is drawn only in the device's render pass (`pipeline_for`),
+        // which shader objects cannot be drawn in.
+        let in_render_pass_only =
+            !self.loader.dynamic_rendering_local_read && bindings.iter().any(|b| b.input_attachment.is_some());
+        let shader_objects = self.shader_objects.as_ref().filter(|_| graphics && !in_render_pass_only);
+        // Each object goes into `objects` as soon as it exists, which
+        // destroys them all if a later step fails.
+        let result: Result<Option<Arc<GraphicsPipelines>>, XrError> = (|| {
+            self.create_set_layouts(bindings, set_count, &mut objects)?;
+            let range = vk::PushConstantRange::default().stage_flags(push_stages).offset(0).size(push_size as u32);
+            let ranges: &[vk::PushConstantRange] = if push_size > 0 { std::slice::from_ref(&range) } else { &[] };
+            self.create_pipeline_layout(ranges, &mut objects)?;
+            if set_count > 0 {
+                self.allocate_descriptor_sets(bindings, set_count, &mut objects)?;
+            }
+            self.bind_uniform_buffers(bindings, &mut objects)?;
+            if let Some(shader_objects) = shader_objects
+                && self.create_shader_objects(shader_objects, context, modules, ranges, code, &mut objects)?
+            {
+                return Ok(None);
+            }
+            self.create_shader_modules(modules, &mut objects)?;
+            if modules.iter().any(|m| m.stage == ShaderStage::Compute) {
+                objects.pipeline = self.compute_pipeline(context, &modules[0], objects.modules[0], objects.layout)?;
+                return Ok(None);
+            }
+            if let Some(groups) = ray_tracing_groups {
+                binding_table = self.create_ray_tracing_pipeline(context, modules, groups, &mut objects)?;
+                return Ok(None);
+            }
+            let pipelines =
+                self.create_graphics_pipelines(context, modules, outputs, in_render_pass_only, &mut objects)?;
+            Ok(Some(Arc::new(pipelines)))
+        })();
+        let pipelines = match result {
+            Ok(pipelines) => pipelines,
+            Err(e) => {
+                // SAFETY: nothing uses the objects yet.
+                unsafe { objects.destroy(&self.device) };
+                return Err(e);
+            }
+        };
+        Ok(CreatedObjects {
+            objects,
+            entries,
+            push: (push_stages, push_size),
+            pipelines,
+            binding_table,
+            written_attachments,
+            patch_control_points,
+        })
+    }
+
+    /// The constants of a program's uniform blocks and push constants,
+    /// sorted by name (a member every stage declares once), and the stages
+    /// that see push constants with their size.
+    fn constant_entries(
+        context: &str,
+        modules: &[StageModule],
+        reflections: &[Reflection],
+        bindings: &[LayoutBinding],
+    ) -> Result<(Vec<Entry>, (vk::ShaderStageFlags, usize)), XrError> {
         let mut push_stages = vk::ShaderStageFlags::empty();
         let mut push_size = 0usize;
         let mut push_members = Vec::new();
@@ -256,187 +331,221 @@ impl AttachedVkSpirv {
             add(member.name.clone(), Storage::Push, member);
         }
         entries.sort_by(|a, b| a.info.name.cmp(&b.info.name));
+        Ok((entries, (push_stages, push_size)))
+    }
 
-        let set_count = bindings.iter().map(|b| b.set + 1).max().unwrap_or(0) as usize;
-        let mut objects = ProgramObjects::default();
-        let mut binding_table = [ShaderBindingRegion::default(); 4];
-        let outputs = modules
-            .iter()
-            .zip(reflections)
-            .find(|(m, _)| m.stage == ShaderStage::Fragment)
-            .map(|(_, r)| r.outputs.as_slice())
-            .unwrap_or_default();
-        let written_attachments = pipelines::written_mask(outputs);
-        let patch_control_points = pipelines::patch_size(modules)?.unwrap_or(0);
-        let graphics = !modules.iter().any(|m| m.stage == ShaderStage::Compute) && ray_tracing_groups.is_none();
-        // A program reading input attachments on a device without local
-        // read is drawn only in the device's render pass (`pipeline_for`),
-        // which shader objects cannot be drawn in.
-        let in_render_pass_only =
-            !self.loader.dynamic_rendering_local_read && bindings.iter().any(|b| b.input_attachment.is_some());
-        let shader_objects = self.shader_objects.as_ref().filter(|_| graphics && !in_render_pass_only);
-        // SAFETY: every create info below is valid and outlives its call;
-        // each object goes into `objects` as soon as it exists, which
-        // destroys them all if a later step fails.
-        let result: Result<Option<Arc<GraphicsPipelines>>, XrError> = (|| unsafe {
-            for set in 0..set_count as u32 {
-                let in_set: Vec<&LayoutBinding> = bindings.iter().filter(|b| b.set == set).collect();
-                let layout_bindings: Vec<vk::DescriptorSetLayoutBinding> = in_set
-                    .iter()
-                    .map(|b| {
-                        vk::DescriptorSetLayoutBinding::default()
-                            .binding(b.binding)
-                            .descriptor_type(b.ty)
-                            .descriptor_count(b.count)
-                            .stage_flags(b.stages)
-                    })
-                    .collect();
-                // Arrays of unknown size are partially bound: a program
-                // reads the elements it was given, the rest may stay empty.
-                let flags: Vec<vk::DescriptorBindingFlags> = in_set
-                    .iter()
-                    .map(|b| {
-                        if b.partially_bound {
-                            vk::DescriptorBindingFlags::PARTIALLY_BOUND
-                        } else {
-                            vk::DescriptorBindingFlags::empty()
-                        }
-                    })
-                    .collect();
-                let mut binding_flags = vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&flags);
-                let mut layout_info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&layout_bindings);
-                if in_set.iter().any(|b| b.partially_bound) {
-                    layout_info = layout_info.push_next(&mut binding_flags);
-                }
-                let set_layout = device
-                    .create_descriptor_set_layout(&layout_info, None)
-                    .map_err(vk_error("vkCreateDescriptorSetLayout"))?;
-                objects.set_layouts.push(set_layout);
-            }
-            let range = vk::PushConstantRange::default().stage_flags(push_stages).offset(0).size(push_size as u32);
-            let ranges: &[vk::PushConstantRange] = if push_size > 0 { std::slice::from_ref(&range) } else { &[] };
-            let layout_info =
-                vk::PipelineLayoutCreateInfo::default().set_layouts(&objects.set_layouts).push_constant_ranges(ranges);
-            objects.layout =
-                device.create_pipeline_layout(&layout_info, None).map_err(vk_error("vkCreatePipelineLayout"))?;
-            if set_count > 0 {
-                // The pool holds exactly the program's descriptors.
-                let mut sizes: Vec<vk::DescriptorPoolSize> = Vec::new();
-                for b in bindings {
-                    match sizes.iter_mut().find(|s| s.ty == b.ty) {
-                        Some(size) => size.descriptor_count += b.count,
-                        None => sizes.push(vk::DescriptorPoolSize::default().ty(b.ty).descriptor_count(b.count)),
+    /// One descriptor set layout per set up to the highest `bindings`
+    /// names, into `objects`.
+    fn create_set_layouts(
+        &self,
+        bindings: &[LayoutBinding],
+        set_count: usize,
+        objects: &mut ProgramObjects,
+    ) -> Result<(), XrError> {
+        for set in 0..set_count as u32 {
+            let in_set: Vec<&LayoutBinding> = bindings.iter().filter(|b| b.set == set).collect();
+            let layout_bindings: Vec<vk::DescriptorSetLayoutBinding> = in_set
+                .iter()
+                .map(|b| {
+                    vk::DescriptorSetLayoutBinding::default()
+                        .binding(b.binding)
+                        .descriptor_type(b.ty)
+                        .descriptor_count(b.count)
+                        .stage_flags(b.stages)
+                })
+                .collect();
+            // Arrays of unknown size are partially bound: a program
+            // reads the elements it was given, the rest may stay empty.
+            let flags: Vec<vk::DescriptorBindingFlags> = in_set
+                .iter()
+                .map(|b| {
+                    if b.partially_bound {
+                        vk::DescriptorBindingFlags::PARTIALLY_BOUND
+                    } else {
+                        vk::DescriptorBindingFlags::empty()
                     }
-                }
-                let mut pool_info = vk::DescriptorPoolCreateInfo::default().max_sets(set_count as u32);
-                if !sizes.is_empty() {
-                    pool_info = pool_info.pool_sizes(&sizes);
-                }
-                objects.pool =
-                    device.create_descriptor_pool(&pool_info, None).map_err(vk_error("vkCreateDescriptorPool"))?;
-                objects.sets = device
-                    .allocate_descriptor_sets(
-                        &vk::DescriptorSetAllocateInfo::default()
-                            .descriptor_pool(objects.pool)
-                            .set_layouts(&objects.set_layouts),
-                    )
-                    .map_err(vk_error("vkAllocateDescriptorSets"))?;
+                })
+                .collect();
+            let mut binding_flags = vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&flags);
+            let mut layout_info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&layout_bindings);
+            if in_set.iter().any(|b| b.partially_bound) {
+                layout_info = layout_info.push_next(&mut binding_flags);
             }
-            for layout_binding in bindings.iter().filter(|b| b.block.is_some()) {
-                // As large as the largest stage's declaration of it.
-                let size = (layout_binding.min_size as usize).max(16);
-                let buffer = self.uniform_buffer(size)?;
-                let (set, binding) = (layout_binding.set, layout_binding.binding);
-                let info = [vk::DescriptorBufferInfo::default().buffer(buffer.buffer).offset(0).range(size as u64)];
-                let write = vk::WriteDescriptorSet::default()
-                    .dst_set(objects.sets[set as usize])
-                    .dst_binding(binding)
-                    .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
-                    .buffer_info(&info);
-                device.update_descriptor_sets(&[write], &[]);
-                objects.buffers.push(buffer);
+            // SAFETY: the create info is valid and outlives the call.
+            let set_layout = unsafe { self.device.create_descriptor_set_layout(&layout_info, None) }
+                .map_err(vk_error("vkCreateDescriptorSetLayout"))?;
+            objects.set_layouts.push(set_layout);
+        }
+        Ok(())
+    }
+
+    /// The pipeline layout of `objects`' set layouts and the push constant
+    /// `ranges`, into `objects`.
+    fn create_pipeline_layout(
+        &self,
+        ranges: &[vk::PushConstantRange],
+        objects: &mut ProgramObjects,
+    ) -> Result<(), XrError> {
+        let layout_info =
+            vk::PipelineLayoutCreateInfo::default().set_layouts(&objects.set_layouts).push_constant_ranges(ranges);
+        // SAFETY: the create info is valid and outlives the call.
+        objects.layout = unsafe { self.device.create_pipeline_layout(&layout_info, None) }
+            .map_err(vk_error("vkCreatePipelineLayout"))?;
+        Ok(())
+    }
+
+    /// The program's descriptor pool and its `set_count` sets, into `objects`.
+    fn allocate_descriptor_sets(
+        &self,
+        bindings: &[LayoutBinding],
+        set_count: usize,
+        objects: &mut ProgramObjects,
+    ) -> Result<(), XrError> {
+        let device = &self.device;
+        // The pool holds exactly the program's descriptors.
+        let mut sizes: Vec<vk::DescriptorPoolSize> = Vec::new();
+        for b in bindings {
+            match sizes.iter_mut().find(|s| s.ty == b.ty) {
+                Some(size) => size.descriptor_count += b.count,
+                None => sizes.push(vk::DescriptorPoolSize::default().ty(b.ty).descriptor_count(b.count)),
             }
-            if let Some(shader_objects) = shader_objects {
-                match shader_objects.create(context, modules, &objects.set_layouts, ranges, code, self.counter.clone())
-                {
-                    Ok(shaders) => {
-                        objects.shaders = Some(shaders);
-                        return Ok(None);
-                    }
-                    Err(CreateError::Incompatible) => {
-                        return Err(XrError::driver(format!(
-                            "{context}: the driver refused the stored shader binaries (VK_INCOMPATIBLE_SHADER_BINARY_EXT)"
-                        )));
-                    }
-                    Err(CreateError::Failed(e)) if matches!(code, Code::Binary(_)) => return Err(e),
-                    // A driver may take a program as a pipeline and not as
-                    // shader objects (lavapipe refuses a fragment stage that
-                    // reads input attachments): it draws with pipelines.
-                    Err(CreateError::Failed(e)) => {
-                        tracing::info!("{e}: drawn with pipelines instead of shader objects");
-                    }
-                }
+        }
+        let mut pool_info = vk::DescriptorPoolCreateInfo::default().max_sets(set_count as u32);
+        if !sizes.is_empty() {
+            pool_info = pool_info.pool_sizes(&sizes);
+        }
+        // SAFETY: the create and allocate infos are valid and outlive their
+        // calls; the set layouts are `objects`' own.
+        unsafe {
+            objects.pool =
+                device.create_descriptor_pool(&pool_info, None).map_err(vk_error("vkCreateDescriptorPool"))?;
+            objects.sets = device
+                .allocate_descriptor_sets(
+                    &vk::DescriptorSetAllocateInfo::default()
+                        .descriptor_pool(objects.pool)
+                        .set_layouts(&objects.set_layouts),
+                )
+                .map_err(vk_error("vkAllocateDescriptorSets"))?;
+        }
+        Ok(())
+    }
+
+    /// A uniform buffer for each uniform block in `bindings`, written into
+    /// its descriptor, into `objects`.
+    fn bind_uniform_buffers(&self, bindings: &[LayoutBinding], objects: &mut ProgramObjects) -> Result<(), XrError> {
+        for layout_binding in bindings.iter().filter(|b| b.block.is_some()) {
+            // As large as the largest stage's declaration of it.
+            let size = (layout_binding.min_size as usize).max(16);
+            let buffer = self.uniform_buffer(size)?;
+            let (set, binding) = (layout_binding.set, layout_binding.binding);
+            let info = [vk::DescriptorBufferInfo::default().buffer(buffer.buffer).offset(0).range(size as u64)];
+            let write = vk::WriteDescriptorSet::default()
+                .dst_set(objects.sets[set as usize])
+                .dst_binding(binding)
+                .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+                .buffer_info(&info);
+            // SAFETY: the set is `objects`' own and no submission uses it
+            // yet; the write and its buffer info outlive the call.
+            unsafe { self.device.update_descriptor_sets(&[write], &[]) };
+            objects.buffers.push(buffer);
+        }
+        Ok(())
+    }
+
+    /// The program's stages as shader objects, into `objects`: whether
+    /// they were made (where the driver refuses them, the program is
+    /// drawn with pipelines instead, unless they come from binaries).
+    fn create_shader_objects(
+        &self,
+        shader_objects: &ShaderObjectDevice,
+        context: &str,
+        modules: &[StageModule],
+        ranges: &[vk::PushConstantRange],
+        code: Code<'_>,
+        objects: &mut ProgramObjects,
+    ) -> Result<bool, XrError> {
+        match shader_objects.create(context, modules, &objects.set_layouts, ranges, code, self.counter.clone()) {
+            Ok(shaders) => {
+                objects.shaders = Some(shaders);
+                Ok(true)
             }
-            for module in modules {
-                let info = vk::ShaderModuleCreateInfo::default().code(&module.words);
-                objects
-                    .modules
-                    .push(device.create_shader_module(&info, None).map_err(vk_error("vkCreateShaderModule"))?);
+            Err(CreateError::Incompatible) => Err(XrError::driver(format!(
+                "{context}: the driver refused the stored shader binaries (VK_INCOMPATIBLE_SHADER_BINARY_EXT)"
+            ))),
+            Err(CreateError::Failed(e)) if matches!(code, Code::Binary(_)) => Err(e),
+            // A driver may take a program as a pipeline and not as
+            // shader objects (lavapipe refuses a fragment stage that
+            // reads input attachments): it draws with pipelines.
+            Err(CreateError::Failed(e)) => {
+                tracing::info!("{e}: drawn with pipelines instead of shader objects");
+                Ok(false)
             }
-            if modules.iter().any(|m| m.stage == ShaderStage::Compute) {
-                objects.pipeline = self.compute_pipeline(context, &modules[0], objects.modules[0], objects.layout)?;
-                return Ok(None);
-            }
-            if let Some(groups) = ray_tracing_groups {
-                // The capability check refused ray tracing stages on a device without them.
-                let rt = self.ray_tracing.as_ref().ok_or_else(|| {
-                    XrError::unavailable(format!("{context}: this device has no ray tracing pipelines"))
-                })?;
-                objects.pipeline =
-                    rt.pipeline(context, modules, &objects.modules, groups, objects.layout, self.cache.cache)?;
-                // Made at load, never at a draw: counted as compiled.
-                self.counter.pipeline(&vk::PipelineCreationFeedback::default());
-                let table = rt.binding_table(device, &self.memory, objects.pipeline, groups)?;
-                objects.binding_table = Some((table.buffer, table.memory));
-                binding_table = table.regions;
-                return Ok(None);
-            }
-            let pipelines = GraphicsPipelines::new(
-                device.clone(),
-                context,
-                modules,
-                &objects.modules,
-                objects.layout,
-                outputs,
-                (self.cache.cache, Arc::default()),
-                self.counter.clone(),
-            )?;
-            let color = [vk::Format::from_raw(self.loader.color_format as i32)];
-            let depth = vk::Format::from_raw(self.loader.depth_format as i32);
-            if !in_render_pass_only {
-                let dynamic = vk::RenderPass::null();
-                objects.pipeline = pipelines.make(self.cache.cache, &color, None, false, dynamic)?;
-                objects.depth_pipeline = pipelines.make(self.cache.cache, &color, Some(depth), false, dynamic)?;
-            }
-            Ok(Some(Arc::new(pipelines)))
-        })();
-        let pipelines = match result {
-            Ok(pipelines) => pipelines,
-            Err(e) => {
-                // SAFETY: nothing uses the objects yet.
-                unsafe { objects.destroy(device) };
-                return Err(e);
-            }
-        };
-        Ok(CreatedObjects {
-            objects,
-            entries,
-            push: (push_stages, push_size),
-            pipelines,
-            binding_table,
-            written_attachments,
-            patch_control_points,
-        })
+        }
+    }
+
+    /// A shader module of each stage, into `objects`.
+    fn create_shader_modules(&self, modules: &[StageModule], objects: &mut ProgramObjects) -> Result<(), XrError> {
+        for module in modules {
+            let info = vk::ShaderModuleCreateInfo::default().code(&module.words);
+            // SAFETY: the create info is valid and outlives the call.
+            let shader =
+                unsafe { self.device.create_shader_module(&info, None) }.map_err(vk_error("vkCreateShaderModule"))?;
+            objects.modules.push(shader);
+        }
+        Ok(())
+    }
+
+    /// A ray tracing program's pipeline and shader binding table, into
+    /// `objects`; returns the table's regions.
+    fn create_ray_tracing_pipeline(
+        &self,
+        context: &str,
+        modules: &[StageModule],
+        groups: &Groups,
+        objects: &mut ProgramObjects,
+    ) -> Result<[ShaderBindingRegion; 4], XrError> {
+        // The capability check refused ray tracing stages on a device without them.
+        let rt = self
+            .ray_tracing
+            .as_ref()
+            .ok_or_else(|| XrError::unavailable(format!("{context}: this device has no ray tracing pipelines")))?;
+        objects.pipeline = rt.pipeline(context, modules, &objects.modules, groups, objects.layout, self.cache.cache)?;
+        // Made at load, never at a draw: counted as compiled.
+        self.counter.pipeline(&vk::PipelineCreationFeedback::default());
+        let table = rt.binding_table(&self.device, &self.memory, objects.pipeline, groups)?;
+        objects.binding_table = Some((table.buffer, table.memory));
+        Ok(table.regions)
+    }
+
+    /// What a graphics program's pipelines are made from; and, unless it
+    /// is drawn only in the device's render pass, its pipelines for the
+    /// device's own targets (with and without depth), into `objects`.
+    fn create_graphics_pipelines(
+        &self,
+        context: &str,
+        modules: &[StageModule],
+        outputs: &[xr_spirv::reflect::InterfaceVariable],
+        in_render_pass_only: bool,
+        objects: &mut ProgramObjects,
+    ) -> Result<GraphicsPipelines, XrError> {
+        let pipelines = GraphicsPipelines::new(
+            self.device.clone(),
+            context,
+            modules,
+            &objects.modules,
+            objects.layout,
+            outputs,
+            (self.cache.cache, Arc::default()),
+            self.counter.clone(),
+        )?;
+        let color = [vk::Format::from_raw(self.loader.color_format as i32)];
+        let depth = vk::Format::from_raw(self.loader.depth_format as i32);
+        if !in_render_pass_only {
+            let dynamic = vk::RenderPass::null();
+            objects.pipeline = pipelines.make(self.cache.cache, &color, None, false, dynamic)?;
+            objects.depth_pipeline = pipelines.make(self.cache.cache, &color, Some(depth), false, dynamic)?;
+        }
+        Ok(pipelines)
     }
 
     fn compute_pipeline(
