@@ -1,8 +1,11 @@
 //! The Vulkan instance, the physical and logical device, and validation.
 
+mod features;
+
 use ash::{ext::debug_utils, vk};
+use features::{Enabled, Features, Offered};
 use std::{
-    ffi::{CStr, c_void},
+    ffi::{CStr, c_char, c_void},
     sync::{Arc, Mutex},
 };
 use xr_device::{NativeWindow, XrError};
@@ -369,197 +372,78 @@ impl Context {
         presents: bool,
         shader_objects: bool,
     ) -> Result<(ash::Device, bool, std::ffi::CString), XrError> {
-        let priorities = [1.0];
-        let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
+        // Extensions shaders ask for, each enabled with its features where
+        // the driver offers it (a module declaring the capability is refused
+        // by name before the driver where it does not).
+        let offered = Offered::query(instance, physical, shader_objects);
+        let mut features = Features::query(instance, physical, &offered);
+        let enabled = Enabled::of(&offered, &features);
+        features.set_for_creation(&enabled);
         let mut extensions = vec![ash::ext::vertex_input_dynamic_state::NAME.as_ptr()];
         if presents {
             extensions.push(ash::khr::swapchain::NAME.as_ptr());
         }
-        // SAFETY: plain enumeration on a live physical device.
-        let offered = unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
-        let has = |name: &CStr| offered.iter().any(|e| e.extension_name_as_c_str().ok() == Some(name));
-        // Extensions shaders ask for, each enabled with its features where
-        // the driver offers it (a module declaring the capability is refused
-        // by name before the driver where it does not).
-        let mut local_read = vk::PhysicalDeviceDynamicRenderingLocalReadFeaturesKHR::default();
-        let mut barycentric = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
-        let mut shading_rate = vk::PhysicalDeviceFragmentShadingRateFeaturesKHR::default();
-        let mut acceleration = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
-        let mut ray_query = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
-        let mut ray_pipeline = vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default();
-        let mut mesh_shader = vk::PhysicalDeviceMeshShaderFeaturesEXT::default();
-        let mut shader_object = vk::PhysicalDeviceShaderObjectFeaturesEXT::default();
-        let mut position_fetch = vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR::default();
-        let position_fetch_offered = has(ash::khr::ray_tracing_position_fetch::NAME);
-        let shader_object_offered = shader_objects && has(ash::ext::shader_object::NAME);
-        let mesh_shader_offered = has(ash::ext::mesh_shader::NAME);
-        let local_read_offered = has(ash::khr::dynamic_rendering_local_read::NAME);
-        let barycentric_offered = has(ash::khr::fragment_shader_barycentric::NAME);
-        let shading_rate_offered = has(ash::khr::fragment_shading_rate::NAME);
-        // Ray queries and ray tracing pipelines read acceleration
-        // structures, which need deferred host operations.
-        let acceleration_offered =
-            has(ash::khr::acceleration_structure::NAME) && has(ash::khr::deferred_host_operations::NAME);
-        let ray_query_offered = acceleration_offered && has(ash::khr::ray_query::NAME);
-        let ray_pipeline_offered = acceleration_offered && has(ash::khr::ray_tracing_pipeline::NAME);
-        let mut vertex_input =
-            vk::PhysicalDeviceVertexInputDynamicStateFeaturesEXT::default().vertex_input_dynamic_state(true);
-        // Every feature the device has, as shaders ask for them (clip
-        // distances, cube map arrays, multiview, storage formats, ...): a
-        // module that declares a capability whose feature is off is invalid.
-        // Robust access is left off: it costs on GPUs and hides bugs.
-        let mut vulkan11 = vk::PhysicalDeviceVulkan11Features::default();
-        let mut vulkan12 = vk::PhysicalDeviceVulkan12Features::default();
-        let mut vulkan13 = vk::PhysicalDeviceVulkan13Features::default();
-        {
-            let mut query = vk::PhysicalDeviceFeatures2::default()
-                .push_next(&mut vulkan11)
-                .push_next(&mut vulkan12)
-                .push_next(&mut vulkan13);
-            if local_read_offered {
-                query = query.push_next(&mut local_read);
-            }
-            if barycentric_offered {
-                query = query.push_next(&mut barycentric);
-            }
-            if shading_rate_offered {
-                query = query.push_next(&mut shading_rate);
-            }
-            if acceleration_offered {
-                query = query.push_next(&mut acceleration);
-            }
-            if ray_query_offered {
-                query = query.push_next(&mut ray_query);
-            }
-            if ray_pipeline_offered {
-                query = query.push_next(&mut ray_pipeline);
-            }
-            if mesh_shader_offered {
-                query = query.push_next(&mut mesh_shader);
-            }
-            if shader_object_offered {
-                query = query.push_next(&mut shader_object);
-            }
-            if position_fetch_offered {
-                query = query.push_next(&mut position_fetch);
-            }
-            // SAFETY: `physical` belongs to this instance; the chain lives across the call.
-            unsafe { instance.get_physical_device_features2(physical, &mut query) };
-        }
-        let core = {
-            // SAFETY: `physical` belongs to this instance.
-            let mut features = unsafe { instance.get_physical_device_features(physical) };
-            features.robust_buffer_access = vk::FALSE;
-            features
-        };
-        vulkan11.p_next = std::ptr::null_mut();
-        vulkan12.p_next = std::ptr::null_mut();
-        vulkan13.p_next = std::ptr::null_mut();
-        local_read.p_next = std::ptr::null_mut();
-        barycentric.p_next = std::ptr::null_mut();
-        shading_rate.p_next = std::ptr::null_mut();
-        acceleration.p_next = std::ptr::null_mut();
-        ray_query.p_next = std::ptr::null_mut();
-        ray_pipeline.p_next = std::ptr::null_mut();
-        mesh_shader.p_next = std::ptr::null_mut();
-        shader_object.p_next = std::ptr::null_mut();
-        position_fetch.p_next = std::ptr::null_mut();
-        let reads_attachments = local_read_offered && local_read.dynamic_rendering_local_read == vk::TRUE;
-        if reads_attachments {
-            extensions.push(ash::khr::dynamic_rendering_local_read::NAME.as_ptr());
-        }
-        let barycentrics = barycentric_offered && barycentric.fragment_shader_barycentric == vk::TRUE;
-        if barycentrics {
-            extensions.push(ash::khr::fragment_shader_barycentric::NAME.as_ptr());
-        }
-        let shading_rates = shading_rate_offered && shading_rate.pipeline_fragment_shading_rate == vk::TRUE;
-        if shading_rates {
-            extensions.push(ash::khr::fragment_shading_rate::NAME.as_ptr());
-        }
-        let accelerations = acceleration_offered
-            && acceleration.acceleration_structure == vk::TRUE
-            && vulkan12.buffer_device_address == vk::TRUE;
-        let ray_queries = accelerations && ray_query_offered && ray_query.ray_query == vk::TRUE;
-        let ray_pipelines = accelerations && ray_pipeline_offered && ray_pipeline.ray_tracing_pipeline == vk::TRUE;
-        if ray_queries || ray_pipelines {
-            extensions.extend([
-                ash::khr::acceleration_structure::NAME.as_ptr(),
-                ash::khr::deferred_host_operations::NAME.as_ptr(),
-            ]);
-        }
-        if ray_queries {
-            extensions.push(ash::khr::ray_query::NAME.as_ptr());
-        }
-        if ray_pipelines {
-            extensions.push(ash::khr::ray_tracing_pipeline::NAME.as_ptr());
-        }
-        // Hit stages reading their triangle's vertex positions
-        // (`gl_HitTriangleVertexPositionsEXT`).
-        let positions_fetched = (ray_queries || ray_pipelines)
-            && position_fetch_offered
-            && position_fetch.ray_tracing_position_fetch == vk::TRUE;
-        if positions_fetched {
-            extensions.push(ash::khr::ray_tracing_position_fetch::NAME.as_ptr());
-        }
-        // Mesh and task stages; the features that need others XR does not
-        // enable (multiview, per-primitive shading rate, queries) stay off.
-        let mesh_shaders = mesh_shader_offered && mesh_shader.mesh_shader == vk::TRUE;
-        if mesh_shaders {
-            extensions.push(ash::ext::mesh_shader::NAME.as_ptr());
-            mesh_shader = vk::PhysicalDeviceMeshShaderFeaturesEXT::default()
-                .mesh_shader(true)
-                .task_shader(mesh_shader.task_shader == vk::TRUE);
-        }
-        let shader_objects = shader_object_offered && shader_object.shader_object == vk::TRUE;
-        if shader_objects {
-            extensions.push(ash::ext::shader_object::NAME.as_ptr());
-        }
-        vulkan13.robust_image_access = vk::FALSE;
-        // What XR itself draws with.
-        vulkan13.dynamic_rendering = vk::TRUE;
-        vulkan13.synchronization2 = vk::TRUE;
-        let mut create = vk::DeviceCreateInfo::default()
-            .queue_create_infos(&queues)
-            .enabled_features(&core)
-            .enabled_extension_names(&extensions)
-            .push_next(&mut vulkan11)
-            .push_next(&mut vulkan12)
-            .push_next(&mut vulkan13)
-            .push_next(&mut vertex_input);
-        if reads_attachments {
-            create = create.push_next(&mut local_read);
-        }
-        if barycentrics {
-            create = create.push_next(&mut barycentric);
-        }
-        if shading_rates {
-            create = create.push_next(&mut shading_rate);
-        }
-        if ray_queries || ray_pipelines {
-            create = create.push_next(&mut acceleration);
-        }
-        if ray_queries {
-            create = create.push_next(&mut ray_query);
-        }
-        if ray_pipelines {
-            create = create.push_next(&mut ray_pipeline);
-        }
-        if mesh_shaders {
-            create = create.push_next(&mut mesh_shader);
-        }
-        if shader_objects {
-            create = create.push_next(&mut shader_object);
-        }
-        if positions_fetched {
-            create = create.push_next(&mut position_fetch);
-        }
-        // SAFETY: the create info and what it points to live across the call.
-        let device = unsafe { instance.create_device(physical, &create, None) }.map_err(vk_error("vkCreateDevice"))?;
+        extensions.extend(enabled.extensions());
+        let device = Self::create_logical_device(instance, physical, family, &extensions, &mut features, &enabled)?;
         // SAFETY: every name is one of ash's NUL-terminated constants.
         let names: Vec<String> =
             extensions.iter().map(|n| unsafe { CStr::from_ptr(*n) }.to_string_lossy().into_owned()).collect();
-        let enabled = std::ffi::CString::new(names.join(" ")).unwrap_or_default();
-        Ok((device, reads_attachments, enabled))
+        let enabled_names = std::ffi::CString::new(names.join(" ")).unwrap_or_default();
+        Ok((device, enabled.reads_attachments, enabled_names))
+    }
+
+    /// Creates the device with one queue of `family`, `extensions`, and
+    /// `features`: the core ones, Vulkan 1.1's to 1.3's, dynamic vertex
+    /// input, and those of each extension `enabled` names.
+    fn create_logical_device(
+        instance: &ash::Instance,
+        physical: vk::PhysicalDevice,
+        family: u32,
+        extensions: &[*const c_char],
+        features: &mut Features,
+        enabled: &Enabled,
+    ) -> Result<ash::Device, XrError> {
+        let priorities = [1.0];
+        let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
+        let mut vertex_input =
+            vk::PhysicalDeviceVertexInputDynamicStateFeaturesEXT::default().vertex_input_dynamic_state(true);
+        let mut create = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .enabled_features(&features.core)
+            .enabled_extension_names(extensions)
+            .push_next(&mut features.vulkan11)
+            .push_next(&mut features.vulkan12)
+            .push_next(&mut features.vulkan13)
+            .push_next(&mut vertex_input);
+        if enabled.reads_attachments {
+            create = create.push_next(&mut features.local_read);
+        }
+        if enabled.barycentrics {
+            create = create.push_next(&mut features.barycentric);
+        }
+        if enabled.shading_rates {
+            create = create.push_next(&mut features.shading_rate);
+        }
+        if enabled.ray_queries || enabled.ray_pipelines {
+            create = create.push_next(&mut features.acceleration);
+        }
+        if enabled.ray_queries {
+            create = create.push_next(&mut features.ray_query);
+        }
+        if enabled.ray_pipelines {
+            create = create.push_next(&mut features.ray_pipeline);
+        }
+        if enabled.mesh_shaders {
+            create = create.push_next(&mut features.mesh_shader);
+        }
+        if enabled.shader_objects {
+            create = create.push_next(&mut features.shader_object);
+        }
+        if enabled.positions_fetched {
+            create = create.push_next(&mut features.position_fetch);
+        }
+        // SAFETY: the create info and what it points to live across the call.
+        unsafe { instance.create_device(physical, &create, None) }.map_err(vk_error("vkCreateDevice"))
     }
 
     /// Validation errors since the last call, taken (less those a layer
