@@ -43,7 +43,7 @@ plants=[
  ('noop: used',N,'parts.push(request.used.as_ref().map(|u| u.key_text()).unwrap_or_default().into());','',nt),
  ('noop: program used',N,'parts.push(format!("{} used {:?}", program.name, used.variants).into());','let _ = used;',nt),
  ('noop: plugin dirs',N,'parts.push(dir.to_string_lossy().as_bytes().to_vec());','',nt),
- ('noop: environment',N,'        parts.push(format!("{name}={value}").into());','        let _ = (name, value);',nt),
+ ('noop: environment (the stamp\'s variables)',N,'StampLine::Variable(name, value) => variable(&name) == value,','StampLine::Variable(..) => true,',('xr-tests --test build','xr_build::a_variable_the_last_build_read')),
  ('noop: plugin files',N,'parts.push(stamp_text(&file)?.into());','let _ = file;',nt),
  ('stage: language',S,'        desc.language.as_bytes(),\n','',st),
  ('stage: target',S,'"{:?} {spirv:?} {:?}", options.target, options.optimization','"{spirv:?} {:?}", options.optimization',st),

@@ -196,13 +196,20 @@ pub trait ConstantTableBackend {
     /// Restores every constant to the initialiser written in the source.
     fn set_defaults(&mut self) -> Result<(), XrError>;
 
-    /// Sets a value through `pipeline`'s active program (`glActiveShaderProgram`).
+    /// Sets a value through `pipeline`'s active program
+    /// (`glActiveShaderProgram`): OpenGL's alone, so refused by default,
+    /// pointing at [`set`](Self::set).
     fn set_through_pipeline(
         &mut self,
-        pipeline: ProgramRef,
-        handle: ConstantHandle,
-        value: &ConstantValue<'_>,
-    ) -> Result<(), XrError>;
+        _pipeline: ProgramRef,
+        _handle: ConstantHandle,
+        _value: &ConstantValue<'_>,
+    ) -> Result<(), XrError> {
+        Err(XrError::invalid_input(
+            "glActiveShaderProgram is OpenGL's: on this device set constants with `set`, \
+             which writes the program's uniform blocks or push constants",
+        ))
+    }
 
     /// Every resource the program binds.
     fn resources(&self) -> Result<Vec<ResourceInfo>, XrError>;

@@ -4,7 +4,7 @@
 //! and storage buffers the caller binds. It owns the program's Vulkan objects.
 
 use ash::vk::{self, Handle};
-use xr_device::{ProgramRef, ResourceBinding, ResourceKind, VulkanLoader, XrError};
+use xr_device::{ResourceBinding, ResourceKind, VulkanLoader, XrError};
 use xr_sourcebuild::{
     ConstantHandle, ConstantInfo, ConstantTableBackend, ConstantValue, RESOURCE_HANDLE, ResourceInfo, SetStatus,
     check_binding,
@@ -244,17 +244,6 @@ impl ConstantTableBackend for VkConstantTable {
             unsafe { std::ptr::write_bytes(buffer.mapped, 0, buffer.size) };
         }
         Ok(())
-    }
-
-    fn set_through_pipeline(
-        &mut self,
-        _pipeline: ProgramRef,
-        _handle: ConstantHandle,
-        _value: &ConstantValue<'_>,
-    ) -> Result<(), XrError> {
-        Err(XrError::invalid_input(
-            "glActiveShaderProgram is OpenGL's: on Vulkan set constants with `set`, which writes the uniform buffer or push constants",
-        ))
     }
 
     fn resources(&self) -> Result<Vec<ResourceInfo>, XrError> {

@@ -6,7 +6,7 @@
 
 use crate::{context::Context, program::Program};
 use std::sync::Arc;
-use xr_device::{ProgramRef, ResourceBinding, XrError};
+use xr_device::{ResourceBinding, XrError};
 use xr_sourcebuild::{
     ConstantHandle, ConstantInfo, ConstantTableBackend, ConstantValue, MemberLayout, RESOURCE_HANDLE, ResourceInfo,
     check_binding,
@@ -142,17 +142,6 @@ impl ConstantTableBackend for WgpuConstantTable {
             *changed = true;
         }
         Ok(())
-    }
-
-    fn set_through_pipeline(
-        &mut self,
-        _pipeline: ProgramRef,
-        _handle: ConstantHandle,
-        _value: &ConstantValue<'_>,
-    ) -> Result<(), XrError> {
-        Err(XrError::invalid_input(
-            "glActiveShaderProgram is OpenGL's: on wgpu set constants with `set`, which writes the immediates or uniform blocks",
-        ))
     }
 
     fn resources(&self) -> Result<Vec<ResourceInfo>, XrError> {

@@ -154,6 +154,23 @@ fn write_crate(dir: &Path, name: &str, dependencies: &str, build_rs: &str, main_
     std::fs::write(dir.join("src/main.rs"), main_rs).unwrap();
 }
 
+/// A crate `name` in `engine` whose build script builds `shaders/xr.toml`
+/// (the files of `shaders`, by name and text) into a store of its own
+/// (`$OUT_DIR` outlives the test, in the shared target), and does nothing else.
+fn write_shader_crate(engine: &Path, name: &str, shaders: &[(&str, &str)]) {
+    std::fs::create_dir_all(engine.join("shaders")).unwrap();
+    for (file, text) in shaders {
+        std::fs::write(engine.join("shaders").join(file), text).unwrap();
+    }
+    write_crate(
+        engine,
+        name,
+        "",
+        "fn main() {\n    xr_cargo::Build::new(\"shaders/xr.toml\").store(\"xr-store\").compile();\n}\n",
+        "fn main() {}\n",
+    );
+}
+
 /// What one `cargo build -v` of the engine did.
 struct CargoRun {
     ok: bool,
@@ -354,30 +371,21 @@ fn a_compiler_plugin_replaced_by_a_newer_build_reruns_the_script_and_rebuilds_wi
     const NAME: &str = "xr-plugin-replaced-engine";
     let dir = temp_dir("cargo-build-script-plugin");
     let engine = dir.join("engine");
-    std::fs::create_dir_all(engine.join("shaders")).unwrap();
-    std::fs::write(
-        engine.join("shaders/quad.gld"),
-        "#version 450\nvoid main() { gl_Position = COLOUR(0.0, 0.0, 0.0, 1.0); }\n",
-    )
-    .unwrap();
-    std::fs::write(
-        engine.join("shaders/green.gld"),
-        "#version 450\nlayout(location = 0) out COLOUR o;\nvoid main() { o = COLOUR(0.0, 1.0, 0.0, 1.0); }\n",
-    )
-    .unwrap();
-    std::fs::write(
-        engine.join("shaders/xr.toml"),
-        "store = \"store\"\n[[program]]\nname = \"green\"\ntargets = [\"gl-glsl\"]\n\
-         stages = [{ stage = \"vertex\", file = \"quad.gld\" }, { stage = \"fragment\", file = \"green.gld\" }]\n",
-    )
-    .unwrap();
-    write_crate(
+    write_shader_crate(
         &engine,
         NAME,
-        "",
-        // A store of this test's own (`$OUT_DIR` outlives it, in the shared target).
-        "fn main() {\n    xr_cargo::Build::new(\"shaders/xr.toml\").store(\"xr-store\").compile();\n}\n",
-        "fn main() {}\n",
+        &[
+            ("quad.gld", "#version 450\nvoid main() { gl_Position = COLOUR(0.0, 0.0, 0.0, 1.0); }\n"),
+            (
+                "green.gld",
+                "#version 450\nlayout(location = 0) out COLOUR o;\nvoid main() { o = COLOUR(0.0, 1.0, 0.0, 1.0); }\n",
+            ),
+            (
+                "xr.toml",
+                "store = \"store\"\n[[program]]\nname = \"green\"\ntargets = [\"gl-glsl\"]\n\
+                 stages = [{ stage = \"vertex\", file = \"quad.gld\" }, { stage = \"fragment\", file = \"green.gld\" }]\n",
+            ),
+        ],
     );
     // The engine team's plugin directory, with the dialect's compiler as released.
     let plugins = xr_tests::plugin_dir_with("cargo-build-script-plugins", &["xr-fixture-dialect"]);
@@ -417,20 +425,16 @@ fn changing_the_slang_library_a_plugin_reads_reruns_the_build_script() {
     const SLANG: &str = "XR_SLANG_LIBRARY";
     let dir = temp_dir("cargo-build-script-slang-setting");
     let engine = dir.join("engine");
-    std::fs::create_dir_all(engine.join("shaders")).unwrap();
-    std::fs::write(engine.join("shaders/fill.comp"), "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n")
-        .unwrap();
-    std::fs::write(
-        engine.join("shaders/xr.toml"),
-        "[[program]]\nname = \"fill\"\ntargets = [\"vk-spirv\"]\nstages = [{ stage = \"compute\", file = \"fill.comp\" }]\n",
-    )
-    .unwrap();
-    write_crate(
+    write_shader_crate(
         &engine,
         NAME,
-        "",
-        "fn main() {\n    xr_cargo::Build::new(\"shaders/xr.toml\").store(\"xr-store\").compile();\n}\n",
-        "fn main() {}\n",
+        &[
+            ("fill.comp", "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n"),
+            (
+                "xr.toml",
+                "[[program]]\nname = \"fill\"\ntargets = [\"vk-spirv\"]\nstages = [{ stage = \"compute\", file = \"fill.comp\" }]\n",
+            ),
+        ],
     );
     let target = xr_tests::profile_dir().parent().expect("target dir").to_path_buf();
     let elsewhere = dir.join("no-slang-here");
