@@ -25,6 +25,9 @@
 # - no broken fixture plugin is a member of the workspace;
 # - every XR_* variable is read in one crate's code alone, so two front
 #   ends cannot read the same setting two ways;
+# - no host code calls a build system's compile but the chain's layers
+#   (xr-build's execute/, and the worker that serves them): every compile
+#   runs where the build's compiles run, in a worker within a time limit;
 # - no code reads the environment but through xr-env's recording reader
 #   (what a build script watches and the no-op stamp checks is its record),
 #   except the few variables that never change what is built (cargo's
@@ -154,6 +157,19 @@ if [ -n "$shared" ]; then
     failed=1
 else
     echo "layering: ok   every XR_* variable is read in one crate"
+fi
+# A compile anywhere else in the host would run outside the workers: a
+# crashing compiler would take the command down with it.
+around_chain=$(grep -rnE '\.compile_(offline|for_store)\(' --include='*.rs' \
+    xr-host/src xr-build/src xr-library/src xr-cli/src xr-cargo/src xr-worker/src xr-store/src xr-remote/src \
+    xr-remote-exec/src xr-bot/src xr-bench/src 2>/dev/null |
+    grep -vE '^(xr-build/src/execute/|xr-worker/src/serve\.rs:)' || true)
+if [ -n "$around_chain" ]; then
+    echo "layering: FAIL a host crate compiles around the chain's layers (xr-build's execute/, the worker):"
+    echo "$around_chain"
+    failed=1
+else
+    echo "layering: ok   every compile of the host runs through the chain's layers (execute/, the worker)"
 fi
 # Every read of the environment goes through xr-env (xr_env::var, var_os),
 # which records it; a read around it would be a variable no build script

@@ -171,6 +171,31 @@ pub struct Resolved {
 }
 
 impl Asked {
+    /// Where the compiles run, of every decision: the workers `self` asks
+    /// for, loading plugins from `plugin_dirs`, unless the flags or `env`
+    /// ask for this process. What a command that compiles but builds no
+    /// artifact (`xr bindgen`) takes alone.
+    pub fn compile_in(&self, env: &BuildEnv, plugin_dirs: &[PathBuf]) -> CompileIn {
+        match (&self.worker, self.in_process || env.in_process) {
+            (Some(start), false) => {
+                let mut args = start.args.clone();
+                for dir in plugin_dirs {
+                    args.push("--plugin-dir".into());
+                    args.push(dir.into());
+                }
+                let memory_limit = match self.worker_memory.unwrap_or(DEFAULT_WORKER_MEMORY) {
+                    0 => None,
+                    bytes => Some(bytes),
+                };
+                CompileIn::Workers(Workers {
+                    pool: PoolConfig { command: WorkerCommand { program: start.program.clone(), args }, memory_limit },
+                    time_limit: self.time_limit.unwrap_or(Workers::DEFAULT_TIME_LIMIT),
+                })
+            }
+            _ => CompileIn::Process,
+        }
+    }
+
     /// Every decision of the build from what was asked and what `env` says,
     /// with workers loading plugins from `plugin_dirs`: the shared cache
     /// (opened), upload, the farm (connected; one that cannot be reached is
@@ -207,24 +232,7 @@ impl Asked {
             )),
             (None, None) => {}
         }
-        let compile_in = match (&self.worker, self.in_process || env.in_process) {
-            (Some(start), false) => {
-                let mut args = start.args.clone();
-                for dir in plugin_dirs {
-                    args.push("--plugin-dir".into());
-                    args.push(dir.into());
-                }
-                let memory_limit = match self.worker_memory.unwrap_or(DEFAULT_WORKER_MEMORY) {
-                    0 => None,
-                    bytes => Some(bytes),
-                };
-                CompileIn::Workers(Workers {
-                    pool: PoolConfig { command: WorkerCommand { program: start.program.clone(), args }, memory_limit },
-                    time_limit: self.time_limit.unwrap_or(Workers::DEFAULT_TIME_LIMIT),
-                })
-            }
-            _ => CompileIn::Process,
-        };
+        let compile_in = self.compile_in(env, plugin_dirs);
         let request = BuildRequest {
             jobs: self.jobs,
             targets: self.targets,

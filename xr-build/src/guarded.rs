@@ -21,11 +21,7 @@ use crate::{
 use std::path::PathBuf;
 use xr_sourcebuild::{ProgramDesc, ShaderStage};
 
-/// The target whose stage outputs are `language` sources preprocessed as a
-/// driver sees them: `glsl` → `glsl-preprocessed`.
-pub fn preprocessed_target(language: &str) -> String {
-    format!("{language}-preprocessed")
-}
+pub use crate::plan::preprocessed_target;
 
 /// Why a program has no guarded sources.
 #[derive(Debug, thiserror::Error)]
@@ -71,8 +67,8 @@ pub enum GuardedError {
         language: String,
         /// The target looked for.
         target: String,
-        /// The registry's answer.
-        reason: Box<xr_host::RegistryError>,
+        /// The plan's answer.
+        reason: Box<crate::plan::PlanError>,
     },
 }
 
@@ -245,24 +241,27 @@ fn axis_help(program: &Program) -> String {
         .join("; ")
 }
 
-/// The preprocessor of the build system that compiles `language` into its
-/// [`preprocessed_target`], from `registry`.
+/// The preprocessor of `program`: the build system the plan chose for its
+/// language's [`preprocessed_target`], loaded in `registry`, compiling
+/// where `compiles` runs whole compiles (a worker, within its time limit:
+/// a preprocessor that crashes fails this program's guarded sources alone).
 pub fn preprocessor<'r>(
+    program: &'r PlannedProgram,
     registry: &'r xr_host::Registry,
-    language: &str,
+    compiles: &'r crate::Compiles,
 ) -> Result<Box<Preprocessor<'r>>, GuardedError> {
+    let language = language(program)?;
     let target = preprocessed_target(language);
-    let (_, system) = registry.offline_compiler(language, &target).map_err(|e| GuardedError::NoPreprocessor {
+    let (chosen, system) = program.preprocessor(registry).map_err(|e| GuardedError::NoPreprocessor {
         language: language.to_owned(),
         target: target.clone(),
         reason: Box::new(e),
     })?;
     Ok(Box::new(move |desc: &ProgramDesc| {
         let request = xr_sourcebuild::OfflineRequest::new(desc.clone(), &target);
-        let artifact = system
-            .compile_offline(&request)
-            .into_result()
-            .map_err(|e| ArtifactError::of_compile(&e.error.message, &e.diagnostics, &desc.name))?;
-        Ok(artifact.stages.iter().map(|s| String::from_utf8_lossy(&s.bytes).into_owned()).collect())
+        let compiled = compiles
+            .compile_whole(&chosen.name, system, &request)
+            .map_err(|e| ArtifactError::of_compile(&e.message, &e.diagnostics, &desc.name))?;
+        Ok(compiled.stage_outputs.iter().map(|bytes| String::from_utf8_lossy(bytes).into_owned()).collect())
     }))
 }

@@ -287,10 +287,8 @@ pub fn run(
     refused_programs.dedup();
     let refused_programs = refused_programs.len();
     let guarded = match &invocation.emit_guarded {
-        Some(GuardedDir::At(dir)) => emit_guarded(&plan, registry, &request.programs, dir),
-        Some(GuardedDir::BesideStore) => {
-            emit_guarded(&plan, registry, &request.programs, &plan.store.with_file_name("guarded"))
-        }
+        Some(GuardedDir::At(dir)) => emit_guarded(&plan, registry, request, dir),
+        Some(GuardedDir::BesideStore) => emit_guarded(&plan, registry, request, &plan.store.with_file_name("guarded")),
         None => Vec::new(),
     };
     let finished = Finished {
@@ -313,14 +311,16 @@ pub fn run(
     Ok(finished)
 }
 
-/// Writes one guarded source per program and stage of `plan` (of
-/// `programs` when some are named) into `dir`.
-fn emit_guarded(plan: &BuildPlan, registry: &Registry, programs: &[String], dir: &Path) -> Vec<GuardedOutcome> {
+/// Writes one guarded source per program and stage of `plan` (of the
+/// request's programs when it names some) into `dir`, preprocessing where
+/// the request compiles (its workers, or this process).
+fn emit_guarded(plan: &BuildPlan, registry: &Registry, request: &BuildRequest, dir: &Path) -> Vec<GuardedOutcome> {
+    let programs = &request.programs;
+    let compiles = &crate::Compiles::new(&request.compile_in);
     let root = SourceRoot::of_manifest(&plan.path);
     let mut outcomes = Vec::new();
     for program in plan.programs.iter().filter(|p| programs.is_empty() || programs.contains(&p.name)) {
-        let emitted = guarded::language(program)
-            .and_then(|language| guarded::preprocessor(registry, language))
+        let emitted = guarded::preprocessor(program, registry, compiles)
             .and_then(|preprocess| guarded::emit(program, &root, &*preprocess));
         match emitted {
             Ok(sources) => {

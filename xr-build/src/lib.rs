@@ -72,6 +72,7 @@ pub mod used;
 pub use build::{build, count_artifacts, remove_orphaned_temp_files};
 #[cfg(feature = "remote-cache")]
 pub use execute::ActionRecord;
+pub use execute::Compiles;
 pub use manifest::{
     Axis, AxisKind, Manifest, ManifestError, ManifestErrors, ManifestWarning, Place, Program, ProgramOption, Stage,
     TargetRef,

@@ -322,6 +322,8 @@ impl Build {
             cargo.warning(warning);
         }
         let request = resolved.request;
+        // Reflections for the bindings compile where the build's compiles do.
+        let compiles = xr_build::Compiles::new(&request.compile_in);
         let invocation = Invocation {
             manifest: self.manifest.clone(),
             store: Some(store.clone()),
@@ -373,7 +375,7 @@ impl Build {
             let plan = finished.plan.unwrap_or_else(|| BuildPlan::new(finished.manifest, &registry));
             // The targets built, unless the bindings name their own.
             let targets = if self.bindings_targets.is_empty() { &self.targets } else { &self.bindings_targets };
-            let bindings = bindgen::bindings(&plan, &registry, &self.programs, targets)?;
+            let bindings = bindgen::bindings(&plan, &registry, &compiles, &self.programs, targets)?;
             let code = bindgen::write_rust(&bindings, &manifest_name);
             write_if_changed(&path, &code)
                 .map_err(|source| Error::Write { path: path.display().to_string(), source })?;

@@ -25,6 +25,8 @@ pub struct BindgenArgs {
     /// Write the Rust source here (`-` or none: standard output).
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
+    #[command(flatten)]
+    workers: crate::isolation::WorkerArgs,
 }
 
 /// Runs `xr bindgen`.
@@ -47,7 +49,10 @@ pub fn run(args: BindgenArgs) -> anyhow::Result<()> {
     if let Some((_, error)) = plan.refused.first() {
         return Err(usage(error.to_string()));
     }
-    let bindings = bindgen::bindings(&plan, &registry, &args.programs, &args.targets)?;
+    // Reflections compile in workers, as a build's compiles do (--in-process: here).
+    let compile_in = args.workers.asked()?.compile_in(&xr_build::config::BuildEnv::read(), registry.searched());
+    let compiles = xr_build::Compiles::new(&compile_in);
+    let bindings = bindgen::bindings(&plan, &registry, &compiles, &args.programs, &args.targets)?;
     let code = bindgen::write_rust(&bindings, &plan.path.display().to_string());
     match args.output.filter(|o| o.as_os_str() != "-") {
         Some(path) => {

@@ -5,12 +5,13 @@ use anyhow::Context;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use xr_build::paths::SourceRoot;
+use xr_build::plan::command_line;
 use xr_build::{error::ArtifactError, report::Reports};
 use xr_device::DeviceOptions;
 use xr_host::Registry;
 use xr_sourcebuild::{
-    ArtifactLoad, BuildError, CompilePair, EntryPoint, LoadPath, OfflineArtifact, OfflineRequest, OverrideKind,
-    OverrideValue, PipelineKind, ProgramDesc, ShaderStage, SourceDesc,
+    ArtifactLoad, BuildError, CompilePair, EntryPoint, LoadPath, OfflineArtifact, OfflineRequest, OverrideValue,
+    PipelineKind, ProgramDesc, ShaderStage, SourceDesc,
 };
 
 /// `--stage`'s parser: the stages by the names the contract gives them
@@ -114,15 +115,7 @@ impl SourceArgs {
 
     /// The stage `--stage` or the file's name gives.
     fn stage_named(&self, file: &Path) -> Option<ShaderStage> {
-        if let Some(stage) = self.stage {
-            return Some(stage);
-        }
-        let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
-        stage_of_extension(extension).or_else(|| {
-            // `lit.vs.hlsl`, `lit.frag.hlsl`: the stage before the language.
-            let stem = Path::new(file.file_stem()?);
-            stage_of_extension(stem.extension()?.to_str()?)
-        })
+        self.stage.or_else(|| command_line::stage_of_file(file))
     }
 
     /// The error for a file whose stage nothing tells.
@@ -258,7 +251,7 @@ impl SourceArgs {
         }
         let target = match &self.target {
             Some(target) => target.clone(),
-            None => default_target(registry, language)?,
+            None => command_line::default_target(registry, language).map_err(|e| anyhow::anyhow!(e))?,
         };
         // The compiler that takes the stages the files' names give (an HLSL
         // ray tracing stage goes to the one that has them).
@@ -338,9 +331,7 @@ impl SourceArgs {
             request = request.with_option(name, value);
         }
         tracing::debug!(build_system = %info.name, "compiling {} for {target}", program.name);
-        let artifact = system
-            .compile_offline(&request)
-            .into_result()
+        let artifact = xr_build::Compiles::whole_artifact_here(system, &request)
             .map_err(|error| report_failure(messages, &compiler, &program.name, &target, &error, &root))?;
         let mut said = artifact.warnings.to_vec();
         root.show(&mut said);
@@ -395,23 +386,6 @@ fn print_json_summary(messages: &MessageArgs, success: bool, target: &str, error
     }
 }
 
-/// The first target of the highest-priority build system that compiles
-/// `language` into a compatible object.
-fn default_target(registry: &Registry, language: &str) -> anyhow::Result<String> {
-    let mut systems: Vec<_> = registry
-        .build_system_entries()
-        .map(|(info, _)| info)
-        .filter(|info| info.availability.contains(xr_sourcebuild::Availability::COMPATIBLE_OBJECT))
-        .collect();
-    systems.sort_by_key(|info| std::cmp::Reverse(info.priority));
-    systems
-        .iter()
-        .flat_map(|info| info.compiles.iter())
-        .find(|pair| pair.language == language)
-        .map(|pair| pair.target.to_string())
-        .with_context(|| format!("no plugin compiles {language} into a portable object: give --target"))
-}
-
 /// How many kinds of pipeline `entries` belong to (a fragment stage ends
 /// graphics and mesh pipelines alike, so it counts for neither).
 fn pipeline_kinds(entries: &[&EntryPoint]) -> usize {
@@ -422,26 +396,6 @@ fn pipeline_kinds(entries: &[&EntryPoint]) -> usize {
         }
     }
     kinds.len()
-}
-
-fn stage_of_extension(extension: &str) -> Option<ShaderStage> {
-    Some(match extension {
-        "vert" | "vs" => ShaderStage::Vertex,
-        "frag" | "fs" | "ps" => ShaderStage::Fragment,
-        "geom" | "gs" => ShaderStage::Geometry,
-        "tesc" | "tcs" => ShaderStage::TessControl,
-        "tese" | "tes" => ShaderStage::TessEvaluation,
-        "comp" | "cs" => ShaderStage::Compute,
-        "task" => ShaderStage::Task,
-        "mesh" => ShaderStage::Mesh,
-        "rgen" => ShaderStage::RayGeneration,
-        "rmiss" => ShaderStage::Miss,
-        "rchit" => ShaderStage::ClosestHit,
-        "rahit" => ShaderStage::AnyHit,
-        "rint" => ShaderStage::Intersection,
-        "rcall" => ShaderStage::Callable,
-        _ => return None,
-    })
 }
 
 /// What `xr compile` does with the program it compiled.
@@ -477,21 +431,13 @@ pub struct CompileArgs {
     overrides: Vec<String>,
 }
 
-/// An `--override` as given: its name and its value's text.
-struct OverrideGiven {
-    name: String,
-    value: String,
-}
-
 impl CompileArgs {
     /// `--override` values as (name, value), refusing any without a name and `=`.
-    fn overrides(&self) -> anyhow::Result<Vec<OverrideGiven>> {
+    fn overrides(&self) -> anyhow::Result<Vec<(String, String)>> {
         self.overrides
             .iter()
             .map(|given| match given.split_once('=') {
-                Some((name, value)) if !name.is_empty() => {
-                    Ok(OverrideGiven { name: name.to_owned(), value: value.to_owned() })
-                }
+                Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
                 _ => Err(usage(format!("--override takes NAME=VALUE (GAIN=1.5), not '{given}'"))),
             })
             .collect()
@@ -516,90 +462,6 @@ impl CompileArgs {
             )));
         }
         Ok(())
-    }
-}
-
-/// Every override `reflected` declares, with the value `given` asks for or
-/// else its default: what the run-time library hands a loader.
-fn override_values(
-    program: &str,
-    reflected: &[xr_sourcebuild::ReflectedOverride],
-    given: &[OverrideGiven],
-) -> anyhow::Result<Vec<OverrideValue>> {
-    if let Some(unknown) = given.iter().find(|g| !reflected.iter().any(|o| o.name == g.name.as_str())) {
-        let declared: Vec<String> = reflected.iter().map(|o| format!("{} ({})", o.name, o.ty)).collect();
-        return Err(usage(format!(
-            "--override {}: program '{program}' declares no override '{}' (it declares {})",
-            unknown.name,
-            unknown.name,
-            if declared.is_empty() { "none".to_owned() } else { declared.join(", ") }
-        )));
-    }
-    let mut values = Vec::new();
-    for declared in reflected {
-        let kind = override_kind(&declared.ty).ok_or_else(|| {
-            usage(format!(
-                "override '{}' of program '{program}' is of type {}, which --override cannot set (it sets bool, int, uint and float)",
-                declared.name, declared.ty
-            ))
-        });
-        let asked = given.iter().rev().find(|g| g.name == declared.name.as_str());
-        let kind = match (kind, asked) {
-            (Ok(kind), _) => kind,
-            (Err(error), Some(_)) => return Err(error),
-            // Left at its default, the loader takes the module's own value.
-            (Err(_), None) => continue,
-        };
-        let bits = match asked {
-            Some(asked) => override_bits(kind, &asked.value).ok_or_else(|| {
-                let value = &asked.value;
-                usage(format!(
-                    "--override {}={value}: override '{}' takes {}, not '{value}'",
-                    declared.name,
-                    declared.name,
-                    match kind {
-                        OverrideKind::Bool => "a bool (true, false, 1 or 0)",
-                        OverrideKind::Int => "an int (a whole number)",
-                        OverrideKind::UInt => "a uint (a whole number from 0)",
-                        OverrideKind::Float => "a float (a number like 1.5)",
-                    }
-                ))
-            })?,
-            None => match override_bits(kind, &declared.default) {
-                Some(bits) => bits,
-                // A default reflected as nothing XR reads: the loader keeps the module's own.
-                None => continue,
-            },
-        };
-        values.push(OverrideValue { name: declared.name.clone(), id: declared.id, kind, bits });
-    }
-    Ok(values)
-}
-
-/// The kind of a reflected override type (`f32` as SPIR-V reflection
-/// writes it, `float` as the manifest does).
-fn override_kind(ty: &str) -> Option<OverrideKind> {
-    Some(match ty {
-        "bool" => OverrideKind::Bool,
-        "int" | "i32" => OverrideKind::Int,
-        "uint" | "u32" => OverrideKind::UInt,
-        "float" | "f32" => OverrideKind::Float,
-        _ => return None,
-    })
-}
-
-/// `text` as the bits of a value of `kind`, if it is one.
-fn override_bits(kind: OverrideKind, text: &str) -> Option<u32> {
-    let text = text.trim();
-    match kind {
-        OverrideKind::Bool => match text {
-            "true" | "1" => Some(1),
-            "false" | "0" => Some(0),
-            _ => None,
-        },
-        OverrideKind::Int => text.parse::<i32>().ok().map(|v| v as u32),
-        OverrideKind::UInt => text.strip_suffix('u').unwrap_or(text).parse::<u32>().ok(),
-        OverrideKind::Float => text.parse::<f32>().ok().filter(|v| v.is_finite()).map(f32::to_bits),
     }
 }
 
@@ -649,7 +511,8 @@ pub fn compile(args: SourceArgs, output: CompileArgs, messages: MessageArgs) -> 
     output.check_out()?;
     let registry = Registry::discover();
     let Compiled { target, program, artifact, warnings } = args.compile("xr compile", &registry, &messages)?;
-    let overrides = override_values(&program.name, &artifact.reflection.overrides, &given)?;
+    let overrides = command_line::override_values(&program.name, &artifact.reflection.overrides, &given)
+        .map_err(|e| usage(e.to_string()))?;
     let files = match &output.out {
         Some(out) => outputs(&output, out, &target, &program, &artifact)?,
         None => Vec::new(),
@@ -885,67 +748,12 @@ pub fn reflect(args: SourceArgs, json: bool, messages: MessageArgs) -> anyhow::R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xr_sourcebuild::ReflectedOverride;
-
-    fn declared(name: &str, id: u32, ty: &str, default: &str) -> ReflectedOverride {
-        ReflectedOverride { name: name.into(), id, ty: ty.into(), default: default.into() }
-    }
-
-    fn given(name: &str, value: &str) -> OverrideGiven {
-        OverrideGiven { name: name.into(), value: value.into() }
-    }
-
-    #[test]
-    fn every_override_gets_its_value_or_its_default() {
-        let reflected =
-            [declared("GAIN", 0, "f32", "1"), declared("ON", 1, "bool", "false"), declared("N", 2, "i32", "3")];
-        let values = override_values("p", &reflected, &[given("GAIN", "2.5"), given("N", "-4")]).unwrap();
-        let bits: Vec<(&str, u32, OverrideKind, u32)> =
-            values.iter().map(|v| (v.name.as_str(), v.id, v.kind, v.bits)).collect();
-        assert_eq!(
-            bits,
-            [
-                ("GAIN", 0, OverrideKind::Float, 2.5f32.to_bits()),
-                ("ON", 1, OverrideKind::Bool, 0),
-                ("N", 2, OverrideKind::Int, -4i32 as u32)
-            ]
-        );
-    }
-
-    #[test]
-    fn a_value_of_the_wrong_type_or_an_unknown_name_is_a_usage_error() {
-        let reflected =
-            [declared("GAIN", 0, "f32", "1"), declared("ON", 1, "bool", "false"), declared("U", 2, "u32", "0")];
-        for (name, value, says) in [
-            ("GAIN", "loud", "override 'GAIN' takes a float"),
-            ("GAIN", "inf", "takes a float"),
-            ("ON", "yes", "takes a bool (true, false, 1 or 0)"),
-            ("U", "-1", "takes a uint"),
-            ("GAN", "1", "program 'p' declares no override 'GAN' (it declares GAIN (f32), ON (bool), U (u32))"),
-        ] {
-            let error = override_values("p", &reflected, &[given(name, value)]).unwrap_err();
-            assert!(error.is::<crate::messages::UsageError>(), "{error}");
-            assert!(error.to_string().contains(says), "{error}");
-        }
-        let error = override_values("p", &[], &[given("X", "1")]).unwrap_err();
-        assert!(error.to_string().contains("declares no override 'X' (it declares none)"), "{error}");
-    }
-
-    #[test]
-    fn values_are_read_as_the_type_takes_them() {
-        assert_eq!(override_bits(OverrideKind::Bool, "true"), Some(1));
-        assert_eq!(override_bits(OverrideKind::Bool, "0"), Some(0));
-        assert_eq!(override_bits(OverrideKind::UInt, "3u"), Some(3));
-        assert_eq!(override_bits(OverrideKind::Int, "1.5"), None);
-        assert_eq!(override_bits(OverrideKind::Float, "2"), Some(2.0f32.to_bits()));
-        assert_eq!(override_bits(OverrideKind::Float, "NaN"), None);
-    }
 
     #[test]
     fn an_override_without_a_name_and_equals_sign_is_refused() {
         for bad in ["GAIN", "=1"] {
             let args = CompileArgs { out: None, split: false, check: true, device: false, overrides: vec![bad.into()] };
-            let error = args.overrides().err().expect("refused");
+            let error = args.overrides().expect_err("refused");
             assert!(error.to_string().contains(&format!("--override takes NAME=VALUE (GAIN=1.5), not '{bad}'")));
         }
     }

@@ -18,4 +18,4 @@ pub mod wire;
 
 pub use pool::{Lease, Pool, PoolConfig, WorkerCommand, WorkerFailure, signal_name};
 pub use protocol::{CompileFailure, Compiled, Job, Reply};
-pub use serve::compile_in_process;
+pub use serve::{compile_in_process, compile_whole_in_process};

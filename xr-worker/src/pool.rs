@@ -168,7 +168,27 @@ impl Lease<'_> {
         request: &OfflineRequest,
         time_limit: Duration,
     ) -> Result<Result<Compiled, CompileFailure>, WorkerFailure> {
-        let job = Job::new(compiler, request);
+        self.run(Job::new(compiler, request), compiler, request, time_limit)
+    }
+
+    /// [`Lease::compile`] in full: with each stage's output and the
+    /// reflection ([`Job::whole`]), for a guarded source or bindings.
+    pub fn compile_whole(
+        &mut self,
+        compiler: &str,
+        request: &OfflineRequest,
+        time_limit: Duration,
+    ) -> Result<Result<Compiled, CompileFailure>, WorkerFailure> {
+        self.run(Job::whole(compiler, request), compiler, request, time_limit)
+    }
+
+    fn run(
+        &mut self,
+        job: Job,
+        compiler: &str,
+        request: &OfflineRequest,
+        time_limit: Duration,
+    ) -> Result<Result<Compiled, CompileFailure>, WorkerFailure> {
         let target = || request.target.to_string();
         let mut deaths = 0;
         loop {

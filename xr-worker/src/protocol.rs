@@ -35,12 +35,21 @@ pub struct Job {
     pub compiler: String,
     /// What to compile.
     pub request: WireRequest,
+    /// Compile in full (`compile_offline`): the stage outputs and the
+    /// reflection too, for a guarded source or bindings; else for the store
+    /// (`compile_for_store`), which may leave them out.
+    pub whole: bool,
 }
 
 impl Job {
-    /// A job for `compiler`.
+    /// A job for `compiler`, for the store.
     pub fn new(compiler: &str, request: &OfflineRequest) -> Self {
-        Self { compiler: compiler.to_owned(), request: request.into() }
+        Self { compiler: compiler.to_owned(), request: request.into(), whole: false }
+    }
+
+    /// A job for `compiler`, in full.
+    pub fn whole(compiler: &str, request: &OfflineRequest) -> Self {
+        Self { whole: true, ..Self::new(compiler, request) }
     }
 }
 
@@ -55,6 +64,10 @@ pub enum Reply {
         files_read: Vec<WireFileRead>,
         /// The compiler's warnings.
         warnings: Vec<WireDiagnostic>,
+        /// Each stage's output (a whole job's; else empty).
+        stage_outputs: Vec<Vec<u8>>,
+        /// The reflection's JSON (a whole job's; else empty).
+        reflection: String,
     },
     /// The compiler refused the program (or the worker has no such compiler).
     Failed {
@@ -73,6 +86,8 @@ impl Reply {
                 bytes: c.bytes,
                 files_read: files_to_wire(&c.files_read),
                 warnings: diagnostics_to_wire(&c.warnings),
+                stage_outputs: c.stage_outputs,
+                reflection: c.reflection,
             },
             Err(f) => Reply::Failed { message: f.message, diagnostics: diagnostics_to_wire(&f.diagnostics) },
         }
@@ -81,13 +96,15 @@ impl Reply {
     /// The result this reply carries.
     pub fn into_result(self) -> Result<Compiled, CompileFailure> {
         match self {
-            Reply::Compiled { bytes, files_read, warnings } => Ok(Compiled {
+            Reply::Compiled { bytes, files_read, warnings, stage_outputs, reflection } => Ok(Compiled {
                 bytes,
                 files_read: files_read
                     .into_iter()
                     .map(|(path, hash)| FileRead { path: path.into(), hash: hash.into() })
                     .collect(),
                 warnings: diagnostics_from_wire(warnings),
+                stage_outputs,
+                reflection,
             }),
             Reply::Failed { message, diagnostics } => {
                 Err(CompileFailure { message, diagnostics: diagnostics_from_wire(diagnostics) })
@@ -105,6 +122,11 @@ pub struct Compiled {
     pub files_read: Vec<FileRead>,
     /// The compiler's warnings.
     pub warnings: Vec<Diagnostic>,
+    /// Each stage's output, in the program's order: a whole compile's
+    /// (a preprocessor's text); empty for the store.
+    pub stage_outputs: Vec<Vec<u8>>,
+    /// The reflection's JSON: a whole compile's; empty for the store.
+    pub reflection: String,
 }
 
 /// Why a compile produced nothing: the compiler's error.
@@ -183,13 +205,15 @@ mod tests {
     #[test]
     fn jobs_and_replies_cross_the_pipe_unchanged() {
         let mut pipe = Vec::new();
-        write_frame(&mut pipe, &Job::new("xr-vk-spirv", &request())).unwrap();
+        write_frame(&mut pipe, &Job::whole("xr-vk-spirv", &request())).unwrap();
         let mut warning = Diagnostic::new(Severity::Warning, "/s/unlit.frag", 3, 7, "unused");
         warning.included_from.push(IncludeSite { file: "/s/a.frag".into(), line: 2 });
         let compiled = Compiled {
             bytes: vec![3, 2, 0x23, 7],
             files_read: vec![FileRead::of_text("/s/unlit.frag", b"void main() {}")],
             warnings: vec![warning.clone()],
+            stage_outputs: vec![b"#version 450".to_vec()],
+            reflection: "{}".into(),
         };
         write_frame(&mut pipe, &Reply::of(Ok(compiled.clone()))).unwrap();
         let failure = CompileFailure { message: "unlit.frag:3: error".into(), diagnostics: vec![warning] };
@@ -197,7 +221,7 @@ mod tests {
         let mut reader = pipe.as_slice();
         let job: Job = read_frame(&mut reader).unwrap().unwrap();
         assert_eq!(OfflineRequest::try_from(job.request).unwrap(), request());
-        assert_eq!(job.compiler, "xr-vk-spirv");
+        assert_eq!((job.compiler.as_str(), job.whole), ("xr-vk-spirv", true));
         assert_eq!(read_frame::<Reply>(&mut reader).unwrap().unwrap().into_result(), Ok(compiled));
         assert_eq!(read_frame::<Reply>(&mut reader).unwrap().unwrap().into_result(), Err(failure));
         assert!(read_frame::<Reply>(&mut reader).unwrap().is_none(), "a clean end between frames");

@@ -7,18 +7,33 @@ use std::{
     io::{self, Read, Write},
 };
 use xr_host::Registry;
-use xr_sourcebuild::{OfflineRequest, SourceBuildSystemBox};
+use xr_sourcebuild::{BuildError, OfflineArtifact, OfflineRequest, SourceBuildSystemBox};
 
 /// Compiles `request` with `system` in this process: what a worker does
 /// for each job, and what the build does when it runs compiles in process.
 pub fn compile_in_process(system: &SourceBuildSystemBox, request: &OfflineRequest) -> Result<Compiled, CompileFailure> {
     // A build keeps the bytes, the files read and the warnings: the
     // compiler may skip the reflection and the stage outputs.
-    match system.compile_for_store(request).into_result() {
+    compiled(system.compile_for_store(request).into_result(), false)
+}
+
+/// [`compile_in_process`] in full (`compile_offline`): with each stage's
+/// output and the reflection, for a guarded source or bindings.
+pub fn compile_whole_in_process(
+    system: &SourceBuildSystemBox,
+    request: &OfflineRequest,
+) -> Result<Compiled, CompileFailure> {
+    compiled(system.compile_offline(request).into_result(), true)
+}
+
+fn compiled(result: Result<OfflineArtifact, BuildError>, whole: bool) -> Result<Compiled, CompileFailure> {
+    match result {
         Ok(artifact) => Ok(Compiled {
             bytes: artifact.bytes.into_vec(),
             files_read: artifact.files_read.into_vec(),
             warnings: artifact.warnings.into_vec(),
+            stage_outputs: if whole { artifact.stages.iter().map(|s| s.bytes.to_vec()).collect() } else { Vec::new() },
+            reflection: if whole { artifact.reflection.json.into_string() } else { String::new() },
         }),
         Err(e) => Err(CompileFailure { message: e.error.message.into_string(), diagnostics: e.diagnostics.into_vec() }),
     }
@@ -29,15 +44,21 @@ pub fn compile_in_process(system: &SourceBuildSystemBox, request: &OfflineReques
 pub fn serve(registry: &Registry, input: &mut impl Read, output: &mut impl Write) -> Result<(), FrameError> {
     while let Some(job) = read_frame::<Job>(input)? {
         let request = OfflineRequest::try_from(job.request)?;
-        write_frame(output, &Reply::of(compile_job(registry, &job.compiler, &request)))?;
+        write_frame(output, &Reply::of(compile_job(registry, &job.compiler, &request, job.whole)))?;
     }
     Ok(())
 }
 
 /// One job's compile with the build system named `compiler`, or why the
 /// worker has none of that name.
-fn compile_job(registry: &Registry, compiler: &str, request: &OfflineRequest) -> Result<Compiled, CompileFailure> {
+fn compile_job(
+    registry: &Registry,
+    compiler: &str,
+    request: &OfflineRequest,
+    whole: bool,
+) -> Result<Compiled, CompileFailure> {
     match registry.build_system_named(compiler) {
+        Some(system) if whole => compile_whole_in_process(system, request),
         Some(system) => compile_in_process(system, request),
         None => Err(CompileFailure::message(format!(
             "the compiler worker found no build system named '{compiler}' in {}",
@@ -118,7 +139,7 @@ pub fn serve_job_file(
             stage.source_root = base.join(root).to_string_lossy().as_ref().into();
         }
     }
-    let result = compile_job(registry, &job.compiler, &request);
+    let result = compile_job(registry, &job.compiler, &request, job.whole);
     let mut output = io::BufWriter::new(File::create(base.join(reply))?);
     write_frame(&mut output, &Reply::of(result)).map_err(io::Error::other)?;
     output.flush()

@@ -243,3 +243,53 @@ fn xr_compile_and_xr_reflect_report_a_crash_in_their_child_with_status_1() {
     assert_eq!(summary["success"], false);
     assert!(diagnostics[0]["message"].as_str().unwrap().starts_with("xr reflect crashed: SIGABRT"), "{diagnostics:?}");
 }
+
+/// A compiler that dies preprocessing a guarded source dies in a worker,
+/// as a build's compiles do: that program's guarded sources fail, named,
+/// the others are written, and `xr build` ends with an error, never a
+/// signal (the crashing variant builds for the store; only the whole
+/// compile that preprocesses it aborts).
+#[test]
+fn a_compiler_that_dies_preprocessing_a_guarded_source_fails_that_program_alone() {
+    let dir = materials_copy("workers-guarded-crash");
+    add_crash_program(&dir, &["none", "whole"]);
+    let plugins = plugin_dir_with("workers-guarded-crash-plugins", &["xr-fixture-crash"]);
+    let run = Xr::new(["build", "-m", "xr.toml", "--target", "gl-glsl", "--target", "fixture-crash"])
+        .args(["--emit", "guarded", "--emit-dir", "guarded"])
+        .dir(&dir)
+        .plugins(&plugins)
+        .run();
+    assert_eq!(run.code, Some(1), "an error, not a signal:\n{}\n{}", run.stdout, run.stderr);
+    let failed = run.stderr.lines().find(|l| l.contains("guarded sources of 'crashy'")).unwrap_or_else(|| {
+        panic!("the crashing program's guarded sources are one error:\n{}", run.stderr);
+    });
+    assert!(failed.contains("crashy[CRASH=whole]") && failed.contains("SIGABRT"), "{failed}");
+    for stage in ["vertex", "fragment"] {
+        assert!(dir.join(format!("guarded/lit.{stage}.glsl")).is_file(), "lit's {stage} stage: {}", run.stderr);
+    }
+    assert!(!dir.join("guarded/crashy.vertex.crashlang").exists());
+}
+
+/// The same for bindings: a compiler that dies reflecting an object for
+/// `xr bindgen` fails that reflection, named, in its worker; in process
+/// (`--in-process`, a debugger's way) it takes `xr` down with it.
+#[test]
+fn a_compiler_that_dies_reflecting_for_bindings_fails_the_bindings_with_an_error() {
+    let dir = materials_copy("workers-bindgen-crash");
+    add_crash_program(&dir, &["none", "whole"]);
+    let plugins = plugin_dir_with("workers-bindgen-crash-plugins", &["xr-fixture-crash"]);
+    Xr::new(["build", "-m", "xr.toml", "-q", "--program", "crashy"]).dir(&dir).plugins(&plugins).ok();
+    let bindgen = |extra: &[&str]| {
+        Xr::new(["bindgen", "-m", "xr.toml", "--program", "crashy", "-o", "bindings.rs"])
+            .args(extra)
+            .dir(&dir)
+            .plugins(&plugins)
+            .run()
+    };
+    let run = bindgen(&[]);
+    assert_eq!(run.code, Some(1), "an error, not a signal:\n{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("crashy[CRASH=whole]") && run.stderr.contains("SIGABRT"), "{}", run.stderr);
+    assert!(!dir.join("bindings.rs").exists(), "no bindings of a program whose reflection failed");
+    let in_process = bindgen(&["--in-process"]);
+    assert_eq!(in_process.code, None, "in process, the crash ends xr:\n{}", in_process.stderr);
+}

@@ -235,7 +235,7 @@ stages = [{ stage = "vertex", file = "shaders/bound.vert" }, { stage = "fragment
     let manifest = xr_build::invocation::load_manifest(&dir.join("xr.toml"), &xr_host::Registry::default_dirs())
         .unwrap_or_else(|e| panic!("{e}"));
     let plan = xr_build::BuildPlan::new(manifest, &registry);
-    let bindings = xr_build::bindgen::bindings(&plan, &registry, &[], &[]).unwrap();
+    let bindings = xr_build::bindgen::bindings(&plan, &registry, &xr_build::Compiles::in_process(), &[], &[]).unwrap();
     let layout = &bindings.programs[0].layouts[0];
     let bound: Vec<xr_library::layout::LayoutBinding> = layout
         .bindings

@@ -134,10 +134,13 @@ pub struct Bindings {
 /// named) over their targets (those of `targets` when some are named), as
 /// built into its store, reflected where the store has no reflection of an
 /// object yet by the build system the plan chose to build it, as loaded in
-/// `registry`: a reflection is of the object that compiler made.
+/// `registry`: a reflection is of the object that compiler made. Each
+/// reflection compiles where `compiles` runs whole compiles (the build's
+/// workers: a compiler that crashes fails that reflection, named).
 pub fn bindings(
     plan: &BuildPlan,
     registry: &Registry,
+    compiles: &crate::Compiles,
     programs: &[String],
     targets: &[String],
 ) -> Result<Bindings, BindgenError> {
@@ -156,9 +159,9 @@ pub fn bindings(
             program.targets.iter().filter(|t| targets.is_empty() || targets.contains(&t.name)).collect();
         let mut systems = BTreeMap::new();
         for target in &program_targets {
-            let system = program
-                .system(registry, &target.name)
-                .map(|(chosen, system)| (format!("{} {}", chosen.name, chosen.identity), system));
+            let system = program.system(registry, &target.name).map(|(chosen, system)| {
+                (format!("{} {}", chosen.name, chosen.identity), (chosen.name.as_str(), system))
+            });
             systems.insert(target.name.as_str(), system);
         }
         // Every (variant, target) whose object is reflected.
@@ -187,7 +190,9 @@ pub fn bindings(
             .map(|(variant, target, object)| {
                 let reflector = systems[target].as_ref().map_or("", |(reflector, _)| reflector.as_str());
                 reflection::of_object(&plan.store, (object, reflector), || match &systems[target] {
-                    Ok((_, system)) => reflection::compile(system, program, variant, target, &root),
+                    Ok((_, (compiler, system))) => {
+                        reflection::compile(compiles, (compiler, system), program, (variant, target), &root)
+                    }
                     Err(why) => Err(why.clone().into()),
                 })
                 .map_err(|cause| BindgenError::Reflect {

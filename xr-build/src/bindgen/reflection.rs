@@ -386,21 +386,21 @@ pub fn of_object<E>(
     Ok((true, parse(&json)))
 }
 
-/// Compiles `variant` of `program` into `target` in full: its build
-/// system's reflection JSON.
+/// Compiles `variant` of `program` into `target` in full with the build
+/// system `compiler` (its name, and as loaded here), where `compiles` runs
+/// whole compiles: its reflection JSON.
 pub fn compile(
-    system: &SourceBuildSystemBox,
+    compiles: &crate::Compiles,
+    (compiler, system): (&str, &SourceBuildSystemBox),
     program: &PlannedProgram,
-    variant: &Variant,
-    target: &str,
+    (variant, target): (&Variant, &str),
     root: &SourceRoot,
 ) -> Result<String, ArtifactError> {
     let request = offline_request(program, variant, target, root)?;
-    let artifact = system
-        .compile_offline(&request)
-        .into_result()
-        .map_err(|e| ArtifactError::of_compile(&e.error.message, &e.diagnostics, &variant.name))?;
-    Ok(artifact.reflection.json.into_string())
+    let compiled = compiles
+        .compile_whole(compiler, system, &request)
+        .map_err(|e| ArtifactError::of_compile(&e.message, &e.diagnostics, &variant.name))?;
+    Ok(compiled.reflection)
 }
 
 #[cfg(test)]

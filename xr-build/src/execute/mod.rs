@@ -15,10 +15,14 @@
 //! A layer that is not asked for is not in the chain. [`Execute`] is "make
 //! this artifact's object"; [`Compile`] is "run this compile request
 //! somewhere". The build's order of work (`crate::build`) only runs the
-//! chain's top for each artifact.
+//! chain's top for each artifact. Compiles that make no artifact (guarded
+//! sources, reflections for bindings, `xr compile`) run in the same local
+//! places through [`Compiles`]: no other code of the host calls a build
+//! system's compile (`scripts/check-layering.sh` checks it).
 
 #[cfg(feature = "farm")]
 mod farm;
+mod jobs;
 mod journalled;
 mod local;
 #[cfg(feature = "remote-cache")]
@@ -26,6 +30,7 @@ mod shared_cache;
 
 #[cfg(feature = "farm")]
 pub(crate) use farm::{Fallback, Farm, Gated};
+pub use jobs::Compiles;
 pub(crate) use journalled::Journalled;
 pub(crate) use local::{InProcess, InWorkers};
 #[cfg(feature = "remote-cache")]
@@ -124,7 +129,7 @@ impl Execute for Compiling<'_> {
             Err(error) => return Execution::Failed(error.into()),
         };
         match self.compile.compile(&job.compiler, &request, job.limit) {
-            Placement::Done(Ok(Compiled { bytes, files_read, warnings })) => Execution::Compiled(Made {
+            Placement::Done(Ok(Compiled { bytes, files_read, warnings, .. })) => Execution::Compiled(Made {
                 payload: bytes,
                 files: files_read.into_iter().map(|f| (f.path.into_string(), f.hash.into_string())).collect(),
                 warnings,

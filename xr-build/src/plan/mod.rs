@@ -11,6 +11,7 @@
 //! decisions are. Only a [`PlannedProgram`] knows its stages' languages:
 //! no code can reach a program whose languages are not decided yet.
 
+pub mod command_line;
 mod offer;
 mod options;
 #[cfg(test)]
@@ -105,6 +106,9 @@ pub struct PlannedProgram {
     /// One per stage, in the stages' order.
     languages: Vec<String>,
     targets: Vec<PlannedTarget>,
+    /// The build system that preprocesses its language for a guarded
+    /// source ([`preprocessed_target`]), or why none does.
+    preprocessor: Result<Chosen, PlanError>,
 }
 
 /// A stage with its language decided.
@@ -171,6 +175,27 @@ impl PlannedProgram {
     pub fn options_for(&self, target: &str) -> &[(String, String)] {
         self.target(target).map_or(&[], |t| t.options.as_slice())
     }
+
+    /// The build system that preprocesses the program's language for a
+    /// guarded source, as loaded in `registry`: chosen with the plan, by
+    /// the one rule, like every compiler of the program.
+    pub fn preprocessor<'r>(
+        &'r self,
+        registry: &'r Registry,
+    ) -> Result<(&'r Chosen, &'r SourceBuildSystemBox), PlanError> {
+        let chosen = self.preprocessor.as_ref().map_err(Clone::clone)?;
+        let system = registry
+            .build_system_named(&chosen.name)
+            .ok_or_else(|| PlanError::NotLoaded { name: chosen.name.clone() })?;
+        Ok((chosen, system))
+    }
+}
+
+/// The target whose stage outputs are `language` sources preprocessed as a
+/// driver sees them (`glsl` → `glsl-preprocessed`): what a build system
+/// offers to make guarded sources of its language.
+pub fn preprocessed_target(language: &str) -> String {
+    format!("{language}-preprocessed")
 }
 
 /// A manifest resolved against the plugins (see the module documentation).
@@ -274,7 +299,20 @@ fn plan_program(mut program: Program, offer: &PluginOffer) -> Result<PlannedProg
             options: options_for(&program, &target.name),
         })
         .collect();
-    Ok(PlannedProgram { program, languages, targets })
+    let preprocessor = preprocessor_of(&program, &languages, offer);
+    Ok(PlannedProgram { program, languages, targets, preprocessor })
+}
+
+/// The build system that compiles the program's one language into its
+/// [`preprocessed_target`], taking every stage of the program.
+fn preprocessor_of(program: &Program, languages: &[String], offer: &PluginOffer) -> Result<Chosen, PlanError> {
+    let language = languages.first().ok_or_else(|| PlanError::NoStages { program: program.name.clone() })?;
+    let target = preprocessed_target(language);
+    let stages = stages_of(program, languages, language);
+    offer
+        .compiler_for(language, &target, &stages)
+        .map(|c| Chosen { name: c.name.clone(), identity: c.identity.clone(), plugin: c.plugin.clone() })
+        .map_err(|e| PlanError::NoCompiler { language: language.clone(), target, message: e.to_string() })
 }
 
 /// The targets of `program` no plugin builds, each an error at its name.
