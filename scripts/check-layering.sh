@@ -25,6 +25,8 @@
 # - no broken fixture plugin is a member of the workspace;
 # - every XR_* variable is read in one crate's code alone, so two front
 #   ends cannot read the same setting two ways;
+# - xr-build's modules import each other without a cycle (floors, each
+#   importing only from those below it);
 # - no host code calls a build system's compile but the chain's layers
 #   (xr-build's execute/, and the worker that serves them): every compile
 #   runs where the build's compiles run, in a worker within a time limit;
@@ -157,6 +159,15 @@ if [ -n "$shared" ]; then
     failed=1
 else
     echo "layering: ok   every XR_* variable is read in one crate"
+fi
+# A module cycle is a house without floors: nothing can be read, tested or
+# moved without the rest.
+if cycles=$(python3 scripts/module-cycles.py xr-build/src); then
+    echo "layering: ok   xr-build's modules import each other without a cycle"
+else
+    echo "layering: FAIL xr-build's modules import each other in a cycle:"
+    echo "$cycles"
+    failed=1
 fi
 # A compile anywhere else in the host would run outside the workers: a
 # crashing compiler would take the command down with it.

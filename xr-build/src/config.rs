@@ -223,7 +223,7 @@ impl Asked {
         }
         let upload = (self.upload || env.remote_upload) && has_remote;
         #[cfg(feature = "farm")]
-        let remote_exec = crate::remote_exec::RemoteExec::from_asked(&self.farm, env, &mut warnings)?.map(Arc::new);
+        let remote_exec = connect_farm(&self.farm, env, &mut warnings)?.map(Arc::new);
         #[cfg(not(feature = "farm"))]
         match (&self.farm.url, &env.remote_exec) {
             (Some(url), _) => return Err(ConfigError::NoFarmSupport(url.clone())),
@@ -247,6 +247,48 @@ impl Asked {
             remote_exec,
         };
         Ok(Resolved { request, warnings })
+    }
+}
+
+#[cfg(feature = "farm")]
+/// The farm `asked` names, or [`REMOTE_EXEC`] does,
+/// connected; `None` when none is named, or (with a warning in
+/// `warnings`) when it cannot be reached, so the build compiles here.
+fn connect_farm(
+    asked: &FarmAsked,
+    env: &BuildEnv,
+    warnings: &mut Vec<String>,
+) -> Result<Option<crate::remote_exec::RemoteExec>, ConfigError> {
+    use xr_remote_exec::{Connection, Endpoint, ExecutorConfig, RemoteExecutor};
+    let Some(url) = asked.url.clone().or_else(|| env.remote_exec.clone()) else { return Ok(None) };
+    let endpoint = Endpoint::parse(&url).map_err(|e| ConfigError::FarmUsage(e.to_string()))?;
+    let jobs = asked.jobs.unwrap_or(64);
+    if jobs == 0 {
+        return Err(ConfigError::FarmUsage("--remote-jobs takes a number greater than 0".into()));
+    }
+    let mut properties = Vec::new();
+    for property in &asked.properties {
+        let (key, value) = property
+            .split_once('=')
+            .ok_or_else(|| ConfigError::FarmUsage(format!("--remote-property {property}: write KEY=VALUE")))?;
+        properties.push((key.to_owned(), value.to_owned()));
+    }
+    #[cfg(feature = "remote-cache")]
+    let login = xr_remote::credentials::login_for_text(&url).ok().flatten().map(|l| (l.user, l.password));
+    #[cfg(not(feature = "remote-cache"))]
+    let login = None;
+    let instance = asked.instance.clone().or_else(|| env.remote_instance.clone()).unwrap_or_default();
+    let tool = crate::remote_exec::ActionTool::find(asked.persistent_workers)?;
+    let connection = Connection::open(&endpoint, &instance, login, env.remote_exec_token.clone())
+        .map_err(|e| ConfigError::FarmSetup(format!("the farm at {}: {e}", endpoint.shown)))?;
+    match RemoteExecutor::connect(&connection, ExecutorConfig { jobs, ..ExecutorConfig::default() }) {
+        Ok(executor) => {
+            Ok(Some(crate::remote_exec::RemoteExec::new(executor, jobs, properties, tool, asked.persistent_workers)?))
+        }
+        Err(e) => {
+            warnings.push(format!("{e}; compiling here"));
+            Ok(None)
+        }
     }
 }
 

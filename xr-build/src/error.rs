@@ -37,10 +37,6 @@ pub enum ArtifactError {
     /// A stage's source could not be read.
     #[error(transparent)]
     Unreadable(Arc<UnreadableSource>),
-    /// It ran nowhere: the only place the build may send it refused it.
-    #[error(transparent)]
-    #[cfg(feature = "farm")]
-    NotRun(#[from] crate::remote_exec::FarmError),
     /// Its object could not be written into the store.
     #[error("cannot write its object into the store {}: {cause}", store.display())]
     NotStored {

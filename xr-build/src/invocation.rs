@@ -4,7 +4,7 @@
 //!
 //! In order: the manifest is read (a manifest with mistakes is checked
 //! against the plugins too, so that every mistake is reported in one run);
-//! the build stamp is checked ([`crate::noop`]: a build with nothing
+//! the build stamp is checked (`crate::noop`: a build with nothing
 //! changed loads no plugin); the plugins are loaded (once: a front end
 //! that has its registry already gives it), the targets asked for checked,
 //! and the manifest resolved into its plan ([`crate::plan`]), the programs

@@ -2,10 +2,24 @@
 //! contents that changes its bytes) and the compile request its sources
 //! make.
 
-use crate::{execute::Compiler, matrix::Variant, paths::SourceRoot, plan::PlannedProgram};
+use crate::{matrix::Variant, paths::SourceRoot, plan::PlannedProgram};
 use std::path::{Path, PathBuf};
-use xr_sourcebuild::{CompileOption, OfflineRequest, ProgramDesc, SourceDesc};
+use xr_sourcebuild::{CompileOption, OfflineRequest, ProgramDesc, SourceBuildSystemBox, SourceDesc};
 use xr_store::{FORMAT, ObjectKey};
+
+/// The build system the plan chose for an artifact, as loaded here.
+#[derive(Clone, Copy)]
+pub(crate) struct Compiler<'r> {
+    /// Its name.
+    pub name: &'r str,
+    /// Its compiler identity, in the recipe key.
+    pub identity: &'r str,
+    /// The loaded build system.
+    pub system: &'r SourceBuildSystemBox,
+    /// The plugin file it came from (what a remote action carries).
+    #[cfg(feature = "farm")]
+    pub plugin: &'r std::path::Path,
+}
 
 /// A stage's source that cannot be read.
 #[derive(Debug, thiserror::Error)]

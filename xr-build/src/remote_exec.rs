@@ -273,46 +273,6 @@ pub(crate) struct FarmJob<'a> {
 }
 
 impl RemoteExec {
-    /// The farm `asked` names, or [`crate::config::REMOTE_EXEC`] does,
-    /// connected; `None` when none is named, or (with a warning in
-    /// `warnings`) when it cannot be reached, so the build compiles here.
-    pub fn from_asked(
-        asked: &crate::config::FarmAsked,
-        env: &crate::config::BuildEnv,
-        warnings: &mut Vec<String>,
-    ) -> Result<Option<Self>, crate::config::ConfigError> {
-        use crate::config::ConfigError;
-        use xr_remote_exec::{Connection, Endpoint, ExecutorConfig};
-        let Some(url) = asked.url.clone().or_else(|| env.remote_exec.clone()) else { return Ok(None) };
-        let endpoint = Endpoint::parse(&url).map_err(|e| ConfigError::FarmUsage(e.to_string()))?;
-        let jobs = asked.jobs.unwrap_or(64);
-        if jobs == 0 {
-            return Err(ConfigError::FarmUsage("--remote-jobs takes a number greater than 0".into()));
-        }
-        let mut properties = Vec::new();
-        for property in &asked.properties {
-            let (key, value) = property
-                .split_once('=')
-                .ok_or_else(|| ConfigError::FarmUsage(format!("--remote-property {property}: write KEY=VALUE")))?;
-            properties.push((key.to_owned(), value.to_owned()));
-        }
-        #[cfg(feature = "remote-cache")]
-        let login = xr_remote::credentials::login_for_text(&url).ok().flatten().map(|l| (l.user, l.password));
-        #[cfg(not(feature = "remote-cache"))]
-        let login = None;
-        let instance = asked.instance.clone().or_else(|| env.remote_instance.clone()).unwrap_or_default();
-        let tool = ActionTool::find(asked.persistent_workers)?;
-        let connection = Connection::open(&endpoint, &instance, login, env.remote_exec_token.clone())
-            .map_err(|e| ConfigError::FarmSetup(format!("the farm at {}: {e}", endpoint.shown)))?;
-        match RemoteExecutor::connect(&connection, ExecutorConfig { jobs, ..ExecutorConfig::default() }) {
-            Ok(executor) => Ok(Some(Self::new(executor, jobs, properties, tool, asked.persistent_workers)?)),
-            Err(e) => {
-                warnings.push(format!("{e}; compiling here"));
-                Ok(None)
-            }
-        }
-    }
-
     /// Compiles through `executor`, `jobs` at a time, on workers with
     /// `properties` besides this machine's `OSFamily` and `ISA`, each
     /// action run by `tool`; `persistent`: in the farm's persistent

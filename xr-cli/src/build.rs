@@ -342,7 +342,7 @@ fn read_used(args: &BuildArgs, logs: &[PathBuf]) -> anyhow::Result<xr_build::use
 /// Says which logged variants the manifest does not build: the engine that
 /// used them will not find them in a build of what is used.
 fn tell_unknown(args: &BuildArgs, used: &xr_build::used::UsedVariants, manifest: &Manifest) {
-    for (program, variant) in used.unknown(manifest) {
+    for (program, variant) in xr_build::unused::unknown(used, manifest) {
         args.messages.tell(&crate::term::labelled(
             crate::term::Label::Warning,
             &format!("the usage log names {variant} of '{program}', which {} does not build", manifest.path.display()),
@@ -362,7 +362,7 @@ fn print_unused(
     let programs =
         manifest.programs.iter().filter(|p| request.programs.is_empty() || request.programs.contains(&p.name));
     // What the build selects (its shard, its own logs) is what is looked at.
-    let report = xr_build::used::unused(programs, |p, v| request.selects(p, v), used, &manifest.store);
+    let report = xr_build::unused::unused(programs, |p, v| request.selects(p, v), used, &manifest.store);
     if args.messages.json() {
         for program in &report.programs {
             println!(

@@ -3,7 +3,7 @@
 //! gate that keeps local compiles to `-j` while the build's threads wait
 //! on the farm.
 
-use super::{Compile, Compiler, Placement};
+use super::{Compile, Compiler};
 use crate::{
     paths::SourceRoot,
     remote_exec::{FarmError, FarmJob, RemoteCompile, RemoteExec},
@@ -13,6 +13,7 @@ use std::{
     time::Duration,
 };
 use xr_sourcebuild::OfflineRequest;
+use xr_worker::{CompileFailure, Compiled};
 
 /// A Remote Execution action on the farm.
 pub(crate) struct Farm<'a> {
@@ -23,11 +24,17 @@ pub(crate) struct Farm<'a> {
     pub root: &'a SourceRoot,
 }
 
-impl Compile for Farm<'_> {
-    fn compile(&self, compiler: &Compiler<'_>, request: &OfflineRequest, limit: Duration) -> Placement {
+impl Farm<'_> {
+    /// The compile's result where it ran there; why it did not, else.
+    fn try_compile(
+        &self,
+        compiler: &Compiler<'_>,
+        request: &OfflineRequest,
+        limit: Duration,
+    ) -> Result<Result<Compiled, CompileFailure>, FarmError> {
         // Given up on after repeated failures to reach it: said once, by the executor.
         if !self.remote.usable() {
-            return Placement::Elsewhere(FarmError::GivenUp);
+            return Err(FarmError::GivenUp);
         }
         let job = FarmJob {
             compiler: compiler.name,
@@ -38,27 +45,32 @@ impl Compile for Farm<'_> {
             root: self.root,
         };
         match self.remote.compile(&job) {
-            RemoteCompile::Done(result) => Placement::Done(result),
+            RemoteCompile::Done(result) => Ok(result),
             RemoteCompile::Local(why) => {
                 tracing::debug!("{}[{}] compiles here: {why}", request.program.name, request.target);
                 self.remote.note_fallback();
-                Placement::Elsewhere(why)
+                Err(why)
             }
         }
     }
 }
 
-/// `first`, then `then` for what `first` gives back.
+/// The farm `first`, then `then` for what the farm gives back.
 pub(crate) struct Fallback<'a> {
-    pub first: Box<dyn Compile + 'a>,
+    pub first: Farm<'a>,
     pub then: Box<dyn Compile + 'a>,
 }
 
 impl Compile for Fallback<'_> {
-    fn compile(&self, compiler: &Compiler<'_>, request: &OfflineRequest, limit: Duration) -> Placement {
-        match self.first.compile(compiler, request, limit) {
-            Placement::Elsewhere(_) => self.then.compile(compiler, request, limit),
-            done => done,
+    fn compile(
+        &self,
+        compiler: &Compiler<'_>,
+        request: &OfflineRequest,
+        limit: Duration,
+    ) -> Result<Compiled, CompileFailure> {
+        match self.first.try_compile(compiler, request, limit) {
+            Ok(ran) => ran,
+            Err(_) => self.then.compile(compiler, request, limit),
         }
     }
 }
@@ -79,7 +91,12 @@ impl<'a> Gated<'a> {
 }
 
 impl Compile for Gated<'_> {
-    fn compile(&self, compiler: &Compiler<'_>, request: &OfflineRequest, limit: Duration) -> Placement {
+    fn compile(
+        &self,
+        compiler: &Compiler<'_>,
+        request: &OfflineRequest,
+        limit: Duration,
+    ) -> Result<Compiled, CompileFailure> {
         let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
         while *free == 0 {
             free = self.freed.wait(free).unwrap_or_else(|p| p.into_inner());

@@ -1,17 +1,22 @@
 //! Compiles on this machine: in this process, and in worker processes.
 
-use super::{Compile, Compiler, Placement};
+use super::{Compile, Compiler};
 use std::time::Duration;
 use xr_sourcebuild::OfflineRequest;
-use xr_worker::{CompileFailure, Pool, compile_in_process};
+use xr_worker::{CompileFailure, Compiled, Pool, compile_in_process};
 
 /// On this process's threads: what a debugger wants. A native crash in a
 /// compiler ends the process, and a compile has no time limit.
 pub(crate) struct InProcess;
 
 impl Compile for InProcess {
-    fn compile(&self, compiler: &Compiler<'_>, request: &OfflineRequest, _: Duration) -> Placement {
-        Placement::Done(compile_in_process(compiler.system, request))
+    fn compile(
+        &self,
+        compiler: &Compiler<'_>,
+        request: &OfflineRequest,
+        _: Duration,
+    ) -> Result<Compiled, CompileFailure> {
+        compile_in_process(compiler.system, request)
     }
 }
 
@@ -22,12 +27,15 @@ pub(crate) struct InWorkers<'a> {
 }
 
 impl Compile for InWorkers<'_> {
-    fn compile(&self, compiler: &Compiler<'_>, request: &OfflineRequest, limit: Duration) -> Placement {
-        let compiled = self
-            .pool
+    fn compile(
+        &self,
+        compiler: &Compiler<'_>,
+        request: &OfflineRequest,
+        limit: Duration,
+    ) -> Result<Compiled, CompileFailure> {
+        self.pool
             .lease()
             .compile(compiler.name, request, limit)
-            .unwrap_or_else(|ended| Err(CompileFailure::message(ended.to_string())));
-        Placement::Done(compiled)
+            .unwrap_or_else(|ended| Err(CompileFailure::message(ended.to_string())))
     }
 }

@@ -38,31 +38,16 @@ pub use shared_cache::ActionRecord;
 #[cfg(feature = "remote-cache")]
 pub(crate) use shared_cache::SharedCache;
 
-#[cfg(feature = "farm")]
-use crate::remote_exec::FarmError;
+pub(crate) use crate::recipe::Compiler;
 use crate::{error::ArtifactError, matrix::Variant, paths::SourceRoot, plan::PlannedProgram, recipe::offline_request};
 use std::{
     collections::{BTreeMap, HashMap},
     sync::Mutex,
     time::Duration,
 };
-use xr_sourcebuild::{Diagnostic, OfflineRequest, SourceBuildSystemBox};
+use xr_sourcebuild::{Diagnostic, OfflineRequest};
 use xr_store::ObjectKey;
 use xr_worker::{CompileFailure, Compiled};
-
-/// The build system the plan chose for an artifact, as loaded here.
-#[derive(Clone, Copy)]
-pub(crate) struct Compiler<'r> {
-    /// Its name.
-    pub name: &'r str,
-    /// Its compiler identity, in the recipe key.
-    pub identity: &'r str,
-    /// The loaded build system.
-    pub system: &'r SourceBuildSystemBox,
-    /// The plugin file it came from (what a remote action carries).
-    #[cfg(feature = "farm")]
-    pub plugin: &'r std::path::Path,
-}
 
 /// One artifact to make: a variant of a planned program for one target.
 pub(crate) struct Job<'a> {
@@ -101,18 +86,17 @@ pub(crate) trait Execute: Sync {
     fn execute(&self, job: &Job<'_>) -> Execution;
 }
 
-/// What became of a compile request at one place.
-pub(crate) enum Placement {
-    /// It ran (a compiler's failure included).
-    Done(Result<Compiled, CompileFailure>),
-    /// It could not run there, for this reason: the next place's.
-    #[cfg(feature = "farm")]
-    Elsewhere(FarmError),
-}
-
-/// Runs a compile request somewhere: in this process, in a worker, on a farm.
+/// Runs a compile request somewhere it always runs: in this process, in a
+/// worker, or on a farm with this machine behind it (the farm alone is not
+/// a `Compile`: what it cannot run goes to the next place, so a compile
+/// that ran nowhere cannot reach the build).
 pub(crate) trait Compile: Sync {
-    fn compile(&self, compiler: &Compiler<'_>, request: &OfflineRequest, limit: Duration) -> Placement;
+    fn compile(
+        &self,
+        compiler: &Compiler<'_>,
+        request: &OfflineRequest,
+        limit: Duration,
+    ) -> Result<Compiled, CompileFailure>;
 }
 
 /// Reads the variant's sources into one request and compiles it where
@@ -129,16 +113,12 @@ impl Execute for Compiling<'_> {
             Err(error) => return Execution::Failed(error.into()),
         };
         match self.compile.compile(&job.compiler, &request, job.limit) {
-            Placement::Done(Ok(Compiled { bytes, files_read, warnings, .. })) => Execution::Compiled(Made {
+            Ok(Compiled { bytes, files_read, warnings, .. }) => Execution::Compiled(Made {
                 payload: bytes,
                 files: files_read.into_iter().map(|f| (f.path.into_string(), f.hash.into_string())).collect(),
                 warnings,
             }),
-            Placement::Done(Err(e)) => {
-                Execution::Failed(ArtifactError::of_compile(&e.message, &e.diagnostics, &job.variant.name))
-            }
-            #[cfg(feature = "farm")]
-            Placement::Elsewhere(why) => Execution::Failed(why.into()),
+            Err(e) => Execution::Failed(ArtifactError::of_compile(&e.message, &e.diagnostics, &job.variant.name)),
         }
     }
 }
@@ -224,11 +204,11 @@ pub(crate) fn chain(places: Places<'_>) -> Journalled<'_> {
     #[cfg(feature = "farm")]
     let local: Box<dyn Compile + '_> = match places.farm {
         Some(remote) => Box::new(Fallback {
-            first: Box::new(Farm {
+            first: Farm {
                 remote,
                 memory_limit: places.workers.and_then(|pool| pool.config().memory_limit),
                 root: places.inputs.root(),
-            }),
+            },
             then: Box::new(Gated::new(places.local_jobs, local)),
         }),
         None => local,
