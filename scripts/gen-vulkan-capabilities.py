@@ -159,18 +159,13 @@ def main():
     w("")
     w("use super::{Enable, FeatureStruct, Requirement};")
     w("")
-    w("/// Every SPIR-V capability Vulkan knows, with the ways a device enables it (any one suffices).")
-    w("pub const CAPABILITIES: &[(&str, &[Enable])] = &[")
-    for name, alternatives in capabilities:
-        w("    (%s, &[%s])," % (rust_str(name), ", ".join(alternatives)))
-    w("];")
-    w("")
-    w("/// Every SPIR-V extension Vulkan knows, with the ways a device enables it (any one suffices).")
-    w("pub const EXTENSIONS: &[(&str, &[Enable])] = &[")
-    for name, alternatives in extensions:
-        w("    (%s, &[%s])," % (rust_str(name), ", ".join(alternatives)))
-    w("];")
-    w("")
+    for what, table, entries in (("capability", "CAPABILITIES", capabilities), ("extension", "EXTENSIONS", extensions)):
+        w("/// Every SPIR-V %s Vulkan knows, with the ways a device enables it (any one suffices)." % what)
+        w("pub const %s: &[(&str, &[Enable])] = &[" % table)
+        for name, alternatives in entries:
+            w("    (%s, &[%s])," % (rust_str(name), ", ".join(alternatives)))
+        w("];")
+        w("")
     w("/// The feature structs the capabilities name: their `sType` (0 for")
     w("/// `VkPhysicalDeviceFeatures`, which has none), their `VkBool32` members in")
     w("/// order, and what provides the struct (a core version or an extension).")

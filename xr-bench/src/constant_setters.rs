@@ -154,6 +154,36 @@ fn compare(args: &Args, mut ours: impl FnMut(usize), mut raw: impl FnMut(usize))
     Comparison { ours_ns: median(&mut a), raw_ns: median(&mut b), ratio: median(&mut ratios) }
 }
 
+/// The raw calls a set of the vector, of the array, of the matrix and of
+/// all three is measured against ([`each_then_all`]).
+const RAW_CALLS: [&str; 4] =
+    ["glProgramUniform4fv", "glProgramUniform4fv, count 16", "glProgramUniformMatrix4fv", "the 3 calls"];
+
+/// Sets of the vector, the array and the matrix with `ours`, each against
+/// its raw call in `raw`, then of all three at once against `raw`'s fourth:
+/// the comparisons in that order, the order of [`RAW_CALLS`].
+fn each_then_all(
+    args: &Args,
+    ours: (impl Fn(usize), impl Fn(usize), impl Fn(usize)),
+    raw: (impl Fn(usize), impl Fn(usize), impl Fn(usize), impl Fn(usize)),
+) -> [Comparison; 4] {
+    let (vector, array, matrix) = &ours;
+    [
+        compare(args, vector, &raw.0),
+        compare(args, array, &raw.1),
+        compare(args, matrix, &raw.2),
+        compare(
+            args,
+            |i| {
+                vector(i);
+                array(i);
+                matrix(i);
+            },
+            &raw.3,
+        ),
+    ]
+}
+
 /// Median nanoseconds per call of each side, and the median of the
 /// ratios of rounds run side by side.
 struct Comparison {
@@ -421,65 +451,41 @@ fn opengl(registry: &Registry, args: &Args) -> anyhow::Result<Vec<Row>> {
             "glProgramUniformMatrix4fv",
             compare(args, |i| typed_matrix.set(&mut built.constants, matrix4(i)).expect("set"), raw_matrix),
         ));
+        let raw_calls = (raw_vector, raw_array, raw_matrix, raw_all);
+        let rows_of = |ours: [&str; 4], comparisons: [Comparison; 4]| {
+            ours.into_iter()
+                .zip(RAW_CALLS)
+                .zip(comparisons)
+                .map(|((ours, raw), c)| row(ours, raw, c))
+                .collect::<Vec<_>>()
+        };
         // The same sets through setters resolved once per handle.
         let (vector, vectors, matrix) =
             (built.constants.setter(handle)?, built.constants.setter(array)?, built.constants.setter(matrix)?);
-        rows.push(row(
-            "resolved set_vector",
-            "glProgramUniform4fv",
-            compare(args, |i| vector.set_vector(color(i)).expect("set"), raw_vector),
-        ));
-        rows.push(row(
-            "resolved set_vec4_array, 16",
-            "glProgramUniform4fv, count 16",
-            compare(args, |i| vectors.set_vec4_array(colors(i)).expect("set"), raw_array),
-        ));
-        rows.push(row(
-            "resolved set_matrix4",
-            "glProgramUniformMatrix4fv",
-            compare(args, |i| matrix.set_matrix4(matrix4(i)).expect("set"), raw_matrix),
-        ));
-        rows.push(row(
-            "3 resolved setters",
-            "the 3 calls",
-            compare(
+        rows.extend(rows_of(
+            ["resolved set_vector", "resolved set_vec4_array, 16", "resolved set_matrix4", "3 resolved setters"],
+            each_then_all(
                 args,
-                |i| {
-                    vector.set_vector(color(i)).expect("set");
-                    vectors.set_vec4_array(colors(i)).expect("set");
-                    matrix.set_matrix4(matrix4(i)).expect("set");
-                },
-                raw_all,
+                (
+                    |i| vector.set_vector(color(i)).expect("set"),
+                    |i| vectors.set_vec4_array(colors(i)).expect("set"),
+                    |i| matrix.set_matrix4(matrix4(i)).expect("set"),
+                ),
+                raw_calls,
             ),
         ));
         // And through typed setters: the type checked once, not per set.
         let (vector, vectors, matrix) = (vector.floats::<4>()?, vectors.floats::<4>()?, matrix.floats::<16>()?);
-        rows.push(row(
-            "typed set (vec4)",
-            "glProgramUniform4fv",
-            compare(args, |i| vector.set(color(i)).expect("set"), raw_vector),
-        ));
-        rows.push(row(
-            "typed set_array (vec4), 16",
-            "glProgramUniform4fv, count 16",
-            compare(args, |i| vectors.set_array(colors(i)).expect("set"), raw_array),
-        ));
-        rows.push(row(
-            "typed set (mat4)",
-            "glProgramUniformMatrix4fv",
-            compare(args, |i| matrix.set(matrix4(i)).expect("set"), raw_matrix),
-        ));
-        rows.push(row(
-            "3 typed setters",
-            "the 3 calls",
-            compare(
+        rows.extend(rows_of(
+            ["typed set (vec4)", "typed set_array (vec4), 16", "typed set (mat4)", "3 typed setters"],
+            each_then_all(
                 args,
-                |i| {
-                    vector.set(color(i)).expect("set");
-                    vectors.set_array(colors(i)).expect("set");
-                    matrix.set(matrix4(i)).expect("set");
-                },
-                raw_all,
+                (
+                    |i| vector.set(color(i)).expect("set"),
+                    |i| vectors.set_array(colors(i)).expect("set"),
+                    |i| matrix.set(matrix4(i)).expect("set"),
+                ),
+                raw_calls,
             ),
         ));
     }

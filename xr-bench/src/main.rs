@@ -1,6 +1,7 @@
 //! `xr-bench`: XR's benchmarks. Run `scripts/bench.sh` (it builds the
 //! plugins in release first).
 
+mod child;
 mod constant_setters;
 mod plot_build;
 mod program_binaries;

@@ -5,11 +5,11 @@
 //! that Mesa's in-memory caches start empty; `MESA_SHADER_CACHE_DIR` points
 //! at a directory that is either new (cold) or left by an earlier run (warm).
 
-use anyhow::{Context, bail};
+use crate::child::{ChildArgs, fresh_work_dir, measured, mesa_cache};
+use anyhow::bail;
 use serde::{Deserialize, Serialize};
 use std::{
     path::{Path, PathBuf},
-    process::Command,
     time::Instant,
 };
 use xr_device::{DeviceKind, DeviceOptions, DrawCall, VertexAttribute, VertexLayout};
@@ -27,12 +27,8 @@ pub struct Args {
     /// Work directory (stores and Mesa caches); a temporary one by default.
     #[arg(long)]
     work_dir: Option<PathBuf>,
-    /// Internal: run one scenario in this process.
-    #[arg(long, hide = true)]
-    child: Option<Mode>,
-    /// Internal: the store of a child.
-    #[arg(long, hide = true)]
-    store: Option<PathBuf>,
+    #[command(flatten)]
+    child: ChildArgs<Mode>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,15 +92,10 @@ fn program(index: usize) -> ProgramDesc {
 
 /// Runs the benchmark: children for each scenario, then the table.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    if let Some(mode) = args.child {
-        let store = args.store.context("--store is required with --child")?;
-        let timings = run_child(mode, args.programs, &store)?;
-        println!("{}", serde_json::to_string(&timings)?);
+    if args.child.run_if_child(|mode, store| run_child(mode, args.programs, store))? {
         return Ok(());
     }
-    let work = args.work_dir.unwrap_or_else(|| std::env::temp_dir().join(format!("xr-bench-{}", std::process::id())));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
+    let work = fresh_work_dir(args.work_dir, "xr-bench")?;
     let store = work.join("store");
     let n = args.programs;
     eprintln!("xr-bench: {n} programs, work directory {}", work.display());
@@ -144,21 +135,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn child(mode: Mode, programs: usize, store: &Path, mesa_cache: &Path) -> anyhow::Result<Timings> {
-    let exe = std::env::current_exe()?;
-    let output = Command::new(exe)
-        .args(["gl-program-binaries", "--programs", &programs.to_string()])
-        .arg("--child")
-        .arg(format!("{mode:?}").to_lowercase())
-        .arg("--store")
-        .arg(store)
-        .env("MESA_SHADER_CACHE_DIR", mesa_cache)
-        .env_remove("MESA_SHADER_CACHE_DISABLE")
-        .output()?;
-    if !output.status.success() {
-        bail!("{mode:?} run failed: {}", String::from_utf8_lossy(&output.stderr));
-    }
-    Ok(serde_json::from_slice(&output.stdout)?)
+fn child(mode: Mode, programs: usize, store: &Path, mesa: &Path) -> anyhow::Result<Timings> {
+    let mut command = ChildArgs::command(&["gl-program-binaries", "--programs", &programs.to_string()], &mode, store)?;
+    measured(mesa_cache(&mut command, mesa), &format!("{mode:?} run"))
 }
 
 fn run_child(mode: Mode, programs: usize, store: &Path) -> anyhow::Result<Timings> {

@@ -16,14 +16,11 @@
 //!   targets of different formats (a renderer whose passes change targets);
 //!   the time of each frame.
 
-use anyhow::{Context, bail};
+use crate::child::{ChildArgs, StoreCopyArgs, fresh_work_dir, measured, vulkan_environment};
+use anyhow::Context;
 use materials::frames::percentile;
 use serde::{Deserialize, Serialize};
-use std::{
-    path::{Path, PathBuf},
-    process::Command,
-    time::Instant,
-};
+use std::{path::Path, time::Instant};
 use xr_device::{DeviceKind, DeviceOptions, RenderTargetDesc, RenderTargetId};
 use xr_host::Registry;
 use xr_library::{DeviceLoader, LoadPath, ShaderLibrary};
@@ -34,15 +31,8 @@ pub struct Args {
     /// Frames of the frame-time scenario.
     #[arg(long, default_value_t = 300)]
     frames: usize,
-    /// Work directory (store copies and Mesa caches); a temporary one by default.
-    #[arg(long)]
-    work_dir: Option<PathBuf>,
-    /// Internal: run one scenario in this process.
-    #[arg(long, hide = true)]
-    child: Option<Scenario>,
-    /// Internal: the store of a child.
-    #[arg(long, hide = true)]
-    store: Option<PathBuf>,
+    #[command(flatten)]
+    copies: StoreCopyArgs<Scenario>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,16 +60,10 @@ struct Timings {
 
 /// Runs the benchmark: the scenarios in children, then the tables.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    if let Some(scenario) = args.child {
-        let store = args.store.context("--store is required with --child")?;
-        let timings = run_child(scenario, &store, args.frames)?;
-        println!("{}", serde_json::to_string(&timings)?);
+    if args.copies.child.run_if_child(|scenario, store| run_child(scenario, store, args.frames))? {
         return Ok(());
     }
-    let work =
-        args.work_dir.unwrap_or_else(|| std::env::temp_dir().join(format!("xr-vk-bench-{}", std::process::id())));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
+    let work = fresh_work_dir(args.copies.work_dir, "xr-vk-bench")?;
     eprintln!("xr-bench: the materials scene on Vulkan, work directory {}", work.display());
     let frames = args.frames;
     let run = |scenario, store: &str, mesa: &str, pipelines: bool| {
@@ -163,25 +147,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn child(scenario: Scenario, store: &Path, mesa: &Path, pipelines: bool, frames: usize) -> anyhow::Result<Timings> {
-    let name = format!("{scenario:?}");
-    let mut command = Command::new(std::env::current_exe()?);
-    command
-        .args(["vulkan-load", "--frames", &frames.to_string(), "--child"])
-        .arg(clap::ValueEnum::to_possible_value(&scenario).map(|v| v.get_name().to_owned()).unwrap_or(name.clone()))
-        .arg("--store")
-        .arg(store)
-        .env("MESA_SHADER_CACHE_DIR", mesa)
-        .env_remove("MESA_SHADER_CACHE_DISABLE");
-    if pipelines {
-        command.env("XR_VK_SHADER_OBJECTS", "off");
-    } else {
-        command.env_remove("XR_VK_SHADER_OBJECTS");
-    }
-    let output = command.output()?;
-    if !output.status.success() {
-        bail!("{name} run failed: {}", String::from_utf8_lossy(&output.stderr));
-    }
-    Ok(serde_json::from_slice(&output.stdout)?)
+    let mut command = ChildArgs::command(&["vulkan-load", "--frames", &frames.to_string()], &scenario, store)?;
+    measured(vulkan_environment(&mut command, mesa, pipelines), &format!("{scenario:?} run"))
 }
 
 /// The device's (pipelines, shader objects) counts.

@@ -9,6 +9,7 @@
 //! through `materials::frames`; the warm and the builds: the `xr` beside
 //! it), so no in-memory cache carries over.
 
+use crate::child::{fresh_work_dir, measured, vulkan_environment};
 use crate::vulkan_load::copy_dir;
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
@@ -66,12 +67,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string(&frames)?);
         return Ok(());
     }
-    let work = args
-        .work_dir
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join(format!("xr-warm-bench-{}", std::process::id())));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
+    let work = fresh_work_dir(args.work_dir.clone(), "xr-warm-bench")?;
     let xr = std::env::current_exe()?.with_file_name("xr");
     eprintln!("xr-bench: warming the materials scene, {} frames, work directory {}", args.frames, work.display());
     // A store as `xr build` leaves it, before any engine wrote a device binary into it.
@@ -100,7 +96,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let started = Instant::now();
         let mut warm = Command::new(&xr);
         warm.args(["warm", "-q", "--store"]).arg(&warmed).arg("--log").arg(&log);
-        run_ok(environment(&mut warm, &mesa, pipelines), "xr warm")?;
+        run_ok(vulkan_environment(&mut warm, &mesa, pipelines), "xr warm")?;
         let warm_ms = started.elapsed().as_secs_f64() * 1e3;
         let after = frames(&warmed, Some(&log), &mesa, pipelines, args.frames)?;
         rows.push(Row { path, warm: Some(warm_ms), frames: after });
@@ -172,17 +168,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The environment of a run: the Mesa cache in `mesa`, pipelines or shader objects.
-fn environment<'c>(command: &'c mut Command, mesa: &Path, pipelines: bool) -> &'c mut Command {
-    command.env("MESA_SHADER_CACHE_DIR", mesa).env_remove("MESA_SHADER_CACHE_DISABLE");
-    if pipelines {
-        command.env("XR_VK_SHADER_OBJECTS", "off");
-    } else {
-        command.env_remove("XR_VK_SHADER_OBJECTS");
-    }
-    command
-}
-
 fn run_ok(command: &mut Command, what: &str) -> anyhow::Result<()> {
     let output = command.output().with_context(|| format!("starting {what}"))?;
     if !output.status.success() {
@@ -198,11 +183,7 @@ fn frames(store: &Path, log: Option<&Path>, mesa: &Path, pipelines: bool, count:
     if let Some(log) = log {
         command.arg("--child-log").arg(log);
     }
-    let output = environment(&mut command, mesa, pipelines).output()?;
-    if !output.status.success() {
-        bail!("the frames failed: {}", String::from_utf8_lossy(&output.stderr));
-    }
-    Ok(serde_json::from_slice(&output.stdout)?)
+    measured(vulkan_environment(&mut command, mesa, pipelines), "the frames")
 }
 
 fn child(store: &Path, log: Option<&Path>, count: usize) -> anyhow::Result<Frames> {

@@ -15,6 +15,7 @@
 //! into an RGBA8 target and read back (wgpu makes its pipelines at the
 //! first draw; XR's Vulkan path at load).
 
+use crate::child::{ChildArgs, StoreCopyArgs, fresh_work_dir, mesa_cache};
 use crate::vulkan_load::copy_dir;
 use anyhow::{Context, bail};
 use materials::frames::percentile;
@@ -34,15 +35,8 @@ pub struct Args {
     /// Launches of each scenario; the tables give the median.
     #[arg(long, default_value_t = 5)]
     rounds: usize,
-    /// Work directory (store copies and Mesa caches); a temporary one by default.
-    #[arg(long)]
-    work_dir: Option<PathBuf>,
-    /// Internal: run one launch in this process.
-    #[arg(long, hide = true)]
-    child: Option<Scenario>,
-    /// Internal: the store of a child.
-    #[arg(long, hide = true)]
-    store: Option<PathBuf>,
+    #[command(flatten)]
+    copies: StoreCopyArgs<Scenario>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,15 +62,10 @@ struct Launch {
 
 /// Runs the benchmark: the scenarios in children, then the table.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    if let Some(scenario) = args.child {
-        let store = args.store.context("--store is required with --child")?;
-        println!("{}", serde_json::to_string(&run_child(scenario, &store)?)?);
+    if args.copies.child.run_if_child(run_child)? {
         return Ok(());
     }
-    let work =
-        args.work_dir.unwrap_or_else(|| std::env::temp_dir().join(format!("xr-wgpu-bench-{}", std::process::id())));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
+    let work = fresh_work_dir(args.copies.work_dir, "xr-wgpu-bench")?;
     eprintln!(
         "xr-bench: the materials scene on wgpu, {} launches each, work directory {}",
         args.rounds,
@@ -169,14 +158,7 @@ fn build_store(work: &Path) -> anyhow::Result<PathBuf> {
 
 fn child(scenario: Scenario, store: &Path, mesa: &Path) -> anyhow::Result<Launch> {
     let name = format!("{scenario:?}");
-    let output = Command::new(std::env::current_exe()?)
-        .args(["wgpu-load", "--child"])
-        .arg(clap::ValueEnum::to_possible_value(&scenario).map(|v| v.get_name().to_owned()).unwrap_or(name.clone()))
-        .arg("--store")
-        .arg(store)
-        .env("MESA_SHADER_CACHE_DIR", mesa)
-        .env_remove("MESA_SHADER_CACHE_DISABLE")
-        .output()?;
+    let output = mesa_cache(&mut ChildArgs::command(&["wgpu-load"], &scenario, store)?, mesa).output()?;
     if !output.status.success() {
         bail!("{name} launch failed: {}", String::from_utf8_lossy(&output.stderr));
     }

@@ -44,8 +44,8 @@ pub use log_bridge::{LogSink, host_log_sink, install_plugin_logger};
 pub use panic_guard::{catch_panic, guard};
 pub use ray_tracing::{AccelerationInstance, AccelerationStructureId, BottomLevelDesc, TraceRaysCall, check_instance};
 pub use resources::{
-    AttachmentState, BufferId, BufferUsage, ComputeCall, Filter, ResourceBinding, ResourceKind, SamplerDesc, SamplerId,
-    TextureDesc, TextureFormat, TextureId, Wrap, check_buffer_write,
+    AttachmentState, BufferId, BufferUsage, ComputeCall, Filter, GivenLevels, PackedLevel, ResourceBinding,
+    ResourceKind, SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, Wrap, check_buffer_write,
 };
 pub use system::{
     Device, Device_TO, DeviceBox, DeviceOptions, DeviceSystem, DeviceSystem_TO, DeviceSystemBox, DeviceSystemInfo,

@@ -159,12 +159,64 @@ impl TextureDesc {
 
     /// Bytes of levels `0..levels`, tightly packed.
     pub fn bytes(&self, levels: u32) -> usize {
-        (0..levels)
-            .map(|level| {
-                let (w, h) = self.level_size(level);
-                w as usize * h as usize * self.format.bytes_per_pixel()
-            })
-            .sum()
+        self.packed_levels(levels).map(|level| level.bytes.len()).sum()
+    }
+
+    /// Levels `0..levels` as tightly packed pixels hold them, each after
+    /// the one above: its size, and where its bytes are.
+    pub fn packed_levels(&self, levels: u32) -> impl Iterator<Item = PackedLevel> + '_ {
+        let mut at = 0;
+        (0..levels).map(move |level| {
+            let (width, height) = self.level_size(level);
+            let len = width as usize * height as usize * self.format.bytes_per_pixel();
+            at += len;
+            PackedLevel { level, width, height, bytes: at - len..at }
+        })
+    }
+
+    /// The first `levels_given` levels of this texture in `pixels`, once
+    /// [`check_pixels`](Self::check_pixels) passes: what a device uploads
+    /// to make it.
+    pub fn given_levels<'a>(&'a self, pixels: &'a [u8], levels_given: u32) -> Result<GivenLevels<'a>, crate::XrError> {
+        self.check_pixels(pixels.len(), levels_given)?;
+        Ok(GivenLevels { desc: self, pixels, count: levels_given })
+    }
+}
+
+/// One level of a texture in tightly packed pixels
+/// ([`TextureDesc::packed_levels`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PackedLevel {
+    /// The level.
+    pub level: u32,
+    /// Its width.
+    pub width: u32,
+    /// Its height.
+    pub height: u32,
+    /// Where its bytes are among the pixels.
+    pub bytes: std::ops::Range<usize>,
+}
+
+/// A texture's first levels, tightly packed, checked against its
+/// description ([`TextureDesc::given_levels`]).
+#[derive(Clone, Copy, Debug)]
+pub struct GivenLevels<'a> {
+    /// The texture.
+    pub desc: &'a TextureDesc,
+    /// The levels' pixels, exactly as many bytes as they take.
+    pub pixels: &'a [u8],
+    /// How many levels are given: at least one, at most the texture's.
+    pub count: u32,
+}
+
+impl<'a> GivenLevels<'a> {
+    /// Each level given, with its pixels.
+    pub fn levels(&self) -> impl Iterator<Item = (PackedLevel, &'a [u8])> + 'a {
+        let pixels = self.pixels;
+        self.desc.packed_levels(self.count).map(move |level| {
+            let bytes = &pixels[level.bytes.clone()];
+            (level, bytes)
+        })
     }
 }
 
@@ -344,6 +396,9 @@ mod tests {
         assert_eq!(desc.level_size(5), (2, 1));
         assert_eq!(desc.level_size(6), (1, 1));
         assert_eq!(desc.bytes(2), 64 * 16 * 4 + 32 * 8 * 4);
+        let packed: Vec<(u32, u32, u32, std::ops::Range<usize>)> =
+            desc.packed_levels(3).map(|l| (l.level, l.width, l.height, l.bytes)).collect();
+        assert_eq!(packed, [(0, 64, 16, 0..4096), (1, 32, 8, 4096..5120), (2, 16, 4, 5120..5376)]);
         let capped = TextureDesc { mip_levels: 20, ..desc };
         assert_eq!(capped.levels(), 7);
         let float = TextureDesc { format: TextureFormat::Rgba32Float, mip_levels: 1, ..desc };

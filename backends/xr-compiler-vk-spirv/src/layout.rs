@@ -68,186 +68,231 @@ pub fn merge(
     reflections: &[Reflection],
     runtime_arrays: RuntimeArrays,
 ) -> Result<Vec<LayoutBinding>, XrError> {
-    // The length an array of unknown size `name` gets, or why it cannot have one.
-    let runtime_length = |name: &str, declared_by: &str| match runtime_arrays {
-        RuntimeArrays::Length(length) => Ok(length),
-        RuntimeArrays::Lacking(features) => Err(XrError::unavailable(format!(
-            "{context}: '{name}' in {declared_by} is an array of unknown size, which needs descriptor indexing \
-             ({features}); this device does not have it"
-        ))),
-    };
     let mut bindings: Vec<LayoutBinding> = Vec::new();
-    let mut blocks = 0usize;
     for (module, reflection) in modules.iter().zip(reflections) {
-        let stage = stage_flag(module.stage);
         let declared_by = format!("{} stage {}", module.stage.name(), module.file);
-        // Refused here, before any Vulkan call: a pipeline whose layout
-        // lacks a descriptor the shader reads is undefined behaviour, and
-        // lavapipe dies of it (SIGSEGV) rather than failing.
-        if let Some(resource) = reflection.unsupported.first() {
-            return Err(XrError::invalid_input(format!(
-                "{context}: '{}' (set {}, binding {}) in {declared_by} is {}: XR's Vulkan loader does not bind that kind of descriptor",
-                resource.name, resource.set, resource.binding, resource.kind
-            )));
-        }
-        let mut found: Vec<LayoutBinding> = Vec::new();
-        for block in &reflection.uniform_blocks {
-            found.push(LayoutBinding {
-                name: block.name.clone(),
-                set: block.set,
-                binding: block.binding,
-                ty: vk::DescriptorType::UNIFORM_BUFFER,
-                kind: None,
-                count: if block.count == 0 { runtime_length(&block.name, &declared_by)? } else { block.count },
-                partially_bound: block.count == 0,
-                stages: stage,
-                min_size: block.size.unwrap_or(0) as u64,
-                block: None,
-                input_attachment: None,
-                aliases: Vec::new(),
-                members: block_signature(block),
-                declared_by: declared_by.clone(),
-            });
-        }
-        for block in &reflection.storage_buffers {
-            found.push(LayoutBinding {
-                name: block.name.clone(),
-                set: block.set,
-                binding: block.binding,
-                ty: vk::DescriptorType::STORAGE_BUFFER,
-                kind: Some(ResourceKind::StorageBuffer),
-                count: if block.count == 0 { runtime_length(&block.name, &declared_by)? } else { block.count },
-                partially_bound: block.count == 0,
-                stages: stage,
-                min_size: block.size.unwrap_or(0) as u64,
-                block: None,
-                input_attachment: None,
-                aliases: Vec::new(),
-                members: Vec::new(),
-                declared_by: declared_by.clone(),
-            });
-        }
-        for image in &reflection.images {
-            let (ty, kind) = match image.kind {
-                "sampler" => (vk::DescriptorType::SAMPLER, ResourceKind::Sampler),
-                "combined image sampler" => {
-                    (vk::DescriptorType::COMBINED_IMAGE_SAMPLER, ResourceKind::CombinedImageSampler)
-                }
-                "sampled image" => (vk::DescriptorType::SAMPLED_IMAGE, ResourceKind::SampledImage),
-                "acceleration structure" => {
-                    (vk::DescriptorType::ACCELERATION_STRUCTURE_KHR, ResourceKind::AccelerationStructure)
-                }
-                _ => (vk::DescriptorType::STORAGE_IMAGE, ResourceKind::StorageImage),
-            };
-            found.push(LayoutBinding {
-                name: image.name.clone(),
-                set: image.set,
-                binding: image.binding,
-                ty,
-                kind: Some(kind),
-                count: if image.count == 0 { runtime_length(&image.name, &declared_by)? } else { image.count },
-                partially_bound: image.count == 0,
-                stages: stage,
-                min_size: 0,
-                block: None,
-                input_attachment: None,
-                aliases: Vec::new(),
-                members: Vec::new(),
-                declared_by: declared_by.clone(),
-            });
-        }
-        for input in &reflection.input_attachments {
-            found.push(LayoutBinding {
-                name: input.name.clone(),
-                set: input.set,
-                binding: input.binding,
-                ty: vk::DescriptorType::INPUT_ATTACHMENT,
-                kind: None,
-                count: input.count.max(1),
-                partially_bound: false,
-                stages: stage,
-                min_size: 0,
-                block: None,
-                input_attachment: Some(input.index),
-                aliases: Vec::new(),
-                members: Vec::new(),
-                declared_by: declared_by.clone(),
-            });
-        }
-        for new in found {
-            match bindings.iter_mut().find(|b| b.set == new.set && b.binding == new.binding) {
-                // A texture and a sampler at one binding read one combined
-                // image sampler, as GLSL's `sampler2D` at that binding does
-                // (Vulkan lets a shader see a combined descriptor as either).
-                Some(known) if combines(known.ty, new.ty) && known.count == new.count => {
-                    let sampler_name =
-                        if new.ty == vk::DescriptorType::SAMPLER { new.name.clone() } else { known.name.clone() };
-                    if known.ty == vk::DescriptorType::SAMPLER {
-                        known.name = new.name.clone();
-                    }
-                    if !known.aliases.contains(&sampler_name) && sampler_name != known.name {
-                        known.aliases.push(sampler_name);
-                    }
-                    known.ty = vk::DescriptorType::COMBINED_IMAGE_SAMPLER;
-                    known.kind = Some(ResourceKind::CombinedImageSampler);
-                    known.stages |= new.stages;
-                }
-                Some(known)
-                    if known.ty == vk::DescriptorType::COMBINED_IMAGE_SAMPLER
-                        && matches!(new.ty, vk::DescriptorType::SAMPLER | vk::DescriptorType::SAMPLED_IMAGE)
-                        && known.count == new.count =>
-                {
-                    if !known.aliases.contains(&new.name) && new.name != known.name {
-                        known.aliases.push(new.name.clone());
-                    }
-                    known.stages |= new.stages;
-                }
-                Some(known)
-                    if known.ty == new.ty && known.count == new.count && compatible(&known.members, &new.members) =>
-                {
-                    for member in &new.members {
-                        if !known.members.contains(member) {
-                            known.members.push(member.clone());
-                        }
-                    }
-                    known.stages |= new.stages;
-                    known.min_size = known.min_size.max(new.min_size);
-                }
-                Some(known) if known.declared_by == new.declared_by => {
-                    return Err(XrError::invalid_input(format!(
-                        "{context}: {} declares both '{}' ({}) and '{}' ({}) at set {} binding {}",
-                        new.declared_by,
-                        known.name,
-                        describe(known),
-                        new.name,
-                        describe(&new),
-                        new.set,
-                        new.binding
-                    )));
-                }
-                Some(known) => {
-                    return Err(XrError::invalid_input(format!(
-                        "{context}: set {} binding {} is declared differently by two stages: {} declares '{}' ({}), {} declares '{}' ({})",
-                        new.set,
-                        new.binding,
-                        known.declared_by,
-                        known.name,
-                        describe(known),
-                        new.declared_by,
-                        new.name,
-                        describe(&new)
-                    )));
-                }
-                None => bindings.push(new),
-            }
+        refuse_unsupported(context, reflection, &declared_by)?;
+        let stage =
+            StageDeclarations { context, stage: stage_flag(module.stage), declared_by: &declared_by, runtime_arrays };
+        for new in stage.bindings(reflection)? {
+            add_binding(context, &mut bindings, new)?;
         }
     }
     bindings.sort_by_key(|b| (b.set, b.binding));
-    for binding in bindings.iter_mut().filter(|b| b.ty == vk::DescriptorType::UNIFORM_BUFFER && b.kind.is_none()) {
-        binding.block = Some(blocks);
-        blocks += 1;
-    }
+    number_uniform_blocks(&mut bindings);
     Ok(bindings)
+}
+
+/// Refuses a stage that declares a kind of descriptor XR's Vulkan loader
+/// does not bind. Refused here, before any Vulkan call: a pipeline whose
+/// layout lacks a descriptor the shader reads is undefined behaviour, and
+/// lavapipe dies of it (SIGSEGV) rather than failing.
+fn refuse_unsupported(context: &str, reflection: &Reflection, declared_by: &str) -> Result<(), XrError> {
+    match reflection.unsupported.first() {
+        Some(resource) => Err(XrError::invalid_input(format!(
+            "{context}: '{}' (set {}, binding {}) in {declared_by} is {}: XR's Vulkan loader does not bind that kind of descriptor",
+            resource.name, resource.set, resource.binding, resource.kind
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// One stage of a program, as the bindings it declares are laid out.
+struct StageDeclarations<'a> {
+    /// The program, for messages.
+    context: &'a str,
+    stage: vk::ShaderStageFlags,
+    /// The stage and its file, for messages.
+    declared_by: &'a str,
+    runtime_arrays: RuntimeArrays,
+}
+
+impl StageDeclarations<'_> {
+    /// Every binding the stage declares, in this order: uniform blocks,
+    /// storage buffers, images (samplers, textures, storage images and
+    /// acceleration structures), input attachments.
+    fn bindings(&self, reflection: &Reflection) -> Result<Vec<LayoutBinding>, XrError> {
+        use vk::DescriptorType as T;
+        let mut found: Vec<LayoutBinding> = Vec::new();
+        for block in &reflection.uniform_blocks {
+            let uniform =
+                self.binding(&block.name, (block.set, block.binding), T::UNIFORM_BUFFER, None, block.count)?;
+            found.push(LayoutBinding {
+                min_size: block.size.unwrap_or(0) as u64,
+                members: block_signature(block),
+                ..uniform
+            });
+        }
+        for block in &reflection.storage_buffers {
+            let kind = Some(ResourceKind::StorageBuffer);
+            let storage =
+                self.binding(&block.name, (block.set, block.binding), T::STORAGE_BUFFER, kind, block.count)?;
+            found.push(LayoutBinding { min_size: block.size.unwrap_or(0) as u64, ..storage });
+        }
+        for image in &reflection.images {
+            let (ty, kind) = image_descriptor(image.kind);
+            found.push(self.binding(&image.name, (image.set, image.binding), ty, Some(kind), image.count)?);
+        }
+        for input in &reflection.input_attachments {
+            let count = input.count.max(1);
+            let attachment = self.binding(&input.name, (input.set, input.binding), T::INPUT_ATTACHMENT, None, count)?;
+            found.push(LayoutBinding { input_attachment: Some(input.index), ..attachment });
+        }
+        Ok(found)
+    }
+
+    /// A binding of `count` elements (0: an array of unknown size, given
+    /// the device's length, partially bound), of no size, members or
+    /// aliases.
+    fn binding(
+        &self,
+        name: &str,
+        (set, binding): (u32, u32),
+        ty: vk::DescriptorType,
+        kind: Option<ResourceKind>,
+        count: u32,
+    ) -> Result<LayoutBinding, XrError> {
+        Ok(LayoutBinding {
+            name: name.to_owned(),
+            set,
+            binding,
+            ty,
+            kind,
+            count: if count == 0 { self.runtime_length(name)? } else { count },
+            partially_bound: count == 0,
+            stages: self.stage,
+            min_size: 0,
+            block: None,
+            input_attachment: None,
+            aliases: Vec::new(),
+            members: Vec::new(),
+            declared_by: self.declared_by.to_owned(),
+        })
+    }
+
+    /// The length an array of unknown size `name` gets, or why it cannot have one.
+    fn runtime_length(&self, name: &str) -> Result<u32, XrError> {
+        let (context, declared_by) = (self.context, self.declared_by);
+        match self.runtime_arrays {
+            RuntimeArrays::Length(length) => Ok(length),
+            RuntimeArrays::Lacking(features) => Err(XrError::unavailable(format!(
+                "{context}: '{name}' in {declared_by} is an array of unknown size, which needs descriptor indexing \
+                 ({features}); this device does not have it"
+            ))),
+        }
+    }
+}
+
+/// The descriptor type and resource kind of a reflected image of `kind`.
+fn image_descriptor(kind: &str) -> (vk::DescriptorType, ResourceKind) {
+    match kind {
+        "sampler" => (vk::DescriptorType::SAMPLER, ResourceKind::Sampler),
+        "combined image sampler" => (vk::DescriptorType::COMBINED_IMAGE_SAMPLER, ResourceKind::CombinedImageSampler),
+        "sampled image" => (vk::DescriptorType::SAMPLED_IMAGE, ResourceKind::SampledImage),
+        "acceleration structure" => {
+            (vk::DescriptorType::ACCELERATION_STRUCTURE_KHR, ResourceKind::AccelerationStructure)
+        }
+        _ => (vk::DescriptorType::STORAGE_IMAGE, ResourceKind::StorageImage),
+    }
+}
+
+/// Adds a stage's binding `new` to the program's `bindings`: a binding of
+/// its own, or joined to the one an earlier stage declared at its set and
+/// binding where the two can be one descriptor; an error naming both where
+/// they cannot.
+fn add_binding(context: &str, bindings: &mut Vec<LayoutBinding>, new: LayoutBinding) -> Result<(), XrError> {
+    let Some(known) = bindings.iter_mut().find(|b| b.set == new.set && b.binding == new.binding) else {
+        bindings.push(new);
+        return Ok(());
+    };
+    if combines(known.ty, new.ty) && known.count == new.count {
+        combine_texture_and_sampler(known, &new);
+    } else if known.ty == vk::DescriptorType::COMBINED_IMAGE_SAMPLER
+        && matches!(new.ty, vk::DescriptorType::SAMPLER | vk::DescriptorType::SAMPLED_IMAGE)
+        && known.count == new.count
+    {
+        add_alias(known, &new.name);
+        known.stages |= new.stages;
+    } else if known.ty == new.ty && known.count == new.count && compatible(&known.members, &new.members) {
+        join_same_binding(known, &new);
+    } else if known.declared_by == new.declared_by {
+        return Err(declared_twice(context, known, &new));
+    } else {
+        return Err(declared_differently(context, known, &new));
+    }
+    Ok(())
+}
+
+/// A texture and a sampler at one binding read one combined image sampler,
+/// as GLSL's `sampler2D` at that binding does (Vulkan lets a shader see a
+/// combined descriptor as either): `known` becomes that, named after the
+/// texture, the sampler's name an alias.
+fn combine_texture_and_sampler(known: &mut LayoutBinding, new: &LayoutBinding) {
+    let sampler_name = if new.ty == vk::DescriptorType::SAMPLER { new.name.clone() } else { known.name.clone() };
+    if known.ty == vk::DescriptorType::SAMPLER {
+        known.name = new.name.clone();
+    }
+    add_alias(known, &sampler_name);
+    known.ty = vk::DescriptorType::COMBINED_IMAGE_SAMPLER;
+    known.kind = Some(ResourceKind::CombinedImageSampler);
+    known.stages |= new.stages;
+}
+
+/// `name` among the names `binding` is known by, unless it is one already.
+fn add_alias(binding: &mut LayoutBinding, name: &str) {
+    if !binding.aliases.iter().any(|a| a == name) && name != binding.name {
+        binding.aliases.push(name.to_owned());
+    }
+}
+
+/// Two declarations of one binding that agree: one binding, used by both
+/// stages, with the members of both and the larger size.
+fn join_same_binding(known: &mut LayoutBinding, new: &LayoutBinding) {
+    for member in &new.members {
+        if !known.members.contains(member) {
+            known.members.push(member.clone());
+        }
+    }
+    known.stages |= new.stages;
+    known.min_size = known.min_size.max(new.min_size);
+}
+
+/// The error of a stage that declares two different resources at one binding.
+fn declared_twice(context: &str, known: &LayoutBinding, new: &LayoutBinding) -> XrError {
+    XrError::invalid_input(format!(
+        "{context}: {} declares both '{}' ({}) and '{}' ({}) at set {} binding {}",
+        new.declared_by,
+        known.name,
+        describe(known),
+        new.name,
+        describe(new),
+        new.set,
+        new.binding
+    ))
+}
+
+/// The error of two stages that declare one binding differently.
+fn declared_differently(context: &str, known: &LayoutBinding, new: &LayoutBinding) -> XrError {
+    XrError::invalid_input(format!(
+        "{context}: set {} binding {} is declared differently by two stages: {} declares '{}' ({}), {} declares '{}' ({})",
+        new.set,
+        new.binding,
+        known.declared_by,
+        known.name,
+        describe(known),
+        new.declared_by,
+        new.name,
+        describe(new)
+    ))
+}
+
+/// Numbers the table's own uniform buffers (uniform blocks, not buffers the
+/// caller binds), in binding order: their index among the program's blocks.
+fn number_uniform_blocks(bindings: &mut [LayoutBinding]) {
+    let blocks = bindings.iter_mut().filter(|b| b.ty == vk::DescriptorType::UNIFORM_BUFFER && b.kind.is_none());
+    for (index, binding) in blocks.enumerate() {
+        binding.block = Some(index);
+    }
 }
 
 /// HLSL's loose globals (`float4 tint;` outside any `cbuffer`) are a

@@ -450,7 +450,7 @@ impl DeviceBackend for VkDevice {
     }
 
     fn create_texture(&mut self, desc: &TextureDesc, pixels: &[u8], levels_given: u32) -> Result<TextureId, XrError> {
-        self.new_texture(desc, pixels, levels_given)
+        self.new_texture(desc.given_levels(pixels, levels_given)?)
     }
 
     fn read_texture(&mut self, id: TextureId, level: u32) -> Result<Vec<u8>, XrError> {

@@ -326,22 +326,18 @@ impl DeviceBackend for WgpuDevice {
                 usage,
                 view_formats: &[],
             });
-            let mut at = 0;
-            for level in 0..levels {
-                let (w, h) = desc.level_size(level);
-                let row = w as usize * desc.format.bytes_per_pixel();
-                let bytes = &data[at..at + row * h as usize];
-                at += bytes.len();
+            for level in desc.packed_levels(levels) {
+                let row = level.width as usize * desc.format.bytes_per_pixel();
                 self.context.queue.write_texture(
                     wgpu::TexelCopyTextureInfo {
                         texture: &texture,
-                        mip_level: level,
+                        mip_level: level.level,
                         origin: wgpu::Origin3d::ZERO,
                         aspect: wgpu::TextureAspect::All,
                     },
-                    bytes,
+                    &data[level.bytes],
                     wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(row as u32), rows_per_image: None },
-                    wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
+                    wgpu::Extent3d { width: level.width, height: level.height, depth_or_array_layers: 1 },
                 );
             }
             Ok(texture)

@@ -190,19 +190,7 @@ pub fn patch(words: &[u32], patches: &[SpecPatch]) -> Result<Vec<u32>, PatchErro
         }
     }
 
-    // The 32-bit scalar types, by result id.
-    let mut scalars: HashMap<u32, SpecScalar> = HashMap::new();
-    for i in &list {
-        match (i.op(), i.operands) {
-            (Some(Op::TypeFloat), [result, 32, ..]) => {
-                scalars.insert(*result, SpecScalar::Float);
-            }
-            (Some(Op::TypeInt), [result, 32, signed]) => {
-                scalars.insert(*result, if *signed != 0 { SpecScalar::Int } else { SpecScalar::UInt });
-            }
-            _ => {}
-        }
-    }
+    let scalars = scalar_types(&list);
 
     let mut out = words.to_vec();
     // Result id → spec id, in the order of `patches`.
@@ -256,27 +244,32 @@ pub fn patch(words: &[u32], patches: &[SpecPatch]) -> Result<Vec<u32>, PatchErro
     Ok(out)
 }
 
+/// The 32-bit scalar types `list` declares, by result id.
+fn scalar_types(list: &[Instruction<'_>]) -> HashMap<u32, SpecScalar> {
+    list.iter()
+        .filter_map(|i| match (i.op(), i.operands) {
+            (Some(Op::TypeFloat), [result, 32, ..]) => Some((*result, SpecScalar::Float)),
+            (Some(Op::TypeInt), [result, 32, signed]) => {
+                Some((*result, if *signed != 0 { SpecScalar::Int } else { SpecScalar::UInt }))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// `(spec id, type, default bits)` of every `OpSpecConstant` in `words`
 /// decorated with a `SpecId`, in module order: what [`patch`] made, read
 /// back (for tests and checks).
 pub fn spec_constants(words: &[u32]) -> Result<Vec<(u32, SpecScalar, u32)>, PatchError> {
     let list = instruction_list(words)?;
-    let mut scalars = HashMap::new();
-    let mut spec_ids = HashMap::new();
-    for i in &list {
-        match (i.op(), i.operands) {
-            (Some(Op::TypeFloat), [result, 32, ..]) => {
-                scalars.insert(*result, SpecScalar::Float);
-            }
-            (Some(Op::TypeInt), [result, 32, signed]) => {
-                scalars.insert(*result, if *signed != 0 { SpecScalar::Int } else { SpecScalar::UInt });
-            }
-            (Some(Op::Decorate), [target, DECORATION_SPEC_ID, id]) => {
-                spec_ids.insert(*target, *id);
-            }
-            _ => {}
-        }
-    }
+    let scalars = scalar_types(&list);
+    let spec_ids: HashMap<u32, u32> = list
+        .iter()
+        .filter_map(|i| match (i.op(), i.operands) {
+            (Some(Op::Decorate), [target, DECORATION_SPEC_ID, id]) => Some((*target, *id)),
+            _ => None,
+        })
+        .collect();
     Ok(list
         .iter()
         .filter_map(|i| match (i.op(), i.operands) {

@@ -2,17 +2,11 @@
 //! PNG beside the vertex pipeline's image of it; fails where the two differ.
 
 use anyhow::bail;
-use clap::Parser;
-
-/// Draw the cube through task and mesh stages and compare it with the vertex pipeline.
-#[derive(Parser)]
-struct Args {
-    #[command(flatten)]
-    common: triangle::PathArgs,
-}
 
 fn main() -> anyhow::Result<()> {
-    let args = Args::parse().common;
+    let args = triangle::parse_path_args!(
+        "Draw the cube through task and mesh stages and compare it with the vertex pipeline."
+    );
     args.render_each(meshlets::skipped, meshlets::render, |path, rendered| {
         let file = args.out.join(format!("meshlets-{}.png", path.name));
         meshlets::write_png(&rendered.meshlets, &file)?;

@@ -3,17 +3,11 @@
 //! beyond the bounds the sample's library documents.
 
 use anyhow::bail;
-use clap::Parser;
-
-/// Trace the cube through a ray tracing pipeline and compare it with the raster image.
-#[derive(Parser)]
-struct Args {
-    #[command(flatten)]
-    common: triangle::PathArgs,
-}
 
 fn main() -> anyhow::Result<()> {
-    let args = Args::parse().common;
+    let args = triangle::parse_path_args!(
+        "Trace the cube through a ray tracing pipeline and compare it with the raster image."
+    );
     args.render_each(raytraced::skipped, raytraced::render, |path, rendered| {
         let file = args.out.join(format!("raytraced-{}.png", path.name));
         raytraced::write_png(&rendered.traced, &file)?;

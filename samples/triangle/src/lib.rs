@@ -156,6 +156,23 @@ impl PathArgs {
     }
 }
 
+/// The command line of a sample that takes the [`PathArgs`] and nothing
+/// else, parsed: its `--help` says `$about` and names the sample's own
+/// package (the command is derived in the sample's crate, which must
+/// depend on `clap`).
+#[macro_export]
+macro_rules! parse_path_args {
+    ($about:literal) => {{
+        #[doc = $about]
+        #[derive(clap::Parser)]
+        struct Args {
+            #[command(flatten)]
+            common: $crate::PathArgs,
+        }
+        <Args as clap::Parser>::parse().common
+    }};
+}
+
 /// Every path XR renders through.
 pub const PATHS: [RenderPath; 3] = [
     RenderPath { name: "gl-glsl", kind: DeviceKind::OPENGL, build_system: "xr-compiler-glsl" },

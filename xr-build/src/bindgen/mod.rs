@@ -79,6 +79,14 @@ pub enum BindgenError {
         /// Where (a program's constants, the programs).
         where_: String,
     },
+    /// Two variants of a program declare one binding of a target differently.
+    #[error("program '{program}': {disagreement}")]
+    LayoutDisagrees {
+        /// The program.
+        program: String,
+        /// Where, and the two declarations.
+        disagreement: Box<LayoutDisagreement>,
+    },
     /// No target of a program reflects in a shape the bindings read.
     #[error("program '{program}': none of its targets ({targets}) reflects its blocks and constants")]
     NoReflection {
@@ -87,6 +95,31 @@ pub enum BindgenError {
         /// Its targets.
         targets: String,
     },
+}
+
+/// One (set, binding) of a target that two variants declare as different
+/// kinds or with different element counts: no one layout holds both.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "set {set} binding {binding} is a {first_kind} ({first_count} elements) in {first_in} and a {kind} ({count} elements) in {here}"
+)]
+pub struct LayoutDisagreement {
+    /// The descriptor set.
+    pub set: u32,
+    /// The binding.
+    pub binding: u32,
+    /// What the variant that declared it first binds there.
+    pub first_kind: String,
+    /// How many elements.
+    pub first_count: u32,
+    /// That variant: `variant (target)`.
+    pub first_in: String,
+    /// What the other variant binds there.
+    pub kind: String,
+    /// How many elements.
+    pub count: u32,
+    /// The other variant: `variant (target)`.
+    pub here: String,
 }
 
 /// What the bindings of one program are made of.
@@ -230,7 +263,7 @@ fn merge_layout(
     target: &str,
     reflection: &VariantReflection,
     first_seen: &mut BTreeMap<String, String>,
-) -> Result<(), String> {
+) -> Result<(), LayoutDisagreement> {
     let here = format!("{variant} ({target})");
     let at = match layouts.iter().position(|l| l.target == target) {
         Some(at) => at,
@@ -244,16 +277,16 @@ fn merge_layout(
         let key = format!("binding {target} {} {}", binding.set, binding.binding);
         match layout.bindings.iter_mut().find(|b| (b.set, b.binding) == (binding.set, binding.binding)) {
             Some(known) if (known.kind.as_str(), known.count) != (binding.kind.as_str(), binding.count) => {
-                return Err(format!(
-                    "set {} binding {} is a {} ({} elements) in {} and a {} ({} elements) in {here}",
-                    binding.set,
-                    binding.binding,
-                    known.kind,
-                    known.count,
-                    first_seen[&key],
-                    binding.kind,
-                    binding.count
-                ));
+                return Err(LayoutDisagreement {
+                    set: binding.set,
+                    binding: binding.binding,
+                    first_kind: known.kind.clone(),
+                    first_count: known.count,
+                    first_in: first_seen[&key].clone(),
+                    kind: binding.kind.clone(),
+                    count: binding.count,
+                    here,
+                });
             }
             Some(known) => known.stages |= binding.stages,
             None => {
@@ -338,7 +371,9 @@ fn merge(
         }
     }
     for (variant, target, reflection) in reflections {
-        merge_layout(&mut bindings.layouts, variant, target, reflection, &mut first_seen).map_err(disagree)?;
+        merge_layout(&mut bindings.layouts, variant, target, reflection, &mut first_seen).map_err(|disagreement| {
+            BindgenError::LayoutDisagrees { program: program.name.clone(), disagreement: Box::new(disagreement) }
+        })?;
     }
     let pairs = reflections.len();
     for (name, (_, everywhere)) in &mut bindings.constants {
@@ -377,7 +412,7 @@ mod layout_tests {
         let error = merge_layout(&mut layouts, "p[A=2]", "vk-spirv", &reflection("sampled image", 2, None), &mut seen)
             .unwrap_err();
         assert_eq!(
-            error,
+            error.to_string(),
             "set 0 binding 1 is a sampler (1 elements) in p[A=0] (vk-spirv) and a sampled image (1 elements) in p[A=2] (vk-spirv)"
         );
     }

@@ -77,7 +77,6 @@ impl GlConstantTable {
                 }
             }
         }
-        entries.sort_by(|a, b| a.info.name.cmp(&b.info.name));
         if let Some(fns) = pipelines.as_deref() {
             let g = gl.current()?;
             // SAFETY: `program` is linked on the current context.
@@ -90,20 +89,7 @@ impl GlConstantTable {
             }
         }
         let points = points.keep();
-        let mut table = Self {
-            gl,
-            pipelines,
-            program,
-            program_name: program_name.to_owned(),
-            entries,
-            blocks: Vec::new(),
-            block_entries: Vec::new(),
-            resources,
-            points,
-            unbound: Box::new(0),
-        };
-        table.register();
-        Ok(table)
+        Ok(Self::assemble(gl, pipelines, program, program_name, entries, ProgramResources { resources, points }))
     }
 
     /// A table from known locations: for SPIR-V programs, whose uniforms
@@ -120,7 +106,6 @@ impl GlConstantTable {
         blocks: &[UniformBlockSpec],
         resources: ProgramResources,
     ) -> Result<Self, XrError> {
-        let ProgramResources { resources, points } = resources;
         let mut entries = Vec::new();
         {
             let g = gl.current()?;
@@ -137,6 +122,22 @@ impl GlConstantTable {
                 entries.push(Entry { info, locations, defaults });
             }
         }
+        let mut table = Self::assemble(gl, pipelines, program, program_name, entries, resources);
+        table.bind_blocks(blocks)?;
+        Ok(table)
+    }
+
+    /// The table of `program`'s uniforms `entries` (sorted here, by name)
+    /// and its resources, no uniform block bound yet, registered with the
+    /// device.
+    fn assemble(
+        gl: Rc<DeviceGl>,
+        pipelines: Option<Rc<PipelineFns>>,
+        program: glow::Program,
+        program_name: &str,
+        mut entries: Vec<Entry>,
+        ProgramResources { resources, points }: ProgramResources,
+    ) -> Self {
         entries.sort_by(|a, b| a.info.name.cmp(&b.info.name));
         let mut table = Self {
             gl,
@@ -151,8 +152,7 @@ impl GlConstantTable {
             unbound: Box::new(0),
         };
         table.register();
-        table.bind_blocks(blocks)?;
-        Ok(table)
+        table
     }
 
     /// Tells the device how many resource elements are still unbound.

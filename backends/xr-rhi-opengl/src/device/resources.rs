@@ -5,8 +5,8 @@ use super::{GlDevice, RenderTarget, Texture, VertexBuffer};
 use abi_stable::std_types::RVec;
 use glow::HasContext;
 use xr_device::{
-    DeviceBackend, Filter, Image, RenderTargetDesc, RenderTargetId, SamplerDesc, SamplerId, TextureDesc, TextureFormat,
-    TextureId, VertexBufferId, VertexLayout, Wrap, XrError, checks,
+    DeviceBackend, Filter, GivenLevels, Image, RenderTargetDesc, RenderTargetId, SamplerDesc, SamplerId, TextureDesc,
+    TextureFormat, TextureId, VertexBufferId, VertexLayout, Wrap, XrError, checks,
 };
 
 impl GlDevice {
@@ -125,44 +125,35 @@ impl GlDevice {
         Ok(VertexBufferId((self.vertex_buffers.len() - 1) as u32))
     }
 
-    /// `DeviceBackend::create_texture`: a texture filled from `pixels`, its
-    /// other levels generated.
-    pub(super) fn new_texture(
-        &mut self,
-        desc: &TextureDesc,
-        pixels: &[u8],
-        levels_given: u32,
-    ) -> Result<TextureId, XrError> {
-        desc.check_pixels(pixels.len(), levels_given)?;
+    /// `DeviceBackend::create_texture`: a texture filled from the levels
+    /// `given`, its other levels generated.
+    pub(super) fn new_texture(&mut self, given: GivenLevels<'_>) -> Result<TextureId, XrError> {
+        let desc = given.desc;
         let (internal, ty) = gl_format(desc.format);
         let levels = desc.levels();
         let gl = self.current()?;
         // SAFETY: a new texture on the current context, filled level by level
-        // from `pixels`, whose length `check_pixels` checked.
+        // from the pixels given, whose length `given_levels` checked.
         let texture = unsafe {
             let texture = gl.create_texture().map_err(XrError::driver)?;
             gl.active_texture(glow::TEXTURE0);
             gl.bind_texture(glow::TEXTURE_2D, Some(texture));
             gl.tex_storage_2d(glow::TEXTURE_2D, levels as i32, internal, desc.width as i32, desc.height as i32);
             gl.pixel_store_i32(glow::UNPACK_ALIGNMENT, 1);
-            let mut at = 0;
-            for level in 0..levels_given {
-                let (w, h) = desc.level_size(level);
-                let bytes = w as usize * h as usize * desc.format.bytes_per_pixel();
+            for (level, pixels) in given.levels() {
                 gl.tex_sub_image_2d(
                     glow::TEXTURE_2D,
-                    level as i32,
+                    level.level as i32,
                     0,
                     0,
-                    w as i32,
-                    h as i32,
+                    level.width as i32,
+                    level.height as i32,
                     glow::RGBA,
                     ty,
-                    glow::PixelUnpackData::Slice(Some(&pixels[at..at + bytes])),
+                    glow::PixelUnpackData::Slice(Some(pixels)),
                 );
-                at += bytes;
             }
-            if levels_given < levels {
+            if given.count < levels {
                 gl.generate_mipmap(glow::TEXTURE_2D);
             }
             gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MAX_LEVEL, levels as i32 - 1);

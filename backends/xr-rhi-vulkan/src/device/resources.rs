@@ -4,8 +4,8 @@
 use super::{Attachment, DEPTH_FORMAT, DataBuffer, ImageRead, Target, Texture, VkDevice, vk_error};
 use ash::vk;
 use xr_device::{
-    BufferId, BufferUsage, DeviceBackend, Filter, RenderTargetId, SamplerDesc, SamplerId, TextureDesc, TextureId, Wrap,
-    XrError, checks,
+    BufferId, BufferUsage, DeviceBackend, Filter, GivenLevels, RenderTargetId, SamplerDesc, SamplerId, TextureDesc,
+    TextureId, Wrap, XrError, checks,
 };
 use xr_vulkan_common::formats::{texture_format, vk_format};
 
@@ -159,15 +159,10 @@ impl VkDevice {
         }
     }
 
-    /// `DeviceBackend::create_texture`: a texture filled from `pixels`, its
-    /// other levels blitted from the ones given.
-    pub(super) fn new_texture(
-        &mut self,
-        desc: &TextureDesc,
-        pixels: &[u8],
-        levels_given: u32,
-    ) -> Result<TextureId, XrError> {
-        desc.check_pixels(pixels.len(), levels_given)?;
+    /// `DeviceBackend::create_texture`: a texture filled from the levels
+    /// `given`, its other levels blitted from them.
+    pub(super) fn new_texture(&mut self, given: GivenLevels<'_>) -> Result<TextureId, XrError> {
+        let (desc, pixels) = (given.desc, given.pixels);
         let levels = desc.levels();
         let format = vk_format(desc.format);
         let device = &self.context.device;
@@ -202,27 +197,24 @@ impl VkDevice {
         let result = filled.and_then(|()| {
             self.submit("filling a texture", |cb| {
                 self.barrier(cb, image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::GENERAL, range);
-                let mut offset = 0u64;
-                let regions: Vec<vk::BufferImageCopy> = (0..levels_given)
+                let regions: Vec<vk::BufferImageCopy> = desc
+                    .packed_levels(given.count)
                     .map(|level| {
-                        let (w, h) = desc.level_size(level);
-                        let region = vk::BufferImageCopy::default()
-                            .buffer_offset(offset)
+                        vk::BufferImageCopy::default()
+                            .buffer_offset(level.bytes.start as u64)
                             .image_subresource(vk::ImageSubresourceLayers {
                                 aspect_mask: vk::ImageAspectFlags::COLOR,
-                                mip_level: level,
+                                mip_level: level.level,
                                 base_array_layer: 0,
                                 layer_count: 1,
                             })
-                            .image_extent(vk::Extent3D { width: w, height: h, depth: 1 });
-                        offset += u64::from(w) * u64::from(h) * desc.format.bytes_per_pixel() as u64;
-                        region
+                            .image_extent(vk::Extent3D { width: level.width, height: level.height, depth: 1 })
                     })
                     .collect();
                 // SAFETY: recording; the image is in GENERAL and the buffer holds every region.
                 unsafe { device.cmd_copy_buffer_to_image(cb, staging, image, vk::ImageLayout::GENERAL, &regions) };
                 // The other levels, each a linear blit of the one above.
-                for level in levels_given..levels {
+                for level in given.count..levels {
                     let above = level - 1;
                     let corner = |(w, h): (u32, u32)| vk::Offset3D { x: w as i32, y: h as i32, z: 1 };
                     let layers = |mip_level| vk::ImageSubresourceLayers {
