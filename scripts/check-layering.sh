@@ -160,6 +160,17 @@ if [ -n "$shared" ]; then
 else
     echo "layering: ok   every XR_* variable is read in one crate"
 fi
+# A rule whose breaches are the lines `found`: ok with `rule`, else FAIL
+# with `broken` and the lines.
+none_found() { # found, rule, broken
+    if [ -n "$1" ]; then
+        echo "layering: FAIL $3"
+        echo "$1"
+        failed=1
+    else
+        echo "layering: ok   $2"
+    fi
+}
 # A module cycle is a house without floors: nothing can be read, tested or
 # moved without the rest.
 if cycles=$(python3 scripts/module-cycles.py xr-build/src); then
@@ -175,13 +186,8 @@ around_chain=$(grep -rnE '\.compile_(offline|for_store)\(' --include='*.rs' \
     xr-host/src xr-build/src xr-library/src xr-cli/src xr-cargo/src xr-worker/src xr-store/src xr-remote/src \
     xr-remote-exec/src xr-bot/src xr-bench/src 2>/dev/null |
     grep -vE '^(xr-build/src/execute/|xr-worker/src/serve\.rs:)' || true)
-if [ -n "$around_chain" ]; then
-    echo "layering: FAIL a host crate compiles around the chain's layers (xr-build's execute/, the worker):"
-    echo "$around_chain"
-    failed=1
-else
-    echo "layering: ok   every compile of the host runs through the chain's layers (execute/, the worker)"
-fi
+none_found "$around_chain" "every compile of the host runs through the chain's layers (execute/, the worker)" \
+    "a host crate compiles around the chain's layers (xr-build's execute/, the worker):"
 # Every read of the environment goes through xr-env (xr_env::var, var_os),
 # which records it; a read around it would be a variable no build script
 # watches. Cargo's, the terminal's and the display's are read directly.
@@ -189,11 +195,6 @@ around=$(grep -rnE '(^|[^_[:alnum:]])env::vars?(_os)?\b' --include='*.rs' */src 
     grep -vE '^(xr-env|tests)/' |
     sed -E 's/std::env::var(_os)?\("(OUT_DIR|RUST_LIB_BACKTRACE|CLICOLOR_FORCE|NO_COLOR|TERM|DISPLAY)"\)//g' |
     grep -E '(^|[^_[:alnum:]])env::vars?(_os)?\b' || true)
-if [ -n "$around" ]; then
-    echo "layering: FAIL the environment is read around xr-env's recording reader:"
-    echo "$around"
-    failed=1
-else
-    echo "layering: ok   every read of the environment goes through xr-env (what builds watch is its record)"
-fi
+none_found "$around" "every read of the environment goes through xr-env (what builds watch is its record)" \
+    "the environment is read around xr-env's recording reader:"
 exit $failed

@@ -3,7 +3,7 @@
 //! gate that keeps local compiles to `-j` while the build's threads wait
 //! on the farm.
 
-use super::{Compile, Compiler};
+use super::{Compile, CompileResult, Compiler};
 use crate::{
     paths::SourceRoot,
     remote_exec::{FarmError, FarmJob, RemoteCompile, RemoteExec},
@@ -62,12 +62,7 @@ pub(crate) struct Fallback<'a> {
 }
 
 impl Compile for Fallback<'_> {
-    fn compile(
-        &self,
-        compiler: &Compiler<'_>,
-        request: &OfflineRequest,
-        limit: Duration,
-    ) -> Result<Compiled, CompileFailure> {
+    fn compile(&self, compiler: &Compiler<'_>, request: &OfflineRequest, limit: Duration) -> CompileResult {
         match self.first.try_compile(compiler, request, limit) {
             Ok(ran) => ran,
             Err(_) => self.then.compile(compiler, request, limit),
@@ -91,12 +86,7 @@ impl<'a> Gated<'a> {
 }
 
 impl Compile for Gated<'_> {
-    fn compile(
-        &self,
-        compiler: &Compiler<'_>,
-        request: &OfflineRequest,
-        limit: Duration,
-    ) -> Result<Compiled, CompileFailure> {
+    fn compile(&self, compiler: &Compiler<'_>, request: &OfflineRequest, limit: Duration) -> CompileResult {
         let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
         while *free == 0 {
             free = self.freed.wait(free).unwrap_or_else(|p| p.into_inner());

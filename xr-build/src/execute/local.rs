@@ -1,21 +1,16 @@
 //! Compiles on this machine: in this process, and in worker processes.
 
-use super::{Compile, Compiler};
+use super::{Compile, CompileResult, Compiler};
 use std::time::Duration;
 use xr_sourcebuild::OfflineRequest;
-use xr_worker::{CompileFailure, Compiled, Pool, compile_in_process};
+use xr_worker::{CompileFailure, Pool, compile_in_process};
 
 /// On this process's threads: what a debugger wants. A native crash in a
 /// compiler ends the process, and a compile has no time limit.
 pub(crate) struct InProcess;
 
 impl Compile for InProcess {
-    fn compile(
-        &self,
-        compiler: &Compiler<'_>,
-        request: &OfflineRequest,
-        _: Duration,
-    ) -> Result<Compiled, CompileFailure> {
+    fn compile(&self, compiler: &Compiler<'_>, request: &OfflineRequest, _: Duration) -> CompileResult {
         compile_in_process(compiler.system, request)
     }
 }
@@ -27,12 +22,7 @@ pub(crate) struct InWorkers<'a> {
 }
 
 impl Compile for InWorkers<'_> {
-    fn compile(
-        &self,
-        compiler: &Compiler<'_>,
-        request: &OfflineRequest,
-        limit: Duration,
-    ) -> Result<Compiled, CompileFailure> {
+    fn compile(&self, compiler: &Compiler<'_>, request: &OfflineRequest, limit: Duration) -> CompileResult {
         self.pool
             .lease()
             .compile(compiler.name, request, limit)

@@ -91,13 +91,11 @@ pub(crate) trait Execute: Sync {
 /// a `Compile`: what it cannot run goes to the next place, so a compile
 /// that ran nowhere cannot reach the build).
 pub(crate) trait Compile: Sync {
-    fn compile(
-        &self,
-        compiler: &Compiler<'_>,
-        request: &OfflineRequest,
-        limit: Duration,
-    ) -> Result<Compiled, CompileFailure>;
+    fn compile(&self, compiler: &Compiler<'_>, request: &OfflineRequest, limit: Duration) -> CompileResult;
 }
+
+/// What a compile at one place gives: its object, or the compiler's failure.
+pub(crate) type CompileResult = Result<Compiled, CompileFailure>;
 
 /// Reads the variant's sources into one request and compiles it where
 /// `compile` says.
