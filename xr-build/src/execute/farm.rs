@@ -32,6 +32,7 @@ impl Compile for Farm<'_> {
         let job = FarmJob {
             compiler: compiler.name,
             plugin: compiler.plugin,
+            reach: compiler.reach,
             request,
             limit,
             memory_limit: self.memory_limit,

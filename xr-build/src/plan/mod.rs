@@ -22,7 +22,7 @@ use crate::manifest::{Manifest, ManifestError, ManifestWarning, Place, Program, 
 use crate::suggest;
 use std::path::{Path, PathBuf};
 use xr_host::{Candidate, Registry, RegistryError};
-use xr_sourcebuild::{ShaderStage, SourceBuildSystemBox};
+use xr_sourcebuild::{ShaderStage, SourceBuildSystemBox, SourceReach};
 
 /// Why no compiler builds one (program, target).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -84,6 +84,24 @@ pub struct Chosen {
     pub identity: String,
     /// The plugin file it came from (what a farm's action carries).
     pub plugin: PathBuf,
+    /// How a compile of each of the program's languages reaches files
+    /// besides its stage's, as the pair it compiles declares it: what a
+    /// farm's action carries (docs/REMOTE.md).
+    pub reach: Vec<(String, SourceReach)>,
+}
+
+impl Chosen {
+    /// How a compile of a stage in `language` reaches other files
+    /// ([`SourceReach::UNKNOWN`] for a language the program has not).
+    pub fn reach_of(&self, language: &str) -> SourceReach {
+        reach_of(&self.reach, language)
+    }
+}
+
+/// How a stage in `language` reaches other files, in `reach` (a
+/// [`Chosen::reach`]); [`SourceReach::UNKNOWN`] where it is not named.
+pub(crate) fn reach_of(reach: &[(String, SourceReach)], language: &str) -> SourceReach {
+    reach.iter().find(|(l, _)| l == language).map_or(SourceReach::UNKNOWN, |(_, r)| *r)
 }
 
 /// One target of a planned program.
@@ -374,6 +392,7 @@ fn target_compiler(
     choices: &[(&str, &str, Result<&Candidate, RegistryError>)],
 ) -> Result<Chosen, PlanError> {
     let mut chosen: Option<&Candidate> = None;
+    let mut reach = Vec::new();
     for language in distinct(languages) {
         let choice = choices.iter().find(|(l, t, _)| *l == language && *t == target).map(|(_, _, c)| c);
         let candidate = match choice {
@@ -398,9 +417,10 @@ fn target_compiler(
             }
             _ => chosen = Some(candidate),
         }
+        reach.push((language.to_owned(), candidate.pair.reach));
     }
     let chosen = chosen.ok_or_else(|| PlanError::NoStages { program: program.name.clone() })?;
-    Ok(Chosen { name: chosen.name.clone(), identity: chosen.identity.clone(), plugin: chosen.plugin.clone() })
+    Ok(Chosen { name: chosen.name.clone(), identity: chosen.identity.clone(), plugin: chosen.plugin.clone(), reach })
 }
 
 /// The options of the compile for `target`, by name: the program's, then
