@@ -33,7 +33,9 @@
 # - no code reads the environment but through xr-env's recording reader
 #   (what a build script watches and the no-op stamp checks is its record),
 #   except the few variables that never change what is built (cargo's
-#   OUT_DIR, the terminal's, the display's).
+#   OUT_DIR, the terminal's, the display's);
+# - no line of the host's code (its tests aside) names a shader language:
+#   languages, and how their compiles reach files, are what plugins declare.
 # Prints each rule it checks; exits 1 on the first broken one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -131,6 +133,86 @@ if [ -n "$named" ]; then
     failed=1
 else
     echo "layering: ok   no line of the host names a plugin's device kind (wgpu)"
+fi
+# The host knows languages only as names plugins declare (how a compile
+# reaches other files, too: each pair says, SourceReach): no line of its
+# code names a language in quotes. Its tests may (they play plugins), and
+# its doc comments do; each `#[cfg(test)]` item (an inline module, or the
+# file of one declared `mod name;`) and every comment line is left out.
+languages=$(python3 - xr-host xr-build xr-library xr-cli xr-cargo xr-worker xr-store xr-remote \
+    xr-remote-exec xr-bot <<'PY'
+import os, re, sys
+named = re.compile(r'"(glsl|hlsl|slang|wgsl|spirv)"')
+literal = re.compile(r'"(\\.|[^"\\])*"|\'(\\.|[^\'\\])\'')
+test_attribute = re.compile(r'^\s*#\[cfg\(test\)\]\s*')
+out_of_line = re.compile(r'^\s*(pub(\([^)]*\))?\s+)?mod\s+(\w+)\s*;')
+
+def module_dir(path):
+    """The directory where a file's `mod name;` declarations are."""
+    head, name = os.path.split(path)
+    return head if name in ('lib.rs', 'main.rs', 'mod.rs') else path[:-3]
+
+def code_lines(path, tests):
+    """(number, line) of each line of `path` but comment lines and
+    #[cfg(test)] items; the files of `#[cfg(test)] mod name;` into `tests`."""
+    lines = open(path, encoding='utf-8').read().split('\n')
+    i = 0
+    while i < len(lines):
+        attribute = test_attribute.match(lines[i])
+        if not attribute:
+            if not lines[i].lstrip().startswith('//'):
+                yield i + 1, lines[i]
+            i += 1
+            continue
+        # The item it marks: on the same line, or the next but attributes.
+        j, item = i, lines[i][attribute.end():]
+        while not item.strip() or item.lstrip().startswith('#['):
+            j += 1
+            if j == len(lines):
+                return
+            item = lines[j]
+        declared = out_of_line.match(item)
+        if declared:
+            base = os.path.join(module_dir(path), declared.group(3))
+            tests.update([base + '.rs', os.path.join(base, '')])
+            i = j + 1
+            continue
+        # To the `;` that ends it, or the brace that closes it.
+        depth, opened = 0, False
+        while True:
+            bare = literal.sub('""', item).split('//')[0]
+            depth += bare.count('{') - bare.count('}')
+            opened = opened or '{' in bare
+            if (opened and depth <= 0) or (not opened and bare.rstrip().endswith(';')) or j + 1 == len(lines):
+                break
+            j += 1
+            item = lines[j]
+        i = j + 1
+
+files = []
+for crate in sys.argv[1:]:
+    for top, dirs, names in os.walk(os.path.join(crate, 'src')):
+        files += [os.path.join(top, n) for n in names if n.endswith('.rs')]
+files.sort()
+# First the test modules' files, wherever they are declared; then the rest.
+tests = set()
+for path in files:
+    for _ in code_lines(path, tests):
+        pass
+for path in files:
+    if any(path == t or (t.endswith(os.sep) and path.startswith(t)) for t in tests):
+        continue
+    for number, line in code_lines(path, set()):
+        if named.search(line):
+            print(f'{path}:{number}: {line.strip()}')
+PY
+)
+if [ -n "$languages" ]; then
+    echo "layering: FAIL the host names a language (a plugin declares its languages, and how their files are reached):"
+    echo "$languages"
+    failed=1
+else
+    echo "layering: ok   no line of the host names a language (glsl, hlsl, slang, wgsl, spirv) outside its tests"
 fi
 # The broken fixture plugins are a workspace of their own: no cargo command
 # run in this workspace may build them next to `xr`, where discovery loads them.

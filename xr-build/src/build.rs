@@ -149,6 +149,8 @@ fn compiler<'a>(registry: &'a Registry, program: &'a PlannedProgram, target: &st
         system,
         #[cfg(feature = "farm")]
         plugin: &chosen.plugin,
+        #[cfg(feature = "farm")]
+        reach: &chosen.reach,
     })
 }
 

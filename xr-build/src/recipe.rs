@@ -19,6 +19,10 @@ pub(crate) struct Compiler<'r> {
     /// The plugin file it came from (what a remote action carries).
     #[cfg(feature = "farm")]
     pub plugin: &'r std::path::Path,
+    /// How a compile of each language reaches other files (what a remote
+    /// action carries of the sources: [`crate::Chosen::reach`]).
+    #[cfg(feature = "farm")]
+    pub reach: &'r [(String, xr_sourcebuild::SourceReach)],
 }
 
 /// A stage's source that cannot be read.

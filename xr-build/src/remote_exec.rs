@@ -25,22 +25,31 @@
 //!                            (the Slang library), at the same place
 //!                            relative to the plugin directory
 //! src/<name>                 the stage files and the files their
-//!                            includes and imports reach, by the names
-//!                            the build gives them
+//!                            compiles reach, by the names the build
+//!                            gives them
 //! job                        the job, with the source root `src`
 //! request                    the flag file naming the job and the reply
 //! ```
 //!
 //! Only what a compile can read is sent, so an edit re-runs the actions
-//! that read the edited file and no other: GLSL's and HLSL's `#include`
-//! directives and Slang's `import`s are followed through the files they
-//! reach ([`xr_plugin_kit::includes`], the compilers' own resolution; every
-//! directive, whatever `#if` says, so never less than is read). A stage
-//! of another language, or a Slang module found nowhere Slang is told to
-//! look, sends its directory and include directories whole, as before. A
-//! compile that reads what was not sent fails on the farm, where the file
-//! is absent: a compile that fails there runs here, and its failure here
-//! is the answer, so nothing stale is ever taken.
+//! that read the edited file and no other. What that is, the pair the
+//! compile's build system compiles declares ([`SourceReach`], by the
+//! stage's language as the plan chose it: [`crate::Chosen::reach`]); the
+//! host knows no language by name:
+//!
+//! - `INCLUDES`: `#include` directives are followed through the files they
+//!   reach ([`xr_plugin_kit::includes`], the compilers' own resolution;
+//!   every directive, whatever `#if` says, so never less than is read);
+//! - `IMPORTS`: Slang-style `import`s and `#include`s the same way; a
+//!   module found nowhere the compile is told to look sends the
+//!   directories, as `UNKNOWN` does;
+//! - `STAGE_ONLY`: the stage file alone;
+//! - `UNKNOWN` (a pair that does not say, or a value this host does not
+//!   know): the stage's directory and include directories, whole.
+//!
+//! A compile that reads what was not sent fails on the farm, where the
+//! file is absent: a compile that fails there runs here, and its failure
+//! here is the answer, so nothing stale is ever taken.
 //!
 //! The action digest then follows from the same inputs as the store's key:
 //! a changed plugin, library or source is a new action. A compile that
@@ -55,7 +64,7 @@ use std::{
     time::Duration,
 };
 use xr_remote_exec::{Action, ExecError, Input, RemoteExecutor, Stats, digest, persistent_worker};
-use xr_sourcebuild::OfflineRequest;
+use xr_sourcebuild::{OfflineRequest, SourceDesc, SourceReach};
 use xr_worker::{CompileFailure, Compiled, Job, Reply};
 
 /// The most files, and bytes, one directory of sources may send.
@@ -68,7 +77,7 @@ type SourceFiles = Result<Arc<Vec<Input>>, FarmError>;
 pub const COMPILE_ACTION: &str = "xr-compile-action";
 /// The flag file an `xr-compile-action` action carries: its request.
 const REQUEST: &[u8] = b"--job\njob\n--reply\nreply\n";
-/// A stage's file and what its includes reach; `None`: its directories go instead.
+/// A stage's file and what its compile reaches; `None`: its directories go instead.
 type ReachedFiles = Result<Option<Arc<Vec<Input>>>, FarmError>;
 
 /// Why a compile did not run on the farm (it runs here instead, where the
@@ -234,12 +243,8 @@ pub struct RemoteExec {
     /// Each plugin's `tool/` inputs, found once per build: the scan of the
     /// process's mapped libraries is not redone for every action.
     tools: Mutex<HashMap<PathBuf, SourceFiles>>,
-    /// A source directory's files, read once per build.
-    directories: Mutex<HashMap<PathBuf, SourceFiles>>,
-    /// A stage's file and what its includes reach (`None`: its directories
-    /// go instead), by the digest of what decides them; found once per
-    /// build, not once per variant.
-    reached: Mutex<HashMap<String, ReachedFiles>>,
+    /// The actions' `src/` inputs, found once per build.
+    sources: Sources,
     /// Whether a compile that failed on the farm and ran here was told.
     said_failed_there: std::sync::atomic::AtomicBool,
 }
@@ -261,11 +266,13 @@ pub enum RemoteCompile {
 
 /// One compile sent to the farm: `request` with the build system
 /// `compiler` of the plugin at `plugin`, within `limit` and the address
-/// space `memory_limit`, its sources read under `root`.
+/// space `memory_limit`, its sources read under `root`, each stage
+/// reaching other files as `reach` says for its language.
 #[derive(Clone, Copy)]
 pub(crate) struct FarmJob<'a> {
     pub compiler: &'a str,
     pub plugin: &'a Path,
+    pub reach: &'a [(String, SourceReach)],
     pub request: &'a OfflineRequest,
     pub limit: Duration,
     pub memory_limit: Option<u64>,
@@ -297,8 +304,7 @@ impl RemoteExec {
             tool_digests: Mutex::new(HashMap::new()),
             plugins: Mutex::new(Vec::new()),
             tools: Mutex::new(HashMap::new()),
-            directories: Mutex::new(HashMap::new()),
-            reached: Mutex::new(HashMap::new()),
+            sources: Sources::default(),
             said_failed_there: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -331,8 +337,7 @@ impl RemoteExec {
     /// Starts a build with the plugins of `registry`: forgets the source
     /// directories read (they may have changed since the last build).
     pub(crate) fn begin_build(&self, registry: &xr_host::Registry) {
-        self.directories.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        self.reached.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.sources.clear();
         self.tools.lock().unwrap_or_else(|p| p.into_inner()).clear();
         *self.plugins.lock().unwrap_or_else(|p| p.into_inner()) =
             registry.plugins().iter().map(|p| p.path.canonicalize().unwrap_or_else(|_| p.path.clone())).collect();
@@ -378,29 +383,11 @@ impl RemoteExec {
     }
 
     fn action(&self, job: &FarmJob<'_>) -> Result<Action, FarmError> {
-        let FarmJob { compiler, plugin, request, limit, memory_limit, root } = *job;
+        let FarmJob { compiler, plugin, reach, request, limit, memory_limit, root } = *job;
         let tools = self.tool_inputs(plugin)?;
         let mut inputs = tools.to_vec();
         let mut request = request.clone();
-        let mut dirs = Vec::new();
-        for stage in request.program.stages.iter_mut() {
-            let file = Path::new(stage.file_name.as_str());
-            match self.reached(stage)? {
-                Some(files) => inputs.extend(files.iter().cloned()),
-                None => {
-                    dirs.push(sendable(file.parent().unwrap_or(Path::new("")))?);
-                    for dir in stage.include_dirs.iter() {
-                        dirs.push(sendable(Path::new(dir.as_str()))?);
-                    }
-                }
-            }
-            stage.source_root = "src".into();
-        }
-        dirs.sort();
-        dirs.dedup();
-        for dir in dirs {
-            inputs.extend(self.directory(root, &dir)?.iter().cloned());
-        }
+        inputs.extend(self.sources.of_stages(&mut request.program.stages, reach, root)?);
         let mut job = Vec::new();
         xr_worker::protocol::write_frame(&mut job, &Job::new(compiler, &request))
             .map_err(|e| FarmError::Job(Arc::new(e)))?;
@@ -481,13 +468,68 @@ impl RemoteExec {
         };
         Ok(Input::file(place, file.to_path_buf(), digest, executable))
     }
+}
 
-    /// `stage`'s file and the files a compile of it can read, as `src/`
-    /// inputs, where they can be known before it runs ([`reached_files`]).
-    fn reached(&self, stage: &xr_sourcebuild::SourceDesc) -> ReachedFiles {
+/// The `src/` inputs of actions: what each stage's compile reaches, and
+/// the source directories read whole, each found once per build.
+#[derive(Default)]
+struct Sources {
+    /// A source directory's files.
+    directories: Mutex<HashMap<PathBuf, SourceFiles>>,
+    /// A stage's file and what its compile reaches (`None`: its
+    /// directories go instead), by the digest of what decides them: found
+    /// once per build, not once per variant.
+    reached: Mutex<HashMap<String, ReachedFiles>>,
+}
+
+impl Sources {
+    /// Forgets what was read (the files may have changed since).
+    fn clear(&self) {
+        self.directories.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.reached.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// The `src/` inputs of a compile of `stages`, read under `root`: each
+    /// stage's file and what its compile reaches as `reach` says for its
+    /// language, or its directory and include directories whole. Each
+    /// stage's source root becomes `src`, where the action has them.
+    fn of_stages(
+        &self,
+        stages: &mut [SourceDesc],
+        reach: &[(String, SourceReach)],
+        root: &SourceRoot,
+    ) -> Result<Vec<Input>, FarmError> {
+        let mut inputs = Vec::new();
+        let mut dirs = Vec::new();
+        for stage in stages.iter_mut() {
+            let file = Path::new(stage.file_name.as_str());
+            match self.reached(stage, crate::plan::reach_of(reach, &stage.language))? {
+                Some(files) => inputs.extend(files.iter().cloned()),
+                None => {
+                    dirs.push(sendable(file.parent().unwrap_or(Path::new("")))?);
+                    for dir in stage.include_dirs.iter() {
+                        dirs.push(sendable(Path::new(dir.as_str()))?);
+                    }
+                }
+            }
+            stage.source_root = "src".into();
+        }
+        dirs.sort();
+        dirs.dedup();
+        for dir in dirs {
+            inputs.extend(self.directory(root, &dir)?.iter().cloned());
+        }
+        Ok(inputs)
+    }
+
+    /// `stage`'s file and the files a compile of it can read, reaching
+    /// them by `reach`, as `src/` inputs, where they can be known before it
+    /// runs ([`reached_files`]).
+    fn reached(&self, stage: &SourceDesc, reach: SourceReach) -> ReachedFiles {
         // Variants differ in defines, which no scan reads: what decides
-        // the files is the stage's text, names and in-memory files.
-        let mut key = Vec::new();
+        // the files is how they are reached, the stage's text, names and
+        // in-memory files.
+        let mut key = vec![reach.0, 0];
         for part in [stage.language.as_str(), stage.file_name.as_str(), stage.source_root.as_str(), &stage.source] {
             key.extend_from_slice(part.as_bytes());
             key.push(0);
@@ -507,7 +549,7 @@ impl RemoteExec {
         if let Some(found) = known.get(&key) {
             return found.clone();
         }
-        let found = reached_files(stage)
+        let found = reached_files(stage, reach)
             .map(|files| {
                 let file = sendable(Path::new(stage.file_name.as_str()))?;
                 let mut inputs = vec![Input::bytes(
@@ -552,17 +594,20 @@ fn reply_of(bytes: &[u8]) -> RemoteCompile {
     }
 }
 
-/// The files a compile of `stage` can read besides its own, where they can
-/// be known before it runs; `None` sends its directories.
-fn reached_files(stage: &xr_sourcebuild::SourceDesc) -> Option<Vec<xr_plugin_kit::includes::FoundInclude>> {
+/// The files a compile of `stage` that reaches them by `reach` can read
+/// besides its own, where they can be known before it runs; `None` sends
+/// its directories.
+fn reached_files(stage: &SourceDesc, reach: SourceReach) -> Option<Vec<xr_plugin_kit::includes::FoundInclude>> {
     use xr_plugin_kit::includes::{reached_by_imports, reached_by_includes};
     // In-memory files travel in the job itself.
     let on_disk = |files: Vec<xr_plugin_kit::includes::FoundInclude>| {
         files.into_iter().filter(|f| f.path.is_some()).collect::<Vec<_>>()
     };
-    match stage.language.as_str() {
-        "glsl" | "hlsl" => Some(on_disk(reached_by_includes(stage))),
-        "slang" => reached_by_imports(stage).map(on_disk),
+    match reach {
+        SourceReach::INCLUDES => Some(on_disk(reached_by_includes(stage))),
+        SourceReach::IMPORTS => reached_by_imports(stage).map(on_disk),
+        SourceReach::STAGE_ONLY => Some(Vec::new()),
+        // UNKNOWN, and a value of a later contract this host does not know.
         _ => None,
     }
 }
@@ -705,6 +750,89 @@ mod tests {
             "{:?}",
             base.arguments
         );
+    }
+
+    /// A source tree: a stage of each way of reaching files, what each
+    /// reaches, and files none of them reads.
+    fn source_tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [
+            ("shaders/lit.gld", "#version 450\n#include \"light.gld\"\nvoid main() {}\n"),
+            ("shaders/light.gld", "#include <common/math.gld>\n"),
+            ("include/common/math.gld", "// reached through light.gld, from an include directory\n"),
+            ("shaders/toon.slang", "import materials.pbr;\nfloat4 main() {}\n"),
+            ("shaders/materials/pbr.slang", "import shared;\n"),
+            ("include/shared.slang", "// imported from an include directory\n"),
+            ("shaders/lost.slang", "import nowhere;\n"),
+            ("shaders/plain.txt", "// reads nothing else\n"),
+            ("shaders/unread.gld", "// no stage reads it\n"),
+            ("include/unread.slang", "// no stage reads it\n"),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    /// The `src/` inputs a compile of the stage `file` in `language`
+    /// sends, where its build system declares `declared`.
+    fn sent(root: &Path, language: &str, file: &str, declared: &[(&str, SourceReach)]) -> Vec<String> {
+        let source = std::fs::read_to_string(root.join(file)).unwrap();
+        let stage = SourceDesc::new(language, xr_sourcebuild::ShaderStage::Fragment, file, source)
+            .with_source_root(root.to_string_lossy())
+            .with_include_dir("include");
+        let declared: Vec<(String, SourceReach)> = declared.iter().map(|(l, r)| ((*l).to_owned(), *r)).collect();
+        let mut stages = [stage];
+        let inputs = Sources::default().of_stages(&mut stages, &declared, &SourceRoot::new(root)).unwrap();
+        assert_eq!(stages[0].source_root.as_str(), "src", "the job reads its sources where the action has them");
+        let mut paths: Vec<String> = inputs.iter().map(|i| i.path.clone()).collect();
+        paths.sort();
+        paths
+    }
+
+    /// What an action carries of the sources is what the pair declares,
+    /// whatever its language is called: the stage and what its includes
+    /// reach, the stage and the modules it imports, the stage alone, or
+    /// (declaring nothing) its directory and include directories whole.
+    #[test]
+    fn an_action_carries_the_files_its_pair_declares_its_compiles_reach() {
+        let dir = source_tree();
+        let root = dir.path();
+        let names = |names: &[&str]| names.iter().map(|n| format!("src/{n}")).collect::<Vec<_>>();
+        let every_file = names(&[
+            "include/common/math.gld",
+            "include/shared.slang",
+            "include/unread.slang",
+            "shaders/light.gld",
+            "shaders/lit.gld",
+            "shaders/lost.slang",
+            "shaders/materials/pbr.slang",
+            "shaders/plain.txt",
+            "shaders/toon.slang",
+            "shaders/unread.gld",
+        ]);
+        // A language XR has never heard of, whose plugin declares `#include`s.
+        let includes = [("glsl-dialect", SourceReach::INCLUDES)];
+        assert_eq!(
+            sent(root, "glsl-dialect", "shaders/lit.gld", &includes),
+            names(&["include/common/math.gld", "shaders/light.gld", "shaders/lit.gld"])
+        );
+        let imports = [("modules", SourceReach::IMPORTS)];
+        assert_eq!(
+            sent(root, "modules", "shaders/toon.slang", &imports),
+            names(&["include/shared.slang", "shaders/materials/pbr.slang", "shaders/toon.slang"])
+        );
+        // A module found nowhere may be found by other means: everything goes.
+        assert_eq!(sent(root, "modules", "shaders/lost.slang", &imports), every_file);
+        let stage_only = [("plain", SourceReach::STAGE_ONLY)];
+        assert_eq!(sent(root, "plain", "shaders/plain.txt", &stage_only), names(&["shaders/plain.txt"]));
+        // The same stage, its pair saying nothing (or what this host does not
+        // know, or another language's declaration): the directories, whole.
+        for unknown in [[("glsl-dialect", SourceReach::UNKNOWN)], [("glsl-dialect", SourceReach(200))]] {
+            assert_eq!(sent(root, "glsl-dialect", "shaders/lit.gld", &unknown), every_file);
+        }
+        assert_eq!(sent(root, "glsl-dialect", "shaders/lit.gld", &[("glsl", SourceReach::INCLUDES)]), every_file);
     }
 
     #[test]

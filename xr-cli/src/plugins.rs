@@ -69,6 +69,9 @@ struct CompileReport {
     language: String,
     target: String,
     options: Vec<OptionReport>,
+    /// How its compiles reach files besides the stage's (what a farm's
+    /// action carries): `includes`, `imports`, `stage-only` or `unknown`.
+    reach: &'static str,
 }
 
 #[derive(Serialize, Clone, PartialEq)]
@@ -231,6 +234,7 @@ fn build_system_report(
                         help: o.help.to_string(),
                     })
                     .collect(),
+                reach: p.reach.name(),
             })
             .collect(),
         loads: info.loads.iter().map(|l| LoadReport { target: l.target.to_string(), path: l.path.name() }).collect(),

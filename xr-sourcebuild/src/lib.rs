@@ -49,7 +49,7 @@ pub use hit_groups::{HitGroup, HitGroupMistake, hit_groups};
 pub use load::{ArtifactLoad, LoadPath, LoadedArtifact, OverrideKind, OverrideValue, TargetLoad};
 pub use offline::{
     CompileOption, CompilePair, FileRead, LanguageInfo, OfflineArtifact, OfflineRequest, OptionDecl, OptionValue,
-    ProgramReflection, ReflectedConstant, ReflectedOverride, ReflectedResource, StageOutput,
+    ProgramReflection, ReflectedConstant, ReflectedOverride, ReflectedResource, SourceReach, StageOutput,
 };
 pub use source::{Define, EntryPoint, PipelineKind, ProgramDesc, ShaderStage, SourceDesc, Specialization, VirtualFile};
 pub use system::{

@@ -55,12 +55,29 @@ pub struct CompilePair {
     /// with a stage its pair does not compile (a mesh stage for OpenGL) is
     /// refused where the manifest declares it.
     pub stages: RVec<ShaderStage>,
+    /// How a compile of a stage reaches files besides the stage's own:
+    /// what a farm's action carries for it (docs/REMOTE.md).
+    pub reach: SourceReach,
 }
 
 impl CompilePair {
-    /// `language → target`, taking no options, compiling every stage of its build system.
+    /// `language → target`, taking no options, compiling every stage of
+    /// its build system, reaching files in a way it does not say
+    /// ([`SourceReach::UNKNOWN`]).
     pub fn new(language: &str, target: &str) -> Self {
-        Self { language: language.into(), target: target.into(), options: RVec::new(), stages: RVec::new() }
+        Self {
+            language: language.into(),
+            target: target.into(),
+            options: RVec::new(),
+            stages: RVec::new(),
+            reach: SourceReach::UNKNOWN,
+        }
+    }
+
+    /// The same pair, its compiles reaching other files by `reach`.
+    pub fn reaching(mut self, reach: SourceReach) -> Self {
+        self.reach = reach;
+        self
     }
 
     /// The same pair, compiling only `stages`.
@@ -78,6 +95,63 @@ impl CompilePair {
     /// The declaration of option `name`, if the pair takes it.
     pub fn option(&self, name: &str) -> Option<&OptionDecl> {
         self.options.iter().find(|o| o.name == name)
+    }
+}
+
+/// How a compile reaches files besides its stage's own, as the build
+/// system declares it for a pair ([`CompilePair::reach`]): which files a
+/// compile run elsewhere (a farm's action) needs, known before it runs.
+/// The host follows the declaration with the kit's scans
+/// (`xr_plugin_kit::includes`), the same resolution the compilers use, and
+/// never a language's name.
+///
+/// A value, not an enum: a way of reaching files added later is a new
+/// constant (an addition to the contract, not a break), and a host that
+/// does not know a value takes it as [`UNKNOWN`](Self::UNKNOWN), which
+/// sends too much, never too little.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SourceReach(pub u8);
+
+impl SourceReach {
+    /// Not declared: the compile may read anything under the stage's
+    /// directory and its include directories, and a farm's action carries
+    /// them whole. What [`CompilePair::new`] declares.
+    pub const UNKNOWN: Self = Self(0);
+    /// C-preprocessor `#include "name"` and `#include <name>` directives
+    /// (GLSL, HLSL): each name is found in the in-memory files, then the
+    /// including file's directory, then the include directories, and the
+    /// files found are read for theirs in turn.
+    pub const INCLUDES: Self = Self(1);
+    /// Slang's module declarations (`import a.b_c;`, `__include`,
+    /// `implementing`) and `#include` directives: a module is a file
+    /// (`a/b_c.slang` or `a/b-c.slang`) in the importing file's directory
+    /// or the include directories. A module found in none of them may be
+    /// found by other means: the compile is then taken as
+    /// [`UNKNOWN`](Self::UNKNOWN).
+    pub const IMPORTS: Self = Self(2);
+    /// The compile reads the stage's source alone (WGSL, which has no
+    /// includes).
+    pub const STAGE_ONLY: Self = Self(3);
+
+    /// Every value this contract names.
+    pub const ALL: [Self; 4] = [Self::UNKNOWN, Self::INCLUDES, Self::IMPORTS, Self::STAGE_ONLY];
+
+    /// `includes`, `imports`, `stage-only`, or `unknown` (for any value
+    /// this contract does not name, too).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::INCLUDES => "includes",
+            Self::IMPORTS => "imports",
+            Self::STAGE_ONLY => "stage-only",
+            _ => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for SourceReach {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -311,4 +385,21 @@ pub struct OfflineArtifact {
     pub reflection: ProgramReflection,
     /// Each stage's own output, where the target has one.
     pub stages: RVec<StageOutput>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pair_reaches_unknown_files_until_it_says_and_an_unnamed_value_is_unknown() {
+        assert_eq!(CompilePair::new("l", "t").reach, SourceReach::UNKNOWN);
+        assert_eq!(SourceReach::default(), SourceReach::UNKNOWN);
+        let pair = CompilePair::new("l", "t").with_stages([ShaderStage::Vertex]).reaching(SourceReach::IMPORTS);
+        assert_eq!((pair.reach, pair.stages.len()), (SourceReach::IMPORTS, 1));
+        let names: Vec<&str> = SourceReach::ALL.iter().map(|r| r.name()).collect();
+        assert_eq!(names, ["unknown", "includes", "imports", "stage-only"]);
+        // A value of a later contract, read by this one: sent as unknown.
+        assert_eq!(SourceReach(200).to_string(), "unknown");
+    }
 }

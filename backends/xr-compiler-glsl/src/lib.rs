@@ -14,7 +14,7 @@ use xr_plugin::attached_box;
 use xr_plugin_kit::SourceBundle;
 use xr_sourcebuild::{
     AttachedBuildSystemBox, Availability, BuildError, BuildSystemInfo, CompilePair, LoadPath, OfflineArtifact,
-    OfflineRequest, ShaderStage, SourceBuildSystemBackend, TargetLoad,
+    OfflineRequest, ShaderStage, SourceBuildSystemBackend, SourceReach, TargetLoad,
 };
 use xr_spirv::{LANGUAGE_GLSL, SpirvOptions, TargetEnv};
 
@@ -45,9 +45,10 @@ impl SourceBuildSystemBackend for GlslSystem {
             stages: ShaderStage::CLASSIC.to_vec().into(),
             priority: 0,
             compiler_identity: xr_spirv::compiler_identity_of(NAME, env!("CARGO_PKG_VERSION")).into(),
+            // Both compiles expand `#include` (glslang's, through the kit's resolution).
             compiles: vec![
-                CompilePair::new(LANGUAGE_GLSL, TARGET),
-                CompilePair::new(LANGUAGE_GLSL, PREPROCESSED_TARGET),
+                CompilePair::new(LANGUAGE_GLSL, TARGET).reaching(SourceReach::INCLUDES),
+                CompilePair::new(LANGUAGE_GLSL, PREPROCESSED_TARGET).reaching(SourceReach::INCLUDES),
             ]
             .into(),
             loads: TargetLoad::list(&LOADS),

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use xr_device::XrError;
 use xr_sourcebuild::{
     BuildError, CompilePair, Diagnostic, EntryPoint, FileRead, OfflineArtifact, OfflineRequest, OptionDecl, Severity,
-    ShaderStage, SourceDesc,
+    ShaderStage, SourceDesc, SourceReach,
 };
 use xr_spirv::{SpirvVersion, TargetEnv, container::StageModule};
 
@@ -25,7 +25,8 @@ pub const LANGUAGE: &str = "slang";
 pub const HLSL: &str = "hlsl";
 /// The targets this compiler writes.
 pub const TARGETS: [&str; 2] = ["vk-spirv", "gl-spirv"];
-/// `slang → target` with the options it takes.
+/// `slang → target` with the options it takes; a compile reads the modules
+/// its `import`s name and the files its `#include`s name.
 pub fn pair(target: &str) -> CompilePair {
     let vulkan = target == "vk-spirv";
     let versions: &[&str] = if vulkan { &["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6"] } else { &["1.0"] };
@@ -60,18 +61,24 @@ pub fn pair(target: &str) -> CompilePair {
     }
     // OpenGL has no mesh or ray tracing stages.
     let stages = if vulkan { &ShaderStage::ALL[..] } else { ShaderStage::CLASSIC };
-    CompilePair::new(LANGUAGE, target).with_options(options).with_stages(stages.iter().copied())
+    CompilePair::new(LANGUAGE, target)
+        .with_options(options)
+        .with_stages(stages.iter().copied())
+        .reaching(SourceReach::IMPORTS)
 }
 
 /// `hlsl → vk-spirv`, every stage: the plugin's priority is below
 /// glslang's, so an HLSL program comes here only where it has a stage
 /// glslang's HLSL front end lacks (task, mesh, ray tracing; with the
-/// fragment stage a mesh program has too).
+/// fragment stage a mesh program has too). Slang's front end reads it, so
+/// it reaches files as a Slang file does (the import scan follows
+/// `#include` too: never less than an HLSL compile reads).
 pub fn hlsl_pair() -> CompilePair {
     let slang = pair("vk-spirv");
     CompilePair::new(HLSL, "vk-spirv")
         .with_options(slang.options.to_vec())
         .with_stages(ShaderStage::ALL.iter().copied())
+        .reaching(slang.reach)
 }
 
 /// The options every compile gives Slang, as `slangc` takes them. Entry

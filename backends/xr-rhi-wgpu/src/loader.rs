@@ -38,6 +38,8 @@ pub struct WgpuSpirvSystem;
 
 impl SourceBuildSystemBackend for WgpuSpirvSystem {
     fn info(&self) -> Result<BuildSystemInfo, XrError> {
+        // xr-spirv's pairs, whose compile is the first half of this one:
+        // glslang reads the `#include`d files (SourceReach::INCLUDES).
         let mut compiles = xr_spirv::offline::compile_pairs(wgsl::TARGET, xr_spirv::TargetEnv::Vulkan10);
         for pair in compiles.iter_mut() {
             pair.stages = STAGES.to_vec().into();

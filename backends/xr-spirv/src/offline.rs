@@ -12,7 +12,8 @@ use std::fmt::Write as _;
 use xr_device::XrError;
 use xr_sourcebuild::{
     Availability, BuildError, BuildSystemInfo, CompilePair, FileRead, OfflineArtifact, OfflineRequest, OptionDecl,
-    ProgramDesc, ProgramReflection, ReflectedConstant, ReflectedOverride, ReflectedResource, ShaderStage, StageOutput,
+    ProgramDesc, ProgramReflection, ReflectedConstant, ReflectedOverride, ReflectedResource, ShaderStage, SourceReach,
+    StageOutput,
 };
 
 thread_local! {
@@ -26,7 +27,9 @@ pub fn with_compiler<T>(body: impl FnOnce(&crate::SpirvCompiler) -> Result<T, Bu
 }
 
 /// The (language → `target`) pairs of the SPIR-V compile for a target
-/// whose environment is `base`, each with the options it takes.
+/// whose environment is `base`, each with the options it takes. Both of
+/// glslang's front ends read `#include`d files, found by the kit's
+/// resolution ([`SourceReach::INCLUDES`]).
 pub fn compile_pairs(target: &str, base: TargetEnv) -> RVec<CompilePair> {
     crate::languages()
         .iter()
@@ -63,7 +66,10 @@ pub fn compile_pairs(target: &str, base: TargetEnv) -> RVec<CompilePair> {
             } else {
                 &ShaderStage::ALL[..]
             };
-            CompilePair::new(&language.name, target).with_options(options).with_stages(stages.iter().copied())
+            CompilePair::new(&language.name, target)
+                .with_options(options)
+                .with_stages(stages.iter().copied())
+                .reaching(SourceReach::INCLUDES)
         })
         .collect()
 }

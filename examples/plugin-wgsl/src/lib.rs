@@ -41,7 +41,7 @@ pub mod reflect;
 pub mod spec;
 
 use xr_device::XrError;
-use xr_sourcebuild::{Availability, BuildError, BuildSystemInfo, CompilePair, LanguageInfo, OfflineArtifact, OfflineRequest, OptionDecl, ShaderStage, SourceBuildSystemBackend};
+use xr_sourcebuild::{Availability, BuildError, BuildSystemInfo, CompilePair, LanguageInfo, OfflineArtifact, OfflineRequest, OptionDecl, ShaderStage, SourceBuildSystemBackend, SourceReach};
 
 /// The build system's name.
 pub const NAME: &str = "xr-compiler-wgsl";
@@ -50,7 +50,9 @@ xr_plugin::export_plugin!(build_systems: [WgslSystem]);
 
 /// `wgsl → target` with the options the compile takes there: the SPIR-V
 /// version (1.0 only for `ARB_gl_spirv`), and the Vulkan version and
-/// optimisation level `xr build` passes to every SPIR-V compiler.
+/// optimisation level `xr build` passes to every SPIR-V compiler. WGSL has
+/// no includes: a compile reads its stage alone, which is all a farm's
+/// action for it carries.
 fn pair(target: &str) -> CompilePair {
     let versions: &[&str] =
         if target == "gl-spirv" { &["1.0"] } else { &["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6"] };
@@ -66,7 +68,7 @@ fn pair(target: &str) -> CompilePair {
             "accepted; SPIR-V 1.0 loads on every Vulkan version",
         ));
     }
-    CompilePair::new("wgsl", target).with_options(options)
+    CompilePair::new("wgsl", target).with_options(options).reaching(SourceReach::STAGE_ONLY)
 }
 
 /// The WGSL build system: WGSL → SPIR-V with naga, offline only.

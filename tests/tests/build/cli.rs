@@ -37,8 +37,8 @@ fn plugins_json_shows_the_llvmpipe_device_and_the_glsl_flags() {
     assert_eq!(
         glsl["compiles"],
         serde_json::json!([
-            {"language": "glsl", "target": "gl-glsl", "options": []},
-            {"language": "glsl", "target": "glsl-preprocessed", "options": []},
+            {"language": "glsl", "target": "gl-glsl", "options": [], "reach": "includes"},
+            {"language": "glsl", "target": "glsl-preprocessed", "options": [], "reach": "includes"},
         ])
     );
     assert_eq!(
@@ -53,6 +53,9 @@ fn plugins_json_shows_the_llvmpipe_device_and_the_glsl_flags() {
         .map(|p| (p["language"].as_str().unwrap(), p["target"].as_str().unwrap()))
         .collect();
     assert_eq!(pairs, [("glsl", "vk-spirv"), ("hlsl", "vk-spirv")]);
+    // How each pair's compiles reach files, as glslang's front ends do: what a farm's action carries.
+    assert_eq!(vulkan["compiles"][0]["reach"], "includes");
+    assert_eq!(vulkan["compiles"][1]["reach"], "includes");
     // Each pair with the options its compiler declares: name, values, default, help.
     let option = |pair: usize, name: &str| {
         vulkan["compiles"][pair]["options"].as_array().unwrap().iter().find(|o| o["name"] == name).cloned()

@@ -5,7 +5,7 @@
 
 use std::{path::PathBuf, sync::OnceLock};
 use xr_host::Registry;
-use xr_sourcebuild::{OfflineRequest, ProgramDesc, ShaderStage, SourceDesc};
+use xr_sourcebuild::{OfflineRequest, ProgramDesc, ShaderStage, SourceDesc, SourceReach};
 use xr_tests::{Xr, library, out_of_tree_plugin, temp_dir, workspace_root};
 
 /// The frozen workspace's plugin (its own lock file and copies of the ABI
@@ -62,7 +62,9 @@ fn a_plugin_built_against_the_frozen_abi_loads_and_compiles_in_this_host() {
     assert_eq!(refusal.as_deref(), Some("the frozen fixture has no device to open"));
 
     // Its build system compiles through this host's choice of compiler.
-    let (_, compiler) = registry.offline_compiler("frozen-text", "frozen-blob").expect("the pair is offered");
+    let (info, compiler) = registry.offline_compiler("frozen-text", "frozen-blob").expect("the pair is offered");
+    // What its pair declares, read through the frozen layout: its compile reads the stage alone.
+    assert_eq!(info.compiles.iter().map(|p| p.reach).collect::<Vec<_>>(), [SourceReach::STAGE_ONLY]);
     let source = SourceDesc::new("frozen-text", ShaderStage::Compute, "a.ftxt", "hello");
     let request = OfflineRequest::new(ProgramDesc::new("p", [source]), "frozen-blob");
     let artifact = compiler.compile_offline(&request).into_result().expect("compiles");

@@ -478,3 +478,58 @@ fn a_compile_whose_include_was_not_sent_fails_on_the_farm_and_is_built_here_said
     assert_eq!(said.len(), 1, "said once: {}", run.stderr);
     assert!(said[0].contains("tint.glsl"), "with the reason: {}", said[0]);
 }
+
+/// A language XR has never heard of gets the actions a built-in one gets:
+/// the dialect fixture's `glsl-dialect`, whose pair declares `#include`s
+/// (`SourceReach::INCLUDES`), sends its stages and the file they include,
+/// not their directories. An edit to a file beside them that no stage reads
+/// runs nothing again (a fresh store comes from the action cache); an edit
+/// to the included file runs the compile again.
+#[test]
+fn a_language_whose_plugin_declares_includes_sends_what_they_reach_and_no_more() {
+    let farm = Farm::up(1);
+    let dir = temp_dir("farm-dialect");
+    for (name, text) in [
+        (
+            "shaders/quad.gld",
+            "#version 450 core\nlayout(location = 0) in vec2 p;\nvoid main() { gl_Position = COLOUR(p, 0.0, 1.0); }\n",
+        ),
+        (
+            "shaders/green.gld",
+            "#version 450 core\n#include \"palette.gld\"\nlayout(location = 0) out COLOUR color;\nvoid main() { color = green(); }\n",
+        ),
+        ("include/palette.gld", "COLOUR green() { return COLOUR(0.0, 1.0, 0.0, 1.0); }\n"),
+        ("shaders/unread.gld", "// read by no stage\n"),
+    ] {
+        std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    std::fs::write(
+        dir.join("xr.toml"),
+        "store = \"store\"\n[[program]]\nname = \"green\"\ntargets = [\"gl-glsl\"]\ninclude = [\"include\"]\n\
+         stages = [\n    { stage = \"vertex\", file = \"shaders/quad.gld\" },\n    \
+         { stage = \"fragment\", file = \"shaders/green.gld\" },\n]\n",
+    )
+    .unwrap();
+    let plugins = xr_tests::plugin_dir_with("farm-dialect-plugins", &["xr-fixture-dialect"]);
+    // A fresh store each time: the farm, not the journal, decides.
+    let build = || {
+        let _ = std::fs::remove_dir_all(dir.join("store"));
+        let run = Xr::new(["build", "-m", "xr.toml", "--remote-exec", &farm.url, "--message-format", "json"])
+            .dir(&dir)
+            .plugins(&plugins)
+            .ok();
+        let summary = summary_of(&run.stdout);
+        assert_eq!((count(&summary, "built"), count(&summary, "remote_fallback")), (1, 0), "{summary}");
+        (count(&summary, "remote_executed"), count(&summary, "remote_cached"))
+    };
+    assert_eq!(build(), (1, 0), "the first build runs its compile");
+    std::fs::write(dir.join("shaders/unread.gld"), "// read by no stage, edited\n").unwrap();
+    assert_eq!(build(), (0, 1), "a file beside the stages that none reads is not in the action");
+    std::fs::write(
+        dir.join("include/palette.gld"),
+        "COLOUR green() { return COLOUR(0.0, 1.0, 0.0, 1.0); } // edited\n",
+    )
+    .unwrap();
+    assert_eq!(build(), (1, 0), "the included file is");
+}

@@ -3,7 +3,8 @@
 //! GLSL and stored as a source bundle): its objects load wherever `gl-glsl`
 //! loads, on the OpenGL driver and through Vulkan's source path, because a
 //! bundle loads in its loader's language, not the one the plugin compiled
-//! from (`xr_plugin_kit::SourceBundle::program`).
+//! from (`xr_plugin_kit::SourceBundle::program`). Its `#include`s are
+//! GLSL's: the file a stage includes, rewritten too, travels in the bundle.
 
 use xr_library::{DeviceLoader, LoadPath, LoadRequest, ShaderLibrary};
 
@@ -13,9 +14,13 @@ void main() { gl_Position = COLOUR(in_position, 0.0, 1.0); }
 ";
 
 const FRAGMENT: &str = "#version 450 core
+#include \"palette.gld\"
 layout(location = 0) out COLOUR out_color;
-void main() { out_color = COLOUR(0.0, 1.0, 0.0, 1.0); }
+void main() { out_color = green(); }
 ";
+
+/// Included by the fragment stage, from the include directory.
+const PALETTE: &str = "COLOUR green() { return COLOUR(0.0, 1.0, 0.0, 1.0); }\n";
 
 #[test]
 fn a_dialect_that_writes_gl_glsl_draws_on_opengl_and_vulkan() {
@@ -23,12 +28,15 @@ fn a_dialect_that_writes_gl_glsl_draws_on_opengl_and_vulkan() {
     std::fs::create_dir_all(dir.join("shaders")).unwrap();
     std::fs::write(dir.join("shaders/quad.gld"), VERTEX).unwrap();
     std::fs::write(dir.join("shaders/green.gld"), FRAGMENT).unwrap();
+    std::fs::create_dir_all(dir.join("include")).unwrap();
+    std::fs::write(dir.join("include/palette.gld"), PALETTE).unwrap();
     std::fs::write(
         dir.join("xr.toml"),
         r#"store = "store"
 [[program]]
 name = "green"
 targets = ["gl-glsl"]
+include = ["include"]
 stages = [
     { stage = "vertex", file = "shaders/quad.gld" },
     { stage = "fragment", file = "shaders/green.gld" },

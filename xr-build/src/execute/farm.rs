@@ -39,6 +39,7 @@ impl Farm<'_> {
         let job = FarmJob {
             compiler: compiler.name,
             plugin: compiler.plugin,
+            reach: compiler.reach,
             request,
             limit,
             memory_limit: self.memory_limit,

@@ -23,7 +23,7 @@ use crate::manifest::{Manifest, ManifestError, ManifestWarning, Place, Program, 
 use crate::suggest;
 use std::path::{Path, PathBuf};
 use xr_host::{Candidate, Registry, RegistryError};
-use xr_sourcebuild::{ShaderStage, SourceBuildSystemBox};
+use xr_sourcebuild::{ShaderStage, SourceBuildSystemBox, SourceReach};
 
 /// Why no compiler builds one (program, target).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -85,6 +85,24 @@ pub struct Chosen {
     pub identity: String,
     /// The plugin file it came from (what a farm's action carries).
     pub plugin: PathBuf,
+    /// How a compile of each of the program's languages reaches files
+    /// besides its stage's, as the pair it compiles declares it: what a
+    /// farm's action carries (docs/REMOTE.md).
+    pub reach: Vec<(String, SourceReach)>,
+}
+
+impl Chosen {
+    /// How a compile of a stage in `language` reaches other files
+    /// ([`SourceReach::UNKNOWN`] for a language the program has not).
+    pub fn reach_of(&self, language: &str) -> SourceReach {
+        reach_of(&self.reach, language)
+    }
+}
+
+/// How a stage in `language` reaches other files, in `reach` (a
+/// [`Chosen::reach`]); [`SourceReach::UNKNOWN`] where it is not named.
+pub(crate) fn reach_of(reach: &[(String, SourceReach)], language: &str) -> SourceReach {
+    reach.iter().find(|(l, _)| l == language).map_or(SourceReach::UNKNOWN, |(_, r)| *r)
 }
 
 /// One target of a planned program.
@@ -311,7 +329,12 @@ fn preprocessor_of(program: &Program, languages: &[String], offer: &PluginOffer)
     let stages = stages_of(program, languages, language);
     offer
         .compiler_for(language, &target, &stages)
-        .map(|c| Chosen { name: c.name.clone(), identity: c.identity.clone(), plugin: c.plugin.clone() })
+        .map(|c| Chosen {
+            name: c.name.clone(),
+            identity: c.identity.clone(),
+            plugin: c.plugin.clone(),
+            reach: vec![(language.clone(), c.pair.reach)],
+        })
         .map_err(|e| PlanError::NoCompiler { language: language.clone(), target, message: e.to_string() })
 }
 
@@ -412,6 +435,7 @@ fn target_compiler(
     choices: &[(&str, &str, Result<&Candidate, RegistryError>)],
 ) -> Result<Chosen, PlanError> {
     let mut chosen: Option<&Candidate> = None;
+    let mut reach = Vec::new();
     for language in distinct(languages) {
         let choice = choices.iter().find(|(l, t, _)| *l == language && *t == target).map(|(_, _, c)| c);
         let candidate = match choice {
@@ -436,9 +460,10 @@ fn target_compiler(
             }
             _ => chosen = Some(candidate),
         }
+        reach.push((language.to_owned(), candidate.pair.reach));
     }
     let chosen = chosen.ok_or_else(|| PlanError::NoStages { program: program.name.clone() })?;
-    Ok(Chosen { name: chosen.name.clone(), identity: chosen.identity.clone(), plugin: chosen.plugin.clone() })
+    Ok(Chosen { name: chosen.name.clone(), identity: chosen.identity.clone(), plugin: chosen.plugin.clone(), reach })
 }
 
 /// The options of the compile for `target`, by name: the program's, then

@@ -21,7 +21,8 @@ fn candidate(name: &str, priority: i32, pair: CompilePair) -> Candidate {
 }
 
 /// GLSL by extension; HLSL by two compilers: a raster one of higher
-/// priority, and one that also has the ray tracing stages.
+/// priority, and one that also has the ray tracing stages. The first two
+/// follow `#include`s, the third imports too.
 fn offer() -> PluginOffer {
     let optimize = xr_sourcebuild::OptionDecl::choice("optimize", &["none", "size"], "none", "level");
     PluginOffer {
@@ -30,9 +31,23 @@ fn offer() -> PluginOffer {
             ("hlsl".into(), vec!["hlsl".into()]),
         ],
         compilers: vec![
-            candidate("glslc", 0, CompilePair::new("glsl", "vk-spirv").with_options([optimize])),
-            candidate("glslang-hlsl", 10, CompilePair::new("hlsl", "vk-spirv").with_stages([Vertex, Fragment])),
-            candidate("slang", 5, CompilePair::new("hlsl", "vk-spirv").with_stages(ShaderStage::ALL.iter().copied())),
+            candidate(
+                "glslc",
+                0,
+                CompilePair::new("glsl", "vk-spirv").with_options([optimize]).reaching(SourceReach::INCLUDES),
+            ),
+            candidate(
+                "glslang-hlsl",
+                10,
+                CompilePair::new("hlsl", "vk-spirv").with_stages([Vertex, Fragment]).reaching(SourceReach::INCLUDES),
+            ),
+            candidate(
+                "slang",
+                5,
+                CompilePair::new("hlsl", "vk-spirv")
+                    .with_stages(ShaderStage::ALL.iter().copied())
+                    .reaching(SourceReach::IMPORTS),
+            ),
         ],
     }
 }
@@ -82,6 +97,44 @@ fn a_program_s_stages_go_to_the_compiler_that_takes_them_all_and_the_plan_says_s
     assert_eq!(traced.language(), Some("hlsl"));
     assert!(traced.stages().all(|s| s.language == "hlsl"));
     assert!(matches!(planned.compiler("traced", "gl-spirv"), Err(PlanError::NotATarget { .. })));
+}
+
+/// How a compile reaches files is what the chosen compiler's pair
+/// declares, not what its language is called: the same HLSL follows
+/// `#include`s through one compiler and imports through another, and a
+/// language no one has heard of reaches what its compiler says.
+#[test]
+fn the_plan_carries_how_the_chosen_pair_reaches_files_by_language() {
+    let dir = sources();
+    std::fs::write(dir.path().join("a.gld"), "void main() {}\n").unwrap();
+    let mut offer = offer();
+    offer.languages.push(("glsl-dialect".into(), vec!["gld".into()]));
+    offer.compilers.push(candidate(
+        "dialect",
+        0,
+        CompilePair::new("glsl-dialect", "vk-spirv").reaching(SourceReach::INCLUDES),
+    ));
+    offer.compilers.push(candidate("unsaid", 0, CompilePair::new("glsl", "gl-spirv")));
+    let stages = |a: &str, b: &str| {
+        format!(
+            "stages = [{{ stage = \"{a}\", file = \"a.hlsl\", language = \"hlsl\" }}, \
+             {{ stage = \"{b}\", file = \"a.hlsl\", language = \"hlsl\" }}]"
+        )
+    };
+    let text = program("raster", &stages("vertex", "fragment"))
+        + &program("traced", &stages("ray-generation", "closest-hit"))
+        + &program("dialect", "stages = [{ stage = \"compute\", file = \"a.gld\" }]")
+        + &program("unsaid", "stages = [{ stage = \"compute\", file = \"a.frag\" }]").replace("vk-spirv", "gl-spirv");
+    let planned = BuildPlan::resolve(Manifest::parse(&dir.path().join("xr.toml"), &text).unwrap(), &offer);
+    assert!(planned.refused.is_empty(), "{:?}", planned.refused);
+    let reach = |program: &str, target: &str| planned.compiler(program, target).unwrap().reach.clone();
+    assert_eq!(reach("raster", "vk-spirv"), [("hlsl".to_owned(), SourceReach::INCLUDES)]);
+    assert_eq!(reach("traced", "vk-spirv"), [("hlsl".to_owned(), SourceReach::IMPORTS)]);
+    assert_eq!(reach("dialect", "vk-spirv"), [("glsl-dialect".to_owned(), SourceReach::INCLUDES)]);
+    assert_eq!(reach("unsaid", "gl-spirv"), [("glsl".to_owned(), SourceReach::UNKNOWN)]);
+    let raster = planned.compiler("raster", "vk-spirv").unwrap();
+    assert_eq!(raster.reach_of("hlsl"), SourceReach::INCLUDES);
+    assert_eq!(raster.reach_of("glsl"), SourceReach::UNKNOWN, "a language the program has not");
 }
 
 #[test]
