@@ -97,12 +97,13 @@ impl SourceArgs {
         if let Some(language) = &self.lang {
             return Ok(language.clone());
         }
-        let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
-        registry.language_of_extension(extension).ok_or_else(|| {
+        // By the plan's rule: the extensions the plugins declare, the first in load order.
+        let offer = xr_build::PluginOffer::of(registry);
+        offer.language_of(file).map(str::to_owned).ok_or_else(|| {
             usage(format!(
                 "cannot tell the language of {} from its extension: give --lang (the plugins found compile: {})",
                 file.display(),
-                registry.languages().join(", ")
+                offer.languages().join(", ")
             ))
         })
     }

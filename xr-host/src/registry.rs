@@ -582,15 +582,6 @@ impl Registry {
         )
     }
 
-    /// The language a file extension (without the dot) means, as the build
-    /// systems declare it; the first one in load order wins.
-    pub fn language_of_extension(&self, extension: &str) -> Option<String> {
-        self.build_system_entries()
-            .flat_map(|(info, _)| info.languages.iter())
-            .find(|l| l.extensions.iter().any(|e| e.as_str() == extension))
-            .map(|l| l.name.to_string())
-    }
-
     /// A build system by its name.
     pub fn build_system_named(&self, name: &str) -> Option<&SourceBuildSystemBox> {
         named(self.plugins.iter().flat_map(|p| p.build_systems.iter()), |info| info.name.as_str(), name)

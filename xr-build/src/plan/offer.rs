@@ -38,7 +38,7 @@ impl PluginOffer {
     }
 
     /// Every language some build system accepts, sorted.
-    pub(crate) fn languages(&self) -> Vec<&str> {
+    pub fn languages(&self) -> Vec<&str> {
         let mut languages: Vec<&str> = self.languages.iter().map(|(l, _)| l.as_str()).collect();
         languages.sort();
         languages.dedup();
@@ -58,7 +58,7 @@ impl PluginOffer {
 
     /// The language of `file`, by its extension, as the plugins declare
     /// extensions (the first in load order wins).
-    pub(crate) fn language_of(&self, file: &Path) -> Option<&str> {
+    pub fn language_of(&self, file: &Path) -> Option<&str> {
         let extension = file.extension()?.to_str()?;
         self.languages.iter().find(|(_, extensions)| extensions.iter().any(|e| e == extension)).map(|(l, _)| l.as_str())
     }
