@@ -96,8 +96,18 @@ pub struct Asked {
     pub shard: Option<crate::Shard>,
     /// Only the variants these usage logs name, read.
     pub used: Option<Arc<crate::used::UsedVariants>>,
-    /// The shared cache's URL (a flag; default: `XR_REMOTE`).
+    /// The shared cache's URL (a flag; default: `XR_REMOTE` where
+    /// [`Asked::remote_from_environment`]).
     pub remote: Option<String>,
+    /// Take the shared cache `XR_REMOTE` names when no flag names one: `xr
+    /// build` and a build script; not hot reload, which reads only what a
+    /// build made.
+    pub remote_from_environment: bool,
+    /// Take the farm `XR_REMOTE_EXEC` names when no flag names one: `xr
+    /// build` alone (a farm's action runs `xr-compile-action`, which only
+    /// an installation of `xr` has beside it, never a build script or an
+    /// engine).
+    pub farm_from_environment: bool,
     /// Upload to it (a flag; the environment may also ask).
     pub upload: bool,
     /// Compile in this process (a flag; the environment may also ask).
@@ -202,7 +212,7 @@ impl Asked {
     /// a warning and the build compiles here), in-process compiles or workers.
     pub fn resolve(self, env: &BuildEnv, plugin_dirs: &[PathBuf]) -> Result<Resolved, ConfigError> {
         let mut warnings = Vec::new();
-        let remote_url = self.remote.clone().or_else(|| env.remote.clone());
+        let remote_url = self.remote.clone().or_else(|| env.remote.clone().filter(|_| self.remote_from_environment));
         #[cfg(feature = "remote-cache")]
         let remote = match &remote_url {
             Some(url) => Some(Arc::new(xr_remote::Remote::open(&xr_remote::RemoteConfig::from_url(url)?)?)),
@@ -221,11 +231,17 @@ impl Asked {
         if self.upload && !has_remote {
             return Err(ConfigError::UploadWithoutRemote);
         }
+        if env.remote_upload && !self.upload && !has_remote && self.remote_from_environment {
+            warnings.push(format!(
+                "{REMOTE_UPLOAD}=1 asks to upload, but no shared cache is named (--remote URL or XR_REMOTE): nothing is uploaded"
+            ));
+        }
         let upload = (self.upload || env.remote_upload) && has_remote;
+        let farm_url = self.farm.url.clone().or_else(|| env.remote_exec.clone().filter(|_| self.farm_from_environment));
         #[cfg(feature = "farm")]
-        let remote_exec = connect_farm(&self.farm, env, &mut warnings)?.map(Arc::new);
+        let remote_exec = connect_farm(farm_url, &self.farm, env, &mut warnings)?.map(Arc::new);
         #[cfg(not(feature = "farm"))]
-        match (&self.farm.url, &env.remote_exec) {
+        match (&self.farm.url, &farm_url) {
             (Some(url), _) => return Err(ConfigError::NoFarmSupport(url.clone())),
             (None, Some(url)) => warnings.push(format!(
                 "{REMOTE_EXEC} names a farm ({url}), but this build of XR has no Remote Execution support: compiling here"
@@ -251,16 +267,17 @@ impl Asked {
 }
 
 #[cfg(feature = "farm")]
-/// The farm `asked` names, or [`REMOTE_EXEC`] does,
+/// The farm at `url` (the flag's, or [`REMOTE_EXEC`]'s), as `asked`,
 /// connected; `None` when none is named, or (with a warning in
 /// `warnings`) when it cannot be reached, so the build compiles here.
 fn connect_farm(
+    url: Option<String>,
     asked: &FarmAsked,
     env: &BuildEnv,
     warnings: &mut Vec<String>,
 ) -> Result<Option<crate::remote_exec::RemoteExec>, ConfigError> {
     use xr_remote_exec::{Connection, Endpoint, ExecutorConfig, RemoteExecutor};
-    let Some(url) = asked.url.clone().or_else(|| env.remote_exec.clone()) else { return Ok(None) };
+    let Some(url) = url else { return Ok(None) };
     let endpoint = Endpoint::parse(&url).map_err(|e| ConfigError::FarmUsage(e.to_string()))?;
     let jobs = asked.jobs.unwrap_or(64);
     if jobs == 0 {
@@ -336,6 +353,29 @@ mod tests {
         let uncapped = resolve(Asked { worker_memory: Some(0), ..asked }, &BuildEnv::default(), &[]);
         let CompileIn::Workers(workers) = &uncapped.compile_in else { panic!("workers") };
         assert_eq!(workers.pool.memory_limit, None);
+    }
+
+    /// What the environment names counts only for the front ends that take
+    /// it: hot reload (the default) takes neither its shared cache nor its
+    /// farm, and says nothing; `xr build` is told of an upload with nowhere
+    /// to go.
+    #[test]
+    fn the_environment_s_shared_cache_and_farm_count_only_where_a_front_end_takes_them() {
+        let env =
+            BuildEnv { remote_upload: true, remote_exec: Some("grpc://127.0.0.1:1".into()), ..BuildEnv::default() };
+        let quiet = Asked::default().resolve(&env, &[]).unwrap();
+        assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
+        assert!(!quiet.request.upload);
+        #[cfg(feature = "farm")]
+        assert!(quiet.request.remote_exec.is_none(), "no farm connected for a front end that takes none");
+        let told = Asked { remote_from_environment: true, ..Asked::default() }.resolve(&env, &[]).unwrap();
+        assert!(
+            told.warnings
+                .iter()
+                .any(|w| w.starts_with("XR_REMOTE_UPLOAD=1 asks to upload, but no shared cache is named")),
+            "{:?}",
+            told.warnings
+        );
     }
 
     #[cfg(feature = "farm")]

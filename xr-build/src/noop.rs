@@ -9,7 +9,8 @@
 //! of `xr` and of every plugin file it could load), every input file with
 //! its hash, the stamp of every object and catalog the build stands on, and
 //! every environment variable the build read (XR's code and the plugins',
-//! through `xr_env`), with its value, set or not.
+//! through `xr_env`), with the hash of its value (never the value: a token
+//! would lie in the store), set or not.
 //!
 //! The next build with the same key is a no-op, without plugins, when every
 //! input still hashes the same and every object and catalog file still has
@@ -65,8 +66,8 @@ enum StampLine {
     Object(String, ObjectStamp),
     /// A catalog file, with its stamp.
     Catalog(String, ObjectStamp),
-    /// An environment variable the build read (by XR or a plugin), with its
-    /// value then (`None`: unset).
+    /// An environment variable the build read (by XR or a plugin), with the
+    /// BLAKE3 of its value then (`None`: unset).
     Variable(String, Option<String>),
 }
 
@@ -181,10 +182,12 @@ fn holds(query: &NoopQuery<'_>, key: &str) -> Option<Summary> {
     })
 }
 
-/// A variable's value as the stamp keeps it (read through the tracked
-/// reader: a no-op has read what the build it stands for read).
+/// A variable's value as the stamp keeps it: its BLAKE3, never the value
+/// (a token or a password would lie in the store in the clear), read
+/// through the tracked reader (a no-op has read what the build it stands
+/// for read); `None` when unset.
 fn variable(name: &str) -> Option<String> {
-    xr_env::var_os(name).map(|value| value.to_string_lossy().into_owned())
+    xr_env::var_os(name).map(|value| blake3::hash(value.as_encoded_bytes()).to_hex().to_string())
 }
 
 /// After a build: leaves its stamp under `key` (taken before the build) if
@@ -273,7 +276,9 @@ mod tests {
     /// manifest's place and bytes, the store, the targets, programs and
     /// shard asked for, the usage logs' selections (the build's and a
     /// program's own), the plugin directories and the plugin files in them
-    /// (the environment is checked line by line: the test below).
+    /// (the environment is checked line by line, in the stamp:
+    /// `xr_build::a_variable_the_last_build_read_changed_takes_the_ordinary_path_and_others_do_not`
+    /// in the integration tests).
     #[test]
     fn each_part_of_a_builds_key_changed_alone_gives_another_key() {
         let dir = tempfile::tempdir().unwrap();

@@ -299,6 +299,9 @@ impl Build {
             programs: self.programs.clone(),
             #[cfg(feature = "remote-cache")]
             remote: self.remote.clone(),
+            // The shared cache XR_REMOTE names, as before; never a farm (its
+            // actions run xr's own tool, which a build script is not).
+            remote_from_environment: true,
             // Worker processes of this very build script (in process when its own path is unknown).
             worker: std::env::current_exe().ok().map(|program| WorkerStart { program, args: vec![WORKER_FLAG.into()] }),
             ..Asked::default()

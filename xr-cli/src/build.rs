@@ -225,6 +225,8 @@ pub fn run(args: BuildArgs) -> anyhow::Result<bool> {
         shard: args.shard,
         used: used.clone(),
         remote: args.remote.remote.clone(),
+        remote_from_environment: true,
+        farm_from_environment: true,
         upload: args.remote.remote_upload,
         farm: args.remote_exec.asked(),
         ..args.workers.asked()?

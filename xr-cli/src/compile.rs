@@ -332,7 +332,7 @@ impl SourceArgs {
             request = request.with_option(name, value);
         }
         tracing::debug!(build_system = %info.name, "compiling {} for {target}", program.name);
-        let artifact = xr_build::Compiles::whole_artifact_here(system, &request)
+        let artifact = xr_build::Compiles::compile_offline_here(system, &request)
             .map_err(|error| report_failure(messages, &compiler, &program.name, &target, &error, &root))?;
         let mut said = artifact.warnings.to_vec();
         root.show(&mut said);

@@ -201,15 +201,28 @@ pub struct PackedLevel {
 /// description ([`TextureDesc::given_levels`]).
 #[derive(Clone, Copy, Debug)]
 pub struct GivenLevels<'a> {
-    /// The texture.
-    pub desc: &'a TextureDesc,
-    /// The levels' pixels, exactly as many bytes as they take.
-    pub pixels: &'a [u8],
-    /// How many levels are given: at least one, at most the texture's.
-    pub count: u32,
+    desc: &'a TextureDesc,
+    pixels: &'a [u8],
+    count: u32,
 }
 
 impl<'a> GivenLevels<'a> {
+    /// The texture.
+    pub fn desc(&self) -> &'a TextureDesc {
+        self.desc
+    }
+
+    /// The levels' pixels, exactly as many bytes as they take (checked when
+    /// made: [`TextureDesc::given_levels`] is the only way to one).
+    pub fn pixels(&self) -> &'a [u8] {
+        self.pixels
+    }
+
+    /// How many levels are given: at least one, at most the texture's.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
     /// Each level given, with its pixels.
     pub fn levels(&self) -> impl Iterator<Item = (PackedLevel, &'a [u8])> + 'a {
         let pixels = self.pixels;

@@ -72,9 +72,10 @@ pub fn names_read() -> Vec<String> {
 }
 
 /// The symbol under which a plugin file exports [`for_each_name_read`]
-/// (written by `xr_plugin::export_plugin!`); a plugin built before it has
-/// none, and its reads are then unknown to the host.
-pub const NAMES_READ_SYMBOL: &[u8] = b"xr_env_for_each_name_read\0";
+/// (written by `xr_plugin::export_linked_plugin!`); a plugin built before
+/// it has none, and its reads are then unknown to the host. Its version is
+/// in its name: no layout check covers it, so a new signature is a new name.
+pub const NAMES_READ_SYMBOL: &[u8] = b"xr_env_for_each_name_read_v1\0";
 
 /// The type of [`for_each_name_read`].
 pub type ForEachNameRead = unsafe extern "C" fn(each: NameSink, context: *mut c_void);

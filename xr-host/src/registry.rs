@@ -635,7 +635,7 @@ fn is_cargo_dependency(path: &Path) -> bool {
 fn load_plugin(path: &Path) -> Result<LoadedPlugin, String> {
     let library = RawLibrary::load_at(path).map_err(|e| describe_load_error(&e))?;
     check_recorded_interfaces(&library)?;
-    // SAFETY: `export_plugin!` defines the symbol as `xr_env::for_each_name_read`
+    // SAFETY: `export_linked_plugin!` defines the symbol as `xr_env::for_each_name_read`
     // itself; the pointer stays valid because the library is leaked below.
     let names_read = unsafe { library.get::<xr_env::ForEachNameRead>(xr_env::NAMES_READ_SYMBOL) }.ok().map(|f| *f);
     // SAFETY: the header's references live as long as the library, which

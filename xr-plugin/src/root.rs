@@ -230,9 +230,9 @@ macro_rules! export_linked_plugin {
         ///
         /// # Safety
         ///
-        /// As [`xr_env::for_each_name_read`](::xr_env::for_each_name_read).
+        /// As `xr_env::for_each_name_read`.
         #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn xr_env_for_each_name_read(
+        pub unsafe extern "C" fn xr_env_for_each_name_read_v1(
             each: $crate::xr_env::NameSink,
             context: *mut ::core::ffi::c_void,
         ) {

@@ -539,6 +539,11 @@ fn a_variable_the_last_build_read_changed_takes_the_ordinary_path_and_others_do_
     assert!(shortcut(&run(None, &[("XR_NOTHING_READS_THIS", "1"), ("XR_LOG", "debug")]).2), "nothing read changed");
     let (ok, stdout, stderr) = run(Some(&elsewhere), &[]);
     assert!(ok && !shortcut(&stderr), "XR_SLANG_LIBRARY set: {stdout}{stderr}");
+    // A value is kept as its hash: a farm's token must not lie in the store.
+    let stamp = std::fs::read_to_string(dir.join("store/last-build.json")).unwrap();
+    let hash = blake3::hash(elsewhere.as_os_str().as_encoded_bytes()).to_hex().to_string();
+    assert!(stamp.contains(&format!(r#"{{"variable":["XR_SLANG_LIBRARY","{hash}"]}}"#)), "{stamp}");
+    assert!(!stamp.contains(elsewhere.to_str().unwrap()), "the value in the clear: {stamp}");
     assert!(shortcut(&run(Some(&elsewhere), &[]).2), "nothing changed since");
     assert!(!shortcut(&run(None, &[]).2), "XR_SLANG_LIBRARY unset again");
 }

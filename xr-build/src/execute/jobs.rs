@@ -1,7 +1,9 @@
 //! Compiles that make no artifact of the store — a guarded source's
 //! preprocessing, an object's reflection for bindings, `xr compile` — run
-//! in the chain's own local places: a worker of the build's pool within its
-//! time limit, or this process when the build compiles here. A compiler
+//! in the places the chain's compiles run: a worker (of a pool of the same
+//! configuration as the build's: its program, plugins and memory cap)
+//! within the build's time limit, or this process when the build compiles
+//! here. A compiler
 //! that crashes, loops or runs out of memory fails that one job, named,
 //! and the rest goes on, as for an artifact.
 
@@ -56,7 +58,7 @@ impl Compiles {
     /// process: for `xr compile` and `xr reflect`, which run in a child
     /// process of their own (their isolation: a crash there is one error of
     /// the command, never a signal).
-    pub fn whole_artifact_here(
+    pub fn compile_offline_here(
         system: &SourceBuildSystemBox,
         request: &OfflineRequest,
     ) -> Result<OfflineArtifact, BuildError> {

@@ -128,7 +128,7 @@ impl GlDevice {
     /// `DeviceBackend::create_texture`: a texture filled from the levels
     /// `given`, its other levels generated.
     pub(super) fn new_texture(&mut self, given: GivenLevels<'_>) -> Result<TextureId, XrError> {
-        let desc = given.desc;
+        let desc = given.desc();
         let (internal, ty) = gl_format(desc.format);
         let levels = desc.levels();
         let gl = self.current()?;
@@ -153,7 +153,7 @@ impl GlDevice {
                     glow::PixelUnpackData::Slice(Some(pixels)),
                 );
             }
-            if given.count < levels {
+            if given.count() < levels {
                 gl.generate_mipmap(glow::TEXTURE_2D);
             }
             gl.tex_parameter_i32(glow::TEXTURE_2D, glow::TEXTURE_MAX_LEVEL, levels as i32 - 1);

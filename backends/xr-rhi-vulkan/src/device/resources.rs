@@ -162,7 +162,7 @@ impl VkDevice {
     /// `DeviceBackend::create_texture`: a texture filled from the levels
     /// `given`, its other levels blitted from them.
     pub(super) fn new_texture(&mut self, given: GivenLevels<'_>) -> Result<TextureId, XrError> {
-        let (desc, pixels) = (given.desc, given.pixels);
+        let (desc, pixels) = (given.desc(), given.pixels());
         let levels = desc.levels();
         let format = vk_format(desc.format);
         let device = &self.context.device;
@@ -198,7 +198,7 @@ impl VkDevice {
             self.submit("filling a texture", |cb| {
                 self.barrier(cb, image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::GENERAL, range);
                 let regions: Vec<vk::BufferImageCopy> = desc
-                    .packed_levels(given.count)
+                    .packed_levels(given.count())
                     .map(|level| {
                         vk::BufferImageCopy::default()
                             .buffer_offset(level.bytes.start as u64)
@@ -214,7 +214,7 @@ impl VkDevice {
                 // SAFETY: recording; the image is in GENERAL and the buffer holds every region.
                 unsafe { device.cmd_copy_buffer_to_image(cb, staging, image, vk::ImageLayout::GENERAL, &regions) };
                 // The other levels, each a linear blit of the one above.
-                for level in given.count..levels {
+                for level in given.count()..levels {
                     let above = level - 1;
                     let corner = |(w, h): (u32, u32)| vk::Offset3D { x: w as i32, y: h as i32, z: 1 };
                     let layers = |mip_level| vk::ImageSubresourceLayers {

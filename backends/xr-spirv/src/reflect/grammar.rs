@@ -8,10 +8,14 @@
 //!
 //! - an instruction it does not know inside a function body (between
 //!   `OpFunction` and `OpFunctionEnd`) is skipped by its word count (the
-//!   high 16 bits of its first word), and each of its operands is counted
-//!   as touched (an `OpLoad` of it stands in its place): a resource that
-//!   only such an instruction reads stays in the reflection, where
-//!   leaving it out would give the driver a pipeline layout without it;
+//!   high 16 bits of its first word), and each of its operands that is a
+//!   pointer into a variable (the variable's id, or an access chain's) is
+//!   counted as touched (an `OpLoad` of it stands in its place): a resource
+//!   that only such an instruction reads stays in the reflection, where
+//!   leaving it out would give the driver a pipeline layout without it.
+//!   An instruction whose own result a later known instruction uses is
+//!   beyond this: that use names an id no instruction defines, which the
+//!   reflection library may refuse;
 //! - one among the declarations is refused, naming it and its word:
 //!   reflection cannot read a type, variable or decoration it does not
 //!   know, and guessing past it could misplace a binding.
@@ -65,10 +69,17 @@ pub(super) fn for_the_reflector<'w>(
 ) -> Result<Cow<'w, [u32]>, NewerDeclaration> {
     let mut in_function = false;
     let mut unknown_in_bodies = Vec::new();
+    // Ids of pointers into variables: what an unknown instruction's operand
+    // must be to count as a touch (its other operands are literals, types,
+    // values, which a load of would misread).
+    let mut pointers = std::collections::HashSet::new();
     for i in instructions {
         match i.op() {
             Some(Op::Function) => in_function = true,
             Some(Op::FunctionEnd) => in_function = false,
+            Some(Op::Variable | Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain) => {
+                pointers.extend(i.operands.get(1).copied());
+            }
             Some(_) => {}
             None if in_function => unknown_in_bodies.push(i),
             None => return Err(NewerDeclaration { offset: i.offset, opcode: i.opcode }),
@@ -84,7 +95,7 @@ pub(super) fn for_the_reflector<'w>(
         // `OpLoad %0 %0 %operand`: the reflection library counts the
         // variable an `OpLoad` reads (through access chains) as used, and
         // reads nothing else of it.
-        for operand in i.operands {
+        for operand in i.operands.iter().filter(|operand| pointers.contains(*operand)) {
             out.extend([first_word(Op::Load, 4), 0, 0, *operand]);
         }
         copied = i.end();
