@@ -151,4 +151,12 @@ pub trait DeviceBackend {
     fn counters(&self) -> Result<Vec<crate::DeviceCounter>, XrError> {
         Ok(Vec::new())
     }
+
+    /// Whether a draw of `program` into `target` would go ahead now
+    /// without waiting; `Ready` by default (a device that compiles only on
+    /// the draw path: its draws wait).
+    fn readiness(&self, program: crate::ProgramRef, target: RenderTargetId) -> Result<crate::Readiness, XrError> {
+        let _ = (program, target);
+        Ok(crate::Readiness::Ready)
+    }
 }

@@ -1,7 +1,7 @@
 //! The small command surface samples and tests need: an offscreen target, a
 //! vertex buffer, a program to bind, a draw, and pixels read back.
 
-use crate::{error::XrError, resources::BufferId};
+use crate::{error::XrError, readiness::NotReady, resources::BufferId};
 use abi_stable::{
     StableAbi,
     std_types::{ROption, RVec},
@@ -160,6 +160,9 @@ pub struct DrawCall {
     pub index_buffer: ROption<BufferId>,
     /// Test and write depth (less passes); the target needs a depth attachment.
     pub depth_test: bool,
+    /// What the draw does when its program is not ready for the target
+    /// (still compiling off the draw path): wait, by default.
+    pub when_not_ready: NotReady,
 }
 
 impl DrawCall {
@@ -178,6 +181,7 @@ impl DrawCall {
             vertex_count,
             index_buffer: ROption::RNone,
             depth_test: false,
+            when_not_ready: NotReady::Wait,
         }
     }
 
@@ -191,6 +195,12 @@ impl DrawCall {
     /// With the depth test on.
     pub fn with_depth_test(mut self) -> Self {
         self.depth_test = true;
+        self
+    }
+
+    /// Skipped, or drawn by a fallback, when its program is not ready.
+    pub fn when_not_ready(mut self, policy: NotReady) -> Self {
+        self.when_not_ready = policy;
         self
     }
 }

@@ -135,20 +135,29 @@ pub struct VulkanProgram {
     pub push_constants_len: u32,
     /// `VkShaderStageFlags` the push constants are visible to.
     pub push_constant_stages: u32,
-    /// Makes the program's pipeline for a target whose colour attachments
-    /// have the `count` `VkFormat`s at `formats` and whose depth format is
-    /// `depth_format` (0: none), called with `pipeline_context`; 0 on
-    /// failure. For dynamic rendering when `render_pass` is 0, else for
-    /// subpass 0 of that `VkRenderPass` (the device draws a program that
-    /// reads input attachments in a render pass of its own where it lacks
-    /// dynamic rendering local read). `pipeline` and `depth_pipeline` are the ones for the
-    /// device's own target; a device asks for the others (several colour
-    /// attachments) at each draw into such a target, so the build system
-    /// makes each once and hands the same one out after (it owns them and
-    /// destroys them with the program). For a program of shader objects a
-    /// device calls it too, at each draw into a target that is not its own,
-    /// as a notice of the formats drawn into (what a usage log records),
-    /// and ignores its answer.
+    /// The program's pipeline for a target whose colour attachments have
+    /// the `count` `VkFormat`s at `formats` and whose depth format is
+    /// `depth_format` (0: none), called with `pipeline_context`. For
+    /// dynamic rendering when `render_pass` is 0, else for subpass 0 of
+    /// that `VkRenderPass` (the device draws a program that reads input
+    /// attachments in a render pass of its own where it lacks dynamic
+    /// rendering local read). `pipeline` and `depth_pipeline` are the ones
+    /// for the device's own target; a device asks for the others (several
+    /// colour attachments) at each draw into such a target, so the build
+    /// system makes each once and hands the same one out after (it owns
+    /// them and destroys them with the program).
+    ///
+    /// With `wait`, the answer is the pipeline, made now if it must be
+    /// (the draw waits for the compile), or 0 on failure. Without, the
+    /// build system answers at once: a pipeline it has, or can link at once
+    /// (from graphics pipeline libraries: [`PipelineAnswer::readiness`]
+    /// `Linked`), or 0 with `Compiling` while it compiles one on another
+    /// thread, which it starts if it had not; a later call hands out the
+    /// compiled pipeline in place of the linked one.
+    ///
+    /// For a program of shader objects a device calls it too, at each draw
+    /// into a target that is not its own, as a notice of the formats drawn
+    /// into (what a usage log records), and ignores its answer.
     pub pipeline_for: Option<
         unsafe extern "C" fn(
             context: *const c_void,
@@ -156,7 +165,8 @@ pub struct VulkanProgram {
             count: u32,
             depth_format: u32,
             render_pass: u64,
-        ) -> u64,
+            wait: bool,
+        ) -> PipelineAnswer,
     >,
     /// What `pipeline_for` is called with; owned by the build system.
     pub pipeline_context: *const c_void,
@@ -183,6 +193,30 @@ pub struct VulkanProgram {
     /// Control points per patch of a tessellated program drawn with shader
     /// objects (the topology is then a patch list); 0 when not tessellated.
     pub patch_control_points: u32,
+}
+
+/// What [`VulkanProgram::pipeline_for`] answers.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipelineAnswer {
+    /// `VkPipeline`; 0 while it compiles, or where it could not be made.
+    pub pipeline: u64,
+    /// `Ready` with the optimized pipeline, `Linked` with one linked from
+    /// libraries, `Compiling` with none yet (a pipeline of 0 with any
+    /// other readiness is a failure, logged by the build system).
+    pub readiness: crate::Readiness,
+}
+
+impl PipelineAnswer {
+    /// A pipeline made whole (or none, on failure).
+    pub fn ready(pipeline: u64) -> Self {
+        Self { pipeline, readiness: crate::Readiness::Ready }
+    }
+
+    /// No pipeline yet: it compiles on another thread.
+    pub fn compiling() -> Self {
+        Self { pipeline: 0, readiness: crate::Readiness::Compiling }
+    }
 }
 
 /// One stage of a program made as a shader object.

@@ -25,6 +25,7 @@ pub mod handles;
 pub mod log_bridge;
 pub mod panic_guard;
 pub mod ray_tracing;
+pub mod readiness;
 pub mod resources;
 pub mod system;
 pub mod window;
@@ -37,12 +38,13 @@ pub use commands::{
 };
 pub use error::{ErrorKind, XrError, XrResult};
 pub use handles::{
-    CreatedObjectCounts, GlBindingSpace, GlLoader, InputAttachmentSlot, NamedHandle, NativeHandles,
+    CreatedObjectCounts, GlBindingSpace, GlLoader, InputAttachmentSlot, NamedHandle, NativeHandles, PipelineAnswer,
     ShaderBindingRegion, ShaderObjectSlot, VulkanLoader, VulkanProgram,
 };
 pub use log_bridge::{LogSink, host_log_sink, install_plugin_logger};
 pub use panic_guard::{catch_panic, guard};
 pub use ray_tracing::{AccelerationInstance, AccelerationStructureId, BottomLevelDesc, TraceRaysCall, check_instance};
+pub use readiness::{DrawWith, NotReady, NotReadyCounts, Readiness, decide};
 pub use resources::{
     AttachmentState, BufferId, BufferUsage, ComputeCall, Filter, GivenLevels, PackedLevel, ResourceBinding,
     ResourceKind, SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, Wrap, check_buffer_write,

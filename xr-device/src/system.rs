@@ -5,10 +5,13 @@
 
 use crate::{
     capabilities::{DeviceCapabilities, DeviceCounter, DeviceKind},
-    commands::{DrawCall, Image, MeshDrawCall, RenderTargetDesc, RenderTargetId, VertexBufferId, VertexLayout},
+    commands::{
+        DrawCall, Image, MeshDrawCall, ProgramRef, RenderTargetDesc, RenderTargetId, VertexBufferId, VertexLayout,
+    },
     error::{XrError, XrResult},
     handles::NativeHandles,
     ray_tracing::{AccelerationInstance, AccelerationStructureId, BottomLevelDesc, TraceRaysCall},
+    readiness::Readiness,
     resources::{BufferId, BufferUsage, ComputeCall, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId},
     window::{NativeWindow, Presented},
 };
@@ -191,6 +194,15 @@ pub trait Device {
     /// none, as a plugin built before this method existed does.
     fn counters(&self) -> XrResult<RVec<DeviceCounter>> {
         abi_stable::std_types::RResult::ROk(RVec::new())
+    }
+
+    /// Whether a draw of `program` into `target` would go ahead now
+    /// without waiting for the driver ([`Readiness`]); a device that
+    /// compiles only on the draw path, as a plugin built before this method
+    /// existed does, answers `Ready` (its draws wait, as they always did).
+    fn readiness(&self, program: ProgramRef, target: RenderTargetId) -> XrResult<Readiness> {
+        let _ = (program, target);
+        abi_stable::std_types::RResult::ROk(Readiness::Ready)
     }
 }
 

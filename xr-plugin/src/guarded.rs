@@ -19,8 +19,8 @@ use xr_device::{
     AccelerationInstance, AccelerationStructureId, BottomLevelDesc, BufferId, BufferUsage, ComputeCall, Device,
     Device_TO, DeviceBackend, DeviceBox, DeviceCapabilities, DeviceCounter, DeviceOptions, DeviceSystem,
     DeviceSystemBackend, DeviceSystemInfo, DrawCall, Image, MeshDrawCall, NativeHandles, Presented, ProgramRef,
-    RenderTargetDesc, RenderTargetId, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId, TraceRaysCall,
-    VertexBufferId, VertexLayout, XrResult, guard,
+    Readiness, RenderTargetDesc, RenderTargetId, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId,
+    TraceRaysCall, VertexBufferId, VertexLayout, XrResult, guard,
 };
 use xr_sourcebuild::{
     ArtifactLoad, AttachedBuildSystem, AttachedBuildSystem_TO, AttachedBuildSystemBackend, AttachedBuildSystemBox,
@@ -182,6 +182,10 @@ impl<B: DeviceBackend> Device for Guarded<B> {
 
     fn counters(&self) -> XrResult<RVec<DeviceCounter>> {
         guard(|| Ok(self.0.counters()?.into()))
+    }
+
+    fn readiness(&self, program: ProgramRef, target: RenderTargetId) -> XrResult<Readiness> {
+        guard(|| self.0.readiness(program, target))
     }
 }
 

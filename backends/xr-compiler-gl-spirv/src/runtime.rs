@@ -32,6 +32,8 @@ pub struct AttachedGlSpirv {
     modules: HashMap<u32, Vec<StageModule>>,
     /// Programs linked from SPIR-V since it attached (`counters`).
     linked: std::cell::Cell<u64>,
+    /// Links the driver had not finished when `glLinkProgram` returned.
+    links: link::LinkWatch,
 }
 
 impl AttachedGlSpirv {
@@ -39,10 +41,12 @@ impl AttachedGlSpirv {
     pub fn new(gl: DeviceGl, capabilities: &DeviceCapabilities) -> Result<Self, XrError> {
         let spirv = SpirvFns::load(gl.loader())?;
         let pipelines = Pipelines::new(&gl, capabilities);
+        let links = link::LinkWatch::new(capabilities);
         Ok(Self {
             gl: Rc::new(gl),
             spirv,
             pipelines,
+            links,
             compiler: LazyCompiler::default(),
             modules: HashMap::new(),
             linked: std::cell::Cell::new(0),
@@ -82,7 +86,7 @@ impl AttachedGlSpirv {
             for module in &bound_modules {
                 shaders.push(self.load_stage(gl, module, &context)?);
             }
-            link::link_program(gl, &self.pipelines, options, &shaders, &desc.name, &context)
+            link::link_program(gl, (&self.pipelines, &self.links), options, &shaders, &desc.name, &context)
         })();
         for shader in shaders {
             // SAFETY: the shaders were created on this context; a linked program keeps its code.
@@ -221,7 +225,10 @@ impl AttachedBuildSystemBackend for AttachedGlSpirv {
     }
 
     fn counters(&self) -> Result<Vec<xr_device::DeviceCounter>, XrError> {
-        Ok(vec![xr_device::DeviceCounter { name: "programs linked from SPIR-V".into(), value: self.linked.get() }])
+        let mut counters =
+            vec![xr_device::DeviceCounter { name: "programs linked from SPIR-V".into(), value: self.linked.get() }];
+        counters.extend(self.links.counters());
+        Ok(counters)
     }
 }
 

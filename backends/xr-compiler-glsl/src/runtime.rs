@@ -33,15 +33,19 @@ pub struct AttachedGlsl {
     /// since it attached (`counters`).
     linked_from_source: Cell<u64>,
     loaded_from_binaries: Cell<u64>,
+    /// Links the driver had not finished when `glLinkProgram` returned.
+    links: link::LinkWatch,
 }
 
 impl AttachedGlsl {
     /// Attaches through the device's GL.
     pub fn new(gl: DeviceGl, capabilities: &DeviceCapabilities) -> Self {
         let pipelines = Pipelines::new(&gl, capabilities);
+        let links = link::LinkWatch::new(capabilities);
         Self {
             gl: Rc::new(gl),
             pipelines,
+            links,
             binaries: !capabilities.program_binary_formats.is_empty(),
             cache: None,
             capabilities: capabilities.clone(),
@@ -154,7 +158,7 @@ impl AttachedBuildSystemBackend for AttachedGlsl {
         let result = self.compile_stages(desc, &context, &mut shaders, &mut warnings).and_then(|()| {
             let gl = self.gl.current()?;
             let (program, mut linker) =
-                link::link_program(gl, &self.pipelines, options, &shaders, &desc.name, &context)?;
+                link::link_program(gl, (&self.pipelines, &self.links), options, &shaders, &desc.name, &context)?;
             warnings.append(&mut linker);
             self.linked_from_source.set(self.linked_from_source.get() + 1);
             self.finish(desc, options, program, warnings)
@@ -304,10 +308,12 @@ impl AttachedBuildSystemBackend for AttachedGlsl {
     }
 
     fn counters(&self) -> Result<Vec<DeviceCounter>, XrError> {
-        Ok(vec![
+        let mut counters = vec![
             DeviceCounter { name: "programs linked from source".into(), value: self.linked_from_source.get() },
             DeviceCounter { name: "programs from program binaries".into(), value: self.loaded_from_binaries.get() },
-        ])
+        ];
+        counters.extend(self.links.counters());
+        Ok(counters)
     }
 }
 

@@ -23,7 +23,7 @@ use std::{
     fmt,
     sync::{Arc, Mutex},
 };
-use xr_device::{AttachmentState, XrError};
+use xr_device::{AttachmentState, PipelineAnswer, XrError};
 use xr_sourcebuild::ShaderStage;
 use xr_spirv::{container::StageModule, reflect::InterfaceVariable};
 use xr_vulkan_common::fixed_function;
@@ -396,10 +396,11 @@ pub unsafe extern "C" fn pipeline_for(
     count: u32,
     depth: u32,
     render_pass: u64,
-) -> u64 {
+    _wait: bool,
+) -> PipelineAnswer {
     use ash::vk::Handle;
     if context.is_null() || formats.is_null() || count == 0 {
-        return 0;
+        return PipelineAnswer::ready(0);
     }
     // SAFETY: per the contract (both non-null, checked above).
     let (pipelines, formats) =
@@ -407,14 +408,14 @@ pub unsafe extern "C" fn pipeline_for(
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         pipelines.for_target(formats, depth, vk::RenderPass::from_raw(render_pass))
     })) {
-        Ok(Ok(pipeline)) => pipeline.as_raw(),
+        Ok(Ok(pipeline)) => PipelineAnswer::ready(pipeline.as_raw()),
         Ok(Err(e)) => {
             tracing::error!("{e}");
-            0
+            PipelineAnswer::ready(0)
         }
         Err(_) => {
             tracing::error!("{}: making a pipeline panicked", pipelines.context);
-            0
+            PipelineAnswer::ready(0)
         }
     }
 }
@@ -446,9 +447,10 @@ pub unsafe extern "C" fn record_state(
     count: u32,
     depth: u32,
     _render_pass: u64,
-) -> u64 {
+    _wait: bool,
+) -> PipelineAnswer {
     if context.is_null() || formats.is_null() || count == 0 {
-        return 0;
+        return PipelineAnswer::ready(0);
     }
     // SAFETY: per the contract (both non-null, checked above).
     let (recorder, formats) =
@@ -462,7 +464,7 @@ pub unsafe extern "C" fn record_state(
     {
         drawn.insert(state);
     }
-    0
+    PipelineAnswer::ready(0)
 }
 
 #[cfg(test)]

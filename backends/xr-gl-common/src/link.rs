@@ -3,7 +3,8 @@
 
 use crate::{info_log, pipelines::Pipelines};
 use glow::HasContext;
-use xr_device::XrError;
+use std::cell::Cell;
+use xr_device::{DeviceCapabilities, DeviceCounter, XrError};
 use xr_sourcebuild::{BuildError, BuildOptions, Diagnostic, Severity};
 
 /// A new program object, separable and binary-retrievable as `options` ask.
@@ -27,12 +28,55 @@ pub fn new_program(
     }
 }
 
+/// The device counter of links the driver had not finished when
+/// `glLinkProgram` returned: how much a driver with parallel shader compile
+/// links off the calling thread (on Mesa's llvmpipe, none: it links before
+/// returning).
+pub const LINKS_RUNNING_AT_RETURN: &str = "links still running when glLinkProgram returned";
+
+/// Whether the device's driver links on threads of its own
+/// (`GL_KHR_parallel_shader_compile`, which the device turns on), and how
+/// many links were still running when `glLinkProgram` returned.
+#[derive(Debug, Default)]
+pub struct LinkWatch {
+    parallel: bool,
+    running_at_return: Cell<u64>,
+}
+
+impl LinkWatch {
+    /// Watches the links of a device with `capabilities`.
+    pub fn new(capabilities: &DeviceCapabilities) -> Self {
+        let parallel = capabilities
+            .extensions
+            .iter()
+            .any(|e| e.as_str() == "GL_KHR_parallel_shader_compile" || e.as_str() == "GL_ARB_parallel_shader_compile");
+        Self { parallel, running_at_return: Cell::new(0) }
+    }
+
+    /// Notes, without waiting, whether `program`'s link is still running.
+    fn note(&self, gl: &glow::Context, program: glow::Program) {
+        // SAFETY: the completion status never waits; asked only where the
+        // context has the extension.
+        if self.parallel && !unsafe { gl.get_program_completion_status(program) } {
+            self.running_at_return.set(self.running_at_return.get() + 1);
+        }
+    }
+
+    /// [`LINKS_RUNNING_AT_RETURN`], where the driver has parallel compile.
+    pub fn counters(&self) -> Vec<DeviceCounter> {
+        self.parallel
+            .then(|| DeviceCounter { name: LINKS_RUNNING_AT_RETURN.into(), value: self.running_at_return.get() })
+            .into_iter()
+            .collect()
+    }
+}
+
 /// Links `shaders` into a new program named `name`; the linker's warnings
 /// come back with it. On failure the program is deleted and the linker's
 /// messages, under `context`, are the error.
 pub fn link_program(
     gl: &glow::Context,
-    pipelines: &Pipelines,
+    (pipelines, watch): (&Pipelines, &LinkWatch),
     options: &BuildOptions,
     shaders: &[glow::Shader],
     name: &str,
@@ -46,6 +90,7 @@ pub fn link_program(
             gl.attach_shader(program, *shader);
         }
         gl.link_program(program);
+        watch.note(gl, program);
         for shader in shaders {
             gl.detach_shader(program, *shader);
         }

@@ -6,6 +6,7 @@
 //! and reading framebuffers back in `resources`.
 
 mod program;
+mod readiness;
 mod resources;
 
 use crate::context::{self, GlContext};
@@ -14,9 +15,10 @@ use glow::HasContext;
 use resources::gl_format;
 use std::rc::Rc;
 use xr_device::{
-    BufferId, BufferUsage, ComputeCall, DeviceBackend, DeviceCapabilities, DeviceKind, DeviceOptions, DrawCall,
-    GlBindingSpace, Image, NativeHandles, PresentStatus, Presented, RenderTargetDesc, RenderTargetId, ResourceBinding,
-    SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, XrError, checks,
+    BufferId, BufferUsage, ComputeCall, DeviceBackend, DeviceCapabilities, DeviceCounter, DeviceKind, DeviceOptions,
+    DrawCall, DrawWith, GlBindingSpace, Image, NativeHandles, NotReadyCounts, PresentStatus, Presented, ProgramRef,
+    Readiness, RenderTargetDesc, RenderTargetId, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureFormat,
+    TextureId, VertexBufferId, VertexLayout, XrError, checks, decide,
 };
 
 struct RenderTarget {
@@ -116,6 +118,10 @@ pub struct GlDevice {
     extra: Extra,
     /// The window's drawable size, for a device opened with a window.
     window_size: Option<(u32, u32)>,
+    /// The driver compiles and links on threads of its own (`readiness`).
+    parallel_compile: bool,
+    /// Draws skipped or drawn by a fallback while a program was linking.
+    not_ready: NotReadyCounts,
 }
 
 type BindProgramPipeline = unsafe extern "system" fn(pipeline: u32);
@@ -143,6 +149,7 @@ impl GlDevice {
         }
         let version = gl.version();
         let extra = Extra::load(&context, (version.major, version.minor));
+        let parallel_compile = readiness::start_parallel_compile(&gl);
         let key = context::register(context.clone());
         Ok(Self {
             gl,
@@ -155,6 +162,8 @@ impl GlDevice {
             buffers: Vec::new(),
             extra,
             window_size,
+            parallel_compile,
+            not_ready: NotReadyCounts::default(),
         })
     }
 
@@ -296,8 +305,14 @@ impl DeviceBackend for GlDevice {
         };
         checks::check_depth_test(draw.target, draw.depth_test, target.depth.is_some())?;
         let gl = self.current()?;
-        self.use_program(gl, draw.program)?;
-        let draw_buffers = if target.colors.is_empty() { None } else { Some(self.draw_buffers(draw.program, target)) };
+        let decision = decide(draw.program, draw.when_not_ready, |p| self.program_readiness(gl, p))?;
+        self.not_ready.count(decision);
+        let program = match decision {
+            DrawWith::Program(program) | DrawWith::Fallback(program) => program,
+            DrawWith::Skip => return Ok(()),
+        };
+        self.use_program(gl, program)?;
+        let draw_buffers = if target.colors.is_empty() { None } else { Some(self.draw_buffers(program, target)) };
         // SAFETY: every object belongs to this context and was checked above.
         unsafe {
             gl.bind_framebuffer(glow::FRAMEBUFFER, Some(target.framebuffer));
@@ -534,6 +549,16 @@ impl DeviceBackend for GlDevice {
     fn take_validation_messages(&mut self) -> Result<Vec<String>, XrError> {
         // Every GL call is checked with glGetError as it is made.
         Ok(Vec::new())
+    }
+
+    fn counters(&self) -> Result<Vec<DeviceCounter>, XrError> {
+        Ok(self.not_ready.counters().into())
+    }
+
+    fn readiness(&self, program: ProgramRef, target: RenderTargetId) -> Result<Readiness, XrError> {
+        self.target(target)?;
+        let gl = self.current()?;
+        self.program_readiness(gl, program)
     }
 }
 

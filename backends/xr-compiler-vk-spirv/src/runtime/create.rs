@@ -23,7 +23,8 @@ use xr_sourcebuild::{BuildError, BuiltProgram, ProgramDesc, ResourceInfo, Shader
 use xr_spirv::{container::StageModule, reflect::Reflection};
 
 /// The device's `VulkanProgram::pipeline_for`.
-type PipelineFor = unsafe extern "C" fn(*const std::ffi::c_void, *const u32, u32, u32, u64) -> u64;
+type PipelineFor =
+    unsafe extern "C" fn(*const std::ffi::c_void, *const u32, u32, u32, u64, bool) -> xr_device::PipelineAnswer;
 
 /// The objects of one program, made before it is registered.
 struct CreatedObjects {

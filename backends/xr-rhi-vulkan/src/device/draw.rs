@@ -191,7 +191,9 @@ impl VkDevice {
                 let formats = target.formats();
                 let depth_format = if target.depth.is_some() { DEPTH_FORMAT.as_raw() as u32 } else { 0 };
                 // SAFETY: the build system keeps its context alive while the program is registered.
-                unsafe { notice(program.pipeline_context, formats.as_ptr(), formats.len() as u32, depth_format, 0) };
+                unsafe {
+                    notice(program.pipeline_context, formats.as_ptr(), formats.len() as u32, depth_format, 0, true)
+                };
             }
             return Ok(vk::Pipeline::null());
         }
@@ -204,7 +206,15 @@ impl VkDevice {
                 // SAFETY: the build system keeps its context alive while the program is registered.
                 Some(make) => unsafe {
                     let render_pass = pass.map_or(0, |(render_pass, _)| render_pass.as_raw());
-                    make(program.pipeline_context, formats.as_ptr(), formats.len() as u32, depth_format, render_pass)
+                    let answer = make(
+                        program.pipeline_context,
+                        formats.as_ptr(),
+                        formats.len() as u32,
+                        depth_format,
+                        render_pass,
+                        true,
+                    );
+                    answer.pipeline
                 },
                 None => 0,
             }
