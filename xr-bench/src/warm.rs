@@ -188,8 +188,9 @@ fn frames(store: &Path, log: Option<&Path>, mesa: &Path, pipelines: bool, count:
 
 fn child(store: &Path, log: Option<&Path>, count: usize) -> anyhow::Result<Frames> {
     let registry = Registry::discover();
-    let report = materials::frames::run(&registry, store, DeviceKind::VULKAN, log, count, 64)
-        .map_err(|e| anyhow::anyhow!("drawing the scene: {e}"))?;
+    let report =
+        materials::frames::run(&registry, store, DeviceKind::VULKAN, log, (count, 64), materials::frames::Policy::Wait)
+            .map_err(|e| anyhow::anyhow!("drawing the scene: {e}"))?;
     let by_draws = |name: &str| report.made_by_draws.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| *v);
     Ok(Frames {
         load_ms: report.load_ms,

@@ -41,7 +41,7 @@ use std::{
     path::Path,
     sync::{Arc, Mutex},
 };
-use xr_device::{DeviceBox, ProgramRef};
+use xr_device::{DeviceBox, DrawCall, NotReady, ProgramRef, RenderTargetId, VertexBufferId};
 use xr_host::Registry;
 pub use xr_sourcebuild::LoadPath;
 use xr_sourcebuild::{ArtifactLoad, AttachedBuildSystemBox, BuiltProgram, OverrideKind, OverrideValue, TargetLoad};
@@ -112,6 +112,17 @@ pub struct Loaded {
     /// Why the object is stale, when it is: its build failed, and the
     /// catalog kept the last good object (also logged at `XR_LOG=info`).
     pub stale: Option<String>,
+    /// What its draws do while it is not ready ([`DeviceLoader::when_not_ready`]
+    /// when it was loaded; [`Loaded::draw_call`] carries it).
+    pub when_not_ready: NotReady,
+}
+
+impl Loaded {
+    /// A draw of `vertex_count` vertices of `vertices` with this program
+    /// into `target`, under the policy it was loaded with.
+    pub fn draw_call(&self, target: RenderTargetId, vertices: VertexBufferId, vertex_count: u32) -> DrawCall {
+        DrawCall::triangles(target, self.built.program, vertices, vertex_count).when_not_ready(self.when_not_ready)
+    }
 }
 
 /// The programs of a store, as `xr build` left them.
@@ -388,6 +399,7 @@ struct Recorded {
 pub struct DeviceLoader {
     loaders: Vec<Loader>,
     recorded: Vec<Recorded>,
+    when_not_ready: NotReady,
 }
 
 impl DeviceLoader {
@@ -416,7 +428,15 @@ impl DeviceLoader {
                 Err(e) => tracing::info!("{} does not attach to this device: {e}", info.name),
             }
         }
-        Ok(Self { loaders, recorded: Vec::new() })
+        Ok(Self { loaders, recorded: Vec::new(), when_not_ready: NotReady::Wait })
+    }
+
+    /// What the draws of the programs loaded from now on do while one is
+    /// not ready (still compiling off the draw path): wait (the default),
+    /// skip, or draw a fallback program, one loaded before (an ubershader).
+    /// A draw may ask otherwise (`DrawCall::when_not_ready`).
+    pub fn when_not_ready(&mut self, policy: NotReady) {
+        self.when_not_ready = policy;
     }
 
     /// Records, in the usage log of the library each program was loaded
@@ -562,6 +582,7 @@ impl DeviceLoader {
                             loader: loader.name.clone(),
                             reason,
                             stale,
+                            when_not_ready: self.when_not_ready,
                         });
                     }
                     Err(why) => {

@@ -13,10 +13,10 @@ use crate::{
 use abi_stable::std_types::{ROption, RSlice, RString, RVec};
 use std::sync::Arc;
 use xr_device::{
-    BufferId, BufferUsage, ComputeCall, DeviceBackend, DeviceCapabilities, DeviceCounter, DrawCall, Filter, Image,
-    NamedHandle, NativeHandles, Presented, RenderTargetDesc, RenderTargetId, ResourceBinding, SamplerDesc, SamplerId,
-    TextureDesc, TextureFormat, TextureId, VertexBufferId, VertexLayout, Wrap, XrError, check_buffer_write,
-    check_target_size,
+    BufferId, BufferUsage, ComputeCall, DeviceBackend, DeviceCapabilities, DeviceCounter, DrawCall, DrawWith, Filter,
+    Image, NamedHandle, NativeHandles, NotReadyCounts, Presented, ProgramRef, Readiness, RenderTargetDesc,
+    RenderTargetId, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureFormat, TextureId, VertexBufferId,
+    VertexLayout, Wrap, XrError, check_buffer_write, check_target_size, decide, readiness::STILL_COMPILING,
 };
 
 /// An open device of the wgpu device system.
@@ -25,6 +25,8 @@ pub struct WgpuDevice {
     presenter: Option<Presenter>,
     context: Arc<Context>,
     handles: &'static [NamedHandle],
+    /// Draws skipped or drawn by a fallback while a pipeline was being made.
+    not_ready: NotReadyCounts,
 }
 
 impl WgpuDevice {
@@ -41,7 +43,7 @@ impl WgpuDevice {
         // device opened, where the contract asks for a 'static list.
         let handles =
             Box::leak(Box::new([NamedHandle { name: CONTEXT_HANDLE.into(), address: Arc::as_ptr(&context) as usize }]));
-        Ok(Self { presenter, context, handles })
+        Ok(Self { presenter, context, handles, not_ready: NotReadyCounts::default() })
     }
 
     fn encoder(&self) -> wgpu::CommandEncoder {
@@ -226,11 +228,14 @@ impl DeviceBackend for WgpuDevice {
         let objects = self.context.objects();
         let target = get(&objects.targets, draw.target.0, "render target")?;
         let vertices = get(&objects.vertex_buffers, draw.vertex_buffer.0, "vertex buffer")?;
-        let program = objects
-            .programs
-            .get(&draw.program.name)
-            .ok_or_else(|| XrError::invalid_input(format!("no program {} on this device", draw.program.name)))?
-            .clone();
+        let program_of = |program: ProgramRef| {
+            objects
+                .programs
+                .get(&program.name)
+                .cloned()
+                .ok_or_else(|| XrError::invalid_input(format!("no program {} on this device", program.name)))
+        };
+        program_of(draw.program)?;
         if draw.depth_test && target.depth.is_none() {
             return Err(XrError::invalid_input("a draw with the depth test needs a target with depth"));
         }
@@ -240,7 +245,25 @@ impl DeviceBackend for WgpuDevice {
             draw.depth_test,
             &vertices.layout,
         );
-        let pipeline = program.render_pipeline(&self.context, &state)?;
+        // Under a policy that does not wait, a pipeline not made yet is
+        // started on a worker thread and the draw goes on without it.
+        let mut made = None;
+        let decision = decide(draw.program, draw.when_not_ready, |candidate| {
+            let pipeline = program_of(candidate)?.render_pipeline_without_waiting(&self.context, &state)?;
+            let readiness = if pipeline.is_some() { Readiness::Ready } else { Readiness::Compiling };
+            made = pipeline.map(|pipeline| (candidate, pipeline)).or(made.take());
+            Ok(readiness)
+        })?;
+        self.not_ready.count(decision);
+        let chosen = match decision {
+            DrawWith::Program(chosen) | DrawWith::Fallback(chosen) => chosen,
+            DrawWith::Skip => return Ok(()),
+        };
+        let program = program_of(chosen)?;
+        let pipeline = match made {
+            Some((of, pipeline)) if of == chosen => pipeline,
+            _ => program.render_pipeline(&self.context, &state)?,
+        };
         let groups = program.bind_groups(&self.context, &objects)?;
         let immediates = program.values().immediates.clone();
         let indices = match draw.index_buffer {
@@ -540,6 +563,28 @@ impl DeviceBackend for WgpuDevice {
     }
 
     fn counters(&self) -> Result<Vec<DeviceCounter>, XrError> {
-        Ok(self.context.counters())
+        let mut counters = self.context.counters();
+        counters.extend(self.not_ready.counters());
+        let compiling = self.context.objects().programs.values().map(|p| p.still_compiling() as u64).sum();
+        counters.push(DeviceCounter { name: STILL_COMPILING.into(), value: compiling });
+        Ok(counters)
+    }
+
+    /// `Ready` where the program has a pipeline for the target's formats
+    /// (a pipeline is made per vertex layout and depth test too, which a
+    /// target does not say: a draw of another layout may still make one).
+    fn readiness(&self, program: ProgramRef, target: RenderTargetId) -> Result<Readiness, XrError> {
+        let objects = self.context.objects();
+        let target = get(&objects.targets, target.0, "render target")?;
+        let program = objects
+            .programs
+            .get(&program.name)
+            .ok_or_else(|| XrError::invalid_input(format!("no program {} on this device", program.name)))?;
+        let colors: Vec<TextureFormat> = target.colors.iter().map(|(_, format)| *format).collect();
+        Ok(if program.made_for_target(&colors, target.depth.is_some()) {
+            Readiness::Ready
+        } else {
+            Readiness::Compiling
+        })
     }
 }

@@ -1,7 +1,10 @@
 //! A program on a wgpu device: its shader modules, its layout (bind group
 //! layouts from the reflected resources, immediates for the push
 //! constants), the values its constant table writes, and the pipelines
-//! made for the states it is drawn in.
+//! made for the states it is drawn in: at the draw, or, for a draw that
+//! will not wait ([`Program::render_pipeline_without_waiting`]), on a
+//! worker thread (a wgpu device is `Send + Sync`, and its error scopes are
+//! the calling thread's).
 
 use crate::{
     context::Context,
@@ -10,6 +13,7 @@ use crate::{
 use std::{
     collections::HashMap,
     sync::{Arc, Mutex, MutexGuard},
+    thread::JoinHandle,
 };
 use xr_device::{ResourceBinding, ResourceKind, TextureFormat, VertexLayout, XrError};
 use xr_sourcebuild::{ResourceInfo, ShaderStage};
@@ -100,6 +104,8 @@ pub struct Program {
     /// The constant table's values.
     values: Mutex<Values>,
     render_pipelines: Mutex<HashMap<DrawState, wgpu::RenderPipeline>>,
+    /// Pipelines being made on worker threads, by state.
+    compiling: Mutex<HashMap<DrawState, JoinHandle<Result<wgpu::RenderPipeline, XrError>>>>,
     compute_pipeline: Mutex<Option<wgpu::ComputePipeline>>,
     /// The device's pipeline cache, where it keeps one.
     pub cache: Option<Arc<wgpu::PipelineCache>>,
@@ -134,6 +140,7 @@ impl Program {
             resources,
             values: Mutex::new(values),
             render_pipelines: Mutex::new(HashMap::new()),
+            compiling: Mutex::new(HashMap::new()),
             compute_pipeline: Mutex::new(None),
             stored_cache: cache.as_ref().is_some_and(|(_, stored)| *stored),
             cache: cache.map(|(cache, _)| cache),
@@ -142,19 +149,91 @@ impl Program {
 
     /// The values the constant table writes.
     pub fn values(&self) -> MutexGuard<'_, Values> {
-        self.values.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.values)
     }
 
     fn stage(&self, stage: ShaderStage) -> Option<&Stage> {
         self.stages.iter().find(|s| s.stage == stage)
     }
 
-    /// The render pipeline for `state`, made on first use.
+    /// The render pipeline for `state`, made on first use; a draw waits
+    /// for it (and for a worker thread making it already).
     pub fn render_pipeline(&self, context: &Context, state: &DrawState) -> Result<wgpu::RenderPipeline, XrError> {
-        let mut pipelines = self.render_pipelines.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(pipeline) = pipelines.get(state) {
-            return Ok(pipeline.clone());
+        if let Some(pipeline) = self.made(state) {
+            return Ok(pipeline);
         }
+        let started = lock(&self.compiling).remove(state);
+        let pipeline = match started {
+            Some(worker) => worker.join().map_err(|_| panicked(&self.name))??,
+            None => {
+                let pipeline = self.make_render_pipeline(context, state)?;
+                context.count_pipeline(self.stored_cache);
+                pipeline
+            }
+        };
+        Ok(lock(&self.render_pipelines).entry(state.clone()).or_insert(pipeline).clone())
+    }
+
+    /// The render pipeline for `state` if it is made; otherwise `None` at
+    /// once, with the pipeline started on a worker thread if it was not
+    /// (a failure there comes back from a later call). Never waits for a
+    /// compile.
+    pub fn render_pipeline_without_waiting(
+        self: &Arc<Self>,
+        context: &Arc<Context>,
+        state: &DrawState,
+    ) -> Result<Option<wgpu::RenderPipeline>, XrError> {
+        if let Some(pipeline) = self.made(state) {
+            return Ok(Some(pipeline));
+        }
+        let mut compiling = lock(&self.compiling);
+        match compiling.get(state) {
+            Some(worker) if worker.is_finished() => {
+                let Some(worker) = compiling.remove(state) else { return Ok(None) };
+                drop(compiling);
+                let pipeline = worker.join().map_err(|_| panicked(&self.name))??;
+                Ok(Some(lock(&self.render_pipelines).entry(state.clone()).or_insert(pipeline).clone()))
+            }
+            Some(_) => Ok(None),
+            None => {
+                let (program, context, worker_state) = (self.clone(), context.clone(), state.clone());
+                let worker = std::thread::Builder::new()
+                    .name(format!("xr-wgpu-pipeline {}", self.name))
+                    .spawn(move || {
+                        let _keep = context.keep_current();
+                        let pipeline = program.make_render_pipeline(&context, &worker_state)?;
+                        context.count_pipeline(program.stored_cache);
+                        // Kept at once, so that readiness sees it before any draw asks.
+                        lock(&program.render_pipelines).entry(worker_state).or_insert(pipeline.clone());
+                        Ok(pipeline)
+                    })
+                    .map_err(|e| XrError::driver(format!("starting a thread to make a pipeline: {e}")))?;
+                compiling.insert(state.clone(), worker);
+                Ok(None)
+            }
+        }
+    }
+
+    /// How many of its pipelines are being made on worker threads.
+    pub fn still_compiling(&self) -> usize {
+        lock(&self.compiling).values().filter(|worker| !worker.is_finished()).count()
+    }
+
+    /// Whether a pipeline for a target of `colors` (`depth`) is made, of
+    /// any vertex layout and depth test, and none for it is being made.
+    pub fn made_for_target(&self, colors: &[TextureFormat], depth: bool) -> bool {
+        let of_target = |state: &DrawState| state.colors == colors && state.depth == depth;
+        lock(&self.render_pipelines).keys().any(of_target)
+            && !lock(&self.compiling).iter().any(|(state, worker)| of_target(state) && !worker.is_finished())
+    }
+
+    fn made(&self, state: &DrawState) -> Option<wgpu::RenderPipeline> {
+        lock(&self.render_pipelines).get(state).cloned()
+    }
+
+    /// Makes the render pipeline for `state`, holding no lock: a draw that
+    /// does not wait may look for another state's meanwhile.
+    fn make_render_pipeline(&self, context: &Context, state: &DrawState) -> Result<wgpu::RenderPipeline, XrError> {
         let vertex = self.stage(ShaderStage::Vertex).ok_or_else(|| {
             XrError::invalid_input(format!("program '{}' has no vertex stage to draw triangles with", self.name))
         })?;
@@ -234,8 +313,6 @@ impl Program {
                 cache: self.cache.as_deref(),
             }))
         })?;
-        context.count_pipeline(self.stored_cache);
-        pipelines.insert(state.clone(), pipeline.clone());
         Ok(pipeline)
     }
 
@@ -324,4 +401,14 @@ impl Program {
         }
         Ok(groups)
     }
+}
+
+/// `mutex` locked; a lock poisoned by a panicking thread is taken as is
+/// (what it guards is a map or plain values, never half written).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn panicked(program: &str) -> XrError {
+    XrError::driver(format!("making a pipeline for '{program}' panicked on its worker thread"))
 }

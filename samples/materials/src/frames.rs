@@ -6,8 +6,14 @@
 //! makes one.
 
 use crate::{SampleError, Scene};
-use std::{path::Path, time::Instant};
-use xr_device::{DeviceKind, DeviceOptions, RenderTargetDesc, RenderTargetId, TextureFormat};
+use std::{
+    path::Path,
+    time::{Duration, Instant},
+};
+use xr_device::{
+    DeviceBox, DeviceKind, DeviceOptions, NotReady, ProgramRef, RenderTargetDesc, RenderTargetId, TextureFormat,
+    readiness::{DRAWS_BY_FALLBACK, DRAWS_SKIPPED},
+};
 use xr_host::Registry;
 use xr_library::{DeviceLoader, LoadPath, ShaderLibrary};
 
@@ -21,6 +27,56 @@ pub fn target_shapes() -> [(Vec<TextureFormat>, bool); 5] {
         (vec![Rgba16Float], true),
         (vec![Rgba8], false),
     ]
+}
+
+/// What the tiles' draws do while their program is not ready for a target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Policy {
+    /// Wait for the compile (every device's behaviour before readiness).
+    Wait,
+    /// Skip the draw.
+    Skip,
+    /// Draw the scene's first program (the flat unlit tile) instead, as an
+    /// engine draws an ubershader compiled early.
+    Fallback,
+}
+
+impl Policy {
+    /// Every policy.
+    pub const ALL: [Policy; 3] = [Policy::Wait, Policy::Skip, Policy::Fallback];
+
+    /// How a table names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Wait => "wait",
+            Policy::Skip => "skip",
+            Policy::Fallback => "fallback",
+        }
+    }
+}
+
+/// How long after the first frame began every tile's program was ready,
+/// with its final object, for every target (polled after the frames where
+/// it was not yet); `None` where it was not within `limit`.
+fn all_ready_after(
+    device: &DeviceBox,
+    pairs: &[(ProgramRef, RenderTargetId)],
+    began: Instant,
+    limit: Duration,
+) -> Result<Option<f64>, SampleError> {
+    loop {
+        let mut ready = true;
+        for (program, target) in pairs {
+            ready &= device.readiness(*program, *target).into_result()? == xr_device::Readiness::Ready;
+        }
+        if ready {
+            return Ok(Some(began.elapsed().as_secs_f64() * 1e3));
+        }
+        if began.elapsed() > limit {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// What a run of frames measured and made.
@@ -40,6 +96,14 @@ pub struct FramesReport {
     /// The device's counts of what its draws made: (`pipelines`, `shader
     /// objects`) made after the load.
     pub made_by_draws: Vec<(String, u64)>,
+    /// Draws skipped, and drawn by the fallback, while a program was not ready.
+    pub skipped: u64,
+    /// Draws made by the fallback program.
+    pub by_fallback: u64,
+    /// Milliseconds from the first frame's start until every program was
+    /// ready with its final object for every target (`None`: not within
+    /// ten seconds after the frames).
+    pub all_ready_ms: Option<f64>,
 }
 
 impl FramesReport {
@@ -51,14 +115,15 @@ impl FramesReport {
 
 /// Opens a `kind` device, loads the scene from the store at `store` (its
 /// loads, and at the end its draw states, recorded in `usage_log` when
-/// given) and draws `frames` frames of `size` × `size`.
+/// given) and draws `frames` frames of `size` × `size`, each draw under
+/// `policy` while its program is not ready.
 pub fn run(
     registry: &Registry,
     store: &Path,
     kind: DeviceKind,
     usage_log: Option<&Path>,
-    frames: usize,
-    size: u32,
+    (frames, size): (usize, u32),
+    policy: Policy,
 ) -> Result<FramesReport, SampleError> {
     let mut library = ShaderLibrary::open(store)?;
     if let Some(log) = usage_log {
@@ -68,7 +133,13 @@ pub fn run(
     let renderer = device.capabilities().into_result()?.renderer.to_string();
     let mut loader = DeviceLoader::attach(registry, &device, &library)?;
     let started = Instant::now();
-    let scene = Scene::load(&mut device, &mut loader, &library, &[], size)?;
+    let mut scene = Scene::load(&mut device, &mut loader, &library, &[], size)?;
+    let programs = scene.programs();
+    scene.when_not_ready(match policy {
+        Policy::Wait => NotReady::Wait,
+        Policy::Skip => NotReady::Skip,
+        Policy::Fallback => NotReady::Fallback(programs[0]),
+    });
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     let loaded = device.counters().into_result()?;
     let targets: Vec<RenderTargetId> = target_shapes()
@@ -81,6 +152,7 @@ pub fn run(
     let attachments: Vec<_> =
         targets.iter().map(|t| device.render_target_texture(*t, 0).into_result()).collect::<Result<_, _>>()?;
     let mut frames_ms = Vec::with_capacity(frames);
+    let began = Instant::now();
     for frame in 0..frames {
         let started = Instant::now();
         scene.draw_into(&mut device, targets[frame % targets.len()])?;
@@ -88,8 +160,12 @@ pub fn run(
         device.read_texture(attachments[frame % targets.len()], 0).into_result()?;
         frames_ms.push(started.elapsed().as_secs_f64() * 1e3);
     }
+    let pairs: Vec<_> = programs.iter().flat_map(|p| targets.iter().map(move |t| (*p, *t))).collect();
+    let all_ready_ms = all_ready_after(&device, &pairs, began, Duration::from_secs(10))?;
     let paths = scene.loads().iter().map(|l| l.path).collect();
     let drawn = device.counters().into_result()?;
+    let count = |name: &str| drawn.iter().find(|c| c.name == name).map_or(0, |c| c.value);
+    let (skipped, by_fallback) = (count(DRAWS_SKIPPED), count(DRAWS_BY_FALLBACK));
     let made_by_draws = drawn
         .iter()
         .map(|after| {
@@ -109,7 +185,7 @@ pub fn run(
     // its build systems save their caches, before the device goes.
     drop(loader);
     drop(device);
-    Ok(FramesReport { renderer, load_ms, frames_ms, paths, made, made_by_draws })
+    Ok(FramesReport { renderer, load_ms, frames_ms, paths, made, made_by_draws, skipped, by_fallback, all_ready_ms })
 }
 
 /// The value below which a fraction `at` of `values` lie (1.0: the largest).

@@ -8,7 +8,7 @@
 //! with the same pixels on every path that loads it ([`render_unlit_row`]).
 
 use xr_device::{
-    DeviceBox, DeviceKind, DeviceOptions, DrawCall, Image, RenderTargetId, VertexAttribute, VertexBufferId,
+    DeviceBox, DeviceKind, DeviceOptions, Image, NotReady, ProgramRef, RenderTargetId, VertexAttribute, VertexBufferId,
     VertexLayout, XrError,
 };
 use xr_host::{Registry, RegistryError};
@@ -383,10 +383,21 @@ impl Scene {
     pub fn draw_into(&self, device: &mut DeviceBox, target: RenderTargetId) -> Result<(), SampleError> {
         device.clear(target, &CLEAR).into_result()?;
         for tile in &self.tiles {
-            let call = DrawCall::triangles(target, tile.built.program, self.quad, 6);
-            device.draw(&call).into_result()?;
+            device.draw(&tile.draw_call(target, self.quad, 6)).into_result()?;
         }
         Ok(())
+    }
+
+    /// What the tiles' draws do while their program is not ready.
+    pub fn when_not_ready(&mut self, policy: NotReady) {
+        for tile in &mut self.tiles {
+            tile.when_not_ready = policy;
+        }
+    }
+
+    /// The tiles' programs, in the scene's order.
+    pub fn programs(&self) -> Vec<ProgramRef> {
+        self.tiles.iter().map(|t| t.built.program).collect()
     }
 
     /// The target the scene is drawn into.

@@ -40,6 +40,11 @@ struct Args {
     /// and `xr build --used`).
     #[arg(long, value_name = "LOG")]
     usage_log: Option<PathBuf>,
+    /// What a draw of --frames does while its program is not ready for the
+    /// target (still compiling off the draw path): wait for it, skip the
+    /// draw, or draw the scene's first program instead.
+    #[arg(long, value_name = "POLICY", default_value = "wait")]
+    when_not_ready: materials::frames::Policy,
 }
 
 /// `--frames`: the frames drawn, their times, and what was compiled.
@@ -48,7 +53,14 @@ fn frames(registry: &Registry, args: &Args, count: usize) -> anyhow::Result<()> 
         let known: Vec<&str> = registry.device_kinds().iter().map(|k| k.name()).collect();
         anyhow::bail!("no device system opens a '{}' device (the kinds here: {})", args.device, known.join(", "));
     };
-    let report = materials::frames::run(registry, &args.store, kind, args.usage_log.as_deref(), count, 64)?;
+    let report = materials::frames::run(
+        registry,
+        &args.store,
+        kind,
+        args.usage_log.as_deref(),
+        (count, 64),
+        args.when_not_ready,
+    )?;
     let percentile = |at| materials::frames::percentile(&report.frames_ms, at);
     println!(
         "frames: {count} on {}: load {:.1} ms, first frame {:.1} ms, median {:.2} ms, p99 {:.2} ms",
@@ -60,6 +72,13 @@ fn frames(registry: &Registry, args: &Args, count: usize) -> anyhow::Result<()> 
     );
     let first: Vec<String> = report.frames_ms.iter().take(5).map(|ms| format!("{ms:.1}")).collect();
     println!("the first frames, one into each target: {} ms", first.join(", "));
+    println!(
+        "while not ready ({}): {} draws skipped, {} drawn by the fallback; every program ready for every target {}",
+        args.when_not_ready.name(),
+        report.skipped,
+        report.by_fallback,
+        report.all_ready_ms.map_or("not within 10 s".to_owned(), |ms| format!("after {ms:.1} ms"))
+    );
     let made: Vec<String> = report.made.iter().map(|(name, value)| format!("{name} {value}")).collect();
     println!("made at load and draw: {}", made.join(", "));
     let by_draws: Vec<String> = report.made_by_draws.iter().map(|(name, value)| format!("{name} {value}")).collect();
