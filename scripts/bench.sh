@@ -6,6 +6,7 @@
 #   scripts/bench.sh vulkan-load [--frames 300]
 #   scripts/bench.sh warm [--frames 300]
 #   scripts/bench.sh wgpu-load [--rounds 5]
+#   scripts/bench.sh not-ready [--frames 60] [--paths opengl,wgpu]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/target-dir.sh

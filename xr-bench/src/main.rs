@@ -3,6 +3,7 @@
 
 mod child;
 mod constant_setters;
+mod not_ready;
 mod plot_build;
 mod program_binaries;
 mod slang;
@@ -44,6 +45,9 @@ enum Bench {
     /// The scene's first frame and frames without and with `xr warm` first,
     /// on pipelines and shader objects, and `xr build --used` against the matrix.
     Warm(warm::Args),
+    /// The scene into new target formats with no warm, per device path and
+    /// per policy for a program not ready (wait, skip, fallback).
+    NotReady(not_ready::Args),
     /// (Used by `slang`: the direct compiles in a child process.)
     #[command(hide = true)]
     SlangDirect(slang::DirectArgs),
@@ -59,6 +63,7 @@ fn main() -> anyhow::Result<()> {
         Bench::VulkanLoad(args) => vulkan_load::run(args),
         Bench::WgpuLoad(args) => wgpu_load::run(args),
         Bench::Warm(args) => warm::run(args),
+        Bench::NotReady(args) => not_ready::run(args),
         Bench::SlangDirect(args) => slang::run_direct(args),
     }
 }
