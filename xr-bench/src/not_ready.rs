@@ -89,6 +89,11 @@ pub struct Args {
     /// Work directory (store copies, Mesa caches); a temporary one by default.
     #[arg(long)]
     work_dir: Option<PathBuf>,
+    /// The materials scene's store, built already (`xr build -m
+    /// samples/materials/xr.toml`), where no `xr` or compiler is at hand
+    /// (a GPU machine: scripts/bench-not-ready-gpu.sh); built here by default.
+    #[arg(long, value_name = "DIR")]
+    from_store: Option<PathBuf>,
     #[command(flatten)]
     child: ChildArgs<DevicePath>,
     /// Internal: the child's policy.
@@ -119,18 +124,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "xr-bench: the materials scene, {frames} frames into 5 new target formats, work directory {}",
         work.display()
     );
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/materials/xr.toml");
-    let pristine = work.join("pristine");
-    let output = Command::new(&xr)
-        .args(["build", "-q", "-m"])
-        .arg(&manifest)
-        .arg("--store")
-        .arg(&pristine)
-        .output()
-        .context("starting xr build")?;
-    if !output.status.success() {
-        bail!("xr build failed: {}", String::from_utf8_lossy(&output.stderr));
-    }
+    let pristine = match &args.from_store {
+        Some(store) => store.clone(),
+        None => {
+            let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/materials/xr.toml");
+            let pristine = work.join("pristine");
+            let output = Command::new(&xr)
+                .args(["build", "-q", "-m"])
+                .arg(&manifest)
+                .arg("--store")
+                .arg(&pristine)
+                .output()
+                .context("starting xr build")?;
+            if !output.status.success() {
+                bail!("xr build failed: {}", String::from_utf8_lossy(&output.stderr));
+            }
+            pristine
+        }
+    };
     let paths = if args.paths.is_empty() { DevicePath::ALL.to_vec() } else { args.paths.clone() };
     println!(
         "The materials scene (9 programs), {frames} frames into 5 targets of new formats, no usage log, no warm, cold Mesa cache"
