@@ -7,7 +7,7 @@
 # smallest failing input and keeps it under proptest-regressions/, where it is
 # replayed first on every later run (commit it: it is the regression test).
 #
-#   scripts/fuzz.sh 60      # the smoke run scripts/test.sh ends with
+#   scripts/fuzz.sh 30      # the smoke run scripts/test.sh ends with
 #   scripts/fuzz.sh 3600    # the long run recorded in docs/TESTING.md
 set -euo pipefail
 cd "$(dirname "$0")/.."

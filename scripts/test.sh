@@ -87,8 +87,8 @@ print(" ".join(names))
     fi
 }
 step nothing-stale nothing_stale
-# A minute of fuzzing: the property tests over arbitrary input, fresh seeds.
-step fuzz scripts/fuzz.sh 60
+# Half a minute of fuzzing: the property tests over arbitrary input, fresh seeds.
+step fuzz scripts/fuzz.sh 30
 # A smoke of the remote-store benchmark (real nginx and redis-server, a few seconds).
 step bench-remote scripts/bench-remote.sh --smoke
 # A smoke of the remote-execution benchmark (a farm of BuildGrid and 2 xr-bots on loopback; 150 s on CI).
@@ -103,6 +103,8 @@ step bench-vulkan-load "$target"/debug/xr-bench vulkan-load --frames 10
 step bench-wgpu-load "$target"/debug/xr-bench wgpu-load --rounds 1
 # A smoke of the warm benchmark: record, xr warm, 10 frames on each Vulkan path, and a --used build.
 step bench-warm "$target"/debug/xr-bench warm --frames 10
+# A smoke of the not-ready benchmark: 5 frames per policy on OpenGL, Vulkan pipelines and wgpu.
+step bench-not-ready "$target"/debug/xr-bench not-ready --frames 5 --paths opengl,vulkan-pipelines,wgpu
 # A smoke of the Debian package: the debug build packaged with cargo-deb,
 # unpacked with dpkg -x, its xr finding its plugins (docs/INSTALL.md).
 step package-deb scripts/package-deb.sh --smoke
