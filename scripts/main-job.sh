@@ -102,6 +102,12 @@ for launch in first second; do
     step "Drawing the materials scene on wgpu, $launch launch (materials --frames 5 --device wgpu)" \
         "$target"/release/materials --store target/xr-store/materials --frames 5 --device wgpu
 done
+# Draws that never wait: the scene into five new target formats on a fresh
+# device, each draw skipped while its pipeline is made on a worker thread
+# (wgpu) or linked from libraries and optimized on another thread (Vulkan
+# pipelines); the sample says what was skipped and when all was ready.
+step "Drawing the scene into new formats, skipping what is not ready (materials --frames 10 --when-not-ready skip, wgpu)" \
+    "$target"/release/materials --store target/xr-store/materials --frames 10 --device wgpu --when-not-ready skip
 step "Rendering the textured sample (compute, textures, depth)" "$target"/release/textured --out "$out"
 # Task and mesh stages (Vulkan; the OpenGL paths say why they skip): the
 # textured cube drawn into the vertex pipeline's pixels, or the step fails.
