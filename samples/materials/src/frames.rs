@@ -101,13 +101,15 @@ pub struct FramesReport {
     /// The device's counts of what its draws made: (`pipelines`, `shader
     /// objects`) made after the load.
     pub made_by_draws: Vec<(String, u64)>,
-    /// Draws skipped, and drawn by the fallback, while a program was not ready.
+    /// Draws skipped while their program was not ready.
     pub skipped: u64,
     /// Draws made by the fallback program.
     pub by_fallback: u64,
     /// Milliseconds from the first frame's start until every program was
-    /// ready with its final object for every target (`None`: not within
-    /// ten seconds after the frames).
+    /// ready with its final object for every target, asked after each frame
+    /// once every target was drawn into (so never less than the first
+    /// five frames), then polled after the frames; `None`: not within ten
+    /// seconds after them.
     pub all_ready_ms: Option<f64>,
 }
 
