@@ -5,8 +5,8 @@
 //! (or a program into a target of formats it was never drawn into): the
 //! driver compiles while the frame waits. A device that can compile off
 //! the draw path (OpenGL's parallel shader compile, Vulkan pipelines linked
-//! from graphics pipeline libraries or compiled on another thread, wgpu
-//! pipelines made on a worker thread) says, per program and target, what
+//! from graphics pipeline libraries or compiled on another thread, another
+//! API's pipelines made on a worker thread) says, per program and target, what
 //! a draw would find ([`Readiness`]); the engine says, per draw or per
 //! library, what to do when the program is not ready ([`NotReady`]).
 
