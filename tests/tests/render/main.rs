@@ -10,6 +10,7 @@ mod glsl_build;
 mod library;
 mod loose_uniforms;
 mod meshlets;
+mod pipeline_libraries;
 mod pipelines;
 mod program_binaries;
 mod raytraced;
