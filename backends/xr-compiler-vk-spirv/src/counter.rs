@@ -4,7 +4,12 @@
 //! each was made (`AttachedBuildSystem::counters`): a pipeline the driver
 //! compiled or found in the pipeline cache, a shader object made from
 //! SPIR-V or from the driver's stored binary. The split is what shows that
-//! a warm worked: after it, loads and draws compile nothing.
+//! a warm worked: after it, loads and draws compile nothing. Where the
+//! device has graphics pipeline libraries, the libraries made at load, the
+//! pipelines linked from them at once for a draw that does not wait, and
+//! the optimized ones that replace those are counted apart from whole
+//! compiles; libraries are not drawable pipelines, and the device does not
+//! count them.
 
 use ash::vk;
 use std::sync::{
@@ -13,11 +18,28 @@ use std::sync::{
 };
 use xr_device::{CreatedObjectCounts, DeviceCounter};
 
+/// The count of pipelines linked from graphics pipeline libraries at once.
+pub const PIPELINES_LINKED: &str = "pipelines linked from libraries";
+
+/// The count of optimized pipelines linked on another thread, each
+/// replacing one linked at once.
+pub const PIPELINES_OPTIMIZED: &str = "pipelines optimized in the background";
+
+/// Whether the driver said, validly, that it found the pipeline in the cache.
+fn cache_hit(feedback: &vk::PipelineCreationFeedback) -> bool {
+    feedback.flags.contains(vk::PipelineCreationFeedbackFlags::VALID)
+        && feedback.flags.contains(vk::PipelineCreationFeedbackFlags::APPLICATION_PIPELINE_CACHE_HIT)
+}
+
 /// The build system's own counts.
 #[derive(Default, Debug)]
 struct Made {
     pipelines_compiled: AtomicU64,
     pipelines_from_cache: AtomicU64,
+    pipelines_linked: AtomicU64,
+    pipelines_optimized: AtomicU64,
+    libraries_compiled: AtomicU64,
+    libraries_from_cache: AtomicU64,
     shader_objects_from_spirv: AtomicU64,
     shader_objects_from_binaries: AtomicU64,
 }
@@ -50,14 +72,37 @@ impl Counter {
         }
     }
 
-    /// Counts a pipeline made, by what the driver said of its creation
+    /// Counts a pipeline made whole, by what the driver said of its creation
     /// (`VkPipelineCreationFeedback`): found whole in the pipeline cache,
     /// or compiled (also where the driver says nothing).
     pub fn pipeline(&self, feedback: &vk::PipelineCreationFeedback) {
         self.device(|c| &c.pipelines, 1);
-        let valid = feedback.flags.contains(vk::PipelineCreationFeedbackFlags::VALID);
-        let hit = feedback.flags.contains(vk::PipelineCreationFeedbackFlags::APPLICATION_PIPELINE_CACHE_HIT);
-        let count = if valid && hit { &self.own.pipelines_from_cache } else { &self.own.pipelines_compiled };
+        let count = if cache_hit(feedback) { &self.own.pipelines_from_cache } else { &self.own.pipelines_compiled };
+        count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a graphics pipeline library made at load: compiled, or found
+    /// in the pipeline cache. Not a pipeline a draw binds: the device's
+    /// count leaves it out.
+    pub fn library(&self, feedback: &vk::PipelineCreationFeedback) {
+        let count = if cache_hit(feedback) { &self.own.libraries_from_cache } else { &self.own.libraries_compiled };
+        count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a pipeline linked from libraries at once, for a draw that
+    /// does not wait. The driver's feedback says nothing more here: a fast
+    /// link compiles nothing, whether the cache had it or not.
+    pub fn linked(&self, _feedback: &vk::PipelineCreationFeedback) {
+        self.device(|c| &c.pipelines, 1);
+        self.own.pipelines_linked.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts an optimized pipeline linked from libraries on another
+    /// thread (to replace one linked at once); one the driver found in the
+    /// pipeline cache counts as found there.
+    pub fn optimized(&self, feedback: &vk::PipelineCreationFeedback) {
+        self.device(|c| &c.pipelines, 1);
+        let count = if cache_hit(feedback) { &self.own.pipelines_from_cache } else { &self.own.pipelines_optimized };
         count.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -75,6 +120,10 @@ impl Counter {
         [
             ("pipelines compiled", &own.pipelines_compiled),
             ("pipelines from the pipeline cache", &own.pipelines_from_cache),
+            (PIPELINES_LINKED, &own.pipelines_linked),
+            (PIPELINES_OPTIMIZED, &own.pipelines_optimized),
+            ("pipeline libraries compiled", &own.libraries_compiled),
+            ("pipeline libraries from the pipeline cache", &own.libraries_from_cache),
             ("shader objects from SPIR-V", &own.shader_objects_from_spirv),
             ("shader objects from binaries", &own.shader_objects_from_binaries),
         ]
@@ -110,5 +159,32 @@ mod tests {
         assert_eq!(value(&counter, "shader objects from SPIR-V"), 3);
         assert_eq!(device.pipelines.load(Ordering::Relaxed), 4);
         assert_eq!(device.shader_objects.load(Ordering::Relaxed), 5);
+    }
+
+    #[test]
+    fn libraries_links_and_optimized_pipelines_are_counted_apart_from_whole_compiles() {
+        let device = CreatedObjectCounts::default();
+        let counter = Counter::new(&device);
+        let none = vk::PipelineCreationFeedback::default();
+        let hit = vk::PipelineCreationFeedback {
+            flags: vk::PipelineCreationFeedbackFlags::VALID
+                | vk::PipelineCreationFeedbackFlags::APPLICATION_PIPELINE_CACHE_HIT,
+            duration: 0,
+        };
+        for _ in 0..4 {
+            counter.library(&none);
+        }
+        counter.library(&hit);
+        counter.linked(&none);
+        counter.linked(&hit);
+        counter.optimized(&none);
+        counter.optimized(&hit);
+        assert_eq!(value(&counter, "pipeline libraries compiled"), 4);
+        assert_eq!(value(&counter, "pipeline libraries from the pipeline cache"), 1);
+        assert_eq!(value(&counter, PIPELINES_LINKED), 2, "a fast link is one whatever the cache says");
+        assert_eq!(value(&counter, PIPELINES_OPTIMIZED), 1);
+        assert_eq!(value(&counter, "pipelines from the pipeline cache"), 1);
+        assert_eq!(value(&counter, "pipelines compiled"), 0, "nothing was compiled whole");
+        assert_eq!(device.pipelines.load(Ordering::Relaxed), 4, "libraries are no pipelines a draw binds");
     }
 }

@@ -14,20 +14,35 @@
 //! attachments the fragment stage writes. A device that cannot read input
 //! attachments within dynamic rendering draws a program that reads them in
 //! a render pass of its own, and asks for a pipeline of that render pass.
+//!
+//! A draw that does not wait (`wait` false in [`pipeline_for`]) never
+//! compiles on the draw path: where the device has graphics pipeline
+//! libraries, the program's stages were made as libraries when it loaded
+//! (`libraries`), and a pipeline for new formats is linked from them at
+//! once while the optimized one compiles on another thread
+//! (`background`); without them, the whole pipeline compiles on another
+//! thread and the draw is told to come back.
+
+mod background;
+mod draw_state;
+mod libraries;
+
+pub use draw_state::DrawState;
 
 use crate::counter::Counter;
-use ash::vk;
+use ash::vk::{self, Handle};
+use background::Slot;
+use libraries::Libraries;
 use std::{
     collections::{BTreeSet, HashMap},
     ffi::CString,
-    fmt,
-    sync::{Arc, Mutex},
+    sync::{Arc, Condvar, Mutex, MutexGuard, Weak, atomic::AtomicBool},
+    thread::JoinHandle,
 };
-use xr_device::{AttachmentState, PipelineAnswer, XrError};
+use xr_device::{PipelineAnswer, Readiness, XrError};
 use xr_sourcebuild::ShaderStage;
 use xr_spirv::{container::StageModule, reflect::InterfaceVariable};
 use xr_vulkan_common::fixed_function;
-use xr_vulkan_common::formats::{DEPTH_FORMAT, texture_format, vk_format};
 
 /// One stage of the pipeline, owned (pipelines are made after `create`).
 struct Stage {
@@ -38,93 +53,36 @@ struct Stage {
     data: Vec<u8>,
 }
 
+impl Stage {
+    /// Its specialization data, as a create info points to it.
+    fn specialization(&self) -> vk::SpecializationInfo<'_> {
+        vk::SpecializationInfo::default().map_entries(&self.map).data(&self.data)
+    }
+}
+
+/// The create infos of `stages`, pointing into `specializations` (theirs, in order).
+fn stage_infos<'a>(
+    stages: &[&'a Stage],
+    specializations: &'a [vk::SpecializationInfo<'a>],
+) -> Vec<vk::PipelineShaderStageCreateInfo<'a>> {
+    stages
+        .iter()
+        .zip(specializations)
+        .map(|(s, specialization)| {
+            let info = vk::PipelineShaderStageCreateInfo::default().stage(s.flag).module(s.module).name(&s.entry);
+            if s.map.is_empty() { info } else { info.specialization_info(specialization) }
+        })
+        .collect()
+}
+
 /// What a pipeline is made for: colour formats, depth format (0: none),
 /// render pass (null: dynamic rendering).
 type TargetShape = (Vec<u32>, u32, vk::RenderPass);
 
-/// The attachment formats a pipeline made at a draw was made for: what a
-/// usage log keeps. Formats of XR's targets are named as the device
-/// contract names them ([`AttachmentState`]: `colors=rgba16f,rgba8
-/// depth`), so that a warm can make a target of them and draw; others (a
-/// swapchain's) by their Vulkan names (`colors=B8G8R8A8_SRGB`). A render
-/// pass of the device's own (input attachments read where dynamic
-/// rendering cannot) is no draw state: it is not warmed.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct DrawState {
-    /// Colour attachment formats, in order.
-    pub colors: Vec<vk::Format>,
-    /// The depth attachment's, where there is one.
-    pub depth: Option<vk::Format>,
-}
-
-impl DrawState {
-    /// The state in the device contract's words, where it has them.
-    fn attachments(&self) -> Option<AttachmentState> {
-        let colors = self.colors.iter().map(|c| texture_format(*c)).collect::<Option<Vec<_>>>()?;
-        match self.depth {
-            None => Some(AttachmentState { colors, depth: false }),
-            Some(DEPTH_FORMAT) => Some(AttachmentState { colors, depth: true }),
-            Some(_) => None,
-        }
-    }
-}
-
-impl fmt::Display for DrawState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(attachments) = self.attachments() {
-            return attachments.fmt(f);
-        }
-        let colors: Vec<String> = self.colors.iter().map(|c| format_name(*c)).collect();
-        write!(f, "colors={}", colors.join(","))?;
-        if let Some(depth) = self.depth {
-            write!(f, " depth={}", format_name(depth))?;
-        }
-        Ok(())
-    }
-}
-
-impl std::str::FromStr for DrawState {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        if let Ok(attachments) = text.parse::<AttachmentState>() {
-            return Ok(DrawState {
-                colors: attachments.colors.iter().map(|c| vk_format(*c)).collect(),
-                depth: attachments.depth.then_some(DEPTH_FORMAT),
-            });
-        }
-        let bad = |why: &str| format!("draw state '{text}': {why}");
-        let mut state = DrawState { colors: Vec::new(), depth: None };
-        for part in text.split_whitespace() {
-            match part.split_once('=') {
-                Some(("colors", list)) => {
-                    state.colors = list
-                        .split(',')
-                        .map(|n| format_named(n).ok_or_else(|| bad(&format!("no format {n}"))))
-                        .collect::<Result<_, _>>()?;
-                }
-                Some(("depth", name)) => {
-                    state.depth = Some(format_named(name).ok_or_else(|| bad(&format!("no format {name}")))?);
-                }
-                _ => return Err(bad(&format!("'{part}' is neither colors= nor depth="))),
-            }
-        }
-        if state.colors.is_empty() {
-            return Err(bad("no colour attachment"));
-        }
-        Ok(state)
-    }
-}
-
-/// A format's Vulkan name without its prefix (`R8G8B8A8_UNORM`).
-fn format_name(format: vk::Format) -> String {
-    format!("{format:?}")
-}
-
-/// The format named `name` as [`format_name`] writes it; the core formats
-/// (0 to 184) are all there are in a draw state a plain target makes.
-fn format_named(name: &str) -> Option<vk::Format> {
-    (1..=184).map(vk::Format::from_raw).find(|f| format_name(*f) == name)
+/// The formats of a target shape as Vulkan names them: colours, depth.
+fn formats_of(colors: &[u32], depth: u32) -> (Vec<vk::Format>, Option<vk::Format>) {
+    let formats = colors.iter().map(|f| vk::Format::from_raw(*f as i32)).collect();
+    (formats, (depth != 0).then(|| vk::Format::from_raw(depth as i32)))
 }
 
 /// What a program's graphics pipelines are made from, and those made for
@@ -143,8 +101,23 @@ pub struct GraphicsPipelines {
     /// plain location (every attachment is then written).
     written: Option<Vec<u32>>,
     /// Pipelines for other targets, by (colour formats, depth format,
-    /// render pass: null for dynamic rendering).
-    made: Mutex<HashMap<TargetShape, vk::Pipeline>>,
+    /// render pass: null for dynamic rendering), and where each stands.
+    made: Mutex<HashMap<TargetShape, Slot>>,
+    /// Told when a pipeline compiled on another thread is done.
+    changed: Condvar,
+    /// Pipelines linked fast and since replaced by the optimized ones:
+    /// destroyed with the program (see [`background`]).
+    retired: Mutex<Vec<vk::Pipeline>>,
+    /// The threads compiling pipelines, joined before the program's
+    /// objects (and the pipeline cache) are destroyed.
+    jobs: Mutex<Vec<JoinHandle<()>>>,
+    /// Set when the program is destroyed: a job not started yet makes nothing.
+    cancelled: AtomicBool,
+    /// The program's stages as graphics pipeline libraries, where the
+    /// device has them (made at load).
+    libraries: Option<Libraries>,
+    /// This, for the threads it starts.
+    me: Weak<GraphicsPipelines>,
     /// The draw states of those made for dynamic rendering, shared with
     /// the build system, which reports them after the program is gone.
     drawn: Arc<Mutex<BTreeSet<DrawState>>>,
@@ -154,24 +127,37 @@ pub struct GraphicsPipelines {
     counter: Counter,
 }
 
+/// What [`GraphicsPipelines::new`] makes a program's pipelines from.
+pub struct PipelineSource<'a> {
+    /// The program's stages.
+    pub modules: &'a [StageModule],
+    /// Their shader modules, in the same order.
+    pub shader_modules: &'a [vk::ShaderModule],
+    /// The pipeline layout.
+    pub layout: vk::PipelineLayout,
+    /// The fragment stage's outputs.
+    pub outputs: &'a [InterfaceVariable],
+    /// Make the stages as graphics pipeline libraries now (the device
+    /// has them, and the program is drawn with dynamic rendering).
+    pub libraries: bool,
+}
+
 impl GraphicsPipelines {
-    /// What the pipelines of `modules` (made into `shader_modules`) with
-    /// `layout` are made from, through `cache`; `outputs` are the fragment
-    /// stage's. The draw states of pipelines made at draws go into `drawn`.
-    #[allow(clippy::too_many_arguments)]
+    /// What the pipelines of `source` are made from, through `cache`; the
+    /// draw states of pipelines made at draws go into `drawn`. Where
+    /// `source` asks for libraries, they are made now (a driver refusing
+    /// them leaves the program without: it compiles whole pipelines).
     pub fn new(
         device: ash::Device,
         context: &str,
-        modules: &[StageModule],
-        shader_modules: &[vk::ShaderModule],
-        layout: vk::PipelineLayout,
-        outputs: &[InterfaceVariable],
+        source: PipelineSource<'_>,
         (cache, drawn): (vk::PipelineCache, Arc<Mutex<BTreeSet<DrawState>>>),
         counter: Counter,
-    ) -> Result<Self, XrError> {
-        let stages = modules
+    ) -> Result<Arc<Self>, XrError> {
+        let stages = source
+            .modules
             .iter()
-            .zip(shader_modules)
+            .zip(source.shader_modules)
             .map(|(m, module)| {
                 let entry = CString::new(m.entry_point.as_str())
                     .map_err(|_| XrError::invalid_input(format!("{context}: entry point with a NUL byte")))?;
@@ -179,22 +165,45 @@ impl GraphicsPipelines {
                 Ok(Stage { flag: crate::layout::stage_flag(m.stage), module: *module, entry, map, data })
             })
             .collect::<Result<_, XrError>>()?;
-        Ok(Self {
+        let mut pipelines = Self {
             device,
             context: context.to_owned(),
             stages,
-            patch_size: patch_size(modules)?,
-            mesh: modules.iter().any(|m| m.stage == ShaderStage::Mesh),
-            layout,
-            written: written_locations(outputs),
+            patch_size: patch_size(source.modules)?,
+            mesh: source.modules.iter().any(|m| m.stage == ShaderStage::Mesh),
+            layout: source.layout,
+            written: written_locations(source.outputs),
             made: Mutex::new(HashMap::new()),
+            changed: Condvar::new(),
+            retired: Mutex::new(Vec::new()),
+            jobs: Mutex::new(Vec::new()),
+            cancelled: AtomicBool::new(false),
+            libraries: None,
+            me: Weak::new(),
             drawn,
             cache,
             counter,
-        })
+        };
+        // Mesh programs are drawn by draws that always wait: no libraries.
+        if source.libraries && !pipelines.mesh {
+            match Libraries::make(&pipelines) {
+                Ok(libraries) => pipelines.libraries = Some(libraries),
+                Err(e) => tracing::warn!("{e}: new draw states compile whole pipelines"),
+            }
+        }
+        Ok(Arc::new_cyclic(|me| Self { me: me.clone(), ..pipelines }))
     }
 
-    /// A pipeline drawing into colour attachments of `colors` and a depth
+    /// The colour blend attachments of a pipeline into `count` colour
+    /// attachments: with `mask_unwritten`, those the fragment stage has no
+    /// output for keep their contents.
+    fn blend_attachments(&self, count: usize, mask_unwritten: bool) -> Vec<vk::PipelineColorBlendAttachmentState> {
+        fixed_function::blend_attachments(
+            (0..count as u32).map(|i| !mask_unwritten || self.written.as_ref().is_none_or(|w| w.contains(&i))),
+        )
+    }
+
+    /// A whole pipeline drawing into colour attachments of `colors` and a depth
     /// attachment of `depth`. With `mask_unwritten`, attachments the
     /// fragment stage has no output for keep their contents (a lighting
     /// pass drawing into a G-buffer's last attachment leaves the others);
@@ -209,21 +218,9 @@ impl GraphicsPipelines {
         mask_unwritten: bool,
         render_pass: vk::RenderPass,
     ) -> Result<vk::Pipeline, XrError> {
-        let specializations: Vec<vk::SpecializationInfo> =
-            self.stages.iter().map(|s| vk::SpecializationInfo::default().map_entries(&s.map).data(&s.data)).collect();
-        let stages: Vec<vk::PipelineShaderStageCreateInfo> = self
-            .stages
-            .iter()
-            .zip(&specializations)
-            .map(|(s, specialization)| {
-                let mut info =
-                    vk::PipelineShaderStageCreateInfo::default().stage(s.flag).module(s.module).name(&s.entry);
-                if !s.map.is_empty() {
-                    info = info.specialization_info(specialization);
-                }
-                info
-            })
-            .collect();
+        let all: Vec<&Stage> = self.stages.iter().collect();
+        let specializations: Vec<vk::SpecializationInfo> = all.iter().map(|s| s.specialization()).collect();
+        let stages = stage_infos(&all, &specializations);
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
         let assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
             .topology(fixed_function::topology(self.patch_size.is_some()));
@@ -232,9 +229,7 @@ impl GraphicsPipelines {
         let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
         let raster = fixed_function::rasterization();
         let multisample = fixed_function::multisample();
-        let attachments = fixed_function::blend_attachments(
-            (0..colors.len() as u32).map(|i| !mask_unwritten || self.written.as_ref().is_none_or(|w| w.contains(&i))),
-        );
+        let attachments = self.blend_attachments(colors.len(), mask_unwritten);
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
         let dynamic_states = fixed_function::dynamic_states(self.mesh, depth.is_some());
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
@@ -277,23 +272,67 @@ impl GraphicsPipelines {
         Ok(pipeline)
     }
 
-    /// The pipeline for a target of `colors` and `depth` (0: none), made
-    /// on the first call and kept.
-    fn for_target(&self, colors: &[u32], depth: u32, render_pass: vk::RenderPass) -> Result<vk::Pipeline, XrError> {
-        let mut made = self.made.lock().map_err(|_| XrError::driver("pipeline table poisoned"))?;
+    /// The pipeline table, locked.
+    fn made(&self) -> Result<MutexGuard<'_, HashMap<TargetShape, Slot>>, XrError> {
+        self.made.lock().map_err(|_| XrError::driver("pipeline table poisoned"))
+    }
+
+    /// The pipeline for a target of `colors` and `depth` (0: none), kept
+    /// once made. With `wait`, made now where there is none (a whole
+    /// compile, as every draw did), or waited for where another thread
+    /// compiles it. Without, answered at once: the one there is, one
+    /// linked from the libraries now (its optimized one started on another
+    /// thread), or none while a whole compile runs on another thread.
+    fn for_target(
+        &self,
+        colors: &[u32],
+        depth: u32,
+        render_pass: vk::RenderPass,
+        wait: bool,
+    ) -> Result<PipelineAnswer, XrError> {
         let key = (colors.to_vec(), depth, render_pass);
-        if let Some(pipeline) = made.get(&key) {
-            return Ok(*pipeline);
+        let mut made = self.made()?;
+        loop {
+            match made.get(&key).copied() {
+                Some(Slot::Ready(pipeline)) => return Ok(PipelineAnswer::ready(pipeline.as_raw())),
+                Some(Slot::Failed) => {
+                    return Err(XrError::driver(format!(
+                        "{}: its pipeline for these formats could not be made (logged when it failed)",
+                        self.context
+                    )));
+                }
+                Some(Slot::Linked(pipeline)) if !wait => {
+                    return Ok(PipelineAnswer { pipeline: pipeline.as_raw(), readiness: Readiness::Linked });
+                }
+                Some(Slot::Compiling) if !wait => return Ok(PipelineAnswer::compiling()),
+                // Compiling on another thread, and this draw waits for it.
+                Some(_) => made = self.changed.wait(made).map_err(|_| XrError::driver("pipeline table poisoned"))?,
+                None => break,
+            }
         }
-        let formats: Vec<vk::Format> = colors.iter().map(|f| vk::Format::from_raw(*f as i32)).collect();
-        let depth_format = (depth != 0).then(|| vk::Format::from_raw(depth as i32));
-        let pipeline = self.make(self.cache, &formats, depth_format, true, render_pass)?;
-        made.insert(key, pipeline);
+        let (formats, depth_format) = formats_of(colors, depth);
         if render_pass == vk::RenderPass::null() {
-            let state = DrawState { colors: formats, depth: depth_format };
+            let state = DrawState { colors: formats.clone(), depth: depth_format };
             self.drawn.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(state);
         }
-        Ok(pipeline)
+        if wait {
+            let pipeline = self.make(self.cache, &formats, depth_format, true, render_pass)?;
+            made.insert(key, Slot::Ready(pipeline));
+            return Ok(PipelineAnswer::ready(pipeline.as_raw()));
+        }
+        let libraries = self.libraries.as_ref().filter(|_| render_pass == vk::RenderPass::null());
+        let Some(libraries) = libraries else {
+            made.insert(key.clone(), Slot::Compiling);
+            drop(made);
+            self.start(key, None)?;
+            return Ok(PipelineAnswer::compiling());
+        };
+        let output = libraries.fragment_output(self, &formats, depth_format)?;
+        let linked = libraries.link(self, output, depth_format.is_some(), false)?;
+        made.insert(key.clone(), Slot::Linked(linked));
+        drop(made);
+        self.start(key, Some(output))?;
+        Ok(PipelineAnswer { pipeline: linked.as_raw(), readiness: Readiness::Linked })
     }
 
     /// Makes the pipelines of `states` now (through the pipeline cache, as
@@ -304,13 +343,9 @@ impl GraphicsPipelines {
         for state in states {
             let colors: Vec<u32> = state.colors.iter().map(|f| f.as_raw() as u32).collect();
             let depth = state.depth.map_or(0, |f| f.as_raw() as u32);
-            let known = self.made.lock().map_err(|_| XrError::driver("pipeline table poisoned"))?.contains_key(&(
-                colors.clone(),
-                depth,
-                vk::RenderPass::null(),
-            ));
+            let known = self.made()?.contains_key(&(colors.clone(), depth, vk::RenderPass::null()));
             if !known {
-                self.for_target(&colors, depth, vk::RenderPass::null())?;
+                self.for_target(&colors, depth, vk::RenderPass::null(), true)?;
                 made += 1;
             }
         }
@@ -322,15 +357,25 @@ impl GraphicsPipelines {
         Arc::clone(&self.drawn)
     }
 
-    /// Destroys the pipelines made for other targets.
+    /// Destroys the pipelines made for other targets, and the libraries,
+    /// once every thread compiling one is done (a job not started yet
+    /// makes nothing).
     ///
     /// # Safety
     /// The device is open and nothing uses them any more.
     pub unsafe fn destroy(&self) {
+        self.cancelled.store(true, std::sync::atomic::Ordering::Release);
+        self.join();
         let made = std::mem::take(&mut *self.made.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
-        for pipeline in made.into_values() {
+        let retired = std::mem::take(&mut *self.retired.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        let pipelines = made.into_values().filter_map(Slot::pipeline).chain(retired);
+        for pipeline in pipelines {
             // SAFETY: per the contract; each was made on this device.
             unsafe { self.device.destroy_pipeline(pipeline, None) };
+        }
+        if let Some(libraries) = &self.libraries {
+            // SAFETY: per the contract; every pipeline linked from them is gone.
+            unsafe { libraries.destroy(&self.device) };
         }
     }
 }
@@ -384,7 +429,7 @@ fn written_locations(outputs: &[InterfaceVariable]) -> Option<Vec<u32>> {
 }
 
 /// The device's `VulkanProgram::pipeline_for`: `context` is the
-/// program's [`GraphicsPipelines`]. 0 when the pipeline cannot be made
+/// program's [`GraphicsPipelines`]. A pipeline of 0 when it cannot be made
 /// (the reason is logged; the device reports the draw as failed).
 ///
 /// # Safety
@@ -396,9 +441,8 @@ pub unsafe extern "C" fn pipeline_for(
     count: u32,
     depth: u32,
     render_pass: u64,
-    _wait: bool,
+    wait: bool,
 ) -> PipelineAnswer {
-    use ash::vk::Handle;
     if context.is_null() || formats.is_null() || count == 0 {
         return PipelineAnswer::ready(0);
     }
@@ -406,9 +450,9 @@ pub unsafe extern "C" fn pipeline_for(
     let (pipelines, formats) =
         unsafe { (&*context.cast::<GraphicsPipelines>(), std::slice::from_raw_parts(formats, count as usize)) };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        pipelines.for_target(formats, depth, vk::RenderPass::from_raw(render_pass))
+        pipelines.for_target(formats, depth, vk::RenderPass::from_raw(render_pass), wait)
     })) {
-        Ok(Ok(pipeline)) => PipelineAnswer::ready(pipeline.as_raw()),
+        Ok(Ok(answer)) => answer,
         Ok(Err(e)) => {
             tracing::error!("{e}");
             PipelineAnswer::ready(0)
@@ -473,30 +517,6 @@ mod tests {
 
     fn output(location: u32, ty: &str) -> InterfaceVariable {
         InterfaceVariable { name: "o".into(), location, component: 0, ty: ty.into() }
-    }
-
-    #[test]
-    fn a_draw_state_reads_back_what_it_writes_in_the_contracts_words_where_it_can_and_refuses_the_rest_by_name() {
-        let state = DrawState {
-            colors: vec![vk::Format::R8G8B8A8_UNORM, vk::Format::R16G16B16A16_SFLOAT],
-            depth: Some(vk::Format::D32_SFLOAT),
-        };
-        let text = state.to_string();
-        assert_eq!(text, "colors=rgba8,rgba16f depth");
-        assert_eq!(text.parse::<DrawState>(), Ok(state));
-        let plain = DrawState { colors: vec![vk::Format::R32G32B32A32_SFLOAT], depth: None };
-        assert_eq!(plain.to_string(), "colors=rgba32f");
-        assert_eq!(plain.to_string().parse::<DrawState>(), Ok(plain));
-        // A swapchain's format has no name in the contract: its Vulkan name.
-        let swapchain = DrawState { colors: vec![vk::Format::B8G8R8A8_SRGB], depth: Some(vk::Format::D16_UNORM) };
-        assert_eq!(swapchain.to_string(), "colors=B8G8R8A8_SRGB depth=D16_UNORM");
-        assert_eq!(swapchain.to_string().parse::<DrawState>(), Ok(swapchain));
-        assert_eq!(
-            "colors=R9_UNORM".parse::<DrawState>(),
-            Err("draw state 'colors=R9_UNORM': no format R9_UNORM".to_owned())
-        );
-        assert!("depth=D32_SFLOAT".parse::<DrawState>().unwrap_err().contains("no colour attachment"));
-        assert!("stencil=S8_UINT colors=R8_UNORM".parse::<DrawState>().unwrap_err().contains("'stencil=S8_UINT'"));
     }
 
     #[test]

@@ -69,8 +69,13 @@ pub struct AttachedVkSpirv {
     /// were made for at draws), kept after the program is gone: a usage
     /// log asks when the engine is done.
     drawn: HashMap<u32, Arc<Mutex<BTreeSet<DrawState>>>>,
-    /// Each live graphics program's pipelines, for a warm.
+    /// Each live graphics program's pipelines, for a warm, and to wait
+    /// for the pipelines they compile on other threads before the cache goes.
     graphics: HashMap<u32, Weak<GraphicsPipelines>>,
+    /// The device enabled graphics pipeline libraries: each graphics
+    /// program's stages are made as libraries at load, and a pipeline for
+    /// new formats is linked from them at once.
+    pipeline_libraries: bool,
 }
 
 /// A program made on the device, and its stages' binaries where asked for
@@ -153,6 +158,7 @@ impl AttachedVkSpirv {
             (device, memory, limits, offer, vulkan12, mesh_limits, ray_tracing, shader_objects)
         };
         let cache = PersistentCache::empty(&device)?;
+        let pipeline_libraries = enabled_extensions.iter().any(|e| e == "VK_EXT_graphics_pipeline_library");
         Ok(Self {
             loader,
             capabilities: capabilities.clone(),
@@ -171,6 +177,7 @@ impl AttachedVkSpirv {
             counter: Counter::new(loader.created),
             drawn: HashMap::new(),
             graphics: HashMap::new(),
+            pipeline_libraries,
         })
     }
 
@@ -249,6 +256,8 @@ impl AttachedBuildSystemBackend for AttachedVkSpirv {
     fn set_store(&mut self, root: &str) -> Result<(), XrError> {
         let store = Store::open(root).map_err(|e| XrError::new(xr_device::ErrorKind::Io, e.to_string()))?;
         self.device_open("the pipeline cache")?;
+        // The cache is replaced: nothing may be compiling through it.
+        self.join_background();
         if let Some(shader_objects) = &self.shader_objects {
             self.binaries = Some(ShaderBinaryCache::new(store.clone(), &self.capabilities, shader_objects.identity));
         }
@@ -366,8 +375,19 @@ impl AttachedVkSpirv {
     }
 }
 
+impl AttachedVkSpirv {
+    /// Waits for the pipelines every live program compiles on other threads.
+    fn join_background(&self) {
+        for pipelines in self.graphics.values().filter_map(Weak::upgrade) {
+            pipelines.join();
+        }
+    }
+}
+
 impl Drop for AttachedVkSpirv {
     fn drop(&mut self) {
+        // Threads compile through the cache closed below.
+        self.join_background();
         // SAFETY: as in `new`: `is_open` takes any context, and a closed
         // device answers false, so the cache is only closed on a live device.
         if unsafe { (self.loader.is_open)(self.loader.context) } {

@@ -6,8 +6,9 @@
 //! (`loader`), memory (`memory`), render targets, textures, buffers and
 //! samplers (`resources`), command submission, barriers and render passes
 //! (`commands`), draws (`draw`), presenting (`present`), compute
-//! (`compute`), ray tracing (`ray_tracing`) and shader objects
-//! (`shader_objects`).
+//! (`compute`), ray tracing (`ray_tracing`), shader objects
+//! (`shader_objects`), and what a draw binds when its program is not
+//! ready (`readiness`).
 
 mod commands;
 mod compute;
@@ -16,6 +17,7 @@ mod loader;
 mod memory;
 mod present;
 mod ray_tracing;
+mod readiness;
 mod resources;
 mod shader_objects;
 
@@ -38,9 +40,10 @@ use std::{
 };
 use xr_device::{
     AccelerationInstance, AccelerationStructureId, BottomLevelDesc, BufferId, BufferUsage, ComputeCall,
-    CreatedObjectCounts, DeviceBackend, DeviceCapabilities, DeviceCounter, DeviceKind, DeviceOptions, DrawCall, Image,
-    MeshDrawCall, NativeHandles, Presented, RenderTargetDesc, RenderTargetId, ResourceBinding, SamplerDesc, SamplerId,
-    TextureDesc, TextureId, TraceRaysCall, VertexBufferId, VertexLayout, VulkanLoader, VulkanProgram, XrError, checks,
+    CreatedObjectCounts, DeviceBackend, DeviceCapabilities, DeviceCounter, DeviceKind, DeviceOptions, DrawCall,
+    DrawWith, Image, MeshDrawCall, NativeHandles, NotReady, NotReadyCounts, Presented, ProgramRef, Readiness,
+    RenderTargetDesc, RenderTargetId, ResourceBinding, SamplerDesc, SamplerId, TextureDesc, TextureId, TraceRaysCall,
+    VertexBufferId, VertexLayout, VulkanLoader, VulkanProgram, XrError, checks, decide,
 };
 use xr_vulkan_common::formats::vk_format;
 
@@ -232,6 +235,8 @@ pub struct VkDevice {
     render_passes: std::cell::RefCell<HashMap<RenderPassShape, vk::RenderPass>>,
     /// Framebuffers of those render passes, by (target, render pass).
     framebuffers: std::cell::RefCell<HashMap<(usize, vk::RenderPass), vk::Framebuffer>>,
+    /// Draws skipped or drawn by a fallback because their program was not ready.
+    not_ready: NotReadyCounts,
 }
 
 /// What makes two render passes of [`VkDevice::render_pass`] the same: the
@@ -291,6 +296,7 @@ impl VkDevice {
             swapchain: None,
             render_passes: Default::default(),
             framebuffers: Default::default(),
+            not_ready: NotReadyCounts::default(),
         };
         // From here on a failure drops `device`, which destroys what it holds.
         OPEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, device.shared.clone());
@@ -394,11 +400,33 @@ impl DeviceBackend for VkDevice {
     }
 
     fn draw(&mut self, draw: &DrawCall) -> Result<(), XrError> {
-        let checked = self.validate_draw(draw)?;
-        let names = (draw.program.name, draw.target);
+        let mut checked = self.validate_draw(draw)?;
+        // Under Wait nothing is asked: the pipeline is made now if it must be, as before.
+        // Otherwise the draw binds the pipeline the answer it went by handed out.
+        let answered = std::cell::Cell::new(None);
+        let decision = decide(draw.program, draw.when_not_ready, |p| {
+            let program = if p == draw.program { checked.program } else { self.vertex_program(p)? };
+            let (readiness, pipeline) = self.draw_readiness(&program, (p.name, draw.target), checked.index)?;
+            answered.set(pipeline.map(|pipeline| (p, pipeline)));
+            Ok(readiness)
+        })?;
+        self.not_ready.count(decision);
+        let drawn = match decision {
+            DrawWith::Program(program) => program,
+            DrawWith::Fallback(fallback) => {
+                checked.program = self.vertex_program(fallback)?;
+                fallback
+            }
+            DrawWith::Skip => return Ok(()),
+        };
+        let wait = draw.when_not_ready == NotReady::Wait;
+        let names = (drawn.name, draw.target);
         let inputs = self.input_attachment_writes(&checked.program, names, checked.target)?;
         let pass = self.render_pass_for_inputs(checked.index, checked.target, &inputs)?;
-        let pipeline = self.pipeline_for_draw(&checked.program, names, checked.target, pass)?;
+        let pipeline = match answered.get() {
+            Some((program, pipeline)) if program == drawn => pipeline,
+            _ => self.pipeline_for_draw(&checked.program, names, checked.target, pass, wait)?,
+        };
         self.write_input_attachments(&inputs);
         let color_layout = checked.target.draw_layout();
         let index = checked.index;
@@ -534,10 +562,25 @@ impl DeviceBackend for VkDevice {
 
     fn counters(&self) -> Result<Vec<DeviceCounter>, XrError> {
         let created = &self.shared.created;
-        Ok(vec![
+        let mut counters = vec![
             DeviceCounter { name: "pipelines".into(), value: created.pipelines.load(Ordering::Relaxed) },
             DeviceCounter { name: "shader objects".into(), value: created.shader_objects.load(Ordering::Relaxed) },
-        ])
+        ];
+        counters.extend(self.not_ready.counters());
+        Ok(counters)
+    }
+
+    /// Asks the program's build system without waiting (which starts its
+    /// pipeline's compile for the target if it had not): `Ready` for a
+    /// program that makes nothing at a draw (compute, mesh and ray tracing
+    /// programs, shader objects, the device's own target).
+    fn readiness(&self, program: ProgramRef, target: RenderTargetId) -> Result<Readiness, XrError> {
+        let index = self.target_index(target)?;
+        let registered = self.program(program)?;
+        if registered.compute || registered.mesh || registered.ray_tracing {
+            return Ok(Readiness::Ready);
+        }
+        Ok(self.draw_readiness(&registered, (program.name, target), index)?.0)
     }
 
     fn take_validation_messages(&mut self) -> Result<Vec<String>, XrError> {

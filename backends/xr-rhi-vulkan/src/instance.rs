@@ -3,7 +3,7 @@
 mod features;
 
 use ash::{ext::debug_utils, vk};
-use features::{Enabled, Features, Offered};
+use features::{Allowed, Enabled, Features, Offered};
 use std::{
     ffi::{CStr, c_char, c_void},
     sync::{Arc, Mutex},
@@ -134,6 +134,14 @@ fn shader_objects_wanted() -> bool {
     xr_env::var("XR_VK_SHADER_OBJECTS").is_none_or(|v| v != "off")
 }
 
+/// Whether graphics pipeline libraries may be used where the driver has
+/// them: `XR_VK_PIPELINE_LIBRARIES=off` leaves them off, so that a draw
+/// into a target of new formats compiles a whole pipeline (on another
+/// thread when the draw does not wait).
+fn pipeline_libraries_wanted() -> bool {
+    xr_env::var("XR_VK_PIPELINE_LIBRARIES").is_none_or(|v| v != "off")
+}
+
 /// Maps a failed Vulkan call named `what` to a driver error.
 pub(crate) fn vk_error(what: &str) -> impl Fn(vk::Result) -> XrError + '_ {
     move |e| XrError::driver(format!("{what} failed: {e}"))
@@ -231,7 +239,7 @@ impl Context {
                     physical,
                     queue_family,
                     surface.is_some(),
-                    shader_objects_allowed,
+                    Allowed { shader_objects: shader_objects_allowed, pipeline_libraries: pipeline_libraries_wanted() },
                 ) {
                     Ok(device) => device,
                     Err(e) => {
@@ -363,19 +371,20 @@ impl Context {
     /// shader may need that the driver offers is enabled with its features:
     /// that one, fragment shader barycentrics, fragment shading rate, ray
     /// queries and ray tracing pipelines (with acceleration structures),
-    /// and mesh and task shaders; and, where `shader_objects` allows it and
-    /// the driver has them, shader objects (`VK_EXT_shader_object`).
+    /// and mesh and task shaders; and, where `allowed` allows them and the
+    /// driver has them, shader objects (`VK_EXT_shader_object`) and
+    /// graphics pipeline libraries (`VK_EXT_graphics_pipeline_library`).
     fn create_device(
         instance: &ash::Instance,
         physical: vk::PhysicalDevice,
         family: u32,
         presents: bool,
-        shader_objects: bool,
+        allowed: Allowed,
     ) -> Result<(ash::Device, bool, std::ffi::CString), XrError> {
         // Extensions shaders ask for, each enabled with its features where
         // the driver offers it (a module declaring the capability is refused
         // by name before the driver where it does not).
-        let offered = Offered::query(instance, physical, shader_objects);
+        let offered = Offered::query(instance, physical, allowed);
         let mut features = Features::query(instance, physical, &offered);
         let enabled = Enabled::of(&offered, &features);
         features.set_for_creation(&enabled);
@@ -441,6 +450,9 @@ impl Context {
         }
         if enabled.positions_fetched {
             create = create.push_next(&mut features.position_fetch);
+        }
+        if enabled.pipeline_libraries {
+            create = create.push_next(&mut features.pipeline_library);
         }
         // SAFETY: the create info and what it points to live across the call.
         unsafe { instance.create_device(physical, &create, None) }.map_err(vk_error("vkCreateDevice"))

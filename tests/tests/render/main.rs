@@ -11,6 +11,7 @@ mod library;
 mod loose_uniforms;
 mod meshlets;
 mod not_ready;
+mod pipeline_libraries;
 mod pipelines;
 mod program_binaries;
 mod raytraced;

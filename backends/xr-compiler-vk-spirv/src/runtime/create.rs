@@ -6,7 +6,7 @@ use super::{AttachedVkSpirv, Created};
 use crate::{
     constant_table::{Entry, ProgramObjects, ResourceEntry, Storage, UniformBuffer, VkConstantTable, info},
     layout::{self, LayoutBinding, stage_flag},
-    pipelines::{self, DrawState, GraphicsPipelines, StateRecorder},
+    pipelines::{self, DrawState, GraphicsPipelines, PipelineSource, StateRecorder},
     ray_tracing::Groups,
     shader_objects::{Code, CreateError, ShaderObjectDevice},
 };
@@ -264,7 +264,7 @@ impl AttachedVkSpirv {
             }
             let pipelines =
                 self.create_graphics_pipelines(context, modules, outputs, in_render_pass_only, &mut objects)?;
-            Ok(Some(Arc::new(pipelines)))
+            Ok(Some(pipelines))
         })();
         let pipelines = match result {
             Ok(pipelines) => pipelines,
@@ -528,14 +528,19 @@ impl AttachedVkSpirv {
         outputs: &[xr_spirv::reflect::InterfaceVariable],
         in_render_pass_only: bool,
         objects: &mut ProgramObjects,
-    ) -> Result<GraphicsPipelines, XrError> {
+    ) -> Result<Arc<GraphicsPipelines>, XrError> {
+        let source = PipelineSource {
+            modules,
+            shader_modules: &objects.modules,
+            layout: objects.layout,
+            outputs,
+            // A program drawn in the device's render pass has no draw state to link for.
+            libraries: self.pipeline_libraries && !in_render_pass_only,
+        };
         let pipelines = GraphicsPipelines::new(
             self.device.clone(),
             context,
-            modules,
-            &objects.modules,
-            objects.layout,
-            outputs,
+            source,
             (self.cache.cache, Arc::default()),
             self.counter.clone(),
         )?;
@@ -543,8 +548,16 @@ impl AttachedVkSpirv {
         let depth = vk::Format::from_raw(self.loader.depth_format as i32);
         if !in_render_pass_only {
             let dynamic = vk::RenderPass::null();
-            objects.pipeline = pipelines.make(self.cache.cache, &color, None, false, dynamic)?;
-            objects.depth_pipeline = pipelines.make(self.cache.cache, &color, Some(depth), false, dynamic)?;
+            let own = (|| {
+                objects.pipeline = pipelines.make(self.cache.cache, &color, None, false, dynamic)?;
+                objects.depth_pipeline = pipelines.make(self.cache.cache, &color, Some(depth), false, dynamic)?;
+                Ok(())
+            })();
+            if let Err(e) = own {
+                // SAFETY: nothing uses the libraries yet (`objects` holds the pipelines made).
+                unsafe { pipelines.destroy() };
+                return Err(e);
+            }
         }
         Ok(pipelines)
     }

@@ -5,7 +5,9 @@ use super::{
     CheckedDraw, DEPTH_FORMAT, Rendering, Target, VkDevice, mask_unwritten, resources::depth_range, shader_objects,
 };
 use ash::vk::{self, Handle};
-use xr_device::{DrawCall, MeshDrawCall, ProgramKind, RenderTargetId, VertexLayout, VulkanProgram, XrError, checks};
+use xr_device::{
+    DrawCall, MeshDrawCall, ProgramKind, Readiness, RenderTargetId, VertexLayout, VulkanProgram, XrError, checks,
+};
 
 impl VkDevice {
     /// A registered program, checked to be drawable: every resource bound.
@@ -111,31 +113,29 @@ impl VkDevice {
             .collect()
     }
 
+    /// A registered program drawn with vertices ([`Self::program`]): an
+    /// error for a compute, mesh or ray tracing program.
+    pub(super) fn vertex_program(&self, name: xr_device::ProgramRef) -> Result<VulkanProgram, XrError> {
+        let program = self.program(name)?;
+        let refused = if program.compute {
+            "a compute program: dispatch it"
+        } else if program.mesh {
+            "a mesh program: draw it with draw_mesh_tasks, without vertices"
+        } else if program.ray_tracing {
+            "a ray tracing program: launch it with trace_rays"
+        } else {
+            return Ok(program);
+        };
+        Err(XrError::invalid_input(format!("program {} is {refused}", name.name)))
+    }
+
     /// Checks what a draw names before anything is recorded: its target,
     /// vertex buffer and index buffer exist and fit the draw, and its
     /// program is a drawable graphics program.
     pub(super) fn validate_draw<'a>(&'a self, draw: &'a DrawCall) -> Result<CheckedDraw<'a>, XrError> {
         let index = self.target_index(draw.target)?;
         let vertices = checks::find(&self.buffers, "vertex buffer", draw.vertex_buffer.0)?;
-        let program = self.program(draw.program)?;
-        if program.compute {
-            return Err(XrError::invalid_input(format!(
-                "program {} is a compute program: dispatch it",
-                draw.program.name
-            )));
-        }
-        if program.mesh {
-            return Err(XrError::invalid_input(format!(
-                "program {} is a mesh program: draw it with draw_mesh_tasks, without vertices",
-                draw.program.name
-            )));
-        }
-        if program.ray_tracing {
-            return Err(XrError::invalid_input(format!(
-                "program {} is a ray tracing program: launch it with trace_rays",
-                draw.program.name
-            )));
-        }
+        let program = self.vertex_program(draw.program)?;
         let indices = match draw.index_buffer.into_option() {
             Some(id) => {
                 let indices = self.data_buffer(id)?;
@@ -166,14 +166,17 @@ impl VkDevice {
 
     /// The pipeline a draw binds: the program's own for a target of the
     /// device's colour format, otherwise one its build system makes for
-    /// the target's formats (and render `pass`, if any). An error where
-    /// there is none.
+    /// the target's formats (and render `pass`, if any): made now if it
+    /// must be with `wait`, else the one it has or linked at once. An error
+    /// where there is none (without `wait`: none yet, which a draw asks
+    /// [`Self::draw_readiness`] about first).
     pub(super) fn pipeline_for_draw(
         &self,
         program: &VulkanProgram,
         (program_name, target_id): (u32, RenderTargetId),
         target: &Target,
         pass: Option<(vk::RenderPass, vk::Framebuffer)>,
+        wait: bool,
     ) -> Result<vk::Pipeline, XrError> {
         if program.shader_object_count > 0 {
             // The build system makes shader objects only where the device
@@ -201,21 +204,14 @@ impl VkDevice {
         let pipeline = if !mask_unwritten(target) {
             if target.depth.is_some() { program.depth_pipeline } else { program.pipeline }
         } else {
-            let depth_format = if target.depth.is_some() { DEPTH_FORMAT.as_raw() as u32 } else { 0 };
-            match program.pipeline_for {
-                // SAFETY: the build system keeps its context alive while the program is registered.
-                Some(make) => unsafe {
-                    let render_pass = pass.map_or(0, |(render_pass, _)| render_pass.as_raw());
-                    let answer = make(
-                        program.pipeline_context,
-                        formats.as_ptr(),
-                        formats.len() as u32,
-                        depth_format,
-                        render_pass,
-                        true,
-                    );
-                    answer.pipeline
-                },
+            match self.ask_pipeline(program, target, pass, wait) {
+                Some(answer) if answer.readiness == Readiness::Compiling => {
+                    return Err(XrError::driver(format!(
+                        "program {program_name} is still compiling for render target {}: ask readiness before a draw that does not wait",
+                        target_id.0
+                    )));
+                }
+                Some(answer) => answer.pipeline,
                 None => 0,
             }
         };
@@ -429,7 +425,8 @@ impl VkDevice {
         let names = (call.program.name, call.target);
         let inputs = self.input_attachment_writes(&program, names, target)?;
         let pass = self.render_pass_for_inputs(index, target, &inputs)?;
-        let pipeline = self.pipeline_for_draw(&program, names, target, pass)?;
+        // A mesh draw has no policy of its own: it waits, as every draw did.
+        let pipeline = self.pipeline_for_draw(&program, names, target, pass, true)?;
         self.write_input_attachments(&inputs);
         let color_layout = target.draw_layout();
         let rendering = Rendering { target, pass, color_layout, depth_test: call.depth_test };

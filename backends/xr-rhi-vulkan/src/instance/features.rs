@@ -19,12 +19,15 @@ pub(super) struct Offered {
     /// Shader objects, where also allowed.
     shader_object: bool,
     position_fetch: bool,
+    /// Graphics pipeline libraries (with the pipeline libraries they are
+    /// made of), where also allowed.
+    pipeline_library: bool,
 }
 
 impl Offered {
-    /// What the driver of `physical` offers; shader objects only where
-    /// `shader_objects` allows them.
-    pub(super) fn query(instance: &ash::Instance, physical: vk::PhysicalDevice, shader_objects: bool) -> Self {
+    /// What the driver of `physical` offers; shader objects and pipeline
+    /// libraries only where `allowed` allows them.
+    pub(super) fn query(instance: &ash::Instance, physical: vk::PhysicalDevice, allowed: Allowed) -> Self {
         // SAFETY: plain enumeration on a live physical device.
         let offered = unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
         let has = |name: &CStr| offered.iter().any(|e| e.extension_name_as_c_str().ok() == Some(name));
@@ -39,10 +42,24 @@ impl Offered {
             ray_query: acceleration && has(ash::khr::ray_query::NAME),
             ray_pipeline: acceleration && has(ash::khr::ray_tracing_pipeline::NAME),
             mesh_shader: has(ash::ext::mesh_shader::NAME),
-            shader_object: shader_objects && has(ash::ext::shader_object::NAME),
+            shader_object: allowed.shader_objects && has(ash::ext::shader_object::NAME),
             position_fetch: has(ash::khr::ray_tracing_position_fetch::NAME),
+            pipeline_library: allowed.pipeline_libraries
+                && has(ash::khr::pipeline_library::NAME)
+                && has(ash::ext::graphics_pipeline_library::NAME),
         }
     }
+}
+
+/// The optional ways of making programs the caller allows (each can be
+/// turned off by a variable, for a driver whose implementation is broken
+/// and to compare the paths).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Allowed {
+    /// `VK_EXT_shader_object`.
+    pub(super) shader_objects: bool,
+    /// `VK_EXT_graphics_pipeline_library`.
+    pub(super) pipeline_libraries: bool,
 }
 
 /// The device's features: the core ones, Vulkan 1.1's to 1.3's, and those
@@ -62,6 +79,7 @@ pub(super) struct Features {
     pub(super) mesh_shader: vk::PhysicalDeviceMeshShaderFeaturesEXT<'static>,
     pub(super) shader_object: vk::PhysicalDeviceShaderObjectFeaturesEXT<'static>,
     pub(super) position_fetch: vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR<'static>,
+    pub(super) pipeline_library: vk::PhysicalDeviceGraphicsPipelineLibraryFeaturesEXT<'static>,
 }
 
 impl Features {
@@ -79,6 +97,7 @@ impl Features {
         let mut mesh_shader = vk::PhysicalDeviceMeshShaderFeaturesEXT::default();
         let mut shader_object = vk::PhysicalDeviceShaderObjectFeaturesEXT::default();
         let mut position_fetch = vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR::default();
+        let mut pipeline_library = vk::PhysicalDeviceGraphicsPipelineLibraryFeaturesEXT::default();
         let mut vulkan11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut vulkan12 = vk::PhysicalDeviceVulkan12Features::default();
         let mut vulkan13 = vk::PhysicalDeviceVulkan13Features::default();
@@ -114,6 +133,9 @@ impl Features {
             if offered.position_fetch {
                 query = query.push_next(&mut position_fetch);
             }
+            if offered.pipeline_library {
+                query = query.push_next(&mut pipeline_library);
+            }
             // SAFETY: `physical` belongs to this instance; the chain lives across the call.
             unsafe { instance.get_physical_device_features2(physical, &mut query) };
         }
@@ -135,6 +157,7 @@ impl Features {
         mesh_shader.p_next = std::ptr::null_mut();
         shader_object.p_next = std::ptr::null_mut();
         position_fetch.p_next = std::ptr::null_mut();
+        pipeline_library.p_next = std::ptr::null_mut();
         Self {
             core,
             vulkan11,
@@ -149,6 +172,7 @@ impl Features {
             mesh_shader,
             shader_object,
             position_fetch,
+            pipeline_library,
         }
     }
 
@@ -185,6 +209,10 @@ pub(super) struct Enabled {
     pub(super) positions_fetched: bool,
     pub(super) mesh_shaders: bool,
     pub(super) shader_objects: bool,
+    /// `VK_EXT_graphics_pipeline_library` (and `VK_KHR_pipeline_library`):
+    /// build systems make each program's stages as libraries at load and
+    /// link a pipeline for a new draw state at once.
+    pub(super) pipeline_libraries: bool,
 }
 
 impl Enabled {
@@ -207,6 +235,8 @@ impl Enabled {
                 && features.position_fetch.ray_tracing_position_fetch == vk::TRUE,
             mesh_shaders: offered.mesh_shader && features.mesh_shader.mesh_shader == vk::TRUE,
             shader_objects: offered.shader_object && features.shader_object.shader_object == vk::TRUE,
+            pipeline_libraries: offered.pipeline_library
+                && features.pipeline_library.graphics_pipeline_library == vk::TRUE,
         }
     }
 
@@ -242,6 +272,12 @@ impl Enabled {
         }
         if self.shader_objects {
             extensions.push(ash::ext::shader_object::NAME.as_ptr());
+        }
+        if self.pipeline_libraries {
+            extensions.extend([
+                ash::khr::pipeline_library::NAME.as_ptr(),
+                ash::ext::graphics_pipeline_library::NAME.as_ptr(),
+            ]);
         }
         extensions
     }
