@@ -170,6 +170,13 @@ pub struct VulkanProgram {
     >,
     /// What `pipeline_for` is called with; owned by the build system.
     pub pipeline_context: *const c_void,
+    /// Waits for every compile the build system runs on other threads for
+    /// this program (pipelines it is making for draws that did not wait),
+    /// called with `pipeline_context`. A device calls it for each program
+    /// still registered when it closes, before it destroys anything: such a
+    /// thread may be inside a call on the device. `None` where the build
+    /// system starts no thread.
+    pub settle: Option<unsafe extern "C" fn(context: *const c_void)>,
     /// The input attachments the program reads (`subpassInput`): the
     /// device writes the colour attachments of the target it draws into
     /// into them before each draw (dynamic rendering local read).

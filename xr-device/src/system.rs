@@ -197,9 +197,15 @@ pub trait Device {
     }
 
     /// Whether a draw of `program` into `target` would go ahead now
-    /// without waiting for the driver ([`Readiness`]); a device that
-    /// compiles only on the draw path, as a plugin built before this method
-    /// existed does, answers `Ready` (its draws wait, as they always did).
+    /// without waiting for the driver ([`Readiness`]). Never waits; asking
+    /// may start the compile off the draw path where the target says all a
+    /// compile needs (a Vulkan pipeline is made for the target's formats),
+    /// and where it does not (an API whose pipeline depends on the draw's
+    /// vertex layout too) the compile starts at the first draw that does
+    /// not wait.
+    /// A device that compiles only on the draw path, as a plugin built
+    /// before this method existed does, answers `Ready` (its draws wait, as
+    /// they always did).
     fn readiness(&self, program: ProgramRef, target: RenderTargetId) -> XrResult<Readiness> {
         let _ = (program, target);
         abi_stable::std_types::RResult::ROk(Readiness::Ready)

@@ -31,6 +31,10 @@ fn cache_hit(feedback: &vk::PipelineCreationFeedback) -> bool {
         && feedback.flags.contains(vk::PipelineCreationFeedbackFlags::APPLICATION_PIPELINE_CACHE_HIT)
 }
 
+/// The count of threads compiling pipelines that a closing device waited
+/// for before it destroyed anything.
+pub const THREADS_SETTLED: &str = "pipeline threads a closing device waited for";
+
 /// The build system's own counts.
 #[derive(Default, Debug)]
 struct Made {
@@ -42,6 +46,7 @@ struct Made {
     libraries_from_cache: AtomicU64,
     shader_objects_from_spirv: AtomicU64,
     shader_objects_from_binaries: AtomicU64,
+    threads_settled: AtomicU64,
 }
 
 /// Where a build system counts what it makes on the device.
@@ -114,6 +119,12 @@ impl Counter {
         count.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// Counts `n` threads compiling pipelines that a closing device waited
+    /// for (`VulkanProgram::settle`).
+    pub fn settled(&self, n: u64) {
+        self.own.threads_settled.fetch_add(n, Ordering::Relaxed);
+    }
+
     /// The build system's own counts, as `AttachedBuildSystem::counters` reports them.
     pub fn counters(&self) -> Vec<DeviceCounter> {
         let own = &self.own;
@@ -126,6 +137,7 @@ impl Counter {
             ("pipeline libraries from the pipeline cache", &own.libraries_from_cache),
             ("shader objects from SPIR-V", &own.shader_objects_from_spirv),
             ("shader objects from binaries", &own.shader_objects_from_binaries),
+            (THREADS_SETTLED, &own.threads_settled),
         ]
         .into_iter()
         .map(|(name, count)| DeviceCounter { name: name.into(), value: count.load(Ordering::Relaxed) })

@@ -280,7 +280,8 @@ impl GraphicsPipelines {
     /// The pipeline for a target of `colors` and `depth` (0: none), kept
     /// once made. With `wait`, made now where there is none (a whole
     /// compile, as every draw did), or waited for where another thread
-    /// compiles it. Without, answered at once: the one there is, one
+    /// compiles it whole (a linked one, where there is one, is taken at
+    /// once). Without, answered at once: the one there is, one
     /// linked from the libraries now (its optimized one started on another
     /// thread), or none while a whole compile runs on another thread.
     fn for_target(
@@ -301,7 +302,9 @@ impl GraphicsPipelines {
                         self.context
                     )));
                 }
-                Some(Slot::Linked(pipeline)) if !wait => {
+                // A draw that waits takes it too: it draws what the optimized
+                // one will, and waiting for that would stall for nothing.
+                Some(Slot::Linked(pipeline)) => {
                     return Ok(PipelineAnswer { pipeline: pipeline.as_raw(), readiness: Readiness::Linked });
                 }
                 Some(Slot::Compiling) if !wait => return Ok(PipelineAnswer::compiling()),
@@ -461,6 +464,24 @@ pub unsafe extern "C" fn pipeline_for(
             tracing::error!("{}: making a pipeline panicked", pipelines.context);
             PipelineAnswer::ready(0)
         }
+    }
+}
+
+/// The device's `VulkanProgram::settle`: joins every thread the program's
+/// [`GraphicsPipelines`] (`context`) started, so that none is inside a
+/// call on a device that closes.
+///
+/// # Safety
+/// `context` points to a live [`GraphicsPipelines`] (or is null).
+pub unsafe extern "C" fn settle(context: *const std::ffi::c_void) {
+    if context.is_null() {
+        return;
+    }
+    // SAFETY: per the contract.
+    let pipelines = unsafe { &*context.cast::<GraphicsPipelines>() };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pipelines.join())) {
+        Ok(joined) => pipelines.counter.settled(joined),
+        Err(_) => tracing::error!("{}: waiting for its pipeline threads panicked", pipelines.context),
     }
 }
 

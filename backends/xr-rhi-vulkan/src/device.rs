@@ -606,6 +606,16 @@ impl DeviceBackend for VkDevice {
 
 impl Drop for VkDevice {
     fn drop(&mut self) {
+        // A build system's threads compiling for a program still registered
+        // may be inside a call on this device: they end before anything goes.
+        let programs: Vec<VulkanProgram> =
+            self.shared.programs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).values().copied().collect();
+        for program in programs {
+            if let Some(settle) = program.settle {
+                // SAFETY: a registered program's context is live until it is unregistered.
+                unsafe { settle(program.pipeline_context) };
+            }
+        }
         // Closed first: a build system's later call through the loader finds nothing.
         // Whatever else failed: a closed device must never look open.
         OPEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.key);

@@ -184,6 +184,12 @@ impl Program {
         state: &DrawState,
     ) -> Result<Option<wgpu::RenderPipeline>, XrError> {
         if let Some(pipeline) = self.made(state) {
+            // Made by a worker: its handle goes (the thread has ended or is ending).
+            if let Some(worker) = lock(&self.compiling).remove(state)
+                && worker.join().is_err()
+            {
+                tracing::error!("{}: a pipeline worker panicked after making its pipeline", self.name);
+            }
             return Ok(Some(pipeline));
         }
         let mut compiling = lock(&self.compiling);

@@ -388,6 +388,19 @@ impl Scene {
         Ok(())
     }
 
+    /// Draws tile `index` alone into `target`, waiting for its program.
+    pub fn draw_tile_into(
+        &self,
+        device: &mut DeviceBox,
+        index: usize,
+        target: RenderTargetId,
+    ) -> Result<(), SampleError> {
+        let tile = self.tiles.get(index).ok_or_else(|| XrError::invalid_input(format!("no tile {index}")))?;
+        let call = tile.draw_call(target, self.quad, 6).when_not_ready(NotReady::Wait);
+        device.draw(&call).into_result()?;
+        Ok(())
+    }
+
     /// What the tiles' draws do while their program is not ready.
     pub fn when_not_ready(&mut self, policy: NotReady) {
         for tile in &mut self.tiles {

@@ -168,4 +168,12 @@ fn an_opengl_draw_follows_the_link_status_the_driver_reports() {
         assert_eq!(skipped, waited, "ready programs draw under skip");
         assert_eq!(fell_back, waited, "ready programs draw themselves under fallback");
     }
+    // A name that is no program is an error under every policy, never a
+    // draw skipped as "not ready".
+    for policy in [NotReady::Wait, NotReady::Skip, NotReady::Fallback(programs[0])] {
+        let call = DrawCall::triangles(target, ProgramRef::program(999_999), drawn.quad, 6).when_not_ready(policy);
+        let error = drawn.device.draw(&call).into_result().expect_err("no such program");
+        assert!(error.message.contains("999999 is not a program on this device"), "{policy:?}: {error}");
+    }
+    assert_eq!(drawn.counter(DRAWS_SKIPPED), not_ready, "nothing counted for it");
 }

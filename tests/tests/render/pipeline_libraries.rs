@@ -389,3 +389,66 @@ fn draws_under_every_policy(scene: &mut Scene, libraries: bool) {
     let counted = if libraries { (0, 0) } else { (1, 1) };
     assert_eq!(scene.not_ready(), counted);
 }
+
+/// A device closed while pipelines compile on other threads for its
+/// programs (the engine drops it before them) first waits for those
+/// threads (`VulkanProgram::settle`): each may be inside a call on the
+/// device. Without libraries, each new draw state compiles whole on a
+/// thread; right after the device is gone, every one of them has finished.
+#[test]
+fn a_device_closed_while_its_pipelines_compile_waits_for_them_first() {
+    let name = "a_device_closed_while_its_pipelines_compile_waits_for_them_first";
+    let Some(store) = in_child(name, &[("XR_VK_PIPELINE_LIBRARIES", "off")]) else {
+        return;
+    };
+    let registry = registry();
+    let library = ShaderLibrary::open(&store).unwrap();
+    let mut device = registry.open_device(DeviceKind::VULKAN, &DeviceOptions::default()).expect("a Vulkan device");
+    let mut loader = DeviceLoader::attach(&registry, &device, &library).expect("attach");
+    let request =
+        LoadRequest { program: "unlit", variant: vec![("TINT", "1"), ("PATTERN", "flat")], ..LoadRequest::default() };
+    let mut loaded = loader.load(&library, &request).unwrap();
+    let constants = &mut loaded.built.constants;
+    let rect = constants.handle("u_rect").unwrap();
+    constants.set_vector(rect, &[-1.0, -1.0, 2.0, 2.0]).unwrap();
+    let layout =
+        VertexLayout { stride: 2, attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into() };
+    let quad = [0.0f32, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0];
+    let quad = device.create_vertex_buffer(quad.as_slice().into(), &layout).into_result().unwrap();
+    // Every list of one to three of the three formats, with depth and
+    // without: 78 states, more compiles than the device's close outlasts.
+    let formats = [TextureFormat::Rgba8, TextureFormat::Rgba16Float, TextureFormat::Rgba32Float];
+    let mut shapes: Vec<(Vec<TextureFormat>, bool)> = Vec::new();
+    for count in 1..=3u32 {
+        for index in 0..3usize.pow(count) {
+            let colors: Vec<TextureFormat> = (0..count).map(|i| formats[index / 3usize.pow(i) % 3]).collect();
+            shapes.push((colors.clone(), false));
+            shapes.push((colors, true));
+        }
+    }
+    let before = loader.counter(COMPILED);
+    let targets: Vec<RenderTargetId> = shapes
+        .iter()
+        .map(|(colors, depth)| {
+            let desc = RenderTargetDesc { width: 8, height: 8, colors: colors.clone().into(), depth: *depth };
+            device.create_render_target_with(&desc).into_result().unwrap()
+        })
+        .collect();
+    // The draws skip at once, each starting a compile: the device closes
+    // while most of them run.
+    for target in targets {
+        let draw = DrawCall::triangles(target, loaded.built.program, quad, 6).when_not_ready(NotReady::Skip);
+        device.draw(&draw).into_result().unwrap();
+    }
+    let done_before_close = loader.counter(COMPILED) - before;
+    println!("measured: {done_before_close} of {} compiles done when the device closed", shapes.len());
+    drop(device);
+    let compiled = loader.counter(COMPILED) - before;
+    assert_eq!(compiled, shapes.len() as u64, "every compile started had ended when the device was gone");
+    // xr_compiler_vk_spirv::counter::THREADS_SETTLED: the device waited for
+    // the threads it found (at least the last one started, never joined before).
+    let waited = loader.counter("pipeline threads a closing device waited for");
+    assert!(waited > 0, "the closing device waited for the program's threads");
+    drop(loaded);
+    drop(loader);
+}

@@ -12,9 +12,10 @@
 //! submission (a draw, a readback) before the call returns, so with it
 //! nothing could use a replaced pipeline; a build system cannot know which
 //! device draws, so it keeps them. Each thread holds the program's
-//! pipelines (an `Arc`), so the shader modules and the layout it compiles
-//! from live until it is done, and the program's destruction joins every
-//! thread before it destroys them.
+//! pipelines (an `Arc`); what keeps the shader modules, the layout and
+//! the device alive while it compiles is the join: the program's
+//! destruction joins every thread before it destroys them, and a device
+//! that closes first joins them through `VulkanProgram::settle`.
 
 use super::{GraphicsPipelines, TargetShape, formats_of};
 use ash::vk;
@@ -53,7 +54,16 @@ impl GraphicsPipelines {
         let job = key.clone();
         let spawned = std::thread::Builder::new().name("xr-vk-pipeline".into()).spawn(move || me.finish(job, output));
         match spawned {
-            Ok(handle) => self.jobs.lock().unwrap_or_else(PoisonError::into_inner).push(handle),
+            Ok(handle) => {
+                let mut jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
+                // Threads done are joined here, so that handles do not pile up.
+                for done in jobs.extract_if(.., |job| job.is_finished()) {
+                    if done.join().is_err() {
+                        tracing::error!("{}: a thread compiling a pipeline panicked", self.context);
+                    }
+                }
+                jobs.push(handle);
+            }
             Err(e) => {
                 tracing::warn!("{}: no thread to compile a pipeline on ({e}): compiled now", self.context);
                 self.finish(key, output);
@@ -104,13 +114,15 @@ impl GraphicsPipelines {
         }
     }
 
-    /// Waits for every thread this program started.
-    pub fn join(&self) {
+    /// Waits for every thread this program started; how many it joined.
+    pub fn join(&self) -> u64 {
+        let mut joined = 0;
         loop {
             let jobs = std::mem::take(&mut *self.jobs.lock().unwrap_or_else(PoisonError::into_inner));
             if jobs.is_empty() {
-                return;
+                return joined;
             }
+            joined += jobs.len() as u64;
             for job in jobs {
                 if job.join().is_err() {
                     tracing::error!("{}: a thread compiling a pipeline panicked", self.context);

@@ -119,9 +119,13 @@ impl Libraries {
             .layout(pipelines.layout)
             .push_next(&mut library_info)
             .push_next(&mut feedback_info);
+        // The fast link goes through no pipeline cache: it gains nothing
+        // from one, and must not queue behind the optimized links that
+        // other threads make through it.
+        let cache = if optimize { pipelines.cache } else { vk::PipelineCache::null() };
         // SAFETY: every structure referenced by `info` lives until the call
         // returns; the libraries are this program's, alive until it is destroyed.
-        let pipeline = unsafe { pipelines.device.create_graphics_pipelines(pipelines.cache, &[info], None) }
+        let pipeline = unsafe { pipelines.device.create_graphics_pipelines(cache, &[info], None) }
             .map(|made| made[0])
             .map_err(|(_, e)| {
                 XrError::driver(format!("{}: linking a pipeline from its libraries failed: {e}", pipelines.context))

@@ -180,6 +180,7 @@ impl AttachedVkSpirv {
             unbound: &*table.unbound,
             pipeline_for,
             pipeline_context,
+            settle: table.pipelines.as_ref().map(|_| pipelines::settle as unsafe extern "C" fn(_)),
             input_attachments: table.input_attachments.as_ptr(),
             input_attachment_count: table.input_attachments.len() as u32,
             shader_objects: table.objects.shaders.as_ref().map_or(std::ptr::null(), |s| s.slots.as_ptr()),

@@ -54,15 +54,28 @@ impl GlDevice {
             ProgramKind::Program => vec![program.name],
             ProgramKind::Pipeline => self.pipeline_programs(program.name)?,
         };
-        let complete = programs.iter().filter_map(|name| std::num::NonZeroU32::new(*name)).all(|name| {
-            // SAFETY: a query that never waits; a name that is no program
-            // is refused when the draw binds it.
-            unsafe { gl.get_program_completion_status(glow::NativeProgram(name)) }
-        });
+        // A name that is no program is refused here, as binding it would
+        // be: a draw that does not wait must not skip it as "not ready".
+        if programs.is_empty() {
+            return Err(XrError::invalid_input(format!("{} is not a program pipeline on this device", program.name)));
+        }
+        let mut complete = true;
+        for name in programs {
+            let program = std::num::NonZeroU32::new(name).map(glow::NativeProgram).filter(|p| {
+                // SAFETY: a query on the current context.
+                unsafe { gl.is_program(*p) }
+            });
+            let Some(program) = program else {
+                return Err(XrError::invalid_input(format!("{name} is not a program on this device")));
+            };
+            // SAFETY: a query that never waits, of a program of this context.
+            complete &= unsafe { gl.get_program_completion_status(program) };
+        }
         Ok(if complete { Readiness::Ready } else { Readiness::Compiling })
     }
 
-    /// The stage programs of program pipeline `pipeline`.
+    /// The stage programs of program pipeline `pipeline`; none where it is
+    /// no pipeline (refused by the caller).
     fn pipeline_programs(&self, pipeline: u32) -> Result<Vec<u32>, XrError> {
         let query = self
             .extra
