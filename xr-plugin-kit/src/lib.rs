@@ -8,6 +8,7 @@
 //! - [`program_cache`]: device program binaries kept in the store, keyed
 //!   and checked by the driver that made them.
 
+pub mod background;
 pub mod includes;
 pub mod program_cache;
 pub mod source_bundle;

@@ -37,9 +37,9 @@ use std::{
     collections::{BTreeSet, HashMap},
     ffi::CString,
     sync::{Arc, Condvar, Mutex, MutexGuard, Weak, atomic::AtomicBool},
-    thread::JoinHandle,
 };
 use xr_device::{PipelineAnswer, Readiness, XrError};
+use xr_plugin_kit::background::Task;
 use xr_sourcebuild::ShaderStage;
 use xr_spirv::{container::StageModule, reflect::InterfaceVariable};
 use xr_vulkan_common::fixed_function;
@@ -108,9 +108,9 @@ pub struct GraphicsPipelines {
     /// Pipelines linked fast and since replaced by the optimized ones:
     /// destroyed with the program (see [`background`]).
     retired: Mutex<Vec<vk::Pipeline>>,
-    /// The threads compiling pipelines, joined before the program's
-    /// objects (and the pipeline cache) are destroyed.
-    jobs: Mutex<Vec<JoinHandle<()>>>,
+    /// The compiles started on the background pool, joined before the
+    /// program's objects (and the pipeline cache) are destroyed.
+    jobs: Mutex<Vec<Task<()>>>,
     /// Set when the program is destroyed: a job not started yet makes nothing.
     cancelled: AtomicBool,
     /// The program's stages as graphics pipeline libraries, where the

@@ -2,9 +2,9 @@
 //! layouts from the reflected resources, immediates for the push
 //! constants), the values its constant table writes, and the pipelines
 //! made for the states it is drawn in: at the draw, or, for a draw that
-//! will not wait ([`Program::render_pipeline_without_waiting`]), on a
-//! worker thread (a wgpu device is `Send + Sync`, and its error scopes are
-//! the calling thread's).
+//! will not wait ([`Program::render_pipeline_without_waiting`]), on the
+//! plugin's background pool (`xr_plugin_kit::background`: a wgpu device is
+//! `Send + Sync`, and its error scopes are the calling thread's).
 
 use crate::{
     context::Context,
@@ -13,9 +13,9 @@ use crate::{
 use std::{
     collections::HashMap,
     sync::{Arc, Mutex, MutexGuard},
-    thread::JoinHandle,
 };
 use xr_device::{ResourceBinding, ResourceKind, TextureFormat, VertexLayout, XrError};
+use xr_plugin_kit::background::Task;
 use xr_sourcebuild::{ResourceInfo, ShaderStage};
 
 /// One stage's module and entry point.
@@ -104,8 +104,8 @@ pub struct Program {
     /// The constant table's values.
     values: Mutex<Values>,
     render_pipelines: Mutex<HashMap<DrawState, wgpu::RenderPipeline>>,
-    /// Pipelines being made on worker threads, by state.
-    compiling: Mutex<HashMap<DrawState, JoinHandle<Result<wgpu::RenderPipeline, XrError>>>>,
+    /// Pipelines being made on the background pool, by state.
+    compiling: Mutex<HashMap<DrawState, Task<Result<wgpu::RenderPipeline, XrError>>>>,
     compute_pipeline: Mutex<Option<wgpu::ComputePipeline>>,
     /// The device's pipeline cache, where it keeps one.
     pub cache: Option<Arc<wgpu::PipelineCache>>,
@@ -175,7 +175,7 @@ impl Program {
     }
 
     /// The render pipeline for `state` if it is made; otherwise `None` at
-    /// once, with the pipeline started on a worker thread if it was not
+    /// once, with the pipeline started on the background pool if it was not
     /// (a failure there comes back from a later call). Never waits for a
     /// compile.
     pub fn render_pipeline_without_waiting(
@@ -203,24 +203,21 @@ impl Program {
             Some(_) => Ok(None),
             None => {
                 let (program, context, worker_state) = (self.clone(), context.clone(), state.clone());
-                let worker = std::thread::Builder::new()
-                    .name(format!("xr-wgpu-pipeline {}", self.name))
-                    .spawn(move || {
-                        let _keep = context.keep_current();
-                        let pipeline = program.make_render_pipeline(&context, &worker_state)?;
-                        context.count_pipeline(program.stored_cache);
-                        // Kept at once, so that readiness sees it before any draw asks.
-                        lock(&program.render_pipelines).entry(worker_state).or_insert(pipeline.clone());
-                        Ok(pipeline)
-                    })
-                    .map_err(|e| XrError::driver(format!("starting a thread to make a pipeline: {e}")))?;
+                let worker = xr_plugin_kit::background::spawn(move || {
+                    let _keep = context.keep_current();
+                    let pipeline = program.make_render_pipeline(&context, &worker_state)?;
+                    context.count_pipeline(program.stored_cache);
+                    // Kept at once, so that readiness sees it before any draw asks.
+                    lock(&program.render_pipelines).entry(worker_state).or_insert(pipeline.clone());
+                    Ok(pipeline)
+                });
                 compiling.insert(state.clone(), worker);
                 Ok(None)
             }
         }
     }
 
-    /// How many of its pipelines are being made on worker threads.
+    /// How many of its pipelines are being made on the background pool.
     pub fn still_compiling(&self) -> usize {
         lock(&self.compiling).values().filter(|worker| !worker.is_finished()).count()
     }

@@ -2,8 +2,8 @@
 //!
 //! A draw that does not wait gets a pipeline linked from the program's
 //! libraries at once (or none yet, without libraries) and the pipeline it
-//! should have, optimized (or whole), compiles on a thread of its own
-//! through the same pipeline cache (a `VkPipelineCache` is internally
+//! should have, optimized (or whole), compiles on the plugin's background
+//! pool (`xr_plugin_kit::background`) through the same pipeline cache (a `VkPipelineCache` is internally
 //! synchronized). When it is done it replaces the linked one in the
 //! program's table: later draws bind it. The linked one is kept until the
 //! program is destroyed, not destroyed when replaced: a command buffer
@@ -46,29 +46,23 @@ impl Slot {
 }
 
 impl GraphicsPipelines {
-    /// Starts the pipeline of `key` on another thread: optimized from the
-    /// libraries with the fragment output library `output`, or whole
-    /// without one. Where no thread can be started it is made on this one.
+    /// Starts the pipeline of `key` on the background pool (a few threads,
+    /// the cores but one, shared by every program: hundreds of new states
+    /// at once queue there, not on the cores beside the drawing thread):
+    /// optimized from the libraries with the fragment output library
+    /// `output`, or whole without one. Where the pool has no thread it is
+    /// made on this one.
     pub(super) fn start(&self, key: TargetShape, output: Option<vk::Pipeline>) -> Result<(), XrError> {
         let me = self.me.upgrade().ok_or_else(|| XrError::driver(format!("{}: the program is gone", self.context)))?;
-        let job = key.clone();
-        let spawned = std::thread::Builder::new().name("xr-vk-pipeline".into()).spawn(move || me.finish(job, output));
-        match spawned {
-            Ok(handle) => {
-                let mut jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
-                // Threads done are joined here, so that handles do not pile up.
-                for done in jobs.extract_if(.., |job| job.is_finished()) {
-                    if done.join().is_err() {
-                        tracing::error!("{}: a thread compiling a pipeline panicked", self.context);
-                    }
-                }
-                jobs.push(handle);
-            }
-            Err(e) => {
-                tracing::warn!("{}: no thread to compile a pipeline on ({e}): compiled now", self.context);
-                self.finish(key, output);
+        let task = xr_plugin_kit::background::spawn(move || me.finish(key, output));
+        let mut jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
+        // Jobs done are joined here, so that their handles do not pile up.
+        for done in jobs.extract_if(.., |job| job.is_finished()) {
+            if done.join().is_err() {
+                tracing::error!("{}: a pipeline compile panicked", self.context);
             }
         }
+        jobs.push(task);
         Ok(())
     }
 
@@ -114,7 +108,7 @@ impl GraphicsPipelines {
         }
     }
 
-    /// Waits for every thread this program started; how many it joined.
+    /// Waits for every compile this program started; how many it joined.
     pub fn join(&self) -> u64 {
         let mut joined = 0;
         loop {
@@ -125,7 +119,7 @@ impl GraphicsPipelines {
             joined += jobs.len() as u64;
             for job in jobs {
                 if job.join().is_err() {
-                    tracing::error!("{}: a thread compiling a pipeline panicked", self.context);
+                    tracing::error!("{}: a pipeline compile panicked", self.context);
                 }
             }
         }
