@@ -206,4 +206,12 @@ mod tests {
         assert!(!Readiness::Compiling.drawable());
         assert_eq!(NotReady::default(), NotReady::Wait, "waiting is what every draw did before");
     }
+
+    #[test]
+    fn tables_and_messages_name_each_policy_and_readiness() {
+        let policies = [NotReady::Wait, NotReady::Skip, NotReady::Fallback(UBER)].map(NotReady::name);
+        assert_eq!(policies, ["wait", "skip", "fallback"]);
+        let readiness = [Readiness::Ready, Readiness::Linked, Readiness::Compiling].map(Readiness::name);
+        assert_eq!(readiness, ["ready", "linked fast, optimizing", "compiling"]);
+    }
 }

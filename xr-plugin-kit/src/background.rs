@@ -122,6 +122,19 @@ mod tests {
     }
 
     #[test]
+    fn a_job_says_when_it_has_finished_without_being_joined() {
+        let task = spawn(|| 1);
+        let started = std::time::Instant::now();
+        while !task.is_finished() {
+            assert!(started.elapsed() < Duration::from_secs(30), "a one-line job never said it finished");
+            thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(task.join().expect("no panic"), 1);
+        let cores = thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(workers(), cores.saturating_sub(1).max(1), "the cores but one, at least one");
+    }
+
+    #[test]
     fn no_more_jobs_run_at_once_than_the_pool_has_threads() {
         let running = Arc::new(AtomicUsize::new(0));
         let most = Arc::new(AtomicUsize::new(0));
