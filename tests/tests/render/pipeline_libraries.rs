@@ -76,13 +76,11 @@ impl Scene {
         let options = DeviceOptions { validation: true, ..DeviceOptions::default() };
         let mut device = registry.open_device(DeviceKind::VULKAN, &options).expect("a Vulkan device");
         let loader = DeviceLoader::attach(&registry, &device, &library).expect("attach");
-        // The materials' quad: 0..1, placed by `u_rect`.
-        let quad = [0.0f32, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0];
         let layout = VertexLayout {
             stride: 2,
             attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into(),
         };
-        let quad = device.create_vertex_buffer(quad.as_slice().into(), &layout).into_result().unwrap();
+        let quad = device.create_vertex_buffer(materials::QUAD.as_slice().into(), &layout).into_result().unwrap();
         Self { loaded: Vec::new(), loader, library, device, quad }
     }
 
@@ -413,8 +411,7 @@ fn a_device_closed_while_its_pipelines_compile_waits_for_them_first() {
     constants.set_vector(rect, &[-1.0, -1.0, 2.0, 2.0]).unwrap();
     let layout =
         VertexLayout { stride: 2, attributes: vec![VertexAttribute { location: 0, components: 2, offset: 0 }].into() };
-    let quad = [0.0f32, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0];
-    let quad = device.create_vertex_buffer(quad.as_slice().into(), &layout).into_result().unwrap();
+    let quad = device.create_vertex_buffer(materials::QUAD.as_slice().into(), &layout).into_result().unwrap();
     // Every list of one to three of the three formats, with depth and
     // without: 78 states, more compiles than the device's close outlasts.
     let formats = [TextureFormat::Rgba8, TextureFormat::Rgba16Float, TextureFormat::Rgba32Float];
